@@ -1,0 +1,63 @@
+#include "core/error.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace perfcast {
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string nearest(std::string_view wanted, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = static_cast<std::size_t>(-1);
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(wanted, c);
+    // A candidate that contains the typed text ("1080ti" in "gtx-1080-ti") is a strong hint too.
+    std::string lc = c, lw(wanted);
+    std::erase(lc, '-');
+    std::erase(lc, '_');
+    std::erase(lw, '-');
+    std::erase(lw, '_');
+    if (!lw.empty() && lc.find(lw) != std::string::npos) d = std::min(d, c.size() - lw.size() > 0 ? std::size_t{1} : d);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Accept at most a third of the word edited (and at least 2 edits for short ids).
+  const std::size_t limit = std::max<std::size_t>(2, wanted.size() / 3);
+  return best_d <= limit ? best : std::string{};
+}
+
+void throw_unknown(std::string_view what, std::string_view wanted, const std::vector<std::string>& candidates) {
+  std::string msg = "unknown " + std::string(what) + " '" + std::string(wanted) + "'";
+  const std::string guess = nearest(wanted, candidates);
+  if (!guess.empty()) {
+    msg += "; did you mean '" + guess + "'?";
+  } else if (candidates.size() <= 12) {
+    msg += "; expected one of:";
+    for (const auto& c : candidates) msg += " " + c;
+  } else {
+    msg += " (list them with `perfcast " + std::string(what == "gpu" ? "gpus" : "models") + "`)";
+  }
+  throw InputError(msg);
+}
+
+}  // namespace perfcast

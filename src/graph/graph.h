@@ -1,0 +1,24 @@
+// A model as an ordered list of ops (topological order) at one batch size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/op.h"
+
+namespace perfcast {
+
+struct Graph {
+  std::string model_id;
+  std::int64_t batch = 1;
+  std::int64_t seq = 0;                // tokens per sample for sequence models, 0 otherwise
+  bool is_sequence = false;            // throughput is also reported in tokens/s
+  std::int64_t input_bytes_per_sample = 0;  // host-to-device bytes per sample (uint8 image or int token ids)
+  std::vector<Op> ops;
+
+  // Learned parameters (sum over ops; tied weights count once).
+  std::int64_t params() const;
+};
+
+}  // namespace perfcast

@@ -1,0 +1,105 @@
+// One operator of a model graph: what is computed, with shapes, independent of device and precision.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfcast {
+
+// Closed set of operator classes. Adding one means adding its name, its arithmetic (op_arithmetic.cpp),
+// its cost rule (cost/) and a test; the static_asserts next to the tables fail until all exist.
+enum class OpKind : std::uint8_t {
+  kConv,          // 1D/2D/3D convolution with groups, stride, dilation, padding (and transposed)
+  kMatmul,        // linear layer, matmul, batched matmul: batch x [m,k] x [k,n]
+  kAttention,     // scaled dot-product attention core: QK^T, softmax, AV (unfused or fused/flash)
+  kElementwise,   // activations, add, mul, dropout, casts, bias
+  kNorm,          // batch, layer, group, RMS norm
+  kPool,          // max, average, global pooling
+  kSoftmax,       // standalone softmax over the last axis
+  kEmbedding,     // table lookup
+  kDataMovement,  // concat, transpose, pad, upsample-by-copy; reshape/view moves nothing
+  kLoss,          // cross-entropy, MSE, ...
+  kOptimizer,     // weight update (added by the step scheduler, not by importers)
+  kCount
+};
+
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kCount);
+
+// Stable lower-case name of an op kind ("conv", "matmul", ...), used in JSON and tables.
+std::string_view op_kind_name(OpKind kind);
+
+enum class NormKind : std::uint8_t { kBatch, kLayer, kGroup, kRms };
+enum class PoolKind : std::uint8_t { kMax, kAvg };
+enum class OptimizerKind : std::uint8_t { kSgdMomentum, kAdam, kAdamW, kLamb };
+
+// Convolution geometry. Spatial arrays hold `spatial_dims` entries (1, 2 or 3); unused entries are 1.
+struct ConvGeometry {
+  int spatial_dims = 2;
+  std::int64_t n = 1;      // batch
+  std::int64_t c_in = 1;   // input channels
+  std::int64_t c_out = 1;  // output channels
+  std::int64_t groups = 1;
+  std::array<std::int64_t, 3> in{1, 1, 1};   // input spatial size
+  std::array<std::int64_t, 3> out{1, 1, 1};  // output spatial size
+  std::array<std::int64_t, 3> kernel{1, 1, 1};
+  std::array<std::int64_t, 3> stride{1, 1, 1};
+  std::array<std::int64_t, 3> pad{0, 0, 0};
+  std::array<std::int64_t, 3> dilation{1, 1, 1};
+  bool transposed = false;  // transposed (fractionally strided) convolution: in/out swap roles in the GEMM
+  bool bias = false;
+};
+
+// GEMM geometry: `batch` independent products of [m,k] x [k,n].
+struct MatmulGeometry {
+  std::int64_t batch = 1;
+  std::int64_t m = 1;
+  std::int64_t n = 1;
+  std::int64_t k = 1;
+  bool weight_operand = true;  // the [k,n] operand is a learned weight (linear) rather than an activation
+  bool bias = false;
+};
+
+// Attention core geometry (the projections around it are separate kMatmul ops).
+struct AttentionGeometry {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;     // query heads
+  std::int64_t kv_heads = 1;  // key/value heads (grouped-query attention when < heads)
+  std::int64_t q_len = 1;
+  std::int64_t kv_len = 1;
+  std::int64_t head_dim = 64;
+  bool causal = false;
+  bool fused = false;  // flash-style kernel: no materialised score matrix
+};
+
+struct Op {
+  std::string name;  // unique within a graph, e.g. "layer1.0.conv2"
+  OpKind kind = OpKind::kElementwise;
+  std::vector<int> inputs;  // ids of producing ops; -1 for a graph input
+  std::vector<std::int64_t> out_shape;  // output tensor shape including batch
+
+  // Geometry for the kinds that need it.
+  ConvGeometry conv;
+  MatmulGeometry mm;
+  AttentionGeometry attn;
+  NormKind norm = NormKind::kBatch;
+  PoolKind pool = PoolKind::kMax;
+  OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
+
+  std::int64_t in_elems = 0;   // elements read from all activation inputs (forward)
+  std::int64_t out_elems = 0;  // elements written (forward)
+  double flops_per_out_elem = 0;  // elementwise/norm/pool/softmax/loss arithmetic per output element
+  std::int64_t params = 0;        // learned parameters owned by this op (0 when shared/tied)
+  std::int64_t weight_elems = 0;  // weight elements read per execution (tied weights are read but not owned)
+  std::int64_t repeats = 1;       // the kernel is launched this many times with this geometry (RNN steps)
+
+  bool needs_input_grad = true;   // false for ops fed only by the graph input (no dgrad)
+  bool saves_output = false;      // output is kept for backward (activation memory)
+  bool saves_input = false;       // input is kept for backward
+  bool in_place = false;          // writes into its input's buffer (no new allocation)
+  bool is_view = false;           // reshape/flatten/view: no kernel, no traffic
+};
+
+}  // namespace perfcast

@@ -1,0 +1,201 @@
+#include "graph/op_arithmetic.h"
+
+#include <string_view>
+
+namespace perfcast {
+
+namespace {
+
+double prod3(const std::array<std::int64_t, 3>& a) { return static_cast<double>(a[0] * a[1] * a[2]); }
+
+double conv_flops(const ConvGeometry& c) {
+  // Transposed conv scatters every input pixel through the kernel; a normal conv gathers per output pixel.
+  const double pixels = c.transposed ? prod3(c.in) : prod3(c.out);
+  const double per_pixel = static_cast<double>(c.c_out) * static_cast<double>(c.c_in / c.groups) * prod3(c.kernel);
+  return 2.0 * static_cast<double>(c.n) * pixels * per_pixel;
+}
+
+double matmul_flops(const MatmulGeometry& m) {
+  return 2.0 * static_cast<double>(m.batch) * static_cast<double>(m.m) * static_cast<double>(m.n) *
+         static_cast<double>(m.k);
+}
+
+double attention_score_elems(const AttentionGeometry& a) {
+  return static_cast<double>(a.batch * a.heads) * static_cast<double>(a.q_len) * static_cast<double>(a.kv_len);
+}
+
+}  // namespace
+
+std::string_view op_kind_name(OpKind kind) {
+  static constexpr std::string_view kNames[] = {"conv",    "matmul",  "attention", "elementwise",
+                                                "norm",    "pool",    "softmax",   "embedding",
+                                                "data_movement", "loss", "optimizer"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == kOpKindCount, "every OpKind needs a name");
+  return kNames[static_cast<int>(kind)];
+}
+
+MatmulGeometry conv_as_gemm(const ConvGeometry& c) {
+  MatmulGeometry g;
+  g.batch = c.groups;
+  const double pixels = c.transposed ? prod3(c.in) : prod3(c.out);
+  g.m = static_cast<std::int64_t>(static_cast<double>(c.n) * pixels);
+  g.n = c.c_out / c.groups;
+  g.k = static_cast<std::int64_t>(static_cast<double>(c.c_in / c.groups) * prod3(c.kernel));
+  g.weight_operand = true;
+  return g;
+}
+
+Work forward_work(const Op& op, ElemBytes eb, bool training) {
+  Work w;
+  const double in = static_cast<double>(op.in_elems) * eb.act;
+  const double out = static_cast<double>(op.out_elems) * eb.act;
+  const double weights = static_cast<double>(op.weight_elems) * eb.weight;
+  const double reps = static_cast<double>(op.repeats);
+  switch (op.kind) {
+    case OpKind::kConv:
+      w.flops = conv_flops(op.conv);
+      w.bytes = in + out + weights;
+      break;
+    case OpKind::kMatmul:
+      w.flops = matmul_flops(op.mm) * reps;
+      // Recurrent steps re-read their weights every launch.
+      w.bytes = in + out + weights * reps;
+      break;
+    case OpKind::kAttention: {
+      const auto& a = op.attn;
+      const double scores = attention_score_elems(a);
+      const double causal_share = (a.fused && a.causal) ? 0.5 : 1.0;
+      w.flops = (4.0 * scores * static_cast<double>(a.head_dim) + 5.0 * scores) * causal_share;
+      // Unfused: scores written, read by softmax, probabilities written and read by the second GEMM.
+      w.bytes = in + out + (a.fused ? 0.0 : 4.0 * scores * eb.act);
+      break;
+    }
+    case OpKind::kNorm:
+      w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem;
+      // Training computes statistics in a separate pass over the input.
+      w.bytes = (training ? 2.0 : 1.0) * in + out + weights;
+      break;
+    case OpKind::kEmbedding:
+      w.flops = 0;
+      w.bytes = static_cast<double>(op.in_elems) * 8.0 + 2.0 * out;  // ids, gathered rows, output
+      break;
+    case OpKind::kDataMovement:
+      w.flops = 0;
+      w.bytes = op.is_view ? 0.0 : in + out;
+      break;
+    case OpKind::kOptimizer:
+      return optimizer_work(op.optimizer, static_cast<double>(op.params));
+    case OpKind::kElementwise:
+    case OpKind::kPool:
+    case OpKind::kSoftmax:
+    case OpKind::kLoss:
+      w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem * (op.kind == OpKind::kElementwise ? 1.0 : 1.0);
+      w.bytes = in + out + weights;
+      if (op.kind == OpKind::kElementwise && op.repeats > 1) w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem;
+      break;
+    case OpKind::kCount:
+      break;
+  }
+  return w;
+}
+
+Work backward_work(const Op& op, ElemBytes eb) {
+  Work w;
+  const double in = static_cast<double>(op.in_elems) * eb.act;
+  const double out = static_cast<double>(op.out_elems) * eb.act;
+  const double weights = static_cast<double>(op.weight_elems) * eb.weight;
+  const double reps = static_cast<double>(op.repeats);
+  switch (op.kind) {
+    case OpKind::kConv: {
+      const double f = conv_flops(op.conv);
+      w.flops = f;                     // weight gradient
+      w.bytes = in + out + weights;    // x, dy -> dw
+      if (op.needs_input_grad) {
+        w.flops += f;                  // data gradient
+        w.bytes += out + weights + in; // dy, w -> dx
+      }
+      break;
+    }
+    case OpKind::kMatmul: {
+      const double f = matmul_flops(op.mm) * reps;
+      const bool grad_b = op.mm.weight_operand ? op.params > 0 || op.weight_elems > 0 : true;
+      if (grad_b) {
+        w.flops += f;
+        w.bytes += in + out + weights * (op.mm.weight_operand ? 1.0 : 0.0);
+      }
+      if (op.needs_input_grad) {
+        w.flops += f;
+        w.bytes += out + weights * reps + in;
+      }
+      break;
+    }
+    case OpKind::kAttention: {
+      const auto& a = op.attn;
+      const double scores = attention_score_elems(a);
+      const double causal_share = (a.fused && a.causal) ? 0.5 : 1.0;
+      // dV, dP, dQ, dK GEMMs (+ the QK^T recompute for fused kernels) and the softmax gradient.
+      const double gemms = a.fused ? 5.0 : 4.0;
+      w.flops = (gemms * 2.0 * scores * static_cast<double>(a.head_dim) + 5.0 * scores) * causal_share;
+      w.bytes = 2.0 * in + 2.0 * out + (a.fused ? 0.0 : 4.0 * scores * eb.act);
+      break;
+    }
+    case OpKind::kNorm:
+      w.flops = 2.0 * static_cast<double>(op.out_elems) * op.flops_per_out_elem;
+      // Reduction pass over x and dy, then the apply pass reading them again and writing dx.
+      w.bytes = 2.0 * in + 2.0 * out + in + weights;
+      break;
+    case OpKind::kElementwise:
+      w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem;
+      // dy and the saved tensor in, dx out (two dx for binary ops).
+      w.bytes = out + in + (op.inputs.size() > 1 ? 0.0 : out);
+      break;
+    case OpKind::kPool:
+      w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem;
+      w.bytes = 2.0 * in + out;
+      break;
+    case OpKind::kSoftmax:
+      w.flops = 3.0 * static_cast<double>(op.out_elems);
+      w.bytes = 3.0 * out;
+      break;
+    case OpKind::kEmbedding:
+      w.flops = static_cast<double>(op.out_elems);
+      w.bytes = 2.0 * out + static_cast<double>(op.in_elems) * 8.0;
+      break;
+    case OpKind::kDataMovement:
+      w.bytes = op.is_view ? 0.0 : in + out;
+      break;
+    case OpKind::kLoss:
+      w.flops = static_cast<double>(op.in_elems) * 2.0;
+      w.bytes = 2.0 * in;
+      break;
+    case OpKind::kOptimizer:
+    case OpKind::kCount:
+      break;
+  }
+  return w;
+}
+
+Work optimizer_work(OptimizerKind kind, double params) {
+  // fp32 master weights, gradients and state: bytes read + written per parameter.
+  switch (kind) {
+    case OptimizerKind::kSgdMomentum:
+      return {3.0 * params, 5.0 * 4.0 * params};  // read w, g, m; write w, m
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW:
+      return {12.0 * params, 7.0 * 4.0 * params};  // read w, g, m, v; write w, m, v
+    case OptimizerKind::kLamb:
+      return {16.0 * params, 10.0 * 4.0 * params};  // Adam plus a second pass for the trust-ratio norms
+  }
+  return {};
+}
+
+double conv_linear_macs(const Graph& g) {
+  double macs = 0;
+  for (const auto& op : g.ops) {
+    if (op.kind == OpKind::kConv) macs += conv_flops(op.conv) / 2.0;
+    if (op.kind == OpKind::kMatmul) macs += matmul_flops(op.mm) * static_cast<double>(op.repeats) / 2.0;
+  }
+  return macs / static_cast<double>(g.batch);
+}
+
+}  // namespace perfcast

@@ -1,0 +1,41 @@
+// The one definition of every op's arithmetic: FLOPs and DRAM bytes, forward and backward. It feeds the cost
+// model, the tests and the reports. FLOPs count a multiply-add as 2.
+#pragma once
+
+#include "graph/graph.h"
+#include "graph/op.h"
+
+namespace perfcast {
+
+// Storage bytes per element of activations and of weights as the kernels read them.
+struct ElemBytes {
+  double act = 4;
+  double weight = 4;
+};
+
+struct Work {
+  double flops = 0;
+  double bytes = 0;
+  Work& operator+=(const Work& o) {
+    flops += o.flops;
+    bytes += o.bytes;
+    return *this;
+  }
+};
+
+// Forward pass of one op. `training` keeps batch-norm statistics passes and dropout masks.
+Work forward_work(const Op& op, ElemBytes eb, bool training);
+
+// All backward kernels of one op (input gradient when needed, weight gradient when it has weights).
+Work backward_work(const Op& op, ElemBytes eb);
+
+// Optimizer update of `params` fp32 master weights.
+Work optimizer_work(OptimizerKind kind, double params);
+
+// Multiply-accumulates per sample of conv and matmul ops (the figure papers publish as "FLOPs" or MACs).
+double conv_linear_macs(const Graph& g);
+
+// GEMM view of a convolution (implicit GEMM): rows = N*out spatial, cols = c_out/groups, depth = c_in/groups*k.
+MatmulGeometry conv_as_gemm(const ConvGeometry& c);
+
+}  // namespace perfcast

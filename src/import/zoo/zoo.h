@@ -1,0 +1,43 @@
+// The built-in model zoo: published architectures with their exact layer shapes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace perfcast {
+
+// What a zoo builder needs besides the architecture itself.
+struct ModelOptions {
+  std::int64_t batch = 1;
+  std::int64_t seq = 0;  // sequence models: tokens per sample; 0 = the model's default
+};
+
+struct ZooModel {
+  std::string id;           // stable CLI id, e.g. "resnet50"
+  std::string family;       // "cnn", "cnn3d", "detection", "segmentation", "transformer", "rnn"
+  std::string description;  // one line: input size, variant
+  std::string citation;     // paper or reference implementation the shapes follow
+  bool sequence = false;    // takes --seq and reports tokens/s
+  std::int64_t default_seq = 0;
+  std::function<Graph(const ModelOptions&)> build;  // forward graph ending in the training loss
+};
+
+// All zoo models, in a stable order.
+const std::vector<ZooModel>& zoo();
+
+// The model with this id; throws InputError (with the nearest id) when unknown.
+const ZooModel& find_zoo_model(std::string_view id);
+
+// Registration hooks, one per source file of the zoo.
+void register_classic_cnns(std::vector<ZooModel>& out);     // alexnet, vgg, googlenet, inception
+void register_resnets(std::vector<ZooModel>& out);          // resnet18..200, resnet50_v1_5
+void register_dense_mobile(std::vector<ZooModel>& out);     // densenet, mobilenet_v2
+void register_dense_prediction(std::vector<ZooModel>& out); // ssd300, unet2d, unet3d, nodule3d
+void register_sequence_models(std::vector<ZooModel>& out);  // bert, gpt2, transformer_base, gnmt
+
+}  // namespace perfcast
