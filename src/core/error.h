@@ -14,6 +14,13 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A valid request the model cannot serve on this device (precision without hardware support, INT8 training,
+// an impossible memory fit). Reported as "unsupported: <reason>" in batch outputs, exit code 2 in the CLI.
+class UnsupportedError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // The candidate closest to `wanted` by edit distance, or "" when none is reasonably close.
 std::string nearest(std::string_view wanted, const std::vector<std::string>& candidates);
 

@@ -1,0 +1,61 @@
+#include "analysis/batch_predict.h"
+
+#include <charconv>
+
+#include "core/error.h"
+
+namespace perfcast {
+
+namespace {
+
+std::int64_t parse_count(const std::string& text, const char* what, std::int64_t fallback) {
+  if (text.empty()) return fallback;
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    throw InputError(std::string(what) + " '" + text + "' is not an integer");
+  return v;
+}
+
+}  // namespace
+
+PredictRequest request_from_row(const ConfigRow& row) {
+  PredictRequest r;
+  r.gpu = row.gpu;
+  r.model = row.model;
+  if (!row.runtime.empty()) r.runtime = row.runtime;
+  if (!row.mode.empty()) r.mode = row.mode;
+  if (!row.precision.empty()) r.precision = row.precision;
+  if (row.batch == "max") r.batch = 0;
+  else {
+    r.batch = parse_count(row.batch, "batch", 64);
+    if (r.batch <= 0) throw InputError("batch must be positive, got " + row.batch);
+  }
+  r.seq = parse_count(row.seq, "seq", 0);
+  const std::int64_t n_gpus = parse_count(row.n_gpus, "n_gpus", 1);
+  if (n_gpus <= 0) throw InputError("n_gpus must be positive, got " + row.n_gpus);
+  if (n_gpus > 1) throw UnsupportedError("multi-GPU data parallelism is not modelled yet (n_gpus=" + row.n_gpus + ")");
+  if (!row.data.empty() && row.data != "synthetic")
+    throw UnsupportedError("data=" + row.data + " needs the input-pipeline model, not built yet");
+  if (row.optimizer_step == "no") r.optimizer_step = false;
+  else if (!row.optimizer_step.empty() && row.optimizer_step != "yes")
+    throw InputError("optimizer_step must be yes or no, got '" + row.optimizer_step + "'");
+  return r;
+}
+
+std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows) {
+  std::vector<RowResult> out;
+  out.reserve(rows.size());
+  for (const auto& row : rows) {
+    RowResult res{row, "ok", std::nullopt};
+    try {
+      res.prediction = predict(request_from_row(row));
+    } catch (const InputError& e) {
+      res.status = std::string("unsupported: ") + e.what();
+    }
+    out.push_back(std::move(res));
+  }
+  return out;
+}
+
+}  // namespace perfcast

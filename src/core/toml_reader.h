@@ -1,0 +1,33 @@
+// Typed field access on a parsed TOML table that names the file and field in every error.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace perfcast {
+
+// Parses a TOML file; InputError naming the file and line on a syntax error.
+toml::table parse_toml_file(const std::filesystem::path& path);
+
+class TomlFields {
+ public:
+  TomlFields(const toml::table& t, std::string where) : t_(t), where_(std::move(where)) {}
+  double number(std::string_view key) const;
+  double number_or(std::string_view key, double fallback) const;
+  bool boolean(std::string_view key) const;
+  std::string text(std::string_view key) const;
+  std::string text_or(std::string_view key, std::string fallback) const;
+  const toml::table& table(std::string_view key) const;
+  [[noreturn]] void fail(std::string_view key, std::string_view what) const;
+  const toml::table& raw() const { return t_; }
+
+ private:
+  const toml::table& t_;
+  std::string where_;
+};
+
+}  // namespace perfcast

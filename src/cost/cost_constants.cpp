@@ -1,0 +1,53 @@
+#include "cost/cost_constants.h"
+
+#include "core/data_files.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+std::vector<GemmTile> tiles(const TomlFields& f, std::string_view key) {
+  std::vector<GemmTile> out;
+  const auto* arr = f.raw()[key].as_array();
+  if (!arr) f.fail(key, "is missing or not an array of [m, n, efficiency]");
+  for (const auto& e : *arr) {
+    const auto* t = e.as_array();
+    if (!t || t->size() != 3) f.fail(key, "entries must be [m, n, efficiency]");
+    out.push_back({t->get(0)->value<double>().value_or(0), t->get(1)->value<double>().value_or(0),
+                   t->get(2)->value<double>().value_or(0)});
+  }
+  return out;
+}
+
+CostConstants load() {
+  const auto path = data_dir() / "cost_model.toml";
+  const toml::table root = parse_toml_file(path);
+  CostConstants c;
+  TomlFields top(root, path.string());
+  TomlFields g(top.table("gemm"), path.string() + " [gemm]");
+  c.tiles_cuda = tiles(g, "tiles_cuda");
+  c.tiles_tensor = tiles(g, "tiles_tensor");
+  c.ctas_per_sm = g.number("ctas_per_sm");
+  c.k_half_cuda = g.number("k_half_cuda");
+  c.k_half_tensor = g.number("k_half_tensor");
+  c.split_k_overhead = g.number("split_k_overhead");
+  TomlFields cv(top.table("conv"), path.string() + " [conv]");
+  c.winograd_speedup = cv.number("winograd_speedup");
+  c.dgrad_efficiency = cv.number("dgrad_efficiency");
+  c.wgrad_efficiency = cv.number("wgrad_efficiency");
+  c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");
+  TomlFields m(top.table("memory"), path.string() + " [memory]");
+  c.ramp_us = m.number("ramp_us");
+  c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
+  return c;
+}
+
+}  // namespace
+
+const CostConstants& cost_constants() {
+  static const CostConstants c = load();
+  return c;
+}
+
+}  // namespace perfcast

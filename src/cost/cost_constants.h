@@ -1,0 +1,31 @@
+// Op-class constants of the cost model, loaded from data/cost_model.toml.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace perfcast {
+
+struct GemmTile {
+  double m = 128, n = 128;
+  double efficiency = 1;  // fraction of the large-GEMM rate this tile reaches
+};
+
+struct CostConstants {
+  std::vector<GemmTile> tiles_cuda;
+  std::vector<GemmTile> tiles_tensor;
+  double ctas_per_sm = 1;
+  double k_half_cuda = 24;
+  double k_half_tensor = 48;
+  double split_k_overhead = 0.15;
+  double winograd_speedup = 1.45;
+  double dgrad_efficiency = 0.95;
+  double wgrad_efficiency = 0.8;
+  double depthwise_compute_efficiency = 0.25;
+  double ramp_us = 1.5;
+  double elementwise_compute_efficiency = 0.25;
+};
+
+const CostConstants& cost_constants();
+
+}  // namespace perfcast

@@ -1,0 +1,60 @@
+// Time of one GPU kernel from its work: GEMM-like kernels with tile and wave quantization, streaming kernels
+// with a bandwidth ramp, both with the architecture's latency floor.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "cost/cost_constants.h"
+#include "device/architecture.h"
+#include "device/device_spec.h"
+#include "graph/op.h"
+
+namespace perfcast {
+
+// What limits a kernel.
+enum class Bound : std::uint8_t { kTensorCompute, kCudaCompute, kMemory, kLatency, kHost, kCount };
+std::string_view bound_name(Bound b);
+
+struct KernelCost {
+  double flops = 0;
+  double bytes = 0;
+  double compute_us = 0;  // at the achievable rate for this shape
+  double memory_us = 0;   // at achievable DRAM bandwidth, including the ramp
+  double time_us = 0;     // max of the two and the latency floor, per launch times launches
+  double launches = 1;
+  Pipe pipe = Pipe::kFp32;
+  Bound bound = Bound::kMemory;
+  double shape_efficiency = 1;  // tile x wave x K-depth efficiency of a GEMM (1 for streaming kernels)
+};
+
+class KernelCostModel {
+ public:
+  KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch);
+
+  // One GEMM (or implicit-GEMM convolution) launch of geometry g, repeated `launches` times.
+  // `flops` may differ from 2*m*n*k (Winograd); `efficiency` scales the achievable rate (dgrad/wgrad).
+  KernelCost gemm(const MatmulGeometry& g, Pipe pipe, double flops, double bytes, double efficiency,
+                  double launches = 1) const;
+
+  // A streaming (memory-bound) kernel: elementwise, norm, pool, softmax, copies, optimizer updates.
+  KernelCost streaming(double flops, double bytes, double launches = 1, Pipe pipe = Pipe::kFp32,
+                       double compute_efficiency = -1) const;
+
+  // Fraction of the large-GEMM rate a GEMM of this shape reaches (tiles, waves, K depth).
+  double shape_efficiency(const MatmulGeometry& g, bool tensor) const;
+
+  const DeviceSpec& device() const { return device_; }
+  const ArchitectureProfile& arch() const { return arch_; }
+  double dram_bytes_per_us() const { return bw_bytes_per_us_; }
+
+ private:
+  KernelCost finish(KernelCost k, double per_launch_floor_us) const;
+
+  const DeviceSpec& device_;
+  const ArchitectureProfile& arch_;
+  const CostConstants& c_;
+  double bw_bytes_per_us_;
+};
+
+}  // namespace perfcast

@@ -1,0 +1,49 @@
+// Cost of one op in one phase (forward, backward, update) as GPU kernels on a device, under a runtime and
+// a precision plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost/kernel_cost.h"
+#include "cost/precision.h"
+#include "graph/op.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+
+enum class Phase : std::uint8_t { kForward, kBackward, kUpdate };
+std::string_view phase_name(Phase p);
+
+// How the runtime treats this op in the schedule (decided from the op and its producer).
+enum class Fusion : std::uint8_t {
+  kNone,        // own kernel(s)
+  kIntoPrevious,  // merged into the producer's kernel: intermediate tensor never touches DRAM
+  kFolded,      // removed entirely (batch norm folded into conv weights at inference)
+  kSkipped,     // not run in this mode (loss and dropout at inference; reshape views)
+};
+
+struct OpCost {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  Phase phase = Phase::kForward;
+  Fusion fusion = Fusion::kNone;
+  KernelCost cost;
+};
+
+struct CostContext {
+  const KernelCostModel& kernels;
+  const RuntimeProfile& runtime;
+  const PrecisionPlan& plan;
+  bool training = true;
+};
+
+// Fusion decision for ops[index] given the runtime and mode.
+Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
+
+// Forward or backward cost of ops[index] (its fusion decided by fusion_of).
+OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx);
+
+}  // namespace perfcast

@@ -1,0 +1,77 @@
+#include "cost/precision.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace perfcast {
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names{"fp32", "tf32", "fp16", "bf16", "amp", "amp-bf16", "int8", "fp8"};
+  return names;
+}
+
+namespace {
+
+double storage_bytes(const std::string& p) {
+  if (p == "fp32" || p == "tf32") return 4;
+  if (p == "int8" || p == "fp8") return 1;
+  return 2;
+}
+
+std::string hardware_needed(const std::string& p) {
+  if (p == "tf32") return "TF32 tensor cores (sm_80 or newer)";
+  if (p == "bf16" || p == "amp-bf16") return "BF16 tensor cores (sm_80 or newer)";
+  if (p == "fp8") return "FP8 tensor cores (sm_89 or newer)";
+  if (p == "int8") return "INT8 dp4a (sm_61 or newer) or INT8 tensor cores";
+  return "hardware support";
+}
+
+}  // namespace
+
+PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& device,
+                                const ArchitectureProfile& arch, const RuntimeProfile& runtime, bool training) {
+  const auto& names = precision_names();
+  if (std::find(names.begin(), names.end(), precision) == names.end()) throw_unknown("precision", precision, names);
+  if (training && (precision == "int8" || precision == "fp8"))
+    throw UnsupportedError("precision '" + precision + "' is for inference only; training needs fp32, tf32, amp, amp-bf16, fp16 or bf16");
+
+  const std::string arch_key = precision == "amp-bf16" ? "amp_bf16" : precision;
+  const auto pipe = arch.math_pipe(arch_key);
+  if (!pipe || device.peak(*pipe) <= 0)
+    throw UnsupportedError("precision '" + precision + "' is not supported on " + device.id + " (sm_" +
+                           std::to_string(device.sm_version) + "): it needs " + hardware_needed(precision));
+
+  PrecisionPlan plan;
+  plan.name = precision;
+  plan.conv_pipe = plan.matmul_pipe = *pipe;
+  plan.mixed = precision == "amp" || precision == "amp-bf16";
+  plan.bytes.act = storage_bytes(precision);
+  // Mixed precision keeps fp32 masters but the kernels read the low-precision copy.
+  plan.bytes.weight = storage_bytes(precision);
+
+  if (precision == "fp32") {
+    // Frameworks route "fp32" convolutions / matmuls through TF32 tensor cores on Ampere+ by default.
+    const auto tf32 = arch.math_pipe("tf32");
+    const bool has_tf32 = tf32 && device.peak(*tf32) > 0;
+    if (has_tf32 && runtime.tf32_conv_default) plan.conv_pipe = *tf32;
+    if (has_tf32 && runtime.tf32_matmul_default) plan.matmul_pipe = *tf32;
+    if (has_tf32 && (runtime.tf32_conv_default || runtime.tf32_matmul_default))
+      plan.note = runtime.id + " runs fp32 " +
+                  std::string(runtime.tf32_conv_default && runtime.tf32_matmul_default ? "convolutions and matmuls"
+                              : runtime.tf32_conv_default                               ? "convolutions"
+                                                                                        : "matmuls") +
+                  " as TF32 on tensor cores by default";
+  }
+  if (plan.mixed && !is_tensor_pipe(*pipe))
+    plan.note = "no tensor cores on sm_" + std::to_string(device.sm_version) +
+                ": mixed precision stores FP16 and computes in " + std::string(pipe_name(*pipe)) +
+                "; it saves memory traffic and capacity, not math";
+  if (precision == "fp16" && *pipe == Pipe::kFp16 && device.peak(Pipe::kFp16) < device.peak(Pipe::kFp32))
+    plan.note = "native FP16 math on sm_" + std::to_string(device.sm_version) + " runs at " +
+                std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5)) +
+                "x below FP32";
+  return plan;
+}
+
+}  // namespace perfcast

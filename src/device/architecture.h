@@ -1,0 +1,33 @@
+// Per compute capability facts (data/architectures.toml): which pipe runs each precision's GEMM math and the
+// achievable fractions of datasheet peaks.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "device/device_spec.h"
+
+namespace perfcast {
+
+struct ArchitectureProfile {
+  int sm_version = 0;
+  std::string name;
+  std::map<std::string, std::string> math;  // precision -> pipe name ("" = unsupported)
+  double gemm_efficiency_cuda = 0.8;
+  double gemm_efficiency_tensor = 0.7;
+  double dram_efficiency = 0.8;
+  double kernel_floor_us = 3.0;
+  std::map<std::string, std::string> sources;
+
+  // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.
+  std::optional<Pipe> math_pipe(const std::string& precision) const;
+};
+
+// Profile for a device's compute capability; the nearest older one when the exact one is absent.
+const ArchitectureProfile& architecture_of(const DeviceSpec& device);
+
+// Parses a pipe name ("tc_fp16_fp32acc"); nullopt for "" or unknown.
+std::optional<Pipe> parse_pipe(const std::string& name);
+
+}  // namespace perfcast

@@ -1,0 +1,147 @@
+#include "device/catalog.h"
+
+#include <algorithm>
+#include <toml++/toml.h>
+
+#include "core/data_files.h"
+#include "core/error.h"
+
+namespace perfcast {
+
+namespace {
+
+constexpr std::string_view kPipeNames[] = {"fp32",        "fp64",         "fp16",        "dp4a",     "tc_fp16_fp16acc",
+                                           "tc_fp16_fp32acc", "tc_bf16", "tc_tf32",    "tc_fp8",   "tc_int8"};
+constexpr std::string_view kPipePeakKeys[] = {
+    "fp32_tflops",    "fp64_tflops",           "fp16_tflops",           "int8_dp4a_tops",
+    "tc_fp16_fp16acc_tflops", "tc_fp16_fp32acc_tflops", "tc_bf16_tflops", "tc_tf32_tflops",
+    "tc_fp8_tflops",  "tc_int8_tops"};
+static_assert(std::size(kPipeNames) == kPipeCount && std::size(kPipePeakKeys) == kPipeCount,
+              "every Pipe needs a name and a data-file key");
+
+class Reader {
+ public:
+  Reader(const toml::table& t, const std::filesystem::path& path) : t_(t), path_(path) {}
+
+  double number(std::string_view key) const {
+    auto node = t_[key];
+    if (auto v = node.value<double>()) return *v;
+    fail(key, node ? "is not a number" : "is missing");
+  }
+  std::string text(std::string_view key) const {
+    auto node = t_[key];
+    if (auto v = node.value<std::string>()) return *v;
+    fail(key, node ? "is not a string" : "is missing");
+  }
+  [[noreturn]] void fail(std::string_view key, std::string_view what) const {
+    throw InputError("GPU file '" + path_.string() + "': field '" + std::string(key) + "' " + std::string(what));
+  }
+
+ private:
+  const toml::table& t_;
+  const std::filesystem::path& path_;
+};
+
+std::vector<DeviceSpec> load_all() {
+  std::vector<std::filesystem::path> dirs{data_dir() / "gpus"};
+  for (auto& p : env_paths("PERFCAST_GPU_PATH")) dirs.push_back(p);
+  std::vector<DeviceSpec> out;
+  for (const auto& dir : dirs) {
+    if (!std::filesystem::is_directory(dir)) continue;
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".toml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      DeviceSpec d = load_device_file(f);
+      auto same = std::find_if(out.begin(), out.end(), [&](const DeviceSpec& x) { return x.id == d.id; });
+      if (same != out.end()) *same = std::move(d);
+      else out.push_back(std::move(d));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const DeviceSpec& a, const DeviceSpec& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace
+
+std::string_view pipe_name(Pipe p) { return kPipeNames[static_cast<int>(p)]; }
+std::string_view pipe_peak_key(Pipe p) { return kPipePeakKeys[static_cast<int>(p)]; }
+bool is_tensor_pipe(Pipe p) { return static_cast<int>(p) >= static_cast<int>(Pipe::kTcFp16Fp16Acc); }
+
+std::string DeviceSpec::source_of(const std::string& field) const {
+  if (auto it = sources.find(field); it != sources.end()) return it->second;
+  if (auto it = sources.find("default"); it != sources.end()) return it->second;
+  return "";
+}
+
+DeviceSpec load_device_file(const std::filesystem::path& path) {
+  toml::table t;
+  try {
+    t = toml::parse(read_text_file(path), path.string());
+  } catch (const toml::parse_error& e) {
+    throw InputError("GPU file '" + path.string() + "' is not valid TOML: " + std::string(e.description()) +
+                     " (line " + std::to_string(e.source().begin.line) + ")");
+  }
+  Reader r(t, path);
+  DeviceSpec d;
+  d.file = path.string();
+  d.id = r.text("id");
+  d.name = r.text("name");
+  d.architecture = r.text("architecture");
+  d.chip = r.text("chip");
+  d.compute_capability = r.text("compute_capability");
+  {
+    const auto dot = d.compute_capability.find('.');
+    try {
+      if (dot == std::string::npos) throw std::invalid_argument("no dot");
+      d.sm_version = std::stoi(d.compute_capability.substr(0, dot)) * 10 + std::stoi(d.compute_capability.substr(dot + 1));
+    } catch (const std::exception&) {
+      r.fail("compute_capability", "is not of the form '8.6'");
+    }
+  }
+  d.sm_count = static_cast<int>(r.number("sm_count"));
+  d.cuda_cores = static_cast<int>(r.number("cuda_cores"));
+  d.base_clock_mhz = r.number("base_clock_mhz");
+  d.boost_clock_mhz = r.number("boost_clock_mhz");
+  for (int i = 0; i < kPipeCount; ++i) d.peak_tflops[i] = r.number(kPipePeakKeys[i]);
+  d.memory_gb = r.number("memory_gb");
+  d.memory_type = r.text("memory_type");
+  d.memory_bus_bits = static_cast<int>(r.number("memory_bus_bits"));
+  d.mem_bw_gbps = r.number("mem_bw_gbps");
+  d.l2_bytes = r.number("l2_bytes");
+  d.smem_per_sm_bytes = r.number("smem_per_sm_bytes");
+  d.tdp_w = r.number("tdp_w");
+  d.pcie_gen = static_cast<int>(r.number("pcie_gen"));
+  d.pcie_lanes = static_cast<int>(r.number("pcie_lanes"));
+  d.nvlink_gbps = r.number("nvlink_gbps");
+  d.launch_date = r.text("launch_date");
+  d.launch_price_usd = r.number("launch_price_usd");
+  if (d.sm_count <= 0) r.fail("sm_count", "must be positive");
+  if (d.mem_bw_gbps <= 0) r.fail("mem_bw_gbps", "must be positive");
+  if (d.memory_gb <= 0) r.fail("memory_gb", "must be positive");
+  if (d.peak(Pipe::kFp32) <= 0) r.fail("fp32_tflops", "must be positive");
+  if (const auto* src = t["sources"].as_table()) {
+    for (const auto& [k, v] : *src)
+      if (auto s = v.value<std::string>()) d.sources[std::string(k.str())] = *s;
+  }
+  return d;
+}
+
+const std::vector<DeviceSpec>& gpu_catalog() {
+  static const std::vector<DeviceSpec> catalog = load_all();
+  return catalog;
+}
+
+DeviceSpec find_gpu(std::string_view id_or_path) {
+  if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".toml")
+    return load_device_file(std::filesystem::path(id_or_path));
+  std::vector<std::string> ids;
+  for (const auto& d : gpu_catalog()) {
+    if (d.id == id_or_path) return d;
+    ids.push_back(d.id);
+  }
+  throw_unknown("gpu", id_or_path, ids);
+}
+
+}  // namespace perfcast

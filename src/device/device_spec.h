@@ -1,0 +1,68 @@
+// A GPU as the cost model sees it: datasheet peaks per pipe, memory system, links. Loaded from data/gpus/.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace perfcast {
+
+// Execution pipes with a published peak rate.
+enum class Pipe : std::uint8_t {
+  kFp32,            // FP32 FMA on CUDA cores
+  kFp64,            // FP64 on CUDA cores
+  kFp16,            // native half (HFMA2) on CUDA cores
+  kDp4a,            // INT8 dot-product-accumulate on CUDA cores (sm_61+)
+  kTcFp16Fp16Acc,   // tensor cores, FP16 in, FP16 accumulate
+  kTcFp16Fp32Acc,   // tensor cores, FP16 in, FP32 accumulate
+  kTcBf16,          // tensor cores, BF16
+  kTcTf32,          // tensor cores, TF32
+  kTcFp8,           // tensor cores, FP8
+  kTcInt8,          // tensor cores, INT8
+  kCount
+};
+inline constexpr int kPipeCount = static_cast<int>(Pipe::kCount);
+
+// Key of the pipe in data files and JSON ("fp32", "tc_fp16_fp32acc", ...).
+std::string_view pipe_name(Pipe p);
+// Data-file key of the pipe's peak ("fp32_tflops", "int8_dp4a_tops", ...).
+std::string_view pipe_peak_key(Pipe p);
+bool is_tensor_pipe(Pipe p);
+
+struct DeviceSpec {
+  std::string id;            // catalog id, e.g. "gtx-1080-ti"
+  std::string name;          // marketing name
+  std::string architecture;  // pascal, volta, turing, ampere, ada, hopper
+  std::string chip;
+  std::string compute_capability;  // "6.1"
+  int sm_version = 0;              // 61 for "6.1"
+  int sm_count = 0;
+  int cuda_cores = 0;
+  double base_clock_mhz = 0;
+  double boost_clock_mhz = 0;
+  std::array<double, kPipeCount> peak_tflops{};  // dense peak per pipe at boost clock; 0 = absent
+  double memory_gb = 0;
+  std::string memory_type;
+  int memory_bus_bits = 0;
+  double mem_bw_gbps = 0;   // GB/s
+  double l2_bytes = 0;
+  double smem_per_sm_bytes = 0;
+  double tdp_w = 0;
+  int pcie_gen = 3;
+  int pcie_lanes = 16;
+  double nvlink_gbps = 0;   // total, both directions
+  std::string launch_date;
+  double launch_price_usd = 0;
+  std::map<std::string, std::string> sources;  // field -> where the value came from ("default" for the rest)
+  std::string file;                            // file it was loaded from
+
+  // Board memory in bytes: NVIDIA quotes GPU memory in binary gigabytes (11 GB = 11 GiB).
+  double memory_bytes() const { return memory_gb * 1073741824.0; }
+  double peak(Pipe p) const { return peak_tflops[static_cast<int>(p)]; }
+  // Source of a field (falls back to the file's default source).
+  std::string source_of(const std::string& field) const;
+};
+
+}  // namespace perfcast

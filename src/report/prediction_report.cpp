@@ -1,0 +1,143 @@
+#include "report/prediction_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace perfcast {
+
+namespace {
+
+struct OpRow {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  double flops = 0, bytes = 0, time_us = 0, launches = 0;
+  std::map<Bound, double> by_bound;
+  Bound bound() const {
+    return std::max_element(by_bound.begin(), by_bound.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  }
+};
+
+// Forward, backward and update entries of the same op merged into one row, in first-seen order.
+std::vector<OpRow> merge_ops(const Prediction& p) {
+  std::vector<OpRow> rows;
+  std::map<std::string, std::size_t> index;
+  for (const auto& e : p.step.entries) {
+    auto [it, fresh] = index.emplace(e.name, rows.size());
+    if (fresh) rows.push_back(OpRow{e.name, e.kind, 0, 0, 0, 0, {}});
+    OpRow& r = rows[it->second];
+    r.flops += e.cost.flops;
+    r.bytes += e.cost.bytes;
+    r.time_us += e.cost.time_us;
+    r.launches += e.cost.launches;
+    r.by_bound[e.cost.bound] += e.cost.time_us + 1e-12;
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return fmt::format("{:.2f} {}", bytes, units[u]);
+}
+
+nlohmann::json prediction_json(const Prediction& p) {
+  using nlohmann::json;
+  const auto& r = p.request;
+  json j;
+  j["gpu"] = p.device.id;
+  j["model"] = r.model;
+  j["runtime"] = r.runtime;
+  j["mode"] = r.mode;
+  j["precision"] = r.precision;
+  j["precision_note"] = p.precision_note;
+  j["batch"] = r.batch;
+  j["seq"] = p.sequence ? json(r.seq) : json(nullptr);
+  j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
+  j["throughput"] = {{"samples_per_s", p.samples_per_s},
+                     {"tokens_per_s", p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
+  j["step_ms"] = p.step.step_us / 1e3;
+  j["gpu_busy_ms"] = p.step.gpu_us / 1e3;
+  j["host_dispatch_ms"] = p.step.host_us / 1e3;
+  j["kernel_launches"] = p.step.launches;
+  j["params"] = p.params;
+  j["flops_per_sample"] = p.flops_per_sample;
+  const auto& m = p.memory;
+  j["memory"] = {{"weights_bytes", m.weights},         {"gradients_bytes", m.gradients},
+                 {"optimizer_state_bytes", m.optimizer_state}, {"activations_bytes", m.activations},
+                 {"workspace_bytes", m.workspace},     {"runtime_bytes", m.runtime},
+                 {"total_bytes", m.total},             {"capacity_bytes", m.capacity},
+                 {"fits", m.fits}};
+  json shares = json::object();
+  for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
+    shares[std::string(bound_name(static_cast<Bound>(i)))] = p.bound_us[i] / p.step.step_us;
+  j["bottleneck"] = {{"primary", bound_name(p.primary)}, {"share_of_step", shares}};
+  json ops = json::array();
+  for (const auto& o : merge_ops(p)) {
+    if (o.launches == 0 && o.time_us == 0) continue;
+    ops.push_back({{"name", o.name},
+                   {"kind", op_kind_name(o.kind)},
+                   {"flops", o.flops},
+                   {"bytes", o.bytes},
+                   {"time_ms", o.time_us / 1e3},
+                   {"launches", o.launches},
+                   {"bound", bound_name(o.bound())}});
+  }
+  j["ops"] = ops;
+  return j;
+}
+
+std::string prediction_text(const Prediction& p, int max_ops) {
+  const auto& r = p.request;
+  std::string s;
+  s += fmt::format("perfcast prediction: {} on {} ({}), {} {} {}, batch {}{}\n", r.model, p.device.id, p.device.name,
+                   r.runtime, r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
+  if (!p.precision_note.empty()) s += "  note: " + p.precision_note + "\n";
+  s += "\n";
+  s += fmt::format("  throughput      {:>12.1f} samples/s{}\n", p.samples_per_s,
+                   p.tokens_per_s ? fmt::format("   ({:.0f} tokens/s)", *p.tokens_per_s) : "");
+  s += fmt::format("  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
+                   p.step.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3, static_cast<long>(p.step.launches));
+  s += fmt::format("  parameters      {:>12.2f} M\n", static_cast<double>(p.params) / 1e6);
+  s += fmt::format("  work per sample {:>12.2f} GFLOP\n", p.flops_per_sample / 1e9);
+  s += fmt::format("  memory          {:>12}   of {} -> {}\n", format_bytes(p.memory.total),
+                   format_bytes(p.memory.capacity), p.memory.fits ? "fits" : "DOES NOT FIT");
+  s += fmt::format("    weights {}, gradients {}, optimizer {}, activations {}, workspace {}, runtime {}\n",
+                   format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
+                   format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
+                   format_bytes(p.memory.workspace), format_bytes(p.memory.runtime));
+  s += fmt::format("  bottleneck      {}\n", bound_name(p.primary));
+  for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
+    if (p.bound_us[i] > 0)
+      s += fmt::format("    {:<16} {:>6.1f}% of step\n", bound_name(static_cast<Bound>(i)),
+                       100.0 * p.bound_us[i] / p.step.step_us);
+
+  auto rows = merge_ops(p);
+  std::stable_sort(rows.begin(), rows.end(), [](const OpRow& a, const OpRow& b) { return a.time_us > b.time_us; });
+  s += fmt::format("\n  top ops by time (forward + backward + update)\n");
+  s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", "op", "kind", "GFLOP", "MB", "time",
+                   "share", "TFLOP/s", "bound");
+  s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", "", "", "", "", "ms", "%", "achieved",
+                   "");
+  int shown = 0;
+  for (const auto& o : rows) {
+    if (shown++ >= max_ops || o.time_us <= 0) break;
+    s += fmt::format("  {:<32} {:<13} {:>10.2f} {:>10.1f} {:>9.3f} {:>7.1f} {:>10.2f} {:<15}\n",
+                     o.name.substr(0, 32), op_kind_name(o.kind), o.flops / 1e9, o.bytes / 1e6, o.time_us / 1e3,
+                     100.0 * o.time_us / p.step.step_us, o.flops / (o.time_us * 1e6), bound_name(o.bound()));
+  }
+  s += "\n  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"
+       "  wave efficiency), dram_bandwidth (bytes / achievable bandwidth), latency (launch floor and gaps),\n"
+       "  host_overhead (framework dispatch slower than the GPU). TFLOP/s achieved = FLOPs / time.\n";
+  return s;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,131 @@
+#include "report/validation_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/prediction_report.h"
+
+namespace perfcast {
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string stats_row(const std::string& key, const ErrorStats& s) {
+  return fmt::format("| {} | {} | {:.1f} | {:.1f} | {:+.1f} | {:.0f}% | {:.0f}% |\n", key, s.rows, s.median_ape,
+                     s.mean_ape, s.median_signed, 100 * s.within_2x, 100 * s.fits);
+}
+
+std::string stats_table(const std::string& title, const std::map<std::string, ErrorStats>& m) {
+  std::string s = "\n### " + title + "\n\n";
+  s += "| " + title + " | rows | median APE | mean APE | median bias | within 2x | predicted to fit |\n";
+  s += "|---|---|---|---|---|---|---|\n";
+  s += "| | | % | % | % | share | share |\n";
+  for (const auto& [k, v] : m) s += stats_row(k, v);
+  return s;
+}
+
+nlohmann::json stats_json(const ErrorStats& s) {
+  return {{"rows", s.rows},           {"median_ape_pct", s.median_ape}, {"mean_ape_pct", s.mean_ape},
+          {"within_2x", s.within_2x}, {"fits", s.fits},                 {"median_bias_pct", s.median_signed}};
+}
+
+}  // namespace
+
+std::string validation_summary_text(const ValidationReport& rep) {
+  const auto& o = rep.overall;
+  std::string s = fmt::format(
+      "validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.0f}%, predicted to fit {:.0f}%; "
+      "{} rows not predicted\n",
+      o.rows, rep.file, o.median_ape, o.mean_ape, 100 * o.within_2x, 100 * o.fits, rep.unpredicted.size());
+  for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("  {:>4} x {}\n", n, reason);
+  return s;
+}
+
+std::string validation_markdown(const ValidationReport& rep) {
+  std::string s;
+  s += "## Validation: `" + rep.file + "`\n\n";
+  s += "APE = |predicted - measured| / measured. Bias = median of predicted/measured - 1 (negative: we predict "
+       "too slow). \"Predicted to fit\" should be 100%: every measured row ran.\n\n";
+  s += "| scope | rows | median APE | mean APE | median bias | within 2x | predicted to fit |\n";
+  s += "|---|---|---|---|---|---|---|\n| | | % | % | % | share | share |\n";
+  s += stats_row("all predicted rows", rep.overall);
+  s += stats_table("gpu", rep.by_gpu);
+  s += stats_table("model", rep.by_model);
+  s += stats_table("runtime", rep.by_runtime);
+  s += stats_table("mode and precision", rep.by_mode_precision);
+  s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
+  for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("- {} x {}\n", n, reason);
+  s += "\n### Every row\n\n";
+  s += "| gpu | model | runtime | mode | precision | batch | measured | predicted | APE | bound | fits |\n";
+  s += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  s += "| | | | | | | samples/s | samples/s | % | | |\n";
+  for (const auto& r : rep.rows) {
+    const auto& row = r.result.row;
+    const auto& p = *r.result.prediction;
+    s += fmt::format("| {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", row.gpu, row.model,
+                     p.request.runtime, p.request.mode, p.request.precision, p.request.batch, *row.measured,
+                     r.predicted, r.ape, bound_name(p.primary), p.memory.fits ? "yes" : "no");
+  }
+  return s;
+}
+
+nlohmann::json validation_json(const ValidationReport& rep) {
+  nlohmann::json j;
+  j["file"] = rep.file;
+  j["overall"] = stats_json(rep.overall);
+  for (const auto& [k, v] : rep.by_gpu) j["by_gpu"][k] = stats_json(v);
+  for (const auto& [k, v] : rep.by_model) j["by_model"][k] = stats_json(v);
+  for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
+  j["unpredicted"] = rep.unpredicted.size();
+  for (const auto& [k, v] : rep.unpredicted_reasons) j["unpredicted_reasons"][k] = v;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : rep.rows) {
+    const auto& row = r.result.row;
+    j["rows"].push_back({{"line", row.line},
+                         {"gpu", row.gpu},
+                         {"model", row.model},
+                         {"runtime", r.result.prediction->request.runtime},
+                         {"mode", r.result.prediction->request.mode},
+                         {"precision", r.result.prediction->request.precision},
+                         {"batch", r.result.prediction->request.batch},
+                         {"measured", *row.measured},
+                         {"predicted", r.predicted},
+                         {"ape_pct", r.ape},
+                         {"fits", r.result.prediction->memory.fits}});
+  }
+  return j;
+}
+
+void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out) {
+  std::string header;
+  for (const auto& c : config_columns()) header += c + ",";
+  out << header
+      << "predicted_samples_per_s,predicted_tokens_per_s,step_ms,memory_bytes,fits,bottleneck,status\n";
+  for (const auto& r : results) {
+    const auto& row = r.row;
+    for (const auto* f : {&row.gpu, &row.model, &row.runtime, &row.mode, &row.precision, &row.batch, &row.seq,
+                          &row.n_gpus, &row.interconnect, &row.data, &row.optimizer_step})
+      out << csv_field(*f) << ',';
+    if (r.prediction) {
+      const auto& p = *r.prediction;
+      out << fmt::format("{:.6g},{},{:.6g},{:.0f},{},{},", p.samples_per_s,
+                         p.tokens_per_s ? fmt::format("{:.6g}", *p.tokens_per_s) : "", p.step.step_us / 1e3,
+                         p.memory.total, p.memory.fits ? "true" : "false", bound_name(p.primary));
+    } else {
+      out << ",,,,,,";
+    }
+    out << csv_field(r.status) << '\n';
+  }
+}
+
+}  // namespace perfcast

@@ -1,0 +1,22 @@
+// Validation results as markdown (docs/validation.md) and JSON; batch predictions as CSV.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/batch_predict.h"
+#include "analysis/validate.h"
+
+namespace perfcast {
+
+std::string validation_markdown(const ValidationReport& rep);
+nlohmann::json validation_json(const ValidationReport& rep);
+std::string validation_summary_text(const ValidationReport& rep);
+
+// The input columns plus predicted_samples_per_s, predicted_tokens_per_s, step_ms, memory_bytes, fits,
+// bottleneck, status.
+void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out);
+
+}  // namespace perfcast

@@ -1,0 +1,59 @@
+#include "runtime/runtime_profile.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/data_files.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+RuntimeProfile load_runtime(const std::filesystem::path& path) {
+  const toml::table t = parse_toml_file(path);
+  TomlFields f(t, "runtime file '" + path.string() + "'");
+  RuntimeProfile r;
+  r.id = f.text("id");
+  r.name = f.text("name");
+  r.host_overhead_per_kernel_us = f.number("host_overhead_per_kernel_us");
+  r.gpu_gap_per_kernel_us = f.number("gpu_gap_per_kernel_us");
+  r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
+  r.fuse_epilogue = f.boolean("fuse_epilogue");
+  r.fold_bn_inference = f.boolean("fold_bn_inference");
+  r.conv_autotune = f.boolean("conv_autotune");
+  r.tf32_conv_default = f.boolean("tf32_conv_default");
+  r.tf32_matmul_default = f.boolean("tf32_matmul_default");
+  r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
+  r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
+  r.context_bytes = f.number("context_bytes");
+  r.workspace_bytes = f.number("workspace_bytes");
+  r.allocator_overhead = f.number("allocator_overhead");
+  if (const auto* s = t["sources"].as_table())
+    for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
+  return r;
+}
+
+}  // namespace
+
+const std::vector<RuntimeProfile>& runtime_catalog() {
+  static const std::vector<RuntimeProfile> all = [] {
+    std::vector<RuntimeProfile> out;
+    for (const auto& e : std::filesystem::directory_iterator(data_dir() / "runtimes"))
+      if (e.path().extension() == ".toml") out.push_back(load_runtime(e.path()));
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return out;
+  }();
+  return all;
+}
+
+const RuntimeProfile& find_runtime(std::string_view id) {
+  std::vector<std::string> ids;
+  for (const auto& r : runtime_catalog()) {
+    if (r.id == id) return r;
+    ids.push_back(r.id);
+  }
+  throw_unknown("runtime", id, ids);
+}
+
+}  // namespace perfcast

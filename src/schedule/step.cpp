@@ -1,0 +1,66 @@
+#include "schedule/step.h"
+
+namespace perfcast {
+
+double parameter_tensors(const Graph& graph) {
+  double n = 0;
+  for (const auto& op : graph.ops) {
+    if (op.params <= 0) continue;
+    n += 1;
+    if ((op.kind == OpKind::kConv && op.conv.bias) || (op.kind == OpKind::kMatmul && op.mm.bias) ||
+        (op.kind == OpKind::kNorm && op.norm != NormKind::kRms))
+      n += 1;
+  }
+  return n;
+}
+
+namespace {
+
+OpCost extra(const char* name, OpKind kind, Phase phase, KernelCost cost) {
+  OpCost c;
+  c.name = name;
+  c.kind = kind;
+  c.phase = phase;
+  c.cost = cost;
+  return c;
+}
+
+}  // namespace
+
+StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
+  StepCost s;
+  const auto& ops = graph.ops;
+  const double params = static_cast<double>(graph.params());
+  const double tensors = parameter_tensors(graph);
+  const auto& km = ctx.kernels;
+
+  // Mixed precision: fp32 master weights are cast to the compute precision before the forward pass.
+  if (ctx.plan.mixed)
+    s.entries.push_back(extra("amp.cast_weights", OpKind::kElementwise, Phase::kForward,
+                              km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)));
+  for (std::size_t i = 0; i < ops.size(); ++i) s.entries.push_back(cost_op(ops, i, Phase::kForward, ctx));
+  if (options.training) {
+    for (std::size_t i = ops.size(); i-- > 0;) s.entries.push_back(cost_op(ops, i, Phase::kBackward, ctx));
+    if (ctx.plan.mixed)
+      // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
+      s.entries.push_back(extra("amp.unscale_grads", OpKind::kElementwise, Phase::kUpdate,
+                                km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors)));
+    if (options.optimizer_step) {
+      const Work w = optimizer_work(options.optimizer, params);
+      const double launches = std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor);
+      OpCost c = extra("optimizer.update", OpKind::kOptimizer, Phase::kUpdate, km.streaming(w.flops, w.bytes, launches));
+      s.entries.push_back(c);
+    }
+  }
+  for (const auto& e : s.entries) {
+    s.gpu_us += e.cost.time_us + e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us;
+    s.host_us += e.cost.launches * ctx.runtime.host_overhead_per_kernel_us;
+    s.launches += e.cost.launches;
+    s.flops += e.cost.flops;
+    s.bytes += e.cost.bytes;
+  }
+  s.step_us = std::max(s.gpu_us, s.host_us);
+  return s;
+}
+
+}  // namespace perfcast
