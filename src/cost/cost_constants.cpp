@@ -33,7 +33,6 @@ CostConstants load() {
   c.k_half_tensor = g.number("k_half_tensor");
   c.split_k_overhead = g.number("split_k_overhead");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
-  c.winograd_speedup = cv.number("winograd_speedup");
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
   c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");

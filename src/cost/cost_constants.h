@@ -18,7 +18,6 @@ struct CostConstants {
   double k_half_cuda = 24;
   double k_half_tensor = 48;
   double split_k_overhead = 0.15;
-  double winograd_speedup = 1.45;
   double dgrad_efficiency = 0.95;
   double wgrad_efficiency = 0.8;
   double depthwise_compute_efficiency = 0.25;

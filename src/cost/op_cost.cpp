@@ -17,15 +17,74 @@ bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.r
 
 bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.c_in && c.c_out / c.groups <= 4; }
 
-bool winograd_eligible(const ConvGeometry& c) {
-  return c.spatial_dims == 2 && !c.transposed && c.groups == 1 && c.kernel[0] == 3 && c.kernel[1] == 3 &&
-         c.stride[0] == 1 && c.stride[1] == 1 && c.dilation[0] == 1 && c.dilation[1] == 1 && c.c_in >= 16;
-}
-
 // Pipe for CUDA-core work in this precision (depthwise convs, elementwise math).
 Pipe cuda_pipe_for(const PrecisionPlan& plan, const DeviceSpec& d) {
   if (plan.bytes.act <= 2 && !plan.mixed && d.peak(Pipe::kFp16) >= d.peak(Pipe::kFp32)) return Pipe::kFp16;
   return Pipe::kFp32;
+}
+
+// Adds a second kernel's cost to a running total for one op.
+void accumulate(KernelCost& total, const KernelCost& k) {
+  total.flops += k.flops;
+  total.bytes += k.bytes;
+  total.compute_us += k.compute_us;
+  total.memory_us += k.memory_us;
+  total.time_us += k.time_us;
+  total.launches += k.launches;
+}
+
+// Output tile of the Winograd variant cuDNN offers for an r x r filter: F(4x4,3x3) and F(2x2,5x5).
+std::int64_t winograd_tile(const ConvGeometry& c) {
+  if (c.spatial_dims != 2 || c.transposed || c.groups != 1 || c.kernel[0] != c.kernel[1]) return 0;
+  if (c.stride[0] != 1 || c.stride[1] != 1 || c.dilation[0] != 1 || c.dilation[1] != 1) return 0;
+  if (c.kernel[0] == 3) return 4;
+  if (c.kernel[0] == 5) return 2;
+  return 0;
+}
+
+// Non-fused Winograd F(m x m, r x r): transform the input into alpha^2 = (m+r-1)^2 planes, run alpha^2
+// batched GEMMs [tiles x c_a] x [c_a x c_b], transform back. Three kernels; the transformed planes go
+// through DRAM (Lavin & Gray 2016; cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED).
+KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a, std::int64_t c_b, double in_b,
+                         double out_b, double w_b, double act_bytes, Pipe pipe, double efficiency,
+                         const KernelCostModel& km) {
+  const std::int64_t alpha = m + c.kernel[0] - 1;
+  const std::int64_t tiles = c.n * ((c.out[0] + m - 1) / m) * ((c.out[1] + m - 1) / m);
+  const double planes = static_cast<double>(alpha * alpha);
+  const double t_in = planes * static_cast<double>(tiles * c_a) * act_bytes;
+  const double t_out = planes * static_cast<double>(tiles * c_b) * act_bytes;
+  const MatmulGeometry g{alpha * alpha, tiles, c_b, c_a, true, false};
+  const double flops = 2.0 * planes * static_cast<double>(tiles) * static_cast<double>(c_a) * static_cast<double>(c_b);
+  KernelCost k = km.streaming(0, in_b + t_in, 1);                                   // input transform
+  accumulate(k, km.gemm(g, pipe, flops, t_in + t_out + w_b * planes / static_cast<double>(c.kernel[0] * c.kernel[1]), efficiency));  // batched GEMM
+  accumulate(k, km.streaming(0, t_out + out_b, 1));                                 // output transform
+  return k;
+}
+
+// Tensor-core convolutions need channel counts that are multiples of 8 (cuDNN 7/8); others (the RGB input
+// layer) fall back to CUDA cores in FP32 math.
+Pipe conv_pipe_for(const ConvGeometry& c, const PrecisionPlan& plan) {
+  const Pipe p = plan.conv_pipe;
+  if (!is_tensor_pipe(p)) return p;
+  if ((c.c_in / c.groups) % 8 != 0 || (c.c_out / c.groups) % 8 != 0) return Pipe::kFp32;
+  return p;
+}
+
+// One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or as Winograd when the
+// runtime autotunes and Winograd is faster, as cuDNN's autotuner picks.
+KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_t c_a, std::int64_t c_b, double flops,
+                     double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
+                     const CostContext& ctx) {
+  KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
+  const std::int64_t m = winograd_tile(c);
+  if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+    KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe, efficiency, ctx.kernels);
+    if (w.time_us < best.time_us) {
+      w.flops = flops;  // report the direct-convolution FLOPs; the time reflects the cheaper algorithm
+      best = w;
+    }
+  }
+  return best;
 }
 
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
@@ -33,7 +92,7 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& km = ctx.kernels;
   const auto& cc = cost_constants();
   const ElemBytes eb = ctx.plan.bytes;
-  const Pipe pipe = ctx.plan.conv_pipe;
+  const Pipe pipe = conv_pipe_for(c, ctx.plan);
   const double in_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const MatmulGeometry fwd = conv_as_gemm(c);
@@ -44,30 +103,27 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
     return km.streaming(flops * passes, (in_b + out_b + w_b) * passes, passes, cuda_pipe_for(ctx.plan, km.device()),
                         cc.depthwise_compute_efficiency);
   }
-  const bool tensor = is_tensor_pipe(pipe);
-  const double wino = (!tensor && ctx.runtime.conv_autotune && winograd_eligible(c)) ? cc.winograd_speedup : 1.0;
   // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output.
-  const double transpose_bytes = (tensor && ctx.runtime.nchw_tensor_core_transposes) ? 2.0 * (in_b + out_b) : 0.0;
-
+  const bool transposes = is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes;
+  const double bytes = in_b + out_b + w_b;
+  const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
+  KernelCost k;
   if (phase == Phase::kForward) {
-    KernelCost k = km.gemm(fwd, pipe, flops / wino, in_b + out_b + w_b + transpose_bytes, 1.0);
-    k.flops = flops;
-    return k;
+    k = conv_pass(c, fwd, ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx);
+  } else {
+    // Weight gradient: [c_out/g] x [c_in/g * kernel] with depth N * out_pixels.
+    const MatmulGeometry wg{fwd.batch, fwd.n, fwd.k, fwd.m, true, false};
+    k = conv_pass(c, wg, ci, co, flops, bytes, in_b, out_b, w_b, cc.wgrad_efficiency, pipe, ctx);
+    if (op.needs_input_grad) {
+      // Data gradient: [N * pixels] x [c_in/g] with depth c_out/g * kernel (a transposed convolution).
+      const std::int64_t kernel_volume = fwd.k / std::max<std::int64_t>(1, ci);
+      const MatmulGeometry dg{fwd.batch, fwd.m, ci, co * kernel_volume, true, false};
+      accumulate(k, conv_pass(c, dg, co, ci, flops, bytes, out_b, in_b, w_b, cc.dgrad_efficiency, pipe, ctx));
+    }
   }
-  // Weight gradient: [c_out/g] x [c_in/g * k] with depth N*out_pixels.
-  MatmulGeometry wg{fwd.batch, fwd.n, fwd.k, fwd.m, true, false};
-  KernelCost k = km.gemm(wg, pipe, flops, in_b + out_b + w_b + transpose_bytes, cc.wgrad_efficiency);
-  if (op.needs_input_grad) {
-    // Data gradient: [N*in_pixels] x [c_in/g] with depth c_out/g * k (a transposed convolution).
-    const std::int64_t kernel_volume = fwd.k / std::max<std::int64_t>(1, c.c_in / c.groups);
-    MatmulGeometry dg{fwd.batch, fwd.m, c.c_in / c.groups, fwd.n * kernel_volume, true, false};
-    KernelCost d = km.gemm(dg, pipe, flops / wino, in_b + out_b + w_b + transpose_bytes, cc.dgrad_efficiency);
-    k.flops += flops;
-    k.bytes += d.bytes;
-    k.compute_us += d.compute_us;
-    k.memory_us += d.memory_us;
-    k.time_us += d.time_us;
-    k.launches += d.launches;
+  if (transposes) {
+    const double passes = phase == Phase::kForward ? 1.0 : 2.0;
+    accumulate(k, km.streaming(0, 2.0 * (in_b + out_b) * passes, 2.0 * passes));
   }
   return k;
 }
@@ -87,13 +143,7 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, cost_constants().wgrad_efficiency, reps);
   if (op.needs_input_grad) {
     MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
-    KernelCost d = km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, cost_constants().dgrad_efficiency, reps);
-    k.flops += d.flops;
-    k.bytes += d.bytes;
-    k.compute_us += d.compute_us;
-    k.memory_us += d.memory_us;
-    k.time_us += d.time_us;
-    k.launches += d.launches;
+    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, cost_constants().dgrad_efficiency, reps));
   }
   return k;
 }
@@ -112,11 +162,7 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
                          phase == Phase::kForward ? 2.0 : 4.0);
   KernelCost s = km.streaming(w.flops - gemm_flops, 2.0 * score_bytes, phase == Phase::kForward ? 1.0 : 1.0);
-  k.flops += s.flops;
-  k.bytes += s.bytes;
-  k.memory_us += s.memory_us;
-  k.time_us += s.time_us;
-  k.launches += s.launches;
+  accumulate(k, s);
   return k;
 }
 
