@@ -33,6 +33,7 @@ CostConstants load() {
   c.k_half_tensor = g.number("k_half_tensor");
   c.split_k_overhead = g.number("split_k_overhead");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
+  c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
   c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");

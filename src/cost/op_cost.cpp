@@ -61,13 +61,14 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   return k;
 }
 
-// Tensor-core convolutions need channel counts that are multiples of 8 (cuDNN 7/8); others (the RGB input
-// layer) fall back to CUDA cores in FP32 math.
-Pipe conv_pipe_for(const ConvGeometry& c, const PrecisionPlan& plan) {
-  const Pipe p = plan.conv_pipe;
-  if (!is_tensor_pipe(p)) return p;
-  if ((c.c_in / c.groups) % 8 != 0 || (c.c_out / c.groups) % 8 != 0) return Pipe::kFp32;
-  return p;
+// Tensor-core convolutions work on channel counts that are multiples of 8; cuDNN 7.3+ pads other counts
+// (the RGB input layer) with zeros, so the padded channels cost math too (cuDNN developer guide, "Tensor Core
+// operations": channel padding). Returns the factor by which padding inflates the GEMM's work.
+double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
+  if (!is_tensor_pipe(pipe)) return 1.0;
+  const auto up8 = [](std::int64_t v) { return static_cast<double>((v + 7) / 8 * 8); };
+  const double ci = static_cast<double>(c.c_in / c.groups), co = static_cast<double>(c.c_out / c.groups);
+  return (up8(c.c_in / c.groups) / ci) * (up8(c.c_out / c.groups) / co);
 }
 
 // One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or as Winograd when the
@@ -75,6 +76,8 @@ Pipe conv_pipe_for(const ConvGeometry& c, const PrecisionPlan& plan) {
 KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_t c_a, std::int64_t c_b, double flops,
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
                      const CostContext& ctx) {
+  efficiency *= ctx.runtime.library_efficiency / tensor_core_padding(c, pipe);
+  if (is_tensor_pipe(pipe)) efficiency *= cost_constants().conv_efficiency_tensor;
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
   const std::int64_t m = winograd_tile(c);
   if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
@@ -92,7 +95,7 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& km = ctx.kernels;
   const auto& cc = cost_constants();
   const ElemBytes eb = ctx.plan.bytes;
-  const Pipe pipe = conv_pipe_for(c, ctx.plan);
+  const Pipe pipe = ctx.plan.conv_pipe;
   const double in_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const MatmulGeometry fwd = conv_as_gemm(c);
@@ -137,13 +140,14 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double a_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const double flops = 2.0 * static_cast<double>(g.batch * g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, 1.0, reps);
+  const double lib = ctx.runtime.library_efficiency;
+  if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
   MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};
-  KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, cost_constants().wgrad_efficiency, reps);
+  KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * cost_constants().wgrad_efficiency, reps);
   if (op.needs_input_grad) {
     MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
-    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, cost_constants().dgrad_efficiency, reps));
+    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * cost_constants().dgrad_efficiency, reps));
   }
   return k;
 }

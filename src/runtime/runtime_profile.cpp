@@ -26,6 +26,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.tf32_matmul_default = f.boolean("tf32_matmul_default");
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
+  r.library_efficiency = f.number("library_efficiency");
   r.context_bytes = f.number("context_bytes");
   r.workspace_bytes = f.number("workspace_bytes");
   r.allocator_overhead = f.number("allocator_overhead");

@@ -21,6 +21,7 @@ struct RuntimeProfile {
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
+  double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
   double optimizer_kernels_per_tensor = 1;   // optimizer launches per parameter tensor
   double context_bytes = 5e8;
   double workspace_bytes = 2.7e8;
