@@ -14,7 +14,11 @@ std::string_view bound_name(Bound b) {
 
 KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch)
     : device_(device), arch_(arch), c_(cost_constants()),
-      bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency) {}
+      bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency) {
+  const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
+  const double full_load_w = static_cast<double>(device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
+  if (device.tdp_w > 0 && full_load_w > device.tdp_w) clock_factor_ = std::cbrt(device.tdp_w / full_load_w);
+}
 
 double KernelCostModel::shape_efficiency(const MatmulGeometry& g, bool tensor) const {
   const auto& tiles = tensor ? c_.tiles_tensor : c_.tiles_cuda;
@@ -64,7 +68,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   const bool tensor = is_tensor_pipe(pipe);
   k.shape_efficiency = shape_efficiency(g, tensor);
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
-  const double rate = device_.peak(pipe) * 1e6 * base * k.shape_efficiency * efficiency;  // flop per us
+  const double rate = device_.peak(pipe) * 1e6 * base * k.shape_efficiency * efficiency * clock_factor_;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
   return finish(k, arch_.kernel_floor_us);

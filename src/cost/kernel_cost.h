@@ -44,6 +44,10 @@ class KernelCostModel {
   // Fraction of the large-GEMM rate a GEMM of this shape reaches (tiles, waves, K depth).
   double shape_efficiency(const MatmulGeometry& g, bool tensor) const;
 
+  // Sustained clock under full compute load relative to the boost clock (1 when the board's power limit
+  // allows boost): dynamic power ~ f * V^2 with V ~ f, so P(f) = P(f_ref) * (f / f_ref)^3.
+  double compute_clock_factor() const { return clock_factor_; }
+
   const DeviceSpec& device() const { return device_; }
   const ArchitectureProfile& arch() const { return arch_; }
   double dram_bytes_per_us() const { return bw_bytes_per_us_; }
@@ -55,6 +59,7 @@ class KernelCostModel {
   const ArchitectureProfile& arch_;
   const CostConstants& c_;
   double bw_bytes_per_us_;
+  double clock_factor_ = 1;
 };
 
 }  // namespace perfcast

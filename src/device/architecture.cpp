@@ -26,6 +26,8 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.gemm_efficiency_tensor = f.number("gemm_efficiency_tensor");
     a.dram_efficiency = f.number("dram_efficiency");
     a.kernel_floor_us = f.number("kernel_floor_us");
+    a.sm_power_w = f.number("sm_power_w");
+    a.sm_power_clock_mhz = f.number("sm_power_clock_mhz");
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
     out.push_back(std::move(a));
   }

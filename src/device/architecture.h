@@ -18,6 +18,8 @@ struct ArchitectureProfile {
   double gemm_efficiency_tensor = 0.7;
   double dram_efficiency = 0.8;
   double kernel_floor_us = 3.0;
+  double sm_power_w = 4.0;            // board watts per SM under full compute load at sm_power_clock_mhz
+  double sm_power_clock_mhz = 1500;
   std::map<std::string, std::string> sources;
 
   // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.

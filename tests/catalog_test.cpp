@@ -1,0 +1,312 @@
+// The GPU catalog against published ratios, user GPU files, and what each precision means per GPU/runtime.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kGpuDir = fs::path(PERFCAST_SOURCE_DIR) / "data" / "gpus";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+// The shipped gtx-1080-ti.toml with every line starting with `key` replaced by `replacement` ("" drops it).
+std::string edited_1080ti(const std::string& key, const std::string& replacement) {
+  std::stringstream in(slurp(kGpuDir / "gtx-1080-ti.toml"));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + " ", 0) == 0 || line.rfind(key + "=", 0) == 0) {
+      if (!replacement.empty()) out += replacement + "\n";
+    } else {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+class ScratchDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "perfcast-catalog-XXXXXX").string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+// ---------------------------------------------------------------- the shipped files
+
+TEST(GpuCatalog, EveryFileLoadsAndIdMatchesFileName) {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(kGpuDir)) {
+    if (e.path().extension() != ".toml") continue;
+    ++files;
+    SCOPED_TRACE(e.path().string());
+    DeviceSpec d;
+    ASSERT_NO_THROW(d = load_device_file(e.path()));
+    // data/gpus/README.md: id equals the file name stem.
+    EXPECT_EQ(d.id, e.path().stem().string());
+    EXPECT_GT(d.sm_count, 0);
+    EXPECT_GT(d.peak(Pipe::kFp32), 0);
+    EXPECT_GT(d.mem_bw_gbps, 0);
+    EXPECT_GT(d.memory_gb, 0);
+  }
+  // data/gpus/README.md: 35 NVIDIA GPUs ship.
+  EXPECT_EQ(files, 35);
+  EXPECT_EQ(gpu_catalog().size(), 35u);
+}
+
+TEST(GpuCatalog, HoldsEveryIdOfTheIssue) {
+  const std::vector<std::string> ids{
+      "titan-x-pascal", "gtx-1080-ti",    "titan-xp",        "tesla-p40",       "quadro-p6000",   "p102-100",
+      "gtx-1080",       "tesla-p4",       "p100-pcie-16gb",  "p100-sxm2-16gb",  "v100-pcie-16gb", "v100-pcie-32gb",
+      "v100-sxm2-16gb", "v100-sxm2-32gb", "v100-sxm3-32gb",  "t4",              "rtx-2080-ti",    "titan-rtx",
+      "quadro-rtx-6000", "quadro-rtx-8000", "rtx-3070",      "rtx-3080",        "rtx-3090",       "rtx-a6000",
+      "a10",            "a100-pcie-40gb", "a100-pcie-80gb",  "a100-sxm4-40gb",  "a100-sxm4-80gb", "l4",
+      "rtx-4090",       "l40s",           "h100-pcie-80gb",  "h100-sxm5-80gb",  "h200-sxm-141gb"};
+  for (const auto& id : ids) EXPECT_NO_THROW(find_gpu(id)) << id;
+}
+
+TEST(GpuCatalog, EveryNumericFieldHasASource) {
+  std::vector<std::string> fields{"sm_count",        "cuda_cores",   "base_clock_mhz", "boost_clock_mhz",
+                                  "memory_gb",       "memory_bus_bits", "mem_bw_gbps", "l2_bytes",
+                                  "smem_per_sm_bytes", "tdp_w",      "pcie_gen",       "pcie_lanes",
+                                  "nvlink_gbps",     "launch_price_usd"};
+  for (int i = 0; i < kPipeCount; ++i) fields.emplace_back(pipe_peak_key(static_cast<Pipe>(i)));
+  for (const auto& d : gpu_catalog())
+    for (const auto& f : fields) EXPECT_FALSE(d.source_of(f).empty()) << d.id << " field " << f << " has no source";
+}
+
+// CUDA C Programming Guide, arithmetic instruction throughput table, compute capability 6.1: 128 FP32
+// results/clock/SM, 2 FP16 (so FP16 = FP32/64); dp4a does 4 int8 multiply-adds per 32-bit lane (4x FP32).
+TEST(GpuCatalog, Sm61RatiosMatchProgrammingGuide) {
+  int n = 0;
+  for (const auto& d : gpu_catalog()) {
+    if (d.sm_version != 61) continue;
+    ++n;
+    const double fp32 = d.peak(Pipe::kFp32);
+    EXPECT_NEAR(d.peak(Pipe::kFp16), fp32 / 64, fp32 / 64 * 0.02) << d.id << ": FP16 should be FP32/64 on sm_61";
+    EXPECT_NEAR(d.peak(Pipe::kDp4a), fp32 * 4, fp32 * 4 * 0.02) << d.id << ": dp4a should be 4x FP32 on sm_61";
+  }
+  // titan-x-pascal, gtx-1080-ti, titan-xp, tesla-p40, quadro-p6000, p102-100, gtx-1080, tesla-p4.
+  EXPECT_EQ(n, 8);
+}
+
+TEST(GpuCatalog, Sm60HasNoDp4a) {
+  int n = 0;
+  for (const auto& d : gpu_catalog()) {
+    if (d.sm_version != 60) continue;
+    ++n;
+    EXPECT_EQ(d.peak(Pipe::kDp4a), 0) << d.id;
+    // Programming Guide cc6.0: FP16 at twice the FP32 rate.
+    EXPECT_NEAR(d.peak(Pipe::kFp16), 2 * d.peak(Pipe::kFp32), 2 * d.peak(Pipe::kFp32) * 0.02) << d.id;
+  }
+  EXPECT_EQ(n, 2);  // p100-pcie-16gb, p100-sxm2-16gb
+}
+
+TEST(GpuCatalog, VoltaHasNoBf16OrTf32TensorCores) {
+  int n = 0;
+  for (const auto& d : gpu_catalog()) {
+    if (d.architecture != "volta") continue;
+    ++n;
+    EXPECT_EQ(d.sm_version / 10, 7) << d.id;
+    EXPECT_EQ(d.peak(Pipe::kTcBf16), 0) << d.id;
+    EXPECT_EQ(d.peak(Pipe::kTcTf32), 0) << d.id;
+    EXPECT_GT(d.peak(Pipe::kTcFp16Fp32Acc), 0) << d.id << ": Volta has FP16 tensor cores";
+  }
+  EXPECT_EQ(n, 5);  // the five V100 variants
+}
+
+TEST(GpuCatalog, OnlySm89AndNewerHaveFp8) {
+  for (const auto& d : gpu_catalog()) {
+    if (d.sm_version >= 89) EXPECT_GT(d.peak(Pipe::kTcFp8), 0) << d.id << " (sm_" << d.sm_version << ")";
+    else EXPECT_EQ(d.peak(Pipe::kTcFp8), 0) << d.id << " (sm_" << d.sm_version << ")";
+  }
+}
+
+// ---------------------------------------------------------------- user GPU files
+
+TEST_F(ScratchDir, FindGpuLoadsAUserFileByPath) {
+  const fs::path file = dir_ / "my-test-gpu.toml";
+  std::string text = edited_1080ti("id", "id = \"my-test-gpu\"");
+  text = [&] {
+    std::stringstream in(text);
+    std::string line, out;
+    while (std::getline(in, line)) out += (line.rfind("name ", 0) == 0 ? "name = \"My Test GPU\"" : line) + "\n";
+    return out;
+  }();
+  write_text(file, text);
+  DeviceSpec d;
+  ASSERT_NO_THROW(d = find_gpu(file.string()));
+  EXPECT_EQ(d.id, "my-test-gpu");
+  EXPECT_EQ(d.name, "My Test GPU");
+  EXPECT_EQ(d.file, file.string());
+  const DeviceSpec ref = find_gpu("gtx-1080-ti");
+  EXPECT_EQ(d.sm_version, ref.sm_version);
+  EXPECT_EQ(d.peak_tflops, ref.peak_tflops);
+  EXPECT_EQ(d.mem_bw_gbps, ref.mem_bw_gbps);
+}
+
+TEST_F(ScratchDir, GpuPathFolderAddsAGpu) {
+  // gpu_catalog() caches on first use, so PERFCAST_GPU_PATH is checked through a fresh perfcast process.
+  const fs::path user = dir_ / "gpus";
+  fs::create_directories(user);
+  write_text(user / "my-test-gpu.toml", edited_1080ti("id", "id = \"my-test-gpu\""));
+  const fs::path out = dir_ / "out.txt";
+  const std::string prefix = "PERFCAST_GPU_PATH='" + user.string() + "' '" + std::string(PERFCAST_BINARY) + "' ";
+  int status = std::system((prefix + "gpus >'" + out.string() + "' 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(out);
+  std::set<std::string> ids;
+  {
+    std::stringstream ss(slurp(out));
+    std::string line;
+    while (std::getline(ss, line)) {
+      std::stringstream ls(line);
+      std::string id;
+      ls >> id;
+      ids.insert(id);
+    }
+  }
+  EXPECT_EQ(ids.count("my-test-gpu"), 1u);
+  EXPECT_EQ(ids.count("gtx-1080-ti"), 1u) << "built-in GPUs stay listed";
+  status = std::system((prefix + "predict --gpu my-test-gpu --mode infer --batch 8 >'" + out.string() + "' 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(out);
+}
+
+TEST_F(ScratchDir, BrokenFileNamesFileAndMissingField) {
+  const fs::path file = dir_ / "no-tdp.toml";
+  write_text(file, edited_1080ti("tdp_w", ""));
+  try {
+    load_device_file(file);
+    FAIL() << "a GPU file without tdp_w must not load";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("tdp_w"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
+  }
+}
+
+TEST_F(ScratchDir, BrokenFileNamesFileAndMistypedField) {
+  const fs::path file = dir_ / "text-sm.toml";
+  write_text(file, edited_1080ti("sm_count", "sm_count = \"twenty-eight\""));
+  try {
+    load_device_file(file);
+    FAIL() << "a string sm_count must not load";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("sm_count"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
+  }
+}
+
+TEST_F(ScratchDir, NotTomlIsAnInputErrorNamingTheFile) {
+  const fs::path file = dir_ / "garbage.toml";
+  write_text(file, "[[[ this is not toml\n");
+  try {
+    load_device_file(file);
+    FAIL() << "garbage must not load";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------- precision semantics
+
+PrecisionPlan plan_for(const std::string& precision, const std::string& gpu, const std::string& runtime, bool training) {
+  const DeviceSpec d = find_gpu(gpu);
+  return resolve_precision(precision, d, architecture_of(d), find_runtime(runtime), training);
+}
+
+TEST(PrecisionPlan, AmpOnPascalComputesFp32OnHalfStorage) {
+  const PrecisionPlan p = plan_for("amp", "gtx-1080-ti", "pytorch", true);
+  EXPECT_EQ(p.conv_pipe, Pipe::kFp32);
+  EXPECT_EQ(p.matmul_pipe, Pipe::kFp32);
+  EXPECT_EQ(p.bytes.act, 2);
+  EXPECT_TRUE(p.mixed);
+  EXPECT_NE(p.note.find("no tensor cores"), std::string::npos) << p.note;
+}
+
+TEST(PrecisionPlan, Fp16OnPascalUsesNativeHalf) {
+  const PrecisionPlan p = plan_for("fp16", "gtx-1080-ti", "pytorch", true);
+  EXPECT_EQ(p.conv_pipe, Pipe::kFp16);
+  EXPECT_EQ(p.matmul_pipe, Pipe::kFp16);
+  EXPECT_EQ(p.bytes.act, 2);
+}
+
+TEST(PrecisionPlan, AmpOnVoltaUsesTensorCores) {
+  const PrecisionPlan p = plan_for("amp", "v100-sxm2-16gb", "pytorch", true);
+  EXPECT_TRUE(is_tensor_pipe(p.conv_pipe)) << pipe_name(p.conv_pipe);
+  EXPECT_TRUE(is_tensor_pipe(p.matmul_pipe)) << pipe_name(p.matmul_pipe);
+  EXPECT_TRUE(p.mixed);
+}
+
+// PyTorch docs, "TensorFloat-32 (TF32) on Ampere devices": torch.backends.cudnn.allow_tf32 defaults to True,
+// torch.backends.cuda.matmul.allow_tf32 to False (since 1.12).
+TEST(PrecisionPlan, Fp32PytorchOnAmpereRunsConvsAsTf32NotMatmuls) {
+  const PrecisionPlan p = plan_for("fp32", "a100-sxm4-40gb", "pytorch", true);
+  EXPECT_EQ(p.conv_pipe, Pipe::kTcTf32);
+  EXPECT_EQ(p.matmul_pipe, Pipe::kFp32);
+  EXPECT_EQ(p.bytes.act, 4);
+}
+
+TEST(PrecisionPlan, Fp32PytorchOnVoltaStaysFp32) {
+  const PrecisionPlan p = plan_for("fp32", "v100-sxm2-16gb", "pytorch", true);
+  EXPECT_EQ(p.conv_pipe, Pipe::kFp32);
+  EXPECT_EQ(p.matmul_pipe, Pipe::kFp32);
+}
+
+TEST(PrecisionPlan, Int8OnTeslaP40UsesDp4a) {
+  const PrecisionPlan p = plan_for("int8", "tesla-p40", "tensorrt", false);
+  EXPECT_EQ(p.conv_pipe, Pipe::kDp4a);
+  EXPECT_EQ(p.bytes.act, 1);
+}
+
+TEST(PrecisionPlan, Int8OnT4UsesInt8TensorCores) {
+  const PrecisionPlan p = plan_for("int8", "t4", "tensorrt", false);
+  EXPECT_EQ(p.conv_pipe, Pipe::kTcInt8);
+  EXPECT_EQ(p.bytes.act, 1);
+}
+
+TEST(PrecisionPlan, UnsupportedCombinationsThrowUnsupportedError) {
+  EXPECT_THROW(plan_for("bf16", "gtx-1080-ti", "pytorch", true), UnsupportedError);
+  EXPECT_THROW(plan_for("tf32", "v100-sxm2-16gb", "pytorch", true), UnsupportedError);
+  EXPECT_THROW(plan_for("fp8", "a100-sxm4-40gb", "tensorrt", false), UnsupportedError);
+  EXPECT_THROW(plan_for("int8", "p100-pcie-16gb", "tensorrt", false), UnsupportedError);  // sm_60: no dp4a
+  EXPECT_THROW(plan_for("int8", "t4", "pytorch", true), UnsupportedError);                // inference only
+  EXPECT_THROW(plan_for("fp23", "t4", "pytorch", true), InputError);
+}
+
+}  // namespace
+}  // namespace perfcast

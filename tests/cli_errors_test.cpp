@@ -1,0 +1,420 @@
+// The perfcast binary on bad input: exit code 2, one "perfcast: error:" line on stderr, nothing on stdout,
+// a "did you mean" hint for typos. Plus the listing commands, --batch max, --configs with a bad row and the
+// keys of predict --json. Every case runs the real binary (PERFCAST_BINARY) in a scratch directory.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+// Splits one CSV line, honouring double quotes ("" inside quotes is a quote).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out{""};
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "perfcast-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Runs `perfcast <args>` inside the scratch directory; args are passed through the shell verbatim.
+  CliResult run(const std::string& args) const {
+    const fs::path out = dir_ / ".stdout", err = dir_ / ".stderr";
+    const std::string cmd = "cd '" + dir_.string() + "' && env -u PERFCAST_GPU_PATH '" + std::string(PERFCAST_BINARY) +
+                            "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+
+  // Exit 2, nothing on stdout, exactly one stderr line starting "perfcast: error:" and containing each piece.
+  void expect_input_error(const std::string& args, std::initializer_list<std::string> pieces = {}) const {
+    SCOPED_TRACE("perfcast " + args);
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << "stderr: " << r.err;
+    EXPECT_EQ(r.out, "") << "stdout must stay empty on errors";
+    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << "stderr: " << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr must be exactly one line: " << r.err;
+    EXPECT_EQ(r.err.back(), '\n');
+    for (const auto& p : pieces) EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "' in: " << r.err;
+  }
+
+  std::vector<std::string> entries_in_dir() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+// ---------------------------------------------------------------- unknown ids and typos
+
+TEST_F(CliTest, UnknownGpuSuggestsNearestId) {
+  expect_input_error("predict --gpu gtx-1080ti", {"gtx-1080ti", "did you mean 'gtx-1080-ti'"});
+}
+
+TEST_F(CliTest, UnknownGpuFarFromAnyId) { expect_input_error("predict --gpu quantum-9000", {"quantum-9000"}); }
+
+TEST_F(CliTest, UnknownModelSuggestsNearestId) {
+  expect_input_error("predict --model resnet5", {"resnet5", "did you mean 'resnet50'"});
+}
+
+TEST_F(CliTest, UnknownPrecisionSuggestsNearest) {
+  expect_input_error("predict --precision fp23", {"fp23", "did you mean 'fp32'"});
+}
+
+TEST_F(CliTest, UnknownRuntimeSuggestsNearest) {
+  expect_input_error("predict --runtime pytorc", {"pytorc", "did you mean 'pytorch'"});
+}
+
+TEST_F(CliTest, UnknownCommandSuggestsNearest) {
+  expect_input_error("predcit", {"predcit", "did you mean 'predict'"});
+}
+
+TEST_F(CliTest, UnknownMode) { expect_input_error("predict --mode trian", {"trian"}); }
+
+TEST_F(CliTest, UnknownOptimizer) { expect_input_error("predict --optimizer adamx9", {"adamx9"}); }
+
+TEST_F(CliTest, UnknownFlag) { expect_input_error("predict --bogus-flag", {"--bogus-flag"}); }
+
+// ---------------------------------------------------------------- numbers
+
+TEST_F(CliTest, BatchZero) { expect_input_error("predict --batch 0", {"batch"}); }
+TEST_F(CliTest, BatchNegative) { expect_input_error("predict --batch -1", {"batch"}); }
+TEST_F(CliTest, BatchNotANumber) { expect_input_error("predict --batch abc", {"batch", "abc"}); }
+TEST_F(CliTest, BatchTrailingGarbage) { expect_input_error("predict --batch 12x", {"batch", "12x"}); }
+TEST_F(CliTest, SeqZero) { expect_input_error("predict --model bert_base --seq 0", {"seq"}); }
+TEST_F(CliTest, SeqNotANumber) { expect_input_error("predict --model bert_base --seq long", {"seq", "long"}); }
+
+// ---------------------------------------------------------------- precisions the hardware lacks
+
+TEST_F(CliTest, Bf16OnPascalIsNotSupported) {
+  expect_input_error("predict --gpu gtx-1080-ti --precision bf16", {"not supported on", "gtx-1080-ti"});
+}
+
+TEST_F(CliTest, Tf32OnVoltaIsNotSupported) {
+  expect_input_error("predict --gpu v100-sxm2-16gb --precision tf32", {"not supported on", "v100-sxm2-16gb"});
+}
+
+TEST_F(CliTest, Fp8OnA100IsNotSupported) {
+  // FP8 is inference-only, so ask for inference: the failure must be the missing FP8 hardware on sm_80.
+  expect_input_error("predict --gpu a100-sxm4-40gb --mode infer --precision fp8", {"not supported on", "a100-sxm4-40gb"});
+}
+
+TEST_F(CliTest, Int8TrainingIsInferenceOnly) {
+  expect_input_error("predict --gpu t4 --mode train --precision int8", {"inference only"});
+}
+
+// ---------------------------------------------------------------- files
+
+TEST_F(CliTest, MissingConfigsFile) {
+  expect_input_error("predict --configs no-such-file.csv", {"no-such-file.csv"});
+}
+
+TEST_F(CliTest, ConfigsWithUnterminatedQuote) {
+  write_text(dir_ / "quote.csv", "gpu,model,mode,batch\ngtx-1080-ti,\"resnet50,infer,8\n");
+  expect_input_error("predict --configs quote.csv", {"quote.csv"});
+}
+
+TEST_F(CliTest, ConfigsWithoutGpuColumn) {
+  write_text(dir_ / "nogpu.csv", "model,mode,batch\nresnet50,infer,8\n");
+  expect_input_error("predict --configs nogpu.csv", {"nogpu.csv", "gpu"});
+}
+
+TEST_F(CliTest, ValidateMissingFile) { expect_input_error("validate no-such-measurements.csv", {"no-such-measurements.csv"}); }
+
+TEST_F(CliTest, GpuFileThatIsNotToml) {
+  write_text(dir_ / "garbage.toml", "this is [[[ not toml at all\n\x01\x02\n");
+  expect_input_error("predict --gpu garbage.toml", {"garbage.toml"});
+}
+
+TEST_F(CliTest, GpuFileMissingAField) {
+  // A copy of a shipped GPU file without mem_bw_gbps (data/gpus/README.md: every key must be present).
+  const std::string original = slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "gpus" / "gtx-1080-ti.toml");
+  ASSERT_FALSE(original.empty());
+  std::string kept;
+  for (const auto& line : lines_of(original))
+    if (line.rfind("mem_bw_gbps", 0) != 0) kept += line + "\n";
+  ASSERT_NE(kept.size(), original.size());
+  write_text(dir_ / "incomplete.toml", kept);
+  expect_input_error("predict --gpu incomplete.toml", {"incomplete.toml", "mem_bw_gbps"});
+}
+
+TEST_F(CliTest, OutIntoMissingDirectoryLeavesNothing) {
+  write_text(dir_ / "ok.csv", "gpu,model,mode,batch\ngtx-1080-ti,resnet50,infer,8\n");
+  const auto before = entries_in_dir();
+  expect_input_error("predict --configs ok.csv --out no-such-dir/predictions.csv", {"no-such-dir"});
+  EXPECT_FALSE(fs::exists(dir_ / "no-such-dir"));
+  EXPECT_EQ(entries_in_dir(), before) << "a failed --out must not leave files behind";
+}
+
+TEST_F(CliTest, FailedConfigsLeavesNoOutFile) {
+  write_text(dir_ / "quote.csv", "gpu,model,mode,batch\ngtx-1080-ti,\"resnet50,infer,8\n");
+  const auto before = entries_in_dir();
+  expect_input_error("predict --configs quote.csv --out predictions.csv");
+  EXPECT_FALSE(fs::exists(dir_ / "predictions.csv"));
+  EXPECT_EQ(entries_in_dir(), before);
+}
+
+TEST_F(CliTest, OutOntoAnExistingDirectoryLeavesNothing) {
+  // BUG: write_file_atomically writes '<out>.tmp-perfcast' and then std::filesystem::rename onto the directory
+  // throws std::filesystem::filesystem_error, which is not an InputError: perfcast exits 3 with
+  // "perfcast: internal error: filesystem error: cannot rename: Is a directory" and leaves
+  // 'taken.tmp-perfcast' behind. Expected: exit 2, one "perfcast: error:" line, no file left.
+  //GTEST_SKIP() << "BUG: --out naming an existing directory exits 3 and leaves <out>.tmp-perfcast behind";
+  write_text(dir_ / "ok.csv", "gpu,model,mode,batch\ngtx-1080-ti,resnet50,infer,8\n");
+  fs::create_directory(dir_ / "taken");
+  const auto before = entries_in_dir();
+  expect_input_error("predict --configs ok.csv --out taken", {"taken"});
+  EXPECT_EQ(entries_in_dir(), before) << "a failed --out must not leave files behind";
+  EXPECT_TRUE(fs::is_empty(dir_ / "taken"));
+}
+
+TEST_F(CliTest, ConfigsRowWithTooFewColumns) {
+  write_text(dir_ / "short.csv", "gpu,model,mode,batch\ngtx-1080-ti\n");
+  expect_input_error("predict --configs short.csv", {"short.csv"});
+}
+
+TEST_F(CliTest, ConfigsEmptyFile) {
+  write_text(dir_ / "empty.csv", "");
+  expect_input_error("predict --configs empty.csv", {"empty.csv"});
+}
+
+TEST_F(CliTest, MissingOptionValue) { expect_input_error("predict --gpu", {"--gpu"}); }
+
+TEST_F(CliTest, ValidateWithoutFile) { expect_input_error("validate"); }
+
+TEST_F(CliTest, UnexpectedPositionalArgument) { expect_input_error("predict resnet50"); }
+
+TEST_F(CliTest, Int8OnSm60IsNotSupported) {
+  // CUDA Programming Guide: dp4a needs compute capability 6.1; P100 (6.0) has neither dp4a nor tensor cores.
+  expect_input_error("predict --gpu p100-pcie-16gb --mode infer --precision int8", {"not supported on", "p100-pcie-16gb"});
+}
+
+TEST_F(CliTest, Fp8TrainingIsInferenceOnly) {
+  expect_input_error("predict --gpu h100-sxm5-80gb --mode train --precision fp8", {"inference only"});
+}
+
+// ---------------------------------------------------------------- what must keep working
+
+TEST_F(CliTest, ConfigsBadRowBecomesStatusOthersStillPredicted) {
+  write_text(dir_ / "mixed.csv",
+             "gpu,model,mode,batch\n"
+             "quantum-9000,resnet50,infer,8\n"
+             "gtx-1080-ti,resnet50,infer,8\n");
+  const CliResult r = run("predict --configs mixed.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  const auto header = csv_fields(lines[0]);
+  const auto status_col = std::find(header.begin(), header.end(), "status") - header.begin();
+  const auto gpu_col = std::find(header.begin(), header.end(), "gpu") - header.begin();
+  ASSERT_LT(static_cast<std::size_t>(status_col), header.size()) << lines[0];
+  ASSERT_LT(static_cast<std::size_t>(gpu_col), header.size()) << lines[0];
+  bool saw_bad = false, saw_good = false;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const auto f = csv_fields(lines[i]);
+    ASSERT_EQ(f.size(), header.size()) << lines[i];
+    if (f[gpu_col] == "quantum-9000") {
+      saw_bad = true;
+      EXPECT_EQ(f[status_col].rfind("unsupported:", 0), 0u) << lines[i];
+    } else if (f[gpu_col] == "gtx-1080-ti") {
+      saw_good = true;
+      EXPECT_EQ(f[status_col], "ok") << lines[i];
+    }
+  }
+  EXPECT_TRUE(saw_bad);
+  EXPECT_TRUE(saw_good);
+}
+
+TEST_F(CliTest, BatchMaxFindsABatch) {
+  const CliResult r = run("predict --gpu gtx-1080-ti --model resnet50 --batch max --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("batch"));
+  ASSERT_TRUE(j["batch"].is_number_integer());
+  EXPECT_GT(j["batch"].get<long long>(), 1);
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+}
+
+const std::vector<std::string> kIssueGpuIds{
+    "titan-x-pascal", "gtx-1080-ti",     "titan-xp",        "tesla-p40",       "quadro-p6000",   "p102-100",
+    "gtx-1080",       "tesla-p4",        "p100-pcie-16gb",  "p100-sxm2-16gb",  "v100-pcie-16gb", "v100-pcie-32gb",
+    "v100-sxm2-16gb", "v100-sxm2-32gb",  "v100-sxm3-32gb",  "t4",              "rtx-2080-ti",    "titan-rtx",
+    "quadro-rtx-6000", "quadro-rtx-8000", "rtx-3070",       "rtx-3080",        "rtx-3090",       "rtx-a6000",
+    "a10",            "a100-pcie-40gb",  "a100-pcie-80gb",  "a100-sxm4-40gb",  "a100-sxm4-80gb", "l4",
+    "rtx-4090",       "l40s",            "h100-pcie-80gb",  "h100-sxm5-80gb",  "h200-sxm-141gb"};
+
+const std::vector<std::string> kIssueModelIds{
+    "alexnet",     "vgg16",       "vgg19",     "googlenet", "inception_v3", "inception_v4",  "resnet18",
+    "resnet34",    "resnet50",    "resnet50_v1_5", "resnet101", "resnet152", "resnet200",  "densenet121",
+    "densenet161", "mobilenet_v2", "ssd300",   "unet2d",    "unet3d",      "bert_base",     "bert_large",
+    "gpt2",        "transformer_base", "gnmt", "nodule3d"};
+
+// One entry per line, id first; returns the ids in order.
+std::vector<std::string> first_words(const std::string& out) {
+  std::vector<std::string> ids;
+  for (const auto& line : lines_of(out)) {
+    std::stringstream ss(line);
+    std::string id;
+    ss >> id;
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+TEST_F(CliTest, GpusListsOneIdPerLine) {
+  const CliResult r = run("gpus");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto ids = first_words(r.out);
+  const std::set<std::string> unique(ids.begin(), ids.end());
+  EXPECT_EQ(unique.size(), ids.size()) << "an id listed twice";
+  EXPECT_EQ(unique.count(""), 0u) << "blank line or line without an id";
+  for (const auto& id : kIssueGpuIds) EXPECT_EQ(unique.count(id), 1u) << "missing gpu " << id;
+}
+
+TEST_F(CliTest, ModelsListsOneIdPerLine) {
+  const CliResult r = run("models");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto ids = first_words(r.out);
+  const std::set<std::string> unique(ids.begin(), ids.end());
+  EXPECT_EQ(unique.size(), ids.size()) << "an id listed twice";
+  EXPECT_EQ(unique.count(""), 0u) << "blank line or line without an id";
+  for (const auto& id : kIssueModelIds) EXPECT_EQ(unique.count(id), 1u) << "missing model " << id;
+}
+
+void expect_prediction_keys(const nlohmann::json& j) {
+  ASSERT_TRUE(j.contains("throughput"));
+  ASSERT_TRUE(j["throughput"].contains("samples_per_s"));
+  EXPECT_TRUE(j["throughput"]["samples_per_s"].is_number());
+  EXPECT_GT(j["throughput"]["samples_per_s"].get<double>(), 0);
+  ASSERT_TRUE(j["throughput"].contains("tokens_per_s"));
+  for (const char* k : {"step_ms", "params", "flops_per_sample"}) {
+    ASSERT_TRUE(j.contains(k)) << k;
+    EXPECT_TRUE(j[k].is_number()) << k;
+    EXPECT_GT(j[k].get<double>(), 0) << k;
+  }
+  ASSERT_TRUE(j.contains("memory"));
+  for (const char* k : {"total_bytes", "capacity_bytes"}) {
+    ASSERT_TRUE(j["memory"].contains(k)) << k;
+    EXPECT_TRUE(j["memory"][k].is_number()) << k;
+  }
+  ASSERT_TRUE(j["memory"].contains("fits"));
+  EXPECT_TRUE(j["memory"]["fits"].is_boolean());
+  ASSERT_TRUE(j.contains("bottleneck"));
+  ASSERT_TRUE(j["bottleneck"].contains("primary"));
+  EXPECT_TRUE(j["bottleneck"]["primary"].is_string());
+  ASSERT_TRUE(j.contains("ops"));
+  ASSERT_TRUE(j["ops"].is_array());
+  ASSERT_FALSE(j["ops"].empty());
+  for (const auto& op : j["ops"]) {
+    for (const char* k : {"name", "kind", "bound"}) {
+      ASSERT_TRUE(op.contains(k)) << k << " in " << op.dump();
+      EXPECT_TRUE(op[k].is_string()) << k;
+    }
+    for (const char* k : {"flops", "bytes", "time_ms"}) {
+      ASSERT_TRUE(op.contains(k)) << k << " in " << op.dump();
+      EXPECT_TRUE(op[k].is_number()) << k;
+    }
+  }
+}
+
+TEST_F(CliTest, PredictJsonKeysForCnn) {
+  const CliResult r = run("predict --gpu gtx-1080-ti --model resnet50 --batch 32 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto j = nlohmann::json::parse(r.out);
+  expect_prediction_keys(j);
+  EXPECT_TRUE(j["throughput"]["tokens_per_s"].is_null()) << "resnet50 is not a sequence model";
+}
+
+TEST_F(CliTest, PredictJsonKeysForSequenceModel) {
+  const CliResult r = run("predict --gpu a100-sxm4-80gb --model bert_base --batch 8 --seq 128 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto j = nlohmann::json::parse(r.out);
+  expect_prediction_keys(j);
+  ASSERT_TRUE(j["throughput"]["tokens_per_s"].is_number()) << "bert_base reports tokens/s";
+  // Each sample is --seq tokens.
+  EXPECT_NEAR(j["throughput"]["tokens_per_s"].get<double>(), j["throughput"]["samples_per_s"].get<double>() * 128,
+              j["throughput"]["tokens_per_s"].get<double>() * 1e-9);
+}
+
+}  // namespace
