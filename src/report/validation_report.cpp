@@ -21,7 +21,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string stats_row(const std::string& key, const ErrorStats& s) {
-  return fmt::format("| {} | {} | {:.1f} | {:.1f} | {:+.1f} | {:.0f}% | {:.0f}% |\n", key, s.rows, s.median_ape,
+  return fmt::format("| {} | {} | {:.1f} | {:.1f} | {:+.1f} | {:.1f}% | {:.1f}% |\n", key, s.rows, s.median_ape,
                      s.mean_ape, s.median_signed, 100 * s.within_2x, 100 * s.fits);
 }
 
@@ -44,7 +44,7 @@ nlohmann::json stats_json(const ErrorStats& s) {
 std::string validation_summary_text(const ValidationReport& rep) {
   const auto& o = rep.overall;
   std::string s = fmt::format(
-      "validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.0f}%, predicted to fit {:.0f}%; "
+      "validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, predicted to fit {:.1f}%; "
       "{} rows not predicted\n",
       o.rows, rep.file, o.median_ape, o.mean_ape, 100 * o.within_2x, 100 * o.fits, rep.unpredicted.size());
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("  {:>4} x {}\n", n, reason);

@@ -1,0 +1,45 @@
+// The published measurements are a test: the error on them must stay under thresholds that only go down.
+// Thresholds were set from the measured error when this test was written (see docs/validation.md) with a small
+// margin; lower them as the model improves, never raise them quietly.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/validate.h"
+
+namespace perfcast {
+namespace {
+
+const std::string kPublished = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/published.csv";
+
+TEST(Validation, SingleGpuSyntheticRowsMeetTheAccuracyTargets) {
+  const ValidationReport rep = validate_file(kPublished);
+  // Issue targets: median APE <= 12%, mean <= 18%, >= 95% predicted to fit. Ratchets below.
+  EXPECT_GE(rep.overall.rows, 270) << "CNN rows of torch7, mxnet, tensorflow and tensorflow-xla must all be predicted";
+  EXPECT_LE(rep.overall.median_ape, 10.5);
+  EXPECT_LE(rep.overall.mean_ape, 17.5);
+  EXPECT_GE(rep.overall.fits, 0.99);
+}
+
+TEST(Validation, EveryRowWithinTwoXExceptTheKnownBrokenRun) {
+  const ValidationReport rep = validate_file(kPublished);
+  for (const auto& r : rep.rows) {
+    const auto& row = r.result.row;
+    // Lambda's TF 2.3 A100 SXM4 VGG16 amp run measured 70 img/s, 5x slower than the fp32 run of the same
+    // machine (364 img/s) and below a GTX 1080 Ti; the 2, 4 and 8 GPU runs scale it linearly. No hardware
+    // explanation exists: it is a software pathology of that build, kept in the data, excluded here only.
+    if (row.gpu == "a100-sxm4-40gb" && row.model == "vgg16" && row.mode == "train" && row.precision == "amp") continue;
+    EXPECT_GE(r.ratio, 0.5) << row.gpu << " " << row.model << " " << row.runtime << " " << row.mode << " " << row.precision;
+    EXPECT_LE(r.ratio, 2.0) << row.gpu << " " << row.model << " " << row.runtime << " " << row.mode << " " << row.precision;
+  }
+}
+
+TEST(Validation, GpuGroupsHaveNoRunawayBias) {
+  // No GPU may be off by more than 20% in its median signed error: a sign that a per-architecture constant
+  // is wrong rather than a per-row scatter.
+  const ValidationReport rep = validate_file(kPublished);
+  for (const auto& [gpu, s] : rep.by_gpu) EXPECT_LE(std::abs(s.median_signed), 20.0) << gpu;
+}
+
+}  // namespace
+}  // namespace perfcast
