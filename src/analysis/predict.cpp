@@ -44,6 +44,10 @@ void check_request(const PredictRequest& r) {
   if (r.mode != "train" && r.mode != "infer") throw_unknown("mode", r.mode, {"train", "infer"});
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
+  // Beyond this no GPU holds even the input tensor; it also keeps shape products inside 64 bits.
+  constexpr std::int64_t kMaxBatch = 1 << 24, kMaxSeq = 1 << 22;
+  if (r.batch > kMaxBatch) throw InputError("batch " + std::to_string(r.batch) + " is beyond any GPU (limit " + std::to_string(kMaxBatch) + ")");
+  if (r.seq > kMaxSeq) throw InputError("seq " + std::to_string(r.seq) + " is beyond any GPU (limit " + std::to_string(kMaxSeq) + ")");
 }
 
 Prediction predict(const PredictRequest& request) {
@@ -57,7 +61,8 @@ Prediction predict(const PredictRequest& request) {
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
   const OptimizerKind optimizer = optimizer_for(r, model);
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
-  if (!model.sequence) r.seq = 0;
+  if (!model.sequence && r.seq != 0)
+    throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
 
   if (r.batch == 0) {
     // Largest batch that fits: double until it does not, then bisect.

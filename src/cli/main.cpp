@@ -41,7 +41,12 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     out << content;
     if (!out) throw InputError("cannot write '" + path + "'");
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError("cannot write '" + path + "': " + ec.message());
+  }
 }
 
 int list_gpus(bool json) {

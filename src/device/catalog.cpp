@@ -134,8 +134,12 @@ const std::vector<DeviceSpec>& gpu_catalog() {
 }
 
 DeviceSpec find_gpu(std::string_view id_or_path) {
-  if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".toml")
+  if (id_or_path.empty()) throw InputError("empty gpu id (list them with `perfcast gpus`)");
+  if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".toml") {
+    if (!std::filesystem::is_regular_file(std::filesystem::path(id_or_path)))
+      throw InputError("GPU file '" + std::string(id_or_path) + "' does not exist or is not a file");
     return load_device_file(std::filesystem::path(id_or_path));
+  }
   std::vector<std::string> ids;
   for (const auto& d : gpu_catalog()) {
     if (d.id == id_or_path) return d;
