@@ -34,9 +34,9 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.seq = parse_count(row.seq, "seq", 0);
   const std::int64_t n_gpus = parse_count(row.n_gpus, "n_gpus", 1);
   if (n_gpus <= 0) throw InputError("n_gpus must be positive, got " + row.n_gpus);
-  if (n_gpus > 1) throw UnsupportedError("multi-GPU data parallelism is not modelled yet (n_gpus=" + row.n_gpus + ")");
-  if (!row.data.empty() && row.data != "synthetic")
-    throw UnsupportedError("data=" + row.data + " needs the input-pipeline model, not built yet");
+  r.gpus = static_cast<int>(n_gpus);
+  if (!row.interconnect.empty()) r.interconnect = row.interconnect;
+  if (!row.data.empty()) r.data = row.data;
   if (row.optimizer_step == "no") r.optimizer_step = false;
   else if (!row.optimizer_step.empty() && row.optimizer_step != "yes")
     throw InputError("optimizer_step must be yes or no, got '" + row.optimizer_step + "'");

@@ -1,16 +1,18 @@
 #include "analysis/predict.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
-#include "import/zoo/zoo.h"
+#include "import/model_source.h"
 #include "runtime/runtime_profile.h"
 
 namespace perfcast {
 
 namespace {
 
-OptimizerKind optimizer_for(const PredictRequest& r, const ZooModel& model) {
+OptimizerKind optimizer_for(const PredictRequest& r, const ModelSource& model) {
   if (!r.optimizer) return model.sequence ? OptimizerKind::kAdamW : OptimizerKind::kSgdMomentum;
   const std::string& o = *r.optimizer;
   if (o == "sgd") return OptimizerKind::kSgdMomentum;
@@ -20,41 +22,51 @@ OptimizerKind optimizer_for(const PredictRequest& r, const ZooModel& model) {
   throw_unknown("optimizer", o, {"sgd", "adam", "adamw", "lamb"});
 }
 
-struct Evaluated {
-  Graph graph;
-  StepCost step;
-  MemoryBreakdown memory;
-};
-
-Evaluated evaluate(const ZooModel& model, const PredictRequest& r, const DeviceSpec& device,
-                   const ArchitectureProfile& arch, const RuntimeProfile& runtime, const PrecisionPlan& plan,
-                   OptimizerKind optimizer) {
-  const bool training = r.mode == "train";
-  Evaluated e{model.build(ModelOptions{r.batch, r.seq}), {}, {}};
-  const KernelCostModel kernels(device, arch);
-  const CostContext ctx{kernels, runtime, plan, training};
-  e.step = schedule_step(e.graph, ctx, StepOptions{training, r.optimizer_step, optimizer});
-  e.memory = estimate_memory(e.graph, plan, runtime, device, training, r.optimizer_step, optimizer);
-  return e;
+MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
+  MemoryOptions m;
+  m.training = r.mode == "train";
+  m.optimizer_step = r.optimizer_step;
+  m.optimizer = optimizer;
+  m.checkpointing = r.checkpointing;
+  return m;
 }
 
 }  // namespace
 
 void check_request(const PredictRequest& r) {
-  if (r.mode != "train" && r.mode != "infer") throw_unknown("mode", r.mode, {"train", "infer"});
+  const std::vector<std::string> modes{"train", "infer", "prefill", "decode"};
+  if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) throw_unknown("mode", r.mode, modes);
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
-  // Beyond this no GPU holds even the input tensor; it also keeps shape products inside 64 bits.
+  // Beyond these no GPU holds even the input tensor; they also keep shape products inside 64 bits.
   constexpr std::int64_t kMaxBatch = 1 << 24, kMaxSeq = 1 << 22;
-  if (r.batch > kMaxBatch) throw InputError("batch " + std::to_string(r.batch) + " is beyond any GPU (limit " + std::to_string(kMaxBatch) + ")");
-  if (r.seq > kMaxSeq) throw InputError("seq " + std::to_string(r.seq) + " is beyond any GPU (limit " + std::to_string(kMaxSeq) + ")");
+  if (r.batch > kMaxBatch)
+    throw InputError("batch " + std::to_string(r.batch) + " is beyond any GPU (limit " + std::to_string(kMaxBatch) + ")");
+  if (r.seq > kMaxSeq)
+    throw InputError("seq " + std::to_string(r.seq) + " is beyond any GPU (limit " + std::to_string(kMaxSeq) + ")");
+  if (r.context < 0) throw InputError("context must be zero or positive, got " + std::to_string(r.context));
+  if (r.gpus <= 0 || r.nodes <= 0)
+    throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(r.gpus) + " --nodes " +
+                     std::to_string(r.nodes));
+  if (r.power_limit_w < 0) throw InputError("power limit must be positive watts");
+  if (r.host_cores < 0) throw InputError("host cores must be positive, got " + std::to_string(r.host_cores));
+  const std::vector<std::string> data{"synthetic", "real", "real-augmented"};
+  if (std::find(data.begin(), data.end(), r.data) == data.end()) throw_unknown("data", r.data, data);
+  if (r.checkpointing && r.mode != "train") throw InputError("--checkpointing applies to --mode train only");
 }
 
 Prediction predict(const PredictRequest& request) {
   check_request(request);
+  if (request.mode == "prefill" || request.mode == "decode") return predict_llm(request);
   PredictRequest r = request;
-  const DeviceSpec device = find_gpu(r.gpu);
-  const ZooModel& model = find_zoo_model(r.model);
+  DeviceSpec device = find_gpu(r.gpu);
+  if (r.power_limit_w > 0) {
+    if (r.power_limit_w > device.tdp_w * 1.5)
+      throw InputError("power limit " + std::to_string(static_cast<int>(r.power_limit_w)) + " W is far above the " +
+                       std::to_string(static_cast<int>(device.tdp_w)) + " W board limit of " + device.id);
+    device.tdp_w = r.power_limit_w;
+  }
+  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   const RuntimeProfile& runtime = find_runtime(r.runtime);
   const ArchitectureProfile& arch = architecture_of(device);
   const bool training = r.mode == "train";
@@ -63,17 +75,14 @@ Prediction predict(const PredictRequest& request) {
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
+  const MemoryOptions mem_opts = memory_options(r, optimizer);
 
   if (r.batch == 0) {
     // Largest batch that fits: double until it does not, then bisect.
-    std::int64_t lo = 0, hi = 1;
     auto fits = [&](std::int64_t b) {
-      PredictRequest t = r;
-      t.batch = b;
-      return estimate_memory(model.build(ModelOptions{b, r.seq}), plan, runtime, device, training, r.optimizer_step,
-                             optimizer)
-          .fits;
+      return estimate_memory(model.build(ModelOptions{b, r.seq}), plan, runtime, device, mem_opts).fits;
     };
+    std::int64_t lo = 0, hi = 1;
     while (hi <= (1 << 20) && fits(hi)) {
       lo = hi;
       hi *= 2;
@@ -86,31 +95,62 @@ Prediction predict(const PredictRequest& request) {
     r.batch = lo;
   }
 
-  Evaluated e = evaluate(model, r, device, arch, runtime, plan, optimizer);
+  const Graph graph = model.build(ModelOptions{r.batch, r.seq});
+  const KernelCostModel kernels(device, arch);
+  const CostContext ctx{kernels, runtime, plan, training};
+
   Prediction p;
   p.request = r;
   p.device = device;
+  p.model_id = model.id;
   p.model_description = model.description;
   p.sequence = model.sequence;
-  p.params = e.graph.params();
+  p.params = graph.params();
   p.precision_note = plan.note;
-  p.step = std::move(e.step);
-  p.memory = e.memory;
+  p.notes = model.uncosted;
+  p.step = schedule_step(graph, ctx, StepOptions{training, r.optimizer_step, optimizer, r.checkpointing});
+  p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
-  p.samples_per_s = static_cast<double>(r.batch) / (p.step.step_us * 1e-6);
-  if (model.sequence) p.tokens_per_s = p.samples_per_s * static_cast<double>(r.seq);
+  finalize_prediction(p);
+  apply_input_pipeline(p, graph);
+  apply_data_parallel(p, graph);
+  apply_power(p);
+  return p;
+}
 
-  // Attribute step time: kernel time by its bound, gaps to latency; host-bound excess to the host.
-  for (const auto& e2 : p.step.entries) {
-    p.bound_us[static_cast<int>(e2.cost.bound)] += e2.cost.time_us;
-    p.bound_us[static_cast<int>(Bound::kLatency)] += e2.cost.launches * runtime.gpu_gap_per_kernel_us;
+void finalize_prediction(Prediction& p) {
+  const RuntimeProfile& runtime = find_runtime(p.request.runtime);
+  p.bound_us.fill(0);
+  // Kernel time by its bound; gaps between kernels count as latency.
+  for (const auto& e : p.step.entries) {
+    p.bound_us[static_cast<int>(e.cost.bound)] += e.cost.time_us;
+    p.bound_us[static_cast<int>(Bound::kLatency)] += e.cost.launches * runtime.gpu_gap_per_kernel_us;
   }
+  double step = p.step.step_us;
   if (p.step.host_us > p.step.gpu_us) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.host_us - p.step.gpu_us;
+  if (p.input) {
+    const double pipeline_us = p.input->step_ms * 1e3;
+    if (pipeline_us > step) {
+      p.bound_us[static_cast<int>(Bound::kInputPipeline)] = pipeline_us - step;
+      step = pipeline_us;
+    }
+  }
+  if (p.scale) {
+    p.bound_us[static_cast<int>(Bound::kCommunication)] = p.scale->exposed_comm_ms * 1e3;
+    step += p.scale->exposed_comm_ms * 1e3;
+  }
+  p.step_us = step;
+  const double gpus = p.scale ? p.scale->gpus_total : 1;
+  p.samples_per_s = static_cast<double>(p.request.batch) * gpus / (step * 1e-6);
+  if (p.sequence) p.tokens_per_s = p.samples_per_s * static_cast<double>(p.request.seq);
+  // The primary bound is where most of the step goes; a step waiting on the host, the input pipeline or
+  // communication is bound there even when kernels dominate the busy time.
   int best = 0;
   for (int i = 1; i < static_cast<int>(Bound::kCount); ++i)
     if (p.bound_us[i] > p.bound_us[best]) best = i;
-  p.primary = p.step.host_us > p.step.gpu_us ? Bound::kHost : static_cast<Bound>(best);
-  return p;
+  p.primary = static_cast<Bound>(best);
+  for (Bound waiting : {Bound::kInputPipeline, Bound::kHost})
+    if (p.bound_us[static_cast<int>(waiting)] > 0.5 * step) p.primary = waiting;
 }
 
 }  // namespace perfcast

@@ -1,14 +1,18 @@
 // The whole prediction for one (model, GPU, runtime, mode, precision, batch): step time, throughput,
-// memory, and what bounds the step.
+// memory, and what bounds the step. Stages after the single-GPU step (input pipeline, data parallelism, power)
+// refine it in place.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost/op_cost.h"
 #include "device/device_spec.h"
+#include "graph/graph.h"
 #include "schedule/memory.h"
 #include "schedule/step.h"
 
@@ -16,36 +20,110 @@ namespace perfcast {
 
 struct PredictRequest {
   std::string gpu = "gtx-1080-ti";
-  std::string model = "resnet50";
+  std::string model = "resnet50";   // zoo id, config.json or .onnx path
   std::string runtime = "pytorch";
-  std::string mode = "train";       // train | infer
+  std::string mode = "train";       // train | infer | prefill | decode
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits
   std::int64_t seq = 0;             // 0 = the model's default
   bool optimizer_step = true;
   std::optional<std::string> optimizer;  // sgd | adam | adamw | lamb; default by model family
+
+  // Language models (prefill/decode, fine-tuning).
+  std::int64_t context = 0;         // decode: tokens already in the KV cache
+  std::string kv_precision;         // "" = the activation precision
+  std::int64_t lora_rank = 0;       // 0 = full fine-tuning
+  bool checkpointing = false;       // activation checkpointing (recompute in backward)
+  std::map<std::string, std::int64_t> dims;  // ONNX dynamic dimensions
+
+  // Input pipeline.
+  std::string data = "synthetic";   // synthetic | real | real-augmented
+  std::string host;                 // host CPU profile id ("" = the default host)
+  int host_cores = 0;               // 0 = the host profile's core count
+  std::string dataset;              // dataset profile id ("" = by model family: imagenet for CNNs)
+
+  // Scale-out and power.
+  int gpus = 1;                     // GPUs per node, data parallel
+  int nodes = 1;
+  std::string interconnect;         // inside a node ("" = the GPU's default)
+  std::string network;              // between nodes
+  double power_limit_w = 0;         // 0 = the board's TDP
+};
+
+// Host-side input pipeline of a training/inference step (absent for synthetic data).
+struct InputPipelineCost {
+  std::string host;             // host profile id
+  int cores = 0;
+  double decode_ms_per_sample = 0;  // per core
+  double host_samples_per_s = 0;    // all cores
+  double h2d_ms = 0;                // input copy per step over PCIe
+  double step_ms = 0;               // time the pipeline needs per step
+  bool bound = false;               // the pipeline, not the GPU, sets the step time
+};
+
+// Data-parallel scale-out (absent for one GPU).
+struct ScaleOutCost {
+  int gpus_total = 1;
+  double allreduce_ms = 0;          // per step, before overlap
+  double exposed_comm_ms = 0;       // not hidden behind backward
+  double efficiency = 1;            // throughput / (N x single-GPU throughput)
+  std::string algorithm;            // ring, tree, hierarchical ...
+};
+
+// Board power and energy.
+struct PowerCost {
+  double avg_power_w = 0;
+  double energy_per_step_j = 0;
+  double clock_factor = 1;          // sustained clock / boost under the power limit
+};
+
+// LLM serving metrics (prefill/decode).
+struct LlmCost {
+  double time_to_first_token_ms = 0;
+  double time_per_output_token_ms = 0;
+  double kv_cache_bytes = 0;
 };
 
 struct Prediction {
   PredictRequest request;  // with batch and seq resolved
   DeviceSpec device;
+  std::string model_id;
   std::string model_description;
   bool sequence = false;
   std::int64_t params = 0;
   double flops_per_sample = 0;  // forward (+ backward in training) FLOPs per sample as executed
   std::string precision_note;
-  StepCost step;
+  std::vector<std::string> notes;  // other modelling notes for reports (importer gaps, fallbacks)
+  StepCost step;                   // one GPU's kernels
+  double step_us = 0;              // the whole step after input pipeline and scale-out
   MemoryBreakdown memory;
-  double samples_per_s = 0;
+  double samples_per_s = 0;        // all GPUs
   std::optional<double> tokens_per_s;
   std::array<double, static_cast<int>(Bound::kCount)> bound_us{};  // step time by what bounds it
   Bound primary = Bound::kMemory;
+  std::optional<InputPipelineCost> input;
+  std::optional<ScaleOutCost> scale;
+  std::optional<PowerCost> power;
+  std::optional<LlmCost> llm;
 };
 
 // Throws InputError for bad ids and values, UnsupportedError for valid requests this GPU cannot run.
 Prediction predict(const PredictRequest& request);
 
-// Validates the string arguments of a request without predicting (ids, mode, precision name).
+// Validates the plain arguments of a request without predicting (mode, counts).
 void check_request(const PredictRequest& request);
+
+// Stages (each in its own file).
+// Language-model prefill/decode (analysis/llm_predict.cpp).
+Prediction predict_llm(const PredictRequest& request);
+// Host input pipeline: data loading, decode, augmentation, PCIe copy (schedule/input_pipeline.cpp).
+void apply_input_pipeline(Prediction& p, const Graph& graph);
+// Data parallel over gpus x nodes (schedule/data_parallel.cpp).
+void apply_data_parallel(Prediction& p, const Graph& graph);
+// Board power and energy per step (analysis/power.cpp).
+void apply_power(Prediction& p);
+
+// Re-derives throughput and the bound attribution from p.step, p.input and p.scale (used by the stages).
+void finalize_prediction(Prediction& p);
 
 }  // namespace perfcast

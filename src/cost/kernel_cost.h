@@ -13,7 +13,17 @@
 namespace perfcast {
 
 // What limits a kernel.
-enum class Bound : std::uint8_t { kTensorCompute, kCudaCompute, kMemory, kLatency, kHost, kCount };
+enum class Bound : std::uint8_t {
+  kTensorCompute,   // tensor-core math
+  kCudaCompute,     // CUDA-core math
+  kMemory,          // DRAM bandwidth
+  kLatency,         // launch floors and gaps between kernels
+  kHost,            // framework dispatch on the CPU slower than the GPU
+  kInputPipeline,   // host data loading/decoding/augmentation slower than the GPU
+  kHostToDevice,    // PCIe copies of the input not hidden behind compute
+  kCommunication,   // gradient all-reduce not hidden behind backward
+  kCount
+};
 std::string_view bound_name(Bound b);
 
 struct KernelCost {

@@ -54,7 +54,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   const auto& r = p.request;
   json j;
   j["gpu"] = p.device.id;
-  j["model"] = r.model;
+  j["model"] = p.model_id;
   j["runtime"] = r.runtime;
   j["mode"] = r.mode;
   j["precision"] = r.precision;
@@ -64,7 +64,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
   j["throughput"] = {{"samples_per_s", p.samples_per_s},
                      {"tokens_per_s", p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
-  j["step_ms"] = p.step.step_us / 1e3;
+  j["step_ms"] = p.step_us / 1e3;
   j["gpu_busy_ms"] = p.step.gpu_us / 1e3;
   j["host_dispatch_ms"] = p.step.host_us / 1e3;
   j["kernel_launches"] = p.step.launches;
@@ -78,7 +78,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                  {"fits", m.fits}};
   json shares = json::object();
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
-    shares[std::string(bound_name(static_cast<Bound>(i)))] = p.bound_us[i] / p.step.step_us;
+    shares[std::string(bound_name(static_cast<Bound>(i)))] = p.bound_us[i] / p.step_us;
   j["bottleneck"] = {{"primary", bound_name(p.primary)}, {"share_of_step", shares}};
   json ops = json::array();
   for (const auto& o : merge_ops(p)) {
@@ -92,6 +92,35 @@ nlohmann::json prediction_json(const Prediction& p) {
                    {"bound", bound_name(o.bound())}});
   }
   j["ops"] = ops;
+  j["notes"] = p.notes;
+  if (p.input)
+    j["input_pipeline"] = {{"host", p.input->host},
+                           {"cores", p.input->cores},
+                           {"decode_ms_per_sample_per_core", p.input->decode_ms_per_sample},
+                           {"host_samples_per_s", p.input->host_samples_per_s},
+                           {"h2d_ms", p.input->h2d_ms},
+                           {"step_ms", p.input->step_ms},
+                           {"bound", p.input->bound}};
+  else
+    j["input_pipeline"] = nullptr;
+  if (p.scale)
+    j["scale_out"] = {{"gpus_total", p.scale->gpus_total},       {"allreduce_ms", p.scale->allreduce_ms},
+                      {"exposed_comm_ms", p.scale->exposed_comm_ms}, {"efficiency", p.scale->efficiency},
+                      {"algorithm", p.scale->algorithm}};
+  else
+    j["scale_out"] = nullptr;
+  if (p.power)
+    j["power"] = {{"avg_power_w", p.power->avg_power_w},
+                  {"energy_per_step_j", p.power->energy_per_step_j},
+                  {"clock_factor", p.power->clock_factor}};
+  else
+    j["power"] = nullptr;
+  if (p.llm)
+    j["llm"] = {{"time_to_first_token_ms", p.llm->time_to_first_token_ms},
+                {"time_per_output_token_ms", p.llm->time_per_output_token_ms},
+                {"kv_cache_bytes", p.llm->kv_cache_bytes}};
+  else
+    j["llm"] = nullptr;
   return j;
 }
 
@@ -101,11 +130,12 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   s += fmt::format("perfcast prediction: {} on {} ({}), {} {} {}, batch {}{}\n", r.model, p.device.id, p.device.name,
                    r.runtime, r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
   if (!p.precision_note.empty()) s += "  note: " + p.precision_note + "\n";
+  for (const auto& n : p.notes) s += "  note: " + n + "\n";
   s += "\n";
   s += fmt::format("  throughput      {:>12.1f} samples/s{}\n", p.samples_per_s,
                    p.tokens_per_s ? fmt::format("   ({:.0f} tokens/s)", *p.tokens_per_s) : "");
   s += fmt::format("  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
-                   p.step.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3, static_cast<long>(p.step.launches));
+                   p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3, static_cast<long>(p.step.launches));
   s += fmt::format("  parameters      {:>12.2f} M\n", static_cast<double>(p.params) / 1e6);
   s += fmt::format("  work per sample {:>12.2f} GFLOP\n", p.flops_per_sample / 1e9);
   s += fmt::format("  memory          {:>12}   of {} -> {}\n", format_bytes(p.memory.total),
@@ -118,7 +148,7 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
     if (p.bound_us[i] > 0)
       s += fmt::format("    {:<16} {:>6.1f}% of step\n", bound_name(static_cast<Bound>(i)),
-                       100.0 * p.bound_us[i] / p.step.step_us);
+                       100.0 * p.bound_us[i] / p.step_us);
 
   auto rows = merge_ops(p);
   std::stable_sort(rows.begin(), rows.end(), [](const OpRow& a, const OpRow& b) { return a.time_us > b.time_us; });
@@ -132,7 +162,7 @@ std::string prediction_text(const Prediction& p, int max_ops) {
     if (shown++ >= max_ops || o.time_us <= 0) break;
     s += fmt::format("  {:<32} {:<13} {:>10.2f} {:>10.1f} {:>9.3f} {:>7.1f} {:>10.2f} {:<15}\n",
                      o.name.substr(0, 32), op_kind_name(o.kind), o.flops / 1e9, o.bytes / 1e6, o.time_us / 1e3,
-                     100.0 * o.time_us / p.step.step_us, o.flops / (o.time_us * 1e6), bound_name(o.bound()));
+                     100.0 * o.time_us / p.step_us, o.flops / (o.time_us * 1e6), bound_name(o.bound()));
   }
   s += "\n  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"
        "  wave efficiency), dram_bandwidth (bytes / achievable bandwidth), latency (launch floor and gaps),\n"

@@ -119,7 +119,7 @@ void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& 
     if (r.prediction) {
       const auto& p = *r.prediction;
       out << fmt::format("{:.6g},{},{:.6g},{:.0f},{},{},", p.samples_per_s,
-                         p.tokens_per_s ? fmt::format("{:.6g}", *p.tokens_per_s) : "", p.step.step_us / 1e3,
+                         p.tokens_per_s ? fmt::format("{:.6g}", *p.tokens_per_s) : "", p.step_us / 1e3,
                          p.memory.total, p.memory.fits ? "true" : "false", bound_name(p.primary));
     } else {
       out << ",,,,,,";

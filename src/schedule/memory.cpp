@@ -1,6 +1,7 @@
 #include "schedule/memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 namespace perfcast {
@@ -29,29 +30,58 @@ double elems_of(const std::vector<Op>& ops, int id) { return id >= 0 ? static_ca
 
 }  // namespace
 
+double saved_activation_elems(const Graph& graph) {
+  const auto& ops = graph.ops;
+  std::unordered_set<int> saved;
+  double attention_probs = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.saves_input)
+      for (int in : op.inputs) saved.insert(storage_of(ops, in));
+    if (op.saves_output) saved.insert(storage_of(ops, static_cast<int>(i)));
+    if (op.kind == OpKind::kAttention && !op.attn.fused)
+      attention_probs += static_cast<double>(op.attn.batch * op.attn.heads * op.attn.q_len * op.attn.kv_len);
+  }
+  double elems = attention_probs;
+  for (int id : saved) elems += elems_of(ops, id);
+  return elems;
+}
+
+namespace {
+
+// Checkpointing in sqrt(n) segments (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"):
+// keep each segment's input, recompute the segment in backward; the peak is the boundaries plus the largest
+// segment's saved activations.
+double checkpointed_activation_elems(const Graph& graph) {
+  const auto& ops = graph.ops;
+  const std::size_t n = ops.size();
+  const std::size_t seg = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(n)))));
+  double boundaries = 0, largest = 0;
+  for (std::size_t start = 0; start < n; start += seg) {
+    boundaries += static_cast<double>(ops[start].in_elems);
+    double inside = 0;
+    for (std::size_t i = start; i < std::min(n, start + seg); ++i) {
+      if (ops[i].saves_input) inside += static_cast<double>(ops[i].in_elems);
+      if (ops[i].saves_output && !ops[i].in_place) inside += static_cast<double>(ops[i].out_elems);
+    }
+    largest = std::max(largest, inside);
+  }
+  return boundaries + largest;
+}
+
+}  // namespace
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
-                                const DeviceSpec& device, bool training, bool optimizer_step, OptimizerKind optimizer) {
+                                const DeviceSpec& device, const MemoryOptions& o) {
   MemoryBreakdown m;
   const auto& ops = graph.ops;
   const double params = static_cast<double>(graph.params());
   m.weights = params * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
-  if (training) {
+  if (o.training) {
     m.gradients = params * (plan.mixed ? plan.bytes.weight + 4.0 : plan.bytes.weight);
-    if (optimizer_step) m.optimizer_state = params * optimizer_state_bytes_per_param(optimizer);
-    // Every distinct buffer some op keeps for its backward pass.
-    std::unordered_set<int> saved;
-    double attention_probs = 0;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const Op& op = ops[i];
-      if (op.saves_input)
-        for (int in : op.inputs) saved.insert(storage_of(ops, in));
-      if (op.saves_output) saved.insert(storage_of(ops, static_cast<int>(i)));
-      if (op.kind == OpKind::kAttention && !op.attn.fused)
-        attention_probs += static_cast<double>(op.attn.batch * op.attn.heads * op.attn.q_len * op.attn.kv_len);
-    }
-    double elems = attention_probs;
-    for (int id : saved) elems += elems_of(ops, id);
-    m.activations = elems * plan.bytes.act;
+    if (o.optimizer_step) m.optimizer_state = params * optimizer_state_bytes_per_param(o.optimizer);
+    const double full = saved_activation_elems(graph);
+    m.activations = (o.checkpointing ? std::min(full, checkpointed_activation_elems(graph)) : full) * plan.bytes.act;
   } else {
     // Inference frees each tensor after its last use: the peak is the largest producer/consumer pair
     // (plus a concat's inputs held together).

@@ -24,7 +24,17 @@ struct MemoryBreakdown {
 // Bytes of optimizer state per parameter (fp32): momentum 4, Adam 8, LAMB 8.
 double optimizer_state_bytes_per_param(OptimizerKind kind);
 
+struct MemoryOptions {
+  bool training = true;
+  bool optimizer_step = true;
+  OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
+  bool checkpointing = false;  // keep only segment-boundary activations, recompute the rest in backward
+};
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
-                                const DeviceSpec& device, bool training, bool optimizer_step, OptimizerKind optimizer);
+                                const DeviceSpec& device, const MemoryOptions& options);
+
+// Activation elements kept for backward (no checkpointing): every distinct buffer some op saves.
+double saved_activation_elems(const Graph& graph);
 
 }  // namespace perfcast

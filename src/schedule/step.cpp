@@ -40,6 +40,14 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                               km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)));
   for (std::size_t i = 0; i < ops.size(); ++i) s.entries.push_back(cost_op(ops, i, Phase::kForward, ctx));
   if (options.training) {
+    // Checkpointing recomputes the forward pass (except the loss) once during backward.
+    if (options.checkpointing)
+      for (std::size_t i = 0; i < ops.size(); ++i)
+        if (ops[i].kind != OpKind::kLoss) {
+          OpCost c = cost_op(ops, i, Phase::kForward, ctx);
+          c.name += ".recompute";
+          s.entries.push_back(c);
+        }
     for (std::size_t i = ops.size(); i-- > 0;) s.entries.push_back(cost_op(ops, i, Phase::kBackward, ctx));
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.

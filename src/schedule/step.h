@@ -13,6 +13,7 @@ struct StepOptions {
   bool training = true;
   bool optimizer_step = true;  // include the weight update (train only)
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
+  bool checkpointing = false;  // backward recomputes the forward pass of each checkpointed segment
 };
 
 struct StepCost {

@@ -1,0 +1,7 @@
+#include "analysis/predict.h"
+
+namespace perfcast {
+
+void apply_power(Prediction&) {}
+
+}  // namespace perfcast

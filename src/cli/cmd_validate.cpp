@@ -1,0 +1,29 @@
+// perfcast validate: predict every row of a measurements CSV and report the errors.
+#include <iostream>
+
+#include "analysis/validate.h"
+#include "cli/command.h"
+#include "report/validation_report.h"
+
+namespace perfcast::cli {
+
+Command validate_command() {
+  return {"validate", "predict every row of a measurements CSV and report the errors", [](CLI::App& app) {
+            struct State {
+              std::string file, markdown;
+              bool json = false;
+            };
+            auto s = std::make_shared<State>();
+            app.add_option("file", s->file, "CSV with measured values (columns of published.csv)")->required();
+            app.add_option("--markdown", s->markdown, "write the markdown report here");
+            app.add_flag("--json", s->json, "machine-readable output");
+            return std::function<int()>([s] {
+              const ValidationReport rep = validate_file(s->file);
+              if (!s->markdown.empty()) write_file_atomically(s->markdown, validation_markdown(rep));
+              std::cout << (s->json ? validation_json(rep).dump(2) + "\n" : validation_summary_text(rep));
+              return 0;
+            });
+          }};
+}
+
+}  // namespace perfcast::cli

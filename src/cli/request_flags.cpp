@@ -1,0 +1,99 @@
+#include <fmt/format.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/command.h"
+#include "core/error.h"
+
+namespace perfcast::cli {
+
+namespace {
+
+std::int64_t parse_count(const std::string& text, const char* flag, bool allow_zero, bool allow_max = false) {
+  if (allow_max && text == "max") return 0;
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    throw InputError(fmt::format("{} must be a {} integer{}, got '{}'", flag, allow_zero ? "non-negative" : "positive",
+                                 allow_max ? " or 'max'" : "", text));
+  if (v < 0 || (v == 0 && !allow_zero)) throw InputError(fmt::format("{} must be positive, got {}", flag, v));
+  return v;
+}
+
+double parse_number(const std::string& text, const char* flag) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0)
+    throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
+  return v;
+}
+
+}  // namespace
+
+PredictRequest RequestFlags::to_request() const {
+  PredictRequest r = request;
+  r.batch = parse_count(batch, "--batch", false, true);
+  if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
+  if (!context.empty()) r.context = parse_count(context, "--context", true);
+  if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
+  if (!host_cores.empty()) r.host_cores = static_cast<int>(parse_count(host_cores, "--host-cores", false));
+  r.gpus = static_cast<int>(parse_count(gpus, "--gpus", false));
+  r.nodes = static_cast<int>(parse_count(nodes, "--nodes", false));
+  if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
+  if (!optimizer.empty()) r.optimizer = optimizer;
+  r.optimizer_step = !no_optimizer_step;
+  for (const auto& d : dims) {
+    const auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
+    r.dims[d.substr(0, eq)] = parse_count(d.substr(eq + 1), "--dim value", false);
+  }
+  return r;
+}
+
+void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
+  auto& r = f.request;
+  if (with_gpu) app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
+  app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
+  app.add_option("--mode", r.mode, "train | infer | prefill | decode")->capture_default_str();
+  app.add_option("--precision", r.precision, "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8 (or a GGUF type)")
+      ->capture_default_str();
+  app.add_option("--batch", f.batch, "samples per GPU per step, or 'max' for the largest that fits")->capture_default_str();
+  app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
+  app.add_option("--context", f.context, "decode: tokens already in the KV cache");
+  app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
+  app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();
+  app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
+  app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
+  app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
+  app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
+  app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");
+  app.add_option("--data", r.data, "synthetic | real | real-augmented")->capture_default_str();
+  app.add_option("--host", r.host, "host CPU profile id (data/hosts)");
+  app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
+  app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
+  app.add_option("--gpus", f.gpus, "GPUs per node (data parallel)")->capture_default_str();
+  app.add_option("--nodes", f.nodes, "nodes (data parallel)")->capture_default_str();
+  app.add_option("--interconnect", r.interconnect, "pcie3|pcie4|pcie5|nvlink-bridge|nvlink|nvswitch");
+  app.add_option("--network", r.network, "10gbe|25gbe|100gbe|ib-edr|ib-hdr|ib-ndr");
+  app.add_option("--power-limit", f.power_limit, "board power limit in watts (what-if)");
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp-perfcast";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw InputError("cannot write '" + path + "'");
+    out << content;
+    if (!out) throw InputError("cannot write '" + path + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError("cannot write '" + path + "': " + ec.message());
+  }
+}
+
+}  // namespace perfcast::cli

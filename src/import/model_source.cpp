@@ -1,0 +1,30 @@
+#include "import/model_source.h"
+
+#include "core/error.h"
+
+namespace perfcast {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options) {
+  if (ends_with(id_or_path, ".json")) return model_from_hf_config(id_or_path);
+  if (ends_with(id_or_path, ".onnx")) return model_from_onnx(id_or_path, options);
+  const ZooModel& z = find_zoo_model(id_or_path);
+  ModelSource m;
+  m.id = z.id;
+  m.family = z.family;
+  m.description = z.description;
+  m.sequence = z.sequence;
+  m.decoder_llm = z.family == "llm";
+  m.default_seq = z.default_seq;
+  m.build = z.build;
+  return m;
+}
+
+}  // namespace perfcast

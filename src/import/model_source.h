@@ -1,0 +1,37 @@
+// Where a model comes from: a zoo id, a Hugging Face config.json, or an ONNX file. All give a graph builder.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "import/zoo/zoo.h"
+
+namespace perfcast {
+
+struct ModelSource {
+  std::string id;           // zoo id, or the file path
+  std::string family;       // "cnn", "transformer", "llm", "onnx", ...
+  std::string description;
+  bool sequence = false;    // takes --seq, reports tokens/s
+  bool decoder_llm = false; // supports --mode prefill/decode
+  std::int64_t default_seq = 0;
+  std::function<Graph(const ModelOptions&)> build;
+  std::vector<std::string> uncosted;  // importer notes: ops that could not be costed, with counts
+};
+
+// Extra inputs some importers need (ONNX dynamic dimensions given as --dim name=value).
+struct ImportOptions {
+  std::map<std::string, std::int64_t> dims;
+};
+
+// A zoo id, a path ending in .json (Hugging Face config) or .onnx. InputError on unknown ids, unreadable or
+// malformed files (naming the problem).
+ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options = {});
+
+// Importers (src/import/hf_config.cpp, src/import/onnx_import.cpp).
+ModelSource model_from_hf_config(const std::string& path);
+ModelSource model_from_onnx(const std::string& path, const ImportOptions& options);
+
+}  // namespace perfcast
