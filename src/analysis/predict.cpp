@@ -103,6 +103,7 @@ Prediction predict(const PredictRequest& request) {
   p.request = r;
   p.device = device;
   p.model_id = model.id;
+  p.model_family = model.family;
   p.model_description = model.description;
   p.sequence = model.sequence;
   p.params = graph.params();

@@ -88,6 +88,7 @@ struct Prediction {
   PredictRequest request;  // with batch and seq resolved
   DeviceSpec device;
   std::string model_id;
+  std::string model_family;        // zoo family ("cnn", "cnn3d", "transformer", "llm", ...)
   std::string model_description;
   bool sequence = false;
   std::int64_t params = 0;

@@ -61,19 +61,21 @@ ValidationReport validate_file(const std::string& path) {
     rep.rows.push_back(std::move(v));
   }
   std::vector<const ValidationRow*> all;
-  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp;
+  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data;
   for (const auto& r : rep.rows) {
     all.push_back(&r);
     g[r.result.row.gpu].push_back(&r);
     m[r.result.row.model].push_back(&r);
     rt[r.result.prediction->request.runtime].push_back(&r);
     mp[r.result.prediction->request.mode + " " + r.result.prediction->request.precision].push_back(&r);
+    data[r.result.prediction->request.data].push_back(&r);
   }
   rep.overall = error_stats(all);
   for (auto& [k, v] : g) rep.by_gpu[k] = error_stats(v);
   for (auto& [k, v] : m) rep.by_model[k] = error_stats(v);
   for (auto& [k, v] : rt) rep.by_runtime[k] = error_stats(v);
   for (auto& [k, v] : mp) rep.by_mode_precision[k] = error_stats(v);
+  for (auto& [k, v] : data) rep.by_data[k] = error_stats(v);
   return rep;
 }
 

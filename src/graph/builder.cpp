@@ -54,6 +54,7 @@ Tensor GraphBuilder::input(std::vector<std::int64_t> shape, int bytes_per_elem_o
   t.shape = {graph_.batch};
   t.shape.insert(t.shape.end(), shape.begin(), shape.end());
   graph_.input_bytes_per_sample += product(shape) * bytes_per_elem_on_host;
+  graph_.input_elems_per_sample += product(shape);
   return t;
 }
 

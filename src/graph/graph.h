@@ -15,6 +15,7 @@ struct Graph {
   std::int64_t seq = 0;                // tokens per sample for sequence models, 0 otherwise
   bool is_sequence = false;            // throughput is also reported in tokens/s
   std::int64_t input_bytes_per_sample = 0;  // host-to-device bytes per sample (uint8 image or int token ids)
+  std::int64_t input_elems_per_sample = 0;  // values per sample the host pipeline produces
   std::vector<Op> ops;
 
   // Learned parameters (sum over ops; tied weights count once).

@@ -63,6 +63,7 @@ std::string validation_markdown(const ValidationReport& rep) {
   s += stats_table("model", rep.by_model);
   s += stats_table("runtime", rep.by_runtime);
   s += stats_table("mode and precision", rep.by_mode_precision);
+  s += stats_table("input data", rep.by_data);
   s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("- {} x {}\n", n, reason);
   s += "\n### Every row\n\n";
@@ -86,6 +87,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   for (const auto& [k, v] : rep.by_gpu) j["by_gpu"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_model) j["by_model"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
+  for (const auto& [k, v] : rep.by_data) j["by_data"][k] = stats_json(v);
   j["unpredicted"] = rep.unpredicted.size();
   for (const auto& [k, v] : rep.unpredicted_reasons) j["unpredicted_reasons"][k] = v;
   j["rows"] = nlohmann::json::array();

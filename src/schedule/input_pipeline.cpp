@@ -1,11 +1,80 @@
+// Host input pipeline: read, decode, augment and copy each sample while the GPU runs the previous step
+// (prefetching overlaps the two), so the step takes the longer of the GPU step and the pipeline's time.
+#include <algorithm>
+
 #include "analysis/predict.h"
-#include "core/error.h"
+#include "device/host_profile.h"
 
 namespace perfcast {
 
-void apply_input_pipeline(Prediction& p, const Graph&) {
-  if (p.request.data != "synthetic")
-    throw UnsupportedError("data=" + p.request.data + " needs the input-pipeline model, not built yet");
+namespace {
+
+// Dataset a model reads when none is given: images for 2D vision models, CT volumes for 3D ones.
+std::string default_dataset(const Prediction& p) {
+  if (p.model_family == "cnn3d" || p.model_family == "segmentation3d") return "ct-crops";
+  if (p.sequence) return "";
+  return "imagenet";
+}
+
+// Host microseconds of one core to prepare one sample.
+double per_sample_us(const DatasetProfile& d, const HostProfile& h, const PipelineConstants& c, bool augmented,
+                     double out_values) {
+  const double clock_scale = h.clock_ghz / 3.5;  // decode rates are quoted at ~3.5 GHz
+  if (d.kind == "jpeg") {
+    const double area = augmented ? c.decoded_area_fraction_augmented : c.decoded_area_fraction_real;
+    const double decode_us = d.mean_source_pixels * area / (c.decode_mpixels_per_s_per_core * clock_scale);
+    const double resize_us = out_values * c.resize_ns_per_output_value / 1e3 / clock_scale;
+    const double augment_us = augmented ? out_values * c.augment_ns_per_output_value / 1e3 / clock_scale : 0.0;
+    return decode_us + resize_us + augment_us + c.per_sample_overhead_us;
+  }
+  if (d.kind == "volume") {
+    const double per_voxel_ns = c.copy_ns_per_voxel + (augmented ? c.resample_ns_per_voxel : 0.0);
+    return d.voxels * per_voxel_ns / 1e3 / clock_scale + c.per_sample_overhead_us;
+  }
+  return c.per_sample_overhead_us;  // token ids: batching only
+}
+
+double file_bytes(const DatasetProfile& d) {
+  if (d.kind == "jpeg") return d.mean_file_bytes;
+  if (d.kind == "volume") return d.voxels * d.bytes_per_voxel;
+  return 0;
+}
+
+}  // namespace
+
+void apply_input_pipeline(Prediction& p, const Graph& graph) {
+  const auto& r = p.request;
+  if (r.data == "synthetic") return;
+  const std::string dataset_id = r.dataset.empty() ? default_dataset(p) : r.dataset;
+  const HostProfile& host = find_host(r.host.empty() ? std::string(kDefaultHost) : r.host);
+  const PipelineConstants& c = pipeline_constants();
+  InputPipelineCost in;
+  in.host = host.id;
+  in.cores = r.host_cores > 0 ? r.host_cores : host.cores;
+  const double batch = static_cast<double>(r.batch);
+  if (!dataset_id.empty()) {
+    const DatasetProfile& d = find_dataset(dataset_id);
+    const bool augmented = r.data == "real-augmented";
+    const double out_values = static_cast<double>(graph.input_elems_per_sample);
+    in.decode_ms_per_sample = per_sample_us(d, host, c, augmented, out_values) / 1e3;
+    // Usable cores: the requested ones minus the framework's own, plus what hyper-threads add.
+    const double threads_per_core = std::min(2.0, static_cast<double>(host.threads) / host.cores);
+    const double usable = std::max(0.5, in.cores - host.reserved_cores) * (1.0 + host.smt_yield * (threads_per_core - 1.0));
+    double rate = usable / (in.decode_ms_per_sample * 1e-3);
+    if (file_bytes(d) > 0) rate = std::min(rate, host.storage_mb_per_s * 1e6 / file_bytes(d));
+    in.host_samples_per_s = rate;
+  } else {
+    in.host_samples_per_s = 1e12;
+  }
+  // Host-to-device copy of the prepared batch (float32 values) over the GPU's PCIe link.
+  const double lane_gbps = p.device.pcie_gen >= 5 ? 3.94 : p.device.pcie_gen == 4 ? 1.97 : p.device.pcie_gen == 3 ? 0.985 : 0.5;
+  const double link = lane_gbps * p.device.pcie_lanes * 1e9 * (host.pinned_memory ? c.pinned_efficiency : c.pageable_efficiency);
+  in.h2d_ms = batch * static_cast<double>(graph.input_elems_per_sample) * 4.0 / link * 1e3;
+  // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace.
+  in.step_ms = std::max(batch / in.host_samples_per_s * 1e3, in.h2d_ms);
+  in.bound = in.step_ms * 1e3 > p.step_us;
+  p.input = in;
+  finalize_prediction(p);
 }
 
 }  // namespace perfcast

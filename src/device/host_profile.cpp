@@ -1,0 +1,112 @@
+#include "device/host_profile.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+template <typename T, typename Load>
+std::vector<T> load_folder(const char* folder, Load load) {
+  std::vector<T> out;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir() / folder))
+    if (e.path().extension() == ".toml") out.push_back(load(e.path()));
+  std::sort(out.begin(), out.end(), [](const T& a, const T& b) { return a.id < b.id; });
+  return out;
+}
+
+HostProfile load_host(const std::filesystem::path& path) {
+  const toml::table t = parse_toml_file(path);
+  TomlFields f(t, "host file '" + path.string() + "'");
+  HostProfile h;
+  h.id = f.text("id");
+  h.name = f.text("name");
+  h.cores = static_cast<int>(f.number("cores"));
+  h.threads = static_cast<int>(f.number("threads"));
+  h.clock_ghz = f.number("clock_ghz");
+  h.smt_yield = f.number("smt_yield");
+  h.reserved_cores = f.number("reserved_cores");
+  h.storage_mb_per_s = f.number("storage_mb_per_s");
+  h.pinned_memory = f.boolean("pinned_memory");
+  if (h.cores <= 0 || h.clock_ghz <= 0) f.fail("cores", "and clock_ghz must be positive");
+  return h;
+}
+
+DatasetProfile load_dataset(const std::filesystem::path& path) {
+  const toml::table t = parse_toml_file(path);
+  TomlFields f(t, "dataset file '" + path.string() + "'");
+  DatasetProfile d;
+  d.id = f.text("id");
+  d.name = f.text("name");
+  d.kind = f.text("kind");
+  d.mean_source_pixels = f.number_or("mean_source_pixels", 0);
+  d.mean_file_bytes = f.number_or("mean_file_bytes", 0);
+  d.voxels = f.number_or("voxels", 0);
+  d.bytes_per_voxel = f.number_or("bytes_per_voxel", 4);
+  d.samples = f.number("samples");
+  if (d.kind != "jpeg" && d.kind != "volume" && d.kind != "tokens") f.fail("kind", "must be jpeg, volume or tokens");
+  return d;
+}
+
+PipelineConstants load_constants() {
+  const auto path = data_dir() / "input_pipeline.toml";
+  const toml::table root = parse_toml_file(path);
+  TomlFields top(root, path.string());
+  TomlFields j(top.table("jpeg"), path.string() + " [jpeg]");
+  TomlFields v(top.table("volume"), path.string() + " [volume]");
+  TomlFields x(top.table("transfer"), path.string() + " [transfer]");
+  PipelineConstants c;
+  c.decode_mpixels_per_s_per_core = j.number("decode_mpixels_per_s_per_core");
+  c.decoded_area_fraction_real = j.number("decoded_area_fraction_real");
+  c.decoded_area_fraction_augmented = j.number("decoded_area_fraction_augmented");
+  c.resize_ns_per_output_value = j.number("resize_ns_per_output_value");
+  c.augment_ns_per_output_value = j.number("augment_ns_per_output_value");
+  c.per_sample_overhead_us = j.number("per_sample_overhead_us");
+  c.resample_ns_per_voxel = v.number("resample_ns_per_voxel");
+  c.copy_ns_per_voxel = v.number("copy_ns_per_voxel");
+  c.pinned_efficiency = x.number("pinned_efficiency");
+  c.pageable_efficiency = x.number("pageable_efficiency");
+  return c;
+}
+
+}  // namespace
+
+const std::vector<HostProfile>& host_catalog() {
+  static const auto all = load_folder<HostProfile>("hosts", load_host);
+  return all;
+}
+
+const HostProfile& find_host(std::string_view id) {
+  std::vector<std::string> ids;
+  for (const auto& h : host_catalog()) {
+    if (h.id == id) return h;
+    ids.push_back(h.id);
+  }
+  throw_unknown("host", id, ids);
+}
+
+const std::vector<DatasetProfile>& dataset_catalog() {
+  static const auto all = load_folder<DatasetProfile>("datasets", load_dataset);
+  return all;
+}
+
+const DatasetProfile& find_dataset(std::string_view id) {
+  std::vector<std::string> ids;
+  for (const auto& d : dataset_catalog()) {
+    if (d.id == id) return d;
+    ids.push_back(d.id);
+  }
+  throw_unknown("dataset", id, ids);
+}
+
+const PipelineConstants& pipeline_constants() {
+  static const PipelineConstants c = load_constants();
+  return c;
+}
+
+}  // namespace perfcast
