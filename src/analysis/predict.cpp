@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "cost/cost_constants.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
 #include "import/model_source.h"
@@ -67,7 +68,12 @@ Prediction predict(const PredictRequest& request) {
     device.tdp_w = r.power_limit_w;
   }
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
-  const RuntimeProfile& runtime = find_runtime(r.runtime);
+  RuntimeProfile runtime = find_runtime(r.runtime);
+  if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
+  if (r.cuda_graphs) {
+    runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
+    runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
+  }
   const ArchitectureProfile& arch = architecture_of(device);
   const bool training = r.mode == "train";
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
@@ -104,6 +110,7 @@ Prediction predict(const PredictRequest& request) {
   p.device = device;
   p.model_id = model.id;
   p.model_family = model.family;
+  p.runtime = runtime;
   p.model_description = model.description;
   p.sequence = model.sequence;
   p.params = graph.params();
@@ -120,7 +127,7 @@ Prediction predict(const PredictRequest& request) {
 }
 
 void finalize_prediction(Prediction& p) {
-  const RuntimeProfile& runtime = find_runtime(p.request.runtime);
+  const RuntimeProfile& runtime = p.runtime;
   p.bound_us.fill(0);
   // Kernel time by its bound; gaps between kernels count as latency.
   for (const auto& e : p.step.entries) {
@@ -150,8 +157,9 @@ void finalize_prediction(Prediction& p) {
   for (int i = 1; i < static_cast<int>(Bound::kCount); ++i)
     if (p.bound_us[i] > p.bound_us[best]) best = i;
   p.primary = static_cast<Bound>(best);
-  for (Bound waiting : {Bound::kInputPipeline, Bound::kHost})
-    if (p.bound_us[static_cast<int>(waiting)] > 0.5 * step) p.primary = waiting;
+  // Making the GPU faster does not help a step that waits on the host or its input pipeline.
+  if (p.step.host_us > p.step.gpu_us) p.primary = Bound::kHost;
+  if (p.input && p.input->step_ms * 1e3 > p.step.step_us) p.primary = Bound::kInputPipeline;
 }
 
 }  // namespace perfcast

@@ -13,6 +13,7 @@
 #include "cost/op_cost.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
+#include "runtime/runtime_profile.h"
 #include "schedule/memory.h"
 #include "schedule/step.h"
 
@@ -41,6 +42,12 @@ struct PredictRequest {
   std::string host;                 // host CPU profile id ("" = the default host)
   int host_cores = 0;               // 0 = the host profile's core count
   std::string dataset;              // dataset profile id ("" = by model family: imagenet for CNNs)
+
+  // Runtime switches (what-if strategies; also CLI flags).
+  bool channels_last = false;       // NHWC tensors: no layout transposes around tensor-core convolutions
+  bool cuda_graphs = false;         // capture the step in a CUDA graph: one launch for all kernels
+  bool gpu_decode = false;          // decode/augment on the GPU (DALI/nvJPEG) instead of host cores
+  std::optional<bool> pinned_memory;  // override the host profile's pinned/pageable host buffers
 
   // Scale-out and power.
   int gpus = 1;                     // GPUs per node, data parallel
@@ -87,6 +94,7 @@ struct LlmCost {
 struct Prediction {
   PredictRequest request;  // with batch and seq resolved
   DeviceSpec device;
+  RuntimeProfile runtime;          // as used, with the request's switches applied
   std::string model_id;
   std::string model_family;        // zoo family ("cnn", "cnn3d", "transformer", "llm", ...)
   std::string model_description;

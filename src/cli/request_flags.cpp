@@ -73,6 +73,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_option("--host", r.host, "host CPU profile id (data/hosts)");
   app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
+  app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");
+  app.add_flag("--cuda-graphs", r.cuda_graphs, "capture the step in a CUDA graph (removes per-kernel dispatch)");
+  app.add_flag("--gpu-decode", r.gpu_decode, "decode and augment input on the GPU (DALI/nvJPEG)");
   app.add_option("--gpus", f.gpus, "GPUs per node (data parallel)")->capture_default_str();
   app.add_option("--nodes", f.nodes, "nodes (data parallel)")->capture_default_str();
   app.add_option("--interconnect", r.interconnect, "pcie3|pcie4|pcie5|nvlink-bridge|nvlink|nvswitch");

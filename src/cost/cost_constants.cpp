@@ -40,6 +40,11 @@ CostConstants load() {
   TomlFields m(top.table("memory"), path.string() + " [memory]");
   c.ramp_us = m.number("ramp_us");
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
+  TomlFields h(top.table("host"), path.string() + " [host]");
+  c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
+  c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");
+  TomlFields gd(top.table("gpu_decode"), path.string() + " [gpu_decode]");
+  c.gpu_decode_us_per_mpixel = gd.number("gpu_us_per_mpixel");
   return c;
 }
 

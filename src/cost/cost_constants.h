@@ -24,6 +24,9 @@ struct CostConstants {
   double depthwise_compute_efficiency = 0.25;
   double ramp_us = 1.5;
   double elementwise_compute_efficiency = 0.25;
+  double cuda_graph_host_us_per_kernel = 0.3;
+  double cuda_graph_gap_us = 0.6;
+  double gpu_decode_us_per_mpixel = 100;
 };
 
 const CostConstants& cost_constants();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/predict.h"
+#include "cost/cost_constants.h"
 #include "device/host_profile.h"
 
 namespace perfcast {
@@ -57,6 +58,13 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
     const bool augmented = r.data == "real-augmented";
     const double out_values = static_cast<double>(graph.input_elems_per_sample);
     in.decode_ms_per_sample = per_sample_us(d, host, c, augmented, out_values) / 1e3;
+    if (r.gpu_decode && d.kind == "jpeg") {
+      // Decode and augmentation move to the GPU: the host keeps reading and batching, the GPU step grows.
+      in.decode_ms_per_sample = c.per_sample_overhead_us / 1e3;
+      const double gpu_us = batch * d.mean_source_pixels / 1e6 * cost_constants().gpu_decode_us_per_mpixel;
+      p.step.gpu_us += gpu_us;
+      p.step.step_us = std::max(p.step.gpu_us, p.step.host_us);
+    }
     // Usable cores: the requested ones minus the framework's own, plus what hyper-threads add.
     const double threads_per_core = std::min(2.0, static_cast<double>(host.threads) / host.cores);
     const double usable = std::max(0.5, in.cores - host.reserved_cores) * (1.0 + host.smt_yield * (threads_per_core - 1.0));
@@ -68,7 +76,8 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
   }
   // Host-to-device copy of the prepared batch (float32 values) over the GPU's PCIe link.
   const double lane_gbps = p.device.pcie_gen >= 5 ? 3.94 : p.device.pcie_gen == 4 ? 1.97 : p.device.pcie_gen == 3 ? 0.985 : 0.5;
-  const double link = lane_gbps * p.device.pcie_lanes * 1e9 * (host.pinned_memory ? c.pinned_efficiency : c.pageable_efficiency);
+  const bool pinned = r.pinned_memory.value_or(host.pinned_memory);
+  const double link = lane_gbps * p.device.pcie_lanes * 1e9 * (pinned ? c.pinned_efficiency : c.pageable_efficiency);
   in.h2d_ms = batch * static_cast<double>(graph.input_elems_per_sample) * 4.0 / link * 1e3;
   // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace.
   in.step_ms = std::max(batch / in.host_samples_per_s * 1e3, in.h2d_ms);
