@@ -60,6 +60,8 @@ struct PredictRequest {
 // Host-side input pipeline of a training/inference step (absent for synthetic data).
 struct InputPipelineCost {
   std::string host;             // host profile id
+  std::string dataset_kind;     // jpeg | volume | tokens
+  std::string limited_by;       // cpu | storage
   int cores = 0;
   double decode_ms_per_sample = 0;  // per core
   double host_samples_per_s = 0;    // all cores
@@ -72,16 +74,36 @@ struct InputPipelineCost {
 struct ScaleOutCost {
   int gpus_total = 1;
   double allreduce_ms = 0;          // per step, before overlap
-  double exposed_comm_ms = 0;       // not hidden behind backward
+  double exposed_comm_ms = 0;       // not hidden behind backward (everything the step waits at the barrier)
   double efficiency = 1;            // throughput / (N x single-GPU throughput)
   std::string algorithm;            // ring, tree, hierarchical ...
+  int gpus_per_node = 1;
+  int nodes = 1;
+  std::string interconnect;         // link inside a node
+  std::string network;              // link between nodes ("" on one node)
+  std::string strategy;             // how gradients are reduced: ddp, horovod, replicated, ps ...
+  double gradient_bytes = 0;        // reduced per GPU per step
+  int collectives = 0;              // buckets (fused collectives) per step
+  double bus_bw_gbps = 0;           // bottleneck link bandwidth used, GB/s per direction
+  double comm_wait_ms = 0;          // part of exposed_comm_ms: collectives still running after backward
+  double sync_wait_ms = 0;          // part of exposed_comm_ms: waiting for the slowest GPU
+  double overlap_slowdown_ms = 0;   // part of exposed_comm_ms: compute slowed by overlapped collectives
+  double replica_overhead_ms = 0;   // part of exposed_comm_ms: runtime overhead per replica (data file)
+  double base_step_ms = 0;          // one GPU's step with its node's input pipeline, before communication
+  double comm_share = 0;            // exposed_comm_ms / step
 };
 
 // Board power and energy.
 struct PowerCost {
-  double avg_power_w = 0;
-  double energy_per_step_j = 0;
+  double avg_power_w = 0;           // per GPU, averaged over the step
+  double energy_per_step_j = 0;     // per GPU
   double clock_factor = 1;          // sustained clock / boost under the power limit
+  double limit_w = 0;               // board power limit in force (TDP or --power-limit)
+  double idle_power_w = 0;          // board power while waiting (communication, host, input)
+  double peak_power_w = 0;          // the most any kernel of the step draws (after the cap)
+  double energy_per_sample_j = 0;   // all GPUs
+  double samples_per_joule = 0;     // performance per watt: samples/s per W of all GPUs
+  double busy_share = 0;            // share of the step the GPU runs kernels
 };
 
 // LLM serving metrics (prefill/decode).

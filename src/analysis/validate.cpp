@@ -14,6 +14,64 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// A gain or loss of less than this counts as "no change" when comparing directions.
+constexpr double kNoChange = 0.03;
+
+int direction(double ratio) { return ratio > 1 + kNoChange ? 1 : ratio < 1 - kNoChange ? -1 : 0; }
+
+RatioStats ratio_stats(const std::vector<const RatioRow*>& rows) {
+  RatioStats s;
+  s.pairs = static_cast<int>(rows.size());
+  std::vector<double> e;
+  double sum = 0;
+  for (const auto* r : rows) {
+    e.push_back(r->error_pct);
+    sum += r->error_pct;
+    if (!r->direction_ok) ++s.direction_wrong;
+  }
+  s.median_error_pct = median(e);
+  s.mean_error_pct = rows.empty() ? 0 : sum / static_cast<double>(rows.size());
+  return s;
+}
+
+// Pairs of predicted rows that differ only in precision (amp vs fp32) and the batch the setup chose for it.
+void amp_what_ifs(ValidationReport& rep) {
+  std::map<std::string, const ValidationRow*> fp32, amp;
+  for (const auto& r : rep.rows) {
+    const auto& q = r.result.prediction->request;
+    const std::string key = q.gpu + "|" + q.model + "|" + q.runtime + "|" + q.mode + "|" + q.data;
+    if (q.precision == "fp32") fp32.emplace(key, &r);
+    if (q.precision == "amp") amp.emplace(key, &r);
+  }
+  std::vector<const RatioRow*> all;
+  for (const auto& [key, a] : amp) {
+    auto f = fp32.find(key);
+    if (f == fp32.end()) continue;
+    const auto& qa = a->result.prediction->request;
+    RatioRow x;
+    x.gpu = qa.gpu;
+    x.model = qa.model;
+    x.runtime = qa.runtime;
+    x.mode = qa.mode;
+    x.data = qa.data;
+    x.batch_amp = qa.batch;
+    x.batch_fp32 = f->second->result.prediction->request.batch;
+    x.measured = *a->result.row.measured / *f->second->result.row.measured;
+    x.predicted = a->predicted / f->second->predicted;
+    x.error_pct = std::fabs(x.predicted / x.measured - 1.0) * 100.0;
+    x.direction_ok = direction(x.measured) == direction(x.predicted) ||
+                     (direction(x.measured) != -direction(x.predicted) && std::fabs(x.predicted - x.measured) < 0.1);
+    rep.amp_ratios.push_back(x);
+  }
+  std::map<std::string, std::vector<const RatioRow*>> by_gpu;
+  for (const auto& x : rep.amp_ratios) {
+    all.push_back(&x);
+    by_gpu[x.gpu].push_back(&x);
+  }
+  rep.amp_overall = ratio_stats(all);
+  for (auto& [k, v] : by_gpu) rep.amp_by_gpu[k] = ratio_stats(v);
+}
+
 }  // namespace
 
 ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
@@ -71,6 +129,7 @@ ValidationReport validate_file(const std::string& path) {
     data[r.result.prediction->request.data].push_back(&r);
   }
   rep.overall = error_stats(all);
+  amp_what_ifs(rep);
   for (auto& [k, v] : g) rep.by_gpu[k] = error_stats(v);
   for (auto& [k, v] : m) rep.by_model[k] = error_stats(v);
   for (auto& [k, v] : rt) rep.by_runtime[k] = error_stats(v);

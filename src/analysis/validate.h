@@ -25,6 +25,23 @@ struct ValidationRow {
   double ratio = 0;   // predicted / measured
 };
 
+// A measured what-if: the throughput ratio between two rows that differ only in precision (amp vs fp32).
+struct RatioRow {
+  std::string gpu, model, runtime, mode, data;
+  std::int64_t batch_fp32 = 0, batch_amp = 0;
+  double measured = 0;   // amp throughput / fp32 throughput
+  double predicted = 0;
+  double error_pct = 0;  // |predicted/measured - 1|
+  bool direction_ok = true;  // both show a gain (> +3%) or both none, or both a loss
+};
+
+struct RatioStats {
+  int pairs = 0;
+  double median_error_pct = 0;
+  double mean_error_pct = 0;
+  int direction_wrong = 0;
+};
+
 struct ValidationReport {
   std::string file;
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
@@ -32,6 +49,9 @@ struct ValidationReport {
   ErrorStats overall;
   std::map<std::string, ErrorStats> by_gpu, by_model, by_runtime, by_mode_precision, by_data;
   std::map<std::string, int> unpredicted_reasons;  // reason -> count
+  std::vector<RatioRow> amp_ratios;                // mixed-precision what-ifs measured in the file
+  RatioStats amp_overall;
+  std::map<std::string, RatioStats> amp_by_gpu;
 };
 
 ErrorStats error_stats(const std::vector<const ValidationRow*>& rows);

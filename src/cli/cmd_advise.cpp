@@ -1,11 +1,44 @@
+// perfcast advise: the verdict, the breakdown and the ranked strategies. With no flags it runs the built-in
+// default scenario: training the lung-nodule 3D CNN on a GP102 card as a GPU-cloud user would.
+#include <iostream>
+
+#include "analysis/advisor.h"
 #include "cli/command.h"
-#include "core/error.h"
+#include "report/advice_report.h"
 
 namespace perfcast::cli {
 
+// The default scenario: a cloud instance with one GTX 1080 Ti (GP102), 8 vCPUs, PyTorch, CT crops read and
+// augmented on the host.
+void set_default_scenario(RequestFlags& f) {
+  f.request.gpu = "gtx-1080-ti";
+  f.request.model = "nodule3d";
+  f.request.mode = "train";
+  f.request.precision = "fp32";
+  f.request.runtime = "pytorch";
+  f.request.data = "real-augmented";
+  f.request.host = "cloud-8vcpu";
+  f.batch = "4";
+}
+
 Command advise_command() {
-  return {"advise", "print the bottleneck verdict and ranked optimization strategies", [](CLI::App&) {
-            return std::function<int()>([]() -> int { throw UnsupportedError("perfcast advise is not built yet"); });
+  return {"advise", "the bottleneck verdict and optimization strategies ranked by predicted gain", [](CLI::App& app) {
+            struct State {
+              RequestFlags flags;
+              bool json = false;
+              std::string lang = "en";
+            };
+            auto s = std::make_shared<State>();
+            set_default_scenario(s->flags);
+            add_request_flags(app, s->flags);
+            app.add_flag("--json", s->json, "machine-readable output (same content)");
+            app.add_option("--lang", s->lang, "report language: en | zh (JSON keys stay the same)")->capture_default_str();
+            return std::function<int()>([s] {
+              const Lang lang = parse_lang(s->lang);
+              const Advice a = advise(s->flags.to_request());
+              std::cout << (s->json ? advice_json(a, lang).dump(2) + "\n" : advice_text(a, lang));
+              return 0;
+            });
           }};
 }
 

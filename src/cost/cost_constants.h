@@ -19,6 +19,7 @@ struct CostConstants {
   double k_half_tensor = 48;
   double split_k_overhead = 0.15;
   double conv_efficiency_tensor = 0.75;
+  double winograd_fused_efficiency = 0.65;
   double dgrad_efficiency = 0.95;
   double wgrad_efficiency = 0.8;
   double depthwise_compute_efficiency = 0.25;

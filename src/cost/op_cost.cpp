@@ -80,6 +80,15 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   if (is_tensor_pipe(pipe)) efficiency *= cost_constants().conv_efficiency_tensor;
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
   const std::int64_t m = winograd_tile(c);
+  if (m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+    // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
+    // (cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD).
+    KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * cost_constants().winograd_fused_efficiency);
+    if (w.time_us < best.time_us) {
+      w.flops = flops;
+      best = w;
+    }
+  }
   if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
     KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe, efficiency, ctx.kernels);
     if (w.time_us < best.time_us) {

@@ -100,7 +100,8 @@ nlohmann::json prediction_json(const Prediction& p) {
                            {"host_samples_per_s", p.input->host_samples_per_s},
                            {"h2d_ms", p.input->h2d_ms},
                            {"step_ms", p.input->step_ms},
-                           {"bound", p.input->bound}};
+                           {"bound", p.input->bound},
+                           {"limited_by", p.input->limited_by}};
   else
     j["input_pipeline"] = nullptr;
   if (p.scale)

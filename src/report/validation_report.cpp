@@ -47,6 +47,9 @@ std::string validation_summary_text(const ValidationReport& rep) {
       "validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, predicted to fit {:.1f}%; "
       "{} rows not predicted\n",
       o.rows, rep.file, o.median_ape, o.mean_ape, 100 * o.within_2x, 100 * o.fits, rep.unpredicted.size());
+  if (rep.amp_overall.pairs > 0)
+    s += fmt::format("amp/fp32 what-ifs: {} pairs, median ratio error {:.1f}%, direction wrong in {}\n",
+                     rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.direction_wrong);
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("  {:>4} x {}\n", n, reason);
   return s;
 }
@@ -64,6 +67,25 @@ std::string validation_markdown(const ValidationReport& rep) {
   s += stats_table("runtime", rep.by_runtime);
   s += stats_table("mode and precision", rep.by_mode_precision);
   s += stats_table("input data", rep.by_data);
+  if (!rep.amp_ratios.empty()) {
+    s += "\n### Mixed-precision what-ifs (amp / fp32 throughput of the same setup)\n\n";
+    s += "Each pair is a measured speedup: the same GPU, model, runtime, mode and input data at fp32 and at amp (each at "
+         "its own batch). Error = |predicted ratio / measured ratio - 1|. Direction is wrong when one side shows a gain "
+         "(> 3%) and the other none or a loss.\n\n";
+    s += fmt::format("Overall: {} pairs, median error {:.1f}%, mean {:.1f}%, direction wrong in {} pairs.\n\n",
+                     rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.mean_error_pct,
+                     rep.amp_overall.direction_wrong);
+    s += "| gpu | pairs | median error | mean error | direction wrong |\n|---|---|---|---|---|\n| | | % | % | pairs |\n";
+    for (const auto& [k, v] : rep.amp_by_gpu)
+      s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {} |\n", k, v.pairs, v.median_error_pct, v.mean_error_pct,
+                       v.direction_wrong);
+    s += "\n| gpu | model | runtime | mode | data | batch fp32 / amp | measured | predicted | error |\n";
+    s += "|---|---|---|---|---|---|---|---|---|\n| | | | | | | x | x | % |\n";
+    for (const auto& x : rep.amp_ratios)
+      s += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.1f}{} |\n", x.gpu, x.model, x.runtime,
+                       x.mode, x.data, x.batch_fp32, x.batch_amp, x.measured, x.predicted, x.error_pct,
+                       x.direction_ok ? "" : " (direction)");
+  }
   s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("- {} x {}\n", n, reason);
   s += "\n### Every row\n\n";
@@ -88,6 +110,10 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   for (const auto& [k, v] : rep.by_model) j["by_model"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_data) j["by_data"][k] = stats_json(v);
+  j["amp_what_ifs"] = {{"pairs", rep.amp_overall.pairs},
+                       {"median_error_pct", rep.amp_overall.median_error_pct},
+                       {"mean_error_pct", rep.amp_overall.mean_error_pct},
+                       {"direction_wrong", rep.amp_overall.direction_wrong}};
   j["unpredicted"] = rep.unpredicted.size();
   for (const auto& [k, v] : rep.unpredicted_reasons) j["unpredicted_reasons"][k] = v;
   j["rows"] = nlohmann::json::array();

@@ -68,8 +68,13 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
     // Usable cores: the requested ones minus the framework's own, plus what hyper-threads add.
     const double threads_per_core = std::min(2.0, static_cast<double>(host.threads) / host.cores);
     const double usable = std::max(0.5, in.cores - host.reserved_cores) * (1.0 + host.smt_yield * (threads_per_core - 1.0));
+    in.dataset_kind = d.kind;
     double rate = usable / (in.decode_ms_per_sample * 1e-3);
-    if (file_bytes(d) > 0) rate = std::min(rate, host.storage_mb_per_s * 1e6 / file_bytes(d));
+    in.limited_by = "cpu";
+    if (file_bytes(d) > 0 && host.storage_mb_per_s * 1e6 / file_bytes(d) < rate) {
+      rate = host.storage_mb_per_s * 1e6 / file_bytes(d);
+      in.limited_by = "storage";
+    }
     in.host_samples_per_s = rate;
   } else {
     in.host_samples_per_s = 1e12;

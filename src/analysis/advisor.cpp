@@ -1,0 +1,357 @@
+#include "analysis/advisor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <functional>
+#include <map>
+
+#include "core/error.h"
+#include "device/catalog.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+
+namespace {
+
+struct Attempt {
+  std::optional<Prediction> prediction;
+  std::string error;
+};
+
+Attempt attempt(const PredictRequest& r) {
+  try {
+    return {predict(r), ""};
+  } catch (const InputError& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+double share_of(const Prediction& p, Bound b) { return p.bound_us[static_cast<int>(b)] / p.step_us; }
+
+bool uses_tensor_cores(const Prediction& p) {
+  return p.bound_us[static_cast<int>(Bound::kTensorCompute)] > 0;
+}
+
+std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
+
+StrategyResult evaluate(const std::string& id, const std::string& category, const Prediction& base,
+                        const PredictRequest& req, const std::function<std::string(const Prediction&)>& why) {
+  StrategyResult s;
+  s.id = id;
+  s.category = category;
+  s.request = req;
+  Attempt a = attempt(req);
+  if (!a.prediction) {
+    s.applicable = false;
+    s.reason = a.error;
+    return s;
+  }
+  const Prediction& p = *a.prediction;
+  s.applicable = true;
+  s.speedup = p.samples_per_s / base.samples_per_s;
+  s.memory_delta_bytes = p.memory.total - base.memory.total;
+  if (p.power && base.power && p.power->energy_per_step_j > 0 && base.power->energy_per_step_j > 0)
+    s.energy_ratio = (p.power->energy_per_step_j / (static_cast<double>(p.request.batch))) /
+                     (base.power->energy_per_step_j / static_cast<double>(base.request.batch));
+  if (!p.memory.fits) {
+    s.applicable = false;
+    s.reason = fmt::format("does not fit: needs {:.1f} GiB of {:.1f} GiB", p.memory.total / 1073741824.0,
+                           p.memory.capacity / 1073741824.0);
+  } else {
+    s.reason = why(p);
+  }
+  s.prediction = std::move(a.prediction);
+  return s;
+}
+
+StrategyResult not_applicable(const std::string& id, const std::string& category, const std::string& reason) {
+  StrategyResult s;
+  s.id = id;
+  s.category = category;
+  s.applicable = false;
+  s.reason = reason;
+  return s;
+}
+
+std::vector<StrategyResult> precision_strategies(const Prediction& base, const PredictRequest& r) {
+  std::vector<StrategyResult> out;
+  const bool training = r.mode == "train";
+  // Pure FP16 training (no FP32 master weights) is left out: it is not a safe recommendation.
+  std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32"}
+                                                 : std::vector<std::string>{"amp", "int8", "fp8", "tf32"};
+  for (const auto& prec : candidates) {
+    if (prec == r.precision) continue;
+    PredictRequest t = r;
+    t.precision = prec;
+    const std::string id = prec;
+    out.push_back(evaluate(id, "precision", base, t, [&, prec](const Prediction& p) {
+      const double dram = share_of(base, Bound::kMemory);
+      if (!p.precision_note.empty() && !uses_tensor_cores(p))
+        return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note, pct(dram));
+      if (prec == "int8" && p.device.sm_version == 61)
+        return std::string("sm_61 dp4a runs INT8 dot products at 4x the FP32 rate, and activations shrink 4x");
+      if (uses_tensor_cores(p))
+        return fmt::format("convolutions and GEMMs move to tensor cores ({}); memory traffic also halves",
+                           p.precision_note.empty() ? "higher math rate" : p.precision_note);
+      return p.precision_note.empty() ? std::string("lower-precision storage halves memory traffic") : p.precision_note;
+    }));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string op_class_of(const OpCost& e) {
+  if (e.kind == OpKind::kElementwise || e.kind == OpKind::kNorm) {
+    // The op's own name says what it is: "layer1.0.conv1.bn" -> "bn", "relu", "add", ...
+    std::string leaf = e.name.substr(e.name.rfind('.') + 1);
+    while (!leaf.empty() && std::isdigit(static_cast<unsigned char>(leaf.back()))) leaf.pop_back();
+    if (leaf == "recompute") return "recompute";
+    if (leaf == "bn") return "batch_norm";
+    if (leaf == "ln") return "layer_norm";
+    if (!leaf.empty()) return leaf;
+  }
+  if (e.name.rfind("amp.", 0) == 0) return "amp_casts";
+  return std::string(op_kind_name(e.kind));
+}
+
+Advice advise(const PredictRequest& request) {
+  Advice a;
+  a.baseline = predict(request);
+  const Prediction& base = a.baseline;
+  const PredictRequest& r = base.request;
+  const bool training = r.mode == "train";
+
+  // Breakdown by op class and bound.
+  std::map<std::pair<std::string, Bound>, OpClassShare> classes;
+  for (const auto& e : base.step.entries) {
+    if (e.cost.time_us <= 0) continue;
+    OpClassShare& c = classes[{op_class_of(e), e.cost.bound}];
+    c.op_class = op_class_of(e);
+    c.bound = e.cost.bound;
+    c.time_ms += e.cost.time_us / 1e3;
+    c.flops += e.cost.flops;
+    c.bytes += e.cost.bytes;
+  }
+  const double peak_bw = base.device.mem_bw_gbps * 1e9;
+  for (auto& [key, c] : classes) {
+    c.share = c.time_ms * 1e3 / base.step_us;
+    if (c.bound == Bound::kMemory || c.bound == Bound::kLatency) {
+      c.roofline_fraction = c.bytes / (c.time_ms * 1e-3) / peak_bw;
+    } else {
+      double peak = 0;
+      for (const auto& e : base.step.entries)
+        if (op_class_of(e) == c.op_class && e.cost.bound == c.bound) peak = std::max(peak, base.device.peak(e.cost.pipe));
+      c.roofline_fraction = peak > 0 ? c.flops / (c.time_ms * 1e-3) / (peak * 1e12) : 0;
+    }
+    a.breakdown.push_back(c);
+  }
+  std::sort(a.breakdown.begin(), a.breakdown.end(), [](const auto& x, const auto& y) { return x.time_ms > y.time_ms; });
+  a.memory_pressure = base.memory.total / base.memory.capacity;
+
+  std::vector<StrategyResult> s = precision_strategies(base, r);
+
+  // Memory: activation checkpointing, alone and with the larger batch it allows.
+  if (training) {
+    PredictRequest t = r;
+    t.checkpointing = true;
+    s.push_back(evaluate("checkpointing", "memory", base, t, [&](const Prediction& p) {
+      return fmt::format("recomputes the forward pass in backward: activations {:.1f} -> {:.1f} GiB",
+                         base.memory.activations / 1073741824.0, p.memory.activations / 1073741824.0);
+    }));
+    t.batch = 0;
+    s.push_back(evaluate("checkpointing+larger-batch", "memory", base, t, [&](const Prediction& p) {
+      return fmt::format("checkpointing frees room for batch {} (from {})", p.request.batch, r.batch);
+    }));
+  } else {
+    s.push_back(not_applicable("checkpointing", "memory", "activation checkpointing only applies to training"));
+  }
+
+  // Batch: the largest that fits; or, when the batch does not fit, a smaller one with gradient accumulation.
+  {
+    PredictRequest t = r;
+    t.batch = 0;
+    StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
+                                [&](const Prediction& p) {
+                                  if (!base.memory.fits)
+                                    return fmt::format("batch {} fits; accumulate {} micro-batches for the same update",
+                                                       p.request.batch, (r.batch + p.request.batch - 1) / p.request.batch);
+                                  return fmt::format("batch {} fits (from {}): fewer, fuller kernels per sample",
+                                                     p.request.batch, r.batch);
+                                });
+    if (b.prediction && b.prediction->request.batch == r.batch) {
+      b.applicable = false;
+      b.reason = "the batch is already the largest that fits";
+    }
+    s.push_back(std::move(b));
+  }
+
+  // Fusion: a compiler for the same framework, or TensorRT for inference.
+  {
+    std::vector<std::string> alternatives;
+    if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
+    if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
+    if (!training && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+    for (const auto& alt : alternatives) {
+      PredictRequest t = r;
+      t.runtime = alt;
+      const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
+      s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
+        return fmt::format("fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB per step",
+                           base.step.bytes / 1e9, p.step.bytes / 1e9);
+      }));
+    }
+    if (alternatives.empty())
+      s.push_back(not_applicable("fusion", "fusion", "runtime '" + r.runtime + "' already fuses (or has no compiler profile)"));
+  }
+
+  // Layout: channels-last removes NCHW<->NHWC transposes around tensor-core convolutions.
+  if (!base.runtime.nchw_tensor_core_transposes) {
+    s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC"));
+  } else if (!uses_tensor_cores(base)) {
+    // Layout only matters for tensor-core convolutions: evaluate it on top of mixed precision where AMP runs there.
+    PredictRequest t = r;
+    t.precision = "amp";
+    Attempt with_amp = attempt(t);
+    if (with_amp.prediction && uses_tensor_cores(*with_amp.prediction)) {
+      t.channels_last = true;
+      s.push_back(evaluate("amp+channels-last", "layout", base, t, [&](const Prediction& p) {
+        return fmt::format("AMP on tensor cores plus NHWC tensors: {:.2f}x over AMP alone",
+                           p.samples_per_s / with_amp.prediction->samples_per_s);
+      }));
+    } else {
+      s.push_back(not_applicable("channels-last", "layout",
+                                 "no tensor-core convolutions on " + base.device.id + ": nothing to transpose"));
+    }
+  } else {
+    PredictRequest t = r;
+    t.channels_last = true;
+    s.push_back(evaluate("channels-last", "layout", base, t, [](const Prediction&) {
+      return std::string("NHWC tensors: tensor-core convolutions skip the layout transposes");
+    }));
+  }
+
+  // Launch: CUDA graphs.
+  {
+    PredictRequest t = r;
+    t.cuda_graphs = true;
+    s.push_back(evaluate("cuda-graphs", "launch", base, t, [&](const Prediction&) {
+      return fmt::format("{:.0f} kernel launches: host dispatch {:.2f} ms vs GPU {:.2f} ms per step",
+                         base.step.launches, base.step.host_us / 1e3, base.step.gpu_us / 1e3);
+    }));
+  }
+
+  // Input pipeline.
+  if (r.data == "synthetic") {
+    s.push_back(not_applicable("data-loader-workers", "input", "synthetic data: no input pipeline"));
+  } else {
+    PredictRequest t = r;
+    t.host_cores = (base.input ? base.input->cores : 6) * 2;
+    s.push_back(evaluate("data-loader-workers", "input", base, t, [&](const Prediction& p) {
+      std::string why = fmt::format("{} host cores prepare {:.0f} samples/s (from {:.0f})", t.host_cores,
+                                    p.input ? p.input->host_samples_per_s : 0.0,
+                                    base.input ? base.input->host_samples_per_s : 0.0);
+      if (p.input && p.input->limited_by == "storage") why += "; storage reads cap the pipeline";
+      return why;
+    }));
+    if (base.input && base.input->dataset_kind == "jpeg") {
+      t = r;
+      t.gpu_decode = true;
+      s.push_back(evaluate("gpu-decode", "input", base, t, [](const Prediction&) {
+        return std::string("JPEG decode and augmentation on the GPU (DALI/nvJPEG) frees the host cores");
+      }));
+    } else {
+      s.push_back(not_applicable("gpu-decode", "input", "GPU decoding (DALI/nvJPEG) applies to JPEG datasets"));
+    }
+    if (base.input && !r.pinned_memory.value_or(true)) {
+      t = r;
+      t.pinned_memory = true;
+      s.push_back(evaluate("pinned-memory", "input", base, t, [](const Prediction&) {
+        return std::string("pinned host buffers double the host-to-device copy rate");
+      }));
+    }
+  }
+
+  // Hardware: the catalog GPUs that run this fastest.
+  {
+    std::vector<StrategyResult> gpus;
+    for (const auto& d : gpu_catalog()) {
+      if (d.id == base.device.id) continue;
+      PredictRequest t = r;
+      t.gpu = d.id;
+      StrategyResult g = evaluate("gpu:" + d.id, "hardware", base, t, [&](const Prediction& p) {
+        std::string why = fmt::format("{}: {:.0f} GB at {:.0f} GB/s, {:.1f} FP32 TFLOPS", p.device.name,
+                                      p.device.memory_gb, p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32));
+        if (p.device.launch_price_usd > 0) why += fmt::format(", launch price ${:.0f}", p.device.launch_price_usd);
+        if (p.primary == Bound::kInputPipeline)
+          why += fmt::format("; capped by the host input pipeline at {:.0f} samples/s", p.samples_per_s);
+        return why;
+      });
+      if (g.applicable) gpus.push_back(std::move(g));
+    }
+    std::sort(gpus.begin(), gpus.end(), [](const auto& x, const auto& y) { return x.speedup > y.speedup; });
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, gpus.size()); ++i) s.push_back(gpus[i]);
+  }
+
+  std::stable_sort(s.begin(), s.end(), [](const StrategyResult& x, const StrategyResult& y) {
+    if (x.applicable != y.applicable) return x.applicable;
+    return x.speedup > y.speedup;
+  });
+
+  // Combination: the best strategy of each software category that helps on its own, applied together.
+  {
+    PredictRequest combined = r;
+    std::vector<std::string> parts;
+    std::vector<std::string> used_categories;
+    for (const auto& st : s) {
+      if (!st.applicable || st.speedup < 1.02 || st.category == "hardware") continue;
+      if (std::find(used_categories.begin(), used_categories.end(), st.category) != used_categories.end()) continue;
+      PredictRequest t = combined;
+      const PredictRequest& x = st.request;
+      if (st.category == "precision") t.precision = x.precision;
+      if (st.category == "fusion") t.runtime = x.runtime;
+      if (st.category == "layout") {
+        t.channels_last = true;
+        t.precision = x.precision;
+      }
+      if (st.category == "launch") t.cuda_graphs = true;
+      if (st.category == "batch" || st.category == "memory") {
+        t.batch = 0;
+        t.checkpointing = x.checkpointing;
+      }
+      if (st.category == "input") {
+        t.host_cores = x.host_cores;
+        t.gpu_decode = x.gpu_decode;
+        t.pinned_memory = x.pinned_memory;
+      }
+      Attempt at = attempt(t);
+      const double before = parts.empty() ? base.samples_per_s : attempt(combined).prediction->samples_per_s;
+      if (at.prediction && at.prediction->memory.fits && at.prediction->samples_per_s > before * 1.01) {
+        combined = t;
+        parts.push_back(st.id);
+        used_categories.push_back(st.category);
+      }
+    }
+    if (parts.size() >= 2) {
+      std::string id;
+      for (const auto& p : parts) id += (id.empty() ? "" : " + ") + p;
+      a.combinations.push_back(evaluate(id, "combined", base, combined, [&](const Prediction& p) {
+        return fmt::format("together: batch {}, {} , {}", p.request.batch, p.request.precision, p.request.runtime);
+      }));
+    }
+  }
+
+  // Capacity: would a batch twice as large (if it fit) be faster per sample?
+  if (training && base.memory.fits) {
+    PredictRequest t = r;
+    t.batch = r.batch * 2;
+    Attempt at = attempt(t);
+    if (at.prediction && !at.prediction->memory.fits && at.prediction->samples_per_s > base.samples_per_s * 1.05)
+      a.capacity_limited_batch = r.batch;
+  }
+  a.strategies = std::move(s);
+  return a;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,50 @@
+// What holds a workload back and which optimizations pay: bottleneck attribution per op class, and what-if
+// strategies applied as transformations of the same request, re-predicted and ranked by gain.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/predict.h"
+
+namespace perfcast {
+
+// Step time of one op class (conv, matmul, batch_norm, relu, add, ...) and what bounds it.
+struct OpClassShare {
+  std::string op_class;
+  Bound bound = Bound::kMemory;
+  double time_ms = 0;
+  double share = 0;             // of the step
+  double flops = 0;
+  double bytes = 0;
+  double roofline_fraction = 0; // achieved FLOP/s over the pipe's peak, or bytes/s over DRAM peak
+};
+
+struct StrategyResult {
+  std::string id;               // stable key: amp, tf32, int8, checkpointing, larger-batch, xla, ...
+  std::string category;         // precision | memory | batch | fusion | launch | input | hardware
+  bool applicable = false;
+  std::string reason;           // one line: why it helps here or why not
+  double speedup = 1;           // throughput ratio against the baseline
+  double memory_delta_bytes = 0;
+  std::optional<double> energy_ratio;  // energy per sample against the baseline, when power is modelled
+  PredictRequest request;       // the transformed request
+  std::optional<Prediction> prediction;
+};
+
+struct Advice {
+  Prediction baseline;
+  std::vector<OpClassShare> breakdown;      // sorted by time
+  std::vector<StrategyResult> strategies;   // applicable first, by speedup; then not applicable
+  std::vector<StrategyResult> combinations; // composable strategies applied together
+  double memory_pressure = 0;               // total / capacity
+  std::optional<std::int64_t> capacity_limited_batch;  // largest batch that fits, when below the efficient one
+};
+
+Advice advise(const PredictRequest& request);
+
+// Op class of an op (its kind, refined for norms and elementwise ops by their name).
+std::string op_class_of(const OpCost& entry);
+
+}  // namespace perfcast

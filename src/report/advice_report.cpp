@@ -1,0 +1,137 @@
+#include "report/advice_report.h"
+
+#include <fmt/format.h>
+
+#include "report/prediction_report.h"
+
+namespace perfcast {
+
+namespace {
+
+std::string bound_text(Bound b, Lang lang) { return std::string(msg("bound." + std::string(bound_name(b)), lang)); }
+
+std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
+
+}  // namespace
+
+std::string advice_verdict(const Advice& a, Lang lang) {
+  const Prediction& p = a.baseline;
+  std::string v;
+  if (p.primary == Bound::kInputPipeline && p.input) {
+    v = fmt::format(fmt::runtime(msg("verdict.input", lang)), p.input->cores, p.input->host_samples_per_s,
+                    static_cast<double>(p.request.batch) / (p.step.step_us * 1e-6));
+  } else if (p.primary == Bound::kHost) {
+    v = fmt::format(fmt::runtime(msg("verdict.host", lang)), p.step.host_us / 1e3, p.step.launches, p.step.gpu_us / 1e3);
+  } else {
+    // The op classes that carry most of the primary bound.
+    std::vector<const OpClassShare*> top;
+    double share = 0;
+    for (const auto& c : a.breakdown)
+      if (c.bound == p.primary && top.size() < 2) {
+        top.push_back(&c);
+        share += c.share;
+      }
+    std::string names;
+    for (const auto* c : top) names += (names.empty() ? "" : std::string(msg("and", lang))) + c->op_class;
+    v = fmt::format(fmt::runtime(msg("verdict.bound_in", lang)), bound_text(p.primary, lang), names, pct(share));
+  }
+  if (!p.memory.fits)
+    v += "; " + fmt::format(fmt::runtime(msg("verdict.fits_no", lang)), format_bytes(p.memory.total),
+                            format_bytes(p.memory.capacity));
+  return v;
+}
+
+std::string advice_text(const Advice& a, Lang lang) {
+  const Prediction& p = a.baseline;
+  const auto& r = p.request;
+  std::string s;
+  s += fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name, r.runtime, r.mode,
+                   r.precision, r.batch) +
+       (r.data != "synthetic" ? fmt::format(", data {}", r.data) : "") + "\n\n";
+  s += fmt::format("{}: {}.\n", msg("verdict", lang), advice_verdict(a, lang));
+  if (!p.precision_note.empty()) s += "  (" + p.precision_note + ")\n";
+  s += "\n";
+  s += fmt::format("{}: {} {:.1f} samples/s{}, {} {:.1f} ms, {} {} / {} ({})\n", msg("summary", lang),
+                   msg("throughput", lang), p.samples_per_s,
+                   p.tokens_per_s ? fmt::format(" ({:.0f} tokens/s)", *p.tokens_per_s) : "", msg("step", lang),
+                   p.step_us / 1e3, msg("memory", lang), format_bytes(p.memory.total), format_bytes(p.memory.capacity),
+                   p.memory.fits ? msg("fits", lang) : msg("no_fit", lang));
+  s += "  " + fmt::format(fmt::runtime(msg("pressure", lang)), 100.0 * a.memory_pressure) + "\n";
+  if (a.capacity_limited_batch)
+    s += "  " + fmt::format(fmt::runtime(msg("capacity", lang)), *a.capacity_limited_batch) + "\n";
+
+  s += fmt::format("\n{}\n", msg("breakdown", lang));
+  s += fmt::format("  {:<18} {:<22} {:>9} {:>7} {:>10} {:>10} {:>9}\n", "op_class", "bound", "time", "share", "GFLOP",
+                   "GB", "roofline");
+  s += fmt::format("  {:<18} {:<22} {:>9} {:>7} {:>10} {:>10} {:>9}\n", "", "", "ms", "%", "", "", "%");
+  int shown = 0;
+  for (const auto& c : a.breakdown) {
+    if (shown++ >= 12) break;
+    s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f} {:>10.1f} {:>10.2f} {:>9.0f}\n", c.op_class.substr(0, 18),
+                     bound_name(c.bound), c.time_ms, 100.0 * c.share, c.flops / 1e9, c.bytes / 1e9,
+                     100.0 * c.roofline_fraction);
+  }
+  for (int i : {static_cast<int>(Bound::kHost), static_cast<int>(Bound::kInputPipeline),
+                static_cast<int>(Bound::kCommunication)})
+    if (p.bound_us[i] > 0)
+      s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f}\n", "(waiting)", bound_name(static_cast<Bound>(i)),
+                       p.bound_us[i] / 1e3, 100.0 * p.bound_us[i] / p.step_us);
+
+  auto strategy_row = [&](const StrategyResult& st) {
+    const double mem = st.memory_delta_bytes / 1073741824.0;
+    return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
+                       st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-", st.reason);
+  };
+  s += fmt::format("\n{}\n", msg("strategies", lang));
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8}  {}\n", "strategy", "speedup", "memory", "energy", "why");
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8}  {}\n", "", "x", "GiB", "/sample", "");
+  for (const auto& c : a.combinations) s += strategy_row(c);
+  for (const auto& st : a.strategies)
+    if (st.applicable) s += strategy_row(st);
+  s += fmt::format("\n{}\n", msg("not_applicable", lang));
+  for (const auto& st : a.strategies)
+    if (!st.applicable) s += fmt::format("  {:<40} {}\n", st.id.substr(0, 40), st.reason);
+  s += fmt::format("\n{}\n", msg("legend", lang));
+  return s;
+}
+
+nlohmann::json advice_json(const Advice& a, Lang lang) {
+  nlohmann::json j;
+  j["verdict"] = advice_verdict(a, lang);
+  j["baseline"] = prediction_json(a.baseline);
+  j["memory_pressure"] = a.memory_pressure;
+  j["capacity_limited_batch"] = a.capacity_limited_batch ? nlohmann::json(*a.capacity_limited_batch) : nlohmann::json(nullptr);
+  j["breakdown"] = nlohmann::json::array();
+  for (const auto& c : a.breakdown)
+    j["breakdown"].push_back({{"op_class", c.op_class},
+                              {"bound", bound_name(c.bound)},
+                              {"time_ms", c.time_ms},
+                              {"share", c.share},
+                              {"flops", c.flops},
+                              {"bytes", c.bytes},
+                              {"roofline_fraction", c.roofline_fraction}});
+  auto strategy = [](const StrategyResult& st) {
+    nlohmann::json x{{"id", st.id},
+                     {"category", st.category},
+                     {"applicable", st.applicable},
+                     {"reason", st.reason},
+                     {"speedup", st.applicable ? nlohmann::json(st.speedup) : nlohmann::json(nullptr)},
+                     {"memory_delta_bytes", st.memory_delta_bytes},
+                     {"energy_ratio", st.energy_ratio ? nlohmann::json(*st.energy_ratio) : nlohmann::json(nullptr)}};
+    if (st.prediction) {
+      x["samples_per_s"] = st.prediction->samples_per_s;
+      x["batch"] = st.prediction->request.batch;
+      x["precision"] = st.prediction->request.precision;
+      x["runtime"] = st.prediction->request.runtime;
+      x["gpu"] = st.prediction->device.id;
+    }
+    return x;
+  };
+  j["strategies"] = nlohmann::json::array();
+  for (const auto& st : a.strategies) j["strategies"].push_back(strategy(st));
+  j["combinations"] = nlohmann::json::array();
+  for (const auto& st : a.combinations) j["combinations"].push_back(strategy(st));
+  return j;
+}
+
+}  // namespace perfcast
