@@ -69,6 +69,8 @@ Prediction predict(const PredictRequest& request) {
   }
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   RuntimeProfile runtime = find_runtime(r.runtime);
+  if (auto it = runtime.library_efficiency_by_sm.find(device.sm_version); it != runtime.library_efficiency_by_sm.end())
+    runtime.tensor_library_efficiency = it->second;
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);

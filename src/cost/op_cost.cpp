@@ -77,7 +77,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
                      const CostContext& ctx) {
   efficiency *= ctx.runtime.library_efficiency / tensor_core_padding(c, pipe);
-  if (is_tensor_pipe(pipe)) efficiency *= cost_constants().conv_efficiency_tensor;
+  if (is_tensor_pipe(pipe)) efficiency *= cost_constants().conv_efficiency_tensor * ctx.runtime.tensor_library_efficiency;
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
   const std::int64_t m = winograd_tile(c);
   if (m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
@@ -149,7 +149,7 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double a_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const double flops = 2.0 * static_cast<double>(g.batch * g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  const double lib = ctx.runtime.library_efficiency;
+  const double lib = ctx.runtime.library_efficiency * (is_tensor_pipe(pipe) ? ctx.runtime.tensor_library_efficiency : 1.0);
   if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
   MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};

@@ -27,9 +27,28 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
   r.library_efficiency = f.number("library_efficiency");
+  if (const auto* by_sm = t["library_efficiency_by_sm"].as_table())
+    for (const auto& [k, v] : *by_sm) {
+      const std::string key(k.str());
+      if (key.rfind("sm_", 0) != 0) f.fail("library_efficiency_by_sm", "keys must look like sm_80");
+      r.library_efficiency_by_sm[std::stoi(key.substr(3))] = v.value_or(1.0);
+    }
   r.context_bytes = f.number("context_bytes");
   r.workspace_bytes = f.number("workspace_bytes");
   r.allocator_overhead = f.number("allocator_overhead");
+  const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
+  r.llm_gguf = flag_or("llm_gguf", r.llm_gguf);
+  r.llm_activation_bytes = f.number_or("llm_activation_bytes", r.llm_activation_bytes);
+  r.llm_kv_default = f.text_or("llm_kv_default", r.llm_kv_default);
+  r.llm_fused_attention = flag_or("llm_fused_attention", r.llm_fused_attention);
+  r.llm_matvec_max_batch = f.number_or("llm_matvec_max_batch", r.llm_matvec_max_batch);
+  r.llm_int8_tile_max_batch = f.number_or("llm_int8_tile_max_batch", r.llm_int8_tile_max_batch);
+  r.llm_ubatch = f.number_or("llm_ubatch", r.llm_ubatch);
+  r.llm_prefill_all_logits = flag_or("llm_prefill_all_logits", r.llm_prefill_all_logits);
+  r.llm_min_sm = f.number_or("llm_min_sm", r.llm_min_sm);
+  r.llm_memory_fraction = f.number_or("llm_memory_fraction", r.llm_memory_fraction);
+  if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0)
+    f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
   if (const auto* s = t["sources"].as_table())
     for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
   return r;

@@ -22,10 +22,24 @@ struct RuntimeProfile {
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
   double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
+  std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})
+  double tensor_library_efficiency = 1;            // the entry of the map for the device being costed
   double optimizer_kernels_per_tensor = 1;   // optimizer launches per parameter tensor
   double context_bytes = 5e8;
   double workspace_bytes = 2.7e8;
   double allocator_overhead = 1.0;
+  // Language-model serving (prefill/decode, src/analysis/llm_predict.cpp). The defaults describe a framework
+  // running the Hugging Face model eagerly, so runtime files without these keys stay valid.
+  bool llm_gguf = false;                  // runs GGUF block types with llama.cpp's kernels (MMVQ, MMQ, dequant + cuBLAS)
+  double llm_activation_bytes = 2;        // activations between kernels (llama.cpp keeps them in f32)
+  std::string llm_kv_default = "f16";     // KV-cache type when --kv-precision is not given
+  bool llm_fused_attention = false;       // flash / paged attention kernels (no score matrix in DRAM)
+  double llm_matvec_max_batch = 1;        // tokens per matmul that still run as mat-vec kernels
+  double llm_int8_tile_max_batch = 32;    // llama.cpp: int8 tile (MMQ) kernels up to this many tokens on tensor-core GPUs
+  double llm_ubatch = 0;                  // prompt tokens per forward pass (0 = the whole prompt at once)
+  bool llm_prefill_all_logits = false;    // the LM head runs on every prompt token, not only the last
+  double llm_min_sm = 0;                  // oldest compute capability the runtime runs on (70 = sm_70)
+  double llm_memory_fraction = 1;         // share of GPU memory the runtime may use (vLLM gpu_memory_utilization)
   std::map<std::string, std::string> sources;
 };
 
