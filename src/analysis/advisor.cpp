@@ -78,7 +78,7 @@ std::vector<StrategyResult> precision_strategies(const Prediction& base, const P
   std::vector<StrategyResult> out;
   const bool training = r.mode == "train";
   // Pure FP16 training (no FP32 master weights) is left out: it is not a safe recommendation.
-  std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32"}
+  std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32", "int8"}
                                                  : std::vector<std::string>{"amp", "int8", "fp8", "tf32"};
   for (const auto& prec : candidates) {
     if (prec == r.precision) continue;

@@ -6,6 +6,7 @@
 #include "cost/cost_constants.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
+#include "device/host_profile.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
 
@@ -54,6 +55,9 @@ void check_request(const PredictRequest& r) {
   const std::vector<std::string> data{"synthetic", "real", "real-augmented"};
   if (std::find(data.begin(), data.end(), r.data) == data.end()) throw_unknown("data", r.data, data);
   if (r.checkpointing && r.mode != "train") throw InputError("--checkpointing applies to --mode train only");
+  // Ids are checked even where this request does not use them (a host with synthetic data): a typo is a typo.
+  if (!r.host.empty()) find_host(r.host);
+  if (!r.dataset.empty()) find_dataset(r.dataset);
 }
 
 Prediction predict(const PredictRequest& request) {

@@ -42,7 +42,7 @@ std::string nearest(std::string_view wanted, const std::vector<std::string>& can
     }
   }
   // Accept at most a third of the word edited (and at least 2 edits for short ids).
-  const std::size_t limit = std::max<std::size_t>(2, wanted.size() / 3);
+  const std::size_t limit = wanted.size() <= 3 ? 1 : std::max<std::size_t>(2, wanted.size() / 3);
   return best_d <= limit ? best : std::string{};
 }
 

@@ -1,0 +1,253 @@
+// The optimization advisor (issue 4) against what is known from outside the code: published mixed-precision
+// speedups on Pascal and Volta, the hardware support matrix (BF16 needs sm_80, INT8 is for inference, dp4a on
+// sm_61), and the shape of the report (ranked strategies, a reason for each, a verdict that names a bound and a
+// share). Plus the measured amp/fp32 what-ifs of data/validation/published.csv under a ratchet.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/advisor.h"
+#include "analysis/validate.h"
+#include "report/advice_report.h"
+
+namespace perfcast {
+namespace {
+
+// The issue's "Done when" scenario: ResNet-50 fp32 training, PyTorch, batch 64, synthetic data.
+PredictRequest resnet50_request(const std::string& gpu, const std::string& mode = "train") {
+  PredictRequest r;
+  r.gpu = gpu;
+  r.model = "resnet50";
+  r.runtime = "pytorch";
+  r.mode = mode;
+  r.precision = "fp32";
+  r.batch = 64;
+  r.data = "synthetic";
+  return r;
+}
+
+// advise() predicts every catalog GPU as a what-if; each scenario is computed once per test run.
+const Advice& advice_for(const std::string& gpu, const std::string& mode = "train") {
+  static std::map<std::string, Advice> cache;
+  const std::string key = gpu + "/" + mode;
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, advise(resnet50_request(gpu, mode))).first;
+  return it->second;
+}
+
+const StrategyResult* find_strategy(const Advice& a, std::string_view id) {
+  for (const auto& s : a.strategies)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool contains(const std::string& haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+std::string describe(const Advice& a) {
+  std::string out;
+  for (const auto& s : a.strategies)
+    out += "  " + s.id + (s.applicable ? " applicable " : " n/a ") + std::to_string(s.speedup) + " " + s.reason + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------- mixed precision
+
+TEST(Advisor, AmpOnGp102GainsOnlyTheMemoryPart) {
+  // Issue 4, "Done when": mixed precision gains about 1.1-1.3x on gtx-1080-ti. GP102 runs FP16 math at 1/64
+  // rate, so AMP keeps FP32 math and only halves memory traffic; published TF amp-vs-fp32 measurements on
+  // GP102 give 1.1-1.3x. Allowed: 1.10-1.35x.
+  const Advice& a = advice_for("gtx-1080-ti");
+  const StrategyResult* amp = find_strategy(a, "amp");
+  ASSERT_NE(amp, nullptr) << describe(a);
+  EXPECT_TRUE(amp->applicable) << amp->reason;
+  EXPECT_GE(amp->speedup, 1.10) << amp->reason;
+  EXPECT_LE(amp->speedup, 1.35) << amp->reason;
+}
+
+TEST(Advisor, AmpOnV100GainsTwoXOrMore) {
+  // Issue 4, "Done when": about 2x or more on v100-sxm2-16gb (tensor cores: 125 vs 15.7 TFLOPS). NVIDIA's
+  // published ResNet-50 PyTorch training numbers on V100 put AMP at 2.5-3x FP32 (with NHWC). The best AMP-based
+  // strategy (AMP alone or AMP with channels-last) must reach 2x.
+  const Advice& a = advice_for("v100-sxm2-16gb");
+  double best = 0;
+  for (const char* id : {"amp", "amp+channels-last"}) {
+    const StrategyResult* s = find_strategy(a, id);
+    if (s && s->applicable) best = std::max(best, s->speedup);
+  }
+  EXPECT_GE(best, 2.0) << describe(a);
+  const StrategyResult* amp = find_strategy(a, "amp");
+  ASSERT_NE(amp, nullptr) << describe(a);
+  EXPECT_TRUE(amp->applicable) << amp->reason;
+  EXPECT_GT(amp->speedup, 1.3) << "tensor cores must give Volta a clearly larger AMP gain than GP102";
+}
+
+TEST(Advisor, AmpGainIsLargerOnVoltaThanOnPascal) {
+  const StrategyResult* pascal = find_strategy(advice_for("gtx-1080-ti"), "amp");
+  const StrategyResult* volta = find_strategy(advice_for("v100-sxm2-16gb"), "amp");
+  ASSERT_NE(pascal, nullptr);
+  ASSERT_NE(volta, nullptr);
+  EXPECT_GT(volta->speedup, pascal->speedup);
+}
+
+// ---------------------------------------------------------------- strategies that do not apply
+
+TEST(Advisor, Bf16OnSm61IsNotApplicableWithReason) {
+  // Issue 4 item 7: BF16 on sm_61 is reported as not applicable with the reason (BF16 needs sm_80 tensor cores).
+  const Advice& a = advice_for("gtx-1080-ti");
+  const StrategyResult* bf16 = find_strategy(a, "amp-bf16");
+  ASSERT_NE(bf16, nullptr) << "BF16 must be reported, not left out:\n" << describe(a);
+  EXPECT_FALSE(bf16->applicable);
+  const std::string why = lower(bf16->reason);
+  EXPECT_TRUE(contains(why, "bf16")) << bf16->reason;
+  EXPECT_TRUE(contains(why, "sm_61")) << bf16->reason;
+  EXPECT_FALSE(bf16->prediction.has_value());
+}
+
+TEST(Advisor, Int8TrainingIsNotApplicableWithReason) {
+  // Issue 4 item 7: INT8 training is reported as not applicable with the reason (INT8 is for inference).
+  const Advice& a = advice_for("gtx-1080-ti");
+  const StrategyResult* int8 = find_strategy(a, "int8");
+  ASSERT_NE(int8, nullptr) << "int8 must be listed for training, as not applicable";
+  EXPECT_FALSE(int8->applicable);
+  EXPECT_TRUE(contains(lower(int8->reason), "inference")) << int8->reason;
+}
+
+TEST(Advisor, Int8InferenceOnTeslaP40IsApplicableAndFaster) {
+  // Tesla P40 (GP102, sm_61) has dp4a: NVIDIA's datasheet gives 47 INT8 TOPS against 12 FP32 TFLOPS, and its
+  // published ResNet-50 inference numbers show INT8 well ahead of FP32.
+  const Advice& a = advice_for("tesla-p40", "infer");
+  const StrategyResult* int8 = find_strategy(a, "int8");
+  ASSERT_NE(int8, nullptr) << describe(a);
+  EXPECT_TRUE(int8->applicable) << int8->reason;
+  EXPECT_GT(int8->speedup, 1.0) << int8->reason;
+  ASSERT_TRUE(int8->prediction.has_value());
+  EXPECT_GT(int8->prediction->samples_per_s, a.baseline.samples_per_s);
+  EXPECT_EQ(int8->prediction->request.precision, "int8");
+  EXPECT_EQ(int8->prediction->request.mode, "infer");
+}
+
+TEST(Advisor, ChannelsLastIsNotApplicableOnGp102) {
+  // GP102 has no tensor cores, so there are no NCHW<->NHWC transposes around tensor-core convolutions to remove.
+  const Advice& a = advice_for("gtx-1080-ti");
+  int reported = 0;
+  for (const auto& s : a.strategies) {
+    if (!contains(s.id, "channels-last")) continue;
+    ++reported;
+    EXPECT_FALSE(s.applicable) << s.id << ": " << s.reason;
+    EXPECT_FALSE(s.reason.empty()) << s.id;
+  }
+  EXPECT_GE(reported, 1) << "channels-last must be reported as not applicable, not left out:\n" << describe(a);
+}
+
+// ---------------------------------------------------------------- report shape
+
+void expect_sorted(const Advice& a) {
+  bool seen_not_applicable = false;
+  double previous = INFINITY;
+  for (const auto& s : a.strategies) {
+    if (!s.applicable) {
+      seen_not_applicable = true;
+      continue;
+    }
+    EXPECT_FALSE(seen_not_applicable) << s.id << " is applicable but listed after a not-applicable strategy";
+    EXPECT_LE(s.speedup, previous) << s.id << " is out of order:\n" << describe(a);
+    previous = s.speedup;
+  }
+}
+
+TEST(Advisor, StrategiesAreApplicableFirstThenBySpeedup) {
+  expect_sorted(advice_for("gtx-1080-ti"));
+  expect_sorted(advice_for("v100-sxm2-16gb"));
+  expect_sorted(advice_for("tesla-p40", "infer"));
+}
+
+void expect_complete(const Advice& a) {
+  ASSERT_FALSE(a.strategies.empty());
+  std::vector<const StrategyResult*> all;
+  for (const auto& s : a.strategies) all.push_back(&s);
+  for (const auto& s : a.combinations) all.push_back(&s);
+  for (const auto* s : all) {
+    SCOPED_TRACE(s->id);
+    EXPECT_FALSE(s->id.empty());
+    EXPECT_FALSE(s->reason.empty()) << "every strategy says why it does or does not help";
+    if (!s->applicable) continue;
+    ASSERT_TRUE(s->prediction.has_value());
+    EXPECT_TRUE(std::isfinite(s->speedup));
+    EXPECT_GT(s->speedup, 0);
+    EXPECT_GT(s->prediction->samples_per_s, 0);
+    EXPECT_TRUE(s->prediction->memory.fits) << "an applicable strategy must fit in memory";
+    EXPECT_NEAR(s->speedup, s->prediction->samples_per_s / a.baseline.samples_per_s, 1e-9 * s->speedup);
+  }
+}
+
+TEST(Advisor, EveryApplicableStrategyHasAReasonAndAPrediction) {
+  expect_complete(advice_for("gtx-1080-ti"));
+  expect_complete(advice_for("v100-sxm2-16gb"));
+  expect_complete(advice_for("tesla-p40", "infer"));
+}
+
+TEST(Advisor, VerdictNamesABoundAndAShare) {
+  // Issue 4: "First the verdict in a sentence ("bound by DRAM bandwidth in BatchNorm and ReLU: 38% of the step")".
+  const std::vector<std::string> bounds{"tensor-core", "cuda-core", "dram bandwidth", "launch",
+                                        "input pipeline", "host-to-device", "communication"};
+  for (const char* gpu : {"gtx-1080-ti", "v100-sxm2-16gb"}) {
+    const std::string v = advice_verdict(advice_for(gpu), Lang::kEn);
+    SCOPED_TRACE(std::string(gpu) + ": " + v);
+    EXPECT_TRUE(std::any_of(bounds.begin(), bounds.end(), [&](const auto& b) { return contains(lower(v), b); }));
+    EXPECT_TRUE(contains(v, "%"));
+    EXPECT_EQ(std::count(v.begin(), v.end(), '\n'), 0) << "the verdict is one sentence";
+  }
+}
+
+TEST(Advisor, BreakdownSharesCoverTheStep) {
+  const Advice& a = advice_for("gtx-1080-ti");
+  ASSERT_FALSE(a.breakdown.empty());
+  double total = 0;
+  for (const auto& c : a.breakdown) {
+    EXPECT_FALSE(c.op_class.empty());
+    EXPECT_GE(c.share, 0);
+    EXPECT_GE(c.roofline_fraction, 0);
+    EXPECT_LE(c.roofline_fraction, 1.0 + 1e-9) << c.op_class << " above its roofline";
+    total += c.share;
+  }
+  // Synthetic data on one GPU: the kernels are the step (no input or communication waits), so the op-class
+  // shares add up to at most the whole step.
+  EXPECT_LE(total, 1.0 + 1e-6);
+  EXPECT_GT(total, 0.5);
+}
+
+// ---------------------------------------------------------------- measured what-ifs
+
+TEST(Advisor, MeasuredAmpWhatIfsStayUnderTheRatchet) {
+  // Issue 4 item 6: the amp-vs-fp32 row pairs of published.csv are measured mixed-precision speedups; the
+  // issue target is a median ratio error of at most 10% and the right direction on every GPU.
+  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/published.csv");
+  EXPECT_GE(rep.amp_overall.pairs, 60) << "amp/fp32 pairs on Pascal, Turing, Volta and Ampere must all be found";
+  EXPECT_EQ(static_cast<std::size_t>(rep.amp_overall.pairs), rep.amp_ratios.size());
+  // RATCHET, not the target: `perfcast validate data/validation/published.csv` reported a median ratio error
+  // of 13.1% (108 pairs, direction wrong in 4) when this test was written; 13.1 + 1.5 points = 14.6. The issue
+  // target is 10%; lower this as the model improves, never raise it quietly.
+  EXPECT_LE(rep.amp_overall.median_error_pct, 14.6);
+  // RATCHET, not the target (which is 0): 4 pairs had the wrong direction when this test was written.
+  EXPECT_LE(rep.amp_overall.direction_wrong, 4);
+  for (const auto& r : rep.amp_ratios) {
+    EXPECT_GT(r.measured, 0) << r.gpu << " " << r.model;
+    EXPECT_GT(r.predicted, 0) << r.gpu << " " << r.model;
+  }
+}
+
+}  // namespace
+}  // namespace perfcast
