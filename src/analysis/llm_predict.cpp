@@ -1,10 +1,872 @@
+// Language-model inference (prefill and decode) and LoRA fine-tuning.
+//
+// Inference runs the model's graph one forward pass at a time: a prefill pass over the prompt tokens (split in
+// micro-batches as the runtime does), or a decode step of one token per sequence against a KV cache of the
+// context so far. Each weight matmul takes the kernel path the runtime takes for its weight type and token
+// count (llama.cpp: mat-vec kernels on the quantized blocks, int8 dp4a tile kernels, or dequantize + cuBLAS;
+// serving engines: fp16/bf16/fp8 tensor-core GEMMs and weight-only int8/int4 GEMMs), attention reads the KV
+// cache at its precision, and the other ops are costed as in training/inference (cost_op).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "cost/cost_constants.h"
+#include "cost/quantization.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "graph/op_arithmetic.h"
+#include "import/model_source.h"
 
 namespace perfcast {
 
+namespace {
+
+// ---- the model, read from its graph -----------------------------------------------------------------------
+
+struct LlmShape {
+  int layers = 0;
+  std::int64_t heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0;
+  std::int64_t experts = 0;       // 0 = dense
+  double experts_per_tok = 0;
+  bool tied = false;              // LM head shares the token embedding
+  std::int64_t positions = 0;     // learned positions (GPT-2); 0 = rotary
+};
+
+bool is_weight_matmul(const Op& op) { return op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0; }
+
+// The op name without its block scope: "blk.3.attn_v" -> "attn_v", "h.3.attn.q" -> "attn.q".
+std::string local_name(const std::string& name, int* layer) {
+  *layer = 0;
+  for (const std::string prefix : {"blk.", "h."}) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::size_t dot = name.find('.', prefix.size());
+    if (dot == std::string::npos) break;
+    *layer = std::atoi(name.substr(prefix.size(), dot - prefix.size()).c_str());
+    return name.substr(dot + 1);
+  }
+  return name;
+}
+
+TensorRole role_of(const std::string& name, int* layer) {
+  const std::string n = local_name(name, layer);
+  if (n.rfind("ffn_gate_inp", 0) == 0) return TensorRole::kRouter;
+  if (n.rfind("ffn_gate", 0) == 0) return TensorRole::kFfnGate;
+  if (n.rfind("ffn_up", 0) == 0 || n == "mlp.c_fc") return TensorRole::kFfnUp;
+  if (n.rfind("ffn_down", 0) == 0 || n == "mlp.c_proj") return TensorRole::kFfnDown;
+  if (n == "attn_q") return TensorRole::kAttnQ;
+  if (n == "attn_k") return TensorRole::kAttnK;
+  if (n == "attn_v") return TensorRole::kAttnV;
+  if (n == "attn.q" || n == "attn.k" || n == "attn.v") return TensorRole::kAttnQkv;
+  if (n == "attn_output" || n == "attn.out") return TensorRole::kAttnOutput;
+  if (n == "output" || n == "lm_head") return TensorRole::kOutput;
+  if (n == "token_embd" || n == "wte") return TensorRole::kTokenEmbedding;
+  return TensorRole::kOther;
+}
+
+LlmShape shape_of(const Graph& g) {
+  LlmShape s;
+  const double tokens = static_cast<double>(g.batch * std::max<std::int64_t>(1, g.seq));
+  for (const auto& op : g.ops) {
+    int layer = 0;
+    if (op.kind == OpKind::kAttention) {
+      if (s.layers == 0) {
+        s.heads = op.attn.heads;
+        s.kv_heads = op.attn.kv_heads;
+        s.head_dim = op.attn.head_dim;
+      }
+      ++s.layers;
+    } else if (is_weight_matmul(op)) {
+      const TensorRole role = role_of(op.name, &layer);
+      if (role == TensorRole::kOutput) {
+        s.vocab = op.mm.n;
+        s.hidden = op.mm.k;
+        s.tied = op.params < op.mm.n * op.mm.k;
+      } else if (op.mm.batch > 1 && s.experts == 0) {
+        s.experts = op.mm.batch;
+        s.experts_per_tok = static_cast<double>(op.in_elems / op.mm.k) / tokens;
+      }
+    } else if (op.kind == OpKind::kEmbedding && local_name(op.name, &layer) == "wpe") {
+      s.positions = op.params / op.out_shape.back();
+    }
+  }
+  if (s.layers == 0 || s.vocab == 0)
+    throw InputError("model '" + g.model_id + "' has no attention blocks or LM head: not a decoder language model");
+  return s;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------------------
+
+// A kernel from its compute time and DRAM bytes, with the bandwidth ramp and the architecture's floor (as
+// KernelCostModel does for its own kernels).
+KernelCost make_kernel(const KernelCostModel& km, double compute_us, double flops, double bytes, Pipe pipe,
+                       double launches = 1) {
+  KernelCost k;
+  k.pipe = pipe;
+  k.launches = launches;
+  k.flops = flops * launches;
+  k.bytes = bytes * launches;
+  k.compute_us = compute_us;
+  k.memory_us = bytes / km.dram_bytes_per_us() + cost_constants().ramp_us;
+  const double per = std::max({compute_us, k.memory_us, km.arch().kernel_floor_us});
+  if (per == compute_us && compute_us >= k.memory_us)
+    k.bound = is_tensor_pipe(pipe) ? Bound::kTensorCompute : Bound::kCudaCompute;
+  else if (per == k.memory_us)
+    k.bound = Bound::kMemory;
+  else
+    k.bound = Bound::kLatency;
+  k.time_us = per * launches;
+  return k;
+}
+
+OpCost entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase = Phase::kForward) {
+  OpCost c;
+  c.name = name;
+  c.kind = kind;
+  c.phase = phase;
+  c.cost = cost;
+  return c;
+}
+
+struct InferContext {
+  const DeviceSpec& device;
+  const ArchitectureProfile& arch;
+  const KernelCostModel& km;
+  const RuntimeProfile& runtime;
+  const WeightPrecision& weights;
+  const LlmShape& shape;
+  PrecisionPlan plan;       // activations/norm weights for the streaming ops
+  double kv_bytes = 2;      // per KV element
+  Pipe float_pipe = Pipe::kFp32;   // fp16/bf16/fp32 GEMMs of the serving engines
+  std::optional<Pipe> half_pipe;   // llama.cpp's cuBLAS fp16 path (tensor cores)
+};
+
+// Below this many tokens per weight matrix the serving engines run skinny-GEMM (GEMV-like) kernels.
+constexpr double kSkinnyRows = 16;
+
+struct WeightFormat {
+  std::string type;  // block type or precision name
+  double bits = 16;
+};
+
+WeightFormat weight_format(const Op& op, const InferContext& c) {
+  int layer = 0;
+  const TensorRole role = role_of(op.name, &layer);
+  const WeightPrecision& w = c.weights;
+  if (role == TensorRole::kRouter) return {c.runtime.llm_gguf ? "f32" : "f16", c.runtime.llm_gguf ? 32.0 : 16.0};
+  if (w.scheme == WeightScheme::kGguf) {
+    TensorInfo t;
+    t.role = role;
+    t.layer = layer;
+    t.n_layers = c.shape.layers;
+    t.row_elems = op.kind == OpKind::kEmbedding ? op.out_shape.back() : op.mm.k;
+    t.n_gqa = static_cast<int>(c.shape.heads / std::max<std::int64_t>(1, c.shape.kv_heads));
+    t.n_expert = static_cast<int>(c.shape.experts);
+    t.model_70b = c.shape.layers == 80;
+    t.has_output = !c.shape.tied;
+    const BlockType& b = gguf_tensor_type(w, t);
+    return {b.name, b.bits_per_weight()};
+  }
+  if (w.scheme == WeightScheme::kFloat) return {w.name == "fp32" ? "f32" : w.name == "bf16" ? "bf16" : "f16", w.bits_per_weight};
+  return {w.name, w.bits_per_weight};
+}
+
+// Kernels of one weight matmul: `tokens` rows over `groups` weight matrices of [k x n] (experts touched).
+std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double tokens, double groups,
+                                  const InferContext& c) {
+  std::vector<OpCost> out;
+  const auto& km = c.km;
+  const double n = static_cast<double>(op.mm.n), k = static_cast<double>(op.mm.k);
+  const double weights = groups * n * k;
+  const double wbytes = weights * wf.bits / 8.0;
+  const double rows = tokens / groups;  // per weight matrix
+  const double flops = 2.0 * tokens * n * k;
+  const double act = c.runtime.llm_activation_bytes;
+  const double io = tokens * (k + n) * act;
+  const MatmulGeometry geo{static_cast<std::int64_t>(std::llround(groups)),
+                           std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(rows))), op.mm.n, op.mm.k,
+                           true, op.mm.bias};
+  const auto& q = quant_kernel_constants();
+  const int sm = c.device.sm_version;
+  const double slots_per_us = static_cast<double>(c.device.sm_count) * 128.0 * c.device.boost_clock_mhz *
+                              km.compute_clock_factor();
+  const std::string& name = op.name;
+
+  if (!c.runtime.llm_gguf) {
+    // Serving engines: one GEMM (cuBLAS/CUTLASS) on the precision's pipe; weight-only kernels dequantize in
+    // registers and read only the packed bytes.
+    double eff = c.runtime.library_efficiency;
+    const Pipe pipe = c.float_pipe;
+    if (c.weights.scheme == WeightScheme::kWeightOnly) eff *= q.weight_only_dequant_efficiency;
+    if (rows < kSkinnyRows) {
+      // A few tokens: skinny-GEMM / GEMV kernels stream the weights once and keep every fetched row busy
+      // (split-K over the SMs), so the token count is not padded up to a tile.
+      const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;
+      const double rate = c.device.peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
+      out.push_back(entry(name, OpKind::kMatmul, make_kernel(km, flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
+      return out;
+    }
+    out.push_back(entry(name, OpKind::kMatmul, km.gemm(geo, pipe, flops, wbytes + io, eff)));
+    return out;
+  }
+
+  const BlockType& bt = block_type(wf.type);
+  const double q8_act = tokens * k * (34.0 / 32.0);  // activations quantized to q8_1 blocks
+  if (rows <= c.runtime.llm_matvec_max_batch) {
+    // Mat-vec: mul_mat_vec_q on int8-quantized activations (dp4a, sm_61+), dequantize_mul_mat_vec otherwise.
+    const bool mmvq = bt.quantized && sm >= 61;
+    if (mmvq)
+      out.push_back(entry(name + ".quantize_q8_1", OpKind::kElementwise,
+                          make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
+    const double slots = q.mmvq_slots_per_weight(mmvq ? bt.name : (bt.quantized ? "q8_0" : bt.name), sm);
+    const double compute_us = slots * weights * rows / (slots_per_us * q.issue_rates(sm).mmvq_efficiency);
+    const double bytes = (wbytes + (mmvq ? q8_act : tokens * k * act) + tokens * n * act) / groups;
+    out.push_back(entry(name, OpKind::kMatmul,
+                        make_kernel(km, compute_us / groups, flops / groups, bytes,
+                                    mmvq ? Pipe::kDp4a : Pipe::kFp32, groups)));
+    return out;
+  }
+  // Tensor-core GPUs take cuBLAS fp16 for float weights and for quantized ones beyond the int8 tile kernels.
+  const bool tensor_path = c.half_pipe && (!bt.quantized || rows > c.runtime.llm_int8_tile_max_batch);
+  if (bt.quantized && sm >= 61 && !tensor_path) {
+    // int8 tile kernels (mul_mat_q): activations quantized to q8_1, weights unpacked into shared memory.
+    out.push_back(entry(name + ".quantize_q8_1", OpKind::kElementwise,
+                        make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
+    const double eff = q.mmq_dp4a_efficiency * q.mmq_relative_rate(bt.name) / c.arch.gemm_efficiency_cuda;
+    out.push_back(entry(name, OpKind::kMatmul, km.gemm(geo, Pipe::kDp4a, flops, wbytes + q8_act + tokens * n * act, eff)));
+    return out;
+  }
+  if (tensor_path) {
+    // Dequantize to fp16, convert the activations, cuBLAS fp16 GEMM, convert the result back to f32.
+    if (bt.name != "f16")
+      out.push_back(entry(name + ".to_fp16", OpKind::kElementwise,
+                          make_kernel(km, 0, 0, wbytes + 2.0 * weights, Pipe::kFp32)));
+    out.push_back(entry(name + ".src1_to_fp16", OpKind::kElementwise,
+                        make_kernel(km, 0, 0, tokens * k * (act + 2.0), Pipe::kFp32)));
+    out.push_back(entry(name, OpKind::kMatmul,
+                        km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), c.runtime.library_efficiency)));
+    out.push_back(entry(name + ".dst_to_fp32", OpKind::kElementwise,
+                        make_kernel(km, 0, 0, tokens * n * (2.0 + act), Pipe::kFp32)));
+    return out;
+  }
+  // No int8 or tensor-core path (f16/f32 weights on Pascal, any weights on sm_60): convert the weights to f32
+  // and run SGEMM (llama.cpp ggml_cuda_op_mul_mat_cublas below Volta).
+  if (bt.name != "f32")
+    out.push_back(entry(name + ".to_fp32", OpKind::kElementwise, make_kernel(km, 0, 0, wbytes + 4.0 * weights, Pipe::kFp32)));
+  out.push_back(entry(name, OpKind::kMatmul,
+                      km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, c.runtime.library_efficiency)));
+  return out;
+}
+
+// Attention of `q` new tokens per sequence against `kv` cached positions (the new ones included).
+std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferContext& c) {
+  std::vector<OpCost> out;
+  const auto& km = c.km;
+  const auto& a = op.attn;
+  const double B = static_cast<double>(a.batch), q = static_cast<double>(a.q_len), L = static_cast<double>(kv_len);
+  const double H = static_cast<double>(a.heads), Hk = static_cast<double>(a.kv_heads), d = static_cast<double>(a.head_dim);
+  const double act = c.runtime.llm_activation_bytes;
+  const double cache = B * L * Hk * d * c.kv_bytes;  // K or V
+  const double fresh = B * q * Hk * d;             // new K or V elements
+  const double scores = B * H * q * L;
+  const double qkv_flops = 4.0 * scores * d;
+  const double q_bytes = B * q * H * d * act;
+  const std::string& name = op.name;
+  if (c.runtime.llm_fused_attention) {
+    out.push_back(entry(name + ".kv_store", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * fresh * (act + c.kv_bytes), Pipe::kFp32)));
+    if (q <= 1) {
+      // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
+      const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * 0.5);
+      out.push_back(entry(name, OpKind::kAttention, make_kernel(km, compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
+    } else {
+      // Flash attention: causal blocks above the diagonal are skipped.
+      const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
+      const MatmulGeometry g{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
+      out.push_back(entry(name, OpKind::kAttention,
+                          km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes, 0.7)));
+    }
+    return out;
+  }
+  // Unfused (llama.cpp without flash attention, eager frameworks): store K and V, KQ, masked softmax, KQV,
+  // then the permute back to [tokens, heads x dim].
+  out.push_back(entry(name + ".k_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
+  out.push_back(entry(name + ".v_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
+  const double score_bytes = scores * 4.0;  // f32 scores
+  if (q <= 1) {
+    const double fp_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().elementwise_compute_efficiency * 2.0;
+    out.push_back(entry(name + ".kq", OpKind::kAttention,
+                        make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + q_bytes + score_bytes, Pipe::kFp32)));
+    out.push_back(entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
+    out.push_back(entry(name + ".kqv", OpKind::kAttention,
+                        make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + score_bytes + q_bytes, Pipe::kFp32)));
+  } else {
+    const MatmulGeometry kq{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
+    const MatmulGeometry kqv{a.batch * a.heads, a.q_len, a.head_dim, kv_len, false, false};
+    const bool half = c.half_pipe.has_value();
+    const Pipe pipe = half ? *c.half_pipe : Pipe::kFp32;
+    if (!half && c.kv_bytes < 4)  // K and V converted to f32 for SGEMM
+      out.push_back(entry(name + ".kv_to_fp32", OpKind::kElementwise,
+                          make_kernel(km, 0, 0, 2.0 * (cache + cache / c.kv_bytes * 4.0), Pipe::kFp32)));
+    const double operand = half ? 2.0 : 4.0;
+    out.push_back(entry(name + ".kq", OpKind::kAttention,
+                        km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, c.runtime.library_efficiency)));
+    out.push_back(entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
+    out.push_back(entry(name + ".kqv", OpKind::kAttention,
+                        km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, c.runtime.library_efficiency)));
+  }
+  out.push_back(entry(name + ".permute", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * q_bytes, Pipe::kFp32)));
+  return out;
+}
+
+// One forward pass of `graph` (q tokens per sequence) against `kv_len` cached positions.
+std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool all_logits, const InferContext& c) {
+  std::vector<OpCost> out;
+  const CostContext ctx{c.km, c.runtime, c.plan, false};
+  const double tokens = static_cast<double>(graph.batch * graph.seq);
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    std::vector<OpCost> kernels;
+    if (is_weight_matmul(op)) {
+      int layer = 0;
+      double rows = static_cast<double>(op.in_elems / op.mm.k);
+      double groups = 1;
+      if (role_of(op.name, &layer) == TensorRole::kOutput && !all_logits) rows = static_cast<double>(graph.batch);
+      if (op.mm.batch > 1) {
+        // Routed experts: the distinct experts the batch's tokens reach (uniform routing).
+        const double e = static_cast<double>(op.mm.batch), share = rows / tokens / e;
+        groups = std::clamp(e * (1.0 - std::pow(1.0 - share, tokens)), 1.0, e);
+      }
+      kernels = weight_matmul(op, weight_format(op, c), rows, groups, c);
+    } else if (op.kind == OpKind::kAttention) {
+      kernels = attention(op, kv_len, c);
+    } else if (op.kind == OpKind::kLoss) {
+      continue;
+    } else {
+      OpCost e = cost_op(graph.ops, i, Phase::kForward, ctx);
+      if (e.fusion == Fusion::kSkipped || e.fusion == Fusion::kFolded) continue;
+      kernels.push_back(e);
+    }
+    for (auto& k : kernels) out.push_back(std::move(k));
+  }
+  if (c.runtime.llm_step_host_us > 0) {
+    // Per pass the host builds and schedules the graph and waits for the logits: the GPU idles meanwhile.
+    KernelCost k;
+    k.launches = 0;
+    k.time_us = c.runtime.llm_step_host_us;
+    k.bound = Bound::kHost;
+    out.push_back(entry("host.graph_and_logits_sync", OpKind::kDataMovement, k));
+  }
+  return out;
+}
+
+void scale(std::vector<OpCost>& entries, double w) {
+  for (auto& e : entries) {
+    e.cost.time_us *= w;
+    e.cost.launches *= w;
+    e.cost.flops *= w;
+    e.cost.bytes *= w;
+  }
+}
+
+StepCost sum_step(std::vector<OpCost> entries, const RuntimeProfile& runtime) {
+  StepCost s;
+  s.entries = std::move(entries);
+  for (const auto& e : s.entries) {
+    s.gpu_us += e.cost.time_us + e.cost.launches * runtime.gpu_gap_per_kernel_us;
+    s.host_us += e.cost.launches * runtime.host_overhead_per_kernel_us;
+    s.launches += e.cost.launches;
+    s.flops += e.cost.flops;
+    s.bytes += e.cost.bytes;
+  }
+  s.step_us = std::max(s.gpu_us, s.host_us);
+  return s;
+}
+
+// ---- memory -------------------------------------------------------------------------------------------------
+
+struct LlmMemory {
+  double weights = 0, kv_cache = 0, activations = 0, workspace = 0;
+};
+
+double weight_bytes(const Graph& g, const InferContext& c) {
+  double bytes = 0;
+  const double small = c.runtime.llm_gguf ? 4.0 : c.runtime.llm_activation_bytes;  // norms, biases, routers
+  for (const auto& op : g.ops) {
+    if (op.params <= 0) continue;
+    if (is_weight_matmul(op)) {
+      const double groups = static_cast<double>(op.mm.batch);
+      const double matrix = groups * static_cast<double>(op.mm.n * op.mm.k);
+      const double owned = std::min(static_cast<double>(op.params), matrix);  // 0 when tied (bias only)
+      bytes += owned * weight_format(op, c).bits / 8.0 + (static_cast<double>(op.params) - owned) * small;
+    } else if (op.kind == OpKind::kEmbedding) {
+      int layer = 0;
+      const bool token = role_of(op.name, &layer) == TensorRole::kTokenEmbedding;
+      bytes += static_cast<double>(op.params) * (token ? weight_format(op, c).bits / 8.0 : small);
+    } else {
+      bytes += static_cast<double>(op.params) * small;
+    }
+  }
+  return bytes;
+}
+
+double kv_cache_bytes(const LlmShape& s, double batch, double positions, double kv_bytes) {
+  return static_cast<double>(s.layers) * batch * positions * 2.0 * static_cast<double>(s.kv_heads * s.head_dim) * kv_bytes;
+}
+
+// Working buffers of one pass: the largest producer/consumer pair, the score matrix of unfused attention, and
+// llama.cpp's fp16 copy of the largest weight on its cuBLAS path.
+double activation_bytes(const Graph& g, std::int64_t kv_len, const InferContext& c) {
+  double peak = 0, widest = 0;
+  for (const auto& op : g.ops) {
+    peak = std::max(peak, static_cast<double>(op.in_elems + op.out_elems));
+    if (is_weight_matmul(op)) widest = std::max(widest, static_cast<double>(op.mm.n * op.mm.k));
+  }
+  double bytes = peak * c.runtime.llm_activation_bytes;
+  if (!c.runtime.llm_fused_attention)
+    bytes += static_cast<double>(g.batch * c.shape.heads * g.seq * kv_len) * 4.0;
+  if (c.runtime.llm_gguf && c.half_pipe && static_cast<double>(g.batch * g.seq) > c.runtime.llm_int8_tile_max_batch)
+    bytes += widest * 2.0;
+  return bytes;
+}
+
+MemoryBreakdown to_breakdown(const LlmMemory& m, const RuntimeProfile& runtime, const DeviceSpec& device) {
+  MemoryBreakdown b;
+  b.weights = m.weights;
+  b.activations = m.activations + m.kv_cache;  // the KV cache is reported again in llm.kv_cache_bytes
+  b.workspace = m.workspace;
+  b.runtime = runtime.context_bytes;
+  b.total = (b.weights + b.activations + b.workspace) * runtime.allocator_overhead + b.runtime;
+  b.capacity = device.memory_bytes() * runtime.llm_memory_fraction;
+  b.fits = b.total <= b.capacity;
+  return b;
+}
+
+// ---- request resolution -------------------------------------------------------------------------------------
+
+double kv_element_bytes(const std::string& name) {
+  static const std::vector<std::string> names{"f32", "fp32", "f16", "fp16", "bf16", "q8_0", "q4_0", "fp8", "int8"};
+  if (name == "f32" || name == "fp32") return 4;
+  if (name == "f16" || name == "fp16" || name == "bf16") return 2;
+  if (name == "q8_0") return 34.0 / 32.0;
+  if (name == "q4_0") return 18.0 / 32.0;
+  if (name == "fp8" || name == "int8") return 1;
+  throw_unknown("KV-cache precision", name, names);
+}
+
+RuntimeProfile runtime_for(const PredictRequest& r) {
+  RuntimeProfile runtime = find_runtime(r.runtime);
+  if (r.cuda_graphs) {
+    runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
+    runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
+  }
+  return runtime;
+}
+
+DeviceSpec device_for(const PredictRequest& r) {
+  DeviceSpec device = find_gpu(r.gpu);
+  if (r.power_limit_w > 0) {
+    if (r.power_limit_w > device.tdp_w * 1.5)
+      throw InputError("power limit " + std::to_string(static_cast<int>(r.power_limit_w)) + " W is far above the " +
+                       std::to_string(static_cast<int>(device.tdp_w)) + " W board limit of " + device.id);
+    device.tdp_w = r.power_limit_w;
+  }
+  return device;
+}
+
+std::string fmt_count(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  if (v >= 1e9) s << v / 1e9 << " B";
+  else if (v >= 1e6) s << v / 1e6 << " M";
+  else s << v;
+  return s.str();
+}
+
+// ---- LoRA fine-tuning ---------------------------------------------------------------------------------------
+
+Op adapter_op(std::int64_t rows, std::int64_t in, std::int64_t out, bool needs_input_grad) {
+  Op op;
+  op.kind = OpKind::kMatmul;
+  op.name = "lora";
+  op.inputs = {-1};
+  op.mm = MatmulGeometry{1, rows, out, in, true, false};
+  op.in_elems = rows * in;
+  op.out_elems = rows * out;
+  op.params = in * out;
+  op.weight_elems = in * out;
+  op.needs_input_grad = needs_input_grad;
+  op.saves_input = true;
+  return op;
+}
+
+OptimizerKind optimizer_of(const PredictRequest& r) {
+  if (!r.optimizer || *r.optimizer == "adamw") return OptimizerKind::kAdamW;
+  if (*r.optimizer == "adam") return OptimizerKind::kAdam;
+  if (*r.optimizer == "sgd") return OptimizerKind::kSgdMomentum;
+  if (*r.optimizer == "lamb") return OptimizerKind::kLamb;
+  throw_unknown("optimizer", *r.optimizer, {"sgd", "adam", "adamw", "lamb"});
+}
+
+bool lora_target(const Op& op) {
+  if (!is_weight_matmul(op) || op.params <= 0) return false;
+  int layer = 0;
+  const TensorRole role = role_of(op.name, &layer);
+  return role != TensorRole::kOutput && role != TensorRole::kRouter && role != TensorRole::kTokenEmbedding;
+}
+
+Prediction predict_lora(const PredictRequest& request) {
+  PredictRequest r = request;
+  const DeviceSpec device = device_for(r);
+  const RuntimeProfile runtime = runtime_for(r);
+  const ArchitectureProfile& arch = architecture_of(device);
+  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
+  if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
+  const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, true);
+  if (r.seq == 0) r.seq = model.default_seq;
+  const OptimizerKind optimizer = optimizer_of(r);
+  const std::int64_t rank = r.lora_rank;
+
+  // Frozen weights stay in the compute precision (no fp32 masters, no gradients, no optimizer state); each
+  // adapted projection W (k x n) gains A (k x r) and B (r x n), trained in fp32 with the optimizer.
+  auto memory_at = [&](std::int64_t batch, std::int64_t* adapter_params) {
+    const Graph g = model.build(ModelOptions{batch, r.seq});
+    double adapters = 0, adapter_act = 0;
+    for (const auto& op : g.ops)
+      if (lora_target(op)) {
+        adapters += static_cast<double>(rank * (op.mm.k + op.mm.n) * op.mm.batch);
+        adapter_act += static_cast<double>(op.in_elems / op.mm.k * rank);
+      }
+    if (adapter_params) *adapter_params = static_cast<std::int64_t>(adapters);
+    MemoryOptions mo;
+    mo.training = true;
+    mo.optimizer_step = r.optimizer_step;
+    mo.optimizer = optimizer;
+    mo.checkpointing = r.checkpointing;
+    MemoryBreakdown m = estimate_memory(g, plan, runtime, device, mo);
+    const double frozen = static_cast<double>(g.params());
+    const double low = plan.mixed ? 2.0 : plan.bytes.weight;  // the frozen model is held in the compute type
+    m.weights = frozen * low + adapters * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
+    m.gradients = adapters * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
+    m.optimizer_state = r.optimizer_step ? adapters * optimizer_state_bytes_per_param(optimizer) : 0;
+    m.activations += adapter_act * plan.bytes.act * (r.checkpointing ? 0.0 : 1.0);
+    m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace) * runtime.allocator_overhead + m.runtime;
+    m.fits = m.total <= m.capacity;
+    return m;
+  };
+  if (r.batch == 0) {
+    std::int64_t lo = 0, hi = 1;
+    while (hi <= (1 << 16) && memory_at(hi, nullptr).fits) {
+      lo = hi;
+      hi *= 2;
+    }
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (memory_at(mid, nullptr).fits ? lo : hi) = mid;
+    }
+    if (lo == 0) throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " for LoRA even at batch 1");
+    r.batch = lo;
+  }
+
+  const Graph graph = model.build(ModelOptions{r.batch, r.seq});
+  const KernelCostModel km(device, arch);
+  const CostContext ctx{km, runtime, plan, true};
+  const auto& cc = cost_constants();
+  std::vector<OpCost> fwd, bwd;
+  std::int64_t adapter_params = 0;
+  double adapter_tensors = 0;
+  auto adapters_of = [&](const Op& op) {
+    const std::int64_t rows = op.in_elems / op.mm.k;  // routed rows for experts
+    return std::vector<Op>{adapter_op(rows, op.mm.k, rank, op.needs_input_grad), adapter_op(rows, rank, op.mm.n, true)};
+  };
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    fwd.push_back(cost_op(graph.ops, i, Phase::kForward, ctx));
+    if (!lora_target(op)) continue;
+    adapter_params += rank * (op.mm.k + op.mm.n) * op.mm.batch;
+    adapter_tensors += 2;
+    for (const Op& a : adapters_of(op)) fwd.push_back(cost_op(std::vector<Op>{a}, 0, Phase::kForward, ctx));
+  }
+  for (std::size_t i = graph.ops.size(); i-- > 0;) {
+    const Op& op = graph.ops[i];
+    if (op.kind == OpKind::kEmbedding) continue;  // frozen table, nothing upstream
+    if (is_weight_matmul(op)) {
+      if (lora_target(op))
+        for (const Op& a : adapters_of(op)) bwd.push_back(cost_op(std::vector<Op>{a}, 0, Phase::kBackward, ctx));
+      if (!op.needs_input_grad) continue;
+      // Frozen projection: the data gradient only (dA = dY W^T), no weight gradient.
+      const auto& g = op.mm;
+      const double flops = 2.0 * static_cast<double>(g.batch * g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+      const double bytes = static_cast<double>(op.in_elems + op.out_elems) * plan.bytes.act +
+                           static_cast<double>(op.weight_elems) * plan.bytes.weight;
+      const MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
+      bwd.push_back(entry(op.name, OpKind::kMatmul,
+                          km.gemm(dg, plan.matmul_pipe, flops, bytes, runtime.library_efficiency * cc.dgrad_efficiency),
+                          Phase::kBackward));
+      continue;
+    }
+    bwd.push_back(cost_op(graph.ops, i, Phase::kBackward, ctx));
+  }
+  std::vector<OpCost> entries = fwd;
+  if (r.checkpointing)
+    for (auto e : fwd)
+      if (e.kind != OpKind::kLoss) {
+        e.name += ".recompute";
+        entries.push_back(e);
+      }
+  for (auto& e : bwd) entries.push_back(std::move(e));
+  if (r.optimizer_step) {
+    const Work w = optimizer_work(optimizer, static_cast<double>(adapter_params));
+    entries.push_back(entry("optimizer.update", OpKind::kOptimizer,
+                            km.streaming(w.flops, w.bytes, std::max(1.0, adapter_tensors * runtime.optimizer_kernels_per_tensor)),
+                            Phase::kUpdate));
+  }
+
+  Prediction p;
+  p.request = r;
+  p.device = device;
+  p.runtime = runtime;
+  p.model_id = model.id;
+  p.model_family = model.family;
+  p.model_description = model.description;
+  p.sequence = true;
+  p.params = graph.params() + adapter_params;
+  p.precision_note = plan.note;
+  p.notes = model.uncosted;
+  p.notes.push_back("LoRA rank " + std::to_string(rank) + " on every attention and MLP projection: " +
+                    fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
+                    fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");
+  p.step = sum_step(std::move(entries), runtime);
+  p.memory = memory_at(r.batch, nullptr);
+  p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
+  finalize_prediction(p);
+  apply_power(p);
+  return p;
+}
+
+// ---- inference ----------------------------------------------------------------------------------------------
+
+Prediction predict_inference(const PredictRequest& request) {
+  PredictRequest r = request;
+  if (r.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
+  if (r.gpus * r.nodes > 1)
+    throw UnsupportedError("--mode " + r.mode + " predicts one GPU; tensor/pipeline parallel serving is not modelled");
+  const DeviceSpec device = device_for(r);
+  const WeightPrecision weights = resolve_weight_precision(r.precision);
+  std::vector<std::string> notes;
+  // GGUF files run on llama.cpp; the default framework profile cannot load them.
+  if (weights.scheme == WeightScheme::kGguf && weights.name != "f16" && r.runtime == "pytorch") {
+    r.runtime = "llama.cpp";
+    notes.push_back("GGUF type " + weights.name + " runs with llama.cpp's kernels (--runtime llama.cpp)");
+  }
+  const RuntimeProfile runtime = runtime_for(r);
+  const ArchitectureProfile& arch = architecture_of(device);
+  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
+  if (!model.decoder_llm)
+    throw InputError("--mode " + r.mode + " needs a decoder language model; '" + r.model + "' (" + model.family +
+                     ") is not one (see perfcast models, family llm)");
+  if (device.sm_version < runtime.llm_min_sm)
+    throw UnsupportedError(runtime.id + " needs compute capability " + std::to_string(static_cast<int>(runtime.llm_min_sm) / 10) +
+                           "." + std::to_string(static_cast<int>(runtime.llm_min_sm) % 10) + " or newer; " + device.id +
+                           " is sm_" + std::to_string(device.sm_version));
+  if (runtime.llm_gguf && weights.scheme != WeightScheme::kGguf && weights.name != "fp32")
+    throw UnsupportedError(runtime.id + " runs GGUF weight types (f16 q8_0 q4_0 ... q6_k); '" + weights.name +
+                           "' is for the serving engines (vllm, tensorrt-llm, pytorch)");
+  if (!runtime.llm_gguf && weights.scheme == WeightScheme::kGguf && weights.name != "f16")
+    throw UnsupportedError("GGUF type '" + weights.name + "' runs on llama.cpp (--runtime llama.cpp); " + runtime.id +
+                           " takes fp16, bf16, fp32, int8, int4 or fp8");
+  if (r.seq == 0) r.seq = r.mode == "prefill" ? 512 : 128;  // llama-bench's pp512 / tg128
+
+  // Pipes: the serving engines' GEMM precision, llama.cpp's fp16 cuBLAS path where tensor cores exist.
+  std::optional<Pipe> half = arch.math_pipe("fp16");
+  if (half && (!is_tensor_pipe(*half) || device.peak(*half) <= 0)) half.reset();
+  Pipe float_pipe = Pipe::kFp32;
+  if (!runtime.llm_gguf) {
+    std::string compute = weights.name == "fp8" ? "fp8" : weights.name == "bf16" ? "bf16" : weights.name == "fp32" ? "fp32" : "fp16";
+    if (weights.name == "f16") compute = "fp16";
+    const auto pipe = arch.math_pipe(compute);
+    if (!pipe || device.peak(*pipe) <= 0)
+      throw UnsupportedError("precision '" + weights.name + "' is not supported on " + device.id + " (sm_" +
+                             std::to_string(device.sm_version) + ") by " + runtime.id);
+    float_pipe = *pipe;
+  }
+  const std::string kv_name = r.kv_precision.empty() ? runtime.llm_kv_default : r.kv_precision;
+  const double kv_bytes = kv_element_bytes(kv_name);
+
+  const Graph probe = model.build(ModelOptions{1, 1});
+  const LlmShape shape = shape_of(probe);
+  if (shape.positions > 0 && r.context + r.seq > shape.positions)
+    throw InputError(model.id + ": context " + std::to_string(r.context) + " + " + std::to_string(r.seq) +
+                     " tokens exceed its " + std::to_string(shape.positions) + " learned positions");
+
+  const KernelCostModel km(device, arch);
+  PrecisionPlan plan;
+  plan.name = weights.name;
+  plan.bytes.act = runtime.llm_activation_bytes;
+  plan.bytes.weight = runtime.llm_gguf ? 4.0 : runtime.llm_activation_bytes;
+  InferContext c{device, arch, km, runtime, weights, shape, plan, kv_bytes, float_pipe, half};
+  const bool prefill = r.mode == "prefill";
+
+  // Memory: weights at their stored size, the KV cache of every sequence's positions, one pass's buffers.
+  const double wbytes = weight_bytes(probe, c);
+  const std::int64_t pass_tokens =
+      prefill ? std::min<std::int64_t>(r.seq, runtime.llm_ubatch > 0 ? static_cast<std::int64_t>(runtime.llm_ubatch) : r.seq) : 1;
+  std::map<std::int64_t, Graph> pass_graphs;  // by batch: the searches below probe many contexts per batch
+  auto memory_at = [&](std::int64_t batch, std::int64_t positions) {
+    auto it = pass_graphs.find(batch);
+    if (it == pass_graphs.end()) it = pass_graphs.emplace(batch, model.build(ModelOptions{batch, pass_tokens})).first;
+    const Graph& g = it->second;
+    LlmMemory m;
+    m.weights = wbytes;
+    m.kv_cache = kv_cache_bytes(shape, static_cast<double>(batch), static_cast<double>(positions), kv_bytes);
+    m.activations = activation_bytes(g, positions, c);
+    m.workspace = runtime.workspace_bytes;
+    return to_breakdown(m, runtime, device);
+  };
+  const std::int64_t positions = r.context + r.seq;
+  if (r.batch == 0) {
+    std::int64_t lo = 0, hi = 1;
+    while (hi <= (1 << 16) && memory_at(hi, positions).fits) {
+      lo = hi;
+      hi *= 2;
+    }
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (memory_at(mid, positions).fits ? lo : hi) = mid;
+    }
+    if (lo == 0)
+      throw UnsupportedError("model '" + r.model + "' with " + std::to_string(positions) + " positions does not fit on " +
+                             device.id + " even at batch 1");
+    r.batch = lo;
+  }
+  const std::int64_t B = r.batch;
+
+  // A prefill of `tokens` prompt tokens after `start` cached ones, in the runtime's micro-batches.
+  auto prefill_entries = [&](std::int64_t start, std::int64_t tokens) {
+    std::vector<OpCost> all;
+    const std::int64_t chunk = runtime.llm_ubatch > 0 ? std::min<std::int64_t>(tokens, static_cast<std::int64_t>(runtime.llm_ubatch)) : tokens;
+    const std::int64_t passes = (tokens + chunk - 1) / chunk;
+    // Up to 16 passes are costed one by one; longer prompts by Simpson's rule over full passes.
+    std::vector<std::pair<std::int64_t, double>> at;  // (pass index, weight)
+    if (passes <= 16) {
+      for (std::int64_t i = 0; i < passes; ++i) at.push_back({i, 1.0});
+    } else {
+      const double n = static_cast<double>(passes);
+      at = {{0, n / 6}, {passes / 2, 4 * n / 6}, {passes - 1, n / 6}};
+    }
+    for (const auto& [i, w] : at) {
+      const std::int64_t q = passes <= 16 ? std::min(chunk, tokens - i * chunk) : chunk;
+      const Graph g = model.build(ModelOptions{B, q});
+      auto e = forward_pass(g, start + i * chunk + q, runtime.llm_prefill_all_logits, c);
+      scale(e, w);
+      for (auto& x : e) all.push_back(std::move(x));
+    }
+    return all;
+  };
+  const Graph step_graph = model.build(ModelOptions{B, 1});
+  auto decode_entries = [&](std::int64_t kv) { return forward_pass(step_graph, kv, false, c); };
+
+  std::vector<OpCost> entries;
+  LlmCost llm;
+  if (prefill) {
+    entries = prefill_entries(r.context, r.seq);
+    llm.time_per_output_token_ms = sum_step(decode_entries(positions + 1), runtime).step_us / 1e3;
+  } else {
+    // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
+    const double n = static_cast<double>(r.seq);
+    std::vector<std::pair<std::int64_t, double>> at;
+    if (r.seq == 1) at = {{r.context + 1, 1.0}};
+    else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
+    for (const auto& [kv, w] : at) {
+      auto e = decode_entries(kv);
+      scale(e, w);
+      for (auto& x : e) entries.push_back(std::move(x));
+    }
+  }
+
+  Prediction p;
+  p.request = r;
+  p.device = device;
+  p.runtime = runtime;
+  p.model_id = model.id;
+  p.model_family = model.family;
+  p.model_description = model.description;
+  p.sequence = true;
+  p.params = probe.params();
+  p.precision_note = weights.description + ", " + kv_name + " KV cache" +
+                     (runtime.llm_gguf ? ", f32 activations" : "");
+  p.notes = model.uncosted;
+  for (auto& n : notes) p.notes.push_back(std::move(n));
+  p.step = sum_step(std::move(entries), runtime);
+  p.memory = memory_at(B, positions);
+  p.flops_per_sample = p.step.flops / static_cast<double>(B);
+  finalize_prediction(p);
+  apply_power(p);
+
+  llm.kv_cache_bytes = kv_cache_bytes(shape, static_cast<double>(B), static_cast<double>(positions), kv_bytes);
+  if (prefill) {
+    llm.time_to_first_token_ms = p.step_us / 1e3;
+  } else {
+    llm.time_per_output_token_ms = p.step_us / 1e3 / static_cast<double>(r.seq);
+    llm.time_to_first_token_ms = r.context > 0 ? sum_step(prefill_entries(0, r.context), runtime).step_us / 1e3
+                                               : sum_step(decode_entries(1), runtime).step_us / 1e3;
+  }
+  p.llm = llm;
+
+  // Where decode turns from reading weights to computing: tokens per forward pass at the ridge point of the
+  // pipe the large-batch matmuls run on.
+  if (shape.experts == 0) {
+    Pipe pipe = float_pipe;
+    if (runtime.llm_gguf)
+      pipe = half ? *half : (weights.scheme == WeightScheme::kGguf && block_type(weights.base).quantized ? Pipe::kDp4a : Pipe::kFp32);
+    const double ridge = device.peak(pipe) * 1e12 / (km.dram_bytes_per_us() * 1e6);  // flop per byte
+    const double tokens_at_ridge = ridge * weights.bits_per_weight / 16.0;           // 2 flop per weight per token
+    p.notes.push_back("weight-bandwidth-bound below ~" + std::to_string(static_cast<std::int64_t>(std::ceil(tokens_at_ridge))) +
+                      " tokens per forward pass (" + std::string(pipe_name(pipe)) + " ridge at " +
+                      std::to_string(static_cast<int>(ridge)) + " flop/byte); compute-bound above");
+  }
+  // The largest context at this batch and the largest batch at this context that fit.
+  if (p.memory.fits) {
+    const std::int64_t limit = shape.positions > 0 ? shape.positions : (std::int64_t{1} << 24);
+    std::int64_t lo = positions, hi = std::min(positions * 2, limit + 1);
+    while (hi <= limit && memory_at(B, hi).fits) {
+      lo = hi;
+      hi = std::min(hi * 2, limit + 1);
+    }
+    while (hi - lo > 1) {
+      const std::int64_t mid = (lo + hi) / 2;
+      (memory_at(B, mid).fits ? lo : hi) = mid;
+    }
+    std::int64_t blo = B, bhi = B * 2;
+    while (bhi < (std::int64_t{1} << 16) && memory_at(bhi, positions).fits) {
+      blo = bhi;
+      bhi *= 2;
+    }
+    while (bhi - blo > 1) {
+      const std::int64_t mid = (blo + bhi) / 2;
+      (memory_at(mid, positions).fits ? blo : bhi) = mid;
+    }
+    p.notes.push_back("fits up to " + std::to_string(lo) + " positions at batch " + std::to_string(B) +
+                      " and up to batch " + std::to_string(blo) + " at " + std::to_string(positions) + " positions");
+  }
+  p.notes.push_back("memory.activations includes the KV cache (" + fmt_count(llm.kv_cache_bytes) + "bytes, " + kv_name + ")");
+  return p;
+}
+
+}  // namespace
+
 Prediction predict_llm(const PredictRequest& request) {
-  throw UnsupportedError("--mode " + request.mode + " (LLM serving) is not built yet");
+  check_request(request);
+  if (request.mode == "train") {
+    if (request.lora_rank > 0) return predict_lora(request);
+    PredictRequest full = request;
+    return predict(full);  // full fine-tuning is the ordinary training step
+  }
+  if (request.mode != "prefill" && request.mode != "decode")
+    throw InputError("predict_llm serves --mode prefill, decode or train, got '" + request.mode + "'");
+  return predict_inference(request);
 }
 
 }  // namespace perfcast

@@ -1,7 +1,122 @@
+// Board power and energy of a step: each kernel draws idle power plus what it keeps busy (SM pipes at the
+// sustained clock, DRAM at the bandwidth it moves), capped by the board limit; waits draw idle power.
+// Constants: data/power.toml and sm_power_w in data/architectures.toml.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
 #include "analysis/predict.h"
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+#include "cost/kernel_cost.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
 
 namespace perfcast {
 
-void apply_power(Prediction&) {}
+namespace {
+
+struct PowerConstants {
+  double memory_kernel_sm_activity = 0.35;
+  double shape_activity_floor = 0.5;
+  std::map<int, double> idle_fraction;  // sm version -> fraction of rated TDP
+  std::map<std::string, double> dram_pj_per_bit;
+};
+
+std::map<std::string, double> numbers_of(const toml::table& t) {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : t)
+    if (auto d = v.value<double>()) out[std::string(k.str())] = *d;
+  return out;
+}
+
+PowerConstants load_constants() {
+  const auto path = data_dir() / "power.toml";
+  const toml::table root = parse_toml_file(path);
+  TomlFields top(root, path.string());
+  PowerConstants c;
+  TomlFields d(top.table("defaults"), path.string() + " [defaults]");
+  c.memory_kernel_sm_activity = d.number("memory_kernel_sm_activity");
+  c.shape_activity_floor = d.number("shape_activity_floor");
+  for (const auto& [k, v] : numbers_of(top.table("idle_fraction"))) {
+    if (k.rfind("sm_", 0) != 0) continue;
+    c.idle_fraction[std::stoi(k.substr(3))] = v;
+  }
+  c.dram_pj_per_bit = numbers_of(top.table("dram_pj_per_bit"));
+  if (c.idle_fraction.empty()) top.fail("idle_fraction", "needs at least one sm_XX entry");
+  return c;
+}
+
+const PowerConstants& power_constants() {
+  static const PowerConstants c = load_constants();
+  return c;
+}
+
+// Idle fraction of the nearest architecture at or below this SM version.
+double idle_fraction(const PowerConstants& c, int sm) {
+  auto it = c.idle_fraction.upper_bound(sm);
+  if (it == c.idle_fraction.begin()) return it->second;
+  return std::prev(it)->second;
+}
+
+double rated_tdp(const Prediction& p) {
+  try {
+    return find_gpu(p.request.gpu).tdp_w;
+  } catch (const InputError&) {
+    return p.device.tdp_w;
+  }
+}
+
+}  // namespace
+
+void apply_power(Prediction& p) {
+  if (p.step.entries.empty() || p.step_us <= 0) return;
+  const PowerConstants& c = power_constants();
+  const ArchitectureProfile& arch = architecture_of(p.device);
+  const KernelCostModel km(p.device, arch);
+  const double limit = p.device.tdp_w;  // --power-limit already replaced it
+  const double rated = rated_tdp(p);
+  const double ratio = p.device.boost_clock_mhz / arch.sm_power_clock_mhz;
+  const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
+  const double idle = std::min(idle_fraction(c, p.device.sm_version) * rated, 0.9 * limit);
+  const double f = km.compute_clock_factor();
+  const double dyn = std::max(0.0, full - idle) * f * f * f;
+  const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
+  const double pj_per_bit = pj != c.dram_pj_per_bit.end() ? pj->second : 7.5;
+  // DRAM interface power at the achievable bandwidth (GB/s x 8 bit x pJ/bit = mW x 1e3).
+  const double dram_w = p.device.mem_bw_gbps * arch.dram_efficiency * 8.0 * pj_per_bit * 1e-3;
+
+  double energy_uj = 0, busy_us = 0, peak = idle;
+  for (const auto& e : p.step.entries) {
+    const double t = e.cost.time_us;
+    if (t <= 0) continue;
+    const double per_launch = t / std::max(1.0, e.cost.launches);
+    const double uc = std::isfinite(e.cost.compute_us) ? std::clamp(e.cost.compute_us / per_launch, 0.0, 1.0) : 0.0;
+    const double um = std::clamp(e.cost.memory_us / per_launch, 0.0, 1.0);
+    const double shape = c.shape_activity_floor + (1 - c.shape_activity_floor) * std::clamp(e.cost.shape_efficiency, 0.0, 1.0);
+    const double activity = std::max(uc * shape, c.memory_kernel_sm_activity * um);
+    const double w = std::min(limit, idle + dyn * activity + dram_w * um);
+    energy_uj += w * t;
+    busy_us += t;
+    peak = std::max(peak, w);
+  }
+  busy_us = std::min(busy_us, p.step_us);
+  energy_uj += idle * (p.step_us - busy_us);
+
+  PowerCost pc;
+  pc.clock_factor = f;
+  pc.limit_w = limit;
+  pc.idle_power_w = idle;
+  pc.peak_power_w = peak;
+  pc.energy_per_step_j = energy_uj * 1e-6;
+  pc.avg_power_w = energy_uj / p.step_us;
+  pc.busy_share = busy_us / p.step_us;
+  const double batch = static_cast<double>(std::max<std::int64_t>(1, p.request.batch));
+  pc.energy_per_sample_j = pc.energy_per_step_j / batch;  // every GPU does one batch per step
+  pc.samples_per_joule = pc.energy_per_sample_j > 0 ? 1.0 / pc.energy_per_sample_j : 0;
+  p.power = pc;
+}
 
 }  // namespace perfcast

@@ -62,7 +62,8 @@ void check_request(const PredictRequest& r) {
 
 Prediction predict(const PredictRequest& request) {
   check_request(request);
-  if (request.mode == "prefill" || request.mode == "decode") return predict_llm(request);
+  if (request.mode == "prefill" || request.mode == "decode" || (request.mode == "train" && request.lora_rank > 0))
+    return predict_llm(request);
   PredictRequest r = request;
   DeviceSpec device = find_gpu(r.gpu);
   if (r.power_limit_w > 0) {

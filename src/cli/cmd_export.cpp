@@ -1,11 +1,46 @@
+// perfcast export: a model (zoo id, config.json or .onnx) written as an ONNX file with its structure and shapes,
+// no weights (representation: src/import/onnx_export.h).
+#include <fmt/format.h>
+
+#include <iostream>
+
 #include "cli/command.h"
 #include "core/error.h"
+#include "import/model_source.h"
+#include "import/onnx_export.h"
 
 namespace perfcast::cli {
 
 Command export_command() {
-  return {"export", "write a zoo model as an ONNX file (shapes only)", [](CLI::App&) {
-            return std::function<int()>([]() -> int { throw UnsupportedError("perfcast export is not built yet"); });
+  return {"export", "write a zoo model as an ONNX file (shapes only)", [](CLI::App& app) {
+            struct State {
+              std::string model, onnx, batch, seq;
+            };
+            auto s = std::make_shared<State>();
+            app.add_option("--model", s->model, "model id (perfcast models), a config.json or an .onnx file")->required();
+            app.add_option("--onnx", s->onnx, "output .onnx file")->required();
+            app.add_option("--batch", s->batch, "fixed batch size (default: a symbolic 'batch' dimension)");
+            app.add_option("--seq", s->seq, "tokens per sample for sequence models (default: the model's)");
+            return std::function<int()>([s] {
+              // The shared request flags validate counts the same way.
+              RequestFlags counts;
+              counts.batch = s->batch.empty() ? "1" : s->batch;
+              counts.seq = s->seq;
+              const PredictRequest r = counts.to_request();
+              if (r.batch == 0) throw InputError("--batch max does not apply to export; give a number");
+              const ModelSource model = resolve_model(s->model);
+              if (!model.sequence && r.seq != 0)
+                throw InputError("--seq applies to sequence models; '" + s->model + "' takes fixed-size inputs");
+              const Graph graph = model.build(ModelOptions{r.batch, r.seq});
+              const OnnxExport out = graph_to_onnx(graph, OnnxExportOptions{s->batch.empty()});
+              write_file_atomically(s->onnx, out.bytes);
+              std::cout << fmt::format("wrote {}: {} ({} nodes, {} initializers, {:.2f} M parameters; shapes only, "
+                                       "no weights; batch {})\n",
+                                       s->onnx, model.id, out.nodes, out.initializers,
+                                       static_cast<double>(graph.params()) / 1e6,
+                                       s->batch.empty() ? std::string("symbolic") : s->batch);
+              return 0;
+            });
           }};
 }
 

@@ -37,7 +37,7 @@ Command plan_command();
 // The flags shared by predict, advise, compare and plan, filled by CLI11 and turned into a request.
 struct RequestFlags {
   PredictRequest request;
-  std::string batch = "64";
+  std::string batch;  // "" = 64 for train/infer, 1 sequence for prefill/decode
   std::string seq;
   std::string context;
   std::string lora_rank;

@@ -21,7 +21,7 @@ ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& op
   m.family = z.family;
   m.description = z.description;
   m.sequence = z.sequence;
-  m.decoder_llm = z.family == "llm";
+  m.decoder_llm = z.family == "llm" || z.id == "gpt2";  // GPT-2 is a causal LM too
   m.default_seq = z.default_seq;
   m.build = z.build;
   return m;

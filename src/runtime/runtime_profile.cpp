@@ -47,7 +47,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_prefill_all_logits = flag_or("llm_prefill_all_logits", r.llm_prefill_all_logits);
   r.llm_min_sm = f.number_or("llm_min_sm", r.llm_min_sm);
   r.llm_memory_fraction = f.number_or("llm_memory_fraction", r.llm_memory_fraction);
-  if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0)
+  r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
+  if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0)
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
   if (const auto* s = t["sources"].as_table())
     for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});

@@ -40,6 +40,7 @@ struct RuntimeProfile {
   bool llm_prefill_all_logits = false;    // the LM head runs on every prompt token, not only the last
   double llm_min_sm = 0;                  // oldest compute capability the runtime runs on (70 = sm_70)
   double llm_memory_fraction = 1;         // share of GPU memory the runtime may use (vLLM gpu_memory_utilization)
+  double llm_step_host_us = 0;            // host work per forward pass the GPU waits for (graph build, logits sync)
   std::map<std::string, std::string> sources;
 };
 

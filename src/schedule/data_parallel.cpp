@@ -1,11 +1,323 @@
-#include "analysis/predict.h"
+#include "schedule/data_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
 #include "core/error.h"
+#include "device/architecture.h"
+#include "import/model_source.h"
 
 namespace perfcast {
 
-void apply_data_parallel(Prediction& p, const Graph&) {
-  const int n = p.request.gpus * p.request.nodes;
-  if (n > 1) throw UnsupportedError("multi-GPU data parallelism is not modelled yet (" + std::to_string(n) + " GPUs)");
+double expected_max_normal(int n) {
+  if (n <= 1) return 0;
+  // Blom: E[max of n] ~ Phi^-1((n - 0.375) / (n + 0.25)); inverse normal CDF by Acklam's rational approximation.
+  const double p = (n - 0.375) / (n + 0.25);
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01,  -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
+  if (p > 0.97575) {
+    const double q = std::sqrt(-2 * std::log(1 - p));
+    return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+namespace {
+
+// Parameter tensors of one op: weights plus a separate bias (or the second of gamma/beta).
+void op_tensors(const Op& op, std::vector<double>& out) {
+  const double params = static_cast<double>(op.params);
+  if (params <= 0) return;
+  double second = 0;
+  if (op.kind == OpKind::kConv && op.conv.bias) second = static_cast<double>(op.conv.c_out);
+  else if (op.kind == OpKind::kMatmul && op.mm.bias) second = static_cast<double>(op.mm.n);
+  else if (op.kind == OpKind::kNorm && op.norm != NormKind::kRms) second = params / 2;
+  second = std::min(second, params / 2);
+  out.push_back(params - second);
+  if (second > 0) out.push_back(second);
+}
+
+bool is_mixed(const std::string& precision) { return precision == "amp" || precision == "amp-bf16"; }
+
+}  // namespace
+
+GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
+  GradientProfile g;
+  g.training = single.request.mode == "train";
+  const std::string& prec = single.request.precision;
+  g.mixed = is_mixed(prec);
+  const bool half = prec == "fp16" || prec == "bf16";
+  g.param_bytes = half ? 2 : 4;
+  g.compute_bytes = (half || g.mixed) ? 2 : 4;
+
+  // Timeline of one GPU's step; a host-bound step stretches every kernel by the same factor.
+  const double gap = single.runtime.gpu_gap_per_kernel_us;
+  const double stretch = single.step.gpu_us > 0 ? std::max(1.0, single.step.step_us / single.step.gpu_us) : 1.0;
+  std::unordered_map<std::string, const Op*> by_name;
+  by_name.reserve(graph.ops.size());
+  for (const auto& op : graph.ops) by_name.emplace(op.name, &op);
+  std::unordered_map<const Op*, bool> seen;
+  double t = 0;
+  std::vector<double> elems;
+  for (const auto& e : single.step.entries) {
+    const double dt = (e.cost.time_us + e.cost.launches * gap) * stretch;
+    t += dt;
+    if (e.kind == OpKind::kNorm) g.norm_us += dt;
+    if (e.phase == Phase::kForward) g.forward_us = t;
+    if (e.phase != Phase::kBackward) continue;
+    g.backward_end_us = t;
+    const auto it = by_name.find(e.name);
+    if (it == by_name.end() || it->second->params <= 0 || seen[it->second]) continue;
+    seen[it->second] = true;
+    elems.clear();
+    op_tensors(*it->second, elems);
+    for (double n : elems) g.tensors.push_back({n, t});
+  }
+  if (g.backward_end_us == 0) g.backward_end_us = g.forward_us;
+  // Parameters whose backward entry was not found (shared weights): ready when backward ends.
+  for (const auto& op : graph.ops)
+    if (op.params > 0 && !seen[&op]) {
+      elems.clear();
+      op_tensors(op, elems);
+      for (double n : elems) g.tensors.push_back({n, g.backward_end_us});
+    }
+  std::stable_sort(g.tensors.begin(), g.tensors.end(),
+                   [](const auto& a, const auto& b) { return a.ready_us < b.ready_us; });
+  for (const auto& x : g.tensors)
+    if (x.elems > g.largest_tensor_elems) {
+      g.largest_tensor_elems = x.elems;
+      g.largest_tensor_ready_us = x.ready_us;
+    }
+  g.step_us = single.step.step_us;
+  return g;
+}
+
+namespace {
+
+constexpr bool kLargestTensorBound = false;
+
+struct Bucket {
+  double bytes = 0;
+  double ready_us = 0;
+};
+
+std::vector<Bucket> make_buckets(const GradientProfile& g, const StrategySpec& s, double bytes_per_elem) {
+  std::vector<Bucket> out;
+  const double cap = s.bucket_mb * 1048576.0;
+  const double first_cap = s.first_bucket_mb > 0 ? s.first_bucket_mb * 1048576.0 : cap;
+  const double cycle = s.cycle_ms * 1e3;
+  auto tick = [&](double ready) {
+    if (cycle <= 0) return ready;
+    const double since = ready - g.forward_us;  // the background thread cycles from the start of backward
+    return g.forward_us + std::ceil(std::max(since, 0.0) / cycle - 1e-9) * cycle;
+  };
+  Bucket cur;
+  double cur_tick = -1;
+  for (const auto& t : g.tensors) {
+    const double bytes = t.elems * bytes_per_elem;
+    const double this_tick = tick(t.ready_us);
+    const double limit = out.empty() ? first_cap : cap;
+    const bool close = cur.bytes > 0 && (cap <= 0 || cur.bytes + bytes > limit || (cycle > 0 && this_tick > cur_tick));
+    if (close) {
+      out.push_back(cur);
+      cur = Bucket{};
+    }
+    cur.bytes += bytes;
+    cur.ready_us = cycle > 0 ? this_tick : t.ready_us;
+    cur_tick = this_tick;
+  }
+  if (cur.bytes > 0) out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int gpus_per_node, int nodes,
+                       const std::string& interconnect, const std::string& network, const DataParallelOptions& o) {
+  const Fabric f = resolve_fabric(single.device, gpus_per_node, nodes, interconnect, network, o.nics_per_node);
+  const StrategySpec& s = o.strategy.empty() ? strategy_for_runtime(single.request.runtime) : find_strategy(o.strategy);
+  const int n = f.gpus();
+  ScaleOutCost c;
+  c.gpus_total = n;
+  c.gpus_per_node = gpus_per_node;
+  c.nodes = nodes;
+  c.interconnect = f.intra_id;
+  c.network = nodes > 1 ? f.inter_id : "";
+  c.strategy = s.id;
+
+  // One GPU's step on this node: the host pipeline now feeds every GPU of the node.
+  double base_us = single.step.step_us;
+  if (single.input) {
+    const double decode_ms = single.input->host_samples_per_s > 0
+                                 ? static_cast<double>(single.request.batch) * gpus_per_node / single.input->host_samples_per_s * 1e3
+                                 : 0;
+    base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
+  }
+  c.base_step_ms = base_us / 1e3;
+  const double single_total_us = single.step_us;  // the one-GPU prediction's whole step
+
+  double added_us = 0;
+  if (n > 1) {
+    // Waiting for the slowest of n GPUs at the synchronous step boundary.
+    const double sync_us = s.sync_cv * expected_max_normal(n) * base_us;
+    c.sync_wait_ms = sync_us / 1e3;
+    added_us += sync_us;
+    if (g.training) {
+      const double bpe = o.fp16_gradients ? 2.0 : (s.grad_dtype == "compute" ? g.compute_bytes : g.param_bytes);
+      double total_elems = 0;
+      for (const auto& t : g.tensors) total_elems += t.elems;
+      c.gradient_bytes = total_elems * bpe;
+      const auto buckets = make_buckets(g, s, bpe);
+      c.collectives = static_cast<int>(buckets.size());
+      auto coll = [&](double bytes) {
+        if (s.reduce == "copy-to-device") return copy_to_device(f, bytes);
+        if (s.reduce == "parameter-server") {
+          CollectiveCost ps = parameter_server(f, bytes);
+          ps.us /= 2;  // the push; the pull follows the update
+          return ps;
+        }
+        return allreduce(f, bytes, o.hierarchical || s.hierarchical);
+      };
+      // Single communication stream: a bucket starts when it is ready (or after backward when the framework
+      // does not overlap) and when the previous one is done.
+      const double bwd_end = g.backward_end_us * (base_us / std::max(g.step_us, 1e-9));
+      const double scale_t = base_us / std::max(g.step_us, 1e-9);
+      // Copies between GPUs without peer access are staged through host memory by the framework's copy
+      // thread and do not run beside compute.
+      const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host);
+      double comm_free = 0, overlapped = 0, total = 0, largest = 0;
+      std::string algorithm;
+      for (const auto& b : buckets) {
+        const CollectiveCost cc = coll(b.bytes);
+        const double dur = cc.us + s.per_collective_us;
+        const double ready = b.ready_us * scale_t;
+        const double start = std::max(overlap ? ready : bwd_end, comm_free);
+        if (start < bwd_end) overlapped += std::min(dur, bwd_end - start);
+        comm_free = start + dur;
+        total += dur;
+        if (b.bytes >= largest) {
+          largest = b.bytes;
+          algorithm = cc.algorithm;
+          c.bus_bw_gbps = cc.bus_bw_gbps;
+        }
+      }
+      if (s.reduce == "copy-to-device" && n > 1 && kLargestTensorBound) {
+        // The owner of the largest tensor receives n-1 copies of it and sends n-1 back over its own link.
+        const double bytes = g.largest_tensor_elems * bpe;
+        const double bw = nodes > 1 ? std::min(f.intra_bw_gbps, f.inter_bw_gbps) : f.intra_bw_gbps;
+        const double start = overlap ? g.largest_tensor_ready_us * scale_t : bwd_end;
+        comm_free = std::max(comm_free, start + 2.0 * (n - 1) * bytes / (bw * 1e3));
+      }
+      if (s.reduce == "parameter-server") {
+        const double pull = parameter_server(f, c.gradient_bytes).us / 2;
+        comm_free += pull;
+        total += pull;
+      }
+      c.allreduce_ms = total / 1e3;
+      c.algorithm = algorithm;
+      const double slowdown = s.overlap_slowdown * overlapped;
+      const double comm_added = std::max(comm_free - bwd_end, slowdown);
+      c.overlap_slowdown_ms = std::min(slowdown, comm_added) / 1e3;
+      c.comm_wait_ms = comm_added / 1e3 - c.overlap_slowdown_ms;
+      added_us += comm_added;
+      // Empirical: see [strategy.replicated] replica_slowdown in data/interconnects.toml.
+      if (g.mixed && s.replica_slowdown > 0 && g.norm_us > 0) {
+        const double r = s.replica_slowdown * std::sqrt(n - 1.0) * base_us;
+        c.replica_overhead_ms = r / 1e3;
+        added_us += r;
+      }
+    } else {
+      c.algorithm = "none (inference: no gradients)";
+    }
+  }
+  // What the GPUs wait at the barrier; a slower node input pipeline is in base_step_ms (finalize_prediction
+  // counts it as input-pipeline time).
+  c.exposed_comm_ms = added_us / 1e3;
+  const double total_us = base_us + added_us;
+  c.efficiency = total_us > 0 ? single_total_us / total_us : 1;
+  c.comm_share = total_us > 0 ? added_us / total_us : 0;
+  return c;
+}
+
+namespace {
+
+// Turns p (the single-GPU prediction, p.scale empty) into the gpus x nodes one, in place.
+void scale_in_place(Prediction& p, const GradientProfile& profile, int gpus_per_node, int nodes,
+                    const std::string& interconnect, const std::string& network, const DataParallelOptions& options) {
+  const int n = gpus_per_node * nodes;
+  if (n <= 1) {
+    // Still reject a link the GPU does not have, so a typo is not silently ignored.
+    if (!interconnect.empty()) check_interconnect(p.device, interconnect);
+    if (!network.empty()) find_link(network, "network");
+    p.scale.reset();
+  } else {
+    if (p.request.mode != "train" && p.request.mode != "infer")
+      throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode);
+    p.scale = scale_out(p, profile, gpus_per_node, nodes, interconnect, network, options);
+    if (p.input) {
+      // One host pipeline feeds every GPU of its node.
+      const double decode_ms = p.input->host_samples_per_s > 0
+                                   ? static_cast<double>(p.request.batch) * gpus_per_node / p.input->host_samples_per_s * 1e3
+                                   : 0;
+      p.input->step_ms = std::max(decode_ms, p.input->h2d_ms);
+      p.input->bound = p.input->step_ms * 1e3 > p.step.step_us;
+    }
+  }
+  p.request.gpus = gpus_per_node;
+  p.request.nodes = nodes;
+  p.request.interconnect = interconnect;
+  p.request.network = network;
+  finalize_prediction(p);
+}
+
+}  // namespace
+
+Prediction scaled_prediction(const Prediction& single, const GradientProfile& profile, int gpus_per_node, int nodes,
+                             const std::string& interconnect, const std::string& network,
+                             const DataParallelOptions& options) {
+  Prediction p = single;
+  scale_in_place(p, profile, gpus_per_node, nodes, interconnect, network, options);
+  apply_power(p);
+  return p;
+}
+
+void apply_data_parallel(Prediction& p, const Graph& graph, const DataParallelOptions& options) {
+  const int gpus = p.request.gpus, nodes = p.request.nodes;
+  const std::string interconnect = p.request.interconnect, network = p.request.network;
+  // Until here p was predicted for one GPU (the earlier stages ignore the counts).
+  const GradientProfile g = gpus * nodes > 1 ? gradient_profile(p, graph) : GradientProfile{};
+  p.scale.reset();
+  scale_in_place(p, g, gpus, nodes, interconnect, network, options);
+}
+
+void apply_data_parallel(Prediction& p, const Graph& graph) { apply_data_parallel(p, graph, DataParallelOptions{}); }
+
+Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options) {
+  PredictRequest one = request;
+  one.gpus = 1;
+  one.nodes = 1;
+  one.interconnect.clear();
+  one.network.clear();
+  const Prediction single = predict(one);
+  const int gpus = request.gpus, nodes = request.nodes;
+  if (gpus <= 0 || nodes <= 0)
+    throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(gpus) + " --nodes " +
+                     std::to_string(nodes));
+  if (gpus * nodes == 1 && request.interconnect.empty() && request.network.empty()) return single;
+  const ModelSource model = resolve_model(single.request.model, ImportOptions{single.request.dims});
+  const Graph graph = model.build(ModelOptions{single.request.batch, single.request.seq});
+  const GradientProfile g = gradient_profile(single, graph);
+  return scaled_prediction(single, g, gpus, nodes, request.interconnect, request.network, options);
 }
 
 }  // namespace perfcast

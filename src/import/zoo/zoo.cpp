@@ -12,6 +12,7 @@ const std::vector<ZooModel>& zoo() {
     register_dense_mobile(m);
     register_dense_prediction(m);
     register_sequence_models(m);
+    register_llms(m);
     return m;
   }();
   return models;

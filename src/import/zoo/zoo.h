@@ -39,5 +39,6 @@ void register_resnets(std::vector<ZooModel>& out);          // resnet18..200, re
 void register_dense_mobile(std::vector<ZooModel>& out);     // densenet, mobilenet_v2
 void register_dense_prediction(std::vector<ZooModel>& out); // ssd300, unet2d, unet3d, nodule3d
 void register_sequence_models(std::vector<ZooModel>& out);  // bert, gpt2, transformer_base, gnmt
+void register_llms(std::vector<ZooModel>& out);             // llama-2/3, mistral, mixtral, qwen2 (data/models/hf)
 
 }  // namespace perfcast

@@ -1,0 +1,151 @@
+#include "analysis/cloud.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+#include "device/catalog.h"
+#include "device/host_profile.h"
+#include "schedule/collectives.h"
+
+namespace perfcast {
+
+std::filesystem::path default_prices_path() { return data_dir() / "cloud" / "prices.toml"; }
+
+namespace {
+
+InstanceType load_instance(const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  InstanceType i;
+  i.id = f.text("id");
+  const std::string here = where + " (instance '" + i.id + "')";
+  TomlFields g(t, here);
+  i.provider = g.text("provider");
+  i.gpu = g.text("gpu");
+  const double gpus = g.number("gpus");
+  if (gpus < 1 || gpus != std::floor(gpus)) g.fail("gpus", "must be a positive whole number, got " + fmt::format("{}", gpus));
+  i.gpus = static_cast<int>(gpus);
+  i.interconnect = g.text("interconnect");
+  i.network = g.text_or("network", "");
+  const double ports = g.number_or("network_ports", 1);
+  if (ports < 1) g.fail("network_ports", "must be at least 1");
+  i.network_ports = static_cast<int>(ports);
+  i.on_demand_usd_per_hour = g.number("on_demand_usd_per_hour");
+  if (i.on_demand_usd_per_hour <= 0) g.fail("on_demand_usd_per_hour", "must be a positive price");
+  i.on_demand_date = g.text("on_demand_date");
+  i.on_demand_source = g.text("on_demand_source");
+  if (t["spot_usd_per_hour"]) {
+    i.spot_usd_per_hour = g.number("spot_usd_per_hour");
+    if (*i.spot_usd_per_hour <= 0) g.fail("spot_usd_per_hour", "must be a positive price");
+    i.spot_date = g.text("spot_date");
+    i.spot_source = g.text("spot_source");
+  }
+  i.region = g.text_or("region", "");
+  i.note = g.text_or("note", "");
+  // The GPU must exist and have the links the instance claims.
+  DeviceSpec device;
+  try {
+    device = find_gpu(i.gpu);
+  } catch (const InputError& e) {
+    throw InputError(here + ": " + e.what());
+  }
+  try {
+    check_interconnect(device, i.interconnect);
+    if (!i.network.empty()) find_link(i.network, "network");
+  } catch (const InputError& e) {
+    throw InputError(here + ": " + e.what());
+  }
+  return i;
+}
+
+}  // namespace
+
+PriceCatalog load_price_catalog(const std::filesystem::path& path) {
+  const toml::table root = parse_toml_file(path);
+  PriceCatalog c;
+  c.file = path.string();
+  const auto* arr = root["instance"].as_array();
+  if (!arr || arr->empty()) throw InputError("price file '" + c.file + "' has no [[instance]] entries");
+  std::set<std::string> ids;
+  int index = 0;
+  for (const auto& node : *arr) {
+    ++index;
+    const auto* t = node.as_table();
+    const std::string where = "price file '" + c.file + "' [[instance]] #" + std::to_string(index);
+    if (!t) throw InputError(where + " is not a table");
+    InstanceType i = load_instance(*t, where);
+    if (!ids.insert(i.id).second) throw InputError(where + ": duplicate instance id '" + i.id + "'");
+    c.instances.push_back(std::move(i));
+  }
+  return c;
+}
+
+const PriceCatalog& default_price_catalog() {
+  static const PriceCatalog c = load_price_catalog(default_prices_path());
+  return c;
+}
+
+double parse_duration_hours(const std::string& text, const std::string& flag) {
+  std::string s;
+  for (char ch : text)
+    if (ch != ' ') s += ch;
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  const std::string unit(ptr, static_cast<const char*>(s.data() + s.size()));
+  double scale = -1;
+  if (unit.empty() || unit == "h" || unit == "hr" || unit == "hrs" || unit == "hours" || unit == "hour") scale = 1;
+  else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minutes") scale = 1.0 / 60;
+  else if (unit == "s" || unit == "sec" || unit == "seconds") scale = 1.0 / 3600;
+  else if (unit == "d" || unit == "day" || unit == "days") scale = 24;
+  else if (unit == "w" || unit == "week" || unit == "weeks") scale = 168;
+  if (ec != std::errc() || ptr == s.data() || scale < 0 || !(v > 0) || !std::isfinite(v))
+    throw InputError(flag + " takes a positive duration such as 24h, 90m, 2d or 3600s, got '" + text + "'");
+  return v * scale;
+}
+
+std::string format_hours(double hours) {
+  if (!std::isfinite(hours)) return "never";
+  if (hours < 1.0) return fmt::format("{:.0f} min", hours * 60);
+  if (hours < 48.0) return fmt::format("{:.1f} h", hours);
+  return fmt::format("{:.1f} d", hours / 24);
+}
+
+std::optional<double> default_dataset_samples(const Prediction& p) {
+  std::string id = p.request.dataset;
+  if (id.empty()) {
+    if (p.model_family == "cnn3d" || p.model_family == "segmentation3d") id = "ct-crops";
+    else if (p.sequence) return std::nullopt;
+    else id = "imagenet";
+  }
+  return find_dataset(id).samples;
+}
+
+RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, int instances) {
+  RunCost r;
+  r.samples = samples;
+  r.hours = p.samples_per_s > 0 ? samples / p.samples_per_s / 3600.0 : INFINITY;
+  const double gpus = p.scale ? p.scale->gpus_total : 1;
+  r.avg_power_w = p.power ? p.power->avg_power_w * gpus : 0;
+  r.energy_kwh = r.avg_power_w * r.hours / 1000.0;
+  if (inst) {
+    r.usd = inst->on_demand_usd_per_hour * instances * r.hours;
+    if (inst->spot_usd_per_hour) r.spot_usd = *inst->spot_usd_per_hour * instances * r.hours;
+  }
+  return r;
+}
+
+const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu) {
+  const InstanceType* best = nullptr;
+  for (const auto& i : catalog.instances)
+    if (i.gpu == gpu &&
+        (!best || i.on_demand_usd_per_hour / i.gpus < best->on_demand_usd_per_hour / best->gpus))
+      best = &i;
+  return best;
+}
+
+}  // namespace perfcast

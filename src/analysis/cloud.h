@@ -1,0 +1,70 @@
+// Cloud instances and what a whole training run costs: a price catalog (data/cloud/prices.toml or the
+// user's own file), the dataset size and epochs that turn a step into a run, and the run's time, dollars and
+// kilowatt-hours.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/predict.h"
+
+namespace perfcast {
+
+struct InstanceType {
+  std::string id;                 // unique in the catalog, e.g. "aws-p3.16xlarge"
+  std::string provider;           // aws, gcp, azure, lambda, paperspace, vast ...
+  std::string gpu;                // perfcast GPU id
+  int gpus = 1;                   // GPUs per instance
+  std::string interconnect;       // between its GPUs (perfcast --interconnect id)
+  std::string network;            // between instances ("" = cannot be combined)
+  int network_ports = 1;          // network ports per instance
+  double on_demand_usd_per_hour = 0;
+  std::string on_demand_date;
+  std::string on_demand_source;
+  std::optional<double> spot_usd_per_hour;
+  std::string spot_date;
+  std::string spot_source;
+  std::string region;
+  std::string note;
+};
+
+struct PriceCatalog {
+  std::string file;
+  std::vector<InstanceType> instances;
+};
+
+std::filesystem::path default_prices_path();
+// InputError naming the file, the instance and the field on a missing or bad field, an unknown GPU id or an
+// interconnect the GPU does not have.
+PriceCatalog load_price_catalog(const std::filesystem::path& path);
+// data/cloud/prices.toml, loaded once.
+const PriceCatalog& default_price_catalog();
+
+// "24h", "90m", "2d", "1.5h", "3600s", "1w" or a plain number of hours; InputError otherwise.
+double parse_duration_hours(const std::string& text, const std::string& flag = "--deadline");
+// "36 h", "2.1 d", "45 min".
+std::string format_hours(double hours);
+
+// Samples in one epoch when the user gives none: the request's dataset, or by model family (ImageNet for 2D
+// vision models, CT crops for 3D ones); nullopt for models with no default dataset (sequence models).
+std::optional<double> default_dataset_samples(const Prediction& p);
+
+struct RunCost {
+  double samples = 0;             // processed in the whole run (all epochs)
+  double hours = 0;
+  double usd = 0;                 // on demand
+  std::optional<double> spot_usd;
+  double energy_kwh = 0;          // GPU boards only
+  double avg_power_w = 0;         // all GPUs together
+};
+
+// Time, money and energy of `samples` on prediction p (all its GPUs), renting `instances` of `inst` (none:
+// no price).
+RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst = nullptr, int instances = 1);
+
+// The instance with this GPU whose on-demand price per GPU-hour is lowest; nullptr when the catalog has none.
+const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu);
+
+}  // namespace perfcast

@@ -1,0 +1,219 @@
+#include "analysis/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "import/model_source.h"
+
+namespace perfcast {
+
+bool wants_best_precision(const PredictRequest& request) { return request.precision == "best"; }
+
+Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options) {
+  const bool training = request.mode == "train";
+  const std::vector<std::string> candidates =
+      training ? std::vector<std::string>{"fp32", "tf32", "amp", "amp-bf16"}
+               : std::vector<std::string>{"fp32", "tf32", "fp16", "amp", "int8", "fp8"};
+  std::optional<Prediction> best, best_unfit;
+  std::string last_reason;
+  for (const auto& c : candidates) {
+    PredictRequest r = request;
+    r.precision = c;
+    try {
+      Prediction p = predict_data_parallel(r, options);
+      auto& slot = p.memory.fits ? best : best_unfit;
+      if (!slot || p.samples_per_s > slot->samples_per_s) slot = std::move(p);
+    } catch (const UnsupportedError& e) {
+      last_reason = e.what();
+    }
+  }
+  if (best) return *best;
+  if (best_unfit) return *best_unfit;
+  throw UnsupportedError("no precision runs " + request.model + " on " + request.gpu +
+                         (last_reason.empty() ? "" : ": " + last_reason));
+}
+
+double run_samples(const Prediction& p, const RunSize& size) {
+  if (size.epochs <= 0) throw InputError("--epochs must be positive");
+  double per_epoch = size.dataset_samples;
+  if (per_epoch <= 0) {
+    const auto d = default_dataset_samples(p);
+    if (!d) throw InputError("model '" + p.model_id + "' has no default dataset; give --dataset-size (samples per epoch)");
+    per_epoch = *d;
+  }
+  return per_epoch * size.epochs;
+}
+
+namespace {
+
+struct Single {
+  Prediction p;
+  GradientProfile g;
+};
+
+PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  const Prediction& p = s.p;
+  PlanOption o;
+  o.instance = inst.id;
+  o.provider = inst.provider;
+  o.gpu = inst.gpu;
+  o.precision = p.request.precision;
+  o.count = count;
+  o.gpus_total = inst.gpus * count;
+  double step_us = p.step_us;
+  if (o.gpus_total > 1) {
+    DataParallelOptions dp = req.dp;
+    dp.nics_per_node = inst.network_ports;
+    const ScaleOutCost sc = scale_out(p, s.g, inst.gpus, count, inst.interconnect, count > 1 ? inst.network : "", dp);
+    step_us = (sc.base_step_ms + sc.exposed_comm_ms) * 1e3;
+    o.efficiency = sc.efficiency;
+    o.comm_share = sc.comm_share;
+  }
+  o.step_ms = step_us / 1e3;
+  o.samples_per_s = static_cast<double>(p.request.batch) * o.gpus_total / (step_us * 1e-6);
+  o.hours = samples / o.samples_per_s / 3600.0;
+  // Waiting draws idle power: the step's kernels cost the same energy, the extra time costs idle power.
+  double energy_step_j = 0;
+  if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->idle_power_w * (step_us - p.step_us) * 1e-6;
+  o.power_w = energy_step_j / (step_us * 1e-6) * o.gpus_total;
+  o.energy_kwh = o.power_w * o.hours / 1000.0;
+  o.usd = inst.on_demand_usd_per_hour * count * o.hours;
+  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.hours;
+  o.meets_deadline = o.hours <= req.deadline_hours;
+  const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
+  o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
+  return o;
+}
+
+double rank_cost(const PlanOption& o, bool spot) { return spot && o.spot_usd ? *o.spot_usd : o.usd; }
+
+}  // namespace
+
+PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
+  if (!(req.deadline_hours > 0)) throw InputError("--deadline must be a positive duration");
+  if (req.budget_usd && !(*req.budget_usd > 0)) throw InputError("--budget must be a positive amount of USD");
+  if (req.max_gpus <= 0) throw InputError("--max-gpus must be positive");
+  if (!(req.efficiency_threshold > 0 && req.efficiency_threshold <= 1))
+    throw InputError("--efficiency-threshold must be in (0, 1]");
+  PlanResult res;
+  std::map<std::string, std::optional<Single>> cache;  // gpu id -> single-GPU prediction (nullopt: cannot run)
+  std::map<std::string, std::string> reasons;
+  for (const auto& inst : catalog.instances) {
+    if (inst.gpus > req.max_gpus) continue;
+    auto it = cache.find(inst.gpu);
+    if (it == cache.end()) {
+      PredictRequest r = req.base;
+      r.gpu = inst.gpu;
+      r.gpus = 1;
+      r.nodes = 1;
+      r.interconnect.clear();
+      r.network.clear();
+      std::optional<Single> s;
+      try {
+        Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
+        if (!p.memory.fits) {
+          reasons[inst.gpu] = "does not fit in memory at batch " + std::to_string(p.request.batch);
+        } else {
+          const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
+          const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
+          GradientProfile g = gradient_profile(p, graph);
+          s = Single{std::move(p), std::move(g)};
+        }
+      } catch (const UnsupportedError& e) {
+        reasons[inst.gpu] = e.what();
+      }
+      it = cache.emplace(inst.gpu, std::move(s)).first;
+    }
+    if (!it->second) {
+      res.skipped.push_back(inst.id + ": " + reasons[inst.gpu]);
+      continue;
+    }
+    const Single& s = *it->second;
+    if (res.samples == 0) res.samples = run_samples(s.p, req.size);
+    InstanceScaling sc;
+    sc.instance = inst.id;
+    sc.gpus_per_instance = inst.gpus;
+    sc.last_paying_count = 0;
+    sc.single_only = inst.network.empty();
+    bool paying = true;
+    for (int count = 1; count * inst.gpus <= req.max_gpus; ++count) {
+      if (count > 1 && inst.network.empty()) break;
+      PlanOption o = evaluate(s, inst, count, res.samples, req);
+      sc.max_count = count;
+      sc.efficiency_at_max = o.efficiency;
+      if (paying && o.efficiency >= req.efficiency_threshold) {
+        sc.last_paying_count = count;
+      } else if (paying) {
+        paying = false;
+        sc.always_pays = false;
+        sc.efficiency_after = o.efficiency;
+      }
+      res.options.push_back(std::move(o));
+    }
+    res.scaling.push_back(sc);
+  }
+  if (res.options.empty()) {
+    std::string why = res.skipped.empty() ? "the price catalog has no instance within --max-gpus" : res.skipped.front();
+    throw UnsupportedError("no instance type can run this model (" + why + ")");
+  }
+  for (const auto& o : res.options) {
+    if (!res.fastest || o.hours < res.fastest->hours) res.fastest = o;
+    if (!res.cheapest_any || rank_cost(o, req.spot) < rank_cost(*res.cheapest_any, req.spot)) res.cheapest_any = o;
+    if (o.meets_deadline && o.within_budget) res.meeting.push_back(o);
+  }
+  std::stable_sort(res.meeting.begin(), res.meeting.end(), [&](const PlanOption& a, const PlanOption& b) {
+    const double ca = rank_cost(a, req.spot), cb = rank_cost(b, req.spot);
+    return ca != cb ? ca < cb : a.hours < b.hours;
+  });
+  if (!res.meeting.empty()) {
+    res.meeting.front().cheapest = true;
+    for (auto& o : res.options)
+      if (o.instance == res.meeting.front().instance && o.count == res.meeting.front().count) o.cheapest = true;
+  }
+  return res;
+}
+
+std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<std::string>& gpus, const RunSize& size,
+                                const PriceCatalog& catalog, const DataParallelOptions& options) {
+  if (gpus.empty()) throw InputError("--gpu needs at least one GPU id");
+  std::vector<CompareRow> rows;
+  for (const auto& id : gpus) {
+    CompareRow row;
+    row.gpu = id;
+    PredictRequest r = base;
+    r.gpu = id;
+    try {
+      Prediction p = wants_best_precision(r) ? predict_best_precision(r, options) : predict_data_parallel(r, options);
+      row.memory_headroom_bytes = p.memory.capacity - p.memory.total;
+      double samples = 0;
+      if (size.dataset_samples > 0 || default_dataset_samples(p)) samples = run_samples(p, size);
+      if (samples > 0) {
+        RunCost run = run_cost(p, samples);
+        if (const InstanceType* inst = cheapest_instance_for(catalog, p.device.id)) {
+          const double gpus_total = p.scale ? p.scale->gpus_total : 1;
+          run.usd = inst->on_demand_usd_per_hour / inst->gpus * gpus_total * run.hours;
+          if (inst->spot_usd_per_hour) run.spot_usd = *inst->spot_usd_per_hour / inst->gpus * gpus_total * run.hours;
+          row.priced_on = inst->id;
+        }
+        row.run = run;
+      }
+      row.prediction = std::move(p);
+    } catch (const UnsupportedError& e) {
+      row.status = std::string("unsupported: ") + e.what();
+    }
+    try {
+      PredictRequest b = r;
+      b.precision = "best";
+      const Prediction best = predict_best_precision(b, options);
+      row.best_precision = best.request.precision;
+      row.best_samples_per_s = best.samples_per_s;
+    } catch (const UnsupportedError&) {
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,100 @@
+// Planning a training run against cloud instances (`perfcast plan`) and comparing GPUs side by side
+// (`perfcast compare`): every (instance type, count) with its time to train, cost and energy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/cloud.h"
+#include "analysis/predict.h"
+#include "schedule/data_parallel.h"
+
+namespace perfcast {
+
+// The precision that trains (or infers) fastest on this GPU among those it supports; with its prediction.
+// Candidates: fp32, tf32, amp, amp-bf16 (train); also fp16, int8, fp8 (infer).
+Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options = {});
+
+// Precision "best" is resolved per GPU with predict_best_precision.
+bool wants_best_precision(const PredictRequest& request);
+
+struct RunSize {
+  double dataset_samples = 0;  // 0 = the model's default dataset
+  double epochs = 1;
+};
+
+// Samples in the whole run: dataset x epochs; InputError when the model has no default dataset and none is given.
+double run_samples(const Prediction& p, const RunSize& size);
+
+struct PlanRequest {
+  PredictRequest base;                 // model, runtime, mode, precision ("best" allowed), batch per GPU
+  RunSize size;
+  double deadline_hours = 0;           // must be positive
+  std::optional<double> budget_usd;
+  double efficiency_threshold = 0.8;   // scaling stops paying where efficiency falls below this
+  int max_gpus = 64;
+  bool spot = false;                   // rank by spot price where known
+  DataParallelOptions dp;
+};
+
+struct PlanOption {
+  std::string instance;        // instance id
+  std::string provider;
+  std::string gpu;
+  std::string precision;
+  int count = 1;               // instances
+  int gpus_total = 1;
+  double samples_per_s = 0;
+  double step_ms = 0;
+  double efficiency = 1;       // vs one GPU of this type
+  double comm_share = 0;
+  double hours = 0;
+  double usd = 0;              // on demand (or spot when ranked by spot)
+  std::optional<double> spot_usd;
+  double energy_kwh = 0;
+  double power_w = 0;          // all GPUs
+  bool meets_deadline = false;
+  bool within_budget = true;
+  bool cheapest = false;
+};
+
+struct InstanceScaling {
+  std::string instance;
+  int gpus_per_instance = 1;
+  int max_count = 1;               // largest count evaluated
+  int last_paying_count = 1;       // largest count whose efficiency is still >= the threshold
+  double efficiency_after = 0;     // efficiency at the next count (0 when every count pays)
+  bool always_pays = true;
+  bool single_only = false;        // no network in the catalog: one instance at most
+  double efficiency_at_max = 1;    // efficiency at max_count
+};
+
+struct PlanResult {
+  double samples = 0;              // whole run
+  std::vector<PlanOption> options;     // every evaluated (instance, count)
+  std::vector<PlanOption> meeting;     // deadline (and budget) met, cheapest first
+  std::optional<PlanOption> fastest;   // the fastest of all options
+  std::optional<PlanOption> cheapest_any;  // the cheapest of all options (deadline ignored)
+  std::vector<InstanceScaling> scaling;
+  std::vector<std::string> skipped;    // "instance: reason" for instance types that cannot run the model
+};
+
+PlanResult plan(const PlanRequest& request, const PriceCatalog& catalog);
+
+struct CompareRow {
+  std::string gpu;
+  std::string status = "ok";       // or "unsupported: reason"
+  std::optional<Prediction> prediction;
+  std::optional<RunCost> run;
+  std::string priced_on;           // instance whose price per GPU-hour was used ("" = none)
+  double memory_headroom_bytes = 0;
+  std::string best_precision;
+  double best_samples_per_s = 0;
+};
+
+// One row per GPU id at the request's precision and GPU counts, with the run's time, cost and energy.
+std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<std::string>& gpus, const RunSize& size,
+                                const PriceCatalog& catalog, const DataParallelOptions& options = {});
+
+}  // namespace perfcast

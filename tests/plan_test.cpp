@@ -1,0 +1,305 @@
+// Cloud cost, `perfcast plan` and `perfcast compare`: the price catalog and its errors, deadlines, ranking,
+// where scaling stops paying, and the commands' exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "analysis/cloud.h"
+#include "analysis/plan.h"
+#include "device/catalog.h"
+
+namespace perfcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class PlanCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (fs::temp_directory_path() / "perfcast-plan-XXXXXX").string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream out(dir_ / name, std::ios::binary);
+    out << text;
+    return dir_ / name;
+  }
+  struct Result {
+    int code = -1;
+    std::string out, err;
+  };
+  Result run(const std::string& args) const {
+    const fs::path out = dir_ / ".stdout", err = dir_ / ".stderr";
+    const std::string cmd = "cd '" + dir_.string() + "' && '" + std::string(PERFCAST_BINARY) + "' " + args + " >'" +
+                            out.string() + "' 2>'" + err.string() + "' </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  void expect_error(const std::string& args, const std::string& piece) const {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(piece), std::string::npos) << r.err;
+  }
+  fs::path dir_;
+};
+
+const char* kOneInstance = R"([[instance]]
+id = "box"
+provider = "test"
+gpu = "gtx-1080-ti"
+gpus = 4
+interconnect = "pcie3"
+network = "10gbe"
+on_demand_usd_per_hour = 1.0
+on_demand_date = "2024-01"
+on_demand_source = "test"
+)";
+
+// ---------------------------------------------------------------- price catalog
+
+TEST(PriceCatalog, ShippedCatalogIsCompleteAndConsistent) {
+  const PriceCatalog& c = default_price_catalog();
+  EXPECT_GE(c.instances.size(), 20u);
+  std::set<std::string> archs;
+  for (const auto& i : c.instances) {
+    SCOPED_TRACE(i.id);
+    EXPECT_GT(i.on_demand_usd_per_hour, 0);
+    EXPECT_FALSE(i.on_demand_date.empty());
+    EXPECT_FALSE(i.on_demand_source.empty());
+    if (i.spot_usd_per_hour) {
+      EXPECT_LT(*i.spot_usd_per_hour, i.on_demand_usd_per_hour);
+      EXPECT_FALSE(i.spot_source.empty());
+    }
+    archs.insert(find_gpu(i.gpu).chip);
+  }
+  // GP102-era through Hopper.
+  for (const char* chip : {"GP102", "GP100", "GV100", "TU104", "GA102", "GA100", "GH100"})
+    EXPECT_TRUE(archs.count(chip)) << chip;
+}
+
+TEST_F(PlanCliTest, MissingOrBadPriceFieldsAreInputErrorsNamingTheField) {
+  std::string text = kOneInstance;
+  EXPECT_NO_THROW(load_price_catalog(write("ok.toml", text)));
+  const auto without = [&](const std::string& field) {
+    std::stringstream in(text), out;
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind(field + " =", 0) != 0) out << line << "\n";
+    return out.str();
+  };
+  for (const char* field : {"gpu", "gpus", "interconnect", "on_demand_usd_per_hour", "on_demand_date", "on_demand_source"}) {
+    SCOPED_TRACE(field);
+    try {
+      load_price_catalog(write("bad.toml", without(field)));
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("box"), std::string::npos) << e.what();
+    }
+  }
+  // Zero GPUs, a spot price without its source, an interconnect the GPU lacks, a duplicate id.
+  std::string zero = text;
+  zero.replace(zero.find("gpus = 4"), 8, "gpus = 0");
+  EXPECT_THROW(load_price_catalog(write("zero.toml", zero)), InputError);
+  EXPECT_THROW(load_price_catalog(write("spot.toml", text + "spot_usd_per_hour = 0.5\n")), InputError);
+  std::string nv = text;
+  nv.replace(nv.find("\"pcie3\""), 7, "\"nvlink\"");
+  EXPECT_THROW(load_price_catalog(write("nv.toml", nv)), InputError);
+  EXPECT_THROW(load_price_catalog(write("dup.toml", text + "\n" + text)), InputError);
+  EXPECT_THROW(load_price_catalog(write("empty.toml", "# nothing\n")), InputError);
+}
+
+TEST(Durations, DeadlinesParseWithUnits) {
+  EXPECT_DOUBLE_EQ(parse_duration_hours("24h"), 24);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("90m"), 1.5);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("2d"), 48);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("3600s"), 1);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("1.5"), 1.5);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("1w"), 168);
+  for (const char* bad : {"", "0h", "-3h", "soon", "24x", "h"}) EXPECT_THROW(parse_duration_hours(bad), InputError) << bad;
+}
+
+// ---------------------------------------------------------------- plan
+
+PlanRequest resnet_plan(double deadline_h, double epochs = 90) {
+  PlanRequest r;
+  r.base.model = "resnet50";
+  r.base.precision = "amp";
+  r.deadline_hours = deadline_h;
+  r.size.epochs = epochs;
+  return r;
+}
+
+TEST(Plan, OptionsMeetingTheDeadlineAreRankedByCostWithTheCheapestMarked) {
+  const PlanResult res = plan(resnet_plan(24), default_price_catalog());
+  ASSERT_FALSE(res.meeting.empty());
+  EXPECT_NEAR(res.samples, 90 * 1281167.0, 1);
+  EXPECT_TRUE(res.meeting.front().cheapest);
+  for (std::size_t i = 0; i < res.meeting.size(); ++i) {
+    EXPECT_LE(res.meeting[i].hours, 24);
+    if (i > 0) {
+      EXPECT_LE(res.meeting[i - 1].usd, res.meeting[i].usd);
+      EXPECT_FALSE(res.meeting[i].cheapest);
+    }
+  }
+  // Every option's cost is its time x the instance price x the count.
+  for (const auto& o : res.options) {
+    const auto& inst = *std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
+                                     [&](const InstanceType& i) { return i.id == o.instance; });
+    EXPECT_NEAR(o.usd, o.hours * inst.on_demand_usd_per_hour * o.count, 1e-9 * o.usd);
+    EXPECT_EQ(o.gpus_total, inst.gpus * o.count);
+    EXPECT_LE(o.gpus_total, 64);
+    EXPECT_GT(o.energy_kwh, 0);
+  }
+  ASSERT_TRUE(res.fastest);
+  for (const auto& o : res.options) EXPECT_GE(o.hours, res.fastest->hours);
+}
+
+TEST(Plan, ABudgetFiltersAndNothingMeetingStillNamesTheFastest) {
+  PlanRequest r = resnet_plan(24);
+  r.budget_usd = 1.0;
+  const PlanResult broke = plan(r, default_price_catalog());
+  EXPECT_TRUE(broke.meeting.empty());
+  ASSERT_TRUE(broke.fastest);
+  const PlanResult impossible = plan(resnet_plan(0.01), default_price_catalog());
+  EXPECT_TRUE(impossible.meeting.empty());
+  ASSERT_TRUE(impossible.fastest);
+  EXPECT_GT(impossible.fastest->hours, 0.01);
+}
+
+TEST(Plan, ScalingStopsPayingWhereEfficiencyFallsBelowTheThreshold) {
+  PlanRequest r = resnet_plan(1e6);
+  r.efficiency_threshold = 0.9;
+  const PlanResult res = plan(r, default_price_catalog());
+  bool some_stop = false;
+  for (const auto& sc : res.scaling) {
+    std::vector<const PlanOption*> opts;
+    for (const auto& o : res.options)
+      if (o.instance == sc.instance) opts.push_back(&o);
+    ASSERT_EQ(static_cast<int>(opts.size()), sc.max_count) << sc.instance;
+    for (const auto* o : opts)
+      if (o->count <= sc.last_paying_count) {
+        EXPECT_GE(o->efficiency, 0.9) << sc.instance << " x" << o->count;
+      }
+    if (!sc.always_pays) {
+      some_stop = true;
+      EXPECT_LT(opts[sc.last_paying_count]->efficiency, 0.9) << sc.instance;
+      EXPECT_DOUBLE_EQ(opts[sc.last_paying_count]->efficiency, sc.efficiency_after);
+    }
+  }
+  EXPECT_TRUE(some_stop) << "1-GPU instances over 10-25 GbE must stop paying somewhere below 64 GPUs";
+}
+
+TEST(Plan, BadRequestsAreInputErrors) {
+  EXPECT_THROW(plan(resnet_plan(0), default_price_catalog()), InputError);
+  PlanRequest r = resnet_plan(24);
+  r.max_gpus = 0;
+  EXPECT_THROW(plan(r, default_price_catalog()), InputError);
+  r = resnet_plan(24);
+  r.efficiency_threshold = 1.5;
+  EXPECT_THROW(plan(r, default_price_catalog()), InputError);
+  r = resnet_plan(24);
+  r.base.model = "gpt2";  // no default dataset
+  EXPECT_THROW(plan(r, default_price_catalog()), InputError);
+  r.size.dataset_samples = 1e6;
+  EXPECT_NO_THROW(plan(r, default_price_catalog()));
+}
+
+// ---------------------------------------------------------------- compare
+
+TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
+  PredictRequest base;
+  base.model = "resnet50";
+  const auto rows = compare(base, {"gtx-1080-ti", "v100-sxm2-16gb", "a100-sxm4-40gb", "h100-sxm5-80gb"}, RunSize{0, 1},
+                            default_price_catalog());
+  ASSERT_EQ(rows.size(), 4u);
+  double prev = 0;
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.gpu);
+    ASSERT_TRUE(r.prediction) << r.status;
+    ASSERT_TRUE(r.run);
+    EXPECT_GT(r.prediction->samples_per_s, prev);  // each generation is faster
+    prev = r.prediction->samples_per_s;
+    EXPECT_NEAR(r.run->hours, 1281167.0 / r.prediction->samples_per_s / 3600, 1e-9);
+    EXPECT_FALSE(r.priced_on.empty());
+    EXPECT_GT(r.run->usd, 0);
+    EXPECT_GT(r.run->energy_kwh, 0);
+    EXPECT_GT(r.memory_headroom_bytes, 0);
+    EXPECT_FALSE(r.best_precision.empty());
+    EXPECT_GE(r.best_samples_per_s, r.prediction->samples_per_s * 0.999);
+  }
+  EXPECT_EQ(rows[0].best_precision == "tf32" || rows[0].best_precision == "amp-bf16", false);  // Pascal has neither
+  // A precision one GPU lacks is a row status, not a failure of the whole comparison.
+  base.precision = "amp-bf16";
+  const auto bf16 = compare(base, {"gtx-1080-ti", "a100-sxm4-40gb"}, RunSize{0, 1}, default_price_catalog());
+  EXPECT_FALSE(bf16[0].prediction);
+  EXPECT_EQ(bf16[0].status.rfind("unsupported:", 0), 0u);
+  EXPECT_TRUE(bf16[1].prediction);
+}
+
+// ---------------------------------------------------------------- commands
+
+TEST_F(PlanCliTest, PlanAndCompareCommands) {
+  const Result ok = run("plan --model resnet50 --deadline 24h --epochs 10");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("<- cheapest"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("stops paying"), std::string::npos) << ok.out;
+  const Result none = run("plan --model resnet50 --deadline 1m --epochs 90");
+  EXPECT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("no option meets the deadline"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("fastest option:"), std::string::npos) << none.out;
+  const Result cmp = run("compare --model nodule3d --gpu gtx-1080-ti,a100-sxm4-40gb --batch 2");
+  EXPECT_EQ(cmp.code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("a100-sxm4-40gb"), std::string::npos);
+  const Result json = run("plan --model resnet50 --deadline 24h --json");
+  EXPECT_EQ(json.code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"meeting\""), std::string::npos);
+}
+
+TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
+  expect_error("plan --model resnet50 --deadline soon", "--deadline");
+  expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");
+  expect_error("plan --model resnet50 --deadline 24h --gpus 0", "--gpus");
+  expect_error("plan --model resnet50 --deadline 24h --max-gpus 0", "--max-gpus");
+  expect_error("plan --model resnet50 --deadline 24h --prices nowhere.toml", "nowhere.toml");
+  std::string bad = kOneInstance;
+  bad.erase(bad.find("on_demand_usd_per_hour"), std::string("on_demand_usd_per_hour = 1.0\n").size());
+  write("bad.toml", bad);
+  expect_error("plan --model resnet50 --deadline 24h --prices bad.toml", "on_demand_usd_per_hour");
+  expect_error("compare --model resnet50 --gpu gtx-1080-ti --gpus 2 --interconnect nvlink", "no NVLink");
+  expect_error("compare --model resnet50 --gpu gtx-1080-ti,no-such-gpu", "no-such-gpu");
+  expect_error("compare --model resnet50 --epochs 0", "--epochs");
+  expect_error("compare --model resnet50 --strategy carrier-pigeon", "carrier-pigeon");
+  expect_error("predict --gpu gtx-1080-ti --gpus 4 --interconnect nvlink", "nvlink");
+}
+
+}  // namespace
+}  // namespace perfcast
