@@ -15,7 +15,12 @@ const std::string kPublished = std::string(PERFCAST_SOURCE_DIR) + "/data/validat
 TEST(Validation, SingleGpuSyntheticRowsMeetTheAccuracyTargets) {
   const ValidationReport rep = validate_file(kPublished);
   // Issue targets: median APE <= 12%, mean <= 18%, >= 95% predicted to fit. Ratchets below.
-  const ErrorStats& s = rep.by_data.at("synthetic");
+  // The issue's scope: single-GPU synthetic-data rows; the llama.cpp rows belong to the LLM tests.
+  std::vector<const ValidationRow*> scope;
+  for (const auto& r : rep.rows)
+    if (r.result.prediction->request.data == "synthetic" && r.result.prediction->request.runtime != "llama.cpp")
+      scope.push_back(&r);
+  const ErrorStats s = error_stats(scope);
   EXPECT_GE(s.rows, 270) << "CNN rows of torch7, mxnet, tensorflow and tensorflow-xla must all be predicted";
   EXPECT_LE(s.median_ape, 10.5);
   EXPECT_LE(s.mean_ape, 17.5);

@@ -119,7 +119,7 @@ ValidationReport validate_file(const std::string& path) {
     rep.rows.push_back(std::move(v));
   }
   std::vector<const ValidationRow*> all;
-  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data;
+  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data, mode;
   for (const auto& r : rep.rows) {
     all.push_back(&r);
     g[r.result.row.gpu].push_back(&r);
@@ -127,6 +127,7 @@ ValidationReport validate_file(const std::string& path) {
     rt[r.result.prediction->request.runtime].push_back(&r);
     mp[r.result.prediction->request.mode + " " + r.result.prediction->request.precision].push_back(&r);
     data[r.result.prediction->request.data].push_back(&r);
+    mode[r.result.prediction->request.mode].push_back(&r);
   }
   rep.overall = error_stats(all);
   amp_what_ifs(rep);
@@ -135,6 +136,7 @@ ValidationReport validate_file(const std::string& path) {
   for (auto& [k, v] : rt) rep.by_runtime[k] = error_stats(v);
   for (auto& [k, v] : mp) rep.by_mode_precision[k] = error_stats(v);
   for (auto& [k, v] : data) rep.by_data[k] = error_stats(v);
+  for (auto& [k, v] : mode) rep.by_mode[k] = error_stats(v);
   return rep;
 }
 

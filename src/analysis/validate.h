@@ -47,7 +47,7 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
   std::vector<RowResult> unpredicted;            // rows that could not be predicted
   ErrorStats overall;
-  std::map<std::string, ErrorStats> by_gpu, by_model, by_runtime, by_mode_precision, by_data;
+  std::map<std::string, ErrorStats> by_gpu, by_model, by_runtime, by_mode_precision, by_data, by_mode;
   std::map<std::string, int> unpredicted_reasons;  // reason -> count
   std::vector<RatioRow> amp_ratios;                // mixed-precision what-ifs measured in the file
   RatioStats amp_overall;

@@ -65,6 +65,7 @@ std::string validation_markdown(const ValidationReport& rep) {
   s += stats_table("gpu", rep.by_gpu);
   s += stats_table("model", rep.by_model);
   s += stats_table("runtime", rep.by_runtime);
+  s += stats_table("mode", rep.by_mode);
   s += stats_table("mode and precision", rep.by_mode_precision);
   s += stats_table("input data", rep.by_data);
   if (!rep.amp_ratios.empty()) {
@@ -110,6 +111,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   for (const auto& [k, v] : rep.by_model) j["by_model"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_data) j["by_data"][k] = stats_json(v);
+  for (const auto& [k, v] : rep.by_mode) j["by_mode"][k] = stats_json(v);
   j["amp_what_ifs"] = {{"pairs", rep.amp_overall.pairs},
                        {"median_error_pct", rep.amp_overall.median_error_pct},
                        {"mean_error_pct", rep.amp_overall.mean_error_pct},
@@ -125,6 +127,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                          {"runtime", r.result.prediction->request.runtime},
                          {"mode", r.result.prediction->request.mode},
                          {"precision", r.result.prediction->request.precision},
+                         {"data", r.result.prediction->request.data},
                          {"batch", r.result.prediction->request.batch},
                          {"measured", *row.measured},
                          {"predicted", r.predicted},
