@@ -12,9 +12,11 @@ $bin validate data/validation/published_scaling.csv --markdown "$tmp/scaling.md"
   echo
   cat "$tmp/published.md"
   echo
-  echo "# Check set: single-GPU rows of published_scaling.csv"
+  echo "# Scaling set: published_scaling.csv (1 to 8 GPUs)"
   echo
-  echo "Not used to set any constant. Multi-GPU rows are listed as not predicted until data-parallel scaling exists."
+  echo "Its single-GPU rows were not used to set any single-GPU constant (they are the check set of"
+  echo "docs/calibration.md); the data-parallel constants were set against its multi-GPU rows"
+  echo "(docs/scale-out-validation.md)."
   echo
   cat "$tmp/scaling.md"
 } > docs/validation.md

@@ -94,8 +94,11 @@ Command compare_command() {
                   }
                   if (r.run) {
                     j["run"] = {{"samples", r.run->samples},
+                                {"epochs", size.epochs},
                                 {"hours", r.run->hours},
+                                {"hours_per_epoch", r.run->hours / size.epochs},
                                 {"energy_kwh", r.run->energy_kwh},
+                                {"energy_kwh_per_epoch", r.run->energy_kwh / size.epochs},
                                 {"usd_on_demand", r.priced_on.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.run->usd)},
                                 {"usd_spot", r.run->spot_usd ? nlohmann::json(*r.run->spot_usd) : nlohmann::json(nullptr)},
                                 {"priced_on", r.priced_on}};

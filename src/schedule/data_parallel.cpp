@@ -104,8 +104,6 @@ GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
 
 namespace {
 
-constexpr bool kLargestTensorBound = false;
-
 struct Bucket {
   double bytes = 0;
   double ready_us = 0;
@@ -190,8 +188,8 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       };
       // Single communication stream: a bucket starts when it is ready (or after backward when the framework
       // does not overlap) and when the previous one is done.
-      const double bwd_end = g.backward_end_us * (base_us / std::max(g.step_us, 1e-9));
       const double scale_t = base_us / std::max(g.step_us, 1e-9);
+      const double bwd_end = g.backward_end_us * scale_t;
       // Copies between GPUs without peer access are staged through host memory by the framework's copy
       // thread and do not run beside compute.
       const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host);
@@ -211,16 +209,10 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
           c.bus_bw_gbps = cc.bus_bw_gbps;
         }
       }
-      if (s.reduce == "copy-to-device" && n > 1 && kLargestTensorBound) {
-        // The owner of the largest tensor receives n-1 copies of it and sends n-1 back over its own link.
-        const double bytes = g.largest_tensor_elems * bpe;
-        const double bw = nodes > 1 ? std::min(f.intra_bw_gbps, f.inter_bw_gbps) : f.intra_bw_gbps;
-        const double start = overlap ? g.largest_tensor_ready_us * scale_t : bwd_end;
-        comm_free = std::max(comm_free, start + 2.0 * (n - 1) * bytes / (bw * 1e3));
-      }
       if (s.reduce == "parameter-server") {
+        // Weights are pulled after the update, before the next forward pass: nothing to hide behind.
         const double pull = parameter_server(f, c.gradient_bytes).us / 2;
-        comm_free += pull;
+        comm_free = std::max(comm_free, bwd_end) + pull;
         total += pull;
       }
       c.allreduce_ms = total / 1e3;
