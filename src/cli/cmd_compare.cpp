@@ -64,6 +64,8 @@ Command compare_command() {
             app.add_flag("--hierarchical", s->hierarchical, "hierarchical all-reduce across nodes");
             app.add_flag("--json", s->json, "machine-readable output");
             return std::function<int()>([s] {
+              // Without --batch, each GPU trains at the largest batch that fits it.
+              if (s->flags.batch.empty()) s->flags.batch = "max";
               const PredictRequest base = s->flags.to_request();
               RunSize size;
               if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");

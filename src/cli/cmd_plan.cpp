@@ -72,6 +72,8 @@ Command plan_command() {
             app.add_flag("--json", s->json, "machine-readable output");
             return std::function<int()>([s] {
               PlanRequest req;
+              // Without --batch, each GPU trains at the largest batch that fits it.
+              if (s->flags.batch.empty()) s->flags.batch = "max";
               req.base = s->flags.to_request();
               req.deadline_hours = parse_duration_hours(s->deadline);
               if (!s->budget.empty()) req.budget_usd = positive_number(s->budget, "--budget");
