@@ -337,7 +337,7 @@ Advice advise(const PredictRequest& request) {
       std::string id;
       for (const auto& p : parts) id += (id.empty() ? "" : " + ") + p;
       a.combinations.push_back(evaluate(id, "combined", base, combined, [&](const Prediction& p) {
-        return fmt::format("together: batch {}, {} , {}", p.request.batch, p.request.precision, p.request.runtime);
+        return fmt::format("together: batch {}, {}, {}", p.request.batch, p.request.precision, p.request.runtime);
       }));
     }
   }
