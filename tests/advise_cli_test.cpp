@@ -3,42 +3,19 @@
 // but keeps the JSON keys, and a bad language is a one-line error. Every case runs the real binary
 // (PERFCAST_BINARY) in a scratch directory.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
+
 namespace {
 
-namespace fs = std::filesystem;
-
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
-  return out;
-}
+using perfcast::test::CliResult;
+using perfcast::test::lines_of;
 
 std::set<std::string> keys_of(const nlohmann::json& j) {
   std::set<std::string> out;
@@ -46,32 +23,9 @@ std::set<std::string> keys_of(const nlohmann::json& j) {
   return out;
 }
 
-class AdviseCliTest : public ::testing::Test {
+class AdviseCliTest : public perfcast::test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "perfcast-advise-XXXXXX").string();
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  // Runs `perfcast <args>` inside the scratch directory; args are passed through the shell verbatim.
-  CliResult run(const std::string& args) const {
-    const fs::path out = dir_ / ".stdout", err = dir_ / ".stderr";
-    const std::string cmd = "cd '" + dir_.string() + "' && env -u PERFCAST_GPU_PATH '" + std::string(PERFCAST_BINARY) +
-                            "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
+  AdviseCliTest() : ScratchDirTest("perfcast-advise") {}
 
   nlohmann::json run_json(const std::string& args) const {
     const CliResult r = run(args);
@@ -84,8 +38,6 @@ class AdviseCliTest : public ::testing::Test {
       return nlohmann::json::object();
     }
   }
-
-  fs::path dir_;
 };
 
 bool has_line_starting(const std::string& text, const std::string& word) {

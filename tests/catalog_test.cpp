@@ -1,16 +1,15 @@
 // The GPU catalog against published ratios, user GPU files, and what each precision means per GPU/runtime.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
+#include "issue_ids.h"
 #include "core/error.h"
 #include "cost/precision.h"
 #include "device/architecture.h"
@@ -24,17 +23,10 @@ namespace fs = std::filesystem;
 
 const fs::path kGpuDir = fs::path(PERFCAST_SOURCE_DIR) / "data" / "gpus";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_text(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
+using test::CliResult;
+using test::run_perfcast;
+using test::slurp;
+using test::write_text;
 
 // The shipped gtx-1080-ti.toml with every line starting with `key` replaced by `replacement` ("" drops it).
 std::string edited_1080ti(const std::string& key, const std::string& replacement) {
@@ -50,18 +42,9 @@ std::string edited_1080ti(const std::string& key, const std::string& replacement
   return out;
 }
 
-class ScratchDir : public ::testing::Test {
+class ScratchDir : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "perfcast-catalog-XXXXXX").string();
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
+  ScratchDir() : ScratchDirTest("perfcast-catalog") {}
 };
 
 // ---------------------------------------------------------------- the shipped files
@@ -87,14 +70,7 @@ TEST(GpuCatalog, EveryFileLoadsAndIdMatchesFileName) {
 }
 
 TEST(GpuCatalog, HoldsEveryIdOfTheIssue) {
-  const std::vector<std::string> ids{
-      "titan-x-pascal", "gtx-1080-ti",    "titan-xp",        "tesla-p40",       "quadro-p6000",   "p102-100",
-      "gtx-1080",       "tesla-p4",       "p100-pcie-16gb",  "p100-sxm2-16gb",  "v100-pcie-16gb", "v100-pcie-32gb",
-      "v100-sxm2-16gb", "v100-sxm2-32gb", "v100-sxm3-32gb",  "t4",              "rtx-2080-ti",    "titan-rtx",
-      "quadro-rtx-6000", "quadro-rtx-8000", "rtx-3070",      "rtx-3080",        "rtx-3090",       "rtx-a6000",
-      "a10",            "a100-pcie-40gb", "a100-pcie-80gb",  "a100-sxm4-40gb",  "a100-sxm4-80gb", "l4",
-      "rtx-4090",       "l40s",           "h100-pcie-80gb",  "h100-sxm5-80gb",  "h200-sxm-141gb"};
-  for (const auto& id : ids) EXPECT_NO_THROW(find_gpu(id)) << id;
+  for (const auto& id : test::kIssueGpuIds) EXPECT_NO_THROW(find_gpu(id)) << id;
 }
 
 TEST(GpuCatalog, EveryNumericFieldHasASource) {
@@ -182,27 +158,17 @@ TEST_F(ScratchDir, GpuPathFolderAddsAGpu) {
   const fs::path user = dir_ / "gpus";
   fs::create_directories(user);
   write_text(user / "my-test-gpu.toml", edited_1080ti("id", "id = \"my-test-gpu\""));
-  const fs::path out = dir_ / "out.txt";
-  const std::string prefix = "PERFCAST_GPU_PATH='" + user.string() + "' '" + std::string(PERFCAST_BINARY) + "' ";
-  int status = std::system((prefix + "gpus >'" + out.string() + "' 2>&1").c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(out);
-  std::set<std::string> ids;
-  {
-    std::stringstream ss(slurp(out));
-    std::string line;
-    while (std::getline(ss, line)) {
-      std::stringstream ls(line);
-      std::string id;
-      ls >> id;
-      ids.insert(id);
-    }
-  }
+  const std::string env = "PERFCAST_GPU_PATH='" + user.string() + "'";
+  CliResult r = run_perfcast(dir_, "gpus", env);
+  ASSERT_NE(r.code, -1);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<std::string> listed = test::first_words(r.out);
+  const std::set<std::string> ids(listed.begin(), listed.end());
   EXPECT_EQ(ids.count("my-test-gpu"), 1u);
   EXPECT_EQ(ids.count("gtx-1080-ti"), 1u) << "built-in GPUs stay listed";
-  status = std::system((prefix + "predict --gpu my-test-gpu --mode infer --batch 8 >'" + out.string() + "' 2>&1").c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(out);
+  r = run_perfcast(dir_, "predict --gpu my-test-gpu --mode infer --batch 8", env);
+  ASSERT_NE(r.code, -1);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
 TEST_F(ScratchDir, BrokenFileNamesFileAndMissingField) {

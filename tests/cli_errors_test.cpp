@@ -2,12 +2,9 @@
 // a "did you mean" hint for typos. Plus the listing commands, --batch max, --configs with a bad row and the
 // keys of predict --json. Every case runs the real binary (PERFCAST_BINARY) in a scratch directory.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,35 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
+#include "issue_ids.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_text(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
-  return out;
-}
+using perfcast::test::CliResult;
+using perfcast::test::first_words;
+using perfcast::test::kIssueGpuIds;
+using perfcast::test::kIssueModelIds;
+using perfcast::test::lines_of;
+using perfcast::test::slurp;
+using perfcast::test::write_text;
 
 // Splits one CSV line, honouring double quotes ("" inside quotes is a quote).
 std::vector<std::string> csv_fields(const std::string& line) {
@@ -71,32 +53,9 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return out;
 }
 
-class CliTest : public ::testing::Test {
+class CliTest : public perfcast::test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "perfcast-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  // Runs `perfcast <args>` inside the scratch directory; args are passed through the shell verbatim.
-  CliResult run(const std::string& args) const {
-    const fs::path out = dir_ / ".stdout", err = dir_ / ".stderr";
-    const std::string cmd = "cd '" + dir_.string() + "' && env -u PERFCAST_GPU_PATH '" + std::string(PERFCAST_BINARY) +
-                            "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
+  CliTest() : ScratchDirTest("perfcast-cli") {}
 
   // Exit 2, nothing on stdout, exactly one stderr line starting "perfcast: error:" and containing each piece.
   void expect_input_error(const std::string& args, std::initializer_list<std::string> pieces = {}) const {
@@ -117,8 +76,6 @@ class CliTest : public ::testing::Test {
     std::sort(names.begin(), names.end());
     return names;
   }
-
-  fs::path dir_;
 };
 
 // ---------------------------------------------------------------- unknown ids and typos
@@ -306,32 +263,6 @@ TEST_F(CliTest, BatchMaxFindsABatch) {
   ASSERT_TRUE(j["batch"].is_number_integer());
   EXPECT_GT(j["batch"].get<long long>(), 1);
   EXPECT_TRUE(j["memory"]["fits"].get<bool>());
-}
-
-const std::vector<std::string> kIssueGpuIds{
-    "titan-x-pascal", "gtx-1080-ti",     "titan-xp",        "tesla-p40",       "quadro-p6000",   "p102-100",
-    "gtx-1080",       "tesla-p4",        "p100-pcie-16gb",  "p100-sxm2-16gb",  "v100-pcie-16gb", "v100-pcie-32gb",
-    "v100-sxm2-16gb", "v100-sxm2-32gb",  "v100-sxm3-32gb",  "t4",              "rtx-2080-ti",    "titan-rtx",
-    "quadro-rtx-6000", "quadro-rtx-8000", "rtx-3070",       "rtx-3080",        "rtx-3090",       "rtx-a6000",
-    "a10",            "a100-pcie-40gb",  "a100-pcie-80gb",  "a100-sxm4-40gb",  "a100-sxm4-80gb", "l4",
-    "rtx-4090",       "l40s",            "h100-pcie-80gb",  "h100-sxm5-80gb",  "h200-sxm-141gb"};
-
-const std::vector<std::string> kIssueModelIds{
-    "alexnet",     "vgg16",       "vgg19",     "googlenet", "inception_v3", "inception_v4",  "resnet18",
-    "resnet34",    "resnet50",    "resnet50_v1_5", "resnet101", "resnet152", "resnet200",  "densenet121",
-    "densenet161", "mobilenet_v2", "ssd300",   "unet2d",    "unet3d",      "bert_base",     "bert_large",
-    "gpt2",        "transformer_base", "gnmt", "nodule3d"};
-
-// One entry per line, id first; returns the ids in order.
-std::vector<std::string> first_words(const std::string& out) {
-  std::vector<std::string> ids;
-  for (const auto& line : lines_of(out)) {
-    std::stringstream ss(line);
-    std::string id;
-    ss >> id;
-    ids.push_back(id);
-  }
-  return ids;
 }
 
 TEST_F(CliTest, GpusListsOneIdPerLine) {

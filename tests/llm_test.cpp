@@ -4,14 +4,12 @@
 // architecture), LoRA fine-tuning, bad input, and the accuracy targets on the llama.cpp rows of
 // data/validation/published.csv.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -19,6 +17,7 @@
 
 #include "analysis/predict.h"
 #include "analysis/validate.h"
+#include "cli_runner.h"
 #include "core/error.h"
 #include "cost/quantization.h"
 #include "import/model_source.h"
@@ -478,28 +477,22 @@ TEST(LlmValidation, LlamaCppRowsMeetTheIssueTargets) {
 
 // ---- the command line -----------------------------------------------------------------------------------------
 
-int run_cli(const std::string& args, std::string* err) {
-  TempDir tmp;
-  const fs::path e = tmp.path() / "err";
-  const std::string cmd = "'" + std::string(PERFCAST_BINARY) + "' " + args + " >/dev/null 2>'" + e.string() + "'";
-  const int status = std::system(cmd.c_str());
-  std::ifstream in(e);
-  err->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(LlmCli, BadInputIsOneLineAndExitCodeTwo) {
-  std::string err;
-  EXPECT_EQ(run_cli("predict --gpu tesla-p40 --model llama-3-8b --mode decode --precision q4_k_x --seq 128", &err), 2);
-  EXPECT_NE(err.find("q4_k_m"), std::string::npos) << err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   TempDir tmp;
+  test::CliResult r = test::run_perfcast(
+      tmp.path(), "predict --gpu tesla-p40 --model llama-3-8b --mode decode --precision q4_k_x --seq 128");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("q4_k_m"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   nlohmann::json c = read_json(kHf + "llama-2-7b.json");
   c.erase("num_attention_heads");
   const std::string path = tmp.write("c.json", c);
-  EXPECT_EQ(run_cli("predict --gpu tesla-p40 --model '" + path + "' --mode decode --precision q4_0", &err), 2);
-  EXPECT_NE(err.find("num_attention_heads"), std::string::npos) << err;
-  EXPECT_EQ(run_cli("predict --gpu tesla-p40 --model llama-2-7b --runtime llama.cpp --mode prefill --precision q4_0 --batch 1 --seq 64", &err), 0) << err;
+  r = test::run_perfcast(tmp.path(), "predict --gpu tesla-p40 --model '" + path + "' --mode decode --precision q4_0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("num_attention_heads"), std::string::npos) << r.err;
+  r = test::run_perfcast(tmp.path(), "predict --gpu tesla-p40 --model llama-2-7b --runtime llama.cpp --mode prefill "
+                                     "--precision q4_0 --batch 1 --seq 64");
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 }  // namespace

@@ -3,17 +3,15 @@
 // files fail with one InputError naming the problem; the CLI predicts on an exported file. Built without
 // libonnx, the tests check the UnsupportedError and skip.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
+#include "cli_runner.h"
 #include "core/error.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
@@ -31,8 +29,10 @@ namespace fs = std::filesystem;
 
 const fs::path kTestdata = "/usr/share/libonnx-testdata/data";
 
-class OnnxTest : public ::testing::Test {
+class OnnxTest : public test::ScratchDirTest {
  protected:
+  OnnxTest() : ScratchDirTest("perfcast-onnx") {}
+
   void SetUp() override {
     if (!onnx_supported()) {
       // Without libonnx both directions refuse with a clear message.
@@ -40,13 +40,7 @@ class OnnxTest : public ::testing::Test {
       EXPECT_THROW(graph_to_onnx(find_zoo_model("resnet18").build({1, 0})), UnsupportedError);
       GTEST_SKIP() << "perfcast was built without ONNX support";
     }
-    std::string templ = (fs::temp_directory_path() / "perfcast-onnx-XXXXXX").string();
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
+    make_scratch_dir();
   }
 
   std::string write(const std::string& name, const std::string& bytes) const {
@@ -64,8 +58,6 @@ class OnnxTest : public ::testing::Test {
     const fs::path p = kTestdata / rel / "model.onnx";
     return fs::exists(p) ? p.string() : std::string();
   }
-
-  fs::path dir_;
 };
 
 const Op* find_op(const Graph& g, const std::string& name) {
@@ -454,31 +446,9 @@ TEST_F(OnnxTest, DanglingInputIsTruncation) {
 
 // ---------------------------------------------------------------------------------------------- CLI
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
+using test::CliResult;
 
-class OnnxCliTest : public OnnxTest {
- protected:
-  CliResult run(const std::string& args) const {
-    const fs::path out = dir_ / ".stdout", err = dir_ / ".stderr";
-    const std::string cmd = "cd '" + dir_.string() + "' && '" + std::string(PERFCAST_BINARY) + "' " + args + " >'" +
-                            out.string() + "' 2>'" + err.string() + "' </dev/null";
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    auto slurp = [](const fs::path& p) {
-      std::ifstream in(p, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      return ss.str();
-    };
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-};
+class OnnxCliTest : public OnnxTest {};
 
 TEST_F(OnnxCliTest, ExportThenPredict) {
   const CliResult e = run("export --model resnet18 --onnx resnet18.onnx");

@@ -1,19 +1,17 @@
 // Cloud cost, `perfcast plan` and `perfcast compare`: the price catalog and its errors, deadlines, ranking,
 // where scaling stops paying, and the commands' exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 
 #include "analysis/cloud.h"
 #include "analysis/plan.h"
+#include "cli_runner.h"
 #include "device/catalog.h"
 
 namespace perfcast {
@@ -21,54 +19,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::CliResult;
 
-class PlanCliTest : public ::testing::Test {
+class PlanCliTest : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "perfcast-plan-XXXXXX").string();
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  PlanCliTest() : ScratchDirTest("perfcast-plan") {}
+
   fs::path write(const std::string& name, const std::string& text) const {
-    std::ofstream out(dir_ / name, std::ios::binary);
-    out << text;
+    test::write_text(dir_ / name, text);
     return dir_ / name;
-  }
-  struct Result {
-    int code = -1;
-    std::string out, err;
-  };
-  Result run(const std::string& args) const {
-    const fs::path out = dir_ / ".stdout", err = dir_ / ".stderr";
-    const std::string cmd = "cd '" + dir_.string() + "' && '" + std::string(PERFCAST_BINARY) + "' " + args + " >'" +
-                            out.string() + "' 2>'" + err.string() + "' </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
   }
   void expect_error(const std::string& args, const std::string& piece) const {
     SCOPED_TRACE(args);
-    const Result r = run(args);
+    const CliResult r = run(args);
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(piece), std::string::npos) << r.err;
   }
-  fs::path dir_;
 };
 
 const char* kOneInstance = R"([[instance]]
@@ -268,18 +237,18 @@ TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
 // ---------------------------------------------------------------- commands
 
 TEST_F(PlanCliTest, PlanAndCompareCommands) {
-  const Result ok = run("plan --model resnet50 --deadline 24h --epochs 10");
+  const CliResult ok = run("plan --model resnet50 --deadline 24h --epochs 10");
   EXPECT_EQ(ok.code, 0) << ok.err;
   EXPECT_NE(ok.out.find("<- cheapest"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("stops paying"), std::string::npos) << ok.out;
-  const Result none = run("plan --model resnet50 --deadline 1m --epochs 90");
+  const CliResult none = run("plan --model resnet50 --deadline 1m --epochs 90");
   EXPECT_EQ(none.code, 0) << none.err;
   EXPECT_NE(none.out.find("no option meets the deadline"), std::string::npos) << none.out;
   EXPECT_NE(none.out.find("fastest option:"), std::string::npos) << none.out;
-  const Result cmp = run("compare --model nodule3d --gpu gtx-1080-ti,a100-sxm4-40gb --batch 2");
+  const CliResult cmp = run("compare --model nodule3d --gpu gtx-1080-ti,a100-sxm4-40gb --batch 2");
   EXPECT_EQ(cmp.code, 0) << cmp.err;
   EXPECT_NE(cmp.out.find("a100-sxm4-40gb"), std::string::npos);
-  const Result json = run("plan --model resnet50 --deadline 24h --json");
+  const CliResult json = run("plan --model resnet50 --deadline 24h --json");
   EXPECT_EQ(json.code, 0) << json.err;
   EXPECT_NE(json.out.find("\"meeting\""), std::string::npos);
 }

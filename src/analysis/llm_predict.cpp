@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "analysis/predict.h"
+#include "analysis/request_resolution.h"
 #include "core/error.h"
 #include "cost/cost_constants.h"
 #include "cost/quantization.h"
@@ -122,15 +124,6 @@ KernelCost make_kernel(const KernelCostModel& km, double compute_us, double flop
   return k;
 }
 
-OpCost entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase = Phase::kForward) {
-  OpCost c;
-  c.name = name;
-  c.kind = kind;
-  c.phase = phase;
-  c.cost = cost;
-  return c;
-}
-
 struct InferContext {
   const DeviceSpec& device;
   const ArchitectureProfile& arch;
@@ -206,10 +199,10 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
       // (split-K over the SMs), so the token count is not padded up to a tile.
       const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;
       const double rate = c.device.peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
-      out.push_back(entry(name, OpKind::kMatmul, make_kernel(km, flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
+      out.push_back(kernel_entry(name, OpKind::kMatmul, make_kernel(km, flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
       return out;
     }
-    out.push_back(entry(name, OpKind::kMatmul, km.gemm(geo, pipe, flops, wbytes + io, eff)));
+    out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, pipe, flops, wbytes + io, eff)));
     return out;
   }
 
@@ -219,45 +212,45 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
     // Mat-vec: mul_mat_vec_q on int8-quantized activations (dp4a, sm_61+), dequantize_mul_mat_vec otherwise.
     const bool mmvq = bt.quantized && sm >= 61;
     if (mmvq)
-      out.push_back(entry(name + ".quantize_q8_1", OpKind::kElementwise,
-                          make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
+      out.push_back(kernel_entry(name + ".quantize_q8_1", OpKind::kElementwise,
+                                 make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
     const double slots = q.mmvq_slots_per_weight(mmvq ? bt.name : (bt.quantized ? "q8_0" : bt.name), sm);
     const double compute_us = slots * weights * rows / (slots_per_us * q.issue_rates(sm).mmvq_efficiency);
     const double bytes = (wbytes + (mmvq ? q8_act : tokens * k * act) + tokens * n * act) / groups;
-    out.push_back(entry(name, OpKind::kMatmul,
-                        make_kernel(km, compute_us / groups, flops / groups, bytes,
-                                    mmvq ? Pipe::kDp4a : Pipe::kFp32, groups)));
+    out.push_back(kernel_entry(name, OpKind::kMatmul,
+                               make_kernel(km, compute_us / groups, flops / groups, bytes,
+                                           mmvq ? Pipe::kDp4a : Pipe::kFp32, groups)));
     return out;
   }
   // Tensor-core GPUs take cuBLAS fp16 for float weights and for quantized ones beyond the int8 tile kernels.
   const bool tensor_path = c.half_pipe && (!bt.quantized || rows > c.runtime.llm_int8_tile_max_batch);
   if (bt.quantized && sm >= 61 && !tensor_path) {
     // int8 tile kernels (mul_mat_q): activations quantized to q8_1, weights unpacked into shared memory.
-    out.push_back(entry(name + ".quantize_q8_1", OpKind::kElementwise,
-                        make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".quantize_q8_1", OpKind::kElementwise,
+                               make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
     const double eff = q.mmq_dp4a_efficiency * q.mmq_relative_rate(bt.name) / c.arch.gemm_efficiency_cuda;
-    out.push_back(entry(name, OpKind::kMatmul, km.gemm(geo, Pipe::kDp4a, flops, wbytes + q8_act + tokens * n * act, eff)));
+    out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, Pipe::kDp4a, flops, wbytes + q8_act + tokens * n * act, eff)));
     return out;
   }
   if (tensor_path) {
     // Dequantize to fp16, convert the activations, cuBLAS fp16 GEMM, convert the result back to f32.
     if (bt.name != "f16")
-      out.push_back(entry(name + ".to_fp16", OpKind::kElementwise,
-                          make_kernel(km, 0, 0, wbytes + 2.0 * weights, Pipe::kFp32)));
-    out.push_back(entry(name + ".src1_to_fp16", OpKind::kElementwise,
-                        make_kernel(km, 0, 0, tokens * k * (act + 2.0), Pipe::kFp32)));
-    out.push_back(entry(name, OpKind::kMatmul,
-                        km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), c.runtime.library_efficiency)));
-    out.push_back(entry(name + ".dst_to_fp32", OpKind::kElementwise,
-                        make_kernel(km, 0, 0, tokens * n * (2.0 + act), Pipe::kFp32)));
+      out.push_back(kernel_entry(name + ".to_fp16", OpKind::kElementwise,
+                                 make_kernel(km, 0, 0, wbytes + 2.0 * weights, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".src1_to_fp16", OpKind::kElementwise,
+                               make_kernel(km, 0, 0, tokens * k * (act + 2.0), Pipe::kFp32)));
+    out.push_back(kernel_entry(name, OpKind::kMatmul,
+                               km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), c.runtime.library_efficiency)));
+    out.push_back(kernel_entry(name + ".dst_to_fp32", OpKind::kElementwise,
+                               make_kernel(km, 0, 0, tokens * n * (2.0 + act), Pipe::kFp32)));
     return out;
   }
   // No int8 or tensor-core path (f16/f32 weights on Pascal, any weights on sm_60): convert the weights to f32
   // and run SGEMM (llama.cpp ggml_cuda_op_mul_mat_cublas below Volta).
   if (bt.name != "f32")
-    out.push_back(entry(name + ".to_fp32", OpKind::kElementwise, make_kernel(km, 0, 0, wbytes + 4.0 * weights, Pipe::kFp32)));
-  out.push_back(entry(name, OpKind::kMatmul,
-                      km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, c.runtime.library_efficiency)));
+    out.push_back(kernel_entry(name + ".to_fp32", OpKind::kElementwise, make_kernel(km, 0, 0, wbytes + 4.0 * weights, Pipe::kFp32)));
+  out.push_back(kernel_entry(name, OpKind::kMatmul,
+                             km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, c.runtime.library_efficiency)));
   return out;
 }
 
@@ -276,48 +269,48 @@ std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferCont
   const double q_bytes = B * q * H * d * act;
   const std::string& name = op.name;
   if (c.runtime.llm_fused_attention) {
-    out.push_back(entry(name + ".kv_store", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * fresh * (act + c.kv_bytes), Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * fresh * (act + c.kv_bytes), Pipe::kFp32)));
     if (q <= 1) {
       // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
       const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * 0.5);
-      out.push_back(entry(name, OpKind::kAttention, make_kernel(km, compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
+      out.push_back(kernel_entry(name, OpKind::kAttention, make_kernel(km, compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
     } else {
       // Flash attention: causal blocks above the diagonal are skipped.
       const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
       const MatmulGeometry g{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
-      out.push_back(entry(name, OpKind::kAttention,
-                          km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes, 0.7)));
+      out.push_back(kernel_entry(name, OpKind::kAttention,
+                                 km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes, 0.7)));
     }
     return out;
   }
   // Unfused (llama.cpp without flash attention, eager frameworks): store K and V, KQ, masked softmax, KQV,
   // then the permute back to [tokens, heads x dim].
-  out.push_back(entry(name + ".k_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
-  out.push_back(entry(name + ".v_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
+  out.push_back(kernel_entry(name + ".k_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
+  out.push_back(kernel_entry(name + ".v_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
   const double score_bytes = scores * 4.0;  // f32 scores
   if (q <= 1) {
     const double fp_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().elementwise_compute_efficiency * 2.0;
-    out.push_back(entry(name + ".kq", OpKind::kAttention,
-                        make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + q_bytes + score_bytes, Pipe::kFp32)));
-    out.push_back(entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
-    out.push_back(entry(name + ".kqv", OpKind::kAttention,
-                        make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + score_bytes + q_bytes, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
+                               make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + q_bytes + score_bytes, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
+                               make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + score_bytes + q_bytes, Pipe::kFp32)));
   } else {
     const MatmulGeometry kq{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
     const MatmulGeometry kqv{a.batch * a.heads, a.q_len, a.head_dim, kv_len, false, false};
     const bool half = c.half_pipe.has_value();
     const Pipe pipe = half ? *c.half_pipe : Pipe::kFp32;
     if (!half && c.kv_bytes < 4)  // K and V converted to f32 for SGEMM
-      out.push_back(entry(name + ".kv_to_fp32", OpKind::kElementwise,
-                          make_kernel(km, 0, 0, 2.0 * (cache + cache / c.kv_bytes * 4.0), Pipe::kFp32)));
+      out.push_back(kernel_entry(name + ".kv_to_fp32", OpKind::kElementwise,
+                                 make_kernel(km, 0, 0, 2.0 * (cache + cache / c.kv_bytes * 4.0), Pipe::kFp32)));
     const double operand = half ? 2.0 : 4.0;
-    out.push_back(entry(name + ".kq", OpKind::kAttention,
-                        km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, c.runtime.library_efficiency)));
-    out.push_back(entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
-    out.push_back(entry(name + ".kqv", OpKind::kAttention,
-                        km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, c.runtime.library_efficiency)));
+    out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
+                               km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, c.runtime.library_efficiency)));
+    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
+                               km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, c.runtime.library_efficiency)));
   }
-  out.push_back(entry(name + ".permute", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * q_bytes, Pipe::kFp32)));
+  out.push_back(kernel_entry(name + ".permute", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * q_bytes, Pipe::kFp32)));
   return out;
 }
 
@@ -357,7 +350,7 @@ std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool a
     k.launches = 0;
     k.time_us = c.runtime.llm_step_host_us;
     k.bound = Bound::kHost;
-    out.push_back(entry("host.graph_and_logits_sync", OpKind::kDataMovement, k));
+    out.push_back(kernel_entry("host.graph_and_logits_sync", OpKind::kDataMovement, k));
   }
   return out;
 }
@@ -456,26 +449,6 @@ double kv_element_bytes(const std::string& name) {
   throw_unknown("KV-cache precision", name, names);
 }
 
-RuntimeProfile runtime_for(const PredictRequest& r) {
-  RuntimeProfile runtime = find_runtime(r.runtime);
-  if (r.cuda_graphs) {
-    runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
-    runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
-  }
-  return runtime;
-}
-
-DeviceSpec device_for(const PredictRequest& r) {
-  DeviceSpec device = find_gpu(r.gpu);
-  if (r.power_limit_w > 0) {
-    if (r.power_limit_w > device.tdp_w * 1.5)
-      throw InputError("power limit " + std::to_string(static_cast<int>(r.power_limit_w)) + " W is far above the " +
-                       std::to_string(static_cast<int>(device.tdp_w)) + " W board limit of " + device.id);
-    device.tdp_w = r.power_limit_w;
-  }
-  return device;
-}
-
 std::string fmt_count(double v) {
   std::ostringstream s;
   s.precision(3);
@@ -502,14 +475,6 @@ Op adapter_op(std::int64_t rows, std::int64_t in, std::int64_t out, bool needs_i
   return op;
 }
 
-OptimizerKind optimizer_of(const PredictRequest& r) {
-  if (!r.optimizer || *r.optimizer == "adamw") return OptimizerKind::kAdamW;
-  if (*r.optimizer == "adam") return OptimizerKind::kAdam;
-  if (*r.optimizer == "sgd") return OptimizerKind::kSgdMomentum;
-  if (*r.optimizer == "lamb") return OptimizerKind::kLamb;
-  throw_unknown("optimizer", *r.optimizer, {"sgd", "adam", "adamw", "lamb"});
-}
-
 bool lora_target(const Op& op) {
   if (!is_weight_matmul(op) || op.params <= 0) return false;
   int layer = 0;
@@ -526,7 +491,7 @@ Prediction predict_lora(const PredictRequest& request) {
   if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, true);
   if (r.seq == 0) r.seq = model.default_seq;
-  const OptimizerKind optimizer = optimizer_of(r);
+  const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   const std::int64_t rank = r.lora_rank;
 
   // Frozen weights stay in the compute precision (no fp32 masters, no gradients, no optimizer state); each
@@ -540,12 +505,7 @@ Prediction predict_lora(const PredictRequest& request) {
         adapter_act += static_cast<double>(op.in_elems / op.mm.k * rank);
       }
     if (adapter_params) *adapter_params = static_cast<std::int64_t>(adapters);
-    MemoryOptions mo;
-    mo.training = true;
-    mo.optimizer_step = r.optimizer_step;
-    mo.optimizer = optimizer;
-    mo.checkpointing = r.checkpointing;
-    MemoryBreakdown m = estimate_memory(g, plan, runtime, device, mo);
+    MemoryBreakdown m = estimate_memory(g, plan, runtime, device, memory_options(r, optimizer));
     const double frozen = static_cast<double>(g.params());
     const double low = plan.mixed ? 2.0 : plan.bytes.weight;  // the frozen model is held in the compute type
     m.weights = frozen * low + adapters * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
@@ -557,17 +517,9 @@ Prediction predict_lora(const PredictRequest& request) {
     return m;
   };
   if (r.batch == 0) {
-    std::int64_t lo = 0, hi = 1;
-    while (hi <= (1 << 16) && memory_at(hi, nullptr).fits) {
-      lo = hi;
-      hi *= 2;
-    }
-    while (hi - lo > 1) {
-      const std::int64_t mid = (lo + hi) / 2;
-      (memory_at(mid, nullptr).fits ? lo : hi) = mid;
-    }
-    if (lo == 0) throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " for LoRA even at batch 1");
-    r.batch = lo;
+    r.batch = largest_batch_that_fits(1 << 16, [&](std::int64_t b) { return memory_at(b, nullptr).fits; });
+    if (r.batch == 0)
+      throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " for LoRA even at batch 1");
   }
 
   const Graph graph = model.build(ModelOptions{r.batch, r.seq});
@@ -602,9 +554,9 @@ Prediction predict_lora(const PredictRequest& request) {
       const double bytes = static_cast<double>(op.in_elems + op.out_elems) * plan.bytes.act +
                            static_cast<double>(op.weight_elems) * plan.bytes.weight;
       const MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
-      bwd.push_back(entry(op.name, OpKind::kMatmul,
-                          km.gemm(dg, plan.matmul_pipe, flops, bytes, runtime.library_efficiency * cc.dgrad_efficiency),
-                          Phase::kBackward));
+      bwd.push_back(kernel_entry(op.name, OpKind::kMatmul,
+                                 km.gemm(dg, plan.matmul_pipe, flops, bytes, runtime.library_efficiency * cc.dgrad_efficiency),
+                                 Phase::kBackward));
       continue;
     }
     bwd.push_back(cost_op(graph.ops, i, Phase::kBackward, ctx));
@@ -619,22 +571,14 @@ Prediction predict_lora(const PredictRequest& request) {
   for (auto& e : bwd) entries.push_back(std::move(e));
   if (r.optimizer_step) {
     const Work w = optimizer_work(optimizer, static_cast<double>(adapter_params));
-    entries.push_back(entry("optimizer.update", OpKind::kOptimizer,
-                            km.streaming(w.flops, w.bytes, std::max(1.0, adapter_tensors * runtime.optimizer_kernels_per_tensor)),
-                            Phase::kUpdate));
+    entries.push_back(kernel_entry("optimizer.update", OpKind::kOptimizer,
+                                   km.streaming(w.flops, w.bytes, std::max(1.0, adapter_tensors * runtime.optimizer_kernels_per_tensor)),
+                                   Phase::kUpdate));
   }
 
-  Prediction p;
-  p.request = r;
-  p.device = device;
-  p.runtime = runtime;
-  p.model_id = model.id;
-  p.model_family = model.family;
-  p.model_description = model.description;
-  p.sequence = true;
+  Prediction p = prediction_for(r, device, runtime, model);
   p.params = graph.params() + adapter_params;
   p.precision_note = plan.note;
-  p.notes = model.uncosted;
   p.notes.push_back("LoRA rank " + std::to_string(rank) + " on every attention and MLP projection: " +
                     fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
                     fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");
@@ -727,19 +671,10 @@ Prediction predict_inference(const PredictRequest& request) {
   };
   const std::int64_t positions = r.context + r.seq;
   if (r.batch == 0) {
-    std::int64_t lo = 0, hi = 1;
-    while (hi <= (1 << 16) && memory_at(hi, positions).fits) {
-      lo = hi;
-      hi *= 2;
-    }
-    while (hi - lo > 1) {
-      const std::int64_t mid = (lo + hi) / 2;
-      (memory_at(mid, positions).fits ? lo : hi) = mid;
-    }
-    if (lo == 0)
+    r.batch = largest_batch_that_fits(1 << 16, [&](std::int64_t b) { return memory_at(b, positions).fits; });
+    if (r.batch == 0)
       throw UnsupportedError("model '" + r.model + "' with " + std::to_string(positions) + " positions does not fit on " +
                              device.id + " even at batch 1");
-    r.batch = lo;
   }
   const std::int64_t B = r.batch;
 
@@ -786,18 +721,10 @@ Prediction predict_inference(const PredictRequest& request) {
     }
   }
 
-  Prediction p;
-  p.request = r;
-  p.device = device;
-  p.runtime = runtime;
-  p.model_id = model.id;
-  p.model_family = model.family;
-  p.model_description = model.description;
-  p.sequence = true;
+  Prediction p = prediction_for(r, device, runtime, model);
   p.params = probe.params();
   p.precision_note = weights.description + ", " + kv_name + " KV cache" +
                      (runtime.llm_gguf ? ", f32 activations" : "");
-  p.notes = model.uncosted;
   for (auto& n : notes) p.notes.push_back(std::move(n));
   p.step = sum_step(std::move(entries), runtime);
   p.memory = memory_at(B, positions);
@@ -830,26 +757,14 @@ Prediction predict_inference(const PredictRequest& request) {
   // The largest context at this batch and the largest batch at this context that fit.
   if (p.memory.fits) {
     const std::int64_t limit = shape.positions > 0 ? shape.positions : (std::int64_t{1} << 24);
-    std::int64_t lo = positions, hi = std::min(positions * 2, limit + 1);
-    while (hi <= limit && memory_at(B, hi).fits) {
-      lo = hi;
-      hi = std::min(hi * 2, limit + 1);
-    }
-    while (hi - lo > 1) {
-      const std::int64_t mid = (lo + hi) / 2;
-      (memory_at(B, mid).fits ? lo : hi) = mid;
-    }
-    std::int64_t blo = B, bhi = B * 2;
-    while (bhi < (std::int64_t{1} << 16) && memory_at(bhi, positions).fits) {
-      blo = bhi;
-      bhi *= 2;
-    }
-    while (bhi - blo > 1) {
-      const std::int64_t mid = (blo + bhi) / 2;
-      (memory_at(mid, positions).fits ? blo : bhi) = mid;
-    }
-    p.notes.push_back("fits up to " + std::to_string(lo) + " positions at batch " + std::to_string(B) +
-                      " and up to batch " + std::to_string(blo) + " at " + std::to_string(positions) + " positions");
+    const std::int64_t most_positions = largest_that_fits(positions, std::min(positions * 2, limit + 1), limit, limit + 1,
+                                                          [&](std::int64_t n) { return memory_at(B, n).fits; });
+    const std::int64_t most_batch = largest_that_fits(B, B * 2, (std::int64_t{1} << 16) - 1,
+                                                      std::numeric_limits<std::int64_t>::max(),
+                                                      [&](std::int64_t b) { return memory_at(b, positions).fits; });
+    p.notes.push_back("fits up to " + std::to_string(most_positions) + " positions at batch " + std::to_string(B) +
+                      " and up to batch " + std::to_string(most_batch) + " at " + std::to_string(positions) +
+                      " positions");
   }
   p.notes.push_back("memory.activations includes the KV cache (" + fmt_count(llm.kv_cache_bytes) + "bytes, " + kv_name + ")");
   return p;

@@ -2,38 +2,14 @@
 
 #include <algorithm>
 
+#include "analysis/request_resolution.h"
 #include "core/error.h"
-#include "cost/cost_constants.h"
 #include "device/architecture.h"
-#include "device/catalog.h"
 #include "device/host_profile.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
 
 namespace perfcast {
-
-namespace {
-
-OptimizerKind optimizer_for(const PredictRequest& r, const ModelSource& model) {
-  if (!r.optimizer) return model.sequence ? OptimizerKind::kAdamW : OptimizerKind::kSgdMomentum;
-  const std::string& o = *r.optimizer;
-  if (o == "sgd") return OptimizerKind::kSgdMomentum;
-  if (o == "adam") return OptimizerKind::kAdam;
-  if (o == "adamw") return OptimizerKind::kAdamW;
-  if (o == "lamb") return OptimizerKind::kLamb;
-  throw_unknown("optimizer", o, {"sgd", "adam", "adamw", "lamb"});
-}
-
-MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
-  MemoryOptions m;
-  m.training = r.mode == "train";
-  m.optimizer_step = r.optimizer_step;
-  m.optimizer = optimizer;
-  m.checkpointing = r.checkpointing;
-  return m;
-}
-
-}  // namespace
 
 void check_request(const PredictRequest& r) {
   const std::vector<std::string> modes{"train", "infer", "prefill", "decode"};
@@ -65,64 +41,35 @@ Prediction predict(const PredictRequest& request) {
   if (request.mode == "prefill" || request.mode == "decode" || (request.mode == "train" && request.lora_rank > 0))
     return predict_llm(request);
   PredictRequest r = request;
-  DeviceSpec device = find_gpu(r.gpu);
-  if (r.power_limit_w > 0) {
-    if (r.power_limit_w > device.tdp_w * 1.5)
-      throw InputError("power limit " + std::to_string(static_cast<int>(r.power_limit_w)) + " W is far above the " +
-                       std::to_string(static_cast<int>(device.tdp_w)) + " W board limit of " + device.id);
-    device.tdp_w = r.power_limit_w;
-  }
+  const DeviceSpec device = device_for(r);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
-  RuntimeProfile runtime = find_runtime(r.runtime);
+  RuntimeProfile runtime = runtime_for(r);
   if (auto it = runtime.library_efficiency_by_sm.find(device.sm_version); it != runtime.library_efficiency_by_sm.end())
     runtime.tensor_library_efficiency = it->second;
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
-  if (r.cuda_graphs) {
-    runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
-    runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
-  }
   const ArchitectureProfile& arch = architecture_of(device);
   const bool training = r.mode == "train";
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
-  const OptimizerKind optimizer = optimizer_for(r, model);
+  const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
   const MemoryOptions mem_opts = memory_options(r, optimizer);
 
   if (r.batch == 0) {
-    // Largest batch that fits: double until it does not, then bisect.
-    auto fits = [&](std::int64_t b) {
+    r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
       return estimate_memory(model.build(ModelOptions{b, r.seq}), plan, runtime, device, mem_opts).fits;
-    };
-    std::int64_t lo = 0, hi = 1;
-    while (hi <= (1 << 20) && fits(hi)) {
-      lo = hi;
-      hi *= 2;
-    }
-    while (hi - lo > 1) {
-      const std::int64_t mid = (lo + hi) / 2;
-      (fits(mid) ? lo : hi) = mid;
-    }
-    if (lo == 0) throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " even at batch 1");
-    r.batch = lo;
+    });
+    if (r.batch == 0) throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " even at batch 1");
   }
 
   const Graph graph = model.build(ModelOptions{r.batch, r.seq});
   const KernelCostModel kernels(device, arch);
   const CostContext ctx{kernels, runtime, plan, training};
 
-  Prediction p;
-  p.request = r;
-  p.device = device;
-  p.model_id = model.id;
-  p.model_family = model.family;
-  p.runtime = runtime;
-  p.model_description = model.description;
-  p.sequence = model.sequence;
+  Prediction p = prediction_for(r, device, runtime, model);
   p.params = graph.params();
   p.precision_note = plan.note;
-  p.notes = model.uncosted;
   p.step = schedule_step(graph, ctx, StepOptions{training, r.optimizer_step, optimizer, r.checkpointing});
   p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
@@ -130,6 +77,20 @@ Prediction predict(const PredictRequest& request) {
   apply_input_pipeline(p, graph);
   apply_data_parallel(p, graph);
   apply_power(p);
+  return p;
+}
+
+Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, const RuntimeProfile& runtime,
+                          const ModelSource& model) {
+  Prediction p;
+  p.request = r;
+  p.device = device;
+  p.runtime = runtime;
+  p.model_id = model.id;
+  p.model_family = model.family;
+  p.model_description = model.description;
+  p.sequence = model.sequence;
+  p.notes = model.uncosted;
   return p;
 }
 

@@ -19,6 +19,8 @@
 
 namespace perfcast {
 
+struct ModelSource;
+
 struct PredictRequest {
   std::string gpu = "gtx-1080-ti";
   std::string model = "resnet50";   // zoo id, config.json or .onnx path
@@ -143,6 +145,11 @@ Prediction predict(const PredictRequest& request);
 
 // Validates the plain arguments of a request without predicting (mode, counts).
 void check_request(const PredictRequest& request);
+
+// A prediction naming what `r` resolved to (request, device, runtime, model id, family, description, sequence)
+// with the model's importer notes; the step, memory and stages are filled in by the caller.
+Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, const RuntimeProfile& runtime,
+                          const ModelSource& model);
 
 // Stages (each in its own file).
 // Language-model prefill/decode (analysis/llm_predict.cpp).

@@ -11,6 +11,15 @@ std::string_view phase_name(Phase p) {
   return kNames[static_cast<int>(p)];
 }
 
+OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase) {
+  OpCost c;
+  c.name = name;
+  c.kind = kind;
+  c.phase = phase;
+  c.cost = cost;
+  return c;
+}
+
 namespace {
 
 bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.repeats == 1; }

@@ -40,6 +40,9 @@ struct CostContext {
   bool training = true;
 };
 
+// A kernel no graph op produces on its own (weight casts, optimizer updates, serving kernels) as a step entry.
+OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase = Phase::kForward);
+
 // Fusion decision for ops[index] given the runtime and mode.
 Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
 

@@ -4,6 +4,7 @@
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/find_by_id.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
@@ -29,12 +30,7 @@ const std::vector<BlockType>& block_types() {
 }
 
 const BlockType& block_type(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& t : block_types()) {
-    if (t.name == name) return t;
-    names.push_back(t.name);
-  }
-  throw_unknown("GGUF block type", name, names);
+  return find_by_id(block_types(), name, "GGUF block type", &BlockType::name);
 }
 
 const std::vector<std::string>& llm_precision_names() {

@@ -5,6 +5,7 @@
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/find_by_id.h"
 
 namespace perfcast {
 
@@ -140,12 +141,7 @@ DeviceSpec find_gpu(std::string_view id_or_path) {
       throw InputError("GPU file '" + std::string(id_or_path) + "' does not exist or is not a file");
     return load_device_file(std::filesystem::path(id_or_path));
   }
-  std::vector<std::string> ids;
-  for (const auto& d : gpu_catalog()) {
-    if (d.id == id_or_path) return d;
-    ids.push_back(d.id);
-  }
-  throw_unknown("gpu", id_or_path, ids);
+  return find_by_id(gpu_catalog(), id_or_path, "gpu");
 }
 
 }  // namespace perfcast

@@ -1,24 +1,15 @@
 #include "device/host_profile.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "core/data_files.h"
-#include "core/error.h"
+#include "core/find_by_id.h"
+#include "core/toml_folder.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
 
 namespace {
-
-template <typename T, typename Load>
-std::vector<T> load_folder(const char* folder, Load load) {
-  std::vector<T> out;
-  for (const auto& e : std::filesystem::directory_iterator(data_dir() / folder))
-    if (e.path().extension() == ".toml") out.push_back(load(e.path()));
-  std::sort(out.begin(), out.end(), [](const T& a, const T& b) { return a.id < b.id; });
-  return out;
-}
 
 HostProfile load_host(const std::filesystem::path& path) {
   const toml::table t = parse_toml_file(path);
@@ -77,32 +68,18 @@ PipelineConstants load_constants() {
 }  // namespace
 
 const std::vector<HostProfile>& host_catalog() {
-  static const auto all = load_folder<HostProfile>("hosts", load_host);
+  static const auto all = load_toml_folder<HostProfile>(data_dir() / "hosts", load_host);
   return all;
 }
 
-const HostProfile& find_host(std::string_view id) {
-  std::vector<std::string> ids;
-  for (const auto& h : host_catalog()) {
-    if (h.id == id) return h;
-    ids.push_back(h.id);
-  }
-  throw_unknown("host", id, ids);
-}
+const HostProfile& find_host(std::string_view id) { return find_by_id(host_catalog(), id, "host"); }
 
 const std::vector<DatasetProfile>& dataset_catalog() {
-  static const auto all = load_folder<DatasetProfile>("datasets", load_dataset);
+  static const auto all = load_toml_folder<DatasetProfile>(data_dir() / "datasets", load_dataset);
   return all;
 }
 
-const DatasetProfile& find_dataset(std::string_view id) {
-  std::vector<std::string> ids;
-  for (const auto& d : dataset_catalog()) {
-    if (d.id == id) return d;
-    ids.push_back(d.id);
-  }
-  throw_unknown("dataset", id, ids);
-}
+const DatasetProfile& find_dataset(std::string_view id) { return find_by_id(dataset_catalog(), id, "dataset"); }
 
 const PipelineConstants& pipeline_constants() {
   static const PipelineConstants c = load_constants();

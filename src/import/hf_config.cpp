@@ -1,7 +1,7 @@
 // Hugging Face config.json import: LLaMA-style decoders (LLaMA, Mistral, Mixtral, Qwen2, Qwen2-MoE and other
 // model types with the same fields), GPT-2 and BERT. The graph follows the transformers modeling code of each
 // family: the same graph the zoo builds for the published models (the zoo's LLMs are these configs, see
-// src/import/zoo/llm.cpp; GPT-2 and BERT match src/import/zoo/sequence_models.cpp op for op).
+// src/import/zoo/llm.cpp; GPT-2 and BERT are the zoo's own builders, src/import/zoo/transformer_blocks.cpp).
 //
 // Op names follow llama.cpp's GGUF tensor names ("blk.3.attn_v", "ffn_down", "output") so that inference can
 // give each weight its GGUF block type (src/cost/quantization.cpp).
@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "graph/builder.h"
 #include "import/model_source.h"
+#include "import/zoo/transformer_blocks.h"
 
 namespace perfcast {
 
@@ -338,76 +339,19 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
 }
 
 // ---- GPT-2 (as zoo gpt2: separate q/k/v projections with the fused c_attn's parameters) -------------------
-Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t heads, bool causal, bool bias,
-           const std::string& name) {
-  const std::int64_t d = x.shape.back();
-  Tensor q = b.linear(x, d, bias, name + ".q");
-  Tensor k = b.linear(kv, d, bias, name + ".k");
-  Tensor v = b.linear(kv, d, bias, name + ".v");
-  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core");
-  return b.linear(a, d, bias, name + ".out");
-}
-
 Graph build_gpt2(const HfConfig& c, const std::string& id, const ModelOptions& o) {
   const std::int64_t seq = o.seq == 0 ? c.max_positions : sequence_length(c, id, o, true);
-  GraphBuilder b(id, o.batch);
-  b.set_sequence(seq);
-  Tensor ids = b.input({seq}, 8);
-  Tensor x = b.embedding(ids, c.vocab, c.hidden, "wte");
-  x = b.add(x, b.embedding(ids, c.max_positions, c.hidden, "wpe"), "add_wpe");
-  x = b.dropout(x, "drop");
-  for (std::int64_t l = 0; l < c.layers; ++l) {
-    b.set_scope("h." + std::to_string(l) + ".");
-    Tensor h = b.layer_norm(x, "ln_1");
-    Tensor a = b.dropout(mha(b, h, h, c.heads, /*causal=*/true, true, "attn"), "attn.resid_dropout");
-    x = b.add(x, a, "attn.residual");
-    h = b.layer_norm(x, "ln_2");
-    h = b.gelu(b.linear(h, c.intermediate, true, "mlp.c_fc"), "mlp.gelu");
-    h = b.dropout(b.linear(h, c.hidden, true, "mlp.c_proj"), "mlp.dropout");
-    x = b.add(x, h, "mlp.residual");
-  }
-  b.set_scope("");
-  x = b.layer_norm(x, "ln_f");
-  Tensor logits = b.linear(x, c.vocab, false, "lm_head", /*tied_weight=*/true);
-  b.cross_entropy(logits);
-  return b.finish();
+  const Gpt2Dims d{.vocab = c.vocab, .positions = c.max_positions, .layers = c.layers, .hidden = c.hidden,
+                   .heads = c.heads, .intermediate = c.intermediate};
+  return gpt2_lm_graph(id, d, seq, o.batch);
 }
 
 // ---- BERT (as zoo bert_base/bert_large: BertForPreTraining with MLM and NSP heads) ---------------------------
 Graph build_bert(const HfConfig& c, const std::string& id, const ModelOptions& o) {
   const std::int64_t seq = o.seq == 0 ? std::min<std::int64_t>(128, c.max_positions) : sequence_length(c, id, o, true);
-  GraphBuilder b(id, o.batch);
-  b.set_sequence(seq);
-  Tensor ids = b.input({seq}, 8);
-  b.set_scope("embeddings.");
-  Tensor x = b.embedding(ids, c.vocab, c.hidden, "word_embeddings");
-  x = b.add(x, b.embedding(ids, c.max_positions, c.hidden, "position_embeddings"), "add_position");
-  x = b.add(x, b.embedding(ids, c.type_vocab, c.hidden, "token_type_embeddings"), "add_token_type");
-  x = b.layer_norm(x, "LayerNorm");
-  x = b.dropout(x, "dropout");
-  for (std::int64_t l = 0; l < c.layers; ++l) {
-    b.set_scope("encoder.layer." + std::to_string(l) + ".");
-    Tensor a = mha(b, x, x, c.heads, false, true, "attention");
-    a = b.dropout(a, "attention.dropout");
-    x = b.layer_norm(b.add(a, x, "attention.residual"), "attention.LayerNorm");
-    Tensor f = b.gelu(b.linear(x, c.intermediate, true, "intermediate.dense"), "intermediate.gelu");
-    f = b.dropout(b.linear(f, c.hidden, true, "output.dense"), "output.dropout");
-    x = b.layer_norm(b.add(f, x, "output.residual"), "output.LayerNorm");
-  }
-  b.set_scope("pooler.");
-  Tensor cls = b.reshape(x, {1, seq, c.hidden}, "plane_view");
-  cls = b.avg_pool(cls, {1, 1}, {seq, 1}, {0}, false, "first_token");
-  cls = b.reshape(cls, {1, c.hidden}, "cls_view");
-  Tensor pooled = b.tanh(b.linear(cls, c.hidden, true, "dense"), "activation");
-  b.set_scope("cls.");
-  Tensor t = b.gelu(b.linear(x, c.hidden, true, "predictions.transform.dense"), "predictions.transform.gelu");
-  t = b.layer_norm(t, "predictions.transform.LayerNorm");
-  Tensor mlm = b.linear(t, c.vocab, true, "predictions.decoder", /*tied_weight=*/true);
-  b.cross_entropy(mlm, "mlm_loss");
-  Tensor nsp = b.linear(pooled, 2, true, "seq_relationship");
-  b.set_scope("");
-  b.cross_entropy(nsp, "loss");
-  return b.finish();
+  const BertDims d{.vocab = c.vocab, .positions = c.max_positions, .type_vocab = c.type_vocab, .layers = c.layers,
+                   .hidden = c.hidden, .heads = c.heads, .intermediate = c.intermediate};
+  return bert_pretraining_graph(id, d, seq, o.batch);
 }
 
 std::string describe(const HfConfig& c) {

@@ -1,9 +1,10 @@
 #include "runtime/runtime_profile.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "core/data_files.h"
+#include "core/find_by_id.h"
+#include "core/toml_folder.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
@@ -58,23 +59,10 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
 }  // namespace
 
 const std::vector<RuntimeProfile>& runtime_catalog() {
-  static const std::vector<RuntimeProfile> all = [] {
-    std::vector<RuntimeProfile> out;
-    for (const auto& e : std::filesystem::directory_iterator(data_dir() / "runtimes"))
-      if (e.path().extension() == ".toml") out.push_back(load_runtime(e.path()));
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-    return out;
-  }();
+  static const auto all = load_toml_folder<RuntimeProfile>(data_dir() / "runtimes", load_runtime);
   return all;
 }
 
-const RuntimeProfile& find_runtime(std::string_view id) {
-  std::vector<std::string> ids;
-  for (const auto& r : runtime_catalog()) {
-    if (r.id == id) return r;
-    ids.push_back(r.id);
-  }
-  throw_unknown("runtime", id, ids);
-}
+const RuntimeProfile& find_runtime(std::string_view id) { return find_by_id(runtime_catalog(), id, "runtime"); }
 
 }  // namespace perfcast

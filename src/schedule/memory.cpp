@@ -98,4 +98,21 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   return m;
 }
 
+std::int64_t largest_that_fits(std::int64_t lo, std::int64_t hi, std::int64_t max_probe, std::int64_t ceiling,
+                               const std::function<bool(std::int64_t)>& fits) {
+  while (hi <= max_probe && fits(hi)) {
+    lo = hi;
+    hi = std::min(hi * 2, ceiling);
+  }
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::int64_t largest_batch_that_fits(std::int64_t max_probe, const std::function<bool(std::int64_t)>& fits) {
+  return largest_that_fits(0, 1, max_probe, std::numeric_limits<std::int64_t>::max(), fits);
+}
+
 }  // namespace perfcast

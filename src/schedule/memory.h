@@ -2,6 +2,10 @@
 // and the runtime's own footprint, against the GPU's capacity.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <limits>
+
 #include "cost/precision.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
@@ -36,5 +40,16 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
 
 // Activation elements kept for backward (no checkpointing): every distinct buffer some op saves.
 double saved_activation_elems(const Graph& graph);
+
+// The largest size for which `fits` holds (fits must hold up to some size and not beyond): from `lo` (known to
+// fit, or 0) it tries `hi`, doubling it while it fits and is at most `max_probe` (never past `ceiling`), then
+// bisects between the last size that fitted and the first that did not or was not tried. Returns lo when no
+// size tried fits.
+std::int64_t largest_that_fits(std::int64_t lo, std::int64_t hi, std::int64_t max_probe, std::int64_t ceiling,
+                               const std::function<bool(std::int64_t)>& fits);
+
+// The largest batch for which `fits` holds, 0 when not even batch 1 does (batches 1, 2, 4 ... up to max_probe
+// are tried, then bisected).
+std::int64_t largest_batch_that_fits(std::int64_t max_probe, const std::function<bool(std::int64_t)>& fits);
 
 }  // namespace perfcast

@@ -14,19 +14,6 @@ double parameter_tensors(const Graph& graph) {
   return n;
 }
 
-namespace {
-
-OpCost extra(const char* name, OpKind kind, Phase phase, KernelCost cost) {
-  OpCost c;
-  c.name = name;
-  c.kind = kind;
-  c.phase = phase;
-  c.cost = cost;
-  return c;
-}
-
-}  // namespace
-
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
   StepCost s;
   const auto& ops = graph.ops;
@@ -36,8 +23,8 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
 
   // Mixed precision: fp32 master weights are cast to the compute precision before the forward pass.
   if (ctx.plan.mixed)
-    s.entries.push_back(extra("amp.cast_weights", OpKind::kElementwise, Phase::kForward,
-                              km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)));
+    s.entries.push_back(kernel_entry("amp.cast_weights", OpKind::kElementwise,
+                                     km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)));
   for (std::size_t i = 0; i < ops.size(); ++i) s.entries.push_back(cost_op(ops, i, Phase::kForward, ctx));
   if (options.training) {
     // Checkpointing recomputes the forward pass (except the loss) once during backward.
@@ -51,13 +38,14 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     for (std::size_t i = ops.size(); i-- > 0;) s.entries.push_back(cost_op(ops, i, Phase::kBackward, ctx));
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
-      s.entries.push_back(extra("amp.unscale_grads", OpKind::kElementwise, Phase::kUpdate,
-                                km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors)));
+      s.entries.push_back(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
+                                       km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors),
+                                       Phase::kUpdate));
     if (options.optimizer_step) {
       const Work w = optimizer_work(options.optimizer, params);
       const double launches = std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor);
-      OpCost c = extra("optimizer.update", OpKind::kOptimizer, Phase::kUpdate, km.streaming(w.flops, w.bytes, launches));
-      s.entries.push_back(c);
+      s.entries.push_back(
+          kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate));
     }
   }
   for (const auto& e : s.entries) {

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "graph/builder.h"
+#include "import/zoo/transformer_blocks.h"
 #include "import/zoo/zoo.h"
 
 namespace perfcast {
@@ -21,18 +22,6 @@ std::int64_t resolve_seq(const std::string& id, const ModelOptions& o, std::int6
   return seq;
 }
 
-// Multi-head attention block: separate q/k/v projections with bias, the attention core and the output
-// projection. `kv` is the key/value source (the block input for self-attention, the encoder for cross-attention).
-Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t heads, bool causal, bool bias,
-           const std::string& name) {
-  const std::int64_t d = x.shape.back();
-  Tensor q = b.linear(x, d, bias, name + ".q");
-  Tensor k = b.linear(kv, d, bias, name + ".k");
-  Tensor v = b.linear(kv, d, bias, name + ".v");
-  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core");
-  return b.linear(a, d, bias, name + ".out");
-}
-
 // ---- BERT ----------------------------------------------------------------------------------------------------
 // Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding" (NAACL
 // 2019), arXiv:1810.04805, with the module layout of google-research/bert and HF BertForPreTraining: word
@@ -42,47 +31,9 @@ Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t head
 
 Graph build_bert(const std::string& id, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
                  const ModelOptions& o) {
-  constexpr std::int64_t kVocab = 30522, kPositions = 512, kTypes = 2;
-  const std::int64_t seq = resolve_seq(id, o, 128, kPositions);
-  GraphBuilder b(id, o.batch);
-  b.set_sequence(seq);
-  Tensor ids = b.input({seq}, 8);
-
-  // Position and token-type ids index their tables with the same [N, S] shape as the token ids.
-  b.set_scope("embeddings.");
-  Tensor x = b.embedding(ids, kVocab, hidden, "word_embeddings");
-  x = b.add(x, b.embedding(ids, kPositions, hidden, "position_embeddings"), "add_position");
-  x = b.add(x, b.embedding(ids, kTypes, hidden, "token_type_embeddings"), "add_token_type");
-  x = b.layer_norm(x, "LayerNorm");
-  x = b.dropout(x, "dropout");
-
-  for (std::int64_t l = 0; l < layers; ++l) {
-    b.set_scope("encoder.layer." + std::to_string(l) + ".");
-    Tensor a = mha(b, x, x, heads, false, true, "attention");
-    a = b.dropout(a, "attention.dropout");
-    x = b.layer_norm(b.add(a, x, "attention.residual"), "attention.LayerNorm");
-    Tensor f = b.gelu(b.linear(x, 4 * hidden, true, "intermediate.dense"), "intermediate.gelu");
-    f = b.dropout(b.linear(f, hidden, true, "output.dense"), "output.dropout");
-    x = b.layer_norm(b.add(f, x, "output.residual"), "output.LayerNorm");
-  }
-
-  // Pooler on the first token. hidden[:, 0] is taken with a 1x1 window at stride seq over the [S, H] plane,
-  // which selects exactly row 0 (the builder has no slice op).
-  b.set_scope("pooler.");
-  Tensor cls = b.reshape(x, {1, seq, hidden}, "plane_view");
-  cls = b.avg_pool(cls, {1, 1}, {seq, 1}, {0}, false, "first_token");
-  cls = b.reshape(cls, {1, hidden}, "cls_view");
-  Tensor pooled = b.tanh(b.linear(cls, hidden, true, "dense"), "activation");
-
-  b.set_scope("cls.");
-  Tensor t = b.gelu(b.linear(x, hidden, true, "predictions.transform.dense"), "predictions.transform.gelu");
-  t = b.layer_norm(t, "predictions.transform.LayerNorm");
-  Tensor mlm = b.linear(t, kVocab, true, "predictions.decoder", /*tied_weight=*/true);
-  b.cross_entropy(mlm, "mlm_loss");
-  Tensor nsp = b.linear(pooled, 2, true, "seq_relationship");
-  b.set_scope("");
-  b.cross_entropy(nsp, "loss");
-  return b.finish();
+  // Vocabulary 30522, 512 positions and 2 token types as BertDims has them.
+  const BertDims d{.layers = layers, .hidden = hidden, .heads = heads, .intermediate = 4 * hidden};
+  return bert_pretraining_graph(id, d, resolve_seq(id, o, 128, d.positions), o.batch);
 }
 
 // ---- GPT-2 ---------------------------------------------------------------------------------------------------
@@ -92,30 +43,8 @@ Graph build_bert(const std::string& id, std::int64_t layers, std::int64_t hidden
 // as three 768 -> 768 projections with the same parameters and MACs (the builder has no split op).
 
 Graph build_gpt2(const ModelOptions& o) {
-  constexpr std::int64_t kVocab = 50257, kPositions = 1024, kD = 768, kLayers = 12, kHeads = 12;
-  const std::int64_t seq = resolve_seq("gpt2", o, 1024, kPositions);
-  GraphBuilder b("gpt2", o.batch);
-  b.set_sequence(seq);
-  Tensor ids = b.input({seq}, 8);
-
-  Tensor x = b.embedding(ids, kVocab, kD, "wte");
-  x = b.add(x, b.embedding(ids, kPositions, kD, "wpe"), "add_wpe");  // position ids share the ids' shape
-  x = b.dropout(x, "drop");
-  for (std::int64_t l = 0; l < kLayers; ++l) {
-    b.set_scope("h." + std::to_string(l) + ".");
-    Tensor h = b.layer_norm(x, "ln_1");
-    Tensor a = b.dropout(mha(b, h, h, kHeads, /*causal=*/true, true, "attn"), "attn.resid_dropout");
-    x = b.add(x, a, "attn.residual");
-    h = b.layer_norm(x, "ln_2");
-    h = b.gelu(b.linear(h, 4 * kD, true, "mlp.c_fc"), "mlp.gelu");
-    h = b.dropout(b.linear(h, kD, true, "mlp.c_proj"), "mlp.dropout");
-    x = b.add(x, h, "mlp.residual");
-  }
-  b.set_scope("");
-  x = b.layer_norm(x, "ln_f");
-  Tensor logits = b.linear(x, kVocab, false, "lm_head", /*tied_weight=*/true);
-  b.cross_entropy(logits);
-  return b.finish();
+  const Gpt2Dims d;  // the 124M model: vocabulary 50257, 1024 positions, 12 layers, d=768, 12 heads, MLP 4d
+  return gpt2_lm_graph("gpt2", d, resolve_seq("gpt2", o, 1024, d.positions), o.batch);
 }
 
 // ---- Transformer (base) ---------------------------------------------------------------------------------------

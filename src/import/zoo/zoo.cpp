@@ -1,6 +1,6 @@
 #include "import/zoo/zoo.h"
 
-#include "core/error.h"
+#include "core/find_by_id.h"
 
 namespace perfcast {
 
@@ -18,13 +18,6 @@ const std::vector<ZooModel>& zoo() {
   return models;
 }
 
-const ZooModel& find_zoo_model(std::string_view id) {
-  std::vector<std::string> ids;
-  for (const auto& m : zoo()) {
-    if (m.id == id) return m;
-    ids.push_back(m.id);
-  }
-  throw_unknown("model", id, ids);
-}
+const ZooModel& find_zoo_model(std::string_view id) { return find_by_id(zoo(), id, "model"); }
 
 }  // namespace perfcast

@@ -1,0 +1,82 @@
+#include "import/zoo/transformer_blocks.h"
+
+namespace perfcast {
+
+Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t heads, bool causal, bool bias,
+           const std::string& name) {
+  const std::int64_t d = x.shape.back();
+  Tensor q = b.linear(x, d, bias, name + ".q");
+  Tensor k = b.linear(kv, d, bias, name + ".k");
+  Tensor v = b.linear(kv, d, bias, name + ".v");
+  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core");
+  return b.linear(a, d, bias, name + ".out");
+}
+
+Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {
+  GraphBuilder b(id, batch);
+  b.set_sequence(seq);
+  Tensor ids = b.input({seq}, 8);
+
+  // Position and token-type ids index their tables with the same [N, S] shape as the token ids.
+  b.set_scope("embeddings.");
+  Tensor x = b.embedding(ids, d.vocab, d.hidden, "word_embeddings");
+  x = b.add(x, b.embedding(ids, d.positions, d.hidden, "position_embeddings"), "add_position");
+  x = b.add(x, b.embedding(ids, d.type_vocab, d.hidden, "token_type_embeddings"), "add_token_type");
+  x = b.layer_norm(x, "LayerNorm");
+  x = b.dropout(x, "dropout");
+
+  for (std::int64_t l = 0; l < d.layers; ++l) {
+    b.set_scope("encoder.layer." + std::to_string(l) + ".");
+    Tensor a = mha(b, x, x, d.heads, false, true, "attention");
+    a = b.dropout(a, "attention.dropout");
+    x = b.layer_norm(b.add(a, x, "attention.residual"), "attention.LayerNorm");
+    Tensor f = b.gelu(b.linear(x, d.intermediate, true, "intermediate.dense"), "intermediate.gelu");
+    f = b.dropout(b.linear(f, d.hidden, true, "output.dense"), "output.dropout");
+    x = b.layer_norm(b.add(f, x, "output.residual"), "output.LayerNorm");
+  }
+
+  // Pooler on the first token. hidden[:, 0] is taken with a 1x1 window at stride seq over the [S, H] plane,
+  // which selects exactly row 0 (the builder has no slice op).
+  b.set_scope("pooler.");
+  Tensor cls = b.reshape(x, {1, seq, d.hidden}, "plane_view");
+  cls = b.avg_pool(cls, {1, 1}, {seq, 1}, {0}, false, "first_token");
+  cls = b.reshape(cls, {1, d.hidden}, "cls_view");
+  Tensor pooled = b.tanh(b.linear(cls, d.hidden, true, "dense"), "activation");
+
+  b.set_scope("cls.");
+  Tensor t = b.gelu(b.linear(x, d.hidden, true, "predictions.transform.dense"), "predictions.transform.gelu");
+  t = b.layer_norm(t, "predictions.transform.LayerNorm");
+  Tensor mlm = b.linear(t, d.vocab, true, "predictions.decoder", /*tied_weight=*/true);
+  b.cross_entropy(mlm, "mlm_loss");
+  Tensor nsp = b.linear(pooled, 2, true, "seq_relationship");
+  b.set_scope("");
+  b.cross_entropy(nsp, "loss");
+  return b.finish();
+}
+
+Graph gpt2_lm_graph(const std::string& id, const Gpt2Dims& d, std::int64_t seq, std::int64_t batch) {
+  GraphBuilder b(id, batch);
+  b.set_sequence(seq);
+  Tensor ids = b.input({seq}, 8);
+
+  Tensor x = b.embedding(ids, d.vocab, d.hidden, "wte");
+  x = b.add(x, b.embedding(ids, d.positions, d.hidden, "wpe"), "add_wpe");  // position ids share the ids' shape
+  x = b.dropout(x, "drop");
+  for (std::int64_t l = 0; l < d.layers; ++l) {
+    b.set_scope("h." + std::to_string(l) + ".");
+    Tensor h = b.layer_norm(x, "ln_1");
+    Tensor a = b.dropout(mha(b, h, h, d.heads, /*causal=*/true, true, "attn"), "attn.resid_dropout");
+    x = b.add(x, a, "attn.residual");
+    h = b.layer_norm(x, "ln_2");
+    h = b.gelu(b.linear(h, d.intermediate, true, "mlp.c_fc"), "mlp.gelu");
+    h = b.dropout(b.linear(h, d.hidden, true, "mlp.c_proj"), "mlp.dropout");
+    x = b.add(x, h, "mlp.residual");
+  }
+  b.set_scope("");
+  x = b.layer_norm(x, "ln_f");
+  Tensor logits = b.linear(x, d.vocab, false, "lm_head", /*tied_weight=*/true);
+  b.cross_entropy(logits);
+  return b.finish();
+}
+
+}  // namespace perfcast

@@ -1,0 +1,51 @@
+// Transformer building blocks shared by the zoo (src/import/zoo/sequence_models.cpp) and the Hugging Face
+// config importer (src/import/hf_config.cpp): multi-head attention, and the BERT and GPT-2 graphs built from
+// their dimensions, so that a config.json of either family gives the zoo's graph op for op.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "graph/builder.h"
+#include "graph/graph.h"
+
+namespace perfcast {
+
+// Multi-head attention block: separate q/k/v projections (with bias when `bias`), the attention core and the
+// output projection. `kv` is the key/value source (the block input for self-attention, the encoder for
+// cross-attention).
+Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t heads, bool causal, bool bias,
+           const std::string& name);
+
+// The dimensions of a BERT encoder with its pre-training heads; the defaults are BERT-base.
+struct BertDims {
+  std::int64_t vocab = 30522;
+  std::int64_t positions = 512;  // learned position embeddings
+  std::int64_t type_vocab = 2;   // token types (segments)
+  std::int64_t layers = 12;
+  std::int64_t hidden = 768;
+  std::int64_t heads = 12;
+  std::int64_t intermediate = 3072;  // FFN width
+};
+
+// BertForPreTraining over `seq` tokens per sample: word, position and token-type embeddings, post-LN encoder
+// layers with a GELU FFN, a tanh pooler on [CLS], the MLM head (decoder tied to the word embeddings) and the
+// 2-way next-sentence classifier, each with its loss.
+Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch);
+
+// The dimensions of a GPT-2 decoder; the defaults are the released 124M model.
+struct Gpt2Dims {
+  std::int64_t vocab = 50257;
+  std::int64_t positions = 1024;  // learned position embeddings
+  std::int64_t layers = 12;
+  std::int64_t hidden = 768;
+  std::int64_t heads = 12;
+  std::int64_t intermediate = 3072;  // MLP width
+};
+
+// GPT2LMHeadModel over `seq` tokens per sample: token and position embeddings, pre-LN blocks of causal
+// attention (the fused c_attn as three projections with its parameters) and a GELU MLP, final LN and the LM
+// head tied to the token embeddings, ending in the loss.
+Graph gpt2_lm_graph(const std::string& id, const Gpt2Dims& d, std::int64_t seq, std::int64_t batch);
+
+}  // namespace perfcast

@@ -1,0 +1,108 @@
+// Runs the perfcast binary (PERFCAST_BINARY) the way a user does, for the tests of the command line: one call
+// captures the exit code, stdout and stderr, and a fixture gives each test its own scratch directory.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace perfcast::test {
+
+// What one run of the binary left behind.
+struct CliResult {
+  int code = -1;    // exit status; -1 when the process did not exit normally
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// The whole file as bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes `text` to `p` as bytes, replacing what was there.
+inline void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+// The first word of each line of `text`: the ids a listing command (gpus, models, runtimes) prints.
+inline std::vector<std::string> first_words(const std::string& text) {
+  std::vector<std::string> ids;
+  for (const auto& line : lines_of(text)) {
+    std::stringstream ss(line);
+    std::string id;
+    ss >> id;
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Runs `<env> perfcast <args>` inside `dir` with an empty stdin; args pass through the shell verbatim. The
+// default `env` unsets PERFCAST_GPU_PATH so that the caller's environment does not change the GPU catalog.
+// The capture files (dir/.stdout, dir/.stderr) are removed again.
+inline CliResult run_perfcast(const std::filesystem::path& dir, const std::string& args,
+                              const std::string& env = "env -u PERFCAST_GPU_PATH") {
+  const std::filesystem::path out = dir / ".stdout", err = dir / ".stderr";
+  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + std::string(PERFCAST_BINARY) + "' " + args +
+                          " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::error_code ec;
+  std::filesystem::remove(out, ec);
+  std::filesystem::remove(err, ec);
+  return r;
+}
+
+// A fixture with a fresh scratch directory (dir_) per test, removed afterwards; run() runs perfcast in it.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  // `prefix` names the directory under the system temp folder (prefix-XXXXXX).
+  explicit ScratchDirTest(std::string prefix = "perfcast-test") : prefix_(std::move(prefix)) {}
+
+  void SetUp() override { make_scratch_dir(); }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Creates dir_; for fixtures whose own SetUp may skip the test first.
+  void make_scratch_dir() {
+    std::string templ = (std::filesystem::temp_directory_path() / (prefix_ + "-XXXXXX")).string();
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+
+  // Runs `perfcast <args>` inside the scratch directory (see run_perfcast).
+  CliResult run(const std::string& args) const { return run_perfcast(dir_, args); }
+
+  std::filesystem::path dir_;
+
+ private:
+  std::string prefix_;
+};
+
+}  // namespace perfcast::test
