@@ -70,9 +70,8 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   return k;
 }
 
-// Tensor-core convolutions work on channel counts that are multiples of 8; cuDNN 7.3+ pads other counts
-// (the RGB input layer) with zeros, so the padded channels cost math too (cuDNN developer guide, "Tensor Core
-// operations": channel padding). Returns the factor by which padding inflates the GEMM's work.
+// Output channels that are not a multiple of 8 are padded by the tensor-op kernel's tile, so the padded
+// channels cost math too. Returns the factor by which padding inflates the GEMM's work.
 double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
   if (!is_tensor_pipe(pipe)) return 1.0;
   const auto up8 = [](std::int64_t v) { return static_cast<double>((v + 7) / 8 * 8); };
@@ -113,7 +112,10 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& km = ctx.kernels;
   const auto& cc = cost_constants();
   const ElemBytes eb = ctx.plan.bytes;
-  const Pipe pipe = ctx.plan.conv_pipe;
+  // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
+  // layer) run on CUDA cores in FP32 math (cuDNN 7/8 tensor-op requirements; padding C to 8 needs NHWC inputs
+  // prepared by the framework, which the runtimes modelled here do not do).
+  const Pipe pipe = (is_tensor_pipe(ctx.plan.conv_pipe) && (c.c_in / c.groups) % 8 != 0) ? Pipe::kFp32 : ctx.plan.conv_pipe;
   const double in_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const MatmulGeometry fwd = conv_as_gemm(c);
