@@ -84,6 +84,12 @@ TEST_F(CliTest, UnknownGpuSuggestsNearestId) {
   expect_input_error("predict --gpu gtx-1080ti", {"gtx-1080ti", "did you mean 'gtx-1080-ti'"});
 }
 
+TEST_F(CliTest, MistypedFlagsGetTheNearestFlag) {
+  // Swapped letters count as one edit: --modle is --model, not --mode.
+  expect_input_error("predict --gpu gtx-1080-ti --modle resnet50", {"--modle", "did you mean '--model'"});
+  expect_input_error("advise --lnag zh", {"--lnag", "did you mean '--lang'"});
+}
+
 TEST_F(CliTest, UnknownGpuFarFromAnyId) { expect_input_error("predict --gpu quantum-9000", {"quantum-9000"}); }
 
 TEST_F(CliTest, UnknownModelSuggestsNearestId) {

@@ -37,6 +37,25 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // An unknown flag is usually a typo: name it and suggest the nearest flag of the command.
+    CLI::App* sub = nullptr;
+    for (auto& [candidate, unused] : runners)
+      if (argc > 1 && candidate->get_name() == argv[1]) sub = candidate;
+    for (int i = 1; i < argc; ++i) {
+      const std::string word = argv[i];
+      if (word.rfind("--", 0) != 0 || !sub) continue;
+      std::vector<std::string> flags;
+      bool known = false;
+      for (const CLI::Option* o : sub->get_options()) {
+        for (const auto& name : o->get_lnames()) {
+          flags.push_back("--" + name);
+          if (word == "--" + name || word.rfind("--" + name + "=", 0) == 0) known = true;
+        }
+      }
+      if (!known) throw_unknown("flag of 'perfcast " + sub->get_name() + "':", word, flags);
+    }
+    throw InputError(e.what());
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());
   }
