@@ -145,6 +145,20 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                    format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
                    format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
                    format_bytes(p.memory.workspace), format_bytes(p.memory.runtime));
+  if (p.input)
+    s += fmt::format("  input pipeline  {:>12.0f} samples/s on {} ({} cores, {:.2f} ms per sample per core, {}-bound){}\n",
+                     p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,
+                     p.input->limited_by, p.input->bound ? " -> bounds the step" : "");
+  if (p.scale)
+    s += fmt::format("  scale-out       {:>12} GPUs ({} x {}), {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms, "
+                     "exposed {:.2f} ms\n",
+                     p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->algorithm,
+                     p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network,
+                     100.0 * p.scale->efficiency, p.scale->allreduce_ms, p.scale->exposed_comm_ms);
+  if (p.power)
+    s += fmt::format("  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), "
+                     "{:.2f} J per sample\n",
+                     p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor, p.power->energy_per_sample_j);
   s += fmt::format("  bottleneck      {}\n", bound_name(p.primary));
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
     if (p.bound_us[i] > 0)

@@ -84,8 +84,10 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
   const bool pinned = r.pinned_memory.value_or(host.pinned_memory);
   const double link = lane_gbps * p.device.pcie_lanes * 1e9 * (pinned ? c.pinned_efficiency : c.pageable_efficiency);
   in.h2d_ms = batch * static_cast<double>(graph.input_elems_per_sample) * 4.0 / link * 1e3;
-  // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace.
-  in.step_ms = std::max(batch / in.host_samples_per_s * 1e3, in.h2d_ms);
+  // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace. The host feeds
+  // every GPU of its node.
+  const double node_batch = batch * static_cast<double>(std::max(1, r.gpus));
+  in.step_ms = std::max(node_batch / in.host_samples_per_s * 1e3, in.h2d_ms);
   in.bound = in.step_ms * 1e3 > p.step_us;
   p.input = in;
   finalize_prediction(p);
