@@ -12,6 +12,46 @@ std::string bound_text(Bound b, Lang lang) { return std::string(msg("bound." + s
 
 std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 
+// The one-line reason in Chinese, composed from the strategy's own numbers; strategies without a template keep
+// the English reason after a Chinese lead-in.
+std::string reason_zh(const StrategyResult& st, const Prediction& base) {
+  if (!st.applicable) return "不适用：" + st.reason;
+  if (!st.prediction) return st.reason;
+  const Prediction& p = *st.prediction;
+  const std::string& id = st.id;
+  if (st.category == "precision") {
+    if (p.bound_us[static_cast<int>(Bound::kTensorCompute)] <= 0 && p.request.precision != "int8")
+      return fmt::format("{} 没有可用的张量核心：低精度只减少显存流量和占用，计算仍按 FP32 速率（基线中 {:.0f}% 的时间受显存带宽限制）",
+                         p.device.id, 100.0 * base.bound_us[static_cast<int>(Bound::kMemory)] / base.step_us);
+    if (p.request.precision == "int8" && p.device.sm_version == 61)
+      return "sm_61 的 dp4a 以 4 倍 FP32 速率执行 INT8 点积，激活也缩小 4 倍";
+    return "卷积和矩阵乘法改用张量核心，显存流量同时减半";
+  }
+  if (id == "checkpointing")
+    return fmt::format("反向传播时重算前向：激活显存 {:.1f} -> {:.1f} GiB", base.memory.activations / 1073741824.0,
+                       p.memory.activations / 1073741824.0);
+  if (id == "checkpointing+larger-batch")
+    return fmt::format("重算节省的显存可把批大小从 {} 提高到 {}", base.request.batch, p.request.batch);
+  if (st.category == "batch")
+    return fmt::format("可容纳的最大批大小为 {}（原为 {}）", p.request.batch, base.request.batch);
+  if (st.category == "fusion")
+    return fmt::format("把逐元素算子融合进上游内核：每步显存流量 {:.1f} -> {:.1f} GB", base.step.bytes / 1e9, p.step.bytes / 1e9);
+  if (st.category == "layout") return "NHWC 布局：张量核心卷积省去布局转置";
+  if (st.category == "launch")
+    return fmt::format("{:.0f} 次内核启动：主机派发 {:.2f} ms，GPU 计算 {:.2f} ms", base.step.launches, base.step.host_us / 1e3,
+                       base.step.gpu_us / 1e3);
+  if (id == "data-loader-workers" && p.input)
+    return fmt::format("{} 个主机核心每秒可准备 {:.0f} 个样本", p.input->cores, p.input->host_samples_per_s);
+  if (id == "gpu-decode") return "在 GPU 上解码和增强 JPEG（DALI/nvJPEG），释放主机 CPU";
+  if (id == "pinned-memory") return "锁页内存使主机到设备的拷贝速率翻倍";
+  if (st.category == "hardware")
+    return fmt::format("{}：{:.0f} GB 显存，带宽 {:.0f} GB/s，FP32 {:.1f} TFLOPS{}", p.device.name, p.device.memory_gb,
+                       p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32),
+                       p.primary == Bound::kInputPipeline ? "；受主机输入流水线限制" : "");
+  if (st.category == "combined") return fmt::format("组合后：批大小 {}，{}，{}", p.request.batch, p.request.precision, p.request.runtime);
+  return st.reason;
+}
+
 }  // namespace
 
 std::string advice_verdict(const Advice& a, Lang lang) {
@@ -77,10 +117,11 @@ std::string advice_text(const Advice& a, Lang lang) {
       s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f}\n", "(waiting)", bound_name(static_cast<Bound>(i)),
                        p.bound_us[i] / 1e3, 100.0 * p.bound_us[i] / p.step_us);
 
+  auto reason = [&](const StrategyResult& st) { return lang == Lang::kZh ? reason_zh(st, p) : st.reason; };
   auto strategy_row = [&](const StrategyResult& st) {
     const double mem = st.memory_delta_bytes / 1073741824.0;
     return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
-                       st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-", st.reason);
+                       st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-", reason(st));
   };
   s += fmt::format("\n{}\n", msg("strategies", lang));
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8}  {}\n", "strategy", "speedup", "memory", "energy", "why");
@@ -90,7 +131,7 @@ std::string advice_text(const Advice& a, Lang lang) {
     if (st.applicable) s += strategy_row(st);
   s += fmt::format("\n{}\n", msg("not_applicable", lang));
   for (const auto& st : a.strategies)
-    if (!st.applicable) s += fmt::format("  {:<40} {}\n", st.id.substr(0, 40), st.reason);
+    if (!st.applicable) s += fmt::format("  {:<40} {}\n", st.id.substr(0, 40), reason(st));
   s += fmt::format("\n{}\n", msg("legend", lang));
   return s;
 }
