@@ -145,6 +145,9 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                    format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
                    format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
                    format_bytes(p.memory.workspace), format_bytes(p.memory.runtime));
+  if (p.llm)
+    s += fmt::format("  serving         {:>12.1f} ms to first token, {:.2f} ms per output token, KV cache {}\n",
+                     p.llm->time_to_first_token_ms, p.llm->time_per_output_token_ms, format_bytes(p.llm->kv_cache_bytes));
   if (p.input)
     s += fmt::format("  input pipeline  {:>12.0f} samples/s on {} ({} cores, {:.2f} ms per sample per core, {}-bound){}\n",
                      p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,
