@@ -1,0 +1,172 @@
+// One build of an ONNX model: batch and --dim substitution, libonnx shape inference, and the walk over the nodes
+// in topological order.
+#include "import/onnx/onnx_graph_build.h"
+
+#ifdef PERFCAST_HAVE_ONNX
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#include <sstream>
+
+namespace perfcast::onnx_import {
+
+void GraphBuild::substitute_and_infer() {
+  proto_ = m_.model_;
+  const std::int64_t seq = opts_.seq;
+  if (m_.sequence_ && seq > 0 && m_.fixed_seq_ > 0 && seq != m_.fixed_seq_)
+    throw InputError(fmt::format("ONNX model '{}' has a fixed sequence length of {}; it cannot run --seq {}", m_.path(),
+                                 m_.fixed_seq_, seq));
+  std::map<std::string, std::int64_t> values = m_.dim_values_;
+  if (m_.sequence_ && seq > 0 && !m_.seq_param_.empty()) values[m_.seq_param_] = seq;
+  if (!m_.has_batch_ && opts_.batch != 1)
+    throw InputError(fmt::format("ONNX model '{}' has a scalar first input and no batch dimension; use --batch 1",
+                                 m_.path()));
+  batch_ = m_.has_batch_ ? opts_.batch : 1;
+  rebatched_ = m_.fixed_batch_ > 0 && batch_ != m_.fixed_batch_;
+
+  auto* g = proto_.mutable_graph();
+  std::size_t gi = 0;
+  for (auto& in : *g->mutable_input()) {
+    if (m_.initializer_names_.count(in.name())) continue;
+    const GraphInput& spec = m_.inputs_[gi++];
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int a = 0; a < shape->dim_size(); ++a) {
+      auto* d = shape->mutable_dim(a);
+      const InputDim& id = spec.dims[static_cast<std::size_t>(a)];
+      std::int64_t v = id.value;
+      if (a == 0 && m_.has_batch_) {
+        const bool is_batch = m_.fixed_batch_ > 0 ? id.value == m_.fixed_batch_
+                                                  : (id.value == 0 && id.param == m_.batch_param_);
+        if (is_batch) v = batch_;
+      }
+      if (v <= 0) {
+        const std::string name = id.param.empty() ? fmt::format("{}:{}", spec.name, a) : id.param;
+        auto it = values.find(name);
+        PERFCAST_ASSERT(it != values.end(), "resolve_inputs rejected unresolved dimensions");
+        v = it->second;
+      }
+      d->clear_dim_param();
+      d->set_dim_value(v);
+    }
+  }
+  try {
+    ox::ShapeInferenceOptions options(false, 0, true);
+    ox::shape_inference::InferShapes(proto_, ox::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    // libonnx gave up part way (unknown domain, a schema newer than it knows): what it inferred before
+    // stays, the per-op rules fill the rest.
+  }
+  auto collect = [&](const ox::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type()) return;
+    const auto& tt = vi.type().tensor_type();
+    inferred_types_[vi.name()] = tt.elem_type();
+    if (!tt.has_shape()) return;
+    Shape s;
+    for (const auto& d : tt.shape().dim()) {
+      if (!d.has_dim_value() || d.dim_value() <= 0) return;
+      s.push_back(d.dim_value());
+    }
+    inferred_[vi.name()] = std::move(s);
+  };
+  for (const auto& vi : g->value_info()) collect(vi);
+  for (const auto& vi : g->output()) collect(vi);
+}
+
+void GraphBuild::seed_values() {
+  const auto& g = proto_.graph();
+  auto add_root = [&](const std::string& name, const ox::TensorProto& t) {
+    Root r;
+    r.name = name;
+    r.dtype = t.data_type();
+    r.rank = static_cast<std::size_t>(t.dims_size());
+    r.elems = numel(Shape(t.dims().begin(), t.dims().end()));
+    roots_.push_back(r);
+    owned_.push_back(false);
+    return static_cast<int>(roots_.size()) - 1;
+  };
+  for (const auto& t : g.initializer()) {
+    Value v;
+    v.is_const = true;
+    v.shape.assign(t.dims().begin(), t.dims().end());
+    v.dtype = t.data_type();
+    v.data = tensor_data(t);
+    v.roots = {add_root(t.name(), t)};
+    values_[t.name()] = std::move(v);
+  }
+  for (const auto& in : g.input()) {
+    if (m_.initializer_names_.count(in.name())) continue;
+    Value v;
+    v.id = -1;
+    for (const auto& d : in.type().tensor_type().shape().dim()) v.shape.push_back(d.dim_value());
+    v.dtype = in.type().tensor_type().elem_type();
+    const std::int64_t bytes = numel(v.shape) * elem_bytes(v.dtype);
+    input_bytes_ += bytes;
+    values_[in.name()] = std::move(v);
+  }
+}
+
+Graph GraphBuild::run() {
+  substitute_and_infer();
+  em_ = std::make_unique<Emitter>(m_.path(), batch_);
+  seed_values();
+  if (m_.sequence_) em_->b().set_sequence(opts_.seq > 0 ? opts_.seq : m_.default_seq_);
+  for (int k : m_.order_) {
+    const auto& n = proto_.graph().node(k);
+    try {
+      process(k);
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      if (msg.rfind("ONNX model", 0) == 0) throw;
+      throw InputError(fmt::format("ONNX model '{}': {}: {}", m_.path(), node_label(n), msg));
+    }
+  }
+  Graph graph = em_->finish();
+  graph.input_bytes_per_sample = input_bytes_ / std::max<std::int64_t>(1, batch_);
+  m_.note_uncosted(uncosted_);
+  return graph;
+}
+
+void GraphBuild::process(int k) {
+  const auto& n = proto_.graph().node(k);
+  const Plan& plan = m_.plans_[static_cast<std::size_t>(k)];
+  if (plan.role == Role::kAbsorbed) return;
+  if (plan.role != Role::kNormal && plan.role != Role::kViewTranspose) {
+    emit(n, plan);  // a fused pattern: its inner tensors were never materialised
+    return;
+  }
+  if (has_subgraph(n)) {
+    passthrough(n);
+    return;
+  }
+  bool all_const = true;
+  for (int i = 0; i < n.input_size(); ++i)
+    if (const Value* v = input(n, i); v && !v->is_const) all_const = false;
+  if (n.op_type() == "Shape" || n.op_type() == "Size" || all_const) {
+    fold(n);
+    return;
+  }
+  emit(n, plan);
+}
+
+Graph OnnxModel::build(const ModelOptions& o) const {
+  if (o.batch <= 0) throw InputError("batch must be positive");
+  GraphBuild b(*this, o);
+  return b.run();
+}
+
+}  // namespace perfcast::onnx_import
+
+#endif  // PERFCAST_HAVE_ONNX
