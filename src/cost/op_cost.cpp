@@ -74,9 +74,9 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
 // channels cost math too. Returns the factor by which padding inflates the GEMM's work.
 double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
   if (!is_tensor_pipe(pipe)) return 1.0;
-  const auto up8 = [](std::int64_t v) { return static_cast<double>((v + 7) / 8 * 8); };
-  const double ci = static_cast<double>(c.c_in / c.groups), co = static_cast<double>(c.c_out / c.groups);
-  return (up8(c.c_in / c.groups) / ci) * (up8(c.c_out / c.groups) / co);
+  // Input channels are already multiples of 8 here: other layers run on CUDA cores (see conv_cost).
+  const std::int64_t co = c.c_out / c.groups;
+  return static_cast<double>((co + 7) / 8 * 8) / static_cast<double>(co);
 }
 
 // One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or as Winograd when the
@@ -249,7 +249,7 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
     launches = 0;
   }
   // Batch norm in training computes statistics in a reduction kernel and applies them in a second one.
-  if (op.kind == OpKind::kNorm && ctx.training && launches > 0) launches = phase == Phase::kForward ? 2 : 2;
+  if (op.kind == OpKind::kNorm && ctx.training && launches > 0) launches = 2;
   out.cost = km.streaming(w.flops, w.bytes, launches, cuda_pipe_for(ctx.plan, km.device()));
   return out;
 }

@@ -89,9 +89,8 @@ Work forward_work(const Op& op, ElemBytes eb, bool training) {
     case OpKind::kPool:
     case OpKind::kSoftmax:
     case OpKind::kLoss:
-      w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem * (op.kind == OpKind::kElementwise ? 1.0 : 1.0);
+      w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem;
       w.bytes = in + out + weights;
-      if (op.kind == OpKind::kElementwise && op.repeats > 1) w.flops = static_cast<double>(op.out_elems) * op.flops_per_out_elem;
       break;
     case OpKind::kCount:
       break;
@@ -118,11 +117,9 @@ Work backward_work(const Op& op, ElemBytes eb) {
     }
     case OpKind::kMatmul: {
       const double f = matmul_flops(op.mm) * reps;
-      const bool grad_b = op.mm.weight_operand ? op.params > 0 || op.weight_elems > 0 : true;
-      if (grad_b) {
-        w.flops += f;
-        w.bytes += in + out + weights * (op.mm.weight_operand ? 1.0 : 0.0);
-      }
+      // Gradient of the [k,n] operand: a weight gradient (tied weights get one too) or an activation gradient.
+      w.flops += f;
+      w.bytes += in + out + (op.mm.weight_operand ? weights : 0.0);
       if (op.needs_input_grad) {
         w.flops += f;
         w.bytes += out + weights * reps + in;
