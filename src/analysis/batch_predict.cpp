@@ -24,6 +24,7 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.gpu = row.gpu;
   r.model = row.model;
   if (!row.runtime.empty()) r.runtime = row.runtime;
+  r.runtime_version = row.runtime_version;
   if (!row.mode.empty()) r.mode = row.mode;
   if (!row.precision.empty()) r.precision = row.precision;
   if (row.batch == "max") r.batch = 0;

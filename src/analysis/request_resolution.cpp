@@ -22,6 +22,7 @@ DeviceSpec device_for(const PredictRequest& r) {
 
 RuntimeProfile runtime_for(const PredictRequest& r) {
   RuntimeProfile runtime = find_runtime(r.runtime);
+  if (!r.runtime_version.empty()) runtime = at_version(std::move(runtime), r.runtime_version);
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
     runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);

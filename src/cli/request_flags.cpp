@@ -66,6 +66,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_option("--context", f.context, "decode: tokens already in the KV cache");
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
   app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();
+  app.add_option("--runtime-version", r.runtime_version,
+                 "framework version, e.g. 2.3: applies the profile's version rules (TF32 defaults)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
   app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");

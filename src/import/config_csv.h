@@ -12,9 +12,15 @@ namespace perfcast {
 struct ConfigRow {
   int line = 0;  // 1-based line in the file
   std::string gpu, model, runtime, mode, precision, batch, seq, n_gpus, interconnect, data, optimizer_step;
+  std::string runtime_version;         // optional column; else found in the notes (see runtime_version_in_notes)
+  std::string notes;                   // optional free text describing the setup
   std::string metric;                  // only when read with measurements
   std::optional<double> measured;      // only when read with measurements
 };
+
+// The framework version a measurement's setup notes name ("TensorFlow 2.3", "TF in log: 1.15", "TF2_3",
+// "PyTorch 1.8"), or "" when they name none.
+std::string runtime_version_in_notes(const std::string& notes);
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();

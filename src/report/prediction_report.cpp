@@ -56,6 +56,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["gpu"] = p.device.id;
   j["model"] = p.model_id;
   j["runtime"] = r.runtime;
+  if (!r.runtime_version.empty()) j["runtime_version"] = r.runtime_version;
   j["mode"] = r.mode;
   j["precision"] = r.precision;
   j["precision_note"] = p.precision_note;
@@ -129,7 +130,7 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   const auto& r = p.request;
   std::string s;
   s += fmt::format("perfcast prediction: {} on {} ({}), {} {} {}, batch {}{}\n", r.model, p.device.id, p.device.name,
-                   r.runtime, r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
+                   r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version, r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
   if (!p.precision_note.empty()) s += "  note: " + p.precision_note + "\n";
   for (const auto& n : p.notes) s += "  note: " + n + "\n";
   s += "\n";

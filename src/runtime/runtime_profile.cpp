@@ -1,6 +1,9 @@
 #include "runtime/runtime_profile.h"
 
 #include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
 
 #include "core/data_files.h"
 #include "core/find_by_id.h"
@@ -10,6 +13,29 @@
 namespace perfcast {
 
 namespace {
+
+// Switches a [[version]] rule may set, by their key in the runtime file.
+bool* version_switch(RuntimeProfile& r, const std::string& key) {
+  if (key == "tf32_conv_default") return &r.tf32_conv_default;
+  if (key == "tf32_matmul_default") return &r.tf32_matmul_default;
+  if (key == "fuse_epilogue") return &r.fuse_epilogue;
+  if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
+  if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;
+  return nullptr;
+}
+
+std::vector<int> version_parts(const std::string& v) {
+  std::vector<int> parts;
+  std::stringstream in(v);
+  std::string part;
+  while (std::getline(in, part, '.')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6)
+      throw InputError("runtime version '" + v + "' is not a dotted version like 2.4 or 1.15.4");
+    parts.push_back(std::stoi(part));
+  }
+  if (parts.empty()) throw InputError("runtime version is empty");
+  return parts;
+}
 
 RuntimeProfile load_runtime(const std::filesystem::path& path) {
   const toml::table t = parse_toml_file(path);
@@ -51,12 +77,53 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
   if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0)
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
+  if (const auto* rules = t["version"].as_array())
+    for (const auto& node : *rules) {
+      const auto* rule = node.as_table();
+      if (!rule) f.fail("version", "must be an array of tables ([[version]])");
+      VersionRule v;
+      for (const auto& [k, val] : *rule) {
+        const std::string key(k.str());
+        if (key == "from" || key == "below") {
+          const auto text = val.value<std::string>();
+          if (!text) f.fail("version." + key, "must be a version string");
+          version_parts(*text);
+          (key == "from" ? v.from : v.below) = *text;
+        } else if (key == "source") {
+        } else if (version_switch(r, key) && val.is_boolean()) {
+          v.switches[key] = *val.value<bool>();
+        } else {
+          f.fail("version." + key, "is not a switch a version rule can set");
+        }
+      }
+      r.version_rules.push_back(std::move(v));
+    }
   if (const auto* s = t["sources"].as_table())
     for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
   return r;
 }
 
 }  // namespace
+
+int compare_versions(const std::string& a, const std::string& b) {
+  const auto x = version_parts(a), y = version_parts(b);
+  for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const int p = i < x.size() ? x[i] : 0, q = i < y.size() ? y[i] : 0;
+    if (p != q) return p < q ? -1 : 1;
+  }
+  return 0;
+}
+
+RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version) {
+  version_parts(version);
+  for (const auto& rule : runtime.version_rules) {
+    if (!rule.from.empty() && compare_versions(version, rule.from) < 0) continue;
+    if (!rule.below.empty() && compare_versions(version, rule.below) >= 0) continue;
+    for (const auto& [key, value] : rule.switches) *version_switch(runtime, key) = value;
+  }
+  runtime.version = version;
+  return runtime;
+}
 
 const std::vector<RuntimeProfile>& runtime_catalog() {
   static const auto all = load_toml_folder<RuntimeProfile>(data_dir() / "runtimes", load_runtime);

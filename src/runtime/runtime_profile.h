@@ -9,6 +9,12 @@
 
 namespace perfcast {
 
+// Switches that change with the framework version, applied by --runtime-version (e.g. TF32 arrived in TF 2.4).
+struct VersionRule {
+  std::string from, below;                 // applies when from <= version < below (either may be empty)
+  std::map<std::string, bool> switches;    // switch name (as in the runtime file) -> value
+};
+
 struct RuntimeProfile {
   std::string id;
   std::string name;
@@ -41,8 +47,17 @@ struct RuntimeProfile {
   double llm_min_sm = 0;                  // oldest compute capability the runtime runs on (70 = sm_70)
   double llm_memory_fraction = 1;         // share of GPU memory the runtime may use (vLLM gpu_memory_utilization)
   double llm_step_host_us = 0;            // host work per forward pass the GPU waits for (graph build, logits sync)
+  std::vector<VersionRule> version_rules;  // in file order; later rules win
+  std::string version;                      // the version the rules were applied for ("" = the profile's default)
   std::map<std::string, std::string> sources;
 };
+
+// The profile as it behaves at `version` ("2.3", "1.15.4"): every matching [[version]] rule applied in order.
+// InputError when the text is not a dotted version.
+RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version);
+
+// Compares dotted versions numerically ("1.15" > "1.9"); missing parts count as 0.
+int compare_versions(const std::string& a, const std::string& b);
 
 const std::vector<RuntimeProfile>& runtime_catalog();
 
