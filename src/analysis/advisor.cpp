@@ -17,13 +17,14 @@ namespace {
 struct Attempt {
   std::optional<Prediction> prediction;
   std::string error;
+  ReasonCode error_code;  // what the error says, so that reports can word it in another language
 };
 
 Attempt attempt(const PredictRequest& r) {
   try {
-    return {predict(r), ""};
+    return {predict(r), "", {}};
   } catch (const InputError& e) {
-    return {std::nullopt, e.what()};
+    return {std::nullopt, e.what(), e.reason()};
   }
 }
 
@@ -45,6 +46,7 @@ StrategyResult evaluate(const std::string& id, const std::string& category, cons
   if (!a.prediction) {
     s.applicable = false;
     s.reason = a.error;
+    s.reason_code = a.error_code;
     return s;
   }
   const Prediction& p = *a.prediction;
@@ -56,8 +58,10 @@ StrategyResult evaluate(const std::string& id, const std::string& category, cons
                      (base.power->energy_per_step_j / static_cast<double>(base.request.batch));
   if (!p.memory.fits) {
     s.applicable = false;
-    s.reason = fmt::format("does not fit: needs {:.1f} GiB of {:.1f} GiB", p.memory.total / 1073741824.0,
-                           p.memory.capacity / 1073741824.0);
+    const std::string needs = fmt::format("{:.1f}", p.memory.total / 1073741824.0);
+    const std::string capacity = fmt::format("{:.1f}", p.memory.capacity / 1073741824.0);
+    s.reason = fmt::format("does not fit: needs {} GiB of {} GiB", needs, capacity);
+    s.reason_code = {"memory.does_not_fit", {{"needs_gib", needs}, {"capacity_gib", capacity}}};
   } else {
     s.reason = why(p);
   }
@@ -65,12 +69,14 @@ StrategyResult evaluate(const std::string& id, const std::string& category, cons
   return s;
 }
 
-StrategyResult not_applicable(const std::string& id, const std::string& category, const std::string& reason) {
+StrategyResult not_applicable(const std::string& id, const std::string& category, const std::string& reason,
+                              ReasonCode code) {
   StrategyResult s;
   s.id = id;
   s.category = category;
   s.applicable = false;
   s.reason = reason;
+  s.reason_code = std::move(code);
   return s;
 }
 
@@ -165,7 +171,8 @@ Advice advise(const PredictRequest& request) {
       return fmt::format("checkpointing frees room for batch {} (from {})", p.request.batch, r.batch);
     }));
   } else {
-    s.push_back(not_applicable("checkpointing", "memory", "activation checkpointing only applies to training"));
+    s.push_back(not_applicable("checkpointing", "memory", "activation checkpointing only applies to training",
+                               {"checkpointing.training_only", {}}));
   }
 
   // Batch: the largest that fits; or, when the batch does not fit, a smaller one with gradient accumulation.
@@ -183,6 +190,7 @@ Advice advise(const PredictRequest& request) {
     if (b.prediction && b.prediction->request.batch == r.batch) {
       b.applicable = false;
       b.reason = "the batch is already the largest that fits";
+      b.reason_code = {"batch.already_largest", {}};
     }
     s.push_back(std::move(b));
   }
@@ -203,12 +211,14 @@ Advice advise(const PredictRequest& request) {
       }));
     }
     if (alternatives.empty())
-      s.push_back(not_applicable("fusion", "fusion", "runtime '" + r.runtime + "' already fuses (or has no compiler profile)"));
+      s.push_back(not_applicable("fusion", "fusion", "runtime '" + r.runtime + "' already fuses (or has no compiler profile)",
+                                 {"fusion.already_fused", {{"runtime", r.runtime}}}));
   }
 
   // Layout: channels-last removes NCHW<->NHWC transposes around tensor-core convolutions.
   if (!base.runtime.nchw_tensor_core_transposes) {
-    s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC"));
+    s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC",
+                               {"layout.runtime_nhwc", {{"runtime", r.runtime}}}));
   } else if (!uses_tensor_cores(base)) {
     // Layout only matters for tensor-core convolutions: evaluate it on top of mixed precision where AMP runs there.
     PredictRequest t = r;
@@ -222,7 +232,8 @@ Advice advise(const PredictRequest& request) {
       }));
     } else {
       s.push_back(not_applicable("channels-last", "layout",
-                                 "no tensor-core convolutions on " + base.device.id + ": nothing to transpose"));
+                                 "no tensor-core convolutions on " + base.device.id + ": nothing to transpose",
+                                 {"layout.no_tensor_cores", {{"gpu", base.device.id}}}));
     }
   } else {
     PredictRequest t = r;
@@ -244,7 +255,8 @@ Advice advise(const PredictRequest& request) {
 
   // Input pipeline.
   if (r.data == "synthetic") {
-    s.push_back(not_applicable("data-loader-workers", "input", "synthetic data: no input pipeline"));
+    s.push_back(not_applicable("data-loader-workers", "input", "synthetic data: no input pipeline",
+                               {"input.synthetic", {}}));
   } else {
     PredictRequest t = r;
     t.host_cores = (base.input ? base.input->cores : 6) * 2;
@@ -262,7 +274,8 @@ Advice advise(const PredictRequest& request) {
         return std::string("JPEG decode and augmentation on the GPU (DALI/nvJPEG) frees the host cores");
       }));
     } else {
-      s.push_back(not_applicable("gpu-decode", "input", "GPU decoding (DALI/nvJPEG) applies to JPEG datasets"));
+      s.push_back(not_applicable("gpu-decode", "input", "GPU decoding (DALI/nvJPEG) applies to JPEG datasets",
+                                 {"input.not_jpeg", {}}));
     }
     if (base.input && !r.pinned_memory.value_or(true)) {
       t = r;

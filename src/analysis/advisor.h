@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/predict.h"
+#include "core/error.h"
 
 namespace perfcast {
 
@@ -25,7 +26,8 @@ struct StrategyResult {
   std::string id;               // stable key: amp, tf32, int8, checkpointing, larger-batch, xla, ...
   std::string category;         // precision | memory | batch | fusion | launch | input | hardware
   bool applicable = false;
-  std::string reason;           // one line: why it helps here or why not
+  std::string reason;           // one line in English: why it helps here or why not
+  ReasonCode reason_code;       // not applicable: the code and facts `reason` says (id "" for a message without one)
   double speedup = 1;           // throughput ratio against the baseline
   double memory_delta_bytes = 0;
   std::optional<double> energy_ratio;  // energy per sample against the baseline, when power is modelled

@@ -519,7 +519,8 @@ Prediction predict_lora(const PredictRequest& request) {
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 16, [&](std::int64_t b) { return memory_at(b, nullptr).fits; });
     if (r.batch == 0)
-      throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " for LoRA even at batch 1");
+      throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " for LoRA even at batch 1",
+                             {"memory.lora_no_batch_fits", {{"model", r.model}, {"gpu", device.id}}});
   }
 
   const Graph graph = model.build(ModelOptions{r.batch, r.seq});
@@ -596,7 +597,8 @@ Prediction predict_inference(const PredictRequest& request) {
   PredictRequest r = request;
   if (r.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
   if (r.gpus * r.nodes > 1)
-    throw UnsupportedError("--mode " + r.mode + " predicts one GPU; tensor/pipeline parallel serving is not modelled");
+    throw UnsupportedError("--mode " + r.mode + " predicts one GPU; tensor/pipeline parallel serving is not modelled",
+                           {"serving.single_gpu", {{"mode", r.mode}}});
   const DeviceSpec device = device_for(r);
   const WeightPrecision weights = resolve_weight_precision(r.precision);
   std::vector<std::string> notes;
@@ -611,16 +613,22 @@ Prediction predict_inference(const PredictRequest& request) {
   if (!model.decoder_llm)
     throw InputError("--mode " + r.mode + " needs a decoder language model; '" + r.model + "' (" + model.family +
                      ") is not one (see perfcast models, family llm)");
-  if (device.sm_version < runtime.llm_min_sm)
-    throw UnsupportedError(runtime.id + " needs compute capability " + std::to_string(static_cast<int>(runtime.llm_min_sm) / 10) +
-                           "." + std::to_string(static_cast<int>(runtime.llm_min_sm) % 10) + " or newer; " + device.id +
-                           " is sm_" + std::to_string(device.sm_version));
+  if (device.sm_version < runtime.llm_min_sm) {
+    const std::string min_cc = std::to_string(static_cast<int>(runtime.llm_min_sm) / 10) + "." +
+                               std::to_string(static_cast<int>(runtime.llm_min_sm) % 10);
+    throw UnsupportedError(runtime.id + " needs compute capability " + min_cc + " or newer; " + device.id + " is sm_" +
+                               std::to_string(device.sm_version),
+                           {"runtime.needs_sm",
+                            {{"runtime", runtime.id}, {"min_cc", min_cc}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)}}});
+  }
   if (runtime.llm_gguf && weights.scheme != WeightScheme::kGguf && weights.name != "fp32")
     throw UnsupportedError(runtime.id + " runs GGUF weight types (f16 q8_0 q4_0 ... q6_k); '" + weights.name +
-                           "' is for the serving engines (vllm, tensorrt-llm, pytorch)");
+                               "' is for the serving engines (vllm, tensorrt-llm, pytorch)",
+                           {"runtime.gguf_only", {{"runtime", runtime.id}, {"precision", weights.name}}});
   if (!runtime.llm_gguf && weights.scheme == WeightScheme::kGguf && weights.name != "f16")
     throw UnsupportedError("GGUF type '" + weights.name + "' runs on llama.cpp (--runtime llama.cpp); " + runtime.id +
-                           " takes fp16, bf16, fp32, int8, int4 or fp8");
+                               " takes fp16, bf16, fp32, int8, int4 or fp8",
+                           {"runtime.no_gguf", {{"runtime", runtime.id}, {"precision", weights.name}}});
   if (r.seq == 0) r.seq = r.mode == "prefill" ? 512 : 128;  // llama-bench's pp512 / tg128
 
   // Pipes: the serving engines' GEMM precision, llama.cpp's fp16 cuBLAS path where tensor cores exist.
@@ -633,7 +641,10 @@ Prediction predict_inference(const PredictRequest& request) {
     const auto pipe = arch.math_pipe(compute);
     if (!pipe || device.peak(*pipe) <= 0)
       throw UnsupportedError("precision '" + weights.name + "' is not supported on " + device.id + " (sm_" +
-                             std::to_string(device.sm_version) + ") by " + runtime.id);
+                                 std::to_string(device.sm_version) + ") by " + runtime.id,
+                             {"precision.unsupported_by_runtime",
+                              {{"precision", weights.name}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)},
+                               {"runtime", runtime.id}}});
     float_pipe = *pipe;
   }
   const std::string kv_name = r.kv_precision.empty() ? runtime.llm_kv_default : r.kv_precision;
@@ -674,7 +685,9 @@ Prediction predict_inference(const PredictRequest& request) {
     r.batch = largest_batch_that_fits(1 << 16, [&](std::int64_t b) { return memory_at(b, positions).fits; });
     if (r.batch == 0)
       throw UnsupportedError("model '" + r.model + "' with " + std::to_string(positions) + " positions does not fit on " +
-                             device.id + " even at batch 1");
+                                 device.id + " even at batch 1",
+                             {"memory.positions_no_batch_fits",
+                              {{"model", r.model}, {"positions", std::to_string(positions)}, {"gpu", device.id}}});
   }
   const std::int64_t B = r.batch;
 

@@ -60,7 +60,9 @@ Prediction predict(const PredictRequest& request) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
       return estimate_memory(model.build(ModelOptions{b, r.seq}), plan, runtime, device, mem_opts).fits;
     });
-    if (r.batch == 0) throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " even at batch 1");
+    if (r.batch == 0)
+      throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " even at batch 1",
+                             {"memory.no_batch_fits", {{"model", r.model}, {"gpu", device.id}}});
   }
 
   const Graph graph = model.build(ModelOptions{r.batch, r.seq});

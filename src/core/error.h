@@ -2,6 +2,8 @@
 // and exits with code 2. Failures to model a valid input are values (see cost/op_cost.h), not exceptions.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -9,9 +11,26 @@
 
 namespace perfcast {
 
+// What a message says, as a stable code and the named facts its sentence is composed from, so that a report can
+// word it in another language (report/messages.cpp holds the sentences); the English text travels beside it.
+struct ReasonCode {
+  std::string id;                            // "precision.inference_only", ...; "" when only the text is known
+  std::map<std::string, std::string> args;   // facts by name, formatted exactly as the English text shows them
+};
+
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
+  InputError(const std::string& message, ReasonCode reason)
+      : std::runtime_error(message), reason_(std::make_shared<const ReasonCode>(std::move(reason))) {}
+  // The message's code and facts; an empty code for free text. (Shared so that copying the exception never throws.)
+  const ReasonCode& reason() const {
+    static const ReasonCode kNone;
+    return reason_ ? *reason_ : kNone;
+  }
+
+ private:
+  std::shared_ptr<const ReasonCode> reason_;
 };
 
 // A valid request the model cannot serve on this device (precision without hardware support, INT8 training,

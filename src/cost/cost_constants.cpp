@@ -34,6 +34,7 @@ CostConstants load() {
   c.split_k_overhead = g.number("split_k_overhead");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
+  c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");

@@ -18,7 +18,8 @@ struct CostConstants {
   double k_half_cuda = 24;
   double k_half_tensor = 48;
   double split_k_overhead = 0.15;
-  double conv_efficiency_tensor = 0.75;
+  double conv_efficiency_tensor = 0.75;        // convolutions with more than one filter tap
+  double conv_efficiency_tensor_1x1 = 1.0;     // pointwise (1x1) convolutions: a plain GEMM
   double winograd_fused_efficiency = 0.65;
   double dgrad_efficiency = 0.95;
   double wgrad_efficiency = 0.8;

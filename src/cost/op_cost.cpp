@@ -85,7 +85,12 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
                      const CostContext& ctx) {
   efficiency *= ctx.runtime.library_efficiency / tensor_core_padding(c, pipe);
-  if (is_tensor_pipe(pipe)) efficiency *= cost_constants().conv_efficiency_tensor * ctx.runtime.tensor_library_efficiency;
+  if (is_tensor_pipe(pipe)) {
+    // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
+    const bool pointwise = c.kernel[0] * c.kernel[1] * c.kernel[2] == 1;
+    const auto& cc = cost_constants();
+    efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.runtime.tensor_library_efficiency;
+  }
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
   const std::int64_t m = winograd_tile(c);
   if (m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {

@@ -19,12 +19,25 @@ double storage_bytes(const std::string& p) {
   return 2;
 }
 
-std::string hardware_needed(const std::string& p) {
-  if (p == "tf32") return "TF32 tensor cores (sm_80 or newer)";
-  if (p == "bf16" || p == "amp-bf16") return "BF16 tensor cores (sm_80 or newer)";
-  if (p == "fp8") return "FP8 tensor cores (sm_89 or newer)";
-  if (p == "int8") return "INT8 dp4a (sm_61 or newer) or INT8 tensor cores";
-  return "hardware support";
+// Why `device` cannot run precision `p`: the hardware it needs, as a reason code and as the English sentence.
+UnsupportedError precision_unsupported(const std::string& p, const DeviceSpec& device) {
+  ReasonCode why{"precision.needs_hardware", {{"precision", p}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)}}};
+  const auto tensor_cores = [&](const char* unit, const char* min_sm) {
+    why.id = "precision.needs_tensor_cores";
+    why.args["unit"] = unit;
+    why.args["min_sm"] = min_sm;
+  };
+  if (p == "tf32") tensor_cores("TF32", "80");
+  if (p == "bf16" || p == "amp-bf16") tensor_cores("BF16", "80");
+  if (p == "fp8") tensor_cores("FP8", "89");
+  if (p == "int8") why.id = "precision.needs_int8";
+  const std::string needed = why.id == "precision.needs_tensor_cores"
+                                 ? why.args["unit"] + " tensor cores (sm_" + why.args["min_sm"] + " or newer)"
+                             : why.id == "precision.needs_int8" ? "INT8 dp4a (sm_61 or newer) or INT8 tensor cores"
+                                                                : "hardware support";
+  return UnsupportedError("precision '" + p + "' is not supported on " + device.id + " (sm_" +
+                              std::to_string(device.sm_version) + "): it needs " + needed,
+                          std::move(why));
 }
 
 }  // namespace
@@ -34,13 +47,12 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
   const auto& names = precision_names();
   if (std::find(names.begin(), names.end(), precision) == names.end()) throw_unknown("precision", precision, names);
   if (training && (precision == "int8" || precision == "fp8"))
-    throw UnsupportedError("precision '" + precision + "' is for inference only; training needs fp32, tf32, amp, amp-bf16, fp16 or bf16");
+    throw UnsupportedError("precision '" + precision + "' is for inference only; training needs fp32, tf32, amp, amp-bf16, fp16 or bf16",
+                           {"precision.inference_only", {{"precision", precision}}});
 
   const std::string arch_key = precision == "amp-bf16" ? "amp_bf16" : precision;
   const auto pipe = arch.math_pipe(arch_key);
-  if (!pipe || device.peak(*pipe) <= 0)
-    throw UnsupportedError("precision '" + precision + "' is not supported on " + device.id + " (sm_" +
-                           std::to_string(device.sm_version) + "): it needs " + hardware_needed(precision));
+  if (!pipe || device.peak(*pipe) <= 0) throw precision_unsupported(precision, device);
 
   PrecisionPlan plan;
   plan.name = precision;

@@ -48,8 +48,11 @@ WeightPrecision resolve_weight_precision(const std::string& name) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : " ") + n;
     const std::string near = nearest(name, names);
+    ReasonCode why{near.empty() ? "weight_type.unknown" : "weight_type.unknown_near", {{"name", name}, {"valid", list}}};
+    if (!near.empty()) why.args["near"] = near;
     throw InputError("unknown weight type '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                     " (valid: " + list + ")");
+                         " (valid: " + list + ")",
+                     std::move(why));
   }
   WeightPrecision w;
   w.name = name;

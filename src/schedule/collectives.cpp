@@ -167,24 +167,36 @@ std::string default_interconnect(const DeviceSpec& device) {
 void check_interconnect(const DeviceSpec& device, const std::string& interconnect) {
   const LinkSpec& l = find_link(interconnect, "node");
   const bool sxm = is_sxm(device);
+  // The facts every message below is composed from (report/messages.cpp words them per language).
+  const auto why = [&](const char* code, const std::string& suggested) {
+    return ReasonCode{code, {{"gpu", device.id}, {"interconnect", interconnect}, {"suggested", suggested}}};
+  };
   if (l.pcie_gen > 0) {
-    if (device.pcie_gen < l.pcie_gen)
+    if (device.pcie_gen < l.pcie_gen) {
+      ReasonCode r = why("interconnect.pcie_gen", "pcie" + std::to_string(std::clamp(device.pcie_gen, 3, 5)));
+      r.args["gen"] = std::to_string(device.pcie_gen);
       throw InputError(device.id + " has a PCIe " + std::to_string(device.pcie_gen) + ".0 host interface; --interconnect " +
-                       interconnect + " would run at PCIe " + std::to_string(device.pcie_gen) +
-                       ".0 speed (use --interconnect pcie" + std::to_string(std::clamp(device.pcie_gen, 3, 5)) + ")");
+                           interconnect + " would run at PCIe " + std::to_string(device.pcie_gen) +
+                           ".0 speed (use --interconnect pcie" + std::to_string(std::clamp(device.pcie_gen, 3, 5)) + ")",
+                       std::move(r));
+    }
     return;
   }
   if (device.nvlink_gbps <= 0)
     throw InputError(device.id + " has no NVLink; --interconnect " + interconnect +
-                     " is not possible (use --interconnect " + default_interconnect(device) + ")");
+                         " is not possible (use --interconnect " + default_interconnect(device) + ")",
+                     why("interconnect.no_nvlink", default_interconnect(device)));
   if (l.requires_form == "sxm" && !sxm)
     throw InputError(device.id + " is an add-in card; --interconnect " + interconnect +
-                     " needs SXM modules on an NVLink baseboard (use nvlink-bridge or " + default_interconnect(device) + ")");
+                         " needs SXM modules on an NVLink baseboard (use nvlink-bridge or " + default_interconnect(device) + ")",
+                     why("interconnect.needs_sxm", default_interconnect(device)));
   if (l.requires_form == "pcie-card" && sxm)
     throw InputError(device.id + " is an SXM module; NVLink bridges are for add-in cards (use --interconnect " +
-                     default_interconnect(device) + ")");
+                         default_interconnect(device) + ")",
+                     why("interconnect.bridge_on_sxm", default_interconnect(device)));
   if (interconnect == "nvswitch" && (device.architecture == "pascal" || lower(device.id).find("sxm2") != std::string::npos))
-    throw InputError(device.id + " predates NVSwitch (SXM2 boards wire NVLink as a cube mesh); use --interconnect nvlink");
+    throw InputError(device.id + " predates NVSwitch (SXM2 boards wire NVLink as a cube mesh); use --interconnect nvlink",
+                     why("interconnect.no_nvswitch", "nvlink"));
 }
 
 namespace {

@@ -254,7 +254,8 @@ void scale_in_place(Prediction& p, const GradientProfile& profile, int gpus_per_
     p.scale.reset();
   } else {
     if (p.request.mode != "train" && p.request.mode != "infer")
-      throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode);
+      throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode,
+                             {"data_parallel.mode", {{"mode", p.request.mode}}});
     p.scale = scale_out(p, profile, gpus_per_node, nodes, interconnect, network, options);
     if (p.input) {
       // One host pipeline feeds every GPU of its node.
