@@ -198,7 +198,7 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
       // A few tokens: skinny-GEMM / GEMV kernels stream the weights once and keep every fetched row busy
       // (split-K over the SMs), so the token count is not padded up to a tile.
       const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;
-      const double rate = c.device.peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
+      const double rate = km.pipe_peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
       out.push_back(kernel_entry(name, OpKind::kMatmul, make_kernel(km, flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
       return out;
     }

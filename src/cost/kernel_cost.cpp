@@ -21,6 +21,14 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
   if (device.tdp_w > 0 && full_load_w > device.tdp_w) clock_factor_ = std::cbrt(device.tdp_w / full_load_w);
 }
 
+double KernelCostModel::pipe_peak(Pipe p) const {
+  const double peak = device_.peak(p);
+  if (p != Pipe::kTcFp16Fp32Acc || arch_.tensor_fp32acc_flops_per_clk_sm <= 0) return peak;
+  const double cap = arch_.tensor_fp32acc_flops_per_clk_sm * static_cast<double>(device_.sm_count) *
+                     device_.boost_clock_mhz * 1e-6;  // TFLOPS
+  return std::min(peak, cap);
+}
+
 double KernelCostModel::shape_efficiency(const MatmulGeometry& g, bool tensor) const {
   const auto& tiles = tensor ? c_.tiles_tensor : c_.tiles_cuda;
   const double slots = static_cast<double>(device_.sm_count) * c_.ctas_per_sm;
@@ -69,7 +77,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   const bool tensor = is_tensor_pipe(pipe);
   k.shape_efficiency = shape_efficiency(g, tensor);
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
-  const double rate = device_.peak(pipe) * 1e6 * base * k.shape_efficiency * efficiency * clock_factor_;  // flop/us
+  const double rate = pipe_peak(pipe) * 1e6 * base * k.shape_efficiency * efficiency * clock_factor_;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
   return finish(k, arch_.kernel_floor_us);

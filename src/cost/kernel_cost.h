@@ -58,6 +58,10 @@ class KernelCostModel {
   // allows boost): dynamic power ~ f * V^2 with V ~ f, so P(f) = P(f_ref) * (f / f_ref)^3.
   double compute_clock_factor() const { return clock_factor_; }
 
+  // Sustainable peak of a pipe in TFLOPS at boost: the datasheet figure, capped where the architecture cannot
+  // feed it (tensor_fp32acc_flops_per_clk_sm in data/architectures.toml).
+  double pipe_peak(Pipe p) const;
+
   const DeviceSpec& device() const { return device_; }
   const ArchitectureProfile& arch() const { return arch_; }
   double dram_bytes_per_us() const { return bw_bytes_per_us_; }

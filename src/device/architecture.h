@@ -20,6 +20,9 @@ struct ArchitectureProfile {
   double kernel_floor_us = 3.0;
   double sm_power_w = 4.0;            // board watts per SM under full compute load at sm_power_clock_mhz
   double sm_power_clock_mhz = 1500;
+  // Sustainable FP16-input, FP32-accumulate tensor math per SM per clock in real kernels (0 = the datasheet
+  // rate). Caps boards whose datasheet rate the SM cannot feed (see data/architectures.toml).
+  double tensor_fp32acc_flops_per_clk_sm = 0;
   std::map<std::string, std::string> sources;
 
   // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.

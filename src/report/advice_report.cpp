@@ -12,10 +12,14 @@ std::string bound_text(Bound b, Lang lang) { return std::string(msg("bound." + s
 
 std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 
-// The one-line reason in Chinese, composed from the strategy's own numbers; strategies without a template keep
-// the English reason after a Chinese lead-in.
+// The one-line reason in Chinese, composed from the strategy's own numbers, or for a strategy that does not apply
+// from its reason code and facts; only a message without a code (free text from deep in the library) keeps the
+// English after a Chinese lead-in.
 std::string reason_zh(const StrategyResult& st, const Prediction& base) {
-  if (!st.applicable) return "不适用：" + st.reason;
+  if (!st.applicable) {
+    const std::string zh = reason_text(st.reason_code, Lang::kZh);
+    return "不适用：" + (zh.empty() ? st.reason : zh);
+  }
   if (!st.prediction) return st.reason;
   const Prediction& p = *st.prediction;
   const std::string& id = st.id;
@@ -156,6 +160,8 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
                      {"category", st.category},
                      {"applicable", st.applicable},
                      {"reason", st.reason},
+                     {"reason_code", st.reason_code.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(st.reason_code.id)},
+                     {"reason_args", st.reason_code.args},
                      {"speedup", st.applicable ? nlohmann::json(st.speedup) : nlohmann::json(nullptr)},
                      {"memory_delta_bytes", st.memory_delta_bytes},
                      {"energy_ratio", st.energy_ratio ? nlohmann::json(*st.energy_ratio) : nlohmann::json(nullptr)}};

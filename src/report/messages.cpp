@@ -1,8 +1,9 @@
 #include "report/messages.h"
 
-#include <map>
+#include <fmt/args.h>
+#include <fmt/format.h>
 
-#include "core/error.h"
+#include <map>
 
 namespace perfcast {
 
@@ -54,6 +55,84 @@ const std::map<std::string_view, Text>& table() {
       {"bound.host_to_device", {"host-to-device copies", "主机到设备拷贝"}},
       {"bound.communication", {"communication", "通信"}},
       {"and", {" and ", "和"}},
+
+      // Why a strategy does not apply: "reason." + the code the library gives (core/error.h ReasonCode), facts by
+      // name. The English sentence is the library's own text, word for word (tests/advice_zh_test.cpp checks it).
+      {"reason.precision.inference_only",
+       {"precision '{precision}' is for inference only; training needs fp32, tf32, amp, amp-bf16, fp16 or bf16",
+        "精度 '{precision}' 只用于推理；训练需要 fp32、tf32、amp、amp-bf16、fp16 或 bf16"}},
+      {"reason.precision.needs_tensor_cores",
+       {"precision '{precision}' is not supported on {gpu} (sm_{sm}): it needs {unit} tensor cores (sm_{min_sm} or newer)",
+        "{gpu}（sm_{sm}）不支持精度 '{precision}'：需要 {unit} 张量核心（sm_{min_sm} 或更新的架构）"}},
+      {"reason.precision.needs_int8",
+       {"precision '{precision}' is not supported on {gpu} (sm_{sm}): it needs INT8 dp4a (sm_61 or newer) or INT8 tensor cores",
+        "{gpu}（sm_{sm}）不支持精度 '{precision}'：需要 INT8 dp4a（sm_61 或更新的架构）或 INT8 张量核心"}},
+      {"reason.precision.needs_hardware",
+       {"precision '{precision}' is not supported on {gpu} (sm_{sm}): it needs hardware support",
+        "{gpu}（sm_{sm}）不支持精度 '{precision}'：缺少所需的硬件支持"}},
+      {"reason.precision.unsupported_by_runtime",
+       {"precision '{precision}' is not supported on {gpu} (sm_{sm}) by {runtime}",
+        "{runtime} 在 {gpu}（sm_{sm}）上不支持精度 '{precision}'"}},
+      {"reason.weight_type.unknown",
+       {"unknown weight type '{name}' (valid: {valid})", "未知的权重类型 '{name}'（可用：{valid}）"}},
+      {"reason.weight_type.unknown_near",
+       {"unknown weight type '{name}'; did you mean '{near}'? (valid: {valid})",
+        "未知的权重类型 '{name}'，是否指 '{near}'？（可用：{valid}）"}},
+      {"reason.runtime.needs_sm",
+       {"{runtime} needs compute capability {min_cc} or newer; {gpu} is sm_{sm}",
+        "{runtime} 需要计算能力 {min_cc} 或更高；{gpu} 是 sm_{sm}"}},
+      {"reason.runtime.gguf_only",
+       {"{runtime} runs GGUF weight types (f16 q8_0 q4_0 ... q6_k); '{precision}' is for the serving engines (vllm, "
+        "tensorrt-llm, pytorch)",
+        "{runtime} 只运行 GGUF 权重类型（f16 q8_0 q4_0 ... q6_k）；'{precision}' 适用于推理服务引擎（vllm、tensorrt-llm、pytorch）"}},
+      {"reason.runtime.no_gguf",
+       {"GGUF type '{precision}' runs on llama.cpp (--runtime llama.cpp); {runtime} takes fp16, bf16, fp32, int8, int4 or fp8",
+        "GGUF 类型 '{precision}' 需用 llama.cpp 运行（--runtime llama.cpp）；{runtime} 支持 fp16、bf16、fp32、int8、int4 或 fp8"}},
+      {"reason.serving.single_gpu",
+       {"--mode {mode} predicts one GPU; tensor/pipeline parallel serving is not modelled",
+        "--mode {mode} 只预测单个 GPU；未对张量并行/流水线并行推理服务建模"}},
+      {"reason.memory.does_not_fit",
+       {"does not fit: needs {needs_gib} GiB of {capacity_gib} GiB", "显存放不下：需要 {needs_gib} GiB，只有 {capacity_gib} GiB"}},
+      {"reason.memory.no_batch_fits",
+       {"model '{model}' does not fit on {gpu} even at batch 1", "模型 '{model}' 即使批大小为 1 也放不进 {gpu}"}},
+      {"reason.memory.lora_no_batch_fits",
+       {"model '{model}' does not fit on {gpu} for LoRA even at batch 1",
+        "LoRA 微调时模型 '{model}' 即使批大小为 1 也放不进 {gpu}"}},
+      {"reason.memory.positions_no_batch_fits",
+       {"model '{model}' with {positions} positions does not fit on {gpu} even at batch 1",
+        "模型 '{model}' 在 {positions} 个位置下即使批大小为 1 也放不进 {gpu}"}},
+      {"reason.data_parallel.mode",
+       {"data parallelism applies to --mode train and infer, not {mode}", "数据并行只适用于 --mode train 和 infer，不适用于 {mode}"}},
+      {"reason.interconnect.pcie_gen",
+       {"{gpu} has a PCIe {gen}.0 host interface; --interconnect {interconnect} would run at PCIe {gen}.0 speed (use "
+        "--interconnect {suggested})",
+        "{gpu} 的主机接口是 PCIe {gen}.0；--interconnect {interconnect} 只能以 PCIe {gen}.0 的速度运行（请用 --interconnect "
+        "{suggested}）"}},
+      {"reason.interconnect.no_nvlink",
+       {"{gpu} has no NVLink; --interconnect {interconnect} is not possible (use --interconnect {suggested})",
+        "{gpu} 没有 NVLink，无法使用 --interconnect {interconnect}（请用 --interconnect {suggested}）"}},
+      {"reason.interconnect.needs_sxm",
+       {"{gpu} is an add-in card; --interconnect {interconnect} needs SXM modules on an NVLink baseboard (use "
+        "nvlink-bridge or {suggested})",
+        "{gpu} 是插卡式 GPU；--interconnect {interconnect} 需要装在 NVLink 基板上的 SXM 模块（请用 nvlink-bridge 或 {suggested}）"}},
+      {"reason.interconnect.bridge_on_sxm",
+       {"{gpu} is an SXM module; NVLink bridges are for add-in cards (use --interconnect {suggested})",
+        "{gpu} 是 SXM 模块；NVLink 桥接器只用于插卡式 GPU（请用 --interconnect {suggested}）"}},
+      {"reason.interconnect.no_nvswitch",
+       {"{gpu} predates NVSwitch (SXM2 boards wire NVLink as a cube mesh); use --interconnect {suggested}",
+        "{gpu} 早于 NVSwitch（SXM2 基板以立方体网格连接 NVLink）；请用 --interconnect {suggested}"}},
+      {"reason.checkpointing.training_only",
+       {"activation checkpointing only applies to training", "激活检查点（反向传播时重算）只适用于训练"}},
+      {"reason.batch.already_largest", {"the batch is already the largest that fits", "当前批大小已是显存能容纳的最大值"}},
+      {"reason.fusion.already_fused",
+       {"runtime '{runtime}' already fuses (or has no compiler profile)", "运行时 '{runtime}' 已经做算子融合（或没有对应的编译器配置）"}},
+      {"reason.layout.runtime_nhwc",
+       {"runtime '{runtime}' already feeds tensor cores NHWC", "运行时 '{runtime}' 已经以 NHWC 布局向张量核心供数"}},
+      {"reason.layout.no_tensor_cores",
+       {"no tensor-core convolutions on {gpu}: nothing to transpose", "{gpu} 上没有张量核心卷积：无需布局转置"}},
+      {"reason.input.synthetic", {"synthetic data: no input pipeline", "合成数据：没有输入流水线"}},
+      {"reason.input.not_jpeg",
+       {"GPU decoding (DALI/nvJPEG) applies to JPEG datasets", "GPU 解码（DALI/nvJPEG）只适用于 JPEG 数据集"}},
   };
   return t;
 }
@@ -71,6 +150,28 @@ std::string_view msg(std::string_view key, Lang lang) {
   auto it = t.find(key);
   if (it == t.end()) return key;
   return lang == Lang::kZh ? it->second.zh : it->second.en;
+}
+
+std::string reason_text(const ReasonCode& reason, Lang lang) {
+  if (reason.id.empty()) return "";
+  const std::string key = "reason." + reason.id;
+  const auto& t = table();
+  auto it = t.find(key);
+  if (it == t.end()) return "";
+  fmt::dynamic_format_arg_store<fmt::format_context> facts;
+  for (const auto& [name, value] : reason.args) facts.push_back(fmt::arg(name.c_str(), value));
+  try {
+    return fmt::vformat(lang == Lang::kZh ? it->second.zh : it->second.en, facts);
+  } catch (const fmt::format_error&) {
+    return "";  // a fact the sentence names is missing: say nothing rather than half a sentence
+  }
+}
+
+std::vector<std::string> reason_codes() {
+  std::vector<std::string> codes;
+  for (const auto& [key, text] : table())
+    if (key.starts_with("reason.")) codes.emplace_back(key.substr(7));
+  return codes;
 }
 
 }  // namespace perfcast

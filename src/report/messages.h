@@ -3,6 +3,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/error.h"
 
 namespace perfcast {
 
@@ -13,5 +16,12 @@ Lang parse_lang(std::string_view code);
 
 // The text for `key` in `lang` (fmt format string where the key takes arguments).
 std::string_view msg(std::string_view key, Lang lang);
+
+// The sentence for a reason code in `lang`, its facts filled in by name; "" when the code has no sentence or a
+// fact it needs is missing (the caller then prints the English text it was given).
+std::string reason_text(const ReasonCode& reason, Lang lang);
+
+// Every reason code that has a sentence ("precision.inference_only", ...), for tests.
+std::vector<std::string> reason_codes();
 
 }  // namespace perfcast
