@@ -83,7 +83,7 @@ double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
 // runtime autotunes and Winograd is faster, as cuDNN's autotuner picks.
 KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_t c_a, std::int64_t c_b, double flops,
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
-                     const CostContext& ctx) {
+                     const CostContext& ctx, bool fused_winograd = true) {
   efficiency *= ctx.runtime.library_efficiency / tensor_core_padding(c, pipe);
   if (is_tensor_pipe(pipe)) {
     // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
@@ -93,7 +93,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   }
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
   const std::int64_t m = winograd_tile(c);
-  if (m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+  if (fused_winograd && m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
     // (cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD).
     KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * cost_constants().winograd_fused_efficiency);
@@ -141,7 +141,8 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   } else {
     // Weight gradient: [c_out/g] x [c_in/g * kernel] with depth N * out_pixels.
     const MatmulGeometry wg{fwd.batch, fwd.n, fwd.k, fwd.m, true, false};
-    k = conv_pass(c, wg, ci, co, flops, bytes, in_b, out_b, w_b, cc.wgrad_efficiency, pipe, ctx);
+    // cuDNN has no fused Winograd weight-gradient kernel (CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED only).
+    k = conv_pass(c, wg, ci, co, flops, bytes, in_b, out_b, w_b, cc.wgrad_efficiency, pipe, ctx, false);
     if (op.needs_input_grad) {
       // Data gradient: [N * pixels] x [c_in/g] with depth c_out/g * kernel (a transposed convolution).
       const std::int64_t kernel_volume = fwd.k / std::max<std::int64_t>(1, ci);
