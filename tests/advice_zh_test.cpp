@@ -100,17 +100,17 @@ std::map<std::string, std::string> not_applicable_lines(const std::string& repor
 // Scenarios that between them reach every reason an advice can give for a strategy that does not apply.
 std::vector<PredictRequest> scenarios() {
   std::vector<PredictRequest> s;
-  s.push_back(request("resnet50", "gtx-1080-ti"));                   // INT8 training, BF16/TF32 on sm_61, NHWC
+  s.push_back(request("resnet50", "gtx-1080-ti"));                      // INT8 training, BF16/TF32 on sm_61, NHWC
   s.push_back(request("resnet50", "gtx-1080-ti", "train", "fp32", 0));  // the batch is already the largest
-  s.push_back(request("resnet50", "p100-pcie-16gb", "infer"));       // INT8 without dp4a, checkpointing
+  s.push_back(request("resnet50", "p100-pcie-16gb", "infer"));          // INT8 without dp4a, checkpointing
   s.push_back(request("resnet50", "a100-sxm4-40gb", "train", "fp32"));
-  s.back().runtime = "tensorflow-xla";                                // already fuses, already NHWC
-  s.push_back(request("bert_large", "gtx-1080-ti"));                 // does not fit
+  s.back().runtime = "tensorflow-xla";                // already fuses, already NHWC
+  s.push_back(request("bert_large", "gtx-1080-ti"));  // does not fit
   s.push_back(request("nodule3d", "gtx-1080-ti", "train", "fp32", 4));
-  s.back().data = "real-augmented";                                   // GPU decoding needs JPEG
+  s.back().data = "real-augmented";  // GPU decoding needs JPEG
   s.back().host = "cloud-8vcpu";
   s.push_back(request("llama-2-7b", "a100-sxm4-80gb", "decode", "fp16", 1));  // weight types, FP8 by runtime
-  s.push_back(request("llama-2-7b", "tesla-p40", "prefill", "q4_k_m", 1));   // GGUF on llama.cpp only
+  s.push_back(request("llama-2-7b", "tesla-p40", "prefill", "q4_k_m", 1));    // GGUF on llama.cpp only
   s.back().runtime = "llama.cpp";
   return s;
 }
@@ -156,11 +156,11 @@ TEST(AdviceZh, EveryNotApplicableStrategyHasACodeAndBothSentences) {
         EXPECT_NE(zh.find(token), std::string::npos) << "'" << token << "' lost: " << zh << " <- " << where;
     }
   }
-  for (const char* code : {"precision.inference_only", "precision.needs_tensor_cores", "precision.needs_int8",
-                           "precision.unsupported_by_runtime", "weight_type.unknown", "weight_type.unknown_near",
-                           "runtime.gguf_only", "memory.does_not_fit", "batch.already_largest",
-                           "checkpointing.training_only", "fusion.already_fused", "layout.runtime_nhwc",
-                           "layout.no_tensor_cores", "input.synthetic", "input.not_jpeg"})
+  for (const char* code :
+       {"precision.inference_only", "precision.needs_tensor_cores", "precision.needs_int8",
+        "precision.unsupported_by_runtime", "weight_type.unknown", "weight_type.unknown_near", "runtime.gguf_only",
+        "memory.does_not_fit", "batch.already_largest", "checkpointing.training_only", "fusion.already_fused",
+        "layout.runtime_nhwc", "layout.no_tensor_cores", "input.synthetic", "input.not_jpeg"})
     EXPECT_TRUE(seen.contains(code)) << code << " is reached by none of the scenarios";
 }
 
@@ -183,11 +183,11 @@ TEST(AdviceZh, LibraryErrorsCarryTheirCode) {
     const char* link;
     const char* code;
   };
-  for (const Case& c : {Case{"gtx-1080-ti", "nvlink", "interconnect.no_nvlink"},
-                        Case{"gtx-1080-ti", "pcie4", "interconnect.pcie_gen"},
-                        Case{"rtx-3090", "nvswitch", "interconnect.needs_sxm"},
-                        Case{"v100-sxm2-16gb", "nvlink-bridge", "interconnect.bridge_on_sxm"},
-                        Case{"v100-sxm2-16gb", "nvswitch", "interconnect.no_nvswitch"}}) {
+  for (const Case& c :
+       {Case{"gtx-1080-ti", "nvlink", "interconnect.no_nvlink"}, Case{"gtx-1080-ti", "pcie4", "interconnect.pcie_gen"},
+        Case{"rtx-3090", "nvswitch", "interconnect.needs_sxm"},
+        Case{"v100-sxm2-16gb", "nvlink-bridge", "interconnect.bridge_on_sxm"},
+        Case{"v100-sxm2-16gb", "nvswitch", "interconnect.no_nvswitch"}}) {
     try {
       check_interconnect(find_gpu(c.gpu), c.link);
       ADD_FAILURE() << c.gpu << " accepted --interconnect " << c.link;
@@ -239,8 +239,9 @@ TEST_F(AdviceZhCliTest, Gp102ReportIsChineseAndEnglishIsUnchanged) {
   EXPECT_NE(en_lines.at("int8").find("precision 'int8' is for inference only; training needs fp32, tf32, amp, "
                                      "amp-bf16, fp16 or bf16"),
             std::string::npos);
-  EXPECT_NE(en_lines.at("amp-bf16").find("precision 'amp-bf16' is not supported on gtx-1080-ti (sm_61): it needs "
-                                         "BF16 tensor cores (sm_80 or newer)"),
+  EXPECT_NE(en_lines.at("amp-bf16")
+                .find("precision 'amp-bf16' is not supported on gtx-1080-ti (sm_61): it needs "
+                      "BF16 tensor cores (sm_80 or newer)"),
             std::string::npos);
 }
 

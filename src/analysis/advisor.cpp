@@ -211,7 +211,8 @@ Advice advise(const PredictRequest& request) {
       }));
     }
     if (alternatives.empty())
-      s.push_back(not_applicable("fusion", "fusion", "runtime '" + r.runtime + "' already fuses (or has no compiler profile)",
+      s.push_back(not_applicable("fusion", "fusion",
+                                 "runtime '" + r.runtime + "' already fuses (or has no compiler profile)",
                                  {"fusion.already_fused", {{"runtime", r.runtime}}}));
   }
 

@@ -619,7 +619,10 @@ Prediction predict_inference(const PredictRequest& request) {
     throw UnsupportedError(runtime.id + " needs compute capability " + min_cc + " or newer; " + device.id + " is sm_" +
                                std::to_string(device.sm_version),
                            {"runtime.needs_sm",
-                            {{"runtime", runtime.id}, {"min_cc", min_cc}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)}}});
+                            {{"runtime", runtime.id},
+                             {"min_cc", min_cc},
+                             {"gpu", device.id},
+                             {"sm", std::to_string(device.sm_version)}}});
   }
   if (runtime.llm_gguf && weights.scheme != WeightScheme::kGguf && weights.name != "fp32")
     throw UnsupportedError(runtime.id + " runs GGUF weight types (f16 q8_0 q4_0 ... q6_k); '" + weights.name +

@@ -21,7 +21,8 @@ double storage_bytes(const std::string& p) {
 
 // Why `device` cannot run precision `p`: the hardware it needs, as a reason code and as the English sentence.
 UnsupportedError precision_unsupported(const std::string& p, const DeviceSpec& device) {
-  ReasonCode why{"precision.needs_hardware", {{"precision", p}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)}}};
+  ReasonCode why{"precision.needs_hardware",
+                 {{"precision", p}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)}}};
   const auto tensor_cores = [&](const char* unit, const char* min_sm) {
     why.id = "precision.needs_tensor_cores";
     why.args["unit"] = unit;

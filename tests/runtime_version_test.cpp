@@ -1,0 +1,260 @@
+// Three features checked against figures from outside the code:
+//   1. framework versions (--runtime-version, [[version]] rules in data/runtimes/): when TF32 became the default
+//      in TensorFlow and PyTorch, from their release notes;
+//   2. tensor-core 1x1 convolutions: in NHWC a 1x1 convolution is exactly a GEMM (cuDNN implicit GEMM), so it
+//      must cost what the equivalent GEMM costs, while a 3x3 convolution gathers shifted tiles and costs more;
+//   3. the Turing FP32-accumulate tensor cap: Lambda Labs' 'RTX 2080 Ti Deep Learning Benchmarks with
+//      TensorFlow' (2019) measured TITAN RTX against RTX 2080 Ti.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/batch_predict.h"
+#include "analysis/predict.h"
+#include "cli_runner.h"
+#include "core/error.h"
+#include "cost/kernel_cost.h"
+#include "cost/op_cost.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "graph/builder.h"
+#include "import/config_csv.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- 1. runtime versions
+
+TEST(RuntimeVersion, ComparesDottedVersionsNumerically) {
+  // Version numbers are compared part by part as numbers (semantic versioning): 1.15 is newer than 1.9,
+  // and a missing part counts as 0 (2.4 is 2.4.0).
+  EXPECT_GT(compare_versions("1.15", "1.9"), 0);
+  EXPECT_LT(compare_versions("1.9", "1.15"), 0);
+  EXPECT_EQ(compare_versions("2.4", "2.4.0"), 0);
+}
+
+TEST(RuntimeVersion, MalformedVersionIsAnInputError) {
+  EXPECT_THROW(at_version(find_runtime("tensorflow"), "abc"), InputError);
+}
+
+TEST(RuntimeVersion, TensorflowXlaTf32ArrivedIn24) {
+  // TF 2.4.0 release notes: TF32 on Ampere enabled by default; TF <= 2.3 runs fp32 as FP32. NVIDIA's TF 1.15
+  // builds for Ampere (nvidia-tensorflow 1.15.x+nv, release notes 20.06) enable TF32 by default too.
+  const RuntimeProfile& xla = find_runtime("tensorflow-xla");
+  EXPECT_FALSE(at_version(xla, "2.3").tf32_conv_default);
+  EXPECT_TRUE(at_version(xla, "2.4").tf32_conv_default);
+  EXPECT_TRUE(at_version(xla, "1.15.4").tf32_conv_default);
+}
+
+TEST(RuntimeVersion, TensorflowTf32ArrivedIn24) {
+  // TF 2.4.0 release notes, as above.
+  const RuntimeProfile& tf = find_runtime("tensorflow");
+  EXPECT_FALSE(at_version(tf, "2.3").tf32_conv_default);
+  EXPECT_TRUE(at_version(tf, "2.5").tf32_conv_default);
+}
+
+TEST(RuntimeVersion, PytorchTf32Defaults) {
+  // PyTorch 1.7 added TF32 (allow_tf32 flags, both on); PyTorch 1.12 release notes: matmul TF32 off by default
+  // (torch.backends.cuda.matmul.allow_tf32 = False), cuDNN convolutions keep TF32.
+  const RuntimeProfile& pt = find_runtime("pytorch");
+  EXPECT_TRUE(at_version(pt, "1.10").tf32_matmul_default);
+  EXPECT_FALSE(at_version(pt, "1.12").tf32_matmul_default);
+  EXPECT_FALSE(at_version(pt, "1.6").tf32_conv_default);
+}
+
+TEST(RuntimeVersion, VersionFoundInSetupNotes) {
+  // Notes as published benchmark logs word them: Lambda's tf_cnn_benchmarks logs and system names
+  // (lambdal/lambda-tensorflow-benchmark: "..._TF2_3_XLA", "..._trt_TF1_15"), and an older cuDNN-only setup.
+  EXPECT_EQ(runtime_version_in_notes("TensorFlow 2.3 (tf_cnn_benchmarks, CUDA 11.0)"), "2.3");
+  EXPECT_EQ(runtime_version_in_notes("tf_cnn_benchmarks, TensorFlow 2.3, CUDA 11.0; "
+                                     "system 7742-A100-SXM4-40GB_TF2_3_XLA"),
+            "2.3");
+  EXPECT_EQ(runtime_version_in_notes("TF in log: 1.15"), "1.15");
+  EXPECT_EQ(runtime_version_in_notes("system Gold_6230-GeForce_RTX_2080_Ti_trt_TF1_15"), "1.15");
+  EXPECT_EQ(runtime_version_in_notes("CUDA 8.0; cuDNN 5.1"), "");
+}
+
+PredictRequest a100_resnet50_fp32(const std::string& runtime_version) {
+  PredictRequest r;
+  r.gpu = "a100-sxm4-40gb";
+  r.model = "resnet50";
+  r.runtime = "tensorflow-xla";
+  r.runtime_version = runtime_version;
+  r.mode = "train";
+  r.precision = "fp32";
+  r.batch = 64;
+  return r;
+}
+
+TEST(RuntimeVersion, Tf23RunsFp32WithoutTf32OnA100) {
+  // A100 datasheet: TF32 tensor 156 TFLOPS against FP32 19.5 TFLOPS (8x). TF 2.3 predates TF32 (TF 2.4 release
+  // notes), so its fp32 ResNet-50 training runs on CUDA cores and must be clearly slower: at least 1.5x after the
+  // memory-bound kernels that TF32 does not speed up.
+  const Prediction tf32 = predict(a100_resnet50_fp32(""));
+  const Prediction tf23 = predict(a100_resnet50_fp32("2.3"));
+  EXPECT_EQ(tf23.runtime.version, "2.3");
+  EXPECT_GT(tf32.samples_per_s, 1.5 * tf23.samples_per_s) << tf32.samples_per_s << " vs " << tf23.samples_per_s;
+}
+
+class RuntimeVersionFiles : public test::ScratchDirTest {
+ protected:
+  RuntimeVersionFiles() : ScratchDirTest("perfcast-runtime-version") {}
+};
+
+TEST_F(RuntimeVersionFiles, CsvColumnIsHonouredAndNotInherited) {
+  // The runtime_version column (documented in src/import/config_csv.h) wins; a row with an empty cell and no
+  // version in its notes has none.
+  const fs::path file = dir_ / "configs.csv";
+  test::write_text(file,
+                   "gpu,model,runtime,mode,precision,batch,runtime_version,notes\n"
+                   "a100-sxm4-40gb,resnet50,tensorflow-xla,train,fp32,64,2.3,\n"
+                   "a100-sxm4-40gb,resnet50,tensorflow-xla,train,fp32,64,,\n");
+  const std::vector<ConfigRow> rows = read_config_csv(file, false);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].runtime_version, "2.3");
+  EXPECT_EQ(request_from_row(rows[0]).runtime_version, "2.3");
+  EXPECT_EQ(rows[1].runtime_version, "");
+}
+
+TEST_F(RuntimeVersionFiles, RowsWithoutTheColumnDoNotInheritAVersion) {
+  // Regression: fast-cpp-csv-parser does not assign columns missing from the file, so a row must not keep the
+  // version the previous row's notes named.
+  const fs::path file = dir_ / "configs.csv";
+  test::write_text(file,
+                   "gpu,model,runtime,mode,precision,batch,notes\n"
+                   "a100-sxm4-40gb,resnet50,tensorflow,train,fp32,64,\"TensorFlow 2.3 (tf_cnn_benchmarks, CUDA 11.0)\"\n"
+                   "gtx-1080-ti,resnet50,tensorflow,train,fp32,64,\"CUDA 8.0; cuDNN 5.1\"\n"
+                   "gtx-1080-ti,resnet50,tensorflow,train,fp32,64,\n");
+  const std::vector<ConfigRow> rows = read_config_csv(file, false);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].runtime_version, "2.3");
+  EXPECT_EQ(rows[1].runtime_version, "");
+  EXPECT_EQ(rows[2].runtime_version, "");
+}
+
+TEST_F(RuntimeVersionFiles, CliRejectsAMalformedVersionOnOneLine) {
+  // README / src/README.md: bad flag values are an InputError, printed on one line, exit code 2.
+  const test::CliResult r = run("predict --runtime-version x2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("x2"), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------- 2. tensor-core 1x1 convolutions
+
+// Forward time of the first op of `kind` in a one-op graph on v100-sxm2-16gb, AMP, TensorFlow (NHWC on tensor
+// cores: no layout transposes).
+double forward_us(const Graph& g, OpKind kind) {
+  static const DeviceSpec device = find_gpu("v100-sxm2-16gb");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel kernels(device, arch);
+  const RuntimeProfile& runtime = find_runtime("tensorflow");
+  const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, true);
+  EXPECT_TRUE(is_tensor_pipe(plan.conv_pipe));
+  EXPECT_TRUE(is_tensor_pipe(plan.matmul_pipe));
+  const CostContext ctx{kernels, runtime, plan, true};
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].kind == kind) return cost_op(g.ops, i, Phase::kForward, ctx).cost.time_us;
+  ADD_FAILURE() << "no op of that kind";
+  return 0;
+}
+
+constexpr std::int64_t kBatch = 32;
+
+// Convolution 256 -> 256 channels on 56x56 (a ResNet-50 stage-1 width), kernel k x k, same padding.
+Graph conv_graph(std::int64_t k) {
+  GraphBuilder b("conv", kBatch);
+  const Tensor x = b.input({256, 56, 56});
+  b.conv(x, 256, {k}, {1}, {k / 2});
+  return b.finish();
+}
+
+// The convolution's implicit GEMM: [N*56*56, 256*k*k] x [256*k*k, 256].
+Graph gemm_graph(std::int64_t k) {
+  GraphBuilder b("gemm", kBatch);
+  const Tensor x = b.input({56 * 56, 256 * k * k});
+  b.linear(x, 256, false);
+  return b.finish();
+}
+
+TEST(TensorCoreConv, PointwiseConvolutionCostsItsGemm) {
+  // cuDNN / NVIDIA DL performance guide ('Convolutional Layers User's Guide'): in NHWC a 1x1 convolution is a
+  // GEMM of M = N*H*W, N = C_out, K = C_in; it must cost what that GEMM costs (within 10%).
+  const double conv = forward_us(conv_graph(1), OpKind::kConv);
+  const double gemm = forward_us(gemm_graph(1), OpKind::kMatmul);
+  ASSERT_GT(gemm, 0);
+  EXPECT_NEAR(conv / gemm, 1.0, 0.10) << conv << " us vs " << gemm << " us";
+}
+
+TEST(TensorCoreConv, ThreeByThreeConvolutionIsSlowerThanItsGemm) {
+  // Same FLOPs as its implicit GEMM (K = 9*C_in), but each filter tap gathers a shifted input tile, so the
+  // convolution runs below the GEMM's rate (same guide: implicit-GEMM convolutions reach less than plain GEMMs).
+  const double conv = forward_us(conv_graph(3), OpKind::kConv);
+  const double gemm = forward_us(gemm_graph(3), OpKind::kMatmul);
+  EXPECT_GT(conv, gemm) << conv << " us vs " << gemm << " us";
+}
+
+// ---------------------------------------------------------------- 3. Turing FP32-accumulate tensor cap
+
+TEST(TuringTensorCap, PipePeakOfFullRateBoardIsCapped) {
+  // Datasheets: TITAN RTX 130.5 TFLOPS FP16 tensor with FP32 accumulate (full rate); RTX 2080 Ti 53.8 (GeForce
+  // half rate). The cap applies only to boards the SM cannot feed at their datasheet rate.
+  const DeviceSpec titan = find_gpu("titan-rtx");
+  const DeviceSpec ti = find_gpu("rtx-2080-ti");
+  const KernelCostModel titan_k(titan, architecture_of(titan));
+  const KernelCostModel ti_k(ti, architecture_of(ti));
+  EXPECT_LT(titan_k.pipe_peak(Pipe::kTcFp16Fp32Acc), 130.5);
+  EXPECT_NEAR(ti_k.pipe_peak(Pipe::kTcFp16Fp32Acc), 53.8, 0.05);
+}
+
+// Geometric mean over Lambda's six models of TITAN RTX / RTX 2080 Ti training throughput.
+double titan_over_2080ti(const std::string& precision) {
+  struct Case {
+    const char* model;
+    std::int64_t batch;
+  };
+  const Case cases[] = {{"resnet50", 64}, {"resnet152", 32}, {"inception_v3", 64},
+                        {"inception_v4", 32}, {"vgg16", 64}, {"alexnet", 512}};
+  double log_sum = 0;
+  for (const auto& c : cases) {
+    PredictRequest r;
+    r.model = c.model;
+    r.batch = c.batch;
+    r.runtime = "tensorflow";
+    r.mode = "train";
+    r.precision = precision;
+    r.gpu = "titan-rtx";
+    const double titan = predict(r).samples_per_s;
+    r.gpu = "rtx-2080-ti";
+    const double ti = predict(r).samples_per_s;
+    log_sum += std::log(titan / ti);
+  }
+  return std::exp(log_sum / 6.0);
+}
+
+TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp16) {
+  // Lambda Labs, 'RTX 2080 Ti Deep Learning Benchmarks with TensorFlow' (2019): RTX 2080 Ti = 0.71 x TITAN RTX
+  // in FP16 training, i.e. TITAN RTX at 1.41x, averaged over ResNet-50/152, Inception v3/v4, VGG-16, AlexNet.
+  const double ratio = titan_over_2080ti("amp");
+  EXPECT_GE(ratio, 1.30);
+  EXPECT_LE(ratio, 1.52);
+}
+
+TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp32) {
+  // Same article: RTX 2080 Ti = 0.87 x TITAN RTX in FP32 training, i.e. TITAN RTX at 1.15x.
+  const double ratio = titan_over_2080ti("fp32");
+  EXPECT_GE(ratio, 1.08);
+  EXPECT_LE(ratio, 1.22);
+}
+
+}  // namespace
+}  // namespace perfcast
