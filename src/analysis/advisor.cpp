@@ -86,6 +86,10 @@ std::vector<StrategyResult> precision_strategies(const Prediction& base, const P
   // Pure FP16 training (no FP32 master weights) is left out: it is not a safe recommendation.
   std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32", "int8"}
                                                  : std::vector<std::string>{"amp", "int8", "fp8", "tf32"};
+  // Serving a language model: the what-ifs are weight types (GGUF block types on llama.cpp).
+  if (r.mode == "prefill" || r.mode == "decode")
+    candidates = base.runtime.llm_gguf ? std::vector<std::string>{"f16", "q8_0", "q6_k", "q4_k_m", "q4_0"}
+                                       : std::vector<std::string>{"fp16", "int8", "int4", "fp8"};
   for (const auto& prec : candidates) {
     if (prec == r.precision) continue;
     PredictRequest t = r;
@@ -217,7 +221,12 @@ Advice advise(const PredictRequest& request) {
   }
 
   // Layout: channels-last removes NCHW<->NHWC transposes around tensor-core convolutions.
-  if (!base.runtime.nchw_tensor_core_transposes) {
+  const bool has_conv = std::any_of(base.step.entries.begin(), base.step.entries.end(),
+                                    [](const OpCost& e) { return e.kind == OpKind::kConv; });
+  if (!has_conv) {
+    s.push_back(not_applicable("channels-last", "layout", "the model has no convolutions: layout does not matter",
+                               {"layout.no_convolutions", {}}));
+  } else if (!base.runtime.nchw_tensor_core_transposes) {
     s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC",
                                {"layout.runtime_nhwc", {{"runtime", r.runtime}}}));
   } else if (!uses_tensor_cores(base)) {

@@ -128,6 +128,8 @@ const std::map<std::string_view, Text>& table() {
        {"runtime '{runtime}' already fuses (or has no compiler profile)", "运行时 '{runtime}' 已经做算子融合（或没有对应的编译器配置）"}},
       {"reason.layout.runtime_nhwc",
        {"runtime '{runtime}' already feeds tensor cores NHWC", "运行时 '{runtime}' 已经以 NHWC 布局向张量核心供数"}},
+      {"reason.layout.no_convolutions",
+       {"the model has no convolutions: layout does not matter", "模型没有卷积层：内存布局无关紧要"}},
       {"reason.layout.no_tensor_cores",
        {"no tensor-core convolutions on {gpu}: nothing to transpose", "{gpu} 上没有张量核心卷积：无需布局转置"}},
       {"reason.input.synthetic", {"synthetic data: no input pipeline", "合成数据：没有输入流水线"}},
