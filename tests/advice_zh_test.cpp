@@ -158,8 +158,7 @@ TEST(AdviceZh, EveryNotApplicableStrategyHasACodeAndBothSentences) {
   }
   for (const char* code :
        {"precision.inference_only", "precision.needs_tensor_cores", "precision.needs_int8",
-        "precision.unsupported_by_runtime", "weight_type.unknown", "weight_type.unknown_near", "runtime.gguf_only",
-        "memory.does_not_fit", "batch.already_largest", "checkpointing.training_only", "fusion.already_fused",
+        "precision.unsupported_by_runtime", "memory.does_not_fit", "layout.no_convolutions", "batch.already_largest", "checkpointing.training_only", "fusion.already_fused",
         "layout.runtime_nhwc", "layout.no_tensor_cores", "input.synthetic", "input.not_jpeg"})
     EXPECT_TRUE(seen.contains(code)) << code << " is reached by none of the scenarios";
 }
