@@ -245,15 +245,15 @@ TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp16) {
   // Lambda Labs, 'RTX 2080 Ti Deep Learning Benchmarks with TensorFlow' (2019): RTX 2080 Ti = 0.71 x TITAN RTX
   // in FP16 training, i.e. TITAN RTX at 1.41x, averaged over ResNet-50/152, Inception v3/v4, VGG-16, AlexNet.
   const double ratio = titan_over_2080ti("amp");
-  EXPECT_GE(ratio, 1.30);
-  EXPECT_LE(ratio, 1.52);
+  EXPECT_GE(ratio, 1.30) << "geometric mean " << ratio;
+  EXPECT_LE(ratio, 1.52) << "geometric mean " << ratio;
 }
 
 TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp32) {
   // Same article: RTX 2080 Ti = 0.87 x TITAN RTX in FP32 training, i.e. TITAN RTX at 1.15x.
   const double ratio = titan_over_2080ti("fp32");
-  EXPECT_GE(ratio, 1.08);
-  EXPECT_LE(ratio, 1.22);
+  EXPECT_GE(ratio, 1.08) << "geometric mean " << ratio;
+  EXPECT_LE(ratio, 1.22) << "geometric mean " << ratio;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "cost/op_cost.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "graph/op_arithmetic.h"
 
@@ -70,6 +72,52 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   return k;
 }
 
+// FFT convolution (cuDNN CUDNN_CONVOLUTION_*_ALGO_FFT and FFT_TILING, FP32 complex): transform input and filter
+// to the frequency domain, multiply-accumulate over channels per frequency bin as a batched complex GEMM
+// [N*tiles x c_a] x [c_a x c_b], transform back. Maps larger than 32 run as 32x32 tiles (FFT_TILING). Worth it for
+// larger filters (5x5 and up), where the per-bin GEMM replaces k*k multiplies per output (Vasilache et al.,
+// "Fast Convolutional Nets With fbfft", ICLR 2015; cuDNN 4+ FFT algorithms). nullopt where cuDNN has no FFT.
+std::optional<KernelCost> fft_cost(const ConvGeometry& c, std::int64_t c_a, std::int64_t c_b, double in_b, double out_b,
+                                   double w_b, Pipe pipe, double efficiency, const KernelCostModel& km) {
+  if (c.spatial_dims != 2 || c.transposed || c.groups != 1) return std::nullopt;
+  if (c.stride[0] != 1 || c.stride[1] != 1 || c.dilation[0] != 1 || c.dilation[1] != 1) return std::nullopt;
+  if (c.kernel[0] < 3 || c.kernel[1] < 3) return std::nullopt;
+  constexpr std::int64_t kTile = 32;
+  constexpr double kComplexBytes = 8;  // FP32 real + imaginary
+  double planes_per_image = 1, bins = 1;
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t span = std::max(c.in[d], c.out[d]) + c.kernel[d] - 1;
+    std::int64_t size = 1;
+    while (size < span) size *= 2;
+    std::int64_t tiles = 1;
+    if (size > kTile) {
+      size = kTile;
+      tiles = (std::max(c.in[d], c.out[d]) + (kTile - c.kernel[d])) / (kTile - c.kernel[d] + 1);
+    }
+    planes_per_image *= static_cast<double>(tiles);
+    bins *= d == 0 ? static_cast<double>(size) : static_cast<double>(size / 2 + 1);
+  }
+  const double rows = static_cast<double>(c.n) * planes_per_image;  // transformed images (x tiles)
+  const double t_in = rows * static_cast<double>(c_a) * bins * kComplexBytes;
+  const double t_w = static_cast<double>(c_a * c_b) * bins * kComplexBytes;
+  const double t_out = rows * static_cast<double>(c_b) * bins * kComplexBytes;
+  const MatmulGeometry g{static_cast<std::int64_t>(bins), static_cast<std::int64_t>(rows), c_b, c_a, true, false};
+  const double flops = 8.0 * bins * rows * static_cast<double>(c_a) * static_cast<double>(c_b);  // complex MACs
+  // A real-to-complex 2-D FFT of n points costs about 2.5 n log2 n flops (half the 5 n log2 n of a complex FFT);
+  // the transforms run on CUDA cores at the elementwise compute efficiency.
+  const double fft_points = bins * 2.0;
+  const double fft_flops = 2.5 * fft_points * std::log2(fft_points);  // per transformed plane
+  KernelCost k = km.streaming(fft_flops * rows * static_cast<double>(c_a), in_b + t_in, 1);             // input FFT
+  accumulate(k, km.streaming(fft_flops * static_cast<double>(c_a * c_b), w_b + t_w, 1));               // filter FFT
+  // The GEMM wants bin-major operands; the transforms write image-major ones: a transpose of each complex tensor
+  // on the way in and out (the FFT -> transpose -> CGEMM -> transpose -> IFFT pipeline of Vasilache et al.).
+  accumulate(k, km.streaming(0, 2.0 * (t_in + t_w), 2));
+  accumulate(k, km.gemm(g, pipe, flops, t_in + t_w + t_out, efficiency));  // per-bin complex GEMM
+  accumulate(k, km.streaming(0, 2.0 * t_out, 1));
+  accumulate(k, km.streaming(fft_flops * rows * static_cast<double>(c_b), t_out + out_b, 1));       // inverse FFT
+  return k;
+}
+
 // Output channels that are not a multiple of 8 are padded by the tensor-op kernel's tile, so the padded
 // channels cost math too. Returns the factor by which padding inflates the GEMM's work.
 double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
@@ -100,6 +148,12 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
     if (w.time_us < best.time_us) {
       w.flops = flops;
       best = w;
+    }
+  }
+  if (ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+    if (auto f = fft_cost(c, c_a, c_b, in_b, out_b, w_b, pipe, efficiency, ctx.kernels); f && f->time_us < best.time_us) {
+      f->flops = flops;
+      best = *f;
     }
   }
   if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
@@ -196,6 +250,34 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   return k;
 }
 
+// TensorFlow's inference-mode _FusedBatchNormEx (grappler remapper): ReLU(BatchNorm(x)) and
+// ReLU(BatchNorm(x) + side) run as one kernel. True for the ReLU and the add of such a pattern.
+bool batch_norm_epilogue(const std::vector<Op>& ops, std::size_t index) {
+  const Op& op = ops[index];
+  const auto is_batch_norm = [&](int id) {
+    return id >= 0 && ops[static_cast<std::size_t>(id)].kind == OpKind::kNorm &&
+           ops[static_cast<std::size_t>(id)].norm == NormKind::kBatch;
+  };
+  const auto add_into_batch_norm = [&](std::size_t i) {
+    const Op& a = ops[i];
+    if (a.pointwise != PointwiseKind::kAdd || a.inputs.size() != 2 || !is_batch_norm(a.inputs[0])) return false;
+    // The add must feed a ReLU (the pattern's root) and nothing else.
+    int consumers = 0, relus = 0;
+    for (std::size_t j = i + 1; j < ops.size(); ++j)
+      for (int in : ops[j].inputs)
+        if (in == static_cast<int>(i)) {
+          ++consumers;
+          if (ops[j].pointwise == PointwiseKind::kRelu) ++relus;
+        }
+    return consumers == 1 && relus == 1;
+  };
+  if (op.pointwise == PointwiseKind::kRelu && !op.inputs.empty()) {
+    const int in = op.inputs[0];
+    return is_batch_norm(in) || (in >= 0 && add_into_batch_norm(static_cast<std::size_t>(in)));
+  }
+  return add_into_batch_norm(index);
+}
+
 }  // namespace
 
 Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
@@ -213,6 +295,7 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
   while (prev > 0 && fusion_of(ops, prev, runtime, training) == Fusion::kFolded) prev = static_cast<std::size_t>(ops[prev].inputs[0]);
   const Op& producer = ops[prev];
   if (!is_pointwise(op)) return Fusion::kNone;
+  if (!training && runtime.fuse_bn_activation_inference && batch_norm_epilogue(ops, index)) return Fusion::kIntoPrevious;
   if (runtime.fuse_epilogue && (producer.kind == OpKind::kConv || producer.kind == OpKind::kMatmul)) return Fusion::kIntoPrevious;
   if (runtime.fuse_elementwise_chains &&
       (is_pointwise(producer) || producer.kind == OpKind::kNorm || (runtime.fuse_epilogue && producer.kind == OpKind::kConv)))

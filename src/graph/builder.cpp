@@ -291,7 +291,9 @@ Tensor GraphBuilder::binary(const Tensor& a, const Tensor& b, double flops_per_e
 }
 
 Tensor GraphBuilder::relu(const Tensor& x, bool in_place, const std::string& name) {
-  return elementwise(x, 1, false, true, in_place, name, "relu");
+  Tensor y = elementwise(x, 1, false, true, in_place, name, "relu");
+  graph_.ops[static_cast<std::size_t>(y.id)].pointwise = PointwiseKind::kRelu;
+  return y;
 }
 Tensor GraphBuilder::relu6(const Tensor& x, const std::string& name) {
   return elementwise(x, 2, false, true, true, name, "relu6");
@@ -313,7 +315,9 @@ Tensor GraphBuilder::dropout(const Tensor& x, const std::string& name) {
   return elementwise(x, 2, false, true, false, name, "dropout");
 }
 Tensor GraphBuilder::add(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary(a, b, 1, false, name, "add");
+  Tensor y = binary(a, b, 1, false, name, "add");
+  graph_.ops[static_cast<std::size_t>(y.id)].pointwise = PointwiseKind::kAdd;
+  return y;
 }
 Tensor GraphBuilder::mul(const Tensor& a, const Tensor& b, const std::string& name) {
   return binary(a, b, 1, true, name, "mul");

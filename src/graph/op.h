@@ -34,6 +34,8 @@ std::string_view op_kind_name(OpKind kind);
 enum class NormKind : std::uint8_t { kBatch, kLayer, kGroup, kRms };
 enum class PoolKind : std::uint8_t { kMax, kAvg };
 enum class OptimizerKind : std::uint8_t { kSgdMomentum, kAdam, kAdamW, kLamb };
+// Which elementwise op, where a runtime's fusion rules depend on it (TF fuses batch norm + add + ReLU).
+enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd };
 
 // Convolution geometry. Spatial arrays hold `spatial_dims` entries (1, 2 or 3); unused entries are 1.
 struct ConvGeometry {
@@ -87,6 +89,7 @@ struct Op {
   NormKind norm = NormKind::kBatch;
   PoolKind pool = PoolKind::kMax;
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
+  PointwiseKind pointwise = PointwiseKind::kOther;  // elementwise ops only
 
   std::int64_t in_elems = 0;   // elements read from all activation inputs (forward)
   std::int64_t out_elems = 0;  // elements written (forward)

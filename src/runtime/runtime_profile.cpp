@@ -21,6 +21,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fuse_epilogue") return &r.fuse_epilogue;
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
   if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;
+  if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   return nullptr;
 }
 
@@ -48,6 +49,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   r.fold_bn_inference = f.boolean("fold_bn_inference");
+  r.fuse_bn_activation_inference = t["fuse_bn_activation_inference"] ? f.boolean("fuse_bn_activation_inference") : false;
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");
   r.tf32_matmul_default = f.boolean("tf32_matmul_default");
