@@ -238,10 +238,10 @@ TEST(Advisor, MeasuredAmpWhatIfsStayUnderTheRatchet) {
   EXPECT_GE(rep.amp_overall.pairs, 60) << "amp/fp32 pairs on Pascal, Turing, Volta and Ampere must all be found";
   EXPECT_EQ(static_cast<std::size_t>(rep.amp_overall.pairs), rep.amp_ratios.size());
   // RATCHET, not the target: `perfcast validate data/validation/published.csv` reported a median ratio error
-  // of 11.6% (108 pairs, direction wrong in 4) after 1x1 tensor-core convolutions ran at the HGEMM rate
-  // (session 2); 11.6 + 0.5 points = 12.1. The issue target is 10%; lower this as the model improves, never
+  // of 10.9% (108 pairs, direction wrong in 4) after 1x1 tensor-core convolutions and FFT convolutions
+  // (session 2); 10.9 + 0.5 points = 11.4. The issue target is 10%; lower this as the model improves, never
   // raise it quietly.
-  EXPECT_LE(rep.amp_overall.median_error_pct, 12.1);
+  EXPECT_LE(rep.amp_overall.median_error_pct, 11.4);
   // RATCHET, not the target (which is 0): 4 pairs had the wrong direction when this test was written.
   EXPECT_LE(rep.amp_overall.direction_wrong, 4);
   for (const auto& r : rep.amp_ratios) {

@@ -323,10 +323,10 @@ TEST(ScaleOutValidation, PublishedMultiGpuRunsMeetTheTargets) {
   // the model reaches plus a small margin (docs/scale-out-validation.md); lower them as it improves.
   EXPECT_LE(s.mean_eff_error, 5.5) << "mean efficiency error, points";
   EXPECT_LE(s.mean_eff_error_poor, 7.8) << "mean efficiency error on rows scaling below 0.9, points";
-  // The throughput error of multi-GPU rows is bounded by the single-GPU model's (median 13.1% on this file's
-  // 1-GPU rows, multi-GPU rows 11.7% in session 2): scale-out must not add to it.
+  // The throughput error of multi-GPU rows is bounded by the single-GPU model's (median 12.1% on this file's
+  // 1-GPU rows, multi-GPU rows 11.5% in session 2): scale-out must not add to it. 12% is issue 5's target.
   EXPECT_LE(s.median_ape, s.median_ape_single + 1.0) << "median throughput APE of multi-GPU rows vs 1-GPU rows, %";
-  EXPECT_LE(s.median_ape, 12.5) << "median throughput APE of multi-GPU rows, %";
+  EXPECT_LE(s.median_ape, 12.0) << "median throughput APE of multi-GPU rows, %";
 }
 
 }  // namespace

@@ -22,8 +22,9 @@ TEST(Validation, SingleGpuSyntheticRowsMeetTheAccuracyTargets) {
       scope.push_back(&r);
   const ErrorStats s = error_stats(scope);
   EXPECT_GE(s.rows, 270) << "CNN rows of torch7, mxnet, tensorflow and tensorflow-xla must all be predicted";
-  EXPECT_LE(s.median_ape, 10.5);
-  EXPECT_LE(s.mean_ape, 17.0);
+  // Ratchets at session 2's figures (9.0% / 15.8%) plus a margin.
+  EXPECT_LE(s.median_ape, 9.5);
+  EXPECT_LE(s.mean_ape, 16.5);
   EXPECT_GE(s.fits, 0.99);
 }
 

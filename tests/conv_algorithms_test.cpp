@@ -1,0 +1,262 @@
+// Two cost-model features checked against sources outside the code:
+//   1. convolution algorithm choice under cuDNN autotuning (FFT / FFT_TILING and Winograd next to implicit GEMM):
+//      cuDNN's algorithm list and its documented restrictions, convnet-benchmarks (soumith/convnet-benchmarks) and
+//      Vasilache et al., 'Fast Convolutional Nets With fbfft' (ICLR 2015);
+//   2. TensorFlow's inference batch-norm + ReLU fusion: grappler remapper FindFusedBatchNormEx
+//      (tensorflow/core/grappler/optimizers/remapper.cc), which turns ReLU(BN(x)) and ReLU(BN(x) + side) into one
+//      _FusedBatchNormEx kernel in inference.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost/kernel_cost.h"
+#include "cost/op_cost.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "graph/builder.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+namespace {
+
+// ---------------------------------------------------------------- 1. convolution algorithms
+
+// The profile with cuDNN autotuning switched off: every convolution runs as implicit GEMM.
+RuntimeProfile without_autotune(const RuntimeProfile& runtime) {
+  RuntimeProfile r = runtime;
+  r.conv_autotune = false;
+  return r;
+}
+
+// Cost of the (only) convolution of `g` on `gpu` in `precision` under `runtime`.
+KernelCost conv_kernel_cost(const Graph& g, const std::string& gpu, const std::string& precision,
+                            const RuntimeProfile& runtime, Phase phase = Phase::kForward, bool expect_tensor = false) {
+  const DeviceSpec device = find_gpu(gpu);
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel kernels(device, arch);
+  const PrecisionPlan plan = resolve_precision(precision, device, arch, runtime, true);
+  EXPECT_EQ(is_tensor_pipe(plan.conv_pipe), expect_tensor) << gpu << " " << precision;
+  const CostContext ctx{kernels, runtime, plan, true};
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].kind == OpKind::kConv) return cost_op(g.ops, i, phase, ctx).cost;
+  ADD_FAILURE() << "no convolution in the graph";
+  return {};
+}
+
+constexpr std::int64_t kAlexBatch = 128;
+
+// AlexNet conv2 (Krizhevsky et al. 2012, single-tower form used by convnet-benchmarks): 64 -> 192 channels on
+// 27x27, 5x5 filter, stride 1, pad 2 (output 27x27).
+Graph alexnet_conv2() {
+  GraphBuilder b("alexnet-conv2", kAlexBatch);
+  const Tensor x = b.input({64, 27, 27});
+  b.conv(x, 192, {5}, {1}, {2});
+  return b.finish();
+}
+
+// The same 5x5 convolution with stride 2 on a 56x56 map (output 28x28).
+Graph strided_5x5_conv() {
+  GraphBuilder b("strided-5x5", kAlexBatch);
+  const Tensor x = b.input({64, 56, 56});
+  b.conv(x, 192, {5}, {2}, {2});
+  return b.finish();
+}
+
+// Direct-convolution FLOPs, 2 * N * Co * Ho * Wo * Ci * k * k (one multiply and one add per MAC).
+double direct_conv_flops(double n, double c_out, double h_out, double w_out, double c_in, double k) {
+  return 2.0 * n * c_out * h_out * w_out * c_in * k * k;
+}
+
+TEST(ConvAlgorithms, AutotuneFindsAFasterAlgorithmFor5x5Conv) {
+  // cuDNN's autotuner (cudnnFindConvolutionForwardAlgorithm, used by TensorFlow's autotune) chooses among implicit
+  // GEMM, FFT, FFT_TILING and WINOGRAD(_NONFUSED). A 5x5 direct convolution does 25 MACs per output per channel
+  // pair; FFT (Vasilache et al. 2015, fbfft; convnet-benchmarks: FFT beats direct convolution for 5x5 filters with
+  // many channels) and Winograd F(2x2,5x5) (Lavin & Gray 2016: 36 multiplies per 4 outputs = 9 vs 25) need several
+  // times fewer, so the autotuned layer must be at least 1.5x faster than implicit GEMM alone on a GTX 1080 Ti.
+  const RuntimeProfile& tf = find_runtime("tensorflow");
+  ASSERT_TRUE(tf.conv_autotune);
+  const RuntimeProfile gemm_only = without_autotune(tf);
+  const Graph g = alexnet_conv2();
+  const KernelCost tuned = conv_kernel_cost(g, "gtx-1080-ti", "fp32", tf);
+  const KernelCost gemm = conv_kernel_cost(g, "gtx-1080-ti", "fp32", gemm_only);
+  ASSERT_GT(tuned.time_us, 0);
+  EXPECT_GE(gemm.time_us, 1.5 * tuned.time_us) << "implicit GEMM " << gemm.time_us << " us, autotuned "
+                                               << tuned.time_us << " us";
+}
+
+TEST(ConvAlgorithms, ReportedFlopsStayDirectConvolutionFlops) {
+  // FLOPs are counted as the direct convolution's 2*N*Co*Ho*Wo*Ci*k*k whichever algorithm runs (the convention of
+  // convnet-benchmarks and of cuDNN/Winograd papers reporting "effective" TFLOPS); only the time changes.
+  const RuntimeProfile& tf = find_runtime("tensorflow");
+  const RuntimeProfile gemm_only = without_autotune(tf);
+  const double expected = direct_conv_flops(kAlexBatch, 192, 27, 27, 64, 5);
+  const Graph g = alexnet_conv2();
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "gtx-1080-ti", "fp32", tf).flops, expected);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "gtx-1080-ti", "fp32", gemm_only).flops, expected);
+  // The strided layer: output 28x28.
+  const double strided = direct_conv_flops(kAlexBatch, 192, 28, 28, 64, 5);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(strided_5x5_conv(), "gtx-1080-ti", "fp32", tf).flops, strided);
+}
+
+TEST(ConvAlgorithms, StridedConvGetsNoFftOrWinograd) {
+  // cuDNN documentation (cudnnConvolutionForward supported configurations): CUDNN_CONVOLUTION_FWD_ALGO_FFT,
+  // FFT_TILING, WINOGRAD and WINOGRAD_NONFUSED require unit convolution stride, so a stride-2 5x5 layer runs as
+  // implicit GEMM with or without autotuning: the cost must be the same.
+  const RuntimeProfile& tf = find_runtime("tensorflow");
+  const RuntimeProfile gemm_only = without_autotune(tf);
+  const Graph g = strided_5x5_conv();
+  const KernelCost tuned = conv_kernel_cost(g, "gtx-1080-ti", "fp32", tf);
+  const KernelCost gemm = conv_kernel_cost(g, "gtx-1080-ti", "fp32", gemm_only);
+  ASSERT_GT(tuned.time_us, 0);
+  EXPECT_DOUBLE_EQ(tuned.time_us, gemm.time_us);
+  EXPECT_DOUBLE_EQ(tuned.bytes, gemm.bytes);
+}
+
+TEST(ConvAlgorithms, TensorCoreConvIgnoresFftAndWinograd) {
+  // cuDNN 7/8: tensor-op (CUDNN_TENSOR_OP_MATH) convolutions are implicit-GEMM kernels; FFT and Winograd run on CUDA
+  // cores. Under AMP on a V100 (tensor cores) the 5x5 layer therefore costs the same with or without autotuning.
+  const RuntimeProfile& tf = find_runtime("tensorflow");
+  const RuntimeProfile gemm_only = without_autotune(tf);
+  const Graph g = alexnet_conv2();
+  const KernelCost tuned = conv_kernel_cost(g, "v100-sxm2-16gb", "amp", tf, Phase::kForward, true);
+  const KernelCost gemm = conv_kernel_cost(g, "v100-sxm2-16gb", "amp", gemm_only, Phase::kForward, true);
+  ASSERT_GT(tuned.time_us, 0);
+  EXPECT_DOUBLE_EQ(tuned.time_us, gemm.time_us);
+  EXPECT_DOUBLE_EQ(tuned.flops, direct_conv_flops(kAlexBatch, 192, 27, 27, 64, 5));
+}
+
+// ---------------------------------------------------------------- 2. inference batch norm + ReLU fusion
+
+// The TensorFlow profile with the remapper's batch-norm fusion switched as given.
+RuntimeProfile tf_with_bn_fusion(bool on) {
+  RuntimeProfile r = find_runtime("tensorflow");
+  r.fuse_bn_activation_inference = on;
+  return r;
+}
+
+struct GraphCost {
+  std::vector<OpCost> ops;
+  double bytes = 0;
+  double launches = 0;
+};
+
+// Forward cost of every op of `g` on a GTX 1080 Ti in fp32.
+GraphCost cost_graph(const Graph& g, const RuntimeProfile& runtime, bool training) {
+  const DeviceSpec device = find_gpu("gtx-1080-ti");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel kernels(device, arch);
+  const PrecisionPlan plan = resolve_precision("fp32", device, arch, runtime, training);
+  const CostContext ctx{kernels, runtime, plan, training};
+  GraphCost out;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    out.ops.push_back(cost_op(g.ops, i, Phase::kForward, ctx));
+    out.bytes += out.ops.back().cost.bytes;
+    out.launches += out.ops.back().cost.launches;
+  }
+  return out;
+}
+
+// Index of the first op whose name contains `stem`.
+std::size_t index_of(const Graph& g, const std::string& stem) {
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].name.find(stem) != std::string::npos) return i;
+  ADD_FAILURE() << "no op named like " << stem;
+  return 0;
+}
+
+// conv -> batch norm -> relu (a ResNet stem / VGG-BN layer).
+Graph conv_bn_relu() {
+  GraphBuilder b("conv-bn-relu", 32);
+  const Tensor x = b.input({64, 56, 56});
+  const Tensor c = b.conv(x, 64, {3}, {1}, {1}, {1}, 1, false, "conv");
+  const Tensor n = b.batch_norm(c, "bn");
+  b.relu(n, true, "relu");
+  return b.finish();
+}
+
+// A residual unit's tail: stem conv (the shortcut), conv -> bn, add(bn_out, shortcut) -> relu. With
+// `second_consumer` the add's output also feeds another op, as when the sum is reused.
+Graph conv_bn_add_relu(bool second_consumer) {
+  GraphBuilder b("conv-bn-add-relu", 32);
+  const Tensor x = b.input({64, 56, 56});
+  const Tensor shortcut = b.conv(x, 64, {1}, {1}, {0}, {1}, 1, false, "stem");
+  const Tensor c = b.conv(shortcut, 64, {3}, {1}, {1}, {1}, 1, false, "conv");
+  const Tensor n = b.batch_norm(c, "bn");
+  const Tensor sum = b.add(n, shortcut, "add");
+  b.relu(sum, false, "relu");
+  if (second_consumer) b.conv(sum, 64, {1}, {1}, {0}, {1}, 1, false, "reuse");
+  return b.finish();
+}
+
+TEST(BatchNormReluFusion, InferenceReluFusesIntoBatchNorm) {
+  // remapper.cc FindFusedBatchNormEx: in inference, Relu(FusedBatchNorm(x)) becomes one _FusedBatchNormEx kernel,
+  // so the ReLU launches nothing of its own.
+  const RuntimeProfile tf = tf_with_bn_fusion(true);
+  const Graph g = conv_bn_relu();
+  const std::size_t relu = index_of(g, "relu");
+  EXPECT_EQ(fusion_of(g.ops, relu, tf, false), Fusion::kIntoPrevious);
+  EXPECT_EQ(fusion_of(g.ops, index_of(g, "bn"), tf, false), Fusion::kNone);
+  const GraphCost cost = cost_graph(g, tf, false);
+  EXPECT_EQ(cost.ops[relu].cost.launches, 0);
+}
+
+TEST(BatchNormReluFusion, InferenceResidualAddAndReluFuseIntoBatchNorm) {
+  // remapper.cc FindFusedBatchNormEx with a side input: Relu(FusedBatchNorm(x) + side) is one _FusedBatchNormEx
+  // kernel, so both the add and the ReLU are fused.
+  const RuntimeProfile tf = tf_with_bn_fusion(true);
+  const Graph g = conv_bn_add_relu(false);
+  const std::size_t add = index_of(g, "add"), relu = index_of(g, "relu");
+  EXPECT_EQ(fusion_of(g.ops, add, tf, false), Fusion::kIntoPrevious);
+  EXPECT_EQ(fusion_of(g.ops, relu, tf, false), Fusion::kIntoPrevious);
+  const GraphCost cost = cost_graph(g, tf, false);
+  EXPECT_EQ(cost.ops[add].cost.launches, 0);
+  EXPECT_EQ(cost.ops[relu].cost.launches, 0);
+}
+
+TEST(BatchNormReluFusion, NothingFusedInTrainingOrWithTheSwitchOff) {
+  // The remapper fuses only inference batch norm by default (training needs TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+  // and NHWC fp16, off by default); with the runtime's switch off nothing is fused either. The stock "tensorflow"
+  // profile has no elementwise or epilogue fusion (tf_cnn_benchmarks graph mode without XLA).
+  const RuntimeProfile on = tf_with_bn_fusion(true);
+  const RuntimeProfile off = tf_with_bn_fusion(false);
+  const Graph simple = conv_bn_relu();
+  const Graph residual = conv_bn_add_relu(false);
+  const std::size_t relu = index_of(simple, "relu");
+  EXPECT_EQ(fusion_of(simple.ops, relu, on, true), Fusion::kNone);
+  EXPECT_EQ(fusion_of(simple.ops, relu, off, false), Fusion::kNone);
+  for (const char* stem : {"add", "relu"}) {
+    const std::size_t i = index_of(residual, stem);
+    EXPECT_EQ(fusion_of(residual.ops, i, on, true), Fusion::kNone) << stem;
+    EXPECT_EQ(fusion_of(residual.ops, i, off, false), Fusion::kNone) << stem;
+  }
+  EXPECT_GT(cost_graph(simple, on, true).ops[relu].cost.launches, 0);
+  EXPECT_GT(cost_graph(simple, off, false).ops[relu].cost.launches, 0);
+}
+
+TEST(BatchNormReluFusion, AddWithTwoConsumersIsNotFused) {
+  // remapper.cc: the fused pattern's intermediate outputs must have no other consumers (the add's result would
+  // otherwise have to be materialised anyway), so an add that also feeds another op stays its own kernel, and so
+  // does the ReLU on it.
+  const RuntimeProfile tf = tf_with_bn_fusion(true);
+  const Graph g = conv_bn_add_relu(true);
+  EXPECT_EQ(fusion_of(g.ops, index_of(g, "add"), tf, false), Fusion::kNone);
+  EXPECT_EQ(fusion_of(g.ops, index_of(g, "relu"), tf, false), Fusion::kNone);
+}
+
+TEST(BatchNormReluFusion, FusedGraphMovesFewerDramBytes) {
+  // One _FusedBatchNormEx kernel keeps the batch norm's (and the sum's) output on chip: the intermediate tensors are
+  // no longer written and re-read, so the fused graph moves fewer DRAM bytes and launches fewer kernels.
+  for (const bool residual : {false, true}) {
+    const Graph g = residual ? conv_bn_add_relu(false) : conv_bn_relu();
+    const GraphCost fused = cost_graph(g, tf_with_bn_fusion(true), false);
+    const GraphCost unfused = cost_graph(g, tf_with_bn_fusion(false), false);
+    EXPECT_LT(fused.bytes, unfused.bytes) << (residual ? "residual" : "simple");
+    EXPECT_LT(fused.launches, unfused.launches) << (residual ? "residual" : "simple");
+  }
+}
+
+}  // namespace
+}  // namespace perfcast
