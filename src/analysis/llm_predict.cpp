@@ -486,7 +486,7 @@ Prediction predict_lora(const PredictRequest& request) {
   PredictRequest r = request;
   const DeviceSpec device = device_for(r);
   const RuntimeProfile runtime = runtime_for(r);
-  const ArchitectureProfile& arch = architecture_of(device);
+  const ArchitectureProfile arch = architecture_for(device);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, true);
@@ -608,7 +608,7 @@ Prediction predict_inference(const PredictRequest& request) {
     notes.push_back("GGUF type " + weights.name + " runs with llama.cpp's kernels (--runtime llama.cpp)");
   }
   const RuntimeProfile runtime = runtime_for(r);
-  const ArchitectureProfile& arch = architecture_of(device);
+  const ArchitectureProfile arch = architecture_for(device);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   if (!model.decoder_llm)
     throw InputError("--mode " + r.mode + " needs a decoder language model; '" + r.model + "' (" + model.family +

@@ -74,7 +74,7 @@ double rated_tdp(const Prediction& p) {
 void apply_power(Prediction& p) {
   if (p.step.entries.empty() || p.step_us <= 0) return;
   const PowerConstants& c = power_constants();
-  const ArchitectureProfile& arch = architecture_of(p.device);
+  const ArchitectureProfile arch = architecture_for(p.device);
   const KernelCostModel km(p.device, arch);
   const double limit = p.device.tdp_w;  // --power-limit already replaced it
   const double rated = rated_tdp(p);

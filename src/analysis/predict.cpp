@@ -47,7 +47,7 @@ Prediction predict(const PredictRequest& request) {
   if (auto it = runtime.library_efficiency_by_sm.find(device.sm_version); it != runtime.library_efficiency_by_sm.end())
     runtime.tensor_library_efficiency = it->second;
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
-  const ArchitectureProfile& arch = architecture_of(device);
+  const ArchitectureProfile arch = architecture_for(device);
   const bool training = r.mode == "train";
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
@@ -93,6 +93,9 @@ Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, con
   p.model_description = model.description;
   p.sequence = model.sequence;
   p.notes = model.uncosted;
+  if (device.measured)
+    p.notes.push_back("kernel efficiencies measured on this card (" +
+                      (device.measured->source.empty() ? device.file : device.measured->source) + ")");
   return p;
 }
 

@@ -60,4 +60,18 @@ const ArchitectureProfile& architecture_of(const DeviceSpec& device) {
   return *best;
 }
 
+ArchitectureProfile architecture_for(const DeviceSpec& device) {
+  ArchitectureProfile a = architecture_of(device);
+  if (!device.measured) return a;
+  const MeasuredEfficiency& m = *device.measured;
+  if (m.gemm_efficiency_cuda) a.gemm_efficiency_cuda = *m.gemm_efficiency_cuda;
+  if (m.gemm_efficiency_tensor) {
+    a.gemm_efficiency_tensor = *m.gemm_efficiency_tensor;
+    a.tensor_fp32acc_flops_per_clk_sm = 0;
+  }
+  if (m.dram_efficiency) a.dram_efficiency = *m.dram_efficiency;
+  if (m.kernel_floor_us) a.kernel_floor_us = *m.kernel_floor_us;
+  return a;
+}
+
 }  // namespace perfcast

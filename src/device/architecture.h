@@ -32,6 +32,11 @@ struct ArchitectureProfile {
 // Profile for a device's compute capability; the nearest older one when the exact one is absent.
 const ArchitectureProfile& architecture_of(const DeviceSpec& device);
 
+// The profile to cost `device` with: architecture_of's, with the efficiencies measured on the card itself (its
+// file's [measured] table) in place of the architecture defaults. A measured tensor efficiency already includes
+// whatever limits the card's tensor rate, so the per-SM FP32-accumulate cap is dropped with it.
+ArchitectureProfile architecture_for(const DeviceSpec& device);
+
 // Parses a pipe name ("tc_fp16_fp32acc"); nullopt for "" or unknown.
 std::optional<Pipe> parse_pipe(const std::string& name);
 

@@ -1,6 +1,8 @@
 #include "device/catalog.h"
 
 #include <algorithm>
+
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "core/data_files.h"
@@ -122,6 +124,26 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   if (d.mem_bw_gbps <= 0) r.fail("mem_bw_gbps", "must be positive");
   if (d.memory_gb <= 0) r.fail("memory_gb", "must be positive");
   if (d.peak(Pipe::kFp32) <= 0) r.fail("fp32_tflops", "must be positive");
+  if (const auto* m = t["measured"].as_table()) {
+    MeasuredEfficiency me;
+    const auto fraction = [&](std::string_view key, std::optional<double>& out, double hi) {
+      const auto node = (*m)[key];
+      if (!node) return;
+      const auto v = node.value<double>();
+      if (!v || *v <= 0 || *v > hi)
+        r.fail("measured." + std::string(key), "must be a number in (0, " + fmt::format("{:g}", hi) + "]");
+      out = *v;
+    };
+    fraction("gemm_efficiency_cuda", me.gemm_efficiency_cuda, 1.2);
+    fraction("gemm_efficiency_tensor", me.gemm_efficiency_tensor, 1.2);
+    fraction("dram_efficiency", me.dram_efficiency, 1.2);
+    fraction("kernel_floor_us", me.kernel_floor_us, 1000);
+    fraction("sustained_clock_mhz", me.sustained_clock_mhz, 5000);
+    me.tdp_w = d.tdp_w;
+    for (const char* key : {"device_name", "driver", "tool", "date"})
+      if (auto v = (*m)[key].value<std::string>()) me.source += (me.source.empty() ? "" : ", ") + *v;
+    d.measured = me;
+  }
   if (const auto* src = t["sources"].as_table()) {
     for (const auto& [k, v] : *src)
       if (auto s = v.value<std::string>()) d.sources[std::string(k.str())] = *s;

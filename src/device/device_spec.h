@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,18 @@ std::string_view pipe_name(Pipe p);
 std::string_view pipe_peak_key(Pipe p);
 bool is_tensor_pipe(Pipe p);
 
+// Efficiencies measured on the card itself (a GPU file's [measured] table, written by tools/calibrate), used in
+// place of data/architectures.toml's defaults. Fractions of the file's datasheet figures at boost clock.
+struct MeasuredEfficiency {
+  std::optional<double> gemm_efficiency_cuda;    // cuBLAS SGEMM
+  std::optional<double> gemm_efficiency_tensor;  // cuBLAS FP16-input, FP32-accumulate GEMM
+  std::optional<double> dram_efficiency;         // streaming copy
+  std::optional<double> kernel_floor_us;         // empty kernel, launch to completion
+  std::optional<double> sustained_clock_mhz;     // SM clock during the SGEMM run
+  double tdp_w = 0;                              // the board limit the card ran under while measured
+  std::string source;                            // device name, driver, tool and date
+};
+
 struct DeviceSpec {
   std::string id;            // catalog id, e.g. "gtx-1080-ti"
   std::string name;          // marketing name
@@ -56,6 +69,7 @@ struct DeviceSpec {
   std::string launch_date;
   double launch_price_usd = 0;
   std::map<std::string, std::string> sources;  // field -> where the value came from ("default" for the rest)
+  std::optional<MeasuredEfficiency> measured;  // present when the file carries a [measured] table
   std::string file;                            // file it was loaded from
 
   // Board memory in bytes: NVIDIA quotes GPU memory in binary gigabytes (11 GB = 11 GiB).
