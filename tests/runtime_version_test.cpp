@@ -104,6 +104,25 @@ TEST(RuntimeVersion, Tf23RunsFp32WithoutTf32OnA100) {
   EXPECT_GT(tf32.samples_per_s, 1.5 * tf23.samples_per_s) << tf32.samples_per_s << " vs " << tf23.samples_per_s;
 }
 
+TEST(RuntimeVersion, Tf32PrecisionNeedsAVersionThatHasIt) {
+  // TF 2.4 release notes: TF32 execution is new in 2.4, so TF 2.3 cannot be asked for it; PyTorch gained
+  // allow_tf32 in 1.7. Asking is an UnsupportedError that names the runtime and version, not a silent fp32 run.
+  PredictRequest r = a100_resnet50_fp32("2.3");
+  r.precision = "tf32";
+  try {
+    predict(r);
+    ADD_FAILURE() << "TF 2.3 accepted --precision tf32";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("2.3"), std::string::npos) << e.what();
+    EXPECT_EQ(e.reason().id, "precision.runtime_version");
+  }
+  r.runtime_version = "2.4";
+  EXPECT_GT(predict(r).samples_per_s, 0);
+  r.runtime = "pytorch";
+  r.runtime_version = "1.6";
+  EXPECT_THROW(predict(r), UnsupportedError);
+}
+
 class RuntimeVersionFiles : public test::ScratchDirTest {
  protected:
   RuntimeVersionFiles() : ScratchDirTest("perfcast-runtime-version") {}

@@ -89,7 +89,8 @@ std::string advice_text(const Advice& a, Lang lang) {
   const Prediction& p = a.baseline;
   const auto& r = p.request;
   std::string s;
-  s += fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name, r.runtime, r.mode,
+  s += fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name,
+                   r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version, r.mode,
                    r.precision, r.batch) +
        (r.data != "synthetic" ? fmt::format(", data {}", r.data) : "") + "\n\n";
   s += fmt::format("{}: {}.\n", msg("verdict", lang), advice_verdict(a, lang));

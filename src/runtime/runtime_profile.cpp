@@ -18,6 +18,7 @@ namespace {
 bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "tf32_conv_default") return &r.tf32_conv_default;
   if (key == "tf32_matmul_default") return &r.tf32_matmul_default;
+  if (key == "tf32_available") return &r.tf32_available;
   if (key == "fuse_epilogue") return &r.fuse_epilogue;
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
   if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;

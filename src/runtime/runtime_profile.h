@@ -27,6 +27,7 @@ struct RuntimeProfile {
   bool conv_autotune = true;               // fastest algorithm per layer (Winograd where it wins)
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
+  bool tf32_available = true;              // the framework can run TF32 at all (--precision tf32)
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
   double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
   std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})
