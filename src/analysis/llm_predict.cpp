@@ -580,6 +580,7 @@ Prediction predict_lora(const PredictRequest& request) {
   Prediction p = prediction_for(r, device, runtime, model);
   p.params = graph.params() + adapter_params;
   p.precision_note = plan.note;
+  p.precision_note_code = plan.note_code;
   p.notes.push_back("LoRA rank " + std::to_string(rank) + " on every attention and MLP projection: " +
                     fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
                     fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");

@@ -72,6 +72,7 @@ Prediction predict(const PredictRequest& request) {
   Prediction p = prediction_for(r, device, runtime, model);
   p.params = graph.params();
   p.precision_note = plan.note;
+  p.precision_note_code = plan.note_code;
   p.step = schedule_step(graph, ctx, StepOptions{training, r.optimizer_step, optimizer, r.checkpointing});
   p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);

@@ -127,6 +127,7 @@ struct Prediction {
   std::int64_t params = 0;
   double flops_per_sample = 0;  // forward (+ backward in training) FLOPs per sample as executed
   std::string precision_note;
+  ReasonCode precision_note_code;  // the note as a code, for reports in other languages
   std::vector<std::string> notes;  // other modelling notes for reports (importer gaps, fallbacks)
   StepCost step;                   // one GPU's kernels
   double step_us = 0;              // the whole step after input pipeline and scale-out

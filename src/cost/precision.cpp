@@ -74,21 +74,27 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     const bool has_tf32 = tf32 && device.peak(*tf32) > 0;
     if (has_tf32 && runtime.tf32_conv_default) plan.conv_pipe = *tf32;
     if (has_tf32 && runtime.tf32_matmul_default) plan.matmul_pipe = *tf32;
-    if (has_tf32 && (runtime.tf32_conv_default || runtime.tf32_matmul_default))
+    if (has_tf32 && (runtime.tf32_conv_default || runtime.tf32_matmul_default)) {
+      const bool both = runtime.tf32_conv_default && runtime.tf32_matmul_default;
       plan.note = runtime.id + " runs fp32 " +
-                  std::string(runtime.tf32_conv_default && runtime.tf32_matmul_default ? "convolutions and matmuls"
-                              : runtime.tf32_conv_default                               ? "convolutions"
-                                                                                        : "matmuls") +
+                  std::string(both ? "convolutions and matmuls" : runtime.tf32_conv_default ? "convolutions" : "matmuls") +
                   " as TF32 on tensor cores by default";
+      plan.note_code = {both ? "note.tf32_default_all" : runtime.tf32_conv_default ? "note.tf32_default_conv" : "note.tf32_default_matmul",
+                        {{"runtime", runtime.id}}};
+    }
   }
-  if (plan.mixed && !is_tensor_pipe(*pipe))
+  if (plan.mixed && !is_tensor_pipe(*pipe)) {
     plan.note = "no tensor cores on sm_" + std::to_string(device.sm_version) +
                 ": mixed precision stores FP16 and computes in " + std::string(pipe_name(*pipe)) +
                 "; it saves memory traffic and capacity, not math";
-  if (precision == "fp16" && *pipe == Pipe::kFp16 && device.peak(Pipe::kFp16) < device.peak(Pipe::kFp32))
-    plan.note = "native FP16 math on sm_" + std::to_string(device.sm_version) + " runs at " +
-                std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5)) +
-                "x below FP32";
+    plan.note_code = {"note.no_tensor_cores",
+                      {{"sm", std::to_string(device.sm_version)}, {"pipe", std::string(pipe_name(*pipe))}}};
+  }
+  if (precision == "fp16" && *pipe == Pipe::kFp16 && device.peak(Pipe::kFp16) < device.peak(Pipe::kFp32)) {
+    const std::string factor = std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5));
+    plan.note = "native FP16 math on sm_" + std::to_string(device.sm_version) + " runs at " + factor + "x below FP32";
+    plan.note_code = {"note.fp16_slow", {{"sm", std::to_string(device.sm_version)}, {"factor", factor}}};
+  }
   return plan;
 }
 

@@ -23,6 +23,7 @@ struct PrecisionPlan {
   ElemBytes bytes;              // activation and weight storage as kernels read them
   bool mixed = false;           // fp32 master weights with low-precision compute copies (amp, amp-bf16)
   std::string note;             // how it runs here, for reports ("FP16 storage, FP32 math: sm_61 has no fast FP16")
+  ReasonCode note_code;         // the same note as a code and its facts (report/messages.cpp renders it per language)
 };
 
 PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& device,

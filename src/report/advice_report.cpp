@@ -92,9 +92,12 @@ std::string advice_text(const Advice& a, Lang lang) {
   s += fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name,
                    r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version, r.mode,
                    r.precision, r.batch) +
-       (r.data != "synthetic" ? fmt::format(", data {}", r.data) : "") + "\n\n";
+       (r.data != "synthetic" ? fmt::format(fmt::runtime(msg("title_data", lang)), r.data) : "") + "\n\n";
   s += fmt::format("{}: {}.\n", msg("verdict", lang), advice_verdict(a, lang));
-  if (!p.precision_note.empty()) s += "  (" + p.precision_note + ")\n";
+  if (!p.precision_note.empty()) {
+    const std::string translated = lang == Lang::kZh ? reason_text(p.precision_note_code, lang) : "";
+    s += "  (" + (translated.empty() ? p.precision_note : translated) + ")\n";
+  }
   s += "\n";
   s += fmt::format("{}: {} {:.1f} samples/s{}, {} {:.1f} ms, {} {} / {} ({})\n", msg("summary", lang),
                    msg("throughput", lang), p.samples_per_s,
