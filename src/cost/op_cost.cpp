@@ -127,8 +127,8 @@ double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
   return static_cast<double>((co + 7) / 8 * 8) / static_cast<double>(co);
 }
 
-// One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or as Winograd when the
-// runtime autotunes and Winograd is faster, as cuDNN's autotuner picks.
+// One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or, when the runtime
+// autotunes, as the fastest of fused Winograd, FFT and non-fused Winograd, as cuDNN's autotuner picks.
 KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_t c_a, std::int64_t c_b, double flops,
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
                      const CostContext& ctx, bool fused_winograd = true) {
