@@ -159,11 +159,12 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
                               {"flops", c.flops},
                               {"bytes", c.bytes},
                               {"roofline_fraction", c.roofline_fraction}});
-  auto strategy = [](const StrategyResult& st) {
+  auto strategy = [&](const StrategyResult& st) {
     nlohmann::json x{{"id", st.id},
                      {"category", st.category},
                      {"applicable", st.applicable},
                      {"reason", st.reason},
+                     {"reason_in_language", lang == Lang::kZh ? reason_zh(st, a.baseline) : st.reason},
                      {"reason_code",
                       st.reason_code.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(st.reason_code.id)},
                      {"reason_args", st.reason_code.args},

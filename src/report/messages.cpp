@@ -18,6 +18,7 @@ const std::map<std::string_view, Text>& table() {
   static const std::map<std::string_view, Text> t{
       {"title", {"perfcast advice: {} on {} ({}), {} {} {}, batch {}", "perfcast 建议：{} 在 {}（{}）上，{} {} {}，批大小 {}"}},
       {"title_data", {", data {}", "，数据 {}"}},
+      {"html_title", {"perfcast advice", "perfcast 建议"}},
       {"verdict", {"Verdict", "结论"}},
       {"verdict.bound_in", {"bound by {} in {}: {} of the step", "瓶颈是 {}，主要在 {}：占单步时间的 {}"}},
       {"verdict.input",
