@@ -13,7 +13,8 @@ namespace perfcast {
 
 const std::vector<std::string>& config_columns() {
   static const std::vector<std::string> cols{"gpu",    "model",        "runtime", "mode",          "precision", "batch",
-                                             "seq",    "n_gpus",       "interconnect", "data", "optimizer_step"};
+                                             "seq",    "n_gpus",       "interconnect", "data", "optimizer_step",
+                                             "runtime_version"};
   return cols;
 }
 
