@@ -322,7 +322,8 @@ CollectiveCost copy_to_device(const Fabric& f, double bytes) {
   const int n = f.gpus();
   if (n <= 1 || bytes <= 0) return c;
   // Gather n-1 copies onto the owner and send n-1 back; the owners of different tensors work in parallel, so
-  // averaged over tensors each GPU link moves 2(n-1)/n of the buffer (the caller adds the largest-tensor bound).
+  // averaged over tensors each GPU link moves 2(n-1)/n of the buffer. A bound for the largest tensor on its
+  // owner's link ((n-1) x its bytes) was tried and made the scaling validation worse (docs/scale-out-validation.md).
   const double bw = f.nodes > 1 ? std::min(f.intra_bw_gbps, f.inter_bw_gbps / f.gpus_per_node) : f.intra_bw_gbps;
   const double lat = f.nodes > 1 ? f.inter_latency_us : f.intra_latency_us;
   c.us = 2.0 * lat + 2.0 * (n - 1) / n * bytes / (bw * 1e3);

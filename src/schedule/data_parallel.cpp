@@ -93,11 +93,6 @@ GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
     }
   std::stable_sort(g.tensors.begin(), g.tensors.end(),
                    [](const auto& a, const auto& b) { return a.ready_us < b.ready_us; });
-  for (const auto& x : g.tensors)
-    if (x.elems > g.largest_tensor_elems) {
-      g.largest_tensor_elems = x.elems;
-      g.largest_tensor_ready_us = x.ready_us;
-    }
   g.step_us = single.step.step_us;
   return g;
 }

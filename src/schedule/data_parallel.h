@@ -34,8 +34,6 @@ struct GradientProfile {
   double compute_bytes = 4;      // ... in the compute precision
   bool mixed = false;            // mixed precision (fp32 masters, 16-bit compute)
   bool training = true;
-  double largest_tensor_elems = 0;
-  double largest_tensor_ready_us = 0;
 };
 
 GradientProfile gradient_profile(const Prediction& single, const Graph& graph);
