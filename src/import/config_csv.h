@@ -20,7 +20,8 @@ struct ConfigRow {
 
 // The framework version a measurement's setup notes name ("TensorFlow 2.3", "TF in log: 1.15", "TF2_3",
 // "PyTorch 1.8"), or "" when they name none.
-std::string runtime_version_in_notes(const std::string& notes);
+// The framework of `runtime` ("tensorflow-xla" -> TensorFlow) is looked for first.
+std::string runtime_version_in_notes(const std::string& notes, const std::string& runtime = "");
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();
