@@ -96,6 +96,9 @@ std::vector<StrategyResult> precision_strategies(const Prediction& base, const P
     t.precision = prec;
     const std::string id = prec;
     out.push_back(evaluate(id, "precision", base, t, [&, prec](const Prediction& p) {
+      if (p.llm)
+        return fmt::format("weights {:.2f} -> {:.2f} GiB; every forward pass reads all of them ({})",
+                           base.memory.weights / 1073741824.0, p.memory.weights / 1073741824.0, p.precision_note);
       const double dram = share_of(base, Bound::kMemory);
       if (!p.precision_note.empty() && !uses_tensor_cores(p))
         return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note, pct(dram));
@@ -208,6 +211,11 @@ Advice advise(const PredictRequest& request) {
     for (const auto& alt : alternatives) {
       PredictRequest t = r;
       t.runtime = alt;
+      // The same framework at the same version (TF 2.3 with and without XLA); another framework at its own.
+      const RuntimeProfile& other = find_runtime(alt);
+      t.runtime_version = other.framework == base.runtime.framework
+                              ? (base.runtime.version.empty() ? base.runtime.default_version : base.runtime.version)
+                              : "";
       const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
       s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
         return fmt::format("fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB per step",

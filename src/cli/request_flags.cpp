@@ -89,13 +89,17 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp-perfcast";
+  std::error_code ec;
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) throw InputError("cannot write '" + path + "'");
     out << content;
-    if (!out) throw InputError("cannot write '" + path + "'");
+    out.close();
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      throw InputError("cannot write '" + path + "'");
+    }
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     std::filesystem::remove(tmp, ec);

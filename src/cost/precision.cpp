@@ -52,10 +52,12 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
                            {"precision.inference_only", {{"precision", precision}}});
 
   if (precision == "tf32" && !runtime.tf32_available)
-    throw UnsupportedError("precision 'tf32' is not available in " + runtime.id + " " + runtime.version +
+    throw UnsupportedError("precision 'tf32' is not available in " + runtime.id + " " +
+                               (runtime.version.empty() ? runtime.default_version : runtime.version) +
                                " (TF32 arrived in later versions of the framework)",
-                           {"precision.runtime_version", {{"precision", precision}, {"runtime", runtime.id},
-                                                          {"version", runtime.version}}});
+                           {"precision.runtime_version",
+                            {{"precision", precision}, {"runtime", runtime.id},
+                             {"version", runtime.version.empty() ? runtime.default_version : runtime.version}}});
   const std::string arch_key = precision == "amp-bf16" ? "amp_bf16" : precision;
   const auto pipe = arch.math_pipe(arch_key);
   if (!pipe || device.peak(*pipe) <= 0) throw precision_unsupported(precision, device);

@@ -23,8 +23,11 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (!st.prediction) return st.reason;
   const Prediction& p = *st.prediction;
   const std::string& id = st.id;
+  if (st.category == "precision" && p.llm)
+    return fmt::format("权重 {:.2f} -> {:.2f} GiB；每次前向都要读取全部权重（{}）", base.memory.weights / 1073741824.0,
+                       p.memory.weights / 1073741824.0, p.precision_note);
   if (st.category == "precision") {
-    if (p.bound_us[static_cast<int>(Bound::kTensorCompute)] <= 0 && p.request.precision != "int8")
+    if (p.precision_note_code.id == "note.no_tensor_cores")
       return fmt::format("{} 没有可用的张量核心：低精度只减少显存流量和占用，计算仍按 FP32 速率（基线中 {:.0f}% 的时间受显存带宽限制）",
                          p.device.id, 100.0 * base.bound_us[static_cast<int>(Bound::kMemory)] / base.step_us);
     if (p.request.precision == "int8" && p.device.sm_version == 61)

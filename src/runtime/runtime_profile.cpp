@@ -27,6 +27,8 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
 }
 
 std::vector<int> version_parts(const std::string& v) {
+  if (!v.empty() && (v.back() == '.' || v.front() == '.'))
+    throw InputError("runtime version '" + v + "' is not a dotted version like 2.4 or 1.15.4");
   std::vector<int> parts;
   std::stringstream in(v);
   std::string part;
@@ -54,6 +56,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");
   r.tf32_matmul_default = f.boolean("tf32_matmul_default");
+  r.tf32_available = t["tf32_available"] ? f.boolean("tf32_available") : true;
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
   r.library_efficiency = f.number("library_efficiency");
@@ -80,6 +83,16 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
   if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0)
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
+  r.framework = f.text_or("framework", r.id);
+  r.default_version = f.text_or("default_version", "");
+  if (!r.default_version.empty()) {
+    try {
+      version_parts(r.default_version);
+    } catch (const InputError&) {
+      f.fail("default_version", "'" + r.default_version + "' is not a dotted version like 2.4");
+    }
+  }
+  if (t["version"] && !t["version"].as_array()) f.fail("version", "must be an array of tables ([[version]])");
   if (const auto* rules = t["version"].as_array())
     for (const auto& node : *rules) {
       const auto* rule = node.as_table();
@@ -90,13 +103,19 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
         if (key == "from" || key == "below") {
           const auto text = val.value<std::string>();
           if (!text) f.fail("version." + key, "must be a version string");
-          version_parts(*text);
+          try {
+            version_parts(*text);
+          } catch (const InputError&) {
+            f.fail("version." + key, "'" + *text + "' is not a dotted version like 2.4");
+          }
           (key == "from" ? v.from : v.below) = *text;
         } else if (key == "source") {
-        } else if (version_switch(r, key) && val.is_boolean()) {
-          v.switches[key] = *val.value<bool>();
-        } else {
+        } else if (!version_switch(r, key)) {
           f.fail("version." + key, "is not a switch a version rule can set");
+        } else if (!val.is_boolean()) {
+          f.fail("version." + key, "must be true or false");
+        } else {
+          v.switches[key] = *val.value<bool>();
         }
       }
       r.version_rules.push_back(std::move(v));
