@@ -81,7 +81,10 @@ void apply_power(Prediction& p) {
   const double ratio = p.device.boost_clock_mhz / arch.sm_power_clock_mhz;
   const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
   const double idle = std::min(idle_fraction(c, p.device.sm_version) * rated, 0.9 * limit);
-  const double f = km.compute_clock_factor();
+  double f = km.compute_clock_factor();
+  // A card measured by tools/calibrate reports the clock it sustained; its kernel times already include it.
+  if (p.device.measured && p.device.measured->sustained_clock_mhz && p.device.boost_clock_mhz > 0)
+    f = std::min(f, *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz);
   const double dyn = std::max(0.0, full - idle) * f * f * f;
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
   const double pj_per_bit = pj != c.dram_pj_per_bit.end() ? pj->second : 7.5;

@@ -97,10 +97,12 @@ std::string advice_html(const Advice& a, Lang lang) {
         continue;
       }
       const double speedup = number_of(s, "speedup");
+      const bool has_energy = s.contains("energy_ratio") && s.at("energy_ratio").is_number();
       h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.2f}</td><td>{}</td><td class=\"n\">{:+.2f}</td>"
-                       "<td class=\"n\">{:.2f}</td><td>{}</td></tr>\n",
+                       "<td class=\"n\">{}</td><td>{}</td></tr>\n",
                        escape(text_of(s, "id")), speedup, bar(speedup / best, speedup >= 1 ? "#4f81bd" : "#999"),
-                       number_of(s, "memory_delta_bytes") / 1073741824.0, number_of(s, "energy_ratio"),
+                       number_of(s, "memory_delta_bytes") / 1073741824.0,
+                       has_energy ? fmt::format("{:.2f}", number_of(s, "energy_ratio")) : std::string("-"),
                        escape(text_of(s, "reason_in_language")));
     }
   h += "</table>\n";
