@@ -321,8 +321,8 @@ TEST(ScaleOutValidation, PublishedMultiGpuRunsMeetTheTargets) {
   // Issue targets: median throughput error <= 12%, mean efficiency error <= 5 points over all multi-GPU rows
   // and <= 8 points over rows measured below 0.9 (perfect scaling: 9.3 and 27.9 points). Ratchets at what
   // the model reaches plus a small margin (docs/scale-out-validation.md); lower them as it improves.
-  EXPECT_LE(s.mean_eff_error, 5.5) << "mean efficiency error, points";
-  EXPECT_LE(s.mean_eff_error_poor, 7.8) << "mean efficiency error on rows scaling below 0.9, points";
+  EXPECT_LE(s.mean_eff_error, 5.3) << "mean efficiency error, points";           // session 2: 5.1
+  EXPECT_LE(s.mean_eff_error_poor, 7.4) << "mean efficiency error on rows scaling below 0.9, points";  // 7.1
   // The throughput error of multi-GPU rows is bounded by the single-GPU model's (median 12.1% on this file's
   // 1-GPU rows, multi-GPU rows 11.5% in session 2): scale-out must not add to it. 12% is issue 5's target.
   EXPECT_LE(s.median_ape, s.median_ape_single + 1.0) << "median throughput APE of multi-GPU rows vs 1-GPU rows, %";
