@@ -51,13 +51,13 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     throw UnsupportedError("precision '" + precision + "' is for inference only; training needs fp32, tf32, amp, amp-bf16, fp16 or bf16",
                            {"precision.inference_only", {{"precision", precision}}});
 
-  if (precision == "tf32" && !runtime.tf32_available)
-    throw UnsupportedError("precision 'tf32' is not available in " + runtime.id + " " +
-                               (runtime.version.empty() ? runtime.default_version : runtime.version) +
+  if (precision == "tf32" && !runtime.tf32_available) {
+    const std::string version = runtime.version.empty() ? runtime.default_version : runtime.version;
+    throw UnsupportedError("precision 'tf32' is not available in " + runtime.id + " " + version +
                                " (TF32 arrived in later versions of the framework)",
                            {"precision.runtime_version",
-                            {{"precision", precision}, {"runtime", runtime.id},
-                             {"version", runtime.version.empty() ? runtime.default_version : runtime.version}}});
+                            {{"precision", precision}, {"runtime", runtime.id}, {"version", version}}});
+  }
   const std::string arch_key = precision == "amp-bf16" ? "amp_bf16" : precision;
   const auto pipe = arch.math_pipe(arch_key);
   if (!pipe || device.peak(*pipe) <= 0) throw precision_unsupported(precision, device);

@@ -126,7 +126,7 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   if (d.peak(Pipe::kFp32) <= 0) r.fail("fp32_tflops", "must be positive");
   if (const auto* m = t["measured"].as_table()) {
     MeasuredEfficiency me;
-    const auto fraction = [&](std::string_view key, std::optional<double>& out, double hi) {
+    const auto bounded = [&](std::string_view key, std::optional<double>& out, double hi) {
       const auto node = (*m)[key];
       if (!node) return;
       const auto v = node.value<double>();
@@ -134,11 +134,11 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
         r.fail("measured." + std::string(key), "must be a number in (0, " + fmt::format("{:g}", hi) + "]");
       out = *v;
     };
-    fraction("gemm_efficiency_cuda", me.gemm_efficiency_cuda, 1.2);
-    fraction("gemm_efficiency_tensor", me.gemm_efficiency_tensor, 1.2);
-    fraction("dram_efficiency", me.dram_efficiency, 1.2);
-    fraction("kernel_floor_us", me.kernel_floor_us, 1000);
-    fraction("sustained_clock_mhz", me.sustained_clock_mhz, 5000);
+    bounded("gemm_efficiency_cuda", me.gemm_efficiency_cuda, 1.2);
+    bounded("gemm_efficiency_tensor", me.gemm_efficiency_tensor, 1.2);
+    bounded("dram_efficiency", me.dram_efficiency, 1.2);
+    bounded("kernel_floor_us", me.kernel_floor_us, 1000);
+    bounded("sustained_clock_mhz", me.sustained_clock_mhz, 5000);
     me.tdp_w = d.tdp_w;
     for (const char* key : {"device_name", "driver", "tool", "date"})
       if (auto v = (*m)[key].value<std::string>()) me.source += (me.source.empty() ? "" : ", ") + *v;

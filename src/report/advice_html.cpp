@@ -61,9 +61,7 @@ std::string advice_html(const Advice& a, Lang lang) {
        "</style>\n</head>\n<body>\n";
   // The same content as the text report (report/advice_report.cpp): title, verdict, prediction, breakdown,
   // strategies, legend.
-  std::string title = advice_text(a, lang);
-  title = title.substr(0, title.find('\n'));
-  h += "<h1>" + escape(title) + "</h1>\n";
+  h += "<h1>" + escape(advice_title(a, lang)) + "</h1>\n";
   h += "<p class=\"verdict\">" + escape(text_of(j, "verdict")) + "</p>\n";
   h += fmt::format("<p>{}: {:.1f} samples/s, {:.1f} ms / step, {}: {:.2f} / {:.2f} GiB</p>\n", escape(msg("summary", lang)),
                    number_of(base.at("throughput"), "samples_per_s"), number_of(base, "step_ms"),

@@ -88,14 +88,17 @@ std::string advice_verdict(const Advice& a, Lang lang) {
   return v;
 }
 
-std::string advice_text(const Advice& a, Lang lang) {
+std::string advice_title(const Advice& a, Lang lang) {
   const Prediction& p = a.baseline;
   const auto& r = p.request;
-  std::string s;
-  s += fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name,
-                   r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version, r.mode,
-                   r.precision, r.batch) +
-       (r.data != "synthetic" ? fmt::format(fmt::runtime(msg("title_data", lang)), r.data) : "") + "\n\n";
+  return fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name, runtime_label(r), r.mode,
+                     r.precision, r.batch) +
+         (r.data != "synthetic" ? fmt::format(fmt::runtime(msg("title_data", lang)), r.data) : "");
+}
+
+std::string advice_text(const Advice& a, Lang lang) {
+  const Prediction& p = a.baseline;
+  std::string s = advice_title(a, lang) + "\n\n";
   s += fmt::format("{}: {}.\n", msg("verdict", lang), advice_verdict(a, lang));
   if (!p.precision_note.empty()) {
     const std::string translated = lang == Lang::kZh ? reason_text(p.precision_note_code, lang) : "";

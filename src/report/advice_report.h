@@ -9,6 +9,8 @@
 
 namespace perfcast {
 
+// "perfcast advice: <model> on <gpu> (...), <runtime> <mode> <precision>, batch N[, data ...]": the report's first line.
+std::string advice_title(const Advice& a, Lang lang);
 std::string advice_verdict(const Advice& a, Lang lang);
 std::string advice_text(const Advice& a, Lang lang);
 nlohmann::json advice_json(const Advice& a, Lang lang);

@@ -126,11 +126,15 @@ nlohmann::json prediction_json(const Prediction& p) {
   return j;
 }
 
+std::string runtime_label(const PredictRequest& r) {
+  return r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version;
+}
+
 std::string prediction_text(const Prediction& p, int max_ops) {
   const auto& r = p.request;
   std::string s;
   s += fmt::format("perfcast prediction: {} on {} ({}), {} {} {}, batch {}{}\n", r.model, p.device.id, p.device.name,
-                   r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version, r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
+                   runtime_label(r), r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
   if (!p.precision_note.empty()) s += "  note: " + p.precision_note + "\n";
   for (const auto& n : p.notes) s += "  note: " + n + "\n";
   s += "\n";

@@ -15,4 +15,7 @@ std::string prediction_text(const Prediction& p, int max_ops = 25);
 // Human-readable byte count ("9.81 GiB").
 std::string format_bytes(double bytes);
 
+// "tensorflow" or, when the request names a framework version, "tensorflow 2.3".
+std::string runtime_label(const PredictRequest& r);
+
 }  // namespace perfcast

@@ -52,11 +52,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   r.fold_bn_inference = f.boolean("fold_bn_inference");
-  r.fuse_bn_activation_inference = t["fuse_bn_activation_inference"] ? f.boolean("fuse_bn_activation_inference") : false;
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");
   r.tf32_matmul_default = f.boolean("tf32_matmul_default");
-  r.tf32_available = t["tf32_available"] ? f.boolean("tf32_available") : true;
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
   r.library_efficiency = f.number("library_efficiency");
@@ -70,6 +68,17 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.workspace_bytes = f.number("workspace_bytes");
   r.allocator_overhead = f.number("allocator_overhead");
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
+  r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
+  r.tf32_available = flag_or("tf32_available", r.tf32_available);
+  // A version named in the file: dotted digits, or an error naming the key.
+  const auto checked_version = [&](const std::string& key, const std::string& text) {
+    try {
+      version_parts(text);
+    } catch (const InputError&) {
+      f.fail(key, "'" + text + "' is not a dotted version like 2.4");
+    }
+    return text;
+  };
   r.llm_gguf = flag_or("llm_gguf", r.llm_gguf);
   r.llm_activation_bytes = f.number_or("llm_activation_bytes", r.llm_activation_bytes);
   r.llm_kv_default = f.text_or("llm_kv_default", r.llm_kv_default);
@@ -85,13 +94,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
   r.framework = f.text_or("framework", r.id);
   r.default_version = f.text_or("default_version", "");
-  if (!r.default_version.empty()) {
-    try {
-      version_parts(r.default_version);
-    } catch (const InputError&) {
-      f.fail("default_version", "'" + r.default_version + "' is not a dotted version like 2.4");
-    }
-  }
+  if (!r.default_version.empty()) checked_version("default_version", r.default_version);
   if (t["version"] && !t["version"].as_array()) f.fail("version", "must be an array of tables ([[version]])");
   if (const auto* rules = t["version"].as_array())
     for (const auto& node : *rules) {
@@ -103,12 +106,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
         if (key == "from" || key == "below") {
           const auto text = val.value<std::string>();
           if (!text) f.fail("version." + key, "must be a version string");
-          try {
-            version_parts(*text);
-          } catch (const InputError&) {
-            f.fail("version." + key, "'" + *text + "' is not a dotted version like 2.4");
-          }
-          (key == "from" ? v.from : v.below) = *text;
+          (key == "from" ? v.from : v.below) = checked_version("version." + key, *text);
         } else if (key == "source") {
         } else if (!version_switch(r, key)) {
           f.fail("version." + key, "is not a switch a version rule can set");
