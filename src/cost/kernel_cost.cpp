@@ -88,7 +88,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
 }
 
 KernelCost KernelCostModel::streaming(double flops, double bytes, double launches, Pipe pipe,
-                                      double compute_efficiency) const {
+                                      double compute_efficiency, double thread_instructions) const {
   KernelCost k;
   k.pipe = pipe;
   k.launches = std::max(launches, 1.0);
@@ -97,6 +97,12 @@ KernelCost KernelCostModel::streaming(double flops, double bytes, double launche
   const double eff = compute_efficiency > 0 ? compute_efficiency : c_.elementwise_compute_efficiency;
   const double rate = device_.peak(pipe) * 1e6 * eff;
   k.compute_us = k.flops > 0 ? k.flops / rate : 0;
+  if (thread_instructions > 0) {
+    // Every SM issues issue_slots_per_clk_sm thread instructions per clock at the sustained clock.
+    const double issue_per_us = arch_.issue_slots_per_clk_sm * static_cast<double>(device_.sm_count) *
+                                device_.boost_clock_mhz * clock_factor_;
+    k.compute_us = std::max(k.compute_us, thread_instructions / k.launches / issue_per_us);
+  }
   k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
   if (launches <= 0) {  // fused into the neighbouring kernel: no launch, no ramp, no floor
     k.launches = 1;

@@ -48,8 +48,10 @@ class KernelCostModel {
                   double launches = 1) const;
 
   // A streaming (memory-bound) kernel: elementwise, norm, pool, softmax, copies, optimizer updates.
+  // `thread_instructions` (total over all launches, 0 = not known) bounds it by the SMs' instruction issue rate:
+  // kernels with heavy index math per element (integer division, per-channel loads) reach it before DRAM.
   KernelCost streaming(double flops, double bytes, double launches = 1, Pipe pipe = Pipe::kFp32,
-                       double compute_efficiency = -1) const;
+                       double compute_efficiency = -1, double thread_instructions = 0) const;
 
   // Fraction of the large-GEMM rate a GEMM of this shape reaches (tiles, waves, K depth).
   double shape_efficiency(const MatmulGeometry& g, bool tensor) const;

@@ -280,6 +280,14 @@ bool batch_norm_epilogue(const std::vector<Op>& ops, std::size_t index) {
 
 }  // namespace
 
+bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  for (std::size_t j = index + 1; j < ops.size(); ++j)
+    if (!ops[j].inputs.empty() && ops[j].inputs[0] == static_cast<int>(index) &&
+        fusion_of(ops, j, runtime, training) == Fusion::kIntoPrevious)
+      return true;
+  return false;
+}
+
 Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
   const Op& op = ops[index];
   if (op.is_view) return Fusion::kSkipped;
@@ -339,7 +347,13 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
   }
   // Batch norm in training computes statistics in a reduction kernel and applies them in a second one.
   if (op.kind == OpKind::kNorm && ctx.training && launches > 0) launches = 2;
-  out.cost = km.streaming(w.flops, w.bytes, launches, cuda_pipe_for(ctx.plan, km.device()));
+  // An inference batch norm that took its ReLU (and residual add) runs the framework's own fused kernel, whose
+  // per-element index math can outlast its bytes at half precision.
+  double instructions = 0;
+  if (!ctx.training && op.kind == OpKind::kNorm && ctx.runtime.bn_inference_instructions_per_element > 0 &&
+      has_fused_epilogue(ops, index, ctx.runtime, ctx.training))
+    instructions = static_cast<double>(op.out_elems) * ctx.runtime.bn_inference_instructions_per_element;
+  out.cost = km.streaming(w.flops, w.bytes, launches, cuda_pipe_for(ctx.plan, km.device()), -1, instructions);
   return out;
 }
 

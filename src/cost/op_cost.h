@@ -46,6 +46,9 @@ OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase
 // Fusion decision for ops[index] given the runtime and mode.
 Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
 
+// True when a later op (a ReLU, or an add feeding one) runs inside ops[index]'s kernel.
+bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
+
 // Forward or backward cost of ops[index] (its fusion decided by fusion_of).
 OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx);
 

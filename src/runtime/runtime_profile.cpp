@@ -70,6 +70,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
+  r.bn_inference_instructions_per_element =
+      f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
+  if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
   // A version named in the file: dotted digits, or an error naming the key.
   const auto checked_version = [&](const std::string& key, const std::string& text) {
     try {

@@ -24,6 +24,8 @@ struct RuntimeProfile {
   bool fuse_epilogue = false;              // bias/activation/residual fused into the producing conv/GEMM
   bool fold_bn_inference = false;          // inference batch norm folded into conv weights
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
+  // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
+  double bn_inference_instructions_per_element = 0;
   bool conv_autotune = true;               // fastest algorithm per layer (Winograd where it wins)
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
