@@ -41,6 +41,9 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (row.optimizer_step == "no") r.optimizer_step = false;
   else if (!row.optimizer_step.empty() && row.optimizer_step != "yes")
     throw InputError("optimizer_step must be yes or no, got '" + row.optimizer_step + "'");
+  if (row.layout == "nhwc") r.channels_last = true;
+  else if (!row.layout.empty() && row.layout != "nchw")
+    throw InputError("layout must be nchw or nhwc, got '" + row.layout + "'");
   return r;
 }
 

@@ -232,20 +232,59 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   return k;
 }
 
+// DRAM traffic of the elementwise kernels between the two GEMMs of unfused attention, per score element.
+// A framework that fuses elementwise chains runs one softmax kernel (read, write). An eager one runs each
+// step of the textbook code (BERT/GPT-2 in Hugging Face and NVIDIA's examples) as its own kernel: scale by
+// 1/sqrt(d), add the mask, softmax, dropout (training; it also writes a 1-byte mask); autocast runs softmax in
+// FP32 (a cast in, FP32 probabilities and dropout, a cast back to FP16 for the PV GEMM). Backward mirrors it.
+struct ScorePasses {
+  double bytes_per_elem = 0;
+  double kernels = 1;
+};
+
+ScorePasses score_passes(Phase phase, const CostContext& ctx) {
+  const double a = ctx.plan.bytes.act;
+  if (ctx.runtime.fuse_elementwise_chains) return {2.0 * a, 1.0};
+  const bool fp32_softmax = ctx.runtime.autocast_softmax_fp32 && ctx.plan.mixed && a < 4.0;
+  const double p = fp32_softmax ? 4.0 : a;  // probability bytes
+  ScorePasses sp{0, 0};
+  const auto kernel = [&](double bytes) {
+    sp.bytes_per_elem += bytes;
+    sp.kernels += 1;
+  };
+  if (phase == Phase::kForward) {
+    kernel(2 * a);  // scale
+    kernel(2 * a);  // + mask
+    if (fp32_softmax) kernel(a + p);  // cast to FP32
+    kernel(2 * p);  // softmax
+    if (ctx.training) kernel(2 * p + 1);  // dropout: output and its mask
+    if (fp32_softmax) kernel(p + a);  // cast for the PV GEMM
+  } else {
+    if (fp32_softmax) kernel(a + p);  // gradient of the cast back
+    kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
+    kernel(3 * p);  // softmax backward: gradient and probabilities in, gradient out
+    if (fp32_softmax) kernel(p + a);  // gradient of the cast to FP32
+    kernel(2 * a);  // scale backward (the mask add passes the gradient through)
+  }
+  return sp;
+}
+
 KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& a = op.attn;
   const auto& km = ctx.kernels;
   const Work w = phase == Phase::kForward ? forward_work(op, ctx.plan.bytes, ctx.training) : backward_work(op, ctx.plan.bytes);
   const MatmulGeometry scores{a.batch * a.heads, a.q_len, a.kv_len, a.head_dim, false, false};
   if (a.fused) return km.gemm(scores, ctx.plan.matmul_pipe, w.flops, w.bytes, 0.7);
-  // Unfused: QK^T and PV GEMMs plus a softmax pass over the score matrix (x2-3 kernels in backward).
+  // Unfused: QK^T and PV GEMMs plus elementwise kernels over the score matrix between them.
   const double gemm_flops = 4.0 * static_cast<double>(a.batch * a.heads) * static_cast<double>(a.q_len) *
                             static_cast<double>(a.kv_len) * static_cast<double>(a.head_dim) *
                             (phase == Phase::kForward ? 1.0 : 2.0);
-  const double score_bytes = static_cast<double>(a.batch * a.heads * a.q_len * a.kv_len) * ctx.plan.bytes.act;
+  const double score_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.kv_len);
+  const double score_bytes = score_elems * ctx.plan.bytes.act;
   KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
                          phase == Phase::kForward ? 2.0 : 4.0);
-  KernelCost s = km.streaming(w.flops - gemm_flops, 2.0 * score_bytes, phase == Phase::kForward ? 1.0 : 1.0);
+  const ScorePasses sp = score_passes(phase, ctx);
+  KernelCost s = km.streaming(w.flops - gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
   accumulate(k, s);
   return k;
 }

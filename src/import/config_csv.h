@@ -13,6 +13,7 @@ struct ConfigRow {
   int line = 0;  // 1-based line in the file
   std::string gpu, model, runtime, mode, precision, batch, seq, n_gpus, interconnect, data, optimizer_step;
   std::string runtime_version;         // optional column; else found in the notes (see runtime_version_in_notes)
+  std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
   std::string notes;                   // optional free text describing the setup
   std::string metric;                  // only when read with measurements
   std::optional<double> measured;      // only when read with measurements

@@ -70,6 +70,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
+  r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
