@@ -8,6 +8,7 @@ trap 'rm -rf "$tmp"' EXIT
 $bin validate data/validation/published.csv --markdown "$tmp/published.md" >/dev/null
 $bin validate data/validation/published_scaling.csv --markdown "$tmp/scaling.md" >/dev/null
 $bin validate data/validation/check_pytorch.csv --markdown "$tmp/pytorch.md" >/dev/null
+$bin validate data/validation/check_recent.csv --markdown "$tmp/recent.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -31,5 +32,17 @@ $bin validate data/validation/check_pytorch.csv --markdown "$tmp/pytorch.md" >/d
   echo "kernels, 25-100% too fast), BERT with TF32 matmuls on Ampere (35-70% too fast)."
   echo
   cat "$tmp/pytorch.md"
+  echo
+  echo "# Newer GPUs and engines check set: check_recent.csv"
+  echo
+  echo "Published single-GPU measurements on GPUs and engines never used for calibration (H100 PCIe, RTX 4090, RTX A6000,"
+  echo "A100 80GB, L4, L40S, T4, A10; PyTorch, TensorFlow 1/2, MXNet, TensorRT), gathered in session 3 with sources in the"
+  echo "notes. Changes made with it in view: the Ada tensor efficiency from published RTX 4090 matmul rates (was 0.75,"
+  echo "26-38% slow), fused attention in TensorRT and torch.compile. Known misses: batch-1 inference (latency-bound"
+  echo "engines and loaders, 1.3-4x too fast), NVIDIA's TF1 ResNet-50 inference benchmark on a DGX A100 (60-110% too"
+  echo "fast: its tf.data pipeline and NCHW FP16 path), MXNet ResNet-50 on T4 (about 2x too slow), INT8 TensorRT BERT on"
+  echo "T4 (25-50% too fast), L4 TensorRT BERT FP16 (12-55% too fast: the 72 W power limit is modelled only coarsely)."
+  echo
+  cat "$tmp/recent.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

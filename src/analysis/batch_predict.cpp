@@ -44,6 +44,14 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (row.layout == "nhwc") r.channels_last = true;
   else if (!row.layout.empty() && row.layout != "nchw")
     throw InputError("layout must be nchw or nhwc, got '" + row.layout + "'");
+  if (!row.host.empty()) r.host = row.host;
+  if (!row.host_cores.empty()) {
+    r.host_cores = static_cast<int>(parse_count(row.host_cores, "host_cores", 0));
+    if (r.host_cores <= 0) throw InputError("host_cores must be positive, got " + row.host_cores);
+  }
+  if (row.gpu_decode == "yes") r.gpu_decode = true;
+  else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
+    throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");
   return r;
 }
 

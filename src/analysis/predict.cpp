@@ -56,16 +56,24 @@ Prediction predict(const PredictRequest& request) {
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
   const MemoryOptions mem_opts = memory_options(r, optimizer);
 
+  // The graph as this runtime executes it: an engine with fused multi-head attention keeps scores on chip.
+  const auto build = [&](std::int64_t b) {
+    Graph g = model.build(ModelOptions{b, r.seq});
+    if (runtime.fused_attention)
+      for (auto& op : g.ops)
+        if (op.kind == OpKind::kAttention) op.attn.fused = true;
+    return g;
+  };
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
-      return estimate_memory(model.build(ModelOptions{b, r.seq}), plan, runtime, device, mem_opts).fits;
+      return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;
     });
     if (r.batch == 0)
       throw UnsupportedError("model '" + r.model + "' does not fit on " + device.id + " even at batch 1",
                              {"memory.no_batch_fits", {{"model", r.model}, {"gpu", device.id}}});
   }
 
-  const Graph graph = model.build(ModelOptions{r.batch, r.seq});
+  const Graph graph = build(r.batch);
   const KernelCostModel kernels(device, arch);
   const CostContext ctx{kernels, runtime, plan, training};
 

@@ -14,6 +14,8 @@ struct ConfigRow {
   std::string gpu, model, runtime, mode, precision, batch, seq, n_gpus, interconnect, data, optimizer_step;
   std::string runtime_version;         // optional column; else found in the notes (see runtime_version_in_notes)
   std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
+  std::string host, host_cores;        // optional columns: host CPU profile id (data/hosts) and cores feeding it
+  std::string gpu_decode;              // optional column: yes when the input is decoded on the GPU (DALI/nvJPEG)
   std::string notes;                   // optional free text describing the setup
   std::string metric;                  // only when read with measurements
   std::optional<double> measured;      // only when read with measurements
