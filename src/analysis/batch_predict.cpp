@@ -49,6 +49,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
     r.host_cores = static_cast<int>(parse_count(row.host_cores, "host_cores", 0));
     if (r.host_cores <= 0) throw InputError("host_cores must be positive, got " + row.host_cores);
   }
+  r.context = parse_count(row.context, "context", 0);
+  if (r.context < 0) throw InputError("context must be zero or positive, got " + row.context);
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

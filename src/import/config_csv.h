@@ -16,6 +16,7 @@ struct ConfigRow {
   std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
   std::string host, host_cores;        // optional columns: host CPU profile id (data/hosts) and cores feeding it
   std::string gpu_decode;              // optional column: yes when the input is decoded on the GPU (DALI/nvJPEG)
+  std::string context;                 // optional column: decode, tokens already in the KV cache
   std::string notes;                   // optional free text describing the setup
   std::string metric;                  // only when read with measurements
   std::optional<double> measured;      // only when read with measurements
