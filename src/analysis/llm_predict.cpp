@@ -497,7 +497,7 @@ Prediction predict_lora(const PredictRequest& request) {
   // Frozen weights stay in the compute precision (no fp32 masters, no gradients, no optimizer state); each
   // adapted projection W (k x n) gains A (k x r) and B (r x n), trained in fp32 with the optimizer.
   auto memory_at = [&](std::int64_t batch, std::int64_t* adapter_params) {
-    const Graph g = model.build(ModelOptions{batch, r.seq});
+    const Graph g = graph_as_run(model, ModelOptions{batch, r.seq}, runtime);
     double adapters = 0, adapter_act = 0;
     for (const auto& op : g.ops)
       if (lora_target(op)) {
@@ -523,7 +523,7 @@ Prediction predict_lora(const PredictRequest& request) {
                              {"memory.lora_no_batch_fits", {{"model", r.model}, {"gpu", device.id}}});
   }
 
-  const Graph graph = model.build(ModelOptions{r.batch, r.seq});
+  const Graph graph = graph_as_run(model, ModelOptions{r.batch, r.seq}, runtime);
   const KernelCostModel km(device, arch);
   const CostContext ctx{km, runtime, plan, true};
   const auto& cc = cost_constants();

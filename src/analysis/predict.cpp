@@ -56,14 +56,7 @@ Prediction predict(const PredictRequest& request) {
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
   const MemoryOptions mem_opts = memory_options(r, optimizer);
 
-  // The graph as this runtime executes it: an engine with fused multi-head attention keeps scores on chip.
-  const auto build = [&](std::int64_t b) {
-    Graph g = model.build(ModelOptions{b, r.seq});
-    if (runtime.fused_attention)
-      for (auto& op : g.ops)
-        if (op.kind == OpKind::kAttention) op.attn.fused = true;
-    return g;
-  };
+  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime); };
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
       return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;

@@ -49,4 +49,15 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
   return m;
 }
 
+Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime) {
+  Graph g = model.build(options);
+  if (runtime.fused_attention)
+    for (auto& op : g.ops)
+      if (op.kind == OpKind::kAttention) {
+        op.attn.fused = true;
+        op.saves_output = false;  // as the builder marks a fused attention op
+      }
+  return g;
+}
+
 }  // namespace perfcast

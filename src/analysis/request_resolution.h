@@ -4,7 +4,9 @@
 
 #include "analysis/predict.h"
 #include "device/device_spec.h"
+#include "graph/graph.h"
 #include "graph/op.h"
+#include "import/model_source.h"
 #include "runtime/runtime_profile.h"
 #include "schedule/memory.h"
 
@@ -21,5 +23,8 @@ OptimizerKind optimizer_for(const PredictRequest& r, bool sequence_model);
 
 // What the memory estimate needs from the request: mode, optimizer step and state, checkpointing.
 MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer);
+
+// The model's graph as `runtime` executes it: a runtime with fused multi-head attention keeps scores on chip.
+Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime);
 
 }  // namespace perfcast

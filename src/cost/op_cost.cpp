@@ -242,7 +242,7 @@ struct ScorePasses {
   double kernels = 1;
 };
 
-ScorePasses score_passes(Phase phase, const CostContext& ctx) {
+ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostContext& ctx) {
   const double a = ctx.plan.bytes.act;
   if (ctx.runtime.fuse_elementwise_chains) return {2.0 * a, 1.0};
   const bool fp32_softmax = ctx.runtime.autocast_softmax_fp32 && ctx.plan.mixed && a < 4.0;
@@ -257,11 +257,11 @@ ScorePasses score_passes(Phase phase, const CostContext& ctx) {
     kernel(2 * a);  // + mask
     if (fp32_softmax) kernel(a + p);  // cast to FP32
     kernel(2 * p);  // softmax
-    if (ctx.training) kernel(2 * p + 1);  // dropout: output and its mask
+    if (ctx.training && attn.dropout) kernel(2 * p + 1);  // dropout: output and its mask
     if (fp32_softmax) kernel(p + a);  // cast for the PV GEMM
   } else {
     if (fp32_softmax) kernel(a + p);  // gradient of the cast back
-    kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
+    if (attn.dropout) kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
     kernel(3 * p);  // softmax backward: gradient and probabilities in, gradient out
     if (fp32_softmax) kernel(p + a);  // gradient of the cast to FP32
     kernel(2 * a);  // scale backward (the mask add passes the gradient through)
@@ -283,7 +283,7 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double score_bytes = score_elems * ctx.plan.bytes.act;
   KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
                          phase == Phase::kForward ? 2.0 : 4.0);
-  const ScorePasses sp = score_passes(phase, ctx);
+  const ScorePasses sp = score_passes(a, phase, ctx);
   KernelCost s = km.streaming(w.flops - gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
   accumulate(k, s);
   return k;
@@ -389,7 +389,8 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
   // An inference batch norm that took its ReLU (and residual add) runs the framework's own fused kernel, whose
   // per-element index math can outlast its bytes at half precision.
   double instructions = 0;
-  if (!ctx.training && op.kind == OpKind::kNorm && ctx.runtime.bn_inference_instructions_per_element > 0 &&
+  if (!ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
+      ctx.runtime.bn_inference_instructions_per_element > 0 &&
       has_fused_epilogue(ops, index, ctx.runtime, ctx.training))
     instructions = static_cast<double>(op.out_elems) * ctx.runtime.bn_inference_instructions_per_element;
   out.cost = km.streaming(w.flops, w.bytes, launches, cuda_pipe_for(ctx.plan, km.device()), -1, instructions);

@@ -183,7 +183,8 @@ Tensor GraphBuilder::matmul(const Tensor& a, const Tensor& b, const std::string&
 }
 
 Tensor GraphBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
-                               std::int64_t kv_heads, bool causal, bool fused, const std::string& name) {
+                               std::int64_t kv_heads, bool causal, bool fused, const std::string& name,
+                               bool dropout) {
   Op op;
   op.kind = OpKind::kAttention;
   op.inputs = {q.id, k.id, v.id};
@@ -196,6 +197,7 @@ Tensor GraphBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v
   a.head_dim = q.shape.back() / heads;
   a.causal = causal;
   a.fused = fused;
+  a.dropout = dropout;
   op.out_shape = q.shape;
   op.in_elems = q.elems() + k.elems() + v.elems();
   op.saves_input = true;
@@ -311,8 +313,10 @@ Tensor GraphBuilder::tanh(const Tensor& x, const std::string& name) {
   return elementwise(x, 4, false, true, false, name, "tanh");
 }
 Tensor GraphBuilder::dropout(const Tensor& x, const std::string& name) {
-  // Keeps a mask (counted as a saved output of the same size).
-  return elementwise(x, 2, false, true, false, name, "dropout");
+  // Keeps a one-byte mask of its output's shape for backward (PyTorch native_dropout's bool mask).
+  Tensor y = elementwise(x, 2, false, false, false, name, "dropout");
+  graph_.ops[static_cast<std::size_t>(y.id)].saves_mask = true;
+  return y;
 }
 Tensor GraphBuilder::add(const Tensor& a, const Tensor& b, const std::string& name) {
   Tensor y = binary(a, b, 1, false, name, "add");

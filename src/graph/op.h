@@ -74,6 +74,7 @@ struct AttentionGeometry {
   std::int64_t head_dim = 64;
   bool causal = false;
   bool fused = false;  // flash-style kernel: no materialised score matrix
+  bool dropout = false;  // dropout on the probabilities in training (BERT/GPT-2 0.1; Llama-family 0: no kernel)
 };
 
 struct Op {
@@ -101,6 +102,7 @@ struct Op {
   bool needs_input_grad = true;   // false for ops fed only by the graph input (no dgrad)
   bool saves_output = false;      // output is kept for backward (activation memory)
   bool saves_input = false;       // input is kept for backward
+  bool saves_mask = false;        // a 1-byte mask of the output's shape is kept for backward (dropout)
   bool in_place = false;          // writes into its input's buffer (no new allocation)
   bool is_view = false;           // reshape/flatten/view: no kernel, no traffic
 };

@@ -618,7 +618,7 @@ void Writer::elementwise(int id, const Op& op) {
     node("Relu", {x}, {name}, name);
   } else if (f == 2 && op.in_place) {
     node("Clip", {x, scalar("min", 0), scalar("max", 6)}, {name}, name);
-  } else if (f == 2 && op.saves_output) {
+  } else if (f == 2 && op.saves_mask) {
     node("Dropout", {x}, {name}, name);
   } else if (f == 8 && op.saves_input && !op.saves_output) {
     // GELU, erf form: x * 0.5 * (1 + erf(x / sqrt(2))).

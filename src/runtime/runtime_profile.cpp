@@ -23,6 +23,15 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
   if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
+  if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
+  if (key == "fused_attention") return &r.fused_attention;
+  return nullptr;
+}
+
+// Numeric settings a [[version]] rule may set (a library generation's kernel rate, per-op dispatch cost).
+double* version_number(RuntimeProfile& r, const std::string& key) {
+  if (key == "library_efficiency") return &r.library_efficiency;
+  if (key == "host_overhead_per_kernel_us") return &r.host_overhead_per_kernel_us;
   return nullptr;
 }
 
@@ -113,8 +122,12 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
           if (!text) f.fail("version." + key, "must be a version string");
           (key == "from" ? v.from : v.below) = checked_version("version." + key, *text);
         } else if (key == "source") {
+        } else if (version_number(r, key)) {
+          const auto number = val.value<double>();
+          if (!number || *number <= 0) f.fail("version." + key, "must be a positive number");
+          v.numbers[key] = *number;
         } else if (!version_switch(r, key)) {
-          f.fail("version." + key, "is not a switch a version rule can set");
+          f.fail("version." + key, "is not a switch or number a version rule can set");
         } else if (!val.is_boolean()) {
           f.fail("version." + key, "must be true or false");
         } else {
@@ -145,6 +158,7 @@ RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version) {
     if (!rule.from.empty() && compare_versions(version, rule.from) < 0) continue;
     if (!rule.below.empty() && compare_versions(version, rule.below) >= 0) continue;
     for (const auto& [key, value] : rule.switches) *version_switch(runtime, key) = value;
+    for (const auto& [key, value] : rule.numbers) *version_number(runtime, key) = value;
   }
   runtime.version = version;
   return runtime;

@@ -13,6 +13,7 @@ namespace perfcast {
 struct VersionRule {
   std::string from, below;                 // applies when from <= version < below (either may be empty)
   std::map<std::string, bool> switches;    // switch name (as in the runtime file) -> value
+  std::map<std::string, double> numbers;   // numeric setting (library_efficiency, ...) -> value
 };
 
 struct RuntimeProfile {
@@ -30,9 +31,9 @@ struct RuntimeProfile {
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
   bool tf32_available = true;              // the framework can run TF32 at all (--precision tf32)
-  bool nchw_tensor_core_transposes = false;
-  bool autocast_softmax_fp32 = false;
-  bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)  // NCHW<->NHWC transposes around tensor-core convolutions
+  bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
+  bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)
+  bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
   std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})
   double tensor_library_efficiency = 1;            // the entry of the map for the device being costed

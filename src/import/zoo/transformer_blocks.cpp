@@ -8,7 +8,9 @@ Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t head
   Tensor q = b.linear(x, d, bias, name + ".q");
   Tensor k = b.linear(kv, d, bias, name + ".k");
   Tensor v = b.linear(kv, d, bias, name + ".v");
-  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core");
+  // BERT (attention_probs_dropout_prob), GPT-2 (attn_pdrop) and the Transformer base train with 0.1 attention
+  // dropout.
+  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core", /*dropout=*/true);
   return b.linear(a, d, bias, name + ".out");
 }
 
