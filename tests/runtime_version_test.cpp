@@ -275,5 +275,23 @@ TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp32) {
   EXPECT_LE(ratio, 1.22) << "geometric mean " << ratio;
 }
 
+// MXNet's default (0.9) is the 2016 cuDNN 5 generation of published.csv's MXNet rows; MXNet 1.x builds against
+// cuDNN 7+, whose kernels run at today's rate (library_efficiency 0.60 -> 1.0 by a [[version]] rule).
+TEST(RuntimeVersion, VersionRulesSetNumbersToo) {
+  const RuntimeProfile old_mxnet = find_runtime("mxnet");
+  EXPECT_DOUBLE_EQ(old_mxnet.library_efficiency, 0.60);
+  EXPECT_DOUBLE_EQ(at_version(old_mxnet, "1.7").library_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(at_version(old_mxnet, "0.12").library_efficiency, 0.60);
+  PredictRequest r;
+  r.model = "vgg16";
+  r.gpu = "titan-x-pascal";
+  r.runtime = "mxnet";
+  r.batch = 32;
+  const double v09 = predict(r).samples_per_s;
+  r.runtime_version = "1.7";
+  const double v17 = predict(r).samples_per_s;
+  EXPECT_GT(v17, 1.3 * v09) << "VGG-16 training is convolution-bound: most of the 1/0.6 shows";
+}
+
 }  // namespace
 }  // namespace perfcast

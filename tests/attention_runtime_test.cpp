@@ -1,0 +1,135 @@
+// How each runtime runs the attention core, checked against the kernels the frameworks launch:
+// - eager PyTorch on BERT (Hugging Face / NVIDIA DeepLearningExamples code): QK^T, scale by 1/sqrt(d), add the
+//   mask, softmax, dropout (training), PV; autocast runs softmax in FP32 (a cast in, a cast back to FP16 for the
+//   PV matmul) per the torch.cuda.amp op reference;
+// - TensorRT (fused MHA) and torch.compile (Inductor rewrites the pattern to scaled_dot_product_attention) keep
+//   the score matrix on chip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "analysis/batch_predict.h"
+#include "analysis/predict.h"
+#include "import/config_csv.h"
+#include "import/model_source.h"
+
+namespace perfcast {
+namespace {
+
+PredictRequest bert(const std::string& runtime, const std::string& precision, const std::string& mode) {
+  PredictRequest r;
+  r.model = "bert_base";
+  r.gpu = "v100-sxm2-16gb";
+  r.runtime = runtime;
+  r.precision = precision;
+  r.mode = mode;
+  r.batch = 32;
+  r.seq = 128;
+  return r;
+}
+
+// The first attention core entry of a phase.
+const OpCost& attention_entry(const Prediction& p, Phase phase) {
+  for (const auto& e : p.step.entries)
+    if (e.kind == OpKind::kAttention && e.phase == phase) return e;
+  ADD_FAILURE() << "no attention entry";
+  return p.step.entries.front();
+}
+
+constexpr double kScores = 32.0 * 12 * 128 * 128;  // batch x heads x seq x seq of BERT-base at seq 128
+
+TEST(AttentionRuntime, EagerAutocastLaunchesEveryKernelOfTheTextbookCode) {
+  const Prediction train = predict(bert("pytorch", "amp", "train"));
+  // Forward: QK^T and PV, plus scale, mask add, cast to FP32, softmax, dropout, cast to FP16.
+  EXPECT_DOUBLE_EQ(attention_entry(train, Phase::kForward).cost.launches, 8);
+  // Backward: dP, dV, dQ, dK matmuls, plus cast, dropout, softmax, cast and scale backward.
+  EXPECT_DOUBLE_EQ(attention_entry(train, Phase::kBackward).cost.launches, 9);
+  // FP32 without autocast: no casts.
+  EXPECT_DOUBLE_EQ(attention_entry(predict(bert("pytorch", "fp32", "train")), Phase::kForward).cost.launches, 6);
+}
+
+TEST(AttentionRuntime, TrainingAddsExactlyTheDropoutKernelsTraffic) {
+  // Between inference and training forward the only difference is dropout over the FP32 probabilities:
+  // read 4 bytes, write 4 bytes and a 1-byte mask per score element.
+  const double train = attention_entry(predict(bert("pytorch", "amp", "train")), Phase::kForward).cost.bytes;
+  const double infer = attention_entry(predict(bert("pytorch", "amp", "infer")), Phase::kForward).cost.bytes;
+  EXPECT_NEAR(train - infer, 9.0 * kScores, 1.0);
+}
+
+TEST(AttentionRuntime, FusedEnginesKeepScoresOnChip) {
+  for (const char* runtime : {"tensorrt", "pytorch-compile"}) {
+    const Prediction p = predict(bert(runtime, "fp16", "infer"));
+    const OpCost& a = attention_entry(p, Phase::kForward);
+    EXPECT_DOUBLE_EQ(a.cost.launches, 1) << runtime;
+    // q, k, v in and the context out, 2 bytes each: nothing score-sized reaches DRAM.
+    const double qkvo = 4.0 * 32 * 128 * 768 * 2;
+    EXPECT_LE(a.cost.bytes, 1.01 * qkvo) << runtime;
+  }
+}
+
+TEST(AttentionRuntime, OnlyModelsThatTrainWithAttentionDropoutGetIt) {
+  // BERT (attention_probs_dropout_prob 0.1) and GPT-2 (attn_pdrop 0.1) drop attention probabilities in training;
+  // Llama-family configs have attention_dropout 0 (PyTorch's dropout launches nothing at p = 0).
+  for (const char* id : {"bert_base", "gpt2"}) {
+    const Graph g = resolve_model(id, {}).build({1, 0});
+    for (const auto& op : g.ops)
+      if (op.kind == OpKind::kAttention) EXPECT_TRUE(op.attn.dropout) << id << " " << op.name;
+  }
+  const Graph llama = resolve_model("llama-2-7b", {}).build({1, 64});
+  int cores = 0;
+  for (const auto& op : llama.ops)
+    if (op.kind == OpKind::kAttention) {
+      ++cores;
+      EXPECT_FALSE(op.attn.dropout) << op.name;
+    }
+  EXPECT_EQ(cores, 32);
+}
+
+// A configurations file with the optional columns: layout, host, host_cores, gpu_decode, context.
+std::filesystem::path write_csv(const std::string& name, const std::string& body) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << "gpu,model,runtime,mode,precision,batch,layout,host,host_cores,gpu_decode,context\n" << body;
+  return path;
+}
+
+TEST(AttentionRuntime, ConfigColumnsReachTheRequest) {
+  const auto path = write_csv("perfcast_columns_test.csv",
+                              "v100-sxm2-16gb,resnet50,pytorch,train,amp,256,nhwc,dgx1,20,yes,\n"
+                              "v100-sxm2-16gb,resnet50,pytorch,train,amp,256,,,,,\n"
+                              "v100-sxm2-16gb,resnet50,pytorch,train,amp,256,nhcw,,,,\n"
+                              "v100-sxm2-16gb,resnet50,pytorch,train,amp,256,,,,maybe,\n");
+  const auto rows = read_config_csv(path, false);
+  ASSERT_EQ(rows.size(), 4u);
+  const PredictRequest r = request_from_row(rows[0]);
+  EXPECT_TRUE(r.channels_last);
+  EXPECT_EQ(r.host, "dgx1");
+  EXPECT_EQ(r.host_cores, 20);
+  EXPECT_TRUE(r.gpu_decode);
+  const auto results = predict_rows(rows);
+  // Channels-last drops the NCHW<->NHWC transposes around tensor-core convolutions: faster on a V100.
+  ASSERT_TRUE(results[0].prediction && results[1].prediction);
+  EXPECT_GT(results[0].prediction->samples_per_s, results[1].prediction->samples_per_s);
+  EXPECT_NE(results[2].status.find("layout must be nchw or nhwc"), std::string::npos) << results[2].status;
+  EXPECT_NE(results[3].status.find("gpu_decode must be yes or no"), std::string::npos) << results[3].status;
+  std::filesystem::remove(path);
+}
+
+TEST(AttentionRuntime, DecodeContextColumn) {
+  const auto path = write_csv("perfcast_context_test.csv",
+                              "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,4096\n"
+                              "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,\n");
+  const auto rows = read_config_csv(path, false);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(request_from_row(rows[0]).context, 4096);
+  const auto results = predict_rows(rows);
+  ASSERT_TRUE(results[0].prediction && results[1].prediction);
+  // A 4096-token KV cache is read at every step: slower than decoding from an empty cache.
+  EXPECT_LT(results[0].prediction->tokens_per_s.value_or(0), results[1].prediction->tokens_per_s.value_or(0));
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace perfcast
