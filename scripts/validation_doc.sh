@@ -9,6 +9,7 @@ $bin validate data/validation/published.csv --markdown "$tmp/published.md" >/dev
 $bin validate data/validation/published_scaling.csv --markdown "$tmp/scaling.md" >/dev/null
 $bin validate data/validation/check_pytorch.csv --markdown "$tmp/pytorch.md" >/dev/null
 $bin validate data/validation/check_recent.csv --markdown "$tmp/recent.md" >/dev/null
+$bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -44,5 +45,18 @@ $bin validate data/validation/check_recent.csv --markdown "$tmp/recent.md" >/dev
   echo "T4 (25-50% too fast), L4 TensorRT BERT FP16 (12-55% too fast: the 72 W power limit is modelled only coarsely)."
   echo
   cat "$tmp/recent.md"
+  echo
+  echo "# Language-model serving check set: check_llm.csv"
+  echo
+  echo "Published llama.cpp llama-bench runs on GeForce, workstation and datacenter GPUs (pp512 = prefill, tg = decode"
+  echo "from an empty cache) and NVIDIA's TensorRT-LLM 0.8 performance tables (FP8, fixed batch; their throughput includes"
+  echo "the prompt's prefill, so those rows use --mode generate with the input length as --context). Gathered in session 3;"
+  echo "the one change made with it in view is from llama.cpp's source: its FP16 cuBLAS GEMMs accumulate in FP16"
+  echo "(CUBLAS_COMPUTE_16F), which GeForce boards run at twice their FP32-accumulate rate (prefill rows on RTX 30/40 were"
+  echo "30-39% slow). Known misses: TensorRT-LLM Mistral-7B with large batches (60-170% too fast: the model makes"
+  echo "grouped-query attention's smaller KV cache pay off more than the measurement shows), FP8 prefill ~20% too fast,"
+  echo "llama.cpp f16 decode on A100 (58-68% too fast) and on H100 PCIe (30-48% too fast across the board)."
+  echo
+  cat "$tmp/llm.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

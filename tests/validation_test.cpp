@@ -101,5 +101,18 @@ TEST(Validation, RecentGpuCheckSetStaysWithinItsRatchet) {
   EXPECT_LE(s.median_ape, 20.0);
 }
 
+// data/validation/check_llm.csv: published llama.cpp and TensorRT-LLM runs on GPUs the LLM model was never
+// checked against (the llama.cpp rows of published.csv are all Tesla P40).
+TEST(Validation, LlmCheckSetStaysWithinItsRatchet) {
+  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/check_llm.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_GE(s.rows, 75);
+  // Ratchet at session 3's figure (12.4%) plus a margin.
+  EXPECT_LE(s.median_ape, 14.0);
+  EXPECT_GE(s.fits, 0.99);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -87,7 +87,7 @@ std::vector<StrategyResult> precision_strategies(const Prediction& base, const P
   std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32", "int8"}
                                                  : std::vector<std::string>{"amp", "int8", "fp8", "tf32"};
   // Serving a language model: the what-ifs are weight types (GGUF block types on llama.cpp).
-  if (r.mode == "prefill" || r.mode == "decode")
+  if (r.mode == "prefill" || r.mode == "decode" || r.mode == "generate")
     candidates = base.runtime.llm_gguf ? std::vector<std::string>{"f16", "q8_0", "q6_k", "q4_k_m", "q4_0"}
                                        : std::vector<std::string>{"fp16", "int8", "int4", "fp8"};
   for (const auto& prec : candidates) {

@@ -638,6 +638,9 @@ Prediction predict_inference(const PredictRequest& request) {
   // Pipes: the serving engines' GEMM precision, llama.cpp's fp16 cuBLAS path where tensor cores exist.
   std::optional<Pipe> half = arch.math_pipe("fp16");
   if (half && (!is_tensor_pipe(*half) || device.peak(*half) <= 0)) half.reset();
+  // llama.cpp asks cuBLAS for FP16 accumulation: GeForce boards run it at twice their FP32-accumulate rate.
+  if (half && runtime.llm_fp16_accumulate && device.peak(Pipe::kTcFp16Fp16Acc) > device.peak(*half))
+    half = Pipe::kTcFp16Fp16Acc;
   Pipe float_pipe = Pipe::kFp32;
   if (!runtime.llm_gguf) {
     std::string compute = weights.name == "fp8" ? "fp8" : weights.name == "bf16" ? "bf16" : weights.name == "fp32" ? "fp32" : "fp16";
@@ -726,6 +729,8 @@ Prediction predict_inference(const PredictRequest& request) {
     entries = prefill_entries(r.context, r.seq);
     llm.time_per_output_token_ms = sum_step(decode_entries(positions + 1), runtime).step_us / 1e3;
   } else {
+    // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
+    if (r.mode == "generate" && r.context > 0) entries = prefill_entries(0, r.context);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -753,9 +758,10 @@ Prediction predict_inference(const PredictRequest& request) {
   if (prefill) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
-    llm.time_per_output_token_ms = p.step_us / 1e3 / static_cast<double>(r.seq);
     llm.time_to_first_token_ms = r.context > 0 ? sum_step(prefill_entries(0, r.context), runtime).step_us / 1e3
                                                : sum_step(decode_entries(1), runtime).step_us / 1e3;
+    const double decode_ms = p.step_us / 1e3 - (r.mode == "generate" && r.context > 0 ? llm.time_to_first_token_ms : 0.0);
+    llm.time_per_output_token_ms = decode_ms / static_cast<double>(r.seq);
   }
   p.llm = llm;
 
@@ -783,7 +789,10 @@ Prediction predict_inference(const PredictRequest& request) {
                       " and up to batch " + std::to_string(most_batch) + " at " + std::to_string(positions) +
                       " positions");
   }
-  p.notes.push_back("memory.activations includes the KV cache (" + fmt_count(llm.kv_cache_bytes) + "bytes, " + kv_name + ")");
+  std::ostringstream kv_gib;
+  kv_gib.precision(3);
+  kv_gib << llm.kv_cache_bytes / (1024.0 * 1024.0 * 1024.0);
+  p.notes.push_back("memory.activations includes the KV cache (" + kv_gib.str() + " GiB, " + kv_name + ")");
   return p;
 }
 
@@ -796,8 +805,8 @@ Prediction predict_llm(const PredictRequest& request) {
     PredictRequest full = request;
     return predict(full);  // full fine-tuning is the ordinary training step
   }
-  if (request.mode != "prefill" && request.mode != "decode")
-    throw InputError("predict_llm serves --mode prefill, decode or train, got '" + request.mode + "'");
+  if (request.mode != "prefill" && request.mode != "decode" && request.mode != "generate")
+    throw InputError("predict_llm serves --mode prefill, decode, generate or train, got '" + request.mode + "'");
   return predict_inference(request);
 }
 

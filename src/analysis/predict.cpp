@@ -12,7 +12,7 @@
 namespace perfcast {
 
 void check_request(const PredictRequest& r) {
-  const std::vector<std::string> modes{"train", "infer", "prefill", "decode"};
+  const std::vector<std::string> modes{"train", "infer", "prefill", "decode", "generate"};
   if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) throw_unknown("mode", r.mode, modes);
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
@@ -38,7 +38,8 @@ void check_request(const PredictRequest& r) {
 
 Prediction predict(const PredictRequest& request) {
   check_request(request);
-  if (request.mode == "prefill" || request.mode == "decode" || (request.mode == "train" && request.lora_rank > 0))
+  if (request.mode == "prefill" || request.mode == "decode" || request.mode == "generate" ||
+      (request.mode == "train" && request.lora_rank > 0))
     return predict_llm(request);
   PredictRequest r = request;
   const DeviceSpec device = device_for(r);

@@ -17,6 +17,7 @@ struct ConfigRow {
   std::string host, host_cores;        // optional columns: host CPU profile id (data/hosts) and cores feeding it
   std::string gpu_decode;              // optional column: yes when the input is decoded on the GPU (DALI/nvJPEG)
   std::string context;                 // optional column: decode, tokens already in the KV cache
+  std::string kv_precision;            // optional column: KV-cache type (fp16, fp8, q8_0, ...)
   std::string notes;                   // optional free text describing the setup
   std::string metric;                  // only when read with measurements
   std::optional<double> measured;      // only when read with measurements

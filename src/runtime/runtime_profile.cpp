@@ -94,6 +94,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     return text;
   };
   r.llm_gguf = flag_or("llm_gguf", r.llm_gguf);
+  r.llm_fp16_accumulate = flag_or("llm_fp16_accumulate", r.llm_fp16_accumulate);
   r.llm_activation_bytes = f.number_or("llm_activation_bytes", r.llm_activation_bytes);
   r.llm_kv_default = f.text_or("llm_kv_default", r.llm_kv_default);
   r.llm_fused_attention = flag_or("llm_fused_attention", r.llm_fused_attention);

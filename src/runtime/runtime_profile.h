@@ -44,6 +44,7 @@ struct RuntimeProfile {
   // Language-model serving (prefill/decode, src/analysis/llm_predict.cpp). The defaults describe a framework
   // running the Hugging Face model eagerly, so runtime files without these keys stay valid.
   bool llm_gguf = false;                  // runs GGUF block types with llama.cpp's kernels (MMVQ, MMQ, dequant + cuBLAS)
+  bool llm_fp16_accumulate = false;       // its FP16 cuBLAS GEMMs accumulate in FP16 (full rate on GeForce boards)
   double llm_activation_bytes = 2;        // activations between kernels (llama.cpp keeps them in f32)
   std::string llm_kv_default = "f16";     // KV-cache type when --kv-precision is not given
   bool llm_fused_attention = false;       // flash / paged attention kernels (no score matrix in DRAM)
