@@ -10,6 +10,7 @@ $bin validate data/validation/published_scaling.csv --markdown "$tmp/scaling.md"
 $bin validate data/validation/check_pytorch.csv --markdown "$tmp/pytorch.md" >/dev/null
 $bin validate data/validation/check_recent.csv --markdown "$tmp/recent.md" >/dev/null
 $bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
+$bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -58,5 +59,18 @@ $bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
   echo "llama.cpp f16 decode on A100 (58-68% too fast) and on H100 PCIe (30-48% too fast across the board)."
   echo
   cat "$tmp/llm.md"
+  echo
+  echo "# Pascal check set: check_pascal.csv"
+  echo
+  echo "More published GP102/GP104 measurements, gathered in session 3 and not used to set anything: nicklhy/DLInfBench"
+  echo "(PyTorch, MXNet and TensorFlow fp32 inference on GTX 1080 Ti, GTX 1080 and Titan X Pascal; its timing includes the"
+  echo "host-to-GPU copy of every batch and the Python loop, which the model's synthetic-data mode leaves out), Dell EMC's"
+  echo "TensorRT 2.0 Tesla P40 whitepaper (FP32 and INT8 GoogLeNet/AlexNet, batch 1-4096) and llama.cpp P40 prefill tables."
+  echo "Known misses: TensorRT 2.0 INT8 on the P40 (30-70% too fast at large batch: the model gives dp4a convolutions the"
+  echo "SGEMM efficiency; the measured INT8/FP32 gain is 2.9-3.1x, not the 3.4-3.8x predicted), batch-1 rows (latency-bound"
+  echo "harnesses), VGG-16 fp32 on Pascal (non-fused Winograd too optimistic: 10-70% too fast in every source) and"
+  echo "TensorFlow feed_dict inference (20-78% too fast)."
+  echo
+  cat "$tmp/pascal.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"
