@@ -72,6 +72,15 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   return k;
 }
 
+// Workspace of non-fused Winograd: the transformed input and output planes and the transformed filter live in
+// device memory between its three kernels.
+double winograd_workspace(const ConvGeometry& c, std::int64_t m, std::int64_t c_a, std::int64_t c_b, double act_bytes) {
+  const std::int64_t alpha = m + c.kernel[0] - 1;
+  const std::int64_t tiles = c.n * ((c.out[0] + m - 1) / m) * ((c.out[1] + m - 1) / m);
+  const double planes = static_cast<double>(alpha * alpha);
+  return planes * (static_cast<double>(tiles) * static_cast<double>(c_a + c_b) + static_cast<double>(c_a * c_b)) * act_bytes;
+}
+
 // FFT convolution (cuDNN CUDNN_CONVOLUTION_*_ALGO_FFT and FFT_TILING, FP32 complex): transform input and filter
 // to the frequency domain, multiply-accumulate over channels per frequency bin as a batched complex GEMM
 // [N*tiles x c_a] x [c_a x c_b], transform back. Maps larger than 32 run as 32x32 tiles (FFT_TILING). Worth it for
@@ -156,7 +165,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
       best = *f;
     }
   }
-  if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+  if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe) &&
+      winograd_workspace(c, m, c_a, c_b, ctx.plan.bytes.act) <= ctx.runtime.conv_workspace_limit_bytes) {
     KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe, efficiency, ctx.kernels);
     if (w.time_us < best.time_us) {
       w.flops = flops;  // report the direct-convolution FLOPs; the time reflects the cheaper algorithm

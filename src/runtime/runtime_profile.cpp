@@ -80,6 +80,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
+  r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);

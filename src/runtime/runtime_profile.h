@@ -28,6 +28,7 @@ struct RuntimeProfile {
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
   bool conv_autotune = true;               // fastest algorithm per layer (Winograd where it wins)
+  double conv_workspace_limit_bytes = 1e18;  // largest cuDNN workspace the autotuner may pick an algorithm with
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
   bool tf32_available = true;              // the framework can run TF32 at all (--precision tf32)
