@@ -158,6 +158,19 @@ TEST_F(OnnxTest, FusedPatternsComeBackAsSingleOps) {
   EXPECT_EQ(non_views, zoo_non_views);
 }
 
+TEST_F(OnnxTest, AttentionDropoutSurvivesTheRoundTrip) {
+  // BERT trains with dropout on the attention probabilities; the export writes it as a Dropout node between the
+  // softmax and the second matmul and the import folds it back into the attention core.
+  const Graph g = model_from_onnx(export_zoo("bert_base"), {}).build({2, 0});
+  int cores = 0;
+  for (const auto& op : g.ops)
+    if (op.kind == OpKind::kAttention) {
+      ++cores;
+      EXPECT_TRUE(op.attn.dropout) << op.name;
+    }
+  EXPECT_EQ(cores, 12);
+}
+
 TEST_F(OnnxTest, SequenceModelKeepsItsLength) {
   const ModelSource m = model_from_onnx(export_zoo("bert_base"), {});
   EXPECT_TRUE(m.sequence);

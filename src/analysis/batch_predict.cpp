@@ -29,7 +29,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (!row.precision.empty()) r.precision = row.precision;
   if (row.batch == "max") r.batch = 0;
   else {
-    r.batch = parse_count(row.batch, "batch", 64);
+    const bool serving = row.mode == "prefill" || row.mode == "decode" || row.mode == "generate";
+    r.batch = parse_count(row.batch, "batch", serving ? 1 : 64);
     if (r.batch <= 0) throw InputError("batch must be positive, got " + row.batch);
   }
   r.seq = parse_count(row.seq, "seq", 0);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "analysis/predict.h"
@@ -639,7 +640,8 @@ Prediction predict_inference(const PredictRequest& request) {
   std::optional<Pipe> half = arch.math_pipe("fp16");
   if (half && (!is_tensor_pipe(*half) || device.peak(*half) <= 0)) half.reset();
   // llama.cpp asks cuBLAS for FP16 accumulation: GeForce boards run it at twice their FP32-accumulate rate.
-  if (half && runtime.llm_fp16_accumulate && device.peak(Pipe::kTcFp16Fp16Acc) > device.peak(*half))
+  // (>=: TITAN RTX / Quadro RTX / T4 list equal peaks but sustain less with FP32 accumulation, see pipe_peak.)
+  if (half && runtime.llm_fp16_accumulate && device.peak(Pipe::kTcFp16Fp16Acc) >= device.peak(*half))
     half = Pipe::kTcFp16Fp16Acc;
   Pipe float_pipe = Pipe::kFp32;
   if (!runtime.llm_gguf) {
@@ -676,6 +678,12 @@ Prediction predict_inference(const PredictRequest& request) {
   const std::int64_t pass_tokens =
       prefill ? std::min<std::int64_t>(r.seq, runtime.llm_ubatch > 0 ? static_cast<std::int64_t>(runtime.llm_ubatch) : r.seq) : 1;
   std::map<std::int64_t, Graph> pass_graphs;  // by batch: the searches below probe many contexts per batch
+  // generate also runs the prompt's prefill, in passes of up to llm_ubatch tokens: its buffers count too.
+  const std::int64_t prompt_pass_tokens =
+      r.mode == "generate" && r.context > 0
+          ? std::min<std::int64_t>(r.context, runtime.llm_ubatch > 0 ? static_cast<std::int64_t>(runtime.llm_ubatch) : r.context)
+          : 0;
+  std::map<std::int64_t, Graph> prompt_graphs;
   auto memory_at = [&](std::int64_t batch, std::int64_t positions) {
     auto it = pass_graphs.find(batch);
     if (it == pass_graphs.end()) it = pass_graphs.emplace(batch, model.build(ModelOptions{batch, pass_tokens})).first;
@@ -684,6 +692,12 @@ Prediction predict_inference(const PredictRequest& request) {
     m.weights = wbytes;
     m.kv_cache = kv_cache_bytes(shape, static_cast<double>(batch), static_cast<double>(positions), kv_bytes);
     m.activations = activation_bytes(g, positions, c);
+    if (prompt_pass_tokens > 0) {
+      auto pit = prompt_graphs.find(batch);
+      if (pit == prompt_graphs.end())
+        pit = prompt_graphs.emplace(batch, model.build(ModelOptions{batch, prompt_pass_tokens})).first;
+      m.activations = std::max(m.activations, activation_bytes(pit->second, r.context, c));
+    }
     m.workspace = runtime.workspace_bytes;
     return to_breakdown(m, runtime, device);
   };
@@ -724,13 +738,14 @@ Prediction predict_inference(const PredictRequest& request) {
   auto decode_entries = [&](std::int64_t kv) { return forward_pass(step_graph, kv, false, c); };
 
   std::vector<OpCost> entries;
+  std::optional<StepCost> prompt;  // generate: the prompt's prefill, a phase of its own (it ends on its logits)
   LlmCost llm;
   if (prefill) {
     entries = prefill_entries(r.context, r.seq);
     llm.time_per_output_token_ms = sum_step(decode_entries(positions + 1), runtime).step_us / 1e3;
   } else {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
-    if (r.mode == "generate" && r.context > 0) entries = prefill_entries(0, r.context);
+    if (r.mode == "generate" && r.context > 0) prompt = sum_step(prefill_entries(0, r.context), runtime);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -749,6 +764,20 @@ Prediction predict_inference(const PredictRequest& request) {
                      (runtime.llm_gguf ? ", f32 activations" : "");
   for (auto& n : notes) p.notes.push_back(std::move(n));
   p.step = sum_step(std::move(entries), runtime);
+  if (prompt) {
+    // The decode phase cannot start before the prefill's logits: the two phases add, each bound by its own
+    // slower side (GPU or host).
+    const double decode_us = p.step.step_us;
+    std::vector<OpCost> all = std::move(prompt->entries);
+    for (auto& e : p.step.entries) all.push_back(std::move(e));
+    p.step.entries = std::move(all);
+    p.step.gpu_us += prompt->gpu_us;
+    p.step.host_us += prompt->host_us;
+    p.step.launches += prompt->launches;
+    p.step.flops += prompt->flops;
+    p.step.bytes += prompt->bytes;
+    p.step.step_us = prompt->step_us + decode_us;
+  }
   p.memory = memory_at(B, positions);
   p.flops_per_sample = p.step.flops / static_cast<double>(B);
   finalize_prediction(p);
@@ -758,9 +787,10 @@ Prediction predict_inference(const PredictRequest& request) {
   if (prefill) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
-    llm.time_to_first_token_ms = r.context > 0 ? sum_step(prefill_entries(0, r.context), runtime).step_us / 1e3
-                                               : sum_step(decode_entries(1), runtime).step_us / 1e3;
-    const double decode_ms = p.step_us / 1e3 - (r.mode == "generate" && r.context > 0 ? llm.time_to_first_token_ms : 0.0);
+    llm.time_to_first_token_ms = prompt ? prompt->step_us / 1e3
+                                 : r.context > 0 ? sum_step(prefill_entries(0, r.context), runtime).step_us / 1e3
+                                                 : sum_step(decode_entries(1), runtime).step_us / 1e3;
+    const double decode_ms = p.step_us / 1e3 - (prompt ? llm.time_to_first_token_ms : 0.0);
     llm.time_per_output_token_ms = decode_ms / static_cast<double>(r.seq);
   }
   p.llm = llm;

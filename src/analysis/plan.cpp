@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "import/model_source.h"
+#include "runtime/runtime_profile.h"
 
 namespace perfcast {
 
@@ -13,9 +14,14 @@ bool wants_best_precision(const PredictRequest& request) { return request.precis
 
 Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options) {
   const bool training = request.mode == "train";
+  const bool serving = request.mode == "prefill" || request.mode == "decode" || request.mode == "generate";
+  // Serving a language model: the candidates are weight types (GGUF block types on llama.cpp), as in advise.
   const std::vector<std::string> candidates =
-      training ? std::vector<std::string>{"fp32", "tf32", "amp", "amp-bf16"}
-               : std::vector<std::string>{"fp32", "tf32", "fp16", "amp", "int8", "fp8"};
+      serving ? (find_runtime(request.runtime).llm_gguf
+                     ? std::vector<std::string>{"f16", "q8_0", "q6_k", "q4_k_m", "q4_0"}
+                     : std::vector<std::string>{"fp16", "bf16", "int8", "int4", "fp8"})
+      : training ? std::vector<std::string>{"fp32", "tf32", "amp", "amp-bf16"}
+                 : std::vector<std::string>{"fp32", "tf32", "fp16", "amp", "int8", "fp8"};
   std::optional<Prediction> best, best_unfit;
   std::string last_reason;
   for (const auto& c : candidates) {

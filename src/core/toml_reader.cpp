@@ -1,5 +1,7 @@
 #include "core/toml_reader.h"
 
+#include <cmath>
+
 #include "core/data_files.h"
 
 namespace perfcast {
@@ -15,7 +17,10 @@ toml::table parse_toml_file(const std::filesystem::path& path) {
 
 double TomlFields::number(std::string_view key) const {
   auto node = t_[key];
-  if (auto v = node.value<double>()) return *v;
+  if (auto v = node.value<double>()) {
+    if (!std::isfinite(*v)) fail(key, "must be a finite number");
+    return *v;
+  }
   fail(key, node ? "is not a number" : "is missing");
 }
 

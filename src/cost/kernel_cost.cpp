@@ -21,7 +21,7 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
   if (device.tdp_w > 0 && full_load_w > device.tdp_w) clock_factor_ = std::cbrt(device.tdp_w / full_load_w);
   // Efficiencies measured on the card already include the clock it sustained under its own limit; only a
   // lower --power-limit than that slows it further (P ~ f^3 from the measured point).
-  if (device.measured && device.measured->gemm_efficiency_cuda)
+  if (device.measured && (device.measured->gemm_efficiency_cuda || device.measured->gemm_efficiency_tensor))
     clock_factor_ = device.measured->tdp_w > 0 ? std::min(1.0, std::cbrt(device.tdp_w / device.measured->tdp_w)) : 1.0;
 }
 

@@ -572,8 +572,13 @@ void Writer::attention(int id, const Op& op) {
          {masked}, name + "/causal_mask");
     s = masked;
   }
-  const std::string probs = fresh(name + "/probs");
+  std::string probs = fresh(name + "/probs");
   set_int(node("Softmax", {s}, {probs}, name + "/softmax"), "axis", -1);
+  if (a.dropout) {  // attention dropout (training); the importer folds it back into the attention core
+    const std::string dropped = fresh(name + "/dropped");
+    node("Dropout", {probs}, {dropped}, name + "/dropout");
+    probs = dropped;
+  }
   const std::string ctx = fresh(name + "/context");
   node("MatMul", {probs, v}, {ctx}, name);  // the node the importer names the fused attention after
   const std::string merged = fresh(name + "/merge");

@@ -62,6 +62,8 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["precision_note"] = p.precision_note;
   j["batch"] = r.batch;
   j["seq"] = p.sequence ? json(r.seq) : json(nullptr);
+  if (r.context > 0) j["context"] = r.context;
+  if (!r.kv_precision.empty()) j["kv_precision"] = r.kv_precision;
   j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
   j["throughput"] = {{"samples_per_s", p.samples_per_s},
                      {"tokens_per_s", p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
@@ -134,7 +136,9 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   const auto& r = p.request;
   std::string s;
   s += fmt::format("perfcast prediction: {} on {} ({}), {} {} {}, batch {}{}\n", r.model, p.device.id, p.device.name,
-                   runtime_label(r), r.mode, r.precision, r.batch, p.sequence ? fmt::format(", seq {}", r.seq) : "");
+                   runtime_label(r), r.mode, r.precision, r.batch,
+                   (p.sequence ? fmt::format(", seq {}", r.seq) : "") +
+                       (r.context > 0 ? fmt::format(", context {}", r.context) : ""));
   if (!p.precision_note.empty()) s += "  note: " + p.precision_note + "\n";
   for (const auto& n : p.notes) s += "  note: " + n + "\n";
   s += "\n";

@@ -1,5 +1,6 @@
 #include "runtime/runtime_profile.h"
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -126,7 +127,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
         } else if (key == "source") {
         } else if (version_number(r, key)) {
           const auto number = val.value<double>();
-          if (!number || *number <= 0) f.fail("version." + key, "must be a positive number");
+          if (!number || !std::isfinite(*number) || *number < 0 || (key == "library_efficiency" && *number == 0))
+            f.fail("version." + key, "must be a finite number >= 0 (library_efficiency > 0)");
           v.numbers[key] = *number;
         } else if (!version_switch(r, key)) {
           f.fail("version." + key, "is not a switch or number a version rule can set");

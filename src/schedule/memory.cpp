@@ -101,9 +101,14 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   if (o.training) {
     m.gradients = params * (plan.mixed ? plan.bytes.weight + 4.0 : plan.bytes.weight);
     if (o.optimizer_step) m.optimizer_state = params * optimizer_state_bytes_per_param(o.optimizer);
-    const double full = saved_activation_elems(graph) * plan.bytes.act + saved_mask_bytes(graph) +
-                        saved_attention_score_bytes(graph, plan, runtime);
-    m.activations = o.checkpointing ? std::min(full, checkpointed_activation_elems(graph) * plan.bytes.act) : full;
+    const double side = saved_mask_bytes(graph) + saved_attention_score_bytes(graph, plan, runtime);
+    const double full = saved_activation_elems(graph) * plan.bytes.act + side;
+    // Checkpointed: the recomputed segment also holds its share of masks and attention scores (one of about
+    // sqrt(n) segments).
+    const double segments = std::max(1.0, std::ceil(std::sqrt(static_cast<double>(ops.size()))));
+    m.activations = o.checkpointing
+                        ? std::min(full, checkpointed_activation_elems(graph) * plan.bytes.act + side / segments)
+                        : full;
   } else {
     // Inference frees each tensor after its last use: the peak is the largest producer/consumer pair
     // (plus a concat's inputs held together).

@@ -139,6 +139,7 @@ void OnnxModel::plan_fusions() {
     pl.k = node(m1).input(1);
     pl.v = node(m2).input(1);
     pl.causal = causal;
+    for (int c : tail) pl.dropout = pl.dropout || is(c, {"Dropout"});
     claim({m2});
     absorb(m1);
     absorb(s);

@@ -19,6 +19,7 @@ struct Plan {
   std::string bias;       // MatMul/Gemm: the bias an absorbed Add adds
   std::string bias_out;   // ... and that Add's output name
   bool causal = false;
+  bool dropout = false;  // attention: a Dropout between the softmax and the second matmul (training graphs)
 };
 
 }  // namespace perfcast::onnx_import

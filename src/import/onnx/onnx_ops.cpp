@@ -384,7 +384,7 @@ void GraphBuild::attention(const ox::NodeProto& n, const Plan& plan) {
   }
   const Tensor tq{q.id, {batch, sq, heads * d}}, tk{k.id, {batch, skv, kv_heads * d}},
       tv{v.id, {batch, skv, kv_heads * dv}};
-  const Tensor t = em_->b().attention(tq, tk, tv, heads, kv_heads, plan.causal, false, op_name(n));
+  const Tensor t = em_->b().attention(tq, tk, tv, heads, kv_heads, plan.causal, false, op_name(n), plan.dropout);
   Shape rule(q.shape.begin(), q.shape.end() - 1);
   rule.push_back(dv);
   const Shape out = out_shape(n, 0, rule);
