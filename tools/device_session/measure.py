@@ -84,8 +84,12 @@ def bert_step(model_id, mode, precision, batch, seq, torch):
     import transformers
     cfg = transformers.BertConfig() if model_id == "bert_base" else transformers.BertConfig(
         hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
-    cfg.attn_implementation = "eager"  # the textbook attention perfcast's pytorch profile costs
-    model = transformers.BertForPreTraining(cfg).cuda()
+    # The textbook (eager) attention perfcast's pytorch profile costs, not SDPA.
+    try:
+        model = transformers.BertForPreTraining._from_config(cfg, attn_implementation="eager").cuda()
+    except Exception:
+        cfg._attn_implementation = "eager"
+        model = transformers.BertForPreTraining(cfg).cuda()
     ids = torch.randint(0, cfg.vocab_size, (batch, seq), device="cuda")
     labels = torch.randint(0, cfg.vocab_size, (batch, seq), device="cuda")
     nsp = torch.randint(0, 2, (batch,), device="cuda")
