@@ -44,14 +44,16 @@ Command list_gpus_command() {
                   for (int i = 0; i < kPipeCount; ++i)
                     g[std::string(pipe_peak_key(static_cast<Pipe>(i)))] = d.peak_tflops[i];
                   g["sources"] = d.sources;
+                  g["measured"] = d.measured ? nlohmann::json(d.measured->source) : nlohmann::json(nullptr);
                   j.push_back(g);
                 }
                 std::cout << j.dump(2) << "\n";
                 return 0;
               }
               for (const auto& d : gpu_catalog())
-                std::cout << fmt::format("{:<18} {:<40} sm_{} {:>5.0f} GB {:>6.0f} GB/s {:>6.1f} FP32 TFLOPS\n", d.id,
-                                         d.name, d.sm_version, d.memory_gb, d.mem_bw_gbps, d.peak(Pipe::kFp32));
+                std::cout << fmt::format("{:<18} {:<40} sm_{} {:>5.0f} GB {:>6.0f} GB/s {:>6.1f} FP32 TFLOPS{}\n", d.id,
+                                         d.name, d.sm_version, d.memory_gb, d.mem_bw_gbps, d.peak(Pipe::kFp32),
+                                         d.measured ? "  (measured efficiencies)" : "");
               return 0;
             });
           }};
