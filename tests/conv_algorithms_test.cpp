@@ -87,6 +87,31 @@ TEST(ConvAlgorithms, AutotuneFindsAFasterAlgorithmFor5x5Conv) {
                                                << tuned.time_us << " us";
 }
 
+// VGG-16 conv3_2 (Simonyan & Zisserman 2015): 256 -> 256 channels on 56x56, 3x3, stride 1, pad 1.
+Graph vgg_conv3_2(std::int64_t batch) {
+  GraphBuilder b("vgg-conv3-2", batch);
+  const Tensor x = b.input({256, 56, 56});
+  b.conv(x, 256, {3}, {1}, {1});
+  return b.finish();
+}
+
+TEST(ConvAlgorithms, TensorflowWorkspaceLimitTakesHugeWinogradLayersOffTheList) {
+  // TensorFlow's autotuner only tries algorithms whose scratch fits TF_CUDNN_WORKSPACE_LIMIT_IN_MB (4096 MB by
+  // default). Non-fused Winograd F(4x4,3x3) keeps 36/16 of the input and output in device memory: at batch 32
+  // conv3_2 needs ~0.5 GB (allowed); at batch 512, ~7.6 GB (not allowed), so there it runs as another algorithm,
+  // slower than with an unlimited workspace.
+  RuntimeProfile limited = find_runtime("tensorflow");
+  ASSERT_DOUBLE_EQ(limited.conv_workspace_limit_bytes, 4294967296.0);
+  RuntimeProfile unlimited = limited;
+  unlimited.conv_workspace_limit_bytes = 1e18;
+  const double small_limited = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", limited).time_us;
+  const double small_free = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", unlimited).time_us;
+  EXPECT_DOUBLE_EQ(small_limited, small_free);
+  const double big_limited = conv_kernel_cost(vgg_conv3_2(512), "gtx-1080-ti", "fp32", limited).time_us;
+  const double big_free = conv_kernel_cost(vgg_conv3_2(512), "gtx-1080-ti", "fp32", unlimited).time_us;
+  EXPECT_GT(big_limited, big_free);
+}
+
 TEST(ConvAlgorithms, ReportedFlopsStayDirectConvolutionFlops) {
   // FLOPs are counted as the direct convolution's 2*N*Co*Ho*Wo*Ci*k*k whichever algorithm runs (the convention of
   // convnet-benchmarks and of cuDNN/Winograd papers reporting "effective" TFLOPS); only the time changes.
