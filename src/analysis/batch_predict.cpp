@@ -27,6 +27,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.runtime_version = row.runtime_version;
   if (!row.mode.empty()) r.mode = row.mode;
   if (!row.precision.empty()) r.precision = row.precision;
+  else if (row.mode == "prefill" || row.mode == "decode" || row.mode == "generate")
+    r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // as on the command line
   if (row.batch == "max") r.batch = 0;
   else {
     const bool serving = row.mode == "prefill" || row.mode == "decode" || row.mode == "generate";

@@ -38,6 +38,7 @@ Command plan_command();
 struct RequestFlags {
   PredictRequest request;
   std::string batch;  // "" = 64 for train/infer, 1 sequence for prefill/decode
+  std::string precision;  // "" = fp32 for train/infer; serving: fp16 (f16 on llama.cpp, which runs GGUF types)
   std::string seq;
   std::string context;
   std::string lora_rank;

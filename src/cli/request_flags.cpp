@@ -34,7 +34,10 @@ double parse_number(const std::string& text, const char* flag) {
 
 PredictRequest RequestFlags::to_request() const {
   PredictRequest r = request;
-  if (batch.empty()) r.batch = (r.mode == "prefill" || r.mode == "decode" || r.mode == "generate") ? 1 : 64;
+  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
+  if (!precision.empty()) r.precision = precision;
+  else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
+  if (batch.empty()) r.batch = serving ? 1 : 64;
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
@@ -59,8 +62,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
   app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq)")
       ->capture_default_str();
-  app.add_option("--precision", r.precision, "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8 (or a GGUF type)")
-      ->capture_default_str();
+  app.add_option("--precision", f.precision,
+                 "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
+                 "generate)");
   app.add_option("--batch", f.batch,
                  "samples per GPU per step, or 'max' for the largest that fits (default 64; 1 for prefill/decode/generate)");
   app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
