@@ -75,8 +75,11 @@ TEST(AttentionRuntime, OnlyModelsThatTrainWithAttentionDropoutGetIt) {
   // Llama-family configs have attention_dropout 0 (PyTorch's dropout launches nothing at p = 0).
   for (const char* id : {"bert_base", "gpt2"}) {
     const Graph g = resolve_model(id, {}).build({1, 0});
-    for (const auto& op : g.ops)
-      if (op.kind == OpKind::kAttention) EXPECT_TRUE(op.attn.dropout) << id << " " << op.name;
+    for (const auto& op : g.ops) {
+      if (op.kind == OpKind::kAttention) {
+        EXPECT_TRUE(op.attn.dropout) << id << " " << op.name;
+      }
+    }
   }
   const Graph llama = resolve_model("llama-2-7b", {}).build({1, 64});
   int cores = 0;

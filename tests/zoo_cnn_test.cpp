@@ -14,20 +14,17 @@
 
 #include "graph/op_arithmetic.h"
 #include "import/zoo/zoo.h"
+#include "zoo_test_helpers.h"
 
 namespace perfcast {
 namespace {
 
-Graph build(const char* id, std::int64_t batch = 1) { return find_zoo_model(id).build({batch, 0}); }
-double params_of(const char* id) { return static_cast<double>(build(id).params()); }
-double macs_of(const char* id) { return conv_linear_macs(build(id)); }
+using zoo_test::build;
+using zoo_test::macs_of;
+using zoo_test::op_named;
+using zoo_test::params_of;
 
-const Op& op_named(const Graph& g, const std::string& name) {
-  for (const auto& op : g.ops)
-    if (op.name == name) return op;
-  ADD_FAILURE() << "no op " << name << " in " << g.model_id;
-  return g.ops.front();
-}
+
 
 const char* const kIds[] = {"alexnet",      "vgg16",       "vgg19",       "googlenet",   "inception_v3",
                             "inception_v4", "densenet121", "densenet161", "mobilenet_v2"};
@@ -135,13 +132,7 @@ TEST(ZooCnn, GraphsAreWellFormed) {
     EXPECT_EQ(logits.out_shape, (std::vector<std::int64_t>{4, 1000}));
     const std::int64_t side = std::string(id).starts_with("inception") ? 299 : 224;
     EXPECT_EQ(g.input_bytes_per_sample, 3 * side * side);
-    std::set<std::string> names;
-    for (const auto& op : g.ops) {
-      EXPECT_TRUE(names.insert(op.name).second) << "duplicate op name " << op.name;
-      for (int in : op.inputs) EXPECT_LT(in, static_cast<int>(&op - g.ops.data()));
-    }
-    // MACs are reported per sample: independent of the batch.
-    EXPECT_DOUBLE_EQ(conv_linear_macs(g), macs_of(id));
+    zoo_test::expect_well_formed(g, id);
   }
 }
 

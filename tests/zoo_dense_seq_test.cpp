@@ -7,15 +7,16 @@
 #include "core/error.h"
 #include "graph/op_arithmetic.h"
 #include "import/zoo/zoo.h"
+#include "zoo_test_helpers.h"
 
 namespace perfcast {
 namespace {
 
-Graph build(const char* id, std::int64_t batch = 1, std::int64_t seq = 0) {
-  return find_zoo_model(id).build({batch, seq});
-}
-double params_of(const char* id) { return static_cast<double>(build(id).params()); }
-double macs_of(const char* id) { return conv_linear_macs(build(id)); }
+using zoo_test::build;
+using zoo_test::macs_of;
+using zoo_test::op_named;
+using zoo_test::params_of;
+
 
 // Parameters of the ops whose names start with `prefix`.
 double params_under(const Graph& g, const std::string& prefix) {
@@ -34,12 +35,6 @@ double matmul_macs_under(const Graph& g, const std::string& prefix) {
   return m / static_cast<double>(g.batch);
 }
 
-const Op& op_named(const Graph& g, const std::string& name) {
-  for (const auto& op : g.ops)
-    if (op.name == name) return op;
-  ADD_FAILURE() << "no op named " << name << " in " << g.model_id;
-  return g.ops.back();
-}
 
 constexpr const char* kIds[] = {"ssd300", "unet2d", "unet3d", "nodule3d", "bert_base", "bert_large",
                                 "gpt2", "transformer_base", "gnmt"};

@@ -3,12 +3,16 @@
 
 #include "graph/op_arithmetic.h"
 #include "import/zoo/zoo.h"
+#include "zoo_test_helpers.h"
 
 namespace perfcast {
 namespace {
 
-double params_of(const char* id) { return static_cast<double>(find_zoo_model(id).build({1, 0}).params()); }
-double macs_of(const char* id) { return conv_linear_macs(find_zoo_model(id).build({1, 0})); }
+using zoo_test::build;
+using zoo_test::macs_of;
+using zoo_test::op_named;
+using zoo_test::params_of;
+
 
 TEST(ZooResNet, ParameterCountsMatchTorchvision) {
   // torchvision model cards (IMAGENET1K_V1 weights): num_params.

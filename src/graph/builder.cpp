@@ -309,6 +309,16 @@ Tensor GraphBuilder::silu(const Tensor& x, const std::string& name) {
 Tensor GraphBuilder::sigmoid(const Tensor& x, const std::string& name) {
   return elementwise(x, 4, false, true, false, name, "sigmoid");
 }
+// Hard activations of MobileNetV3 (PyTorch hardswish / hardsigmoid). hardsigmoid = clamp(x / 6 + 1/2, 0, 1):
+// one multiply-add and the two clamps, 3 flops per element; hardswish = x * hardsigmoid(x), 4. These are the
+// counts the ONNX importer gives HardSigmoid and HardSwish. Both backward formulas read the input (the gradient
+// is piecewise in x), so the input is kept, as for silu.
+Tensor GraphBuilder::hardswish(const Tensor& x, const std::string& name) {
+  return elementwise(x, 4, true, false, false, name, "hardswish");
+}
+Tensor GraphBuilder::hardsigmoid(const Tensor& x, const std::string& name) {
+  return elementwise(x, 3, true, false, false, name, "hardsigmoid");
+}
 Tensor GraphBuilder::tanh(const Tensor& x, const std::string& name) {
   return elementwise(x, 4, false, true, false, name, "tanh");
 }

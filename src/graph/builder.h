@@ -61,6 +61,8 @@ class GraphBuilder {
   Tensor gelu(const Tensor& x, const std::string& name = "");
   Tensor silu(const Tensor& x, const std::string& name = "");
   Tensor sigmoid(const Tensor& x, const std::string& name = "");
+  Tensor hardswish(const Tensor& x, const std::string& name = "");    // x * relu6(x + 3) / 6 (MobileNetV3)
+  Tensor hardsigmoid(const Tensor& x, const std::string& name = "");  // relu6(x + 3) / 6 (MobileNetV3 SE gate)
   Tensor tanh(const Tensor& x, const std::string& name = "");
   Tensor dropout(const Tensor& x, const std::string& name = "");
   Tensor add(const Tensor& a, const Tensor& b, const std::string& name = "");  // residual add

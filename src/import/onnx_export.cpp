@@ -640,6 +640,10 @@ void Writer::elementwise(int id, const Op& op) {
     node("Mul", {x, s}, {name}, name);
   } else if (f == 4 && op.saves_output) {
     node(name.find("sigmoid") != std::string::npos ? "Sigmoid" : "Tanh", {x}, {name}, name);
+  } else if (f == 4 && op.saves_input) {
+    node("HardSwish", {x}, {name}, name);
+  } else if (f == 3 && op.saves_input) {
+    node("HardSigmoid", {x}, {name}, name);
   } else if (op.saves_input && op.saves_output && f >= 6 && std::fmod(f - 4, 2) == 0) {
     auto* n = node("LRN", {x}, {name}, name);
     set_int(n, "size", static_cast<std::int64_t>((f - 4) / 2));

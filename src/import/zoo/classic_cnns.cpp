@@ -378,6 +378,10 @@ void register_classic_cnns(std::vector<ZooModel>& out) {
   add(out, "alexnet", "AlexNet single-tower (one weird trick), 224x224, no LRN",
       "Krizhevsky 2014, arXiv:1404.5997; shapes as torchvision.models.alexnet", build_alexnet);
   const std::string simonyan = "Simonyan & Zisserman 2015, arXiv:1409.1556; shapes as torchvision.models.vgg";
+  add(out, "vgg11", "VGG-11 (configuration A), 224x224, no batch norm", simonyan,
+      [](const ModelOptions& o) { return build_vgg("vgg11", {1, 1, 2, 2, 2}, o); });
+  add(out, "vgg13", "VGG-13 (configuration B), 224x224, no batch norm", simonyan,
+      [](const ModelOptions& o) { return build_vgg("vgg13", {2, 2, 2, 2, 2}, o); });
   add(out, "vgg16", "VGG-16 (configuration D), 224x224, no batch norm", simonyan,
       [](const ModelOptions& o) { return build_vgg("vgg16", {2, 2, 3, 3, 3}, o); });
   add(out, "vgg19", "VGG-19 (configuration E), 224x224, no batch norm", simonyan,

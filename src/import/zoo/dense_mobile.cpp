@@ -134,6 +134,8 @@ void add_densenet(std::vector<ZooModel>& out, const std::string& id, DenseNetSpe
 void register_dense_mobile(std::vector<ZooModel>& out) {
   add_densenet(out, "densenet121", {32, {6, 12, 24, 16}, 64}, "DenseNet-121 (k=32), 224x224");
   add_densenet(out, "densenet161", {48, {6, 12, 36, 24}, 96}, "DenseNet-161 (k=48), 224x224");
+  add_densenet(out, "densenet169", {32, {6, 12, 32, 32}, 64}, "DenseNet-169 (k=32), 224x224");
+  add_densenet(out, "densenet201", {32, {6, 12, 48, 32}, 64}, "DenseNet-201 (k=32), 224x224");
   out.push_back(ZooModel{"mobilenet_v2", "cnn", "MobileNetV2 width 1.0, 224x224, ReLU6, depthwise 3x3",
                          "Sandler et al. 2018, arXiv:1801.04381; shapes as torchvision.models.mobilenet_v2", false, 0,
                          build_mobilenet_v2});

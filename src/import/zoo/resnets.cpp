@@ -14,11 +14,15 @@ struct ResNetSpec {
   bool bottleneck;
   std::array<int, 4> blocks;
   bool stride_in_3x3;  // v1.5 places the downsampling stride in the 3x3 conv
+  // ResNeXt / Wide ResNet (torchvision): the bottleneck's 3x3 is grouped and its width is
+  // planes * width_per_group / 64 * groups.
+  std::int64_t groups = 1;
+  std::int64_t width_per_group = 64;
 };
 
 Tensor conv_bn(GraphBuilder& b, const Tensor& x, std::int64_t c, std::int64_t k, std::int64_t s, std::int64_t p,
-               bool relu, const std::string& name) {
-  Tensor y = b.conv(x, c, {k}, {s}, {p}, {1}, 1, false, name);
+               bool relu, const std::string& name, std::int64_t groups = 1) {
+  Tensor y = b.conv(x, c, {k}, {s}, {p}, {1}, groups, false, name);
   y = b.batch_norm(y, name + ".bn");
   return relu ? b.relu(y, true, name + ".relu") : y;
 }
@@ -30,8 +34,9 @@ Graph build_resnet(const std::string& id, const ResNetSpec& spec, const ModelOpt
   x = b.max_pool(x, {3}, {2}, {1}, false, "maxpool");
   std::int64_t in_c = 64;
   for (int stage = 0; stage < 4; ++stage) {
-    const std::int64_t width = 64LL << stage;
-    const std::int64_t out_c = spec.bottleneck ? width * 4 : width;
+    const std::int64_t planes = 64LL << stage;
+    const std::int64_t width = planes * spec.width_per_group / 64 * spec.groups;
+    const std::int64_t out_c = spec.bottleneck ? planes * 4 : planes;
     for (int i = 0; i < spec.blocks[stage]; ++i) {
       const std::int64_t stride = (i == 0 && stage > 0) ? 2 : 1;
       b.set_scope("layer" + std::to_string(stage + 1) + "." + std::to_string(i) + ".");
@@ -41,7 +46,7 @@ Graph build_resnet(const std::string& id, const ResNetSpec& spec, const ModelOpt
       if (spec.bottleneck) {
         const std::int64_t s1 = spec.stride_in_3x3 ? 1 : stride, s3 = spec.stride_in_3x3 ? stride : 1;
         y = conv_bn(b, x, width, 1, s1, 0, true, "conv1");
-        y = conv_bn(b, y, width, 3, s3, 1, true, "conv2");
+        y = conv_bn(b, y, width, 3, s3, 1, true, "conv2", spec.groups);
         y = conv_bn(b, y, out_c, 1, 1, 0, false, "conv3");
       } else {
         y = conv_bn(b, x, width, 3, stride, 1, true, "conv1");
@@ -79,6 +84,13 @@ void register_resnets(std::vector<ZooModel>& out) {
   add(out, "resnet152", {true, {3, 8, 36, 3}, false}, "ResNet-152 v1, 224x224", he);
   add(out, "resnet200", {true, {3, 24, 36, 3}, false}, "ResNet-200 v1, 224x224",
       "He et al. 2016, arXiv:1603.05027 (identity mappings); depth config as fb.resnet.torch");
+  const std::string xie = "Xie et al. 2017, arXiv:1611.05431; shapes as torchvision.models.resnet";
+  add(out, "resnext50_32x4d", {true, {3, 4, 6, 3}, true, 32, 4},
+      "ResNeXt-50 32x4d, 224x224, v1.5 bottlenecks with grouped 3x3 (stride in the 3x3)", xie);
+  add(out, "resnext101_32x8d", {true, {3, 4, 23, 3}, true, 32, 8},
+      "ResNeXt-101 32x8d, 224x224, v1.5 bottlenecks with grouped 3x3", xie);
+  add(out, "wide_resnet50_2", {true, {3, 4, 6, 3}, true, 1, 128}, "Wide ResNet-50-2, 224x224, v1.5 bottlenecks twice as wide",
+      "Zagoruyko & Komodakis 2016, arXiv:1605.07146; shapes as torchvision.models.resnet");
 }
 
 }  // namespace perfcast

@@ -10,6 +10,7 @@ const std::vector<ZooModel>& zoo() {
     register_classic_cnns(m);
     register_resnets(m);
     register_dense_mobile(m);
+    register_torchvision_more(m);
     register_dense_prediction(m);
     register_sequence_models(m);
     register_llms(m);

@@ -19,7 +19,7 @@ struct ModelOptions {
 
 struct ZooModel {
   std::string id;           // stable CLI id, e.g. "resnet50"
-  std::string family;       // "cnn", "cnn3d", "detection", "segmentation", "transformer", "rnn"
+  std::string family;       // "cnn", "cnn3d", "detection", "segmentation", "transformer", "vision_transformer", "rnn", "llm"
   std::string description;  // one line: input size, variant
   std::string citation;     // paper or reference implementation the shapes follow
   bool sequence = false;    // takes --seq and reports tokens/s
@@ -35,8 +35,9 @@ const ZooModel& find_zoo_model(std::string_view id);
 
 // Registration hooks, one per source file of the zoo.
 void register_classic_cnns(std::vector<ZooModel>& out);     // alexnet, vgg, googlenet, inception
-void register_resnets(std::vector<ZooModel>& out);          // resnet18..200, resnet50_v1_5
+void register_resnets(std::vector<ZooModel>& out);          // resnet18..200, resnet50_v1_5, resnext, wide_resnet
 void register_dense_mobile(std::vector<ZooModel>& out);     // densenet, mobilenet_v2
+void register_torchvision_more(std::vector<ZooModel>& out); // squeezenet, mobilenet_v3, efficientnet, shufflenet, vit
 void register_dense_prediction(std::vector<ZooModel>& out); // ssd300, unet2d, unet3d, nodule3d
 void register_sequence_models(std::vector<ZooModel>& out);  // bert, gpt2, transformer_base, gnmt
 void register_llms(std::vector<ZooModel>& out);             // llama-2/3, mistral, mixtral, qwen2 (data/models/hf)
