@@ -126,5 +126,18 @@ TEST(Validation, PascalCheckSetStaysWithinItsRatchet) {
   EXPECT_LE(s.median_ape, 33.0);
 }
 
+// data/validation/check_timm.csv: timm's published benchmark files (RTX 3090 / RTX 4090, 20 models, AMP inference
+// and training, eager and torch.compile).
+TEST(Validation, TimmCheckSetStaysWithinItsRatchet) {
+  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/check_timm.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_GE(s.rows, 110);
+  // Ratchet at session 3's figure (20.4%) plus a margin.
+  EXPECT_LE(s.median_ape, 22.0);
+  EXPECT_GE(s.fits, 0.99);
+}
+
 }  // namespace
 }  // namespace perfcast
