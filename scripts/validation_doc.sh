@@ -64,13 +64,17 @@ $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/nul
   echo "# Pascal check set: check_pascal.csv"
   echo
   echo "More published GP102/GP104 measurements, gathered in session 3 and not used to set anything: nicklhy/DLInfBench"
-  echo "(PyTorch, MXNet and TensorFlow fp32 inference on GTX 1080 Ti, GTX 1080 and Titan X Pascal; its timing includes the"
-  echo "host-to-GPU copy of every batch and the Python loop, which the model's synthetic-data mode leaves out), Dell EMC's"
-  echo "TensorRT 2.0 Tesla P40 whitepaper (FP32 and INT8 GoogLeNet/AlexNet, batch 1-4096) and llama.cpp P40 prefill tables."
+  echo "(PyTorch, MXNet and TensorFlow fp32 inference on GTX 1080 Ti, GTX 1080 and Titan X Pascal), Dell EMC's TensorRT 2.0"
+  echo "Tesla P40 whitepaper (FP32 and INT8 GoogLeNet/AlexNet, batch 1-4096) and llama.cpp P40 prefill tables."
+  echo "Session 4: DLInfBench's timing includes the blocking copy of every batch from host memory, so its rows carry"
+  echo "\`data=host\` (the copy adds to each step), and TensorFlow 1.2 transposes every NHWC convolution to NCHW and back"
+  echo "(a runtime-version rule); the TF ResNet rows went from 16-31% too fast to 0-14% too slow, the median 31.2 -> 28.4%."
   echo "Known misses: TensorRT 2.0 INT8 on the P40 (30-70% too fast at large batch: the model gives dp4a convolutions the"
-  echo "SGEMM efficiency; the measured INT8/FP32 gain is 2.9-3.1x, not the 3.4-3.8x predicted), batch-1 rows (latency-bound"
-  echo "harnesses), VGG-16 fp32 on Pascal (non-fused Winograd too optimistic: 10-70% too fast in every source) and"
-  echo "TensorFlow feed_dict inference (20-78% too fast)."
+  echo "SGEMM efficiency; the measured INT8/FP32 gain is 2.9-3.1x, not the 3.4-3.8x predicted), batch-1 rows (PyTorch 0.1"
+  echo "and TF 1.2 per-op overheads and the DataLoader's per-batch cost are not modelled: ~5 ms per image measured in all"
+  echo "three frameworks), VGG-16 and Inception v3 fp32 on Pascal (20-65% too fast in every source), MXNet of 2017 with"
+  echo "cuDNN 5.1 (9-28% too slow: the 0.60 library efficiency taken from Torch7's cuDNN 5 training rows is too low for"
+  echo "inference) and AlexNet through PyTorch's DataLoader (collating 79 MB batches on the host)."
   echo
   cat "$tmp/pascal.md"
   echo

@@ -293,5 +293,34 @@ TEST(RuntimeVersion, VersionRulesSetNumbersToo) {
   EXPECT_GT(v17, 1.3 * v09) << "VGG-16 training is convolution-bound: most of the 1/0.6 shows";
 }
 
+// TF 1.2 (before grappler's layout pass ran by default) computes a Conv2D on NHWC tensors in NCHW, with a
+// transpose of its input and output around each call (tensorflow/core/kernels/conv_ops.cc); the same graph
+// in NCHW has none. Newer TF (and NCHW graphs) pay nothing.
+TEST(RuntimeVersion, OldTensorflowTransposesEveryNhwcConvolution) {
+  EXPECT_TRUE(at_version(find_runtime("tensorflow"), "1.2.1").nhwc_conv_transposes);
+  EXPECT_FALSE(at_version(find_runtime("tensorflow"), "1.15").nhwc_conv_transposes);
+  PredictRequest r;
+  r.model = "resnet50";
+  r.gpu = "gtx-1080-ti";
+  r.runtime = "tensorflow";
+  r.mode = "infer";
+  r.batch = 32;
+  r.runtime_version = "1.2.1";
+  const Prediction nchw = predict(r);
+  r.channels_last = true;
+  const Prediction nhwc = predict(r);
+  // Each transpose reads and writes the convolution's input and output once more: more DRAM traffic, and
+  // two more kernels per convolution (ResNet-50 has 53).
+  EXPECT_GT(nhwc.step.bytes, nchw.step.bytes * 1.2);
+  EXPECT_NEAR(nhwc.step.launches - nchw.step.launches, 2.0 * 53, 1.0);
+  EXPECT_LT(nhwc.samples_per_s, nchw.samples_per_s);
+  r.runtime_version = "1.15";
+  EXPECT_DOUBLE_EQ(predict(r).step.bytes, [&] {
+    PredictRequest q = r;
+    q.channels_last = false;
+    return predict(q).step.bytes;
+  }()) << "fp32 on Pascal after the layout pass: NHWC and NCHW run the same kernels";
+}
+
 }  // namespace
 }  // namespace perfcast

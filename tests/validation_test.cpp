@@ -122,8 +122,8 @@ TEST(Validation, PascalCheckSetStaysWithinItsRatchet) {
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 50);
-  // Ratchet at session 3's figure (31.2%) plus a margin.
-  EXPECT_LE(s.median_ape, 33.0);
+  // Ratchet: session 3 31.2%; session 4 28.4% (blocking input copies, TF 1.2 NHWC transposes), plus a margin.
+  EXPECT_LE(s.median_ape, 30.0);
 }
 
 // data/validation/check_timm.csv: timm's published benchmark files (RTX 3090 / RTX 4090, 20 models, AMP inference

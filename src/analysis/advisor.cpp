@@ -275,6 +275,15 @@ Advice advise(const PredictRequest& request) {
   if (r.data == "synthetic") {
     s.push_back(not_applicable("data-loader-workers", "input", "synthetic data: no input pipeline",
                                {"input.synthetic", {}}));
+  } else if (r.data == "host") {
+    if (!r.prefetch) {
+      PredictRequest t = r;
+      t.prefetch = true;
+      s.push_back(evaluate("prefetch", "input", base, t, [&](const Prediction& p) {
+        return fmt::format("the {:.1f} ms blocking copy of each batch overlaps the previous step ({:.1f} ms from pinned memory)",
+                           base.input ? base.input->h2d_ms : 0.0, p.input ? p.input->h2d_ms : 0.0);
+      }));
+    }
   } else {
     PredictRequest t = r;
     t.host_cores = (base.input ? base.input->cores : 6) * 2;
@@ -355,6 +364,7 @@ Advice advise(const PredictRequest& request) {
         t.host_cores = x.host_cores;
         t.gpu_decode = x.gpu_decode;
         t.pinned_memory = x.pinned_memory;
+        t.prefetch = x.prefetch;
       }
       Attempt at = attempt(t);
       const double before = parts.empty() ? base.samples_per_s : attempt(combined).prediction->samples_per_s;

@@ -41,7 +41,8 @@ struct PredictRequest {
   std::map<std::string, std::int64_t> dims;  // ONNX dynamic dimensions
 
   // Input pipeline.
-  std::string data = "synthetic";   // synthetic | real | real-augmented
+  std::string data = "synthetic";   // synthetic | host | real | real-augmented
+  bool prefetch = false;            // data=host: copy the next batch from pinned buffers while the GPU computes
   std::string host;                 // host CPU profile id ("" = the default host)
   int host_cores = 0;               // 0 = the host profile's core count
   std::string dataset;              // dataset profile id ("" = by model family: imagenet for CNNs)
@@ -69,6 +70,7 @@ struct InputPipelineCost {
   double decode_ms_per_sample = 0;  // per core
   double host_samples_per_s = 0;    // all cores
   double h2d_ms = 0;                // input copy per step over PCIe
+  bool serial_copy = false;         // the step waits for the copy (data=host without prefetch): not overlapped
   double step_ms = 0;               // time the pipeline needs per step
   bool bound = false;               // the pipeline, not the GPU, sets the step time
 };

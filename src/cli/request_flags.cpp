@@ -78,7 +78,11 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
   app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
   app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");
-  app.add_option("--data", r.data, "synthetic | real | real-augmented")->capture_default_str();
+  app.add_option("--data", r.data,
+                 "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | real | "
+                 "real-augmented (decoded from files)")
+      ->capture_default_str();
+  app.add_flag("--prefetch", r.prefetch, "--data host: copy the next batch from pinned memory while the GPU computes");
   app.add_option("--host", r.host, "host CPU profile id (data/hosts)");
   app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");

@@ -195,8 +195,9 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
     return km.streaming(flops * passes, (in_b + out_b + w_b) * passes, passes, cuda_pipe_for(ctx.plan, km.device()),
                         cc.depthwise_compute_efficiency);
   }
-  // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output.
-  const bool transposes = is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes;
+  // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output; so does every
+  // convolution on NHWC tensors in a runtime that computes them in NCHW (TensorFlow before grappler's layout pass).
+  const bool transposes = (is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes) || ctx.runtime.nhwc_conv_transposes;
   const double bytes = in_b + out_b + w_b;
   const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
   KernelCost k;

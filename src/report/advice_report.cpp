@@ -51,6 +51,7 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
     return fmt::format("{} 个主机核心每秒可准备 {:.0f} 个样本", p.input->cores, p.input->host_samples_per_s);
   if (id == "gpu-decode") return "在 GPU 上解码和增强 JPEG（DALI/nvJPEG），释放主机 CPU";
   if (id == "pinned-memory") return "锁页内存使主机到设备的拷贝速率翻倍";
+  if (id == "prefetch") return "从锁页内存预取下一批数据，拷贝与上一步计算重叠";
   if (st.category == "hardware")
     return fmt::format("{}：{:.0f} GB 显存，带宽 {:.0f} GB/s，FP32 {:.1f} TFLOPS{}", p.device.name, p.device.memory_gb,
                        p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32),

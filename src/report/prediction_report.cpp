@@ -102,6 +102,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                            {"decode_ms_per_sample_per_core", p.input->decode_ms_per_sample},
                            {"host_samples_per_s", p.input->host_samples_per_s},
                            {"h2d_ms", p.input->h2d_ms},
+                           {"h2d_blocking", p.input->serial_copy},
                            {"step_ms", p.input->step_ms},
                            {"bound", p.input->bound},
                            {"limited_by", p.input->limited_by}};
@@ -157,7 +158,11 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   if (p.llm)
     s += fmt::format("  serving         {:>12.1f} ms to first token, {:.2f} ms per output token, KV cache {}\n",
                      p.llm->time_to_first_token_ms, p.llm->time_per_output_token_ms, format_bytes(p.llm->kv_cache_bytes));
-  if (p.input)
+  if (p.input && p.request.data == "host")
+    s += fmt::format("  input copy      {:>12.2f} ms per step from {} host memory{}\n", p.input->h2d_ms,
+                     p.request.pinned_memory.value_or(p.request.prefetch) ? "pinned" : "pageable",
+                     p.input->serial_copy ? ", blocking: added to every step" : ", prefetched beside the step");
+  else if (p.input)
     s += fmt::format("  input pipeline  {:>12.0f} samples/s on {} ({} cores, {:.2f} ms per sample per core, {}-bound){}\n",
                      p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,
                      p.input->limited_by, p.input->bound ? " -> bounds the step" : "");

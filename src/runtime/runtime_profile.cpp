@@ -23,6 +23,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fuse_epilogue") return &r.fuse_epilogue;
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
   if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;
+  if (key == "nhwc_conv_transposes") return &r.nhwc_conv_transposes;
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
   if (key == "fused_attention") return &r.fused_attention;
@@ -83,6 +84,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);
+  r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");

@@ -154,7 +154,8 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
     const double decode_ms = single.input->host_samples_per_s > 0
                                  ? static_cast<double>(single.request.batch) * gpus_per_node / single.input->host_samples_per_s * 1e3
                                  : 0;
-    base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
+    if (single.input->serial_copy) base_us += single.input->h2d_ms * 1e3;
+    else base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
   }
   c.base_step_ms = base_us / 1e3;
   const double single_total_us = single.step_us;  // the one-GPU prediction's whole step
@@ -257,8 +258,10 @@ void scale_in_place(Prediction& p, const GradientProfile& profile, int gpus_per_
       const double decode_ms = p.input->host_samples_per_s > 0
                                    ? static_cast<double>(p.request.batch) * gpus_per_node / p.input->host_samples_per_s * 1e3
                                    : 0;
-      p.input->step_ms = std::max(decode_ms, p.input->h2d_ms);
-      p.input->bound = p.input->step_ms * 1e3 > p.step.step_us;
+      if (!p.input->serial_copy) {
+        p.input->step_ms = std::max(decode_ms, p.input->h2d_ms);
+        p.input->bound = p.input->step_ms * 1e3 > p.step.step_us;
+      }
     }
   }
   p.request.gpus = gpus_per_node;

@@ -46,7 +46,9 @@ double file_bytes(const DatasetProfile& d) {
 void apply_input_pipeline(Prediction& p, const Graph& graph) {
   const auto& r = p.request;
   if (r.data == "synthetic") return;
-  const std::string dataset_id = r.dataset.empty() ? default_dataset(p) : r.dataset;
+  // data=host: batches already sit in host memory as tensors (no decoding), copied to the GPU every step.
+  const bool host_tensors = r.data == "host";
+  const std::string dataset_id = host_tensors ? "" : r.dataset.empty() ? default_dataset(p) : r.dataset;
   const HostProfile& host = find_host(r.host.empty() ? std::string(kDefaultHost) : r.host);
   const PipelineConstants& c = pipeline_constants();
   InputPipelineCost in;
@@ -81,9 +83,22 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
   }
   // Host-to-device copy of the prepared batch (float32 values) over the GPU's PCIe link.
   const double lane_gbps = p.device.pcie_gen >= 5 ? 3.94 : p.device.pcie_gen == 4 ? 1.97 : p.device.pcie_gen == 3 ? 0.985 : 0.5;
-  const bool pinned = r.pinned_memory.value_or(host.pinned_memory);
+  // A plain host tensor is pageable memory; prefetching loaders copy from pinned staging buffers.
+  const bool pinned = r.pinned_memory.value_or(host_tensors ? r.prefetch : host.pinned_memory);
   const double link = lane_gbps * p.device.pcie_lanes * 1e9 * (pinned ? c.pinned_efficiency : c.pageable_efficiency);
   in.h2d_ms = batch * static_cast<double>(graph.input_elems_per_sample) * 4.0 / link * 1e3;
+  if (host_tensors && !r.prefetch) {
+    // `x.cuda()`, feed_dict, NDArrayIter: a blocking copy from pageable memory before the step's first kernel
+    // (cudaMemcpy from pageable memory returns only when the copy is done: CUDA programming guide, 'Host-device
+    // transfers'), so it adds to every step instead of overlapping it.
+    in.serial_copy = true;
+    in.limited_by = "copy";
+    in.step_ms = 0;
+    in.bound = false;
+    p.input = in;
+    finalize_prediction(p);
+    return;
+  }
   // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace. The host feeds
   // every GPU of its node.
   const double node_batch = batch * static_cast<double>(std::max(1, r.gpus));
