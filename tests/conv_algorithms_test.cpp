@@ -283,5 +283,32 @@ TEST(BatchNormReluFusion, FusedGraphMovesFewerDramBytes) {
   }
 }
 
+// TensorFlow's elementwise kernels are Eigen expressions, which compute Eigen::half with the native half
+// intrinsics on sm_53+ (Eigen Half.h, EIGEN_HAS_NATIVE_FP16); on GP102 those run on the FP16 units at 1/64 of the
+// FP32 rate (CUDA programming guide throughput table, cc 6.1). PyTorch computes half tensors in float.
+TEST(ConvAlgorithms, TensorflowHalfReluRunsOnTheSlowFp16PipeOfGp102) {
+  GraphBuilder b("relu", 256);
+  const Tensor x = b.input({256, 56, 56});
+  b.relu(x);
+  const Graph g = b.finish();
+  const auto relu_cost = [&](const std::string& runtime_id, const std::string& gpu) {
+    const DeviceSpec device = find_gpu(gpu);
+    const ArchitectureProfile& arch = architecture_of(device);
+    const KernelCostModel kernels(device, arch);
+    const RuntimeProfile& runtime = find_runtime(runtime_id);
+    const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, false);
+    const CostContext ctx{kernels, runtime, plan, false};
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+      if (g.ops[i].kind == OpKind::kElementwise) return cost_op(g.ops, i, Phase::kForward, ctx).cost;
+    ADD_FAILURE() << "no relu in the graph";
+    return KernelCost{};
+  };
+  EXPECT_EQ(relu_cost("tensorflow", "gtx-1080-ti").pipe, Pipe::kFp16);
+  EXPECT_EQ(relu_cost("pytorch", "gtx-1080-ti").pipe, Pipe::kFp32);
+  EXPECT_EQ(relu_cost("tensorflow", "v100-sxm2-16gb").pipe, Pipe::kFp32) << "fast FP16 units: nothing changes";
+  // 205M half maxima at 1 result per lane per clock-pair of the 0.18-TFLOPS pipe: slower than their 0.8 GB.
+  EXPECT_GT(relu_cost("tensorflow", "gtx-1080-ti").time_us, relu_cost("pytorch", "gtx-1080-ti").time_us);
+}
+
 }  // namespace
 }  // namespace perfcast

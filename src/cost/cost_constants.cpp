@@ -42,6 +42,7 @@ CostConstants load() {
   TomlFields m(top.table("memory"), path.string() + " [memory]");
   c.ramp_us = m.number("ramp_us");
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
+  c.native_half_elementwise_efficiency = m.number("native_half_elementwise_efficiency");
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");

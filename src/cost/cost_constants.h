@@ -26,6 +26,7 @@ struct CostConstants {
   double depthwise_compute_efficiency = 0.25;
   double ramp_us = 1.5;
   double elementwise_compute_efficiency = 0.25;
+  double native_half_elementwise_efficiency = 0.5;
   double cuda_graph_host_us_per_kernel = 0.3;
   double cuda_graph_gap_us = 0.6;
   double gpu_decode_us_per_mpixel = 100;

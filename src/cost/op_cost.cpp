@@ -404,7 +404,16 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
       ctx.runtime.bn_inference_instructions_per_element > 0 &&
       has_fused_epilogue(ops, index, ctx.runtime, ctx.training))
     instructions = static_cast<double>(op.out_elems) * ctx.runtime.bn_inference_instructions_per_element;
-  out.cost = km.streaming(w.flops, w.bytes, launches, cuda_pipe_for(ctx.plan, km.device()), -1, instructions);
+  Pipe pipe = cuda_pipe_for(ctx.plan, km.device());
+  double efficiency = -1;  // the elementwise default
+  if (op.kind == OpKind::kElementwise && ctx.runtime.native_half_elementwise && ctx.plan.bytes.act == 2.0 &&
+      km.device().peak(Pipe::kFp16) < km.device().peak(Pipe::kFp32)) {
+    // Half arithmetic on a chip whose FP16 units are the slow ones (sm_61: 1/64 of FP32): each add, max or
+    // multiply is one result of the half2 pipe, whose peak counts an FMA as two.
+    pipe = Pipe::kFp16;
+    efficiency = cost_constants().native_half_elementwise_efficiency;
+  }
+  out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions);
   return out;
 }
 
