@@ -237,13 +237,12 @@ TEST(Advisor, MeasuredAmpWhatIfsStayUnderTheRatchet) {
   const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/published.csv");
   EXPECT_GE(rep.amp_overall.pairs, 60) << "amp/fp32 pairs on Pascal, Turing, Volta and Ampere must all be found";
   EXPECT_EQ(static_cast<std::size_t>(rep.amp_overall.pairs), rep.amp_ratios.size());
-  // RATCHET, not the target: `perfcast validate data/validation/published.csv` reported a median ratio error
-  // of 10.9% (108 pairs, direction wrong in 4) after 1x1 tensor-core convolutions and FFT convolutions
-  // (session 2); 10.9 + 0.5 points = 11.4. The issue target is 10%; lower this as the model improves, never
-  // raise it quietly.
-  EXPECT_LE(rep.amp_overall.median_error_pct, 11.4);
-  // RATCHET, not the target (which is 0): 4 pairs had the wrong direction when this test was written.
-  EXPECT_LE(rep.amp_overall.direction_wrong, 4);
+  // The issue target: median ratio error at most 10%. `perfcast validate` reported 10.9% in sessions 2-3 and
+  // 8.2% in session 4 (non-fused Winograd F(2x2,3x3)); the target is the bound here.
+  EXPECT_LE(rep.amp_overall.median_error_pct, 10.0);
+  // RATCHET, not the target (which is 0): 3 pairs had the wrong direction in session 4 (a broken A100 run at
+  // 0.19x, an AlexNet inference pair measured 14% slower at amp, an XLA AlexNet pair with no measured gain).
+  EXPECT_LE(rep.amp_overall.direction_wrong, 3);
   for (const auto& r : rep.amp_ratios) {
     EXPECT_GT(r.measured, 0) << r.gpu << " " << r.model;
     EXPECT_GT(r.predicted, 0) << r.gpu << " " << r.model;

@@ -95,21 +95,30 @@ Graph vgg_conv3_2(std::int64_t batch) {
   return b.finish();
 }
 
-TEST(ConvAlgorithms, TensorflowWorkspaceLimitTakesHugeWinogradLayersOffTheList) {
-  // TensorFlow's autotuner only tries algorithms whose scratch fits TF_CUDNN_WORKSPACE_LIMIT_IN_MB (4096 MB by
-  // default). Non-fused Winograd F(4x4,3x3) keeps 36/16 of the input and output in device memory: at batch 32
-  // conv3_2 needs ~0.5 GB (allowed); at batch 512, ~7.6 GB (not allowed), so there it runs as another algorithm,
-  // slower than with an unlimited workspace.
-  RuntimeProfile limited = find_runtime("tensorflow");
-  ASSERT_DOUBLE_EQ(limited.conv_workspace_limit_bytes, 4294967296.0);
-  RuntimeProfile unlimited = limited;
+// VGG-16 conv4_2: 512 -> 512 channels on 28x28, 3x3, stride 1, pad 1.
+Graph vgg_conv4_2(std::int64_t batch) {
+  GraphBuilder b("vgg-conv4-2", batch);
+  const Tensor x = b.input({512, 28, 28});
+  b.conv(x, 512, {3}, {1}, {1});
+  return b.finish();
+}
+
+TEST(ConvAlgorithms, WorkspaceLimitTakesHugeWinogradLayersOffTheList) {
+  // An autotuner only tries algorithms whose scratch fits the framework's workspace limit (TensorFlow:
+  // TF_CUDNN_WORKSPACE_LIMIT_IN_MB, 4096 MB by default). Non-fused Winograd F(2x2,3x3) keeps 16/4 of the input and
+  // output in device memory: VGG-16 conv4_2 at batch 32 needs ~0.4 GB, which TensorFlow's limit allows; under a
+  // 256 MB limit the layer runs as another algorithm, slower.
+  const RuntimeProfile tf = find_runtime("tensorflow");
+  ASSERT_DOUBLE_EQ(tf.conv_workspace_limit_bytes, 4294967296.0);
+  RuntimeProfile unlimited = tf;
   unlimited.conv_workspace_limit_bytes = 1e18;
-  const double small_limited = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", limited).time_us;
-  const double small_free = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", unlimited).time_us;
-  EXPECT_DOUBLE_EQ(small_limited, small_free);
-  const double big_limited = conv_kernel_cost(vgg_conv3_2(512), "gtx-1080-ti", "fp32", limited).time_us;
-  const double big_free = conv_kernel_cost(vgg_conv3_2(512), "gtx-1080-ti", "fp32", unlimited).time_us;
-  EXPECT_GT(big_limited, big_free);
+  RuntimeProfile small = tf;
+  small.conv_workspace_limit_bytes = 256.0 * 1024 * 1024;
+  const double with_tf_limit = conv_kernel_cost(vgg_conv4_2(32), "gtx-1080-ti", "fp32", tf).time_us;
+  const double free = conv_kernel_cost(vgg_conv4_2(32), "gtx-1080-ti", "fp32", unlimited).time_us;
+  const double limited = conv_kernel_cost(vgg_conv4_2(32), "gtx-1080-ti", "fp32", small).time_us;
+  EXPECT_DOUBLE_EQ(with_tf_limit, free);
+  EXPECT_GT(limited, free);
 }
 
 TEST(ConvAlgorithms, ReportedFlopsStayDirectConvolutionFlops) {
@@ -309,6 +318,7 @@ TEST(ConvAlgorithms, TensorflowHalfReluRunsOnTheSlowFp16PipeOfGp102) {
   // 205M half maxima at 1 result per lane per clock-pair of the 0.18-TFLOPS pipe: slower than their 0.8 GB.
   EXPECT_GT(relu_cost("tensorflow", "gtx-1080-ti").time_us, relu_cost("pytorch", "gtx-1080-ti").time_us);
 }
+
 
 }  // namespace
 }  // namespace perfcast

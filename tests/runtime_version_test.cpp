@@ -279,9 +279,10 @@ TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp32) {
 // cuDNN 7+, whose kernels run at today's rate (library_efficiency 0.60 -> 1.0 by a [[version]] rule).
 TEST(RuntimeVersion, VersionRulesSetNumbersToo) {
   const RuntimeProfile old_mxnet = find_runtime("mxnet");
-  EXPECT_DOUBLE_EQ(old_mxnet.library_efficiency, 0.60);
+  // The cuDNN 5 generation runs below today's kernels (the torch7 value, docs/calibration.md); 1.x is at 1.0.
+  EXPECT_LT(old_mxnet.library_efficiency, 0.8);
   EXPECT_DOUBLE_EQ(at_version(old_mxnet, "1.7").library_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(at_version(old_mxnet, "0.12").library_efficiency, 0.60);
+  EXPECT_DOUBLE_EQ(at_version(old_mxnet, "0.12").library_efficiency, old_mxnet.library_efficiency);
   PredictRequest r;
   r.model = "vgg16";
   r.gpu = "titan-x-pascal";
@@ -290,7 +291,7 @@ TEST(RuntimeVersion, VersionRulesSetNumbersToo) {
   const double v09 = predict(r).samples_per_s;
   r.runtime_version = "1.7";
   const double v17 = predict(r).samples_per_s;
-  EXPECT_GT(v17, 1.3 * v09) << "VGG-16 training is convolution-bound: most of the 1/0.6 shows";
+  EXPECT_GT(v17, 1.2 * v09) << "VGG-16 training is convolution-bound: most of 1/library_efficiency shows";
 }
 
 // TF 1.2 (before grappler's layout pass ran by default) computes a Conv2D on NHWC tensors in NCHW, with a

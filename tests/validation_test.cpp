@@ -22,9 +22,11 @@ TEST(Validation, SingleGpuSyntheticRowsMeetTheAccuracyTargets) {
       scope.push_back(&r);
   const ErrorStats s = error_stats(scope);
   EXPECT_GE(s.rows, 270) << "CNN rows of torch7, mxnet, tensorflow and tensorflow-xla must all be predicted";
-  // Ratchets at session 2's figures (9.0% / 15.8%) plus a margin.
-  EXPECT_LE(s.median_ape, 9.5);
-  EXPECT_LE(s.mean_ape, 16.5);
+  // Ratchets: session 2 9.0% / 15.8%; session 4 10.1% / 17.3% after non-fused Winograd became F(2x2,3x3), the
+  // tile cuDNN's kernel names show (docs/calibration.md: the Torch7 VGG rows lose, the TF GeForce rows and every
+  // check set gain). Plus a margin; the targets stay 12% / 18%.
+  EXPECT_LE(s.median_ape, 10.6);
+  EXPECT_LE(s.mean_ape, 17.8);
   EXPECT_GE(s.fits, 0.99);
 }
 
@@ -71,8 +73,8 @@ TEST(Validation, PytorchCheckSetStaysWithinItsRatchet) {
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 110);
-  // Ratchet at session 3's figure (10.3%) plus a margin.
-  EXPECT_LE(s.median_ape, 11.0);
+  // Ratchet: session 3 10.3%, session 4 9.5% (non-fused Winograd F(2x2,3x3)), plus a margin.
+  EXPECT_LE(s.median_ape, 10.2);
 }
 
 TEST(Validation, Gp102PytorchRowsWithinTwoXIncludingHalfPrecision) {
@@ -122,8 +124,9 @@ TEST(Validation, PascalCheckSetStaysWithinItsRatchet) {
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 50);
-  // Ratchet: session 3 31.2%; session 4 28.4% (blocking input copies, TF 1.2 NHWC transposes), plus a margin.
-  EXPECT_LE(s.median_ape, 30.0);
+  // Ratchet: session 3 31.2%; session 4 28.4% (blocking input copies, TF 1.2 NHWC transposes), then 23.2%
+  // (non-fused Winograd F(2x2,3x3); MXNet of the cuDNN 5 generation at the torch7 library efficiency), plus a margin.
+  EXPECT_LE(s.median_ape, 25.0);
 }
 
 // data/validation/check_timm.csv: timm's published benchmark files (RTX 3090 / RTX 4090, 20 models, AMP inference
