@@ -310,10 +310,12 @@ TEST(RuntimeVersion, OldTensorflowTransposesEveryNhwcConvolution) {
   const Prediction nchw = predict(r);
   r.channels_last = true;
   const Prediction nhwc = predict(r);
-  // Each transpose reads and writes the convolution's input and output once more: more DRAM traffic, and
-  // two more kernels per convolution (ResNet-50 has 53).
-  EXPECT_GT(nhwc.step.bytes, nchw.step.bytes * 1.2);
-  EXPECT_NEAR(nhwc.step.launches - nchw.step.launches, 2.0 * 53, 1.0);
+  // Each transpose reads and writes the convolution's input and output once more: more DRAM traffic, and two
+  // more kernels per convolution, except the 1x1 stride-1 ones TF runs as a cuBLAS GEMM in NHWC. ResNet-50 v1
+  // (He et al. 2016, stride in the first 1x1) has 53 convolutions: the 7x7 stem, 16 3x3, and 36 1x1 of which 6
+  // have stride 2 (the first 1x1 and the projection of stages 2-4): 1 + 16 + 6 = 23 are transposed.
+  EXPECT_GT(nhwc.step.bytes, nchw.step.bytes * 1.05);
+  EXPECT_NEAR(nhwc.step.launches - nchw.step.launches, 2.0 * 23, 1.0);
   EXPECT_LT(nhwc.samples_per_s, nchw.samples_per_s);
   r.runtime_version = "1.15";
   EXPECT_DOUBLE_EQ(predict(r).step.bytes, [&] {

@@ -55,6 +55,9 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.context = parse_count(row.context, "context", 0);
   if (r.context < 0) throw InputError("context must be zero or positive, got " + row.context);
   if (!row.kv_precision.empty()) r.kv_precision = row.kv_precision;
+  if (row.prefetch == "yes") r.prefetch = true;
+  else if (!row.prefetch.empty() && row.prefetch != "no")
+    throw InputError("prefetch must be yes or no, got '" + row.prefetch + "'");
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

@@ -31,6 +31,10 @@ void check_request(const PredictRequest& r) {
   const std::vector<std::string> data{"synthetic", "host", "real", "real-augmented"};
   if (std::find(data.begin(), data.end(), r.data) == data.end()) throw_unknown("data", r.data, data);
   if (r.prefetch && r.data != "host") throw InputError("--prefetch applies to --data host (batches held in host memory)");
+  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
+  if (r.data == "host" && (serving || r.lora_rank > 0))
+    throw InputError("--data host applies to --mode train and infer of fixed-size models, not --mode " + r.mode +
+                     (r.lora_rank > 0 ? " with --lora-rank" : ""));
   if (r.checkpointing && r.mode != "train") throw InputError("--checkpointing applies to --mode train only");
   // Ids are checked even where this request does not use them (a host with synthetic data): a typo is a typo.
   if (!r.host.empty()) find_host(r.host);
@@ -143,7 +147,11 @@ void finalize_prediction(Prediction& p) {
   if (p.step.host_us > p.step.gpu_us) p.primary = Bound::kHost;
   if (p.input && !p.input->serial_copy && p.input->step_ms * 1e3 > p.step.step_us) {
     // An overlapped copy that outlasts the GPU step is a transfer bound; slow decoding is an input-pipeline one.
-    p.primary = p.input->dataset_kind.empty() ? Bound::kHostToDevice : Bound::kInputPipeline;
+    const double decode_ms = p.input->host_samples_per_s > 0
+                                 ? static_cast<double>(p.request.batch) * std::max(1, p.request.gpus) /
+                                       p.input->host_samples_per_s * 1e3
+                                 : 0.0;
+    p.primary = p.input->h2d_ms >= decode_ms ? Bound::kHostToDevice : Bound::kInputPipeline;
     if (p.primary == Bound::kHostToDevice) {
       p.bound_us[static_cast<int>(Bound::kHostToDevice)] = p.bound_us[static_cast<int>(Bound::kInputPipeline)];
       p.bound_us[static_cast<int>(Bound::kInputPipeline)] = 0;

@@ -199,8 +199,13 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
                         cc.depthwise_compute_efficiency);
   }
   // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output; so does every
-  // convolution on NHWC tensors in a runtime that computes them in NCHW (TensorFlow before grappler's layout pass).
-  const bool transposes = (is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes) || ctx.runtime.nhwc_conv_transposes;
+  // convolution on NHWC tensors in a runtime that computes them in NCHW (TensorFlow before grappler's layout pass),
+  // except a 1x1 stride-1 ungrouped one, which TensorFlow hands to cuBLAS as a plain GEMM in NHWC
+  // (conv_ops.cc, conv_grad_input_ops.cc, conv_grad_filter_ops.cc: "1x1 filter, so call cublas directly").
+  const bool pointwise_gemm = c.spatial_dims == 2 && c.kernel[0] == 1 && c.kernel[1] == 1 && c.stride[0] == 1 &&
+                              c.stride[1] == 1 && c.groups == 1;
+  const bool transposes = (is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes) ||
+                          (ctx.runtime.nhwc_conv_transposes && !pointwise_gemm);
   const double bytes = in_b + out_b + w_b;
   const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
   KernelCost k;
@@ -410,6 +415,7 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
   Pipe pipe = cuda_pipe_for(ctx.plan, km.device());
   double efficiency = -1;  // the elementwise default
   if (op.kind == OpKind::kElementwise && ctx.runtime.native_half_elementwise && ctx.plan.bytes.act == 2.0 &&
+      km.device().sm_version >= 53 && km.device().peak(Pipe::kFp16) > 0 &&
       km.device().peak(Pipe::kFp16) < km.device().peak(Pipe::kFp32)) {
     // Half arithmetic on a chip whose FP16 units are the slow ones (sm_61: 1/64 of FP32): each add, max or
     // multiply is one result of the half2 pipe, whose peak counts an FMA as two.

@@ -16,6 +16,7 @@ struct ConfigRow {
   std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
   std::string host, host_cores;        // optional columns: host CPU profile id (data/hosts) and cores feeding it
   std::string gpu_decode;              // optional column: yes when the input is decoded on the GPU (DALI/nvJPEG)
+  std::string prefetch;                // optional column: yes when data=host batches are copied ahead (pinned)
   std::string context;                 // optional column: decode, tokens already in the KV cache
   std::string kv_precision;            // optional column: KV-cache type (fp16, fp8, q8_0, ...)
   std::string notes;                   // optional free text describing the setup

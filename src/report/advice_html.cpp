@@ -77,6 +77,14 @@ std::string advice_html(const Advice& a, Lang lang) {
                      escape(text_of(b, "op_class")), escape(text_of(b, "bound")), number_of(b, "time_ms"),
                      100.0 * number_of(b, "share"), bar(number_of(b, "share"), "#c0504d"),
                      number_of(b, "flops") / 1e9, number_of(b, "bytes") / 1e9, 100.0 * number_of(b, "roofline_fraction"));
+  // Time the GPU waits, as in the text report's "(waiting)" rows.
+  for (const char* waiting : {"host_overhead", "input_pipeline", "host_to_device", "communication"}) {
+    const double share = number_of(base.at("bottleneck").at("share_of_step"), waiting);
+    if (share > 0)
+      h += fmt::format("<tr><td>(waiting)</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.1f}</td><td>{}</td>"
+                       "<td></td><td></td><td></td></tr>\n",
+                       waiting, share * number_of(base, "step_ms"), 100.0 * share, bar(share, "#8064a2"));
+  }
   h += "</table>\n";
 
   h += "<h2>" + escape(msg("strategies", lang)) + "</h2>\n<table>\n";

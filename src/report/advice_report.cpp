@@ -51,7 +51,9 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
     return fmt::format("{} 个主机核心每秒可准备 {:.0f} 个样本", p.input->cores, p.input->host_samples_per_s);
   if (id == "gpu-decode") return "在 GPU 上解码和增强 JPEG（DALI/nvJPEG），释放主机 CPU";
   if (id == "pinned-memory") return "锁页内存使主机到设备的拷贝速率翻倍";
-  if (id == "prefetch") return "从锁页内存预取下一批数据，拷贝与上一步计算重叠";
+  if (id == "prefetch")
+    return fmt::format("每批 {:.1f} ms 的阻塞拷贝改为从锁页内存预取（{:.1f} ms），与上一步计算重叠",
+                       base.input ? base.input->h2d_ms : 0.0, p.input ? p.input->h2d_ms : 0.0);
   if (st.category == "hardware")
     return fmt::format("{}：{:.0f} GB 显存，带宽 {:.0f} GB/s，FP32 {:.1f} TFLOPS{}", p.device.name, p.device.memory_gb,
                        p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32),
@@ -68,6 +70,9 @@ std::string advice_verdict(const Advice& a, Lang lang) {
   if (p.primary == Bound::kInputPipeline && p.input) {
     v = fmt::format(fmt::runtime(msg("verdict.input", lang)), p.input->cores, p.input->host_samples_per_s,
                     static_cast<double>(p.request.batch) / (p.step.step_us * 1e-6));
+  } else if (p.primary == Bound::kHostToDevice && p.input) {
+    v = fmt::format(fmt::runtime(msg("verdict.h2d", lang)), p.input->h2d_ms,
+                    msg(p.input->serial_copy ? "h2d.blocking" : "h2d.prefetched", lang), p.step_us / 1e3);
   } else if (p.primary == Bound::kHost) {
     v = fmt::format(fmt::runtime(msg("verdict.host", lang)), p.step.host_us / 1e3, p.step.launches, p.step.gpu_us / 1e3);
   } else {
@@ -127,7 +132,7 @@ std::string advice_text(const Advice& a, Lang lang) {
                      100.0 * c.roofline_fraction);
   }
   for (int i : {static_cast<int>(Bound::kHost), static_cast<int>(Bound::kInputPipeline),
-                static_cast<int>(Bound::kCommunication)})
+                static_cast<int>(Bound::kHostToDevice), static_cast<int>(Bound::kCommunication)})
     if (p.bound_us[i] > 0)
       s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f}\n", "(waiting)", bound_name(static_cast<Bound>(i)),
                        p.bound_us[i] / 1e3, 100.0 * p.bound_us[i] / p.step_us);

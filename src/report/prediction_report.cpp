@@ -161,7 +161,9 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   if (p.input && p.request.data == "host")
     s += fmt::format("  input copy      {:>12.2f} ms per step from {} host memory{}\n", p.input->h2d_ms,
                      p.request.pinned_memory.value_or(p.request.prefetch) ? "pinned" : "pageable",
-                     p.input->serial_copy ? ", blocking: added to every step" : ", prefetched beside the step");
+                     p.input->serial_copy ? ", blocking: added to every step"
+                     : p.primary == Bound::kHostToDevice ? ", prefetched, longer than the GPU step -> bounds the step"
+                                                          : ", prefetched beside the step");
   else if (p.input)
     s += fmt::format("  input pipeline  {:>12.0f} samples/s on {} ({} cores, {:.2f} ms per sample per core, {}-bound){}\n",
                      p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,

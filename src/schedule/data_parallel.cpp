@@ -150,11 +150,15 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
 
   // One GPU's step on this node: the host pipeline now feeds every GPU of the node.
   double base_us = single.step.step_us;
+  double copy_shift_us = 0;  // a blocking input copy runs before the step's first kernel
   if (single.input) {
     const double decode_ms = single.input->host_samples_per_s > 0
                                  ? static_cast<double>(single.request.batch) * gpus_per_node / single.input->host_samples_per_s * 1e3
                                  : 0;
-    if (single.input->serial_copy) base_us += single.input->h2d_ms * 1e3;
+    if (single.input->serial_copy) {
+      copy_shift_us = single.input->h2d_ms * 1e3;
+      base_us += copy_shift_us;
+    }
     else base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
   }
   c.base_step_ms = base_us / 1e3;
@@ -184,8 +188,8 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       };
       // Single communication stream: a bucket starts when it is ready (or after backward when the framework
       // does not overlap) and when the previous one is done.
-      const double scale_t = base_us / std::max(g.step_us, 1e-9);
-      const double bwd_end = g.backward_end_us * scale_t;
+      const double scale_t = (base_us - copy_shift_us) / std::max(g.step_us, 1e-9);
+      const double bwd_end = copy_shift_us + g.backward_end_us * scale_t;
       // Copies between GPUs without peer access are staged through host memory by the framework's copy
       // thread and do not run beside compute.
       const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host);
@@ -194,7 +198,7 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       for (const auto& b : buckets) {
         const CollectiveCost cc = coll(b.bytes);
         const double dur = cc.us + s.per_collective_us;
-        const double ready = b.ready_us * scale_t;
+        const double ready = copy_shift_us + b.ready_us * scale_t;
         const double start = std::max(overlap ? ready : bwd_end, comm_free);
         if (start < bwd_end) overlapped += std::min(dur, bwd_end - start);
         comm_free = start + dur;

@@ -93,7 +93,7 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
     // transfers'), so it adds to every step instead of overlapping it.
     in.serial_copy = true;
     in.limited_by = "copy";
-    in.step_ms = 0;
+    in.step_ms = in.h2d_ms;  // added to the GPU step, not overlapped with it
     in.bound = false;
     p.input = in;
     finalize_prediction(p);
