@@ -120,6 +120,23 @@ TEST(AttentionRuntime, ConfigColumnsReachTheRequest) {
   std::filesystem::remove(path);
 }
 
+TEST(AttentionRuntime, PrefetchColumnReachesTheRequest) {
+  const auto path = std::filesystem::temp_directory_path() / "perfcast_prefetch_test.csv";
+  std::ofstream(path) << "gpu,model,runtime,mode,precision,batch,data,prefetch\n"
+                         "gtx-1080-ti,resnet50,pytorch,infer,fp32,32,host,yes\n"
+                         "gtx-1080-ti,resnet50,pytorch,infer,fp32,32,host,\n"
+                         "gtx-1080-ti,resnet50,pytorch,infer,fp32,32,host,often\n";
+  const auto rows = read_config_csv(path, false);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(request_from_row(rows[0]).prefetch);
+  EXPECT_FALSE(request_from_row(rows[1]).prefetch);
+  const auto results = predict_rows(rows);
+  ASSERT_TRUE(results[0].prediction && results[1].prediction);
+  EXPECT_GT(results[0].prediction->samples_per_s, results[1].prediction->samples_per_s) << "the copy hides";
+  EXPECT_NE(results[2].status.find("prefetch must be yes or no"), std::string::npos) << results[2].status;
+  std::filesystem::remove(path);
+}
+
 TEST(AttentionRuntime, DecodeContextColumn) {
   const auto path = write_csv("perfcast_context_test.csv",
                               "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,4096\n"

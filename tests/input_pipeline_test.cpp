@@ -12,6 +12,8 @@
 #include "analysis/advisor.h"
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "report/advice_html.h"
+#include "report/advice_report.h"
 
 namespace perfcast {
 namespace {
@@ -243,6 +245,33 @@ TEST(InputPipeline, AdviseSuggestsPrefetchingForBlockingCopies) {
 TEST(InputPipeline, PrefetchWithoutHostDataIsAnInputError) {
   PredictRequest r = lambda_1080ti("resnet50", "infer", 32, "synthetic");
   r.prefetch = true;
+  EXPECT_THROW(predict(r), InputError);
+}
+
+TEST(InputPipeline, ACopyBoundStepSaysSoInTheVerdictAndTheBreakdown) {
+  // AlexNet inference on an A100 at batch 1024: 0.6 GB of float32 input per step over PCIe 4 (~10 GB/s pageable)
+  // takes longer than the GPU's work on it.
+  PredictRequest r = lambda_1080ti("alexnet", "infer", 1024, "host");
+  r.gpu = "a100-sxm4-40gb";
+  r.precision = "amp";
+  const Advice a = advise(r);
+  ASSERT_EQ(a.baseline.primary, Bound::kHostToDevice);
+  const std::string verdict = advice_verdict(a, Lang::kEn);
+  EXPECT_NE(verdict.find("host-to-device copy"), std::string::npos) << verdict;
+  EXPECT_NE(advice_verdict(a, Lang::kZh).find("拷贝"), std::string::npos);
+  EXPECT_NE(advice_text(a, Lang::kEn).find("(waiting)          host_to_device"), std::string::npos);
+  EXPECT_NE(advice_html(a, Lang::kEn).find("host_to_device"), std::string::npos);
+}
+
+TEST(InputPipeline, HostDataDoesNotApplyToServingModes) {
+  PredictRequest r;
+  r.model = "llama-2-7b";
+  r.gpu = "rtx-3090";
+  r.runtime = "llama.cpp";
+  r.mode = "decode";
+  r.precision = "q4_0";
+  r.batch = 1;
+  r.data = "host";
   EXPECT_THROW(predict(r), InputError);
 }
 
