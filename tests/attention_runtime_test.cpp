@@ -168,6 +168,41 @@ PredictRequest llama_serving(const std::string& gpu, const std::string& runtime,
   return r;
 }
 
+// ---------------------------------------------------------------- JAX and ONNX Runtime profiles
+
+PredictRequest a100(const std::string& runtime, const std::string& model, const std::string& mode,
+                    const std::string& precision) {
+  PredictRequest r;
+  r.gpu = "a100-sxm4-40gb";
+  r.model = model;
+  r.runtime = runtime;
+  r.mode = mode;
+  r.precision = precision;
+  r.batch = 64;
+  return r;
+}
+
+TEST(RuntimeProfiles, JaxRunsFp32AsTf32OnAmpereAndFusesElementwiseChains) {
+  // JAX docs ('Matmul precision'): float32 dots and convolutions default to TF32 on recent GPUs.
+  const Prediction jax_fp32 = predict(a100("jax", "resnet50", "train", "fp32"));
+  const Prediction jax_tf32 = predict(a100("jax", "resnet50", "train", "tf32"));
+  EXPECT_DOUBLE_EQ(jax_fp32.samples_per_s, jax_tf32.samples_per_s);
+  // XLA fuses batch norm's elementwise tail and ReLU: fewer kernels and bytes than eager PyTorch.
+  const Prediction eager = predict(a100("pytorch", "resnet50", "train", "amp"));
+  const Prediction jax = predict(a100("jax", "resnet50", "train", "amp"));
+  EXPECT_LT(jax.step.launches, eager.step.launches);
+  EXPECT_LT(jax.step.bytes, eager.step.bytes);
+}
+
+TEST(RuntimeProfiles, OnnxRuntimeFoldsBatchNormAtInference) {
+  // ORT's default graph optimizations fold BatchNormalization into the preceding Conv and fuse Conv + ReLU.
+  const Prediction ort = predict(a100("onnxruntime", "resnet50", "infer", "amp"));
+  const Prediction eager = predict(a100("pytorch", "resnet50", "infer", "amp"));
+  // ResNet-50 has 53 batch norms and 49 ReLUs that become part of the convolutions.
+  EXPECT_LE(ort.step.launches, eager.step.launches - 53 - 49);
+  EXPECT_GT(ort.samples_per_s, eager.samples_per_s);
+}
+
 TEST(GenerateMode, PromptPrefillThenDecodeAddUp) {
   // A served request: the prompt's prefill (--context tokens), then --seq decode steps; the throughput serving
   // benchmarks report is generated tokens over that whole time.

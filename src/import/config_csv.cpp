@@ -56,7 +56,8 @@ std::string runtime_version_in_notes(const std::string& notes, const std::string
   // The framework the row's runtime belongs to first, so that a note naming two frameworks ("TensorRT 7.1 on
   // TensorFlow 2.3") gives each row its own.
   static const std::vector<std::pair<std::string, std::vector<std::string>>> frameworks{
-      {"tensorflow", {"TensorFlow", "TF in log:"}}, {"pytorch", {"PyTorch"}}, {"mxnet", {"MXNet"}}, {"tensorrt", {"TensorRT"}}};
+      {"tensorflow", {"TensorFlow", "TF in log:"}}, {"pytorch", {"PyTorch"}}, {"mxnet", {"MXNet"}}, {"tensorrt", {"TensorRT"}},
+      {"jax", {"JAX"}}, {"onnxruntime", {"ONNX Runtime", "onnxruntime"}}};
   std::vector<std::string> names;
   for (const auto& [prefix, n] : frameworks)
     if (!runtime.empty() && runtime.rfind(prefix, 0) == 0) names.insert(names.end(), n.begin(), n.end());
