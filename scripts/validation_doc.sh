@@ -12,6 +12,7 @@ $bin validate data/validation/check_recent.csv --markdown "$tmp/recent.md" >/dev
 $bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
 $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev/null
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
+$bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -91,5 +92,17 @@ $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/nul
   echo "while the zoo's are v1, and depthwise-heavy networks train 20-45% faster than measured on the RTX 3090."
   echo
   cat "$tmp/timm.md"
+  echo
+  echo "# Other frameworks: check_frameworks.csv"
+  echo
+  echo "Gathered in session 4 for the new jax and onnxruntime profiles (set from documentation, not from these rows):"
+  echo "ONNX Runtime 1.2-1.16 with the CUDA execution provider on BERT (its transformers README's V100 table and its BERT"
+  echo "SQuAD notebook on V100 and RTX 4090), Keras 3 on JAX (BERT-base on an A100) and NVIDIA JAX-Toolbox ViT-B/16"
+  echo "pre-training on 8 A100 / H100. The ORT profile fuses elementwise chains because these runs (and ORT's own"
+  echo "benchmarks) go through its transformer optimizer. Known misses: ORT FP16 at batch 1-4 (40-114% too fast: per-kernel"
+  echo "latency of tiny GEMMs), an RTX 4090 run without the optimizer timed in Jupyter, Keras/JAX training (53-77% too"
+  echo "fast) and the JAX ViT pre-training rows (51% / 127% too fast; their hosts and H100 variant are assumptions)."
+  echo
+  cat "$tmp/frameworks.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

@@ -37,7 +37,7 @@ double matmul_macs_under(const Graph& g, const std::string& prefix) {
 
 
 constexpr const char* kIds[] = {"ssd300", "unet2d", "unet3d", "nodule3d", "bert_base", "bert_large",
-                                "gpt2", "transformer_base", "gnmt"};
+                                "bert_base_squad", "bert_large_squad", "gpt2", "transformer_base", "gnmt"};
 
 TEST(ZooDenseSeq, RegisteredWithMetadataAndEndInALoss) {
   for (const char* id : kIds) {
@@ -164,6 +164,20 @@ TEST(ZooDenseSeq, BertParameters) {
   const Graph large = build("bert_large");
   EXPECT_NEAR(static_cast<double>(large.params()), 336'226'108, 336'226'108 * 0.01);
   EXPECT_NEAR(static_cast<double>(large.params()) - params_under(large, "cls."), 335'141'888, 335'141'888 * 0.01);
+}
+
+TEST(ZooDenseSeq, BertSquadParameters) {
+  // HF BertForQuestionAnswering = BertModel without its pooler + qa_outputs (H x 2 + 2):
+  // bert-base-uncased 109,482,240 - 590,592 + 1,538 = 108,893,186; bert-large-uncased 335,141,888 - 1,049,600 +
+  // 2,050 = 334,094,338 (the totals Hugging Face's fine-tuning examples print for these models).
+  const Graph base = build("bert_base_squad");
+  EXPECT_EQ(base.params(), 108'893'186);
+  EXPECT_EQ(base.seq, 384) << "SQuAD's max_seq_length in the reference fine-tuning scripts";
+  const Graph large = build("bert_large_squad");
+  EXPECT_EQ(large.params(), 334'094'338);
+  // Without the 30522-way MLM decoder the work per token is the encoder's plus two logits.
+  const Graph pre = build("bert_base", 1, 384);
+  EXPECT_LT(matmul_macs_under(base, ""), 0.85 * matmul_macs_under(pre, ""));
 }
 
 TEST(ZooDenseSeq, BertMacs) {

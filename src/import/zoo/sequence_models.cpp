@@ -36,6 +36,15 @@ Graph build_bert(const std::string& id, std::int64_t layers, std::int64_t hidden
   return bert_pretraining_graph(id, d, resolve_seq(id, o, 128, d.positions), o.batch);
 }
 
+// The fine-tuned question-answering form (HF BertForQuestionAnswering, the SQuAD models of NVIDIA's BERT
+// examples, TensorRT demoBERT and ONNX Runtime's BERT notebooks): the encoder and a 2-way span head per token,
+// without the pre-training heads (whose 30522-way MLM decoder is ~20% of BERT-base's FLOPs at seq 128).
+Graph build_bert_squad(const std::string& id, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                       const ModelOptions& o) {
+  const BertDims d{.layers = layers, .hidden = hidden, .heads = heads, .intermediate = 4 * hidden};
+  return bert_squad_graph(id, d, resolve_seq(id, o, 384, d.positions), o.batch);
+}
+
 // ---- GPT-2 ---------------------------------------------------------------------------------------------------
 // Radford et al., "Language Models are Unsupervised Multitask Learners" (2019), the 124M model as released
 // (openai/gpt-2 hparams, HF GPT2LMHeadModel): 12 pre-LN blocks, d=768, 12 heads, vocab 50257, 1024 learned
@@ -172,6 +181,12 @@ void register_sequence_models(std::vector<ZooModel>& out) {
       128, [](const ModelOptions& o) { return build_bert("bert_base", 12, 768, 12, o); });
   add(out, "bert_large", "transformer", "BERT-large pre-training (MLM + NSP), L=24 H=1024 A=16, vocab 30522", devlin,
       128, [](const ModelOptions& o) { return build_bert("bert_large", 24, 1024, 16, o); });
+  add(out, "bert_base_squad", "transformer", "BERT-base for question answering (SQuAD span head, no pre-training heads)",
+      devlin + "; HF BertForQuestionAnswering", 384,
+      [](const ModelOptions& o) { return build_bert_squad("bert_base_squad", 12, 768, 12, o); });
+  add(out, "bert_large_squad", "transformer", "BERT-large for question answering (SQuAD span head, no pre-training heads)",
+      devlin + "; HF BertForQuestionAnswering", 384,
+      [](const ModelOptions& o) { return build_bert_squad("bert_large_squad", 24, 1024, 16, o); });
   add(out, "gpt2", "transformer", "GPT-2 small (124M), 12 layers, d=768, 12 heads, causal LM, tied head",
       "Radford et al. 2019; shapes as openai/gpt-2 124M hparams / HF GPT2LMHeadModel", 1024, build_gpt2);
   add(out, "transformer_base", "transformer",

@@ -14,9 +14,10 @@ Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t head
   return b.linear(a, d, bias, name + ".out");
 }
 
-Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {
-  GraphBuilder b(id, batch);
-  b.set_sequence(seq);
+namespace {
+
+// Embeddings and the post-LN encoder stack shared by every BERT head; returns the last hidden states [S, H].
+Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
   Tensor ids = b.input({seq}, 8);
 
   // Position and token-type ids index their tables with the same [N, S] shape as the token ids.
@@ -26,7 +27,6 @@ Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int6
   x = b.add(x, b.embedding(ids, d.type_vocab, d.hidden, "token_type_embeddings"), "add_token_type");
   x = b.layer_norm(x, "LayerNorm");
   x = b.dropout(x, "dropout");
-
   for (std::int64_t l = 0; l < d.layers; ++l) {
     b.set_scope("encoder.layer." + std::to_string(l) + ".");
     Tensor a = mha(b, x, x, d.heads, false, true, "attention");
@@ -36,6 +36,15 @@ Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int6
     f = b.dropout(b.linear(f, d.hidden, true, "output.dense"), "output.dropout");
     x = b.layer_norm(b.add(f, x, "output.residual"), "output.LayerNorm");
   }
+  return x;
+}
+
+}  // namespace
+
+Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {
+  GraphBuilder b(id, batch);
+  b.set_sequence(seq);
+  const Tensor x = bert_encoder(b, d, seq);
 
   // Pooler on the first token. hidden[:, 0] is taken with a 1x1 window at stride seq over the [S, H] plane,
   // which selects exactly row 0 (the builder has no slice op).
@@ -53,6 +62,17 @@ Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int6
   Tensor nsp = b.linear(pooled, 2, true, "seq_relationship");
   b.set_scope("");
   b.cross_entropy(nsp, "loss");
+  return b.finish();
+}
+
+Graph bert_squad_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {
+  GraphBuilder b(id, batch);
+  b.set_sequence(seq);
+  const Tensor x = bert_encoder(b, d, seq);
+  // HF BertForQuestionAnswering: no pooler; qa_outputs maps every token to a start and an end logit.
+  b.set_scope("");
+  Tensor logits = b.linear(x, 2, true, "qa_outputs");
+  b.cross_entropy(logits, "loss");
   return b.finish();
 }
 

@@ -33,6 +33,10 @@ struct BertDims {
 // 2-way next-sentence classifier, each with its loss.
 Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch);
 
+// BertForQuestionAnswering (SQuAD fine-tuning and inference): the same encoder, no pooler, and a span head of two
+// logits per token; the loss stands for the start/end cross-entropy.
+Graph bert_squad_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch);
+
 // The dimensions of a GPT-2 decoder; the defaults are the released 124M model.
 struct Gpt2Dims {
   std::int64_t vocab = 50257;
