@@ -37,7 +37,8 @@ double matmul_macs_under(const Graph& g, const std::string& prefix) {
 
 
 constexpr const char* kIds[] = {"ssd300", "unet2d", "unet3d", "nodule3d", "bert_base", "bert_large",
-                                "bert_base_squad", "bert_large_squad", "gpt2", "transformer_base", "gnmt"};
+                                "bert_base_squad", "bert_large_squad", "gpt2", "gpt2_medium", "gpt2_large",
+                                "gpt2_xl", "transformer_base", "gnmt"};
 
 TEST(ZooDenseSeq, RegisteredWithMetadataAndEndInALoss) {
   for (const char* id : kIds) {
@@ -178,6 +179,14 @@ TEST(ZooDenseSeq, BertSquadParameters) {
   // Without the 30522-way MLM decoder the work per token is the encoder's plus two logits.
   const Graph pre = build("bert_base", 1, 384);
   EXPECT_LT(matmul_macs_under(base, ""), 0.85 * matmul_macs_under(pre, ""));
+}
+
+TEST(ZooDenseSeq, LargerGpt2Parameters) {
+  // HF gpt2-medium / gpt2-large / gpt2-xl (LM head tied to wte): 354,823,168 / 774,030,080 / 1,557,611,200,
+  // the 355M / 774M / 1558M of Radford et al. 2019.
+  EXPECT_EQ(build("gpt2_medium").params(), 354'823'168);
+  EXPECT_EQ(build("gpt2_large").params(), 774'030'080);
+  EXPECT_EQ(build("gpt2_xl").params(), 1'557'611'200);
 }
 
 TEST(ZooDenseSeq, BertMacs) {

@@ -28,7 +28,8 @@ using zoo_test::params_of;
 
 const char* const kIds[] = {"resnext50_32x4d",    "resnext101_32x8d", "wide_resnet50_2",    "vgg11",
                             "vgg13",              "densenet169",      "densenet201",        "squeezenet1_1",
-                            "mobilenet_v3_large", "efficientnet_b0",  "shufflenet_v2_x1_0", "vit_b_16"};
+                            "mobilenet_v3_large", "efficientnet_b0",  "shufflenet_v2_x1_0", "vit_b_16",
+                            "vit_b_32",           "vit_l_16"};
 
 // ViT-B/16 attention matmuls per sample, which conv_linear_macs leaves out (it counts conv and matmul ops, not
 // the attention core): QK^T and AV, each 197 x 197 x 768 multiply-adds, in each of the 12 layers.
@@ -66,6 +67,9 @@ TEST(ZooTorchvision, ParameterCountsAreExact) {
   EXPECT_EQ(build("shufflenet_v2_x1_0").params(), 2'278'604);
   // Includes the class token (768) and the 197 x 768 position embedding.
   EXPECT_EQ(build("vit_b_16").params(), 86'567'656);
+  // [tv] num_params of vit_b_32 (50 tokens, 32x32 patches) and vit_l_16 (24 layers, d=1024).
+  EXPECT_EQ(build("vit_b_32").params(), 88'224'232);
+  EXPECT_EQ(build("vit_l_16").params(), 304'326'632);
 }
 
 TEST(ZooTorchvision, MacsMatchPublished) {
@@ -176,7 +180,7 @@ TEST(ZooTorchvision, GraphsAreWellFormed) {
   for (const char* id : kIds) {
     SCOPED_TRACE(id);
     const ZooModel& m = find_zoo_model(id);
-    EXPECT_EQ(m.family, std::string(id) == "vit_b_16" ? "vision_transformer" : "cnn");
+    EXPECT_EQ(m.family, std::string(id).rfind("vit_", 0) == 0 ? "vision_transformer" : "cnn");
     EXPECT_FALSE(m.description.empty());
     EXPECT_NE(m.citation.find("torchvision.models."), std::string::npos);
     EXPECT_FALSE(m.sequence);

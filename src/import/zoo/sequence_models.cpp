@@ -56,6 +56,18 @@ Graph build_gpt2(const ModelOptions& o) {
   return gpt2_lm_graph("gpt2", d, resolve_seq("gpt2", o, 1024, d.positions), o.batch);
 }
 
+// The larger released GPT-2 models (openai/gpt-2 hparams for 355M, 774M and 1558M): same vocabulary and
+// positions, more and wider layers, MLP 4d.
+Graph build_gpt2_sized(const std::string& id, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                       const ModelOptions& o) {
+  Gpt2Dims d;
+  d.layers = layers;
+  d.hidden = hidden;
+  d.heads = heads;
+  d.intermediate = 4 * hidden;
+  return gpt2_lm_graph(id, d, resolve_seq(id, o, 1024, d.positions), o.batch);
+}
+
 // ---- Transformer (base) ---------------------------------------------------------------------------------------
 // Vaswani et al., "Attention Is All You Need" (NeurIPS 2017), arXiv:1706.03762, base model of Table 3: N=6
 // encoder and 6 decoder layers, d_model=512, d_ff=2048 (ReLU), h=8, P_drop=0.1 on every sub-layer output and on
@@ -189,6 +201,13 @@ void register_sequence_models(std::vector<ZooModel>& out) {
       [](const ModelOptions& o) { return build_bert_squad("bert_large_squad", 24, 1024, 16, o); });
   add(out, "gpt2", "transformer", "GPT-2 small (124M), 12 layers, d=768, 12 heads, causal LM, tied head",
       "Radford et al. 2019; shapes as openai/gpt-2 124M hparams / HF GPT2LMHeadModel", 1024, build_gpt2);
+  const std::string radford = "Radford et al. 2019; shapes as openai/gpt-2 hparams / HF GPT2LMHeadModel";
+  add(out, "gpt2_medium", "transformer", "GPT-2 medium (355M), 24 layers, d=1024, 16 heads, causal LM, tied head",
+      radford, 1024, [](const ModelOptions& o) { return build_gpt2_sized("gpt2_medium", 24, 1024, 16, o); });
+  add(out, "gpt2_large", "transformer", "GPT-2 large (774M), 36 layers, d=1280, 20 heads, causal LM, tied head",
+      radford, 1024, [](const ModelOptions& o) { return build_gpt2_sized("gpt2_large", 36, 1280, 20, o); });
+  add(out, "gpt2_xl", "transformer", "GPT-2 XL (1558M), 48 layers, d=1600, 25 heads, causal LM, tied head", radford,
+      1024, [](const ModelOptions& o) { return build_gpt2_sized("gpt2_xl", 48, 1600, 25, o); });
   add(out, "transformer_base", "transformer",
       "Transformer base, 6+6 layers, d=512, ff=2048, 8 heads, shared 37000 BPE vocab; src len = tgt len = seq",
       "Vaswani et al. 2017, arXiv:1706.03762, Table 3 (base)", 128, build_transformer_base);

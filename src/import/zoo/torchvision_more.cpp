@@ -312,19 +312,25 @@ Tensor vit_self_attention(GraphBuilder& b, const Tensor& x, std::int64_t heads, 
   return b.linear(a, d, true, name + ".out_proj");
 }
 
-Graph build_vit_b_16(const ModelOptions& o) {
-  constexpr std::int64_t kPatch = 16, kHidden = 768, kHeads = 12, kLayers = 12, kMlp = 3072;
-  constexpr std::int64_t kGrid = 224 / kPatch, kTokens = kGrid * kGrid + 1;  // 196 patches + class token
-  GraphBuilder b("vit_b_16", o.batch);
+// torchvision's VisionTransformer at 224x224: patch size, layers, width, heads and MLP width per variant.
+struct VitDims {
+  std::int64_t patch, layers, hidden, heads, mlp;
+};
+
+Graph build_vit(const std::string& id, const VitDims& dims, const ModelOptions& o) {
+  const std::int64_t kPatch = dims.patch, kHidden = dims.hidden, kHeads = dims.heads, kLayers = dims.layers,
+                     kMlp = dims.mlp;
+  const std::int64_t kGrid = 224 / kPatch, kTokens = kGrid * kGrid + 1;  // patches + class token
+  GraphBuilder b(id, o.batch);
   Tensor x = b.input({3, 224, 224});
-  x = b.conv(x, kHidden, {kPatch}, {kPatch}, {0}, {1}, 1, true, "conv_proj");  // [N,768,14,14]
+  x = b.conv(x, kHidden, {kPatch}, {kPatch}, {0}, {1}, 1, true, "conv_proj");  // [N,hidden,grid,grid]
   x = b.reshape(x, {kHidden, kGrid * kGrid}, "flatten_patches");
   x = b.reshape(x, {kGrid * kGrid, kHidden}, "permute");  // a view; the cat below reads it in place
   // Constant indices (not graph inputs): one class-token row per sample, the 197 positions once.
   const Tensor class_index{-1, {o.batch, 1}};
   const Tensor positions{-1, {1, kTokens}};
   Tensor cls = b.embedding(class_index, 1, kHidden, "class_token");  // [N,1,768]
-  x = b.concat({cls, x}, 1, "cat_class_token");                      // [N,197,768]
+  x = b.concat({cls, x}, 1, "cat_class_token");                      // [N,tokens,hidden]
   b.set_scope("encoder.");
   x = b.add(x, b.embedding(positions, kTokens, kHidden, "pos_embedding"), "add_pos_embedding");
   for (std::int64_t l = 0; l < kLayers; ++l) {
@@ -368,8 +374,14 @@ void register_torchvision_more(std::vector<ZooModel>& out) {
   add(out, "shufflenet_v2_x1_0", "cnn", "ShuffleNetV2 x1.0, 224x224, channel split and shuffle",
       "Ma et al. 2018, arXiv:1807.11164; shapes as torchvision.models.shufflenet_v2_x1_0",
       build_shufflenet_v2_x1_0);
+  const std::string dosovitskiy = "Dosovitskiy et al. 2021, arXiv:2010.11929; shapes as torchvision.models.";
   add(out, "vit_b_16", "vision_transformer", "ViT-B/16, 224x224, 12 layers, d=768, 12 heads, 197 tokens",
-      "Dosovitskiy et al. 2021, arXiv:2010.11929; shapes as torchvision.models.vit_b_16", build_vit_b_16);
+      dosovitskiy + "vit_b_16", [](const ModelOptions& o) { return build_vit("vit_b_16", {16, 12, 768, 12, 3072}, o); });
+  add(out, "vit_b_32", "vision_transformer", "ViT-B/32, 224x224, 12 layers, d=768, 12 heads, 50 tokens",
+      dosovitskiy + "vit_b_32", [](const ModelOptions& o) { return build_vit("vit_b_32", {32, 12, 768, 12, 3072}, o); });
+  add(out, "vit_l_16", "vision_transformer", "ViT-L/16, 224x224, 24 layers, d=1024, 16 heads, 197 tokens",
+      dosovitskiy + "vit_l_16",
+      [](const ModelOptions& o) { return build_vit("vit_l_16", {16, 24, 1024, 16, 4096}, o); });
 }
 
 }  // namespace perfcast
