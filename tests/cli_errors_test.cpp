@@ -96,6 +96,12 @@ TEST_F(CliTest, UnknownModelSuggestsNearestId) {
   expect_input_error("predict --model resnet5", {"resnet5", "did you mean 'resnet50'"});
 }
 
+TEST_F(CliTest, TrainingOnAnInferenceEngineIsAnInputError) {
+  // TensorRT and ONNX Runtime's CUDA EP build inference sessions only.
+  expect_input_error("predict --model resnet50 --runtime tensorrt --mode train", {"tensorrt", "inference"});
+  expect_input_error("predict --model bert_base_squad --runtime onnxruntime --mode train", {"onnxruntime"});
+}
+
 TEST_F(CliTest, UnknownPrecisionSuggestsNearest) {
   expect_input_error("predict --precision fp23", {"fp23", "did you mean 'fp32'"});
 }

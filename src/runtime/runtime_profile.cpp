@@ -86,6 +86,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fused_attention = flag_or("fused_attention", r.fused_attention);
   r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
+  r.inference_only = flag_or("inference_only", r.inference_only);
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
