@@ -158,8 +158,9 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
     if (single.input->serial_copy) {
       copy_shift_us = single.input->h2d_ms * 1e3;
       base_us += copy_shift_us;
+    } else {
+      base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
     }
-    else base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
   }
   c.base_step_ms = base_us / 1e3;
   const double single_total_us = single.step_us;  // the one-GPU prediction's whole step
