@@ -100,8 +100,8 @@ TEST(Validation, RecentGpuCheckSetStaysWithinItsRatchet) {
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 100);
   // Ratchet: session 3 15.8%. Session 4 raised it once, to 21.0% + a margin, and says why: its 62 BERT rows
-  // measure SQuAD question-answering models (their notes say "QA head, not the MLM/NSP pre-training heads") and
-  // now use bert_*_squad instead of the pre-training graph, whose 30522-way MLM decoder had hidden
+  // measure SQuAD question-answering models (their notes say so) and now use bert_*_squad instead of the
+  // pre-training graph, whose 30522-way MLM decoder had hidden
   // over-predictions (TensorRT INT8 on T4, FP16 on the L4, TF32 BERT training, TF2's inference harness).
   EXPECT_LE(s.median_ape, 22.5);
 }

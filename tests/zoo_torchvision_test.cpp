@@ -87,6 +87,10 @@ TEST(ZooTorchvision, MacsMatchPublished) {
   EXPECT_NEAR(macs_of("shufflenet_v2_x1_0"), 0.145e9, 0.145e9 * 0.01);
   // [tv] 17.564 includes the attention matmuls; conv_linear_macs does not count them, so they are added here.
   EXPECT_NEAR(macs_of("vit_b_16") + kVitAttentionMacs, 17.564e9, 17.564e9 * 0.01);
+  // [tv] vit_b_32 4.41 GFLOPS (50 tokens: 12 layers of 2 x 50 x 50 x 768 attention MACs) and vit_l_16 61.55 GFLOPS
+  // (24 layers of 2 x 197 x 197 x 1024); torchvision's counter rounds its attention differently, hence 2%.
+  EXPECT_NEAR(macs_of("vit_b_32") + 12.0 * 2 * 50 * 50 * 768, 4.41e9, 4.41e9 * 0.02);
+  EXPECT_NEAR(macs_of("vit_l_16") + 24.0 * 2 * 197 * 197 * 1024, 61.55e9, 61.55e9 * 0.02);
 }
 
 TEST(ZooTorchvision, VitAttentionIsTheOnlyUncountedMatmul) {
@@ -131,6 +135,8 @@ TEST(ZooTorchvision, KeyShapesFollowTorchvision) {
   EXPECT_EQ(op_named(build("shufflenet_v2_x1_0"), "conv5.0").out_shape,
             (std::vector<std::int64_t>{1, 1024, 7, 7}));
   EXPECT_EQ(op_named(build("vit_b_16"), "encoder.ln").out_shape, (std::vector<std::int64_t>{1, 197, 768}));
+  EXPECT_EQ(op_named(build("vit_b_32"), "encoder.ln").out_shape, (std::vector<std::int64_t>{1, 50, 768}));
+  EXPECT_EQ(op_named(build("vit_l_16"), "encoder.ln").out_shape, (std::vector<std::int64_t>{1, 197, 1024}));
 
   // ResNeXt-50: the 16 3x3 convs are grouped 32 ways; Wide ResNet's are not grouped and twice as wide.
   int grouped = 0;

@@ -23,7 +23,7 @@ DeviceSpec device_for(const PredictRequest& r) {
 RuntimeProfile runtime_for(const PredictRequest& r) {
   RuntimeProfile runtime = find_runtime(r.runtime);
   if (runtime.inference_only && r.mode == "train")
-    throw InputError("runtime '" + r.runtime + "' is an inference engine: use --mode infer (or a training runtime such as pytorch)");
+    throw InputError("runtime '" + r.runtime + "' is an inference engine: use mode infer (or a training runtime such as pytorch)");
   if (!r.runtime_version.empty()) runtime = at_version(std::move(runtime), r.runtime_version);
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);

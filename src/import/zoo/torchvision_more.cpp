@@ -299,9 +299,9 @@ Graph build_shufflenet_v2_x1_0(const ModelOptions& o) {
   return b.finish();
 }
 
-// ---------------------------------------------------------------- ViT-B/16 (torchvision.models.vision_transformer)
+// ---------------------------------------------------------------- ViT (torchvision.models.vision_transformer)
 
-// nn.MultiheadAttention(768, 12) self-attention: q/k/v projections with bias (the packed in_proj), the
+// nn.MultiheadAttention(d, heads) self-attention: q/k/v projections with bias (the packed in_proj), the
 // non-causal attention core without dropout (attention_dropout = 0) and out_proj.
 Tensor vit_self_attention(GraphBuilder& b, const Tensor& x, std::int64_t heads, const std::string& name) {
   const std::int64_t d = x.shape.back();
@@ -326,10 +326,10 @@ Graph build_vit(const std::string& id, const VitDims& dims, const ModelOptions& 
   x = b.conv(x, kHidden, {kPatch}, {kPatch}, {0}, {1}, 1, true, "conv_proj");  // [N,hidden,grid,grid]
   x = b.reshape(x, {kHidden, kGrid * kGrid}, "flatten_patches");
   x = b.reshape(x, {kGrid * kGrid, kHidden}, "permute");  // a view; the cat below reads it in place
-  // Constant indices (not graph inputs): one class-token row per sample, the 197 positions once.
+  // Constant indices (not graph inputs): one class-token row per sample, the token positions once.
   const Tensor class_index{-1, {o.batch, 1}};
   const Tensor positions{-1, {1, kTokens}};
-  Tensor cls = b.embedding(class_index, 1, kHidden, "class_token");  // [N,1,768]
+  Tensor cls = b.embedding(class_index, 1, kHidden, "class_token");  // [N,1,hidden]
   x = b.concat({cls, x}, 1, "cat_class_token");                      // [N,tokens,hidden]
   b.set_scope("encoder.");
   x = b.add(x, b.embedding(positions, kTokens, kHidden, "pos_embedding"), "add_pos_embedding");
@@ -345,7 +345,7 @@ Graph build_vit(const std::string& id, const VitDims& dims, const ModelOptions& 
   }
   b.set_scope("");
   x = b.layer_norm(x, "encoder.ln");
-  // x[:, 0]: row 0 of the [197, 768] plane, through a 1x1 window at stride 197.
+  // x[:, 0]: row 0 of the [tokens, hidden] plane, through a 1x1 window at stride tokens.
   Tensor cls_out = b.reshape(x, {1, kTokens, kHidden}, "plane_view");
   cls_out = b.avg_pool(cls_out, {1, 1}, {kTokens, 1}, {0}, false, "class_token_select");
   cls_out = b.reshape(cls_out, {kHidden}, "class_token_view");
