@@ -102,6 +102,12 @@ TEST_F(CliTest, TrainingOnAnInferenceEngineIsAnInputError) {
   expect_input_error("predict --model bert_base_squad --runtime onnxruntime --mode train", {"onnxruntime"});
 }
 
+TEST_F(CliTest, PrecisionARuntimeDoesNotRunIsAnInputError) {
+  // ONNX Runtime's CUDA EP does not run quantized INT8 kernels (optimum's GPU guide sends them to the TensorRT EP).
+  expect_input_error("predict --model resnet50 --runtime onnxruntime --mode infer --precision int8",
+                     {"int8", "onnxruntime"});
+}
+
 TEST_F(CliTest, UnknownPrecisionSuggestsNearest) {
   expect_input_error("predict --precision fp23", {"fp23", "did you mean 'fp32'"});
 }

@@ -51,6 +51,14 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     throw UnsupportedError("precision '" + precision + "' is for inference only; training needs fp32, tf32, amp, amp-bf16, fp16 or bf16",
                            {"precision.inference_only", {{"precision", precision}}});
 
+  if (std::find(runtime.unsupported_precisions.begin(), runtime.unsupported_precisions.end(), precision) !=
+      runtime.unsupported_precisions.end())
+    throw UnsupportedError("precision '" + precision + "' is not supported on " + device.id + " (sm_" +
+                               std::to_string(device.sm_version) + ") by " + runtime.id,
+                           {"precision.unsupported_by_runtime",
+                            {{"precision", precision}, {"gpu", device.id}, {"sm", std::to_string(device.sm_version)},
+                             {"runtime", runtime.id}}});
+
   if (precision == "tf32" && !runtime.tf32_available) {
     const std::string version = runtime.version.empty() ? runtime.default_version : runtime.version;
     throw UnsupportedError("precision 'tf32' is not available in " + runtime.id + " " + version +

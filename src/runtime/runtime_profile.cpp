@@ -87,6 +87,14 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
+  if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
+    f.fail("unsupported_precisions", "must be an array of precision names");
+  if (const auto* list = t["unsupported_precisions"].as_array())
+    for (const auto& v : *list) {
+      const auto name = v.value<std::string>();
+      if (!name) f.fail("unsupported_precisions", "must be an array of precision names");
+      r.unsupported_precisions.push_back(*name);
+    }
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");

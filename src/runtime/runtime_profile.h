@@ -33,6 +33,7 @@ struct RuntimeProfile {
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
   bool tf32_available = true;              // the framework can run TF32 at all (--precision tf32)
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
+  std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
