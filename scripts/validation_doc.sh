@@ -65,7 +65,12 @@ $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.m
   echo "(CUBLAS_COMPUTE_16F), which GeForce boards run at twice their FP32-accumulate rate (prefill rows on RTX 30/40 were"
   echo "30-39% slow). Known misses: TensorRT-LLM Mistral-7B with large batches (60-170% too fast: the model makes"
   echo "grouped-query attention's smaller KV cache pay off more than the measurement shows), FP8 prefill ~20% too fast,"
-  echo "llama.cpp f16 decode on A100 (58-68% too fast) and on H100 PCIe (30-48% too fast across the board)."
+  echo "llama.cpp f16 decode on A100 (58-68% too fast) and on H100 PCIe (30-48% too fast across the board). Tried in"
+  echo "session 5 and not kept: TensorRT-LLM 0.8 documents its GQA (XQA) decode kernels as experimental and off by default,"
+  echo "and its default masked-MHA kernel runs one thread block per query head, each reading its KV head's cache. Reading a"
+  echo "shared KV head once per query head brought the H100/H200 Mistral rows to -22..+32%, but made the L40S Mistral rows"
+  echo "22-54% and one H200 Llama-2-70B row 50% slow (the tables say XQA was enabled 'where our tests displayed performance"
+  echo "benefits', row by row, which the rows do not record)."
   echo
   cat "$tmp/llm.md"
   echo
