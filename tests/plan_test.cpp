@@ -268,6 +268,7 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("compare --model resnet50 --epochs 0", "--epochs");
   expect_error("compare --model resnet50 --strategy carrier-pigeon", "carrier-pigeon");
   expect_error("predict --gpu gtx-1080-ti --gpus 4 --interconnect nvlink", "nvlink");
+  expect_error("predict --gpus 4 --strategy horovd", "horovod");
 }
 
 }  // namespace

@@ -179,6 +179,22 @@ TEST(DataParallel, Fp16GradientCompressionHalvesTheBytes) {
   EXPECT_GE(b.scale->efficiency, a.scale->efficiency);
 }
 
+TEST(DataParallel, PredictTakesTheStrategyAndGradientOptions) {
+  // predict's request carries the options compare and plan take: the same job as predict_data_parallel.
+  PredictRequest r = request("v100-sxm2-16gb", "vgg16", 8);
+  r.nodes = 2;
+  r.network = "25gbe";
+  r.strategy = "horovod";
+  r.fp16_gradients = true;
+  DataParallelOptions half{"horovod"};
+  half.fp16_gradients = true;
+  const Prediction a = predict(r), b = predict_data_parallel(r, half);
+  ASSERT_TRUE(a.scale && b.scale);
+  EXPECT_EQ(a.scale->strategy, "horovod");
+  EXPECT_NEAR(a.scale->gradient_bytes, b.scale->gradient_bytes, 1e-9 * b.scale->gradient_bytes);
+  EXPECT_NEAR(a.scale->efficiency, b.scale->efficiency, 1e-9);
+}
+
 TEST(DataParallel, BucketsFollowTheBackwardTimeline) {
   const PredictRequest r = request("gtx-1080-ti", "resnet50", 1);
   const Prediction p = predict(r);

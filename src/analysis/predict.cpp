@@ -8,6 +8,7 @@
 #include "device/host_profile.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
+#include "schedule/data_parallel.h"
 
 namespace perfcast {
 
@@ -86,7 +87,11 @@ Prediction predict(const PredictRequest& request) {
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);
   apply_input_pipeline(p, graph);
-  apply_data_parallel(p, graph);
+  DataParallelOptions dp;
+  dp.strategy = r.strategy;
+  dp.fp16_gradients = r.fp16_gradients;
+  dp.hierarchical = r.hierarchical;
+  apply_data_parallel(p, graph, dp);
   apply_power(p);
   return p;
 }

@@ -58,6 +58,9 @@ struct PredictRequest {
   int nodes = 1;
   std::string interconnect;         // inside a node ("" = the GPU's default)
   std::string network;              // between nodes
+  std::string strategy;             // gradient reduction ("" = the runtime's, data/interconnects.toml)
+  bool fp16_gradients = false;      // compress gradients to fp16 before reducing them
+  bool hierarchical = false;        // force the hierarchical all-reduce across nodes
   double power_limit_w = 0;         // 0 = the board's TDP
 };
 

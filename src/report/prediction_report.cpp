@@ -111,7 +111,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   if (p.scale)
     j["scale_out"] = {{"gpus_total", p.scale->gpus_total},       {"allreduce_ms", p.scale->allreduce_ms},
                       {"exposed_comm_ms", p.scale->exposed_comm_ms}, {"efficiency", p.scale->efficiency},
-                      {"algorithm", p.scale->algorithm}};
+                      {"algorithm", p.scale->algorithm},             {"strategy", p.scale->strategy}};
   else
     j["scale_out"] = nullptr;
   if (p.power)
@@ -169,9 +169,9 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                      p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,
                      p.input->limited_by, p.input->bound ? " -> bounds the step" : "");
   if (p.scale)
-    s += fmt::format("  scale-out       {:>12} GPUs ({} x {}), {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms, "
+    s += fmt::format("  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms, "
                      "exposed {:.2f} ms\n",
-                     p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->algorithm,
+                     p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
                      p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network,
                      100.0 * p.scale->efficiency, p.scale->allreduce_ms, p.scale->exposed_comm_ms);
   if (p.power)
