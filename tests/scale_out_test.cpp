@@ -5,14 +5,18 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "analysis/batch_predict.h"
 #include "analysis/validate.h"
 #include "device/catalog.h"
+#include "import/config_csv.h"
 #include "import/model_source.h"
 #include "schedule/collectives.h"
 #include "schedule/data_parallel.h"
@@ -193,6 +197,22 @@ TEST(DataParallel, PredictTakesTheStrategyAndGradientOptions) {
   EXPECT_EQ(a.scale->strategy, "horovod");
   EXPECT_NEAR(a.scale->gradient_bytes, b.scale->gradient_bytes, 1e-9 * b.scale->gradient_bytes);
   EXPECT_NEAR(a.scale->efficiency, b.scale->efficiency, 1e-9);
+}
+
+TEST(DataParallel, StrategyColumnOfAConfigurationsFile) {
+  const auto path = std::filesystem::temp_directory_path() / "perfcast_strategy_column_test.csv";
+  std::ofstream(path) << "gpu,model,mode,batch,n_gpus,interconnect,strategy\n"
+                         "v100-sxm2-16gb,vgg16,train,64,8,nvlink,ps\n"
+                         "v100-sxm2-16gb,vgg16,train,64,8,nvlink,\n"
+                         "v100-sxm2-16gb,vgg16,train,64,8,nvlink,horovd\n";
+  const auto results = predict_rows(read_config_csv(path, false));
+  ASSERT_EQ(results.size(), 3u);
+  ASSERT_TRUE(results[0].prediction && results[1].prediction);
+  EXPECT_EQ(results[0].prediction->scale->strategy, "ps");
+  // A parameter server on the CPUs is slower than NCCL's ring over NVLink for 553 MB of gradients.
+  EXPECT_LT(results[0].prediction->samples_per_s, results[1].prediction->samples_per_s);
+  EXPECT_NE(results[2].status.find("horovod"), std::string::npos) << results[2].status;
+  std::filesystem::remove(path);
 }
 
 TEST(DataParallel, BucketsFollowTheBackwardTimeline) {

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "schedule/collectives.h"
 
 namespace perfcast {
 
@@ -40,6 +41,10 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (n_gpus <= 0) throw InputError("n_gpus must be positive, got " + row.n_gpus);
   r.gpus = static_cast<int>(n_gpus);
   if (!row.interconnect.empty()) r.interconnect = row.interconnect;
+  if (!row.strategy.empty()) {
+    find_strategy(row.strategy);  // a typo is the row's error even on one GPU
+    r.strategy = row.strategy;
+  }
   if (!row.data.empty()) r.data = row.data;
   if (row.optimizer_step == "no") r.optimizer_step = false;
   else if (!row.optimizer_step.empty() && row.optimizer_step != "yes")
