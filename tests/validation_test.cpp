@@ -103,7 +103,8 @@ TEST(Validation, RecentGpuCheckSetStaysWithinItsRatchet) {
   // measure SQuAD question-answering models (their notes say so) and now use bert_*_squad instead of the
   // pre-training graph, whose 30522-way MLM decoder had hidden
   // over-predictions (TensorRT INT8 on T4, FP16 on the L4, TF32 BERT training, TF2's inference harness).
-  EXPECT_LE(s.median_ape, 22.5);
+  // Session 5: Turing's INT8 tensor rate capped like its FP16 one (sm_75 tensor_int8_ops_per_clk_sm), 19.6%.
+  EXPECT_LE(s.median_ape, 20.5);
 }
 
 // data/validation/check_llm.csv: published llama.cpp and TensorRT-LLM runs on GPUs the LLM model was never

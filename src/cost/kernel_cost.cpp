@@ -27,9 +27,11 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
 
 double KernelCostModel::pipe_peak(Pipe p) const {
   const double peak = device_.peak(p);
-  if (p != Pipe::kTcFp16Fp32Acc || arch_.tensor_fp32acc_flops_per_clk_sm <= 0) return peak;
-  const double cap = arch_.tensor_fp32acc_flops_per_clk_sm * static_cast<double>(device_.sm_count) *
-                     device_.boost_clock_mhz * 1e-6;  // TFLOPS
+  const double per_clk = p == Pipe::kTcFp16Fp32Acc ? arch_.tensor_fp32acc_flops_per_clk_sm
+                         : p == Pipe::kTcInt8      ? arch_.tensor_int8_ops_per_clk_sm
+                                                   : 0;
+  if (per_clk <= 0) return peak;
+  const double cap = per_clk * static_cast<double>(device_.sm_count) * device_.boost_clock_mhz * 1e-6;  // TFLOPS
   return std::min(peak, cap);
 }
 

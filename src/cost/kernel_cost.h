@@ -61,7 +61,7 @@ class KernelCostModel {
   double compute_clock_factor() const { return clock_factor_; }
 
   // Sustainable peak of a pipe in TFLOPS at boost: the datasheet figure, capped where the architecture cannot
-  // feed it (tensor_fp32acc_flops_per_clk_sm in data/architectures.toml).
+  // feed it (tensor_fp32acc_flops_per_clk_sm, tensor_int8_ops_per_clk_sm in data/architectures.toml).
   double pipe_peak(Pipe p) const;
 
   const DeviceSpec& device() const { return device_; }

@@ -29,6 +29,7 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.sm_power_w = f.number("sm_power_w");
     a.sm_power_clock_mhz = f.number("sm_power_clock_mhz");
     a.tensor_fp32acc_flops_per_clk_sm = f.number_or("tensor_fp32acc_flops_per_clk_sm", 0);
+    a.tensor_int8_ops_per_clk_sm = f.number_or("tensor_int8_ops_per_clk_sm", 0);
     a.issue_slots_per_clk_sm = f.number_or("issue_slots_per_clk_sm", a.issue_slots_per_clk_sm);
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
     out.push_back(std::move(a));
@@ -69,6 +70,7 @@ ArchitectureProfile architecture_for(const DeviceSpec& device) {
   if (m.gemm_efficiency_tensor) {
     a.gemm_efficiency_tensor = *m.gemm_efficiency_tensor;
     a.tensor_fp32acc_flops_per_clk_sm = 0;
+    a.tensor_int8_ops_per_clk_sm = 0;
   }
   if (m.dram_efficiency) a.dram_efficiency = *m.dram_efficiency;
   if (m.kernel_floor_us) a.kernel_floor_us = *m.kernel_floor_us;

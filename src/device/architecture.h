@@ -23,6 +23,8 @@ struct ArchitectureProfile {
   // Sustainable FP16-input, FP32-accumulate tensor math per SM per clock in real kernels (0 = the datasheet
   // rate). Caps boards whose datasheet rate the SM cannot feed (see data/architectures.toml).
   double tensor_fp32acc_flops_per_clk_sm = 0;
+  // The same for INT8-input, INT32-accumulate tensor math (0 = the datasheet rate).
+  double tensor_int8_ops_per_clk_sm = 0;
   // Thread instructions the SM issues per clock (warp schedulers x 32 lanes): the ceiling of a kernel whose
   // time is set by how many instructions it executes per element rather than by bytes or FLOPs.
   double issue_slots_per_clk_sm = 128;
