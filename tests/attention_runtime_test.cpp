@@ -15,6 +15,7 @@
 #include "analysis/predict.h"
 #include "import/config_csv.h"
 #include "import/model_source.h"
+#include "runtime/runtime_profile.h"
 
 namespace perfcast {
 namespace {
@@ -201,6 +202,26 @@ TEST(RuntimeProfiles, OnnxRuntimeFoldsBatchNormAtInference) {
   // ResNet-50 has 53 batch norms and 49 ReLUs that become part of the convolutions.
   EXPECT_LE(ort.step.launches, eager.step.launches - 53 - 49);
   EXPECT_GT(ort.samples_per_s, eager.samples_per_s);
+}
+
+TEST(RuntimeProfiles, CaffeChoosesConvolutionsUnderItsEightMegabyteWorkspace) {
+  // BVLC Caffe asks cuDNN for the best algorithm within workspace_limit_bytes = 8 MB (cudnn_conv_layer.cpp), so
+  // the large-workspace algorithms an autotuner with room would take (FFT, non-fused Winograd) are out of reach:
+  // on a GP102 card its VGG-16 (all 3x3 convolutions) cannot be faster than with an unlimited workspace.
+  PredictRequest r;
+  r.gpu = "gtx-1080-ti";
+  r.model = "vgg16";
+  r.mode = "train";
+  r.batch = 32;
+  r.runtime = "caffe";
+  const Prediction caffe = predict(r);
+  const RuntimeProfile& profile = find_runtime("caffe");
+  EXPECT_LE(profile.conv_workspace_limit_bytes, 8.0 * 1024 * 1024);
+  r.runtime = "mxnet";  // the same cuDNN 5 generation and autotuning, without the cap
+  const Prediction mxnet = predict(r);
+  EXPECT_LT(caffe.samples_per_s, mxnet.samples_per_s);
+  // Caffe's SGD touches each parameter blob with four kernels (clear, weight decay, momentum update, apply).
+  EXPECT_DOUBLE_EQ(profile.optimizer_kernels_per_tensor, 4.0);
 }
 
 TEST(GenerateMode, PromptPrefillThenDecodeAddUp) {

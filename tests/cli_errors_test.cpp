@@ -106,6 +106,8 @@ TEST_F(CliTest, PrecisionARuntimeDoesNotRunIsAnInputError) {
   // ONNX Runtime's CUDA EP does not run quantized INT8 kernels (optimum's GPU guide sends them to the TensorRT EP).
   expect_input_error("predict --model resnet50 --runtime onnxruntime --mode infer --precision int8",
                      {"int8", "onnxruntime"});
+  // BVLC Caffe instantiates its layers for float and double only.
+  expect_input_error("predict --model resnet50 --runtime caffe --precision amp", {"amp", "caffe"});
 }
 
 TEST_F(CliTest, UnknownPrecisionSuggestsNearest) {

@@ -90,7 +90,8 @@ double winograd_workspace(const ConvGeometry& c, std::int64_t m, std::int64_t c_
 // larger filters (5x5 and up), where the per-bin GEMM replaces k*k multiplies per output (Vasilache et al.,
 // "Fast Convolutional Nets With fbfft", ICLR 2015; cuDNN 4+ FFT algorithms). nullopt where cuDNN has no FFT.
 std::optional<KernelCost> fft_cost(const ConvGeometry& c, std::int64_t c_a, std::int64_t c_b, double in_b, double out_b,
-                                   double w_b, Pipe pipe, double efficiency, const KernelCostModel& km) {
+                                   double w_b, Pipe pipe, double efficiency, const KernelCostModel& km,
+                                   double workspace_limit_bytes) {
   if (c.spatial_dims != 2 || c.transposed || c.groups != 1) return std::nullopt;
   if (c.stride[0] != 1 || c.stride[1] != 1 || c.dilation[0] != 1 || c.dilation[1] != 1) return std::nullopt;
   if (c.kernel[0] < 3 || c.kernel[1] < 3) return std::nullopt;
@@ -113,6 +114,8 @@ std::optional<KernelCost> fft_cost(const ConvGeometry& c, std::int64_t c_a, std:
   const double t_in = rows * static_cast<double>(c_a) * bins * kComplexBytes;
   const double t_w = static_cast<double>(c_a * c_b) * bins * kComplexBytes;
   const double t_out = rows * static_cast<double>(c_b) * bins * kComplexBytes;
+  // The transformed tensors live in the cuDNN workspace: a runtime that caps it cannot pick FFT beyond the cap.
+  if (t_in + t_w + t_out > workspace_limit_bytes) return std::nullopt;
   const MatmulGeometry g{static_cast<std::int64_t>(bins), static_cast<std::int64_t>(rows), c_b, c_a, true, false};
   const double flops = 8.0 * bins * rows * static_cast<double>(c_a) * static_cast<double>(c_b);  // complex MACs
   // A real-to-complex 2-D FFT of n points costs about 2.5 n log2 n flops (half the 5 n log2 n of a complex FFT);
@@ -163,7 +166,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
     }
   }
   if (ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
-    if (auto f = fft_cost(c, c_a, c_b, in_b, out_b, w_b, pipe, efficiency, ctx.kernels); f && f->time_us < best.time_us) {
+    if (auto f = fft_cost(c, c_a, c_b, in_b, out_b, w_b, pipe, efficiency, ctx.kernels,
+                              ctx.runtime.conv_workspace_limit_bytes); f && f->time_us < best.time_us) {
       f->flops = flops;
       best = *f;
     }
