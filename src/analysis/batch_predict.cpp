@@ -60,6 +60,10 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.context = parse_count(row.context, "context", 0);
   if (r.context < 0) throw InputError("context must be zero or positive, got " + row.context);
   if (!row.kv_precision.empty()) r.kv_precision = row.kv_precision;
+  if (row.fused_optimizer == "yes") r.fused_optimizer = true;
+  else if (row.fused_optimizer == "no") r.fused_optimizer = false;
+  else if (!row.fused_optimizer.empty())
+    throw InputError("fused_optimizer must be yes or no, got '" + row.fused_optimizer + "'");
   if (row.prefetch == "yes") r.prefetch = true;
   else if (!row.prefetch.empty() && row.prefetch != "no")
     throw InputError("prefetch must be yes or no, got '" + row.prefetch + "'");

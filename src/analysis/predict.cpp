@@ -82,7 +82,9 @@ Prediction predict(const PredictRequest& request) {
   p.params = graph.params();
   p.precision_note = plan.note;
   p.precision_note_code = plan.note_code;
-  p.step = schedule_step(graph, ctx, StepOptions{training, r.optimizer_step, optimizer, r.checkpointing});
+  p.step = schedule_step(graph, ctx,
+                         StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
+                                     r.fused_optimizer.value_or(runtime.optimizer_fused)});
   p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);

@@ -32,6 +32,7 @@ struct PredictRequest {
   std::int64_t seq = 0;             // 0 = the model's default
   bool optimizer_step = true;
   std::optional<std::string> optimizer;  // sgd | adam | adamw | lamb; default by model family
+  std::optional<bool> fused_optimizer;   // fused update kernel (apex FusedAdam, fused=True); default: the runtime's
 
   // Language models (prefill/decode, fine-tuning).
   std::int64_t context = 0;         // decode: tokens already in the KV cache

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct RequestFlags {
   std::string optimizer;
   std::vector<std::string> dims;  // name=value
   bool no_optimizer_step = false;
+  std::optional<bool> fused_optimizer;  // --fused-optimizer / --unfused-optimizer
 
   // Validated request; InputError naming the flag on a bad value.
   PredictRequest to_request() const;

@@ -48,6 +48,7 @@ PredictRequest RequestFlags::to_request() const {
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   r.optimizer_step = !no_optimizer_step;
+  if (fused_optimizer) r.fused_optimizer = fused_optimizer;
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
@@ -75,6 +76,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "framework version, e.g. 2.3: applies the profile's version rules (TF32 defaults)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
+  app.add_flag("--fused-optimizer,!--unfused-optimizer", f.fused_optimizer,
+               "one fused update kernel (apex FusedAdam, torch.optim fused=True), or one pass per elementwise op "
+               "(default: the runtime's; PyTorch eager is unfused)");
   app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
   app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
   app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");

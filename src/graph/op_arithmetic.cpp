@@ -186,6 +186,25 @@ Work optimizer_work(OptimizerKind kind, double params) {
   return {};
 }
 
+Work unfused_optimizer_work(OptimizerKind kind, double params) {
+  // fp32 tensor accesses per parameter, counted from torch/optim/sgd.py and adam.py / adamw.py (_single_tensor_*
+  // and _multi_tensor_*: the foreach form launches fewer kernels but makes the same passes).
+  switch (kind) {
+    case OptimizerKind::kSgdMomentum:
+      // d_p = grad + wd * param (3), buf.mul_(m) (2), buf.add_(d_p) (3), param.add_(buf, -lr) (3)
+      return {4.0 * params, 11.0 * 4.0 * params};
+    case OptimizerKind::kAdam:
+      // m.mul_ (2), m.add_(g) (3), v.mul_ (2), v.addcmul_(g, g) (3), v.sqrt() (2), / bias_correction (2),
+      // .add_(eps) (2), param.addcdiv_(m, denom) (4)
+      return {12.0 * params, 20.0 * 4.0 * params};
+    case OptimizerKind::kAdamW:
+      return {13.0 * params, 22.0 * 4.0 * params};  // Adam plus param.mul_(1 - lr * wd)
+    case OptimizerKind::kLamb:
+      return optimizer_work(kind, params);  // torch.optim has no LAMB: apex's FusedLAMB
+  }
+  return {};
+}
+
 double conv_linear_macs(const Graph& g) {
   double macs = 0;
   for (const auto& op : g.ops) {

@@ -43,6 +43,7 @@ struct RuntimeProfile {
   std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})
   double tensor_library_efficiency = 1;            // the entry of the map for the device being costed
   double optimizer_kernels_per_tensor = 1;   // optimizer launches per parameter tensor
+  bool optimizer_fused = true;               // the update is one pass over weights, gradients and state
   double context_bytes = 5e8;
   double workspace_bytes = 2.7e8;
   double allocator_overhead = 1.0;

@@ -42,7 +42,8 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                                        km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors),
                                        Phase::kUpdate));
     if (options.optimizer_step) {
-      const Work w = optimizer_work(options.optimizer, params);
+      const Work w = options.optimizer_fused ? optimizer_work(options.optimizer, params)
+                                             : unfused_optimizer_work(options.optimizer, params);
       const double launches = std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor);
       s.entries.push_back(
           kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate));

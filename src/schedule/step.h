@@ -14,6 +14,7 @@ struct StepOptions {
   bool optimizer_step = true;  // include the weight update (train only)
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // backward recomputes the forward pass of each checkpointed segment
+  bool optimizer_fused = true; // one pass over weights, gradients and state (else one pass per elementwise op)
 };
 
 struct StepCost {
