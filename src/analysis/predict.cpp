@@ -37,6 +37,10 @@ void check_request(const PredictRequest& r) {
     throw InputError("--data host applies to --mode train and infer of fixed-size models, not --mode " + r.mode +
                      (r.lora_rank > 0 ? " with --lora-rank" : ""));
   if (r.checkpointing && r.mode != "train") throw InputError("--checkpointing applies to --mode train only");
+  if (r.grad_accum < 1) throw InputError("gradient accumulation must be at least 1 micro-batch, got " + std::to_string(r.grad_accum));
+  if (r.grad_accum > 1 && (r.mode != "train" || r.lora_rank > 0))
+    throw InputError("--grad-accum applies to --mode train of fixed-size models, not --mode " + r.mode +
+                     (r.lora_rank > 0 ? " with --lora-rank" : ""));
   // Ids are checked even where this request does not use them (a host with synthetic data): a typo is a typo.
   if (!r.host.empty()) find_host(r.host);
   if (!r.dataset.empty()) find_dataset(r.dataset);
@@ -84,7 +88,7 @@ Prediction predict(const PredictRequest& request) {
   p.precision_note_code = plan.note_code;
   p.step = schedule_step(graph, ctx,
                          StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
-                                     r.fused_optimizer.value_or(runtime.optimizer_fused)});
+                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum});
   p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);

@@ -33,6 +33,7 @@ struct PredictRequest {
   bool optimizer_step = true;
   std::optional<std::string> optimizer;  // sgd | adam | adamw | lamb; default by model family
   std::optional<bool> fused_optimizer;   // fused update kernel (apex FusedAdam, fused=True); default: the runtime's
+  int grad_accum = 1;                    // micro-batches per weight update (gradient accumulation); batch = one micro-batch
 
   // Language models (prefill/decode, fine-tuning).
   std::int64_t context = 0;         // decode: tokens already in the KV cache

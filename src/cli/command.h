@@ -51,6 +51,7 @@ struct RequestFlags {
   std::vector<std::string> dims;  // name=value
   bool no_optimizer_step = false;
   std::optional<bool> fused_optimizer;  // --fused-optimizer / --unfused-optimizer
+  std::string grad_accum;
 
   // Validated request; InputError naming the flag on a bad value.
   PredictRequest to_request() const;

@@ -49,6 +49,11 @@ PredictRequest RequestFlags::to_request() const {
   if (!optimizer.empty()) r.optimizer = optimizer;
   r.optimizer_step = !no_optimizer_step;
   if (fused_optimizer) r.fused_optimizer = fused_optimizer;
+  if (!grad_accum.empty()) {
+    const std::int64_t accum = parse_count(grad_accum, "--grad-accum", false);
+    if (accum > 1000000) throw InputError("--grad-accum " + grad_accum + " is beyond any training recipe (limit 1000000)");
+    r.grad_accum = static_cast<int>(accum);
+  }
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
@@ -80,6 +85,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                "one fused update kernel (apex FusedAdam, torch.optim fused=True), or one pass per elementwise op "
                "(default: the runtime's; PyTorch eager is unfused)");
   app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
+  app.add_option("--grad-accum", f.grad_accum,
+                 "micro-batches of --batch per weight update (gradient accumulation): the optimizer and, with --gpus, "
+                 "the gradient all-reduce run once per update");
   app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
   app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");
   app.add_option("--data", r.data,

@@ -147,7 +147,7 @@ void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& 
     for (const auto* f : {&row.gpu, &row.model, &row.runtime, &row.mode, &row.precision, &row.batch, &row.seq,
                           &row.n_gpus, &row.interconnect, &row.data, &row.optimizer_step, &row.runtime_version,
                           &row.layout, &row.host, &row.host_cores, &row.gpu_decode, &row.prefetch, &row.context,
-                          &row.kv_precision, &row.strategy, &row.fused_optimizer})
+                          &row.kv_precision, &row.strategy, &row.fused_optimizer, &row.grad_accum})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;

@@ -36,6 +36,11 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
           s.entries.push_back(c);
         }
     for (std::size_t i = ops.size(); i-- > 0;) s.entries.push_back(cost_op(ops, i, Phase::kBackward, ctx));
+    if (options.grad_accum > 1)
+      // Accumulating micro-batches: each backward adds its gradients into the fp32 accumulators (PyTorch's
+      // AccumulateGrad grad += new, TensorFlow's assign_add into accumulation variables): read both, write one.
+      s.entries.push_back(kernel_entry("grad.accumulate", OpKind::kElementwise,
+                                       km.streaming(params, 3.0 * 4.0 * params, tensors), Phase::kBackward));
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
       s.entries.push_back(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
@@ -48,6 +53,20 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
       s.entries.push_back(
           kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate));
     }
+  }
+  if (options.grad_accum > 1) {
+    // Gradient accumulation: the update phase (unscale, optimizer) runs once per grad_accum micro-batches, so each
+    // micro-batch step carries 1/grad_accum of it.
+    const double share = 1.0 / options.grad_accum;
+    for (auto& e : s.entries)
+      if (e.phase == Phase::kUpdate) {
+        e.cost.time_us *= share;
+        e.cost.compute_us *= share;
+        e.cost.memory_us *= share;
+        e.cost.flops *= share;
+        e.cost.bytes *= share;
+        e.cost.launches *= share;
+      }
   }
   for (const auto& e : s.entries) {
     s.gpu_us += e.cost.time_us + e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us;

@@ -15,6 +15,7 @@ struct StepOptions {
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // backward recomputes the forward pass of each checkpointed segment
   bool optimizer_fused = true; // one pass over weights, gradients and state (else one pass per elementwise op)
+  int grad_accum = 1;          // micro-batches per weight update: the update runs once every grad_accum steps
 };
 
 struct StepCost {
