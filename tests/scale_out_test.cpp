@@ -300,19 +300,19 @@ struct ScalingStats {
   double mean_eff_error_poor = 0;
 };
 
-ScalingStats scaling_stats() {
-  const ValidationReport rep = validate_file(kScaling);
+ScalingStats scaling_stats(const std::string& file = kScaling) {
+  const ValidationReport rep = validate_file(file);
   ScalingStats s;
   s.unpredicted = static_cast<int>(rep.unpredicted.size());
   // Efficiency per (gpu, model, runtime, precision, mode, interconnect) group from the group's 1-GPU row (which
   // has no interconnect; the batch per GPU matches).
-  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::string>;
   std::map<Key, std::pair<double, double>> one;  // measured, predicted
   std::vector<double> single_apes;
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
     if (row.n_gpus == "1" || row.n_gpus.empty()) {
-      one[{row.gpu, row.model, row.runtime, row.precision, row.mode, row.batch}] = {*row.measured, r.predicted};
+      one[{row.gpu, row.model, row.runtime, row.precision, row.mode, row.batch, row.seq}] = {*row.measured, r.predicted};
       single_apes.push_back(r.ape);
     }
   }
@@ -322,7 +322,7 @@ ScalingStats scaling_stats() {
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
     if (row.n_gpus == "1" || row.n_gpus.empty()) continue;
-    const auto it = one.find({row.gpu, row.model, row.runtime, row.precision, row.mode, row.batch});
+    const auto it = one.find({row.gpu, row.model, row.runtime, row.precision, row.mode, row.batch, row.seq});
     EXPECT_NE(it, one.end()) << "no 1-GPU row for line " << row.line;
     if (it == one.end()) continue;
     const double n = std::stod(row.n_gpus);
@@ -363,6 +363,20 @@ TEST(ScaleOutValidation, PublishedMultiGpuRunsMeetTheTargets) {
   // 1-GPU rows, multi-GPU rows 11.5% in session 2): scale-out must not add to it. 12% is issue 5's target.
   EXPECT_LE(s.median_ape, s.median_ape_single + 1.0) << "median throughput APE of multi-GPU rows vs 1-GPU rows, %";
   EXPECT_LE(s.median_ape, 12.0) << "median throughput APE of multi-GPU rows, %";
+}
+
+TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatchet) {
+  // data/validation/check_scaling.csv: NVIDIA DeepLearningExamples multi-GPU tables (PyTorch DDP, MXNet and TF
+  // Horovod on DGX-1, DGX-2 and DGX A100), gathered after the multi-GPU model was set; nothing was fitted to it.
+  const ScalingStats s = scaling_stats(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/check_scaling.csv");
+  std::printf("check_scaling: multi-GPU median APE %.1f%% (1-GPU %.1f%%), efficiency error %.1f points over %d rows\n",
+              s.median_ape, s.median_ape_single, s.mean_eff_error, s.multi_rows);
+  EXPECT_EQ(s.unpredicted, 0);
+  EXPECT_EQ(s.multi_rows, 93);
+  // Ratchets (session 5: median APE 22.9%, efficiency error 8.0 points; perfect scaling is 10.5 points off). Its
+  // misses are listed in docs/scale-out-validation.md.
+  EXPECT_LE(s.mean_eff_error, 8.5) << "mean efficiency error, points";
+  EXPECT_LE(s.median_ape, 24.0) << "median throughput APE of multi-GPU rows, %";
 }
 
 }  // namespace
