@@ -168,6 +168,36 @@ void expect_sorted(const Advice& a) {
   }
 }
 
+TEST(Advisor, FusedOptimizerIsOfferedWhereTheFrameworkUpdatesInManyPasses) {
+  // ResNet-50 in PyTorch: torch.optim's SGD makes 11 tensor passes per parameter, a fused kernel 5.
+  const Advice& a = advice_for("gtx-1080-ti");
+  const StrategyResult* f = find_strategy(a, "fused-optimizer");
+  ASSERT_NE(f, nullptr) << describe(a);
+  EXPECT_TRUE(f->applicable);
+  EXPECT_GT(f->speedup, 1.0);
+  EXPECT_LT(f->prediction->step.bytes, a.baseline.step.bytes);
+  // TensorFlow's ApplyMomentum is one kernel already: nothing to offer.
+  PredictRequest tf = resnet50_request("gtx-1080-ti");
+  tf.runtime = "tensorflow";
+  EXPECT_EQ(find_strategy(advise(tf), "fused-optimizer"), nullptr);
+}
+
+TEST(Advisor, BatchThatDoesNotFitIsSplitIntoAccumulatedMicroBatches) {
+  // 512 ResNet-50 images do not fit a GP102 card: the advisor trains the largest batch that fits and accumulates
+  // enough of them for the same update, and the prediction carries that accumulation.
+  PredictRequest r = resnet50_request("gtx-1080-ti");
+  r.batch = 512;
+  const Advice a = advise(r);
+  ASSERT_FALSE(a.baseline.memory.fits);
+  const StrategyResult* s = find_strategy(a, "smaller-batch+grad-accumulation");
+  ASSERT_NE(s, nullptr) << describe(a);
+  ASSERT_TRUE(s->prediction.has_value());
+  const PredictRequest& t = s->prediction->request;
+  EXPECT_TRUE(s->prediction->memory.fits);
+  EXPECT_GE(t.batch * t.grad_accum, 512);
+  EXPECT_LT(t.batch * (t.grad_accum - 1), 512);
+}
+
 TEST(Advisor, StrategiesAreApplicableFirstThenBySpeedup) {
   expect_sorted(advice_for("gtx-1080-ti"));
   expect_sorted(advice_for("v100-sxm2-16gb"));

@@ -186,11 +186,19 @@ Advice advise(const PredictRequest& request) {
   {
     PredictRequest t = r;
     t.batch = 0;
+    if (!base.memory.fits && training) {
+      // Accumulate micro-batches of the largest batch that fits up to the requested one: one update per group.
+      const Attempt fit = attempt(t);
+      if (fit.prediction && fit.prediction->request.batch > 0 && fit.prediction->request.batch < r.batch) {
+        t.batch = fit.prediction->request.batch;
+        t.grad_accum = static_cast<int>((r.batch + t.batch - 1) / t.batch) * std::max(1, r.grad_accum);
+      }
+    }
     StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
                                 [&](const Prediction& p) {
                                   if (!base.memory.fits)
                                     return fmt::format("batch {} fits; accumulate {} micro-batches for the same update",
-                                                       p.request.batch, (r.batch + p.request.batch - 1) / p.request.batch);
+                                                       p.request.batch, p.request.grad_accum);
                                   return fmt::format("batch {} fits (from {}): fewer, fuller kernels per sample",
                                                      p.request.batch, r.batch);
                                 });
@@ -200,6 +208,17 @@ Advice advise(const PredictRequest& request) {
       b.reason_code = {"batch.already_largest", {}};
     }
     s.push_back(std::move(b));
+  }
+
+  // Optimizer: one fused update kernel where the framework's default makes a pass per operation.
+  if (training && r.optimizer_step && !r.fused_optimizer.value_or(base.runtime.optimizer_fused)) {
+    PredictRequest t = r;
+    t.fused_optimizer = true;
+    s.push_back(evaluate("fused-optimizer", "optimizer", base, t, [&](const Prediction& p) {
+      return fmt::format("one fused update kernel (torch.optim fused=True, apex FusedAdam): {:.1f} -> {:.1f} GB of DRAM "
+                         "traffic per step",
+                         base.step.bytes / 1e9, p.step.bytes / 1e9);
+    }));
   }
 
   // Fusion: a compiler for the same framework, or TensorRT for inference.
@@ -356,8 +375,10 @@ Advice advise(const PredictRequest& request) {
         t.precision = x.precision;
       }
       if (st.category == "launch") t.cuda_graphs = true;
+      if (st.category == "optimizer") t.fused_optimizer = true;
       if (st.category == "batch" || st.category == "memory") {
-        t.batch = 0;
+        t.batch = x.batch;
+        t.grad_accum = x.grad_accum;
         t.checkpointing = x.checkpointing;
       }
       if (st.category == "input") {
