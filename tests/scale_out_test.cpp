@@ -358,7 +358,8 @@ TEST(ScaleOutValidation, PublishedMultiGpuRunsMeetTheTargets) {
   // and <= 8 points over rows measured below 0.9 (perfect scaling: 9.3 and 27.9 points). Ratchets at what
   // the model reaches plus a small margin (docs/scale-out-validation.md); lower them as it improves.
   EXPECT_LE(s.mean_eff_error, 5.3) << "mean efficiency error, points";           // session 2: 5.1
-  EXPECT_LE(s.mean_eff_error_poor, 7.4) << "mean efficiency error on rows scaling below 0.9, points";  // 7.1
+  // Session 5 (XLA clusters hold gradients until they end): 5.23 and 6.80 points.
+  EXPECT_LE(s.mean_eff_error_poor, 7.0) << "mean efficiency error on rows scaling below 0.9, points";  // 6.8
   // The throughput error of multi-GPU rows is bounded by the single-GPU model's (median 12.1% on this file's
   // 1-GPU rows, multi-GPU rows 11.5% in session 2): scale-out must not add to it. 12% is issue 5's target.
   EXPECT_LE(s.median_ape, s.median_ape_single + 1.0) << "median throughput APE of multi-GPU rows vs 1-GPU rows, %";
@@ -373,9 +374,9 @@ TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatch
               s.median_ape, s.median_ape_single, s.mean_eff_error, s.multi_rows);
   EXPECT_EQ(s.unpredicted, 0);
   EXPECT_EQ(s.multi_rows, 93);
-  // Ratchets (session 5: median APE 18.9%, efficiency error 8.0 points; perfect scaling is 10.5 points off). Its
+  // Ratchets (session 5: median APE 18.9%, efficiency error 6.7 points; perfect scaling is 10.5 points off). Its
   // misses are listed in docs/scale-out-validation.md.
-  EXPECT_LE(s.mean_eff_error, 8.5) << "mean efficiency error, points";
+  EXPECT_LE(s.mean_eff_error, 7.2) << "mean efficiency error, points";
   EXPECT_LE(s.median_ape, 20.0) << "median throughput APE of multi-GPU rows, %";
 }
 

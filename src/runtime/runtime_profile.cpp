@@ -88,6 +88,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
+  r.gradients_at_cluster_end = flag_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
   if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
     f.fail("unsupported_precisions", "must be an array of precision names");
   if (const auto* list = t["unsupported_precisions"].as_array())

@@ -197,14 +197,20 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       const double bwd_end = copy_shift_us + g.backward_end_us * scale_t;
       // Copies between GPUs without peer access are staged through host memory by the framework's copy
       // thread and do not run beside compute.
-      const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host);
+      // Under a compiler that hands gradients over only when a compiled cluster ends (TensorFlow's XLA
+      // auto-clustering), collectives start after backward.
+      const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host) &&
+                           !single.runtime.gradients_at_cluster_end;
       double comm_free = 0, overlapped = 0, total = 0, largest = 0;
       std::string algorithm;
       for (const auto& b : buckets) {
         const CollectiveCost cc = coll(b.bytes);
         const double dur = cc.us + s.per_collective_us;
         const double ready = copy_shift_us + b.ready_us * scale_t;
-        const double start = std::max(overlap ? ready : bwd_end, comm_free);
+        // After backward, a framework that polls on a cycle (Horovod) picks the gradients up at its next tick:
+        // half a cycle later on average.
+        const double after_backward = bwd_end + 0.5 * s.cycle_ms * 1e3;
+        const double start = std::max(overlap ? ready : after_backward, comm_free);
         if (start < bwd_end) overlapped += std::min(dur, bwd_end - start);
         comm_free = start + dur;
         total += dur;
