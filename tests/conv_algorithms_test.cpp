@@ -121,6 +121,23 @@ TEST(ConvAlgorithms, WorkspaceLimitTakesHugeWinogradLayersOffTheList) {
   EXPECT_GT(limited, free);
 }
 
+TEST(ConvAlgorithms, EightMegabyteWorkspaceLeavesImplicitGemmOrFusedWinograd) {
+  // BVLC Caffe (cudnn_conv_layer.cpp) and Chainer (CuPy's _max_workspace_size) let cuDNN pick within 8 MB. VGG-16
+  // conv3_2 at batch 32 transforms 32 x 256 x 56 x 56 activations: FFT's complex spectra and non-fused Winograd's
+  // tiles need hundreds of MB, so under the cap only workspace-free algorithms remain, and the layer cannot be
+  // faster than with the workspace an autotuner without a cap may use.
+  RuntimeProfile capped = find_runtime("tensorflow");
+  capped.conv_workspace_limit_bytes = find_runtime("caffe").conv_workspace_limit_bytes;
+  ASSERT_DOUBLE_EQ(capped.conv_workspace_limit_bytes, 8.0 * 1024 * 1024);
+  RuntimeProfile unlimited = find_runtime("tensorflow");
+  unlimited.conv_workspace_limit_bytes = 1e18;
+  const double with_cap = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", capped).time_us;
+  const double without = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", unlimited).time_us;
+  const double gemm = conv_kernel_cost(vgg_conv3_2(32), "gtx-1080-ti", "fp32", without_autotune(capped)).time_us;
+  EXPECT_GE(with_cap, without);
+  EXPECT_LE(with_cap, gemm);
+}
+
 TEST(ConvAlgorithms, ReportedFlopsStayDirectConvolutionFlops) {
   // FLOPs are counted as the direct convolution's 2*N*Co*Ho*Wo*Ci*k*k whichever algorithm runs (the convention of
   // convnet-benchmarks and of cuDNN/Winograd papers reporting "effective" TFLOPS); only the time changes.
