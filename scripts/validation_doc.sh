@@ -39,7 +39,7 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
   echo "question-answering model their notes say they ran (no 30522-way MLM decoder): 9.4 -> 9.1%. Session 5: eager"
   echo "PyTorch optimizers make one memory pass per operation (torch.optim without fused=True); NVIDIA's run_squad.py trains"
   echo "FP32/TF32 with its Python BertAdam and AMP with apex FusedAdam, so the AMP BERT rows carry fused_optimizer=yes"
-  echo "(9.1 -> 9.0%; the FP32 BERT rows at batch 2-4 moved from 51-62% to 25-37% too fast)."
+  echo "(9.1 -> 8.8%; the FP32 BERT-large rows at batch 2-4 moved from 35-62% to 21-32% too fast)."
   echo
   cat "$tmp/pytorch.md"
   echo

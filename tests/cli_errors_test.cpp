@@ -364,4 +364,39 @@ TEST_F(CliTest, PredictJsonKeysForSequenceModel) {
               j["throughput"]["tokens_per_s"].get<double>() * 1e-9);
 }
 
+TEST_F(CliTest, TrainingUpdateFlags) {
+  // Without a flag the runtime decides: TensorFlow's ApplyAdam is one fused kernel, PyTorch's default is not.
+  const auto update = [&](const std::string& args) {
+    const CliResult r = run("predict --mode train --json " + args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["update"];
+  };
+  EXPECT_TRUE(update("--runtime tensorflow")["fused"].get<bool>());
+  EXPECT_FALSE(update("--runtime pytorch")["fused"].get<bool>());
+  EXPECT_TRUE(update("--runtime pytorch --fused-optimizer")["fused"].get<bool>());
+  EXPECT_FALSE(update("--runtime tensorflow --unfused-optimizer")["fused"].get<bool>());
+  EXPECT_EQ(update("--grad-accum 4")["grad_accum"].get<int>(), 4);
+  expect_input_error("predict --fused-optimizer --unfused-optimizer", {"--fused-optimizer", "--unfused-optimizer"});
+  for (const char* bad : {"0", "abc", "2.5", "10000000"}) expect_input_error(std::string("predict --grad-accum ") + bad);
+  expect_input_error("predict --mode infer --grad-accum 2", {"--grad-accum"});
+  EXPECT_EQ(run("predict --gpus 4 --mode train --strategy horovod --fp16-grads --hierarchical").code, 0);
+}
+
+TEST_F(CliTest, ConfigurationColumnsForTheUpdate) {
+  write_text(dir_ / "c.csv",
+             "gpu,model,mode,batch,fused_optimizer,grad_accum\n"
+             "gtx-1080-ti,resnet50,train,32,yes,4\n"
+             "gtx-1080-ti,resnet50,train,32,sometimes,\n"
+             "gtx-1080-ti,resnet50,train,32,,0\n"
+             "gtx-1080-ti,resnet50,train,32,,\n");
+  const CliResult r = run("predict --configs c.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = lines_of(r.out);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_NE(rows[1].find(",ok"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find("fused_optimizer must be yes or no"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[3].find("gradient accumulation"), std::string::npos) << rows[3];
+  EXPECT_NE(rows[4].find(",ok"), std::string::npos) << rows[4];
+}
+
 }  // namespace

@@ -374,10 +374,10 @@ TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatch
               s.median_ape, s.median_ape_single, s.mean_eff_error, s.multi_rows);
   EXPECT_EQ(s.unpredicted, 0);
   EXPECT_EQ(s.multi_rows, 93);
-  // Ratchets (session 5: median APE 18.9%, efficiency error 6.7 points; perfect scaling is 10.5 points off). Its
+  // Ratchets (session 5: median APE 17.1%, efficiency error 6.7 points; perfect scaling is 10.5 points off). Its
   // misses are listed in docs/scale-out-validation.md.
   EXPECT_LE(s.mean_eff_error, 7.2) << "mean efficiency error, points";
-  EXPECT_LE(s.median_ape, 20.0) << "median throughput APE of multi-GPU rows, %";
+  EXPECT_LE(s.median_ape, 18.5) << "median throughput APE of multi-GPU rows, %";
 }
 
 }  // namespace

@@ -43,6 +43,43 @@ TEST(TrainingOptions, EagerPyTorchOptimizerMakesOnePassPerOperation) {
   EXPECT_DOUBLE_EQ(tf_default.step_us, predict(tf).step_us);
 }
 
+const OpCost* entry(const Prediction& p, const std::string& name) {
+  for (const auto& e : p.step.entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+TEST(TrainingOptions, EagerSgdMakesElevenPasses) {
+  // torch.optim.SGD with momentum and weight decay: d_p = grad + wd * param (3 accesses), buf.mul_ (2),
+  // buf.add_(d_p) (3), param.add_(buf) (3); one fused kernel reads param, grad, buf and writes param, buf (5).
+  PredictRequest r;
+  r.gpu = "gtx-1080-ti";
+  r.mode = "train";
+  r.runtime = "pytorch";
+  r.optimizer = "sgd";
+  const Prediction eager = predict(r);
+  r.fused_optimizer = true;
+  const Prediction fused = predict(r);
+  const double params = static_cast<double>(eager.params);
+  EXPECT_NEAR(entry(eager, "optimizer.update")->cost.bytes, 11.0 * 4.0 * params, 1e-6 * params);
+  EXPECT_NEAR(entry(fused, "optimizer.update")->cost.bytes, 5.0 * 4.0 * params, 1e-6 * params);
+}
+
+TEST(TrainingOptions, AccumulationArithmetic) {
+  // Over N micro-batches the update runs once (1/N of it per micro-batch) and N - 1 backward passes add their
+  // fp32 gradients into the accumulators (read both, write one: 12 bytes per parameter).
+  PredictRequest r = bert_train("pytorch");
+  const Prediction one = predict(r);
+  r.grad_accum = 4;
+  const Prediction four = predict(r);
+  const double params = static_cast<double>(one.params);
+  EXPECT_NEAR(entry(four, "optimizer.update")->cost.time_us, entry(one, "optimizer.update")->cost.time_us / 4.0,
+              1e-9 * entry(one, "optimizer.update")->cost.time_us);
+  ASSERT_NE(entry(four, "grad.accumulate"), nullptr);
+  EXPECT_EQ(entry(one, "grad.accumulate"), nullptr);
+  EXPECT_NEAR(entry(four, "grad.accumulate")->cost.bytes, 12.0 * params * 3.0 / 4.0, 1e-6 * params);
+}
+
 TEST(TrainingOptions, GradientAccumulationSharesTheUpdateAndTheAllReduce) {
   PredictRequest one = bert_train("pytorch");
   PredictRequest accum = one;

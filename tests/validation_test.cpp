@@ -73,8 +73,9 @@ TEST(Validation, PytorchCheckSetStaysWithinItsRatchet) {
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 110);
-  // Ratchet: session 3 10.3%, session 4 9.4% (non-fused Winograd F(2x2,3x3)), plus a margin.
-  EXPECT_LE(s.median_ape, 10.2);
+  // Ratchet: session 3 10.3%, session 4 9.4% (non-fused Winograd F(2x2,3x3)), session 5 8.8% (eager optimizers'
+  // passes and launches), plus a margin.
+  EXPECT_LE(s.median_ape, 9.5);
 }
 
 TEST(Validation, Gp102PytorchRowsWithinTwoXIncludingHalfPrecision) {

@@ -197,8 +197,9 @@ Advice advise(const PredictRequest& request) {
     StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
                                 [&](const Prediction& p) {
                                   if (!base.memory.fits)
-                                    return fmt::format("batch {} fits; accumulate {} micro-batches for the same update",
-                                                       p.request.batch, p.request.grad_accum);
+                                    return fmt::format("batch {} fits; accumulate {} micro-batches for an update of at "
+                                                       "least {} samples",
+                                                       p.request.batch, p.request.grad_accum, r.batch);
                                   return fmt::format("batch {} fits (from {}): fewer, fuller kernels per sample",
                                                      p.request.batch, r.batch);
                                 });
@@ -377,8 +378,7 @@ Advice advise(const PredictRequest& request) {
       if (st.category == "launch") t.cuda_graphs = true;
       if (st.category == "optimizer") t.fused_optimizer = true;
       if (st.category == "batch" || st.category == "memory") {
-        t.batch = x.batch;
-        t.grad_accum = x.grad_accum;
+        t.batch = 0;  // the largest batch that fits under the combination's precision
         t.checkpointing = x.checkpointing;
       }
       if (st.category == "input") {

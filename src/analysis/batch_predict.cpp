@@ -1,5 +1,6 @@
 #include "analysis/batch_predict.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/error.h"
@@ -60,11 +61,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.context = parse_count(row.context, "context", 0);
   if (r.context < 0) throw InputError("context must be zero or positive, got " + row.context);
   if (!row.kv_precision.empty()) r.kv_precision = row.kv_precision;
-  if (!row.grad_accum.empty()) {
-    const std::int64_t accum = parse_count(row.grad_accum, "grad_accum", 1);
-    if (accum < 1 || accum > 1000000) throw InputError("grad_accum must be a positive count, got " + row.grad_accum);
-    r.grad_accum = static_cast<int>(accum);
-  }
+  if (!row.grad_accum.empty())
+    r.grad_accum = static_cast<int>(std::clamp<std::int64_t>(parse_count(row.grad_accum, "grad_accum", 1), 0, kMaxGradAccum + 1));
   if (row.fused_optimizer == "yes") r.fused_optimizer = true;
   else if (row.fused_optimizer == "no") r.fused_optimizer = false;
   else if (!row.fused_optimizer.empty())

@@ -37,7 +37,9 @@ void check_request(const PredictRequest& r) {
     throw InputError("--data host applies to --mode train and infer of fixed-size models, not --mode " + r.mode +
                      (r.lora_rank > 0 ? " with --lora-rank" : ""));
   if (r.checkpointing && r.mode != "train") throw InputError("--checkpointing applies to --mode train only");
-  if (r.grad_accum < 1) throw InputError("gradient accumulation must be at least 1 micro-batch, got " + std::to_string(r.grad_accum));
+  if (r.grad_accum < 1 || r.grad_accum > kMaxGradAccum)
+    throw InputError("gradient accumulation takes 1 to " + std::to_string(kMaxGradAccum) + " micro-batches, got " +
+                     std::to_string(r.grad_accum));
   if (r.grad_accum > 1 && (r.mode != "train" || r.lora_rank > 0))
     throw InputError("--grad-accum applies to --mode train of fixed-size models, not --mode " + r.mode +
                      (r.lora_rank > 0 ? " with --lora-rank" : ""));

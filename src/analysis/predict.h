@@ -21,6 +21,9 @@ namespace perfcast {
 
 struct ModelSource;
 
+// Most micro-batches per weight update a request may accumulate.
+inline constexpr int kMaxGradAccum = 1000000;
+
 struct PredictRequest {
   std::string gpu = "gtx-1080-ti";
   std::string model = "resnet50";   // zoo id, config.json or .onnx path
@@ -33,7 +36,7 @@ struct PredictRequest {
   bool optimizer_step = true;
   std::optional<std::string> optimizer;  // sgd | adam | adamw | lamb; default by model family
   std::optional<bool> fused_optimizer;   // fused update kernel (apex FusedAdam, fused=True); default: the runtime's
-  int grad_accum = 1;                    // micro-batches per weight update (gradient accumulation); batch = one micro-batch
+  int grad_accum = 1;                    // micro-batches per update (gradient accumulation); batch = one micro-batch
 
   // Language models (prefill/decode, fine-tuning).
   std::int64_t context = 0;         // decode: tokens already in the KV cache

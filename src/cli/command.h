@@ -50,7 +50,8 @@ struct RequestFlags {
   std::string optimizer;
   std::vector<std::string> dims;  // name=value
   bool no_optimizer_step = false;
-  std::optional<bool> fused_optimizer;  // --fused-optimizer / --unfused-optimizer
+  bool fused_optimizer = false;    // --fused-optimizer
+  bool unfused_optimizer = false;  // --unfused-optimizer
   std::string grad_accum;
 
   // Validated request; InputError naming the flag on a bad value.

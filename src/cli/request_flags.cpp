@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -48,12 +49,10 @@ PredictRequest RequestFlags::to_request() const {
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   r.optimizer_step = !no_optimizer_step;
-  if (fused_optimizer) r.fused_optimizer = fused_optimizer;
-  if (!grad_accum.empty()) {
-    const std::int64_t accum = parse_count(grad_accum, "--grad-accum", false);
-    if (accum > 1000000) throw InputError("--grad-accum " + grad_accum + " is beyond any training recipe (limit 1000000)");
-    r.grad_accum = static_cast<int>(accum);
-  }
+  if (fused_optimizer && unfused_optimizer) throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
+  if (fused_optimizer || unfused_optimizer) r.fused_optimizer = fused_optimizer;
+  if (!grad_accum.empty())
+    r.grad_accum = static_cast<int>(std::min<std::int64_t>(parse_count(grad_accum, "--grad-accum", false), kMaxGradAccum + 1));
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
@@ -81,9 +80,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "framework version, e.g. 2.3: applies the profile's version rules (TF32 defaults)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
-  app.add_flag("--fused-optimizer,!--unfused-optimizer", f.fused_optimizer,
-               "one fused update kernel (apex FusedAdam, torch.optim fused=True), or one pass per elementwise op "
-               "(default: the runtime's; PyTorch eager is unfused)");
+  app.add_flag("--fused-optimizer", f.fused_optimizer,
+               "one fused update kernel (apex FusedAdam, torch.optim fused=True); default: the runtime's (PyTorch "
+               "eager makes one pass per operation)");
+  app.add_flag("--unfused-optimizer", f.unfused_optimizer, "one pass over the tensors per operation of the update");
   app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
   app.add_option("--grad-accum", f.grad_accum,
                  "micro-batches of --batch per weight update (gradient accumulation): the optimizer and, with --gpus, "

@@ -186,9 +186,20 @@ Work optimizer_work(OptimizerKind kind, double params) {
   return {};
 }
 
+int unfused_optimizer_ops(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgdMomentum: return 4;
+    case OptimizerKind::kAdam: return 8;
+    case OptimizerKind::kAdamW: return 9;
+    case OptimizerKind::kLamb: return 1;
+  }
+  return 1;
+}
+
 Work unfused_optimizer_work(OptimizerKind kind, double params) {
-  // fp32 tensor accesses per parameter, counted from torch/optim/sgd.py and adam.py / adamw.py (_single_tensor_*
-  // and _multi_tensor_*: the foreach form launches fewer kernels but makes the same passes).
+  // fp32 tensor accesses per parameter, counted from PyTorch 1.12's torch/optim/sgd.py and adam.py / adamw.py
+  // (_single_tensor_* and _multi_tensor_*: the foreach form launches fewer kernels but makes the same passes; 2.x's
+  // Adam updates the first moment with lerp_, two accesses fewer).
   switch (kind) {
     case OptimizerKind::kSgdMomentum:
       // d_p = grad + wd * param (3), buf.mul_(m) (2), buf.add_(d_p) (3), param.add_(buf, -lr) (3)

@@ -34,6 +34,8 @@ Work optimizer_work(OptimizerKind kind, double params);
 // The same update as an eager framework's optimizer runs it (torch.optim's for-loop and foreach implementations):
 // one elementwise kernel per operation, each reading and writing whole tensors.
 Work unfused_optimizer_work(OptimizerKind kind, double params);
+// Elementwise operations (kernels per tensor) of that unfused update.
+int unfused_optimizer_ops(OptimizerKind kind);
 
 // Multiply-accumulates per sample of conv and matmul ops (the figure papers publish as "FLOPs" or MACs).
 double conv_linear_macs(const Graph& g);

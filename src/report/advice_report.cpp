@@ -39,6 +39,9 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
                        p.memory.activations / 1073741824.0);
   if (id == "checkpointing+larger-batch")
     return fmt::format("重算节省的显存可把批大小从 {} 提高到 {}", base.request.batch, p.request.batch);
+  if (st.category == "batch" && p.request.grad_accum > 1)
+    return fmt::format("可容纳批大小 {}；累积 {} 个微批次再更新一次（每次更新至少 {} 个样本）", p.request.batch,
+                       p.request.grad_accum, base.request.batch);
   if (st.category == "batch")
     return fmt::format("可容纳的最大批大小为 {}（原为 {}）", p.request.batch, base.request.batch);
   if (st.category == "fusion")
@@ -189,6 +192,7 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
     if (st.prediction) {
       x["samples_per_s"] = st.prediction->samples_per_s;
       x["batch"] = st.prediction->request.batch;
+      x["grad_accum"] = st.prediction->request.grad_accum;
       x["precision"] = st.prediction->request.precision;
       x["runtime"] = st.prediction->request.runtime;
       x["gpu"] = st.prediction->device.id;

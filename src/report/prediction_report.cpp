@@ -65,12 +65,14 @@ nlohmann::json prediction_json(const Prediction& p) {
   if (r.context > 0) j["context"] = r.context;
   if (!r.kv_precision.empty()) j["kv_precision"] = r.kv_precision;
   j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
+  if (r.mode == "train" && r.optimizer_step)
+    j["update"] = {{"fused", r.fused_optimizer.value_or(p.runtime.optimizer_fused)}, {"grad_accum", r.grad_accum}};
   j["throughput"] = {{"samples_per_s", p.samples_per_s},
                      {"tokens_per_s", p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
   j["step_ms"] = p.step_us / 1e3;
   j["gpu_busy_ms"] = p.step.gpu_us / 1e3;
   j["host_dispatch_ms"] = p.step.host_us / 1e3;
-  j["kernel_launches"] = p.step.launches;
+  j["kernel_launches"] = std::round(p.step.launches);
   j["params"] = p.params;
   j["flops_per_sample"] = p.flops_per_sample;
   const auto& m = p.memory;
@@ -147,6 +149,12 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                    p.tokens_per_s ? fmt::format("   ({:.0f} tokens/s)", *p.tokens_per_s) : "");
   s += fmt::format("  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
                    p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3, static_cast<long>(p.step.launches));
+  if (r.mode == "train" && r.optimizer_step)
+    s += fmt::format("  update          {:>12}   {}\n",
+                     r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "fused" : "unfused",
+                     (r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "one kernel over weights, gradients, state"
+                                                                             : "one pass over the tensors per operation") +
+                         (r.grad_accum > 1 ? fmt::format("; once per {} micro-batches", r.grad_accum) : ""));
   s += fmt::format("  parameters      {:>12.2f} M\n", static_cast<double>(p.params) / 1e6);
   s += fmt::format("  work per sample {:>12.2f} GFLOP\n", p.flops_per_sample / 1e9);
   s += fmt::format("  memory          {:>12}   of {} -> {}\n", format_bytes(p.memory.total),

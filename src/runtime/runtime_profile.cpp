@@ -34,6 +34,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
 double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "library_efficiency") return &r.library_efficiency;
   if (key == "host_overhead_per_kernel_us") return &r.host_overhead_per_kernel_us;
+  if (key == "optimizer_tensors_per_launch") return &r.optimizer_tensors_per_launch;
   return nullptr;
 }
 
@@ -88,6 +89,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
+  r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
+  if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");
   r.gradients_at_cluster_end = flag_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
   if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
     f.fail("unsupported_precisions", "must be an array of precision names");

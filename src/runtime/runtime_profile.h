@@ -44,6 +44,7 @@ struct RuntimeProfile {
   double tensor_library_efficiency = 1;            // the entry of the map for the device being costed
   double optimizer_kernels_per_tensor = 1;   // optimizer launches per parameter tensor
   bool optimizer_fused = true;               // the update is one pass over weights, gradients and state
+  double optimizer_tensors_per_launch = 1;   // unfused updates: tensors one launch of an operation covers
   bool gradients_at_cluster_end = false;     // compiled clusters release their gradients only when they finish
   double context_bytes = 5e8;
   double workspace_bytes = 2.7e8;

@@ -167,12 +167,12 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
 
   double added_us = 0;
   if (n > 1) {
-    // Gradient accumulation (training): ranks meet once per weight update, after `accum` micro-batches; what is
-    // spent there is shared by those micro-batches.
+    // Gradient accumulation (training): the gradients are reduced once per weight update, after `accum`
+    // micro-batches (DDP no_sync, Horovod backward_passes_per_step, BERT's allreduce_post_accumulation), and the
+    // micro-batches share that cost. A loop that all-reduces every micro-batch (DDP without no_sync) is not this.
     const double accum = g.training ? std::max(1, single.request.grad_accum) : 1.0;
-    // Waiting for the slowest of n GPUs at the synchronous step boundary (over `accum` micro-batches the spread
-    // of their summed time grows as sqrt(accum)).
-    const double sync_us = s.sync_cv * expected_max_normal(n) * base_us / std::sqrt(accum);
+    // Waiting for the slowest of n GPUs at the synchronous step boundary.
+    const double sync_us = s.sync_cv * expected_max_normal(n) * base_us;
     c.sync_wait_ms = sync_us / 1e3;
     added_us += sync_us;
     if (g.training) {
@@ -229,7 +229,7 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       c.allreduce_ms = total / 1e3;
       c.algorithm = algorithm;
       const double slowdown = s.overlap_slowdown * overlapped / accum;
-      const double comm_added = std::max(comm_free - bwd_end, s.overlap_slowdown * overlapped) / accum;
+      const double comm_added = std::max((comm_free - bwd_end) / accum, slowdown);
       c.overlap_slowdown_ms = std::min(slowdown, comm_added) / 1e3;
       c.comm_wait_ms = comm_added / 1e3 - c.overlap_slowdown_ms;
       added_us += comm_added;

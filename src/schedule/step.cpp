@@ -1,5 +1,7 @@
 #include "schedule/step.h"
 
+#include <cmath>
+
 namespace perfcast {
 
 double parameter_tensors(const Graph& graph) {
@@ -36,11 +38,16 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
           s.entries.push_back(c);
         }
     for (std::size_t i = ops.size(); i-- > 0;) s.entries.push_back(cost_op(ops, i, Phase::kBackward, ctx));
-    if (options.grad_accum > 1)
-      // Accumulating micro-batches: each backward adds its gradients into the fp32 accumulators (PyTorch's
-      // AccumulateGrad grad += new, TensorFlow's assign_add into accumulation variables): read both, write one.
+    if (options.grad_accum > 1) {
+      // Accumulating micro-batches: each backward after the first adds its gradients into the accumulators
+      // (PyTorch's AccumulateGrad grad += new, TensorFlow's assign_add into accumulation variables): read both,
+      // write one, in the parameters' precision (fp32 masters under mixed precision).
+      const double grad_bytes = ctx.plan.mixed ? 4.0 : ctx.plan.bytes.weight;
+      const double later = (options.grad_accum - 1.0) / options.grad_accum;
       s.entries.push_back(kernel_entry("grad.accumulate", OpKind::kElementwise,
-                                       km.streaming(params, 3.0 * 4.0 * params, tensors), Phase::kBackward));
+                                       km.streaming(params * later, 3.0 * grad_bytes * params * later, tensors * later),
+                                       Phase::kBackward));
+    }
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
       s.entries.push_back(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
@@ -49,7 +56,13 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     if (options.optimizer_step) {
       const Work w = options.optimizer_fused ? optimizer_work(options.optimizer, params)
                                              : unfused_optimizer_work(options.optimizer, params);
-      const double launches = std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor);
+      // Fused: the runtime's launches per tensor. Unfused: every operation of the update launches over the
+      // tensors, a group of optimizer_tensors_per_launch at a time (1 for a per-tensor loop).
+      const double launches =
+          options.optimizer_fused
+              ? std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor)
+              : unfused_optimizer_ops(options.optimizer) *
+                    std::ceil(tensors / std::max(1.0, ctx.runtime.optimizer_tensors_per_launch));
       s.entries.push_back(
           kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate));
     }
