@@ -377,7 +377,8 @@ TEST_F(CliTest, TrainingUpdateFlags) {
   EXPECT_FALSE(update("--runtime tensorflow --unfused-optimizer")["fused"].get<bool>());
   EXPECT_EQ(update("--grad-accum 4")["grad_accum"].get<int>(), 4);
   expect_input_error("predict --fused-optimizer --unfused-optimizer", {"--fused-optimizer", "--unfused-optimizer"});
-  for (const char* bad : {"0", "abc", "2.5", "10000000"}) expect_input_error(std::string("predict --grad-accum ") + bad);
+  for (const char* bad : {"0", "abc", "2.5", "10000000"})
+    expect_input_error(std::string("predict --grad-accum ") + bad);
   expect_input_error("predict --mode infer --grad-accum 2", {"--grad-accum"});
   EXPECT_EQ(run("predict --gpus 4 --mode train --strategy horovod --fp16-grads --hierarchical").code, 0);
 }

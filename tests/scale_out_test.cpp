@@ -2,12 +2,11 @@
 // validation on data/validation/published_scaling.csv (multi-GPU rows), whose thresholds only go down.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -312,7 +311,8 @@ ScalingStats scaling_stats(const std::string& file = kScaling) {
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
     if (row.n_gpus == "1" || row.n_gpus.empty()) {
-      one[{row.gpu, row.model, row.runtime, row.precision, row.mode, row.batch, row.seq}] = {*row.measured, r.predicted};
+      one[{row.gpu, row.model, row.runtime, row.precision, row.mode, row.batch, row.seq}] = {*row.measured,
+                                                                                             r.predicted};
       single_apes.push_back(r.ape);
     }
   }

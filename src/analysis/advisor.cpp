@@ -197,9 +197,10 @@ Advice advise(const PredictRequest& request) {
     StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
                                 [&](const Prediction& p) {
                                   if (!base.memory.fits)
-                                    return fmt::format("batch {} fits; accumulate {} micro-batches for an update of at "
-                                                       "least {} samples",
-                                                       p.request.batch, p.request.grad_accum, r.batch);
+                                    return fmt::format(
+                                        "batch {} fits; accumulate {} micro-batches for an update of at "
+                                        "least {} samples",
+                                        p.request.batch, p.request.grad_accum, r.batch);
                                   return fmt::format("batch {} fits (from {}): fewer, fuller kernels per sample",
                                                      p.request.batch, r.batch);
                                 });
@@ -216,9 +217,10 @@ Advice advise(const PredictRequest& request) {
     PredictRequest t = r;
     t.fused_optimizer = true;
     s.push_back(evaluate("fused-optimizer", "optimizer", base, t, [&](const Prediction& p) {
-      return fmt::format("one fused update kernel (torch.optim fused=True, apex FusedAdam): {:.1f} -> {:.1f} GB of DRAM "
-                         "traffic per step",
-                         base.step.bytes / 1e9, p.step.bytes / 1e9);
+      return fmt::format(
+          "one fused update kernel (torch.optim fused=True, apex FusedAdam): {:.1f} -> {:.1f} GB of DRAM "
+          "traffic per step",
+          base.step.bytes / 1e9, p.step.bytes / 1e9);
     }));
   }
 

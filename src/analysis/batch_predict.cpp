@@ -62,9 +62,12 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (r.context < 0) throw InputError("context must be zero or positive, got " + row.context);
   if (!row.kv_precision.empty()) r.kv_precision = row.kv_precision;
   if (!row.grad_accum.empty())
-    r.grad_accum = static_cast<int>(std::clamp<std::int64_t>(parse_count(row.grad_accum, "grad_accum", 1), 0, kMaxGradAccum + 1));
-  if (row.fused_optimizer == "yes") r.fused_optimizer = true;
-  else if (row.fused_optimizer == "no") r.fused_optimizer = false;
+    r.grad_accum =
+        static_cast<int>(std::clamp<std::int64_t>(parse_count(row.grad_accum, "grad_accum", 1), 0, kMaxGradAccum + 1));
+  if (row.fused_optimizer == "yes")
+    r.fused_optimizer = true;
+  else if (row.fused_optimizer == "no")
+    r.fused_optimizer = false;
   else if (!row.fused_optimizer.empty())
     throw InputError("fused_optimizer must be yes or no, got '" + row.fused_optimizer + "'");
   if (row.prefetch == "yes") r.prefetch = true;

@@ -49,10 +49,12 @@ PredictRequest RequestFlags::to_request() const {
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   r.optimizer_step = !no_optimizer_step;
-  if (fused_optimizer && unfused_optimizer) throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
+  if (fused_optimizer && unfused_optimizer)
+    throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
   if (fused_optimizer || unfused_optimizer) r.fused_optimizer = fused_optimizer;
   if (!grad_accum.empty())
-    r.grad_accum = static_cast<int>(std::min<std::int64_t>(parse_count(grad_accum, "--grad-accum", false), kMaxGradAccum + 1));
+    r.grad_accum =
+        static_cast<int>(std::min<std::int64_t>(parse_count(grad_accum, "--grad-accum", false), kMaxGradAccum + 1));
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");

@@ -167,7 +167,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   }
   if (ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
     if (auto f = fft_cost(c, c_a, c_b, in_b, out_b, w_b, pipe, efficiency, ctx.kernels,
-                              ctx.runtime.conv_workspace_limit_bytes); f && f->time_us < best.time_us) {
+                          ctx.runtime.conv_workspace_limit_bytes);
+        f && f->time_us < best.time_us) {
       f->flops = flops;
       best = *f;
     }

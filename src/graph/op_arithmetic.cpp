@@ -188,10 +188,14 @@ Work optimizer_work(OptimizerKind kind, double params) {
 
 int unfused_optimizer_ops(OptimizerKind kind) {
   switch (kind) {
-    case OptimizerKind::kSgdMomentum: return 4;
-    case OptimizerKind::kAdam: return 8;
-    case OptimizerKind::kAdamW: return 9;
-    case OptimizerKind::kLamb: return 1;
+    case OptimizerKind::kSgdMomentum:
+      return 4;
+    case OptimizerKind::kAdam:
+      return 8;
+    case OptimizerKind::kAdamW:
+      return 9;
+    case OptimizerKind::kLamb:
+      return 1;
   }
   return 1;
 }

@@ -13,9 +13,11 @@
 namespace perfcast {
 
 const std::vector<std::string>& config_columns() {
-  static const std::vector<std::string> cols{"gpu",    "model",        "runtime", "mode",          "precision", "batch",
-                                             "seq",    "n_gpus",       "interconnect", "data", "optimizer_step",
-                                             "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context", "kv_precision", "strategy", "fused_optimizer", "grad_accum"};
+  static const std::vector<std::string> cols{
+      "gpu",          "model",    "runtime",         "mode",       "precision",      "batch",
+      "seq",          "n_gpus",   "interconnect",    "data",       "optimizer_step", "runtime_version",
+      "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
+      "kv_precision", "strategy", "fused_optimizer", "grad_accum"};
   return cols;
 }
 
@@ -83,16 +85,17 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
     io::CSVReader<25, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
                    "batch", "seq", "n_gpus", "interconnect", "data", "optimizer_step", "metric", "value",
-                   "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context", "kv_precision",
-                   "strategy", "fused_optimizer", "grad_accum", "notes");
+                   "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context",
+                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "notes");
     for (const char* required : {"gpu", "model"})
       if (!in.has_column(required))
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
     ConfigRow r;
     std::string value;
-    while (in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect,
-                       r.data, r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host, r.host_cores,
-                       r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy, r.fused_optimizer, r.grad_accum, r.notes)) {
+    while (in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect, r.data,
+                       r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host, r.host_cores,
+                       r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy, r.fused_optimizer, r.grad_accum,
+                       r.notes)) {
       if (r.runtime_version.empty()) r.runtime_version = runtime_version_in_notes(r.notes, r.runtime);
       r.line = static_cast<int>(in.get_file_line());
       r.measured.reset();

@@ -53,8 +53,9 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (id == "data-loader-workers" && p.input)
     return fmt::format("{} 个主机核心每秒可准备 {:.0f} 个样本", p.input->cores, p.input->host_samples_per_s);
   if (id == "fused-optimizer")
-    return fmt::format("优化器更新合并为一个融合内核（torch.optim fused=True、apex FusedAdam）：每步显存流量 {:.1f} -> {:.1f} GB",
-                       base.step.bytes / 1e9, p.step.bytes / 1e9);
+    return fmt::format(
+        "优化器更新合并为一个融合内核（torch.optim fused=True、apex FusedAdam）：每步显存流量 {:.1f} -> {:.1f} GB",
+        base.step.bytes / 1e9, p.step.bytes / 1e9);
   if (id == "gpu-decode") return "在 GPU 上解码和增强 JPEG（DALI/nvJPEG），释放主机 CPU";
   if (id == "pinned-memory") return "锁页内存使主机到设备的拷贝速率翻倍";
   if (id == "prefetch")

@@ -111,9 +111,12 @@ nlohmann::json prediction_json(const Prediction& p) {
   else
     j["input_pipeline"] = nullptr;
   if (p.scale)
-    j["scale_out"] = {{"gpus_total", p.scale->gpus_total},       {"allreduce_ms", p.scale->allreduce_ms},
-                      {"exposed_comm_ms", p.scale->exposed_comm_ms}, {"efficiency", p.scale->efficiency},
-                      {"algorithm", p.scale->algorithm},             {"strategy", p.scale->strategy}};
+    j["scale_out"] = {{"gpus_total", p.scale->gpus_total},
+                      {"allreduce_ms", p.scale->allreduce_ms},
+                      {"exposed_comm_ms", p.scale->exposed_comm_ms},
+                      {"efficiency", p.scale->efficiency},
+                      {"algorithm", p.scale->algorithm},
+                      {"strategy", p.scale->strategy}};
   else
     j["scale_out"] = nullptr;
   if (p.power)
@@ -150,11 +153,11 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   s += fmt::format("  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
                    p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3, static_cast<long>(p.step.launches));
   if (r.mode == "train" && r.optimizer_step)
-    s += fmt::format("  update          {:>12}   {}\n",
-                     r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "fused" : "unfused",
-                     (r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "one kernel over weights, gradients, state"
-                                                                             : "one pass over the tensors per operation") +
-                         (r.grad_accum > 1 ? fmt::format("; once per {} micro-batches", r.grad_accum) : ""));
+    s += fmt::format(
+        "  update          {:>12}   {}\n", r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "fused" : "unfused",
+        (r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "one kernel over weights, gradients, state"
+                                                               : "one pass over the tensors per operation") +
+            (r.grad_accum > 1 ? fmt::format("; once per {} micro-batches", r.grad_accum) : ""));
   s += fmt::format("  parameters      {:>12.2f} M\n", static_cast<double>(p.params) / 1e6);
   s += fmt::format("  work per sample {:>12.2f} GFLOP\n", p.flops_per_sample / 1e9);
   s += fmt::format("  memory          {:>12}   of {} -> {}\n", format_bytes(p.memory.total),
@@ -177,11 +180,12 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                      p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,
                      p.input->limited_by, p.input->bound ? " -> bounds the step" : "");
   if (p.scale)
-    s += fmt::format("  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms, "
-                     "exposed {:.2f} ms\n",
-                     p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
-                     p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network,
-                     100.0 * p.scale->efficiency, p.scale->allreduce_ms, p.scale->exposed_comm_ms);
+    s += fmt::format(
+        "  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms, "
+        "exposed {:.2f} ms\n",
+        p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
+        p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
+        p.scale->allreduce_ms, p.scale->exposed_comm_ms);
   if (p.power)
     s += fmt::format("  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), "
                      "{:.2f} J per sample\n",

@@ -144,10 +144,14 @@ void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& 
       << "predicted_samples_per_s,predicted_tokens_per_s,step_ms,memory_bytes,fits,bottleneck,status\n";
   for (const auto& r : results) {
     const auto& row = r.row;
-    for (const auto* f : {&row.gpu, &row.model, &row.runtime, &row.mode, &row.precision, &row.batch, &row.seq,
-                          &row.n_gpus, &row.interconnect, &row.data, &row.optimizer_step, &row.runtime_version,
-                          &row.layout, &row.host, &row.host_cores, &row.gpu_decode, &row.prefetch, &row.context,
-                          &row.kv_precision, &row.strategy, &row.fused_optimizer, &row.grad_accum})
+    for (const auto* f : {&row.gpu,          &row.model,          &row.runtime,
+                          &row.mode,         &row.precision,      &row.batch,
+                          &row.seq,          &row.n_gpus,         &row.interconnect,
+                          &row.data,         &row.optimizer_step, &row.runtime_version,
+                          &row.layout,       &row.host,           &row.host_cores,
+                          &row.gpu_decode,   &row.prefetch,       &row.context,
+                          &row.kv_precision, &row.strategy,       &row.fused_optimizer,
+                          &row.grad_accum})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;

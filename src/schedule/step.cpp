@@ -58,11 +58,10 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                                              : unfused_optimizer_work(options.optimizer, params);
       // Fused: the runtime's launches per tensor. Unfused: every operation of the update launches over the
       // tensors, a group of optimizer_tensors_per_launch at a time (1 for a per-tensor loop).
-      const double launches =
-          options.optimizer_fused
-              ? std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor)
-              : unfused_optimizer_ops(options.optimizer) *
-                    std::ceil(tensors / std::max(1.0, ctx.runtime.optimizer_tensors_per_launch));
+      const double launches = options.optimizer_fused
+                                  ? std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor)
+                                  : unfused_optimizer_ops(options.optimizer) *
+                                        std::ceil(tensors / std::max(1.0, ctx.runtime.optimizer_tensors_per_launch));
       s.entries.push_back(
           kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate));
     }

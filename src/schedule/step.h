@@ -14,8 +14,8 @@ struct StepOptions {
   bool optimizer_step = true;  // include the weight update (train only)
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // backward recomputes the forward pass of each checkpointed segment
-  bool optimizer_fused = true; // one pass over weights, gradients and state (else one pass per elementwise op)
-  int grad_accum = 1;          // micro-batches per weight update: the update runs once every grad_accum steps
+  bool optimizer_fused = true;  // one pass over weights, gradients and state (else one pass per elementwise op)
+  int grad_accum = 1;           // micro-batches per weight update: the update runs once every grad_accum steps
 };
 
 struct StepCost {
