@@ -8,6 +8,7 @@
 #include "device/host_profile.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
+#include "schedule/collectives.h"
 #include "schedule/data_parallel.h"
 
 namespace perfcast {
@@ -45,6 +46,7 @@ void check_request(const PredictRequest& r) {
                      (r.lora_rank > 0 ? " with --lora-rank" : ""));
   // Ids are checked even where this request does not use them (a host with synthetic data): a typo is a typo.
   if (!r.host.empty()) find_host(r.host);
+  if (!r.strategy.empty()) find_strategy(r.strategy);
   if (!r.dataset.empty()) find_dataset(r.dataset);
 }
 
@@ -95,11 +97,7 @@ Prediction predict(const PredictRequest& request) {
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);
   apply_input_pipeline(p, graph);
-  DataParallelOptions dp;
-  dp.strategy = r.strategy;
-  dp.fp16_gradients = r.fp16_gradients;
-  dp.hierarchical = r.hierarchical;
-  apply_data_parallel(p, graph, dp);
+  apply_data_parallel(p, graph, data_parallel_options(r));
   apply_power(p);
   return p;
 }

@@ -48,8 +48,8 @@ Command compare_command() {
             struct State {
               RequestFlags flags;
               std::string gpus = "gtx-1080-ti,v100-sxm2-16gb,a100-sxm4-40gb,h100-sxm5-80gb";
-              std::string dataset_size, epochs = "1", prices, strategy;
-              bool fp16_grads = false, hierarchical = false, json = false;
+              std::string dataset_size, epochs = "1", prices;
+              bool json = false;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, false);
@@ -57,11 +57,6 @@ Command compare_command() {
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
             app.add_option("--prices", s->prices, "price catalog TOML (default: data/cloud/prices.toml)");
-            app.add_option("--strategy", s->strategy,
-                           "gradient reduction with --gpus/--nodes: ddp, horovod, replicated, nccl, kvstore, ps "
-                           "(default: the runtime's)");
-            app.add_flag("--fp16-grads", s->fp16_grads, "compress gradients to fp16 before reducing them");
-            app.add_flag("--hierarchical", s->hierarchical, "hierarchical all-reduce across nodes");
             app.add_flag("--json", s->json, "machine-readable output");
             return std::function<int()>([s] {
               // Without --batch, each GPU trains at the largest batch that fits it.
@@ -71,11 +66,7 @@ Command compare_command() {
               if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
               size.epochs = positive_number(s->epochs, "--epochs");
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
-              DataParallelOptions dp;
-              dp.strategy = s->strategy;
-              if (!dp.strategy.empty()) find_strategy(dp.strategy);
-              dp.fp16_gradients = s->fp16_grads;
-              dp.hierarchical = s->hierarchical;
+              const DataParallelOptions dp = data_parallel_options(base);
               const auto rows = compare(base, split_ids(s->gpus), size, catalog, dp);
 
               if (s->json) {

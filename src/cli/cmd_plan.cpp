@@ -48,9 +48,9 @@ Command plan_command() {
   return {"plan", "find cloud instances and GPU counts that meet a training deadline, cheapest first", [](CLI::App& app) {
             struct State {
               RequestFlags flags;
-              std::string deadline, budget, dataset_size, epochs = "1", prices, strategy, threshold = "0.8";
+              std::string deadline, budget, dataset_size, epochs = "1", prices, threshold = "0.8";
               std::string max_gpus = "64", top = "15";
-              bool fp16_grads = false, hierarchical = false, spot = false, json = false;
+              bool spot = false, json = false;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, false);
@@ -64,10 +64,6 @@ Command plan_command() {
                 ->capture_default_str();
             app.add_option("--max-gpus", s->max_gpus, "largest total GPU count to consider")->capture_default_str();
             app.add_option("--top", s->top, "options to list (0 = all)")->capture_default_str();
-            app.add_option("--strategy", s->strategy,
-                           "gradient reduction: ddp, horovod, replicated, nccl, kvstore, ps (default: the runtime's)");
-            app.add_flag("--fp16-grads", s->fp16_grads, "compress gradients to fp16 before reducing them");
-            app.add_flag("--hierarchical", s->hierarchical, "hierarchical all-reduce across nodes");
             app.add_flag("--spot", s->spot, "rank by spot price where the catalog has one");
             app.add_flag("--json", s->json, "machine-readable output");
             return std::function<int()>([s] {
@@ -88,10 +84,7 @@ Command plan_command() {
               double top = 0;
               if (s->top != "0") top = positive_number(s->top, "--top");
               req.spot = s->spot;
-              req.dp.strategy = s->strategy;
-              if (!req.dp.strategy.empty()) find_strategy(req.dp.strategy);
-              req.dp.fp16_gradients = s->fp16_grads;
-              req.dp.hierarchical = s->hierarchical;
+              req.dp = data_parallel_options(req.base);
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const PlanResult res = plan(req, catalog);
 

@@ -7,7 +7,6 @@
 #include "import/config_csv.h"
 #include "report/prediction_report.h"
 #include "report/validation_report.h"
-#include "schedule/collectives.h"
 
 namespace perfcast::cli {
 
@@ -16,16 +15,10 @@ Command predict_command() {
             struct State {
               RequestFlags flags;
               bool json = false;
-              std::string configs, out, strategy;
-              bool fp16_grads = false, hierarchical = false;
+              std::string configs, out;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags);
-            app.add_option("--strategy", s->strategy,
-                           "gradient reduction with --gpus/--nodes: ddp, horovod, replicated, nccl, kvstore, ps "
-                           "(default: the runtime's)");
-            app.add_flag("--fp16-grads", s->fp16_grads, "compress gradients to fp16 before reducing them");
-            app.add_flag("--hierarchical", s->hierarchical, "hierarchical all-reduce across nodes");
             app.add_flag("--json", s->json, "machine-readable output");
             app.add_option("--configs", s->configs, "CSV of configurations (columns of published.csv), one prediction per row");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
@@ -38,12 +31,7 @@ Command predict_command() {
                 else write_file_atomically(s->out, csv.str());
                 return 0;
               }
-              PredictRequest request = s->flags.to_request();
-              request.strategy = s->strategy;
-              if (!request.strategy.empty()) find_strategy(request.strategy);
-              request.fp16_gradients = s->fp16_grads;
-              request.hierarchical = s->hierarchical;
-              const Prediction p = predict(request);
+              const Prediction p = predict(s->flags.to_request());
               std::cout << (s->json ? prediction_json(p).dump(2) + "\n" : prediction_text(p));
               return 0;
             });

@@ -107,6 +107,11 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_option("--nodes", f.nodes, "nodes (data parallel)")->capture_default_str();
   app.add_option("--interconnect", r.interconnect, "pcie3|pcie4|pcie5|nvlink-bridge|nvlink|nvswitch");
   app.add_option("--network", r.network, "10gbe|25gbe|100gbe|ib-edr|ib-hdr|ib-ndr");
+  app.add_option("--strategy", r.strategy,
+                 "gradient reduction with --gpus/--nodes: ddp, horovod, replicated, nccl, kvstore, ps, cntk, "
+                 "chainermn (default: the runtime's)");
+  app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
+  app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
   app.add_option("--power-limit", f.power_limit, "board power limit in watts (what-if)");
 }
 

@@ -308,6 +308,14 @@ void apply_data_parallel(Prediction& p, const Graph& graph, const DataParallelOp
 
 void apply_data_parallel(Prediction& p, const Graph& graph) { apply_data_parallel(p, graph, DataParallelOptions{}); }
 
+DataParallelOptions data_parallel_options(const PredictRequest& request) {
+  DataParallelOptions o;
+  o.strategy = request.strategy;
+  o.fp16_gradients = request.fp16_gradients;
+  o.hierarchical = request.hierarchical;
+  return o;
+}
+
 Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options) {
   PredictRequest one = request;
   one.gpus = 1;

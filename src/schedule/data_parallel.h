@@ -18,6 +18,9 @@ struct DataParallelOptions {
   int nics_per_node = 1;        // network ports per node
 };
 
+// The request's own choices (--strategy, --fp16-grads, --hierarchical) as options.
+DataParallelOptions data_parallel_options(const PredictRequest& request);
+
 // What the reduction needs from one GPU's step: gradient tensors in the order backward produces them, with
 // the time each is ready, and the phases of the step.
 struct GradientProfile {
