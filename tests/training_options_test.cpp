@@ -124,5 +124,28 @@ TEST(TrainingOptions, FrameworkProfilesFromTheirSources) {
   EXPECT_EQ(find_host("dgx2").cores, 48);
 }
 
+TEST(TrainingOptions, FrameworkReductionStrategies) {
+  // CNTK all-reduces each gradient after backward (DataParallelDistributedLearner::Update); ChainerMN's pure_nccl
+  // packs all of them into one buffer, also after backward; BVLC Caffe reduces layer by layer during backward.
+  PredictRequest r;
+  r.gpu = "v100-sxm2-16gb";
+  r.mode = "train";
+  r.gpus = 8;
+  r.interconnect = "nvlink";
+  r.runtime = "cntk";
+  const Prediction cntk = predict(r);
+  ASSERT_TRUE(cntk.scale.has_value());
+  EXPECT_EQ(cntk.scale->strategy, "cntk");
+  EXPECT_NEAR(cntk.scale->comm_wait_ms, cntk.scale->allreduce_ms, 1e-6 * cntk.scale->allreduce_ms);
+  r.runtime = "chainer";
+  const Prediction chainer = predict(r);
+  EXPECT_EQ(chainer.scale->strategy, "chainermn");
+  EXPECT_EQ(chainer.scale->collectives, 1);
+  r.runtime = "caffe";
+  EXPECT_EQ(predict(r).scale->strategy, "nccl");
+  r.runtime = "nvcaffe";
+  EXPECT_EQ(predict(r).scale->strategy, "ddp");
+}
+
 }  // namespace
 }  // namespace perfcast
