@@ -181,11 +181,13 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                      p.input->limited_by, p.input->bound ? " -> bounds the step" : "");
   if (p.scale)
     s += fmt::format(
-        "  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms, "
-        "exposed {:.2f} ms\n",
+        "  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms{}, "
+        "exposed {:.2f} ms per step\n",
         p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
         p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
-        p.scale->allreduce_ms, p.scale->exposed_comm_ms);
+        p.scale->allreduce_ms,
+        r.mode == "train" && r.grad_accum > 1 ? fmt::format(" once per {} micro-batches", r.grad_accum) : "",
+        p.scale->exposed_comm_ms);
   if (p.power)
     s += fmt::format("  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), "
                      "{:.2f} J per sample\n",
