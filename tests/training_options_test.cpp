@@ -119,6 +119,12 @@ TEST(TrainingOptions, FrameworkProfilesFromTheirSources) {
   EXPECT_GT(predict(r).samples_per_s, 0);
   r.runtime = "caffe";
   EXPECT_THROW(predict(r), InputError);
+  // PaddlePaddle picks cuDNN's heuristic algorithm within FLAGS_conv_workspace_size_limit (512 MB) and runs fp32
+  // as TF32 on Ampere (allow_tf32_cudnn / allow_tf32_cublas default true).
+  const RuntimeProfile& paddle = find_runtime("paddle");
+  EXPECT_DOUBLE_EQ(paddle.conv_workspace_limit_bytes, 512.0 * 1024 * 1024);
+  EXPECT_TRUE(paddle.tf32_conv_default);
+  EXPECT_TRUE(paddle.tf32_matmul_default);
   // Host profiles of the DGX systems, from their datasheets.
   EXPECT_EQ(find_host("dgx-a100").cores, 128);
   EXPECT_EQ(find_host("dgx2").cores, 48);
