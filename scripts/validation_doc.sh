@@ -132,10 +132,12 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
   echo "accumulation, grad_accum column) and TF1 U-Net, on DGX-1 (NVLink), DGX-2 and DGX A100 (NVSwitch), each"
   echo "configuration with its 1-GPU row. Set in view of it, from the systems' datasheets: the DGX A100 and DGX-2 host"
   echo "profiles (the rows had no host and fell back to a 6-core desktop, which starved 8-16 GPUs of decoded images)."
-  echo "Scaling efficiency (docs/scale-out-validation.md): 6.7 points mean error over the 93 multi-GPU rows (assuming"
-  echo "perfect scaling: 10.5; throughput median 15.5%). Known misses: BERT fine-tuning loses more than modelled on every system (PyTorch APEX DDP"
-  echo "measured 0.83-0.95 at 4-16 GPUs, predicted 0.97-0.99; TF Horovod + XLA measured 0.48-0.91, predicted 0.76-0.95),"
-  echo "and the 1-GPU TF1 BERT rows are 41-77% too fast with AMP and 53% too slow in FP32 on the V100 32GB."
+  echo "Scaling efficiency (docs/scale-out-validation.md): 5.5 points mean error over the 88 multi-GPU rows (assuming"
+  echo "perfect scaling: 9.1; throughput median 13.6%). Seven TF1 BERT 'FP32' rows were removed: one V100 cannot run"
+  echo "31-33 BERT-large sequences/s in FP32 (about 25 TFLOPS, above its 15.7 peak). Known misses: BERT fine-tuning"
+  echo "loses more than modelled (PyTorch APEX DDP measured 0.83-0.95 at 4-16 GPUs, predicted 0.97-0.99; TF Horovod +"
+  echo "XLA with AMP at 8-16 GPUs measured 0.63-0.77, predicted 0.89-0.91), and the 1-GPU TF1 BERT AMP rows are 41-77%"
+  echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
 } > docs/validation.md
