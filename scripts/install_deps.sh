@@ -2,7 +2,7 @@
 # Installs the Debian packages perfcast builds against (only those missing). Needs root or sudo.
 set -euo pipefail
 pkgs=(build-essential cmake nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
-      libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libfccp-dev libonnx-dev libprotobuf-dev
+      libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libsimdjson-dev libfccp-dev libonnx-dev libprotobuf-dev
       protobuf-compiler libonnx-testdata)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -33,6 +33,7 @@ Command advise_command();
 Command export_command();
 Command compare_command();
 Command plan_command();
+Command trace_command();
 
 // The flags shared by predict, advise, compare and plan, filled by CLI11 and turned into a request.
 struct RequestFlags {

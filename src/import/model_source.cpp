@@ -1,6 +1,7 @@
 #include "import/model_source.h"
 
 #include "core/error.h"
+#include "import/kineto_trace.h"
 
 namespace perfcast {
 
@@ -13,6 +14,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options) {
+  if (ends_with(id_or_path, ".json.gz") || ends_with(id_or_path, ".pt.trace.json") ||
+      (ends_with(id_or_path, ".json") && looks_like_trace(id_or_path)))
+    return model_from_trace(id_or_path);
   if (ends_with(id_or_path, ".json")) return model_from_hf_config(id_or_path);
   if (ends_with(id_or_path, ".onnx")) return model_from_onnx(id_or_path, options);
   const ZooModel& z = find_zoo_model(id_or_path);

@@ -1,4 +1,4 @@
-// Where a model comes from: a zoo id, a Hugging Face config.json, or an ONNX file. All give a graph builder.
+// Where a model comes from: a zoo id, a Hugging Face config.json, an ONNX file or a PyTorch profiler trace. All give a graph builder.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@ struct ModelSource {
   bool sequence = false;    // takes --seq, reports tokens/s
   bool decoder_llm = false; // supports --mode prefill/decode
   std::int64_t default_seq = 0;
+  std::int64_t natural_batch = 0;  // the batch the source was recorded at (a trace), 0 when it has none
   std::function<Graph(const ModelOptions&)> build;
   std::vector<std::string> uncosted;  // importer notes: ops that could not be costed, with counts
 };
@@ -26,12 +27,15 @@ struct ImportOptions {
   std::map<std::string, std::int64_t> dims;
 };
 
-// A zoo id, a path ending in .json (Hugging Face config) or .onnx. InputError on unknown ids, unreadable or
+// A zoo id, a path ending in .json (a Hugging Face config, or a PyTorch profiler trace: a Chrome trace with
+// traceEvents), .json.gz (a trace) or .onnx. InputError on unknown ids, unreadable or
 // malformed files (naming the problem).
 ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options = {});
 
 // Importers (src/import/hf_config.cpp, src/import/onnx_import.cpp).
 ModelSource model_from_hf_config(const std::string& path);
 ModelSource model_from_onnx(const std::string& path, const ImportOptions& options);
+// src/import/trace_model.cpp: the forward operators of a trace recorded with record_shapes=True.
+ModelSource model_from_trace(const std::string& path);
 
 }  // namespace perfcast

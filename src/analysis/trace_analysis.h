@@ -1,0 +1,92 @@
+// What a PyTorch profiler trace measured, per profiled step: where the GPU's time went by op class (the classes of
+// the cost model, data/trace_kernels.toml), tensor-core use, idle time, copies and communication, and what bounds
+// the step; and, when the trace carries input shapes, perfcast's prediction of the same operators on the same GPU
+// beside it, class by class.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/predict.h"
+#include "import/kineto_trace.h"
+
+namespace perfcast {
+
+// Class of a kernel by its name (data/trace_kernels.toml): "matmul", "conv", "communication", ... or "other".
+std::string kernel_class(const std::string& kernel_name);
+// True when the name marks tensor-core (MMA) code.
+bool kernel_uses_tensor_cores(const std::string& kernel_name);
+// "void at::native::foo<T>(args)" -> "at::native::foo".
+std::string short_kernel_name(const std::string& kernel_name);
+
+// The catalog GPU a trace's device is (same SM version and SM count, memory within 10%, then the most name
+// tokens in common), or "" when none matches.
+std::string catalog_gpu_for(const TraceDevice& device);
+// Every catalog GPU that matches as well as the best one (boards the trace cannot tell apart, such as the PCIe and
+// SXM4 A100 40GB: same chip, SM count and memory).
+std::vector<std::string> catalog_gpus_for(const TraceDevice& device);
+
+struct TraceClassTime {
+  std::string cls;
+  double ms = 0;            // per step
+  double kernels = 0;       // per step
+  double tensor_core_ms = 0;
+};
+
+struct TraceKernelTime {
+  std::string name;  // short name
+  std::string cls;
+  double ms = 0;     // per step
+  double calls = 0;  // per step
+  bool tensor_cores = false;
+};
+
+struct TraceSummary {
+  std::string path;
+  std::string device_name;   // from deviceProperties ("" when absent)
+  std::string gpu_id;        // catalog id of that device ("" when unknown)
+  std::vector<std::string> gpu_alternatives;  // other catalog GPUs that match the device as well
+  int device = 0;            // the device with the most kernel time
+  int steps = 0;             // ProfilerStep windows (0: the whole trace is one window)
+  double step_ms = 0;        // wall time per step
+  double busy_ms = 0;        // per step: time at least one kernel or copy runs on the device
+  double idle_ms = 0;        // per step: step_ms - busy_ms
+  double kernel_ms = 0;      // per step: sum of kernel durations (streams may overlap)
+  double kernels = 0;        // per step
+  double launches = 0;       // per step: launch calls on the host
+  double median_kernel_us = 0;
+  double h2d_ms = 0, d2h_ms = 0, d2d_ms = 0, memset_ms = 0;  // per step
+  double h2d_bytes = 0;      // per step
+  double tensor_core_share = 0;  // of matmul + conv + attention kernel time
+  std::vector<TraceClassTime> classes;  // by time, largest first
+  std::vector<TraceKernelTime> top;     // the kernels with the most time
+  bool has_shapes = false;
+  bool has_backward = false;
+  std::string precision;     // what the operators' input types say: fp32, amp, fp16, amp-bf16, bf16
+  std::string bound;         // host | communication | host_to_device | gpu
+  std::string verdict;       // one sentence
+};
+
+TraceSummary summarize_trace(const KinetoTrace& trace, int top_kernels = 10);
+
+// Measured against predicted, per class.
+struct TraceClassComparison {
+  std::string cls;
+  double measured_ms = 0;
+  double predicted_ms = 0;
+};
+
+struct TraceComparison {
+  Prediction prediction;
+  std::vector<TraceClassComparison> classes;
+  double measured_step_ms = 0;
+  double predicted_step_ms = 0;
+};
+
+// Predicts the trace's own operators (model_from_trace) at the traced batch on `gpu` with `runtime`, in the
+// trace's mode (train when it holds backward operators) and precision. InputError when the trace has no shapes.
+TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summary, const std::string& gpu,
+                              const std::string& runtime, const std::string& runtime_version = "");
+
+}  // namespace perfcast

@@ -1,0 +1,49 @@
+// perfcast trace: what a PyTorch profiler trace measured, and perfcast's prediction of the same operators.
+#include <iostream>
+
+#include "analysis/trace_analysis.h"
+#include "cli/command.h"
+#include "core/error.h"
+#include "report/trace_report.h"
+
+namespace perfcast::cli {
+
+Command trace_command() {
+  return {"trace", "read a PyTorch profiler trace: measured step, bound, kernel classes, and the prediction beside it",
+          [](CLI::App& app) {
+            struct State {
+              std::string file, gpu, runtime = "pytorch", runtime_version;
+              int top = 10;
+              bool json = false, no_predict = false;
+            };
+            auto s = std::make_shared<State>();
+            app.add_option("file", s->file, "trace .json or .json.gz (torch.profiler / Kineto Chrome trace)")->required();
+            app.add_option("--gpu", s->gpu, "GPU to predict the trace's operators on (default: the trace's own, when the catalog has it)");
+            app.add_option("--runtime", s->runtime, "runtime profile for the prediction")->capture_default_str();
+            app.add_option("--runtime-version", s->runtime_version, "framework version for the prediction");
+            app.add_option("--top", s->top, "kernels to list")->capture_default_str();
+            app.add_flag("--no-predict", s->no_predict, "only what the trace measured");
+            app.add_flag("--json", s->json, "machine-readable output");
+            return std::function<int()>([s] {
+              if (s->top < 0) throw InputError("--top must be 0 or more, got " + std::to_string(s->top));
+              const KinetoTrace t = read_kineto_trace(s->file);
+              const TraceSummary sum = summarize_trace(t, s->top);
+              std::optional<TraceComparison> cmp;
+              std::string why;
+              const std::string gpu = s->gpu.empty() ? sum.gpu_id : s->gpu;
+              if (s->no_predict) {
+                why = "";
+              } else if (!sum.has_shapes) {
+                why = "the trace has no input shapes (record it with record_shapes=True)";
+              } else if (gpu.empty()) {
+                why = "its device '" + sum.device_name + "' is not in the catalog; name one with --gpu";
+              } else {
+                cmp = compare_trace(t, sum, gpu, s->runtime, s->runtime_version);
+              }
+              std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
+              return 0;
+            });
+          }};
+}
+
+}  // namespace perfcast::cli

@@ -1,0 +1,222 @@
+#include "import/kineto_trace.h"
+
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace perfcast {
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Decompresses a gzip file, or reads a plain one (zlib's gzread passes plain files through), up to `limit` bytes.
+std::string read_maybe_gzip(const std::string& path, std::size_t limit) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError("cannot read trace '" + path + "': no such file");
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw InputError("cannot read trace '" + path + "'");
+  std::string out;
+  char buf[1 << 16];
+  while (out.size() < limit) {
+    const int n = gzread(f, buf, sizeof buf);
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(f, &code);
+      gzclose(f);
+      throw InputError("cannot read trace '" + path + "': " + why);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  gzclose(f);
+  return out;
+}
+
+double number(element e, double fallback = 0) {
+  switch (e.type()) {
+    case element_type::INT64: return static_cast<double>(int64_t(e));
+    case element_type::UINT64: return static_cast<double>(uint64_t(e));
+    case element_type::DOUBLE: return double(e);
+    case element_type::STRING: {
+      // Some writers quote numbers (pid/tid as strings).
+      const std::string_view s = std::string_view(e);
+      try {
+        return std::stod(std::string(s));
+      } catch (...) {
+        return fallback;
+      }
+    }
+    default: return fallback;
+  }
+}
+
+double field_number(element obj, const char* key, double fallback = 0) {
+  element v;
+  if (obj[key].get(v) != simdjson::SUCCESS) return fallback;
+  return number(v, fallback);
+}
+
+std::string field_text(element obj, const char* key) {
+  element v;
+  if (obj[key].get(v) != simdjson::SUCCESS) return "";
+  std::string_view s;
+  if (v.get(s) != simdjson::SUCCESS) return "";
+  return std::string(s);
+}
+
+std::vector<std::vector<std::int64_t>> dims_of(element arr) {
+  std::vector<std::vector<std::int64_t>> out;
+  simdjson::dom::array a;
+  if (arr.get(a) != simdjson::SUCCESS) return out;
+  for (element d : a) {
+    std::vector<std::int64_t> shape;
+    simdjson::dom::array inner;
+    if (d.get(inner) == simdjson::SUCCESS)
+      for (element x : inner) shape.push_back(static_cast<std::int64_t>(number(x, 0)));
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
+std::vector<std::string> texts_of(element arr) {
+  std::vector<std::string> out;
+  simdjson::dom::array a;
+  if (arr.get(a) != simdjson::SUCCESS) return out;
+  for (element d : a) {
+    std::string_view s;
+    out.push_back(d.get(s) == simdjson::SUCCESS ? std::string(s) : std::string());
+  }
+  return out;
+}
+
+TraceCopyKind copy_kind(std::string_view category, std::string_view name) {
+  if (category == "gpu_memset") return TraceCopyKind::kMemset;
+  if (name.find("HtoD") != std::string_view::npos) return TraceCopyKind::kHostToDevice;
+  if (name.find("DtoH") != std::string_view::npos) return TraceCopyKind::kDeviceToHost;
+  if (name.find("DtoD") != std::string_view::npos || name.find("PtoP") != std::string_view::npos)
+    return TraceCopyKind::kDeviceToDevice;
+  return TraceCopyKind::kOther;
+}
+
+bool is_launch(std::string_view name) {
+  return name == "cudaLaunchKernel" || name == "cuLaunchKernel" || name == "cudaLaunchKernelExC" ||
+         name == "cudaGraphLaunch" || name == "cudaLaunchCooperativeKernel" || name == "hipLaunchKernel" ||
+         name == "hipExtModuleLaunchKernel";
+}
+
+}  // namespace
+
+KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(text);
+  element doc;
+  if (const auto err = parser.parse(padded).get(doc); err != simdjson::SUCCESS)
+    throw InputError("trace '" + where + "' is not valid JSON: " + simdjson::error_message(err));
+  simdjson::dom::array events;
+  if (doc["traceEvents"].get(events) != simdjson::SUCCESS)
+    throw InputError("trace '" + where + "' has no traceEvents array (not a PyTorch profiler / Chrome trace)");
+
+  KinetoTrace t;
+  t.path = where;
+  simdjson::dom::array props;
+  if (doc["deviceProperties"].get(props) == simdjson::SUCCESS)
+    for (element p : props) {
+      TraceDevice d;
+      d.id = static_cast<int>(field_number(p, "id"));
+      d.name = field_text(p, "name");
+      d.sm_count = static_cast<int>(field_number(p, "numSms"));
+      d.compute_major = static_cast<int>(field_number(p, "computeMajor"));
+      d.compute_minor = static_cast<int>(field_number(p, "computeMinor"));
+      d.memory_bytes = field_number(p, "totalGlobalMem");
+      t.devices.push_back(std::move(d));
+    }
+  element dist;
+  if (doc["distributedInfo"].get(dist) == simdjson::SUCCESS) {
+    t.rank = static_cast<int>(field_number(dist, "rank", -1));
+    t.world_size = static_cast<int>(field_number(dist, "world_size", 0));
+  }
+
+  for (element e : events) {
+    if (field_text(e, "ph") != "X") continue;
+    const std::string category = field_text(e, "cat");
+    std::string_view name_view;
+    if (e["name"].get(name_view) != simdjson::SUCCESS) continue;
+    const double ts = field_number(e, "ts"), dur = field_number(e, "dur");
+    element args;
+    const bool has_args = e["args"].get(args) == simdjson::SUCCESS;
+    if (category == "kernel" || category == "Kernel") {
+      TraceKernel k;
+      k.name = std::string(name_view);
+      k.ts_us = ts;
+      k.dur_us = dur;
+      if (has_args) {
+        k.device = static_cast<int>(field_number(args, "device"));
+        k.stream = static_cast<std::int64_t>(field_number(args, "stream"));
+        k.correlation = static_cast<std::int64_t>(field_number(args, "correlation", -1));
+        k.external_id = static_cast<std::int64_t>(field_number(args, "External id", -1));
+      }
+      t.kernels.push_back(std::move(k));
+    } else if (category == "gpu_memcpy" || category == "gpu_memset" || category == "Memcpy" || category == "Memset") {
+      TraceCopy c;
+      c.kind = copy_kind(category == "Memset" ? "gpu_memset" : category, name_view);
+      c.ts_us = ts;
+      c.dur_us = dur;
+      if (has_args) {
+        c.bytes = field_number(args, "bytes");
+        c.device = static_cast<int>(field_number(args, "device"));
+      }
+      t.copies.push_back(c);
+    } else if (category == "cuda_runtime" || category == "cuda_driver" || category == "Runtime") {
+      if (is_launch(name_view)) ++t.runtime_launches;
+    } else if (category == "cpu_op" || category == "user_annotation" || category == "Operator" ||
+               category == "python_function") {
+      if (category == "python_function") continue;
+      TraceCpuOp op;
+      op.name = std::string(name_view);
+      op.category = category;
+      op.ts_us = ts;
+      op.dur_us = dur;
+      op.tid = static_cast<std::int64_t>(field_number(e, "tid"));
+      if (has_args) {
+        op.external_id = static_cast<std::int64_t>(field_number(args, "External id", -1));
+        element v;
+        if (args["Input Dims"].get(v) == simdjson::SUCCESS) op.input_dims = dims_of(v);
+        if (args["Input type"].get(v) == simdjson::SUCCESS) op.input_types = texts_of(v);
+        if (args["Concrete Inputs"].get(v) == simdjson::SUCCESS) op.concrete_inputs = texts_of(v);
+      }
+      if (op.name.rfind("ProfilerStep#", 0) == 0) t.steps.push_back({op.name, ts, dur});
+      t.cpu_ops.push_back(std::move(op));
+    }
+  }
+  std::sort(t.steps.begin(), t.steps.end(), [](const TraceStep& a, const TraceStep& b) { return a.ts_us < b.ts_us; });
+  // The same step can be both a cpu_op and a user_annotation in some versions: keep one per name.
+  t.steps.erase(std::unique(t.steps.begin(), t.steps.end(),
+                            [](const TraceStep& a, const TraceStep& b) { return a.name == b.name; }),
+                t.steps.end());
+  if (t.kernels.empty() && t.cpu_ops.empty())
+    throw InputError("trace '" + where + "' has no GPU kernels and no operator events");
+  return t;
+}
+
+KinetoTrace read_kineto_trace(const std::string& path) {
+  return parse_kineto_trace(read_maybe_gzip(path, static_cast<std::size_t>(-1)), path);
+}
+
+bool looks_like_trace(const std::string& path) {
+  try {
+    const std::string head = read_maybe_gzip(path, 1 << 20);
+    return head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace perfcast

@@ -1,0 +1,469 @@
+// A model graph from a PyTorch profiler trace recorded with record_shapes=True: the forward operators of the
+// first profiled step, with the shapes the trace recorded, become perfcast ops; the cost model then derives
+// backward and the update itself, so the same graph can be predicted on any GPU, precision or batch.
+//
+// Which events are the forward ops: the aten:: operators on the thread that ran the profiler steps, outside
+// backward (autograd::engine::evaluate_function, *Backward*) and optimizer (Optimizer.*) spans, and not nested in
+// another aten:: operator (aten::linear, not the aten::addmm it calls). Kineto records no tensor identities,
+// so an op's producer is the latest earlier op whose output has the op's input shape (else the op just before).
+// The batch is the first dimension of the first costed op's input; another --batch rescales every activation
+// whose first dimension is a multiple of it (the ONNX importer's rule). Operators with no cost rule are listed in
+// ModelSource.uncosted; views, casts and copies are skipped (casts are part of the precision model).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "core/error.h"
+#include "graph/builder.h"
+#include "import/kineto_trace.h"
+#include "import/model_source.h"
+
+namespace perfcast {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+// Spans whose operators are not forward ops.
+bool excluded_span(std::string_view name) {
+  return starts_with(name, "Optimizer.") || contains(name, "evaluate_function") || contains(name, "Backward") ||
+         starts_with(name, "autograd::") || contains(name, "zero_grad") || starts_with(name, "aten::backward") ||
+         starts_with(name, "nccl:") || starts_with(name, "c10d::");
+}
+
+// Operators that launch no kernel of their own, or that the precision model already accounts for.
+const std::set<std::string_view>& skipped_ops() {
+  static const std::set<std::string_view> s = {
+      "aten::view", "aten::reshape", "aten::_reshape_alias", "aten::permute", "aten::transpose", "aten::t",
+      "aten::expand", "aten::expand_as", "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select",
+      "aten::flatten", "aten::contiguous", "aten::detach", "aten::detach_", "aten::empty", "aten::empty_like",
+      "aten::empty_strided", "aten::zeros", "aten::zeros_like", "aten::ones", "aten::ones_like", "aten::as_strided",
+      "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::narrow", "aten::to", "aten::_to_copy",
+      "aten::copy_", "aten::clone", "aten::zero_", "aten::fill_", "aten::lift_fresh", "aten::alias", "aten::size",
+      "aten::stride", "aten::item", "aten::_local_scalar_dense", "aten::resize_", "aten::is_nonzero",
+      "aten::result_type", "aten::_unsafe_view", "aten::unbind", "aten::arange", "aten::full", "aten::rand",
+      "aten::randn", "aten::uniform_", "aten::normal_", "aten::set_", "aten::numpy_T", "aten::type_as",
+      "aten::record_stream", "aten::lift", "aten::new_empty", "aten::new_zeros", "aten::scalar_tensor",
+      "aten::_has_compatible_shallow_copy_type", "aten::resolve_conj", "aten::resolve_neg", "aten::view_as"};
+  return s;
+}
+
+// "[1, 2]" or "2" -> {1, 2} / {2}; empty when not a number list.
+Shape parse_int_list(const std::string& s) {
+  Shape out;
+  std::string cur;
+  for (char c : s) {
+    if ((c >= '0' && c <= '9') || c == '-') {
+      cur += c;
+    } else if (!cur.empty()) {
+      out.push_back(std::stoll(cur));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(std::stoll(cur));
+  return out;
+}
+
+std::optional<Shape> concrete_list(const TraceCpuOp& op, std::size_t index) {
+  if (index >= op.concrete_inputs.size()) return std::nullopt;
+  Shape v = parse_int_list(op.concrete_inputs[index]);
+  if (v.empty()) return std::nullopt;
+  return v;
+}
+
+const Shape& dims_at(const TraceCpuOp& op, std::size_t i) {
+  static const Shape kEmpty;
+  return i < op.input_dims.size() ? op.input_dims[i] : kEmpty;
+}
+
+std::int64_t product(const Shape& s) {
+  std::int64_t p = 1;
+  for (auto v : s) p *= v;
+  return p;
+}
+
+// The forward operators of the first step, in time order.
+struct ForwardOps {
+  std::vector<TraceCpuOp> ops;
+  std::int64_t tid = 0;
+  bool has_shapes = false;
+  std::string path;
+};
+
+ForwardOps select_forward_ops(const KinetoTrace& t) {
+  // The main thread: the one that ran the profiler steps, else the one with the most aten ops.
+  std::map<std::int64_t, int> aten_count;
+  for (const auto& op : t.cpu_ops)
+    if (starts_with(op.name, "aten::")) ++aten_count[op.tid];
+  ForwardOps f;
+  if (aten_count.empty()) return f;
+  f.tid = std::max_element(aten_count.begin(), aten_count.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; })
+              ->first;
+  double lo = -1e300, hi = 1e300;
+  if (!t.steps.empty()) {
+    for (const auto& op : t.cpu_ops)
+      if (op.name == t.steps.front().name) f.tid = op.tid;
+    lo = t.steps.front().ts_us;
+    hi = lo + t.steps.front().dur_us;
+  }
+  std::vector<const TraceCpuOp*> on_thread;
+  for (const auto& op : t.cpu_ops)
+    if (op.tid == f.tid && op.ts_us >= lo && op.ts_us <= hi) on_thread.push_back(&op);
+  std::stable_sort(on_thread.begin(), on_thread.end(), [](const TraceCpuOp* a, const TraceCpuOp* b) {
+    return a->ts_us != b->ts_us ? a->ts_us < b->ts_us : a->dur_us > b->dur_us;
+  });
+  // Nesting by time: a stack of the enclosing events.
+  std::vector<const TraceCpuOp*> stack;
+  for (const TraceCpuOp* op : on_thread) {
+    while (!stack.empty() && stack.back()->ts_us + stack.back()->dur_us <= op->ts_us) stack.pop_back();
+    bool excluded = excluded_span(op->name), inside_aten = false;
+    for (const TraceCpuOp* s : stack) {
+      if (excluded_span(s->name)) excluded = true;
+      if (starts_with(s->name, "aten::")) inside_aten = true;
+    }
+    if (!excluded && !inside_aten && starts_with(op->name, "aten::")) {
+      f.ops.push_back(*op);
+      if (!op->input_dims.empty()) f.has_shapes = true;
+    }
+    stack.push_back(op);
+  }
+  return f;
+}
+
+// Builds the graph at `batch` from the forward ops traced at `traced_batch`.
+class TraceGraphBuilder {
+ public:
+  TraceGraphBuilder(const ForwardOps& f, std::int64_t traced_batch, std::int64_t batch, const std::string& id)
+      : f_(f), traced_(traced_batch), batch_(batch), b_(id, batch) {}
+
+  Graph build(std::map<std::string, int>* uncosted, int* skipped) {
+    const auto& ops = f_.ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const TraceCpuOp& op = ops[i];
+      const TraceCpuOp* next = i + 1 < ops.size() ? &ops[i + 1] : nullptr;
+      if (skipped_ops().count(op.name)) {
+        if (skipped) ++*skipped;
+        continue;
+      }
+      if (!add(op, next) && uncosted) ++(*uncosted)[op.name];
+    }
+    if (first_) throw InputError("trace '" + f_.path + "' has no forward operator perfcast can cost");
+    return b_.finish();
+  }
+
+
+ private:
+  Shape scaled(Shape d) const {
+    if (!d.empty() && traced_ > 0 && d[0] % traced_ == 0) d[0] = d[0] / traced_ * batch_;
+    return d;
+  }
+
+  // The activation tensor with (scaled) shape `d`: produced by the latest op with that output shape, else by the
+  // op just before; the first op reads the graph input.
+  Tensor activation(const Shape& traced_dims) {
+    Shape d = scaled(traced_dims);
+    if (first_) {
+      first_ = false;
+      Shape rest(d.begin() + (d.empty() ? 0 : 1), d.end());
+      Tensor in = b_.input(rest, input_bytes_);
+      in.shape = d;
+      return in;
+    }
+    for (int k = static_cast<int>(outputs_.size()) - 1, seen = 0; k >= 0 && seen < 8; --k, ++seen)
+      if (outputs_[k].shape == d) return Tensor{outputs_[k].id, d};
+    return Tensor{outputs_.empty() ? -1 : outputs_.back().id, d};
+  }
+
+  void produced(const Tensor& t) { outputs_.push_back(t); }
+
+  // Output spatial size of a conv/pool from the next op's input when it has the same rank (Kineto records no
+  // output shapes).
+  static std::optional<Shape> next_spatial(const TraceCpuOp* next, std::size_t rank, std::int64_t channels) {
+    if (next == nullptr || next->input_dims.empty()) return std::nullopt;
+    const Shape& d = next->input_dims[0];
+    if (d.size() != rank || (channels > 0 && d[1] != channels)) return std::nullopt;
+    return Shape(d.begin() + 2, d.end());
+  }
+
+  bool add(const TraceCpuOp& op, const TraceCpuOp* next) {
+    const std::string& n = op.name;
+    const Shape& d0 = dims_at(op, 0);
+    if (n == "aten::embedding") {
+      const Shape& w = d0;
+      const Shape& ids = dims_at(op, 1);
+      if (w.size() != 2 || ids.empty()) return false;
+      if (first_) {
+        input_bytes_ = 8;
+        if (ids.size() == 2) b_.set_sequence(ids[1]);
+      }
+      produced(b_.embedding(activation(ids), w[0], w[1]));
+      return true;
+    }
+    if (d0.empty()) return false;
+    if (n == "aten::linear") {
+      // input [..., in], weight [out, in], bias [out]: the first consistent pair (some writers prepend inputs).
+      for (std::size_t i = 0; i + 1 < op.input_dims.size(); ++i) {
+        const Shape& x = op.input_dims[i];
+        const Shape& w = op.input_dims[i + 1];
+        if (x.empty() || w.size() != 2 || x.back() != w[1]) continue;
+        produced(b_.linear(activation(x), w[0], !dims_at(op, i + 2).empty()));
+        return true;
+      }
+      return false;
+    }
+    if (n == "aten::addmm") {
+      const Shape& a = dims_at(op, 1);
+      const Shape& w = dims_at(op, 2);
+      if (a.size() != 2 || w.size() != 2 || a[1] != w[0]) return false;
+      produced(b_.linear(activation(a), w[1], true));
+      return true;
+    }
+    if (n == "aten::mm" || (n == "aten::matmul" && dims_at(op, 1).size() == 2)) {
+      const Shape& w = dims_at(op, 1);
+      if (w.size() != 2 || d0.back() != w[0]) return false;
+      produced(b_.linear(activation(d0), w[1], false));
+      return true;
+    }
+    if (n == "aten::bmm" || n == "aten::matmul" || n == "aten::baddbmm") {
+      const std::size_t ia = n == "aten::baddbmm" ? 1 : 0;
+      const Shape& a = dims_at(op, ia);
+      const Shape& bb = dims_at(op, ia + 1);
+      if (a.size() < 3 || bb.size() < 3 || a.back() != bb[bb.size() - 2]) return false;
+      const Tensor ta = activation(a);
+      produced(b_.matmul(ta, Tensor{-1, scaled(bb)}));
+      return true;
+    }
+    if (n == "aten::conv1d" || n == "aten::conv2d" || n == "aten::conv3d" || n == "aten::convolution" ||
+        n == "aten::_convolution" || n == "aten::cudnn_convolution") {
+      const Shape& w = dims_at(op, 1);
+      if (w.size() != d0.size() || d0.size() < 3 || w[1] <= 0) return false;
+      const bool conv_signature = n != "aten::convolution" && n != "aten::_convolution";
+      if (!conv_signature && op.concrete_inputs.size() > 6 && op.concrete_inputs[6] == "True") return false;
+      const std::size_t sd = d0.size() - 2;
+      const std::int64_t groups = std::max<std::int64_t>(1, d0[1] / w[1]);
+      Shape k(w.begin() + 2, w.end());
+      Shape stride = concrete_list(op, 3).value_or(Shape{});
+      Shape pad = concrete_list(op, 4).value_or(Shape{});
+      Shape dil = concrete_list(op, 5).value_or(Shape{1});
+      if (stride.empty() || pad.empty()) {
+        // Infer from the next op's input: stride from the size ratio, padding that gives that size.
+        stride.assign(sd, 1);
+        pad.assign(sd, 0);
+        const auto out = next_spatial(next, d0.size(), w[0]);
+        for (std::size_t i = 0; i < sd; ++i) {
+          const std::int64_t in = d0[2 + i];
+          const std::int64_t o = out ? (*out)[i] : in;
+          stride[i] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(in) / std::max<std::int64_t>(1, o))));
+          pad[i] = std::max<std::int64_t>(0, ((o - 1) * stride[i] + (k[i] - 1) + 1 - in + 1) / 2);
+        }
+      }
+      produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, !dims_at(op, 2).empty()));
+      return true;
+    }
+    if (n == "aten::batch_norm" || n == "aten::cudnn_batch_norm" || n == "aten::native_batch_norm" ||
+        n == "aten::_batch_norm_impl_index") {
+      produced(b_.batch_norm(activation(d0)));
+      return true;
+    }
+    if (n == "aten::layer_norm" || n == "aten::native_layer_norm") {
+      produced(b_.layer_norm(activation(d0)));
+      return true;
+    }
+    if (n == "aten::rms_norm") {
+      produced(b_.rms_norm(activation(d0)));
+      return true;
+    }
+    if (n == "aten::group_norm") {
+      const auto g = concrete_list(op, 1);
+      produced(b_.group_norm(activation(d0), g ? (*g)[0] : 32));
+      return true;
+    }
+    if (n == "aten::relu" || n == "aten::relu_" || n == "aten::threshold" || n == "aten::leaky_relu" ||
+        n == "aten::leaky_relu_" || n == "aten::elu") {
+      produced(b_.relu(activation(d0), n.back() == '_'));
+      return true;
+    }
+    if (n == "aten::hardtanh" || n == "aten::hardtanh_" || n == "aten::relu6") {
+      produced(b_.relu6(activation(d0)));
+      return true;
+    }
+    if (n == "aten::gelu" || n == "aten::gelu_") {
+      produced(b_.gelu(activation(d0)));
+      return true;
+    }
+    if (n == "aten::silu" || n == "aten::silu_") {
+      produced(b_.silu(activation(d0)));
+      return true;
+    }
+    if (n == "aten::sigmoid" || n == "aten::sigmoid_") {
+      produced(b_.sigmoid(activation(d0)));
+      return true;
+    }
+    if (n == "aten::tanh" || n == "aten::tanh_") {
+      produced(b_.tanh(activation(d0)));
+      return true;
+    }
+    if (n == "aten::hardswish" || n == "aten::hardswish_") {
+      produced(b_.hardswish(activation(d0)));
+      return true;
+    }
+    if (n == "aten::hardsigmoid" || n == "aten::hardsigmoid_") {
+      produced(b_.hardsigmoid(activation(d0)));
+      return true;
+    }
+    if (n == "aten::dropout" || n == "aten::native_dropout" || n == "aten::feature_dropout" ||
+        n == "aten::dropout_") {
+      produced(b_.dropout(activation(d0)));
+      return true;
+    }
+    if (n == "aten::add" || n == "aten::add_" || n == "aten::sub" || n == "aten::sub_" || n == "aten::div" ||
+        n == "aten::div_" || n == "aten::mul" || n == "aten::mul_" || n == "aten::where" || n == "aten::pow" ||
+        n == "aten::rsqrt" || n == "aten::exp" || n == "aten::neg" || n == "aten::masked_fill" ||
+        n == "aten::masked_fill_") {
+      const Tensor a = activation(d0);
+      const Shape& d1 = dims_at(op, 1);
+      // A tensor second operand of the same size is read too; a scalar or broadcast one is not counted.
+      const Tensor other = !d1.empty() && product(scaled(d1)) == a.elems() ? Tensor{-1, a.shape} : a;
+      const bool multiply = n.find("mul") != std::string::npos || n.find("div") != std::string::npos;
+      produced(multiply ? b_.mul(a, other) : b_.add(a, other));
+      return true;
+    }
+    if (n == "aten::clamp" || n == "aten::clamp_" || n == "aten::clamp_min" || n == "aten::clamp_max" ||
+        n == "aten::log" || n == "aten::log2" || n == "aten::sqrt" || n == "aten::square" || n == "aten::abs" ||
+        n == "aten::rsub" || n == "aten::nan_to_num" || n == "aten::logit" || n == "aten::reciprocal" ||
+        n == "aten::erf" || n == "aten::cos" || n == "aten::sin" || n == "aten::eq" || n == "aten::ne" ||
+        n == "aten::lt" || n == "aten::le" || n == "aten::gt" || n == "aten::ge" || n == "aten::floor" ||
+        n == "aten::sign" || n == "aten::round") {
+      // A one-input elementwise kernel: one read and one write per element.
+      produced(b_.relu(activation(d0), n.back() == '_'));
+      return true;
+    }
+    if (n == "aten::softmax" || n == "aten::_softmax" || n == "aten::log_softmax" || n == "aten::_log_softmax") {
+      produced(b_.softmax(activation(d0)));
+      return true;
+    }
+    if (n == "aten::max_pool1d" || n == "aten::max_pool2d" || n == "aten::max_pool3d" ||
+        n == "aten::max_pool2d_with_indices" || n == "aten::avg_pool2d" || n == "aten::avg_pool3d" ||
+        n == "aten::avg_pool1d" || n == "aten::adaptive_avg_pool2d" || n == "aten::adaptive_avg_pool1d" ||
+        n == "aten::adaptive_avg_pool3d" || n == "aten::adaptive_max_pool2d") {
+      if (d0.size() < 3) return false;
+      const std::size_t sd = d0.size() - 2;
+      const bool adaptive = n.find("adaptive") != std::string::npos;
+      const bool is_max = n.find("max") != std::string::npos;
+      Shape out;
+      if (adaptive) {
+        out = concrete_list(op, 1).value_or(Shape{});
+        if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
+        if (out.size() == 1) out.assign(sd, out[0]);
+        if (product(out) == 1) {
+          produced(b_.global_avg_pool(activation(d0)));
+          return true;
+        }
+      }
+      Shape k = adaptive ? Shape{} : concrete_list(op, 1).value_or(Shape{});
+      Shape s = adaptive ? Shape{} : concrete_list(op, 2).value_or(Shape{});
+      Shape p = adaptive ? Shape{} : concrete_list(op, 3).value_or(Shape{0});
+      if (k.empty()) {
+        if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
+        if (out.size() != sd) return false;
+        k.assign(sd, 1);
+        for (std::size_t i = 0; i < sd; ++i) k[i] = std::max<std::int64_t>(1, d0[2 + i] / std::max<std::int64_t>(1, out[i]));
+        s = k;
+        p = {0};
+      }
+      if (s.empty()) s = k;
+      const Tensor x = activation(d0);
+      produced(is_max ? b_.max_pool(x, k, s, p) : b_.avg_pool(x, k, s, p));
+      return true;
+    }
+    if (n == "aten::scaled_dot_product_attention" || n == "aten::_scaled_dot_product_flash_attention" ||
+        n == "aten::_scaled_dot_product_efficient_attention" || n == "aten::_scaled_dot_product_cudnn_attention") {
+      const Shape& k = dims_at(op, 1);
+      if (d0.size() != 4 || k.size() != 4) return false;
+      // q [B, H, S, D] -> the builder's [B, S, H*D]
+      const Tensor q = activation(d0);
+      const Shape qs = {q.shape[0], d0[2], d0[1] * d0[3]};
+      const Shape ks = {q.shape[0], k[2], k[1] * k[3]};
+      produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], false, true));
+      return true;
+    }
+    if (n == "aten::cross_entropy_loss" || n == "aten::nll_loss" || n == "aten::nll_loss_nd" ||
+        n == "aten::binary_cross_entropy_with_logits") {
+      produced(b_.cross_entropy(activation(d0)));
+      return true;
+    }
+    if (n == "aten::mse_loss" || n == "aten::l1_loss" || n == "aten::smooth_l1_loss") {
+      produced(b_.mse_loss(activation(d0)));
+      return true;
+    }
+    return false;
+  }
+
+  ForwardOps f_;
+  std::int64_t traced_;
+  std::int64_t batch_;
+  GraphBuilder b_;
+  bool first_ = true;
+  int input_bytes_ = 4;
+  std::vector<Tensor> outputs_;
+};
+
+}  // namespace
+
+ModelSource model_from_trace(const std::string& path) {
+  const KinetoTrace t = read_kineto_trace(path);
+  ForwardOps f = select_forward_ops(t);
+  f.path = path;
+  if (f.ops.empty())
+    throw InputError("trace '" + path + "' has no aten:: operator events (record the trace with torch.profiler "
+                     "and ProfilerActivity.CPU)");
+  if (!f.has_shapes)
+    throw InputError("trace '" + path + "' has no input shapes (record it with torch.profiler.profile(" 
+                     "record_shapes=True) to build a model from it)");
+  // The traced batch: the first dimension of the first op that carries a shaped input.
+  std::int64_t traced_batch = 1;
+  for (const auto& op : f.ops) {
+    if (skipped_ops().count(op.name)) continue;
+    const Shape& d = op.name == "aten::embedding" ? dims_at(op, 1) : dims_at(op, op.name == "aten::addmm" ? 1 : 0);
+    if (!d.empty() && d[0] > 0) {
+      traced_batch = d[0];
+      break;
+    }
+  }
+  const std::string id = std::filesystem::path(path).filename().string();
+  auto shared = std::make_shared<ForwardOps>(std::move(f));
+  std::map<std::string, int> uncosted;
+  int skipped = 0;
+  bool sequence = false;
+  std::int64_t seq = 0;
+  {
+    TraceGraphBuilder probe(*shared, traced_batch, traced_batch, id);
+    const Graph g = probe.build(&uncosted, &skipped);
+    sequence = g.is_sequence;
+    seq = g.seq;
+  }
+  ModelSource m;
+  m.id = path;
+  m.family = sequence ? "transformer" : "trace";
+  m.description = "PyTorch profiler trace " + id + ": " + std::to_string(shared->ops.size() - skipped) +
+                  " forward operators of the first step, traced at batch " + std::to_string(traced_batch);
+  m.sequence = sequence;
+  m.default_seq = seq;
+  m.natural_batch = traced_batch;
+  for (const auto& [name, count] : uncosted) m.uncosted.push_back(std::to_string(count) + " x " + name + " not costed");
+  m.build = [shared, traced_batch, id](const ModelOptions& o) {
+    TraceGraphBuilder b(*shared, traced_batch, o.batch > 0 ? o.batch : traced_batch, id);
+    return b.build(nullptr, nullptr);
+  };
+  return m;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,114 @@
+#include "report/trace_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace perfcast {
+
+namespace {
+
+std::string alternatives(const TraceSummary& s) {
+  if (s.gpu_alternatives.empty()) return "";
+  std::string o = " (as well matched: ";
+  for (std::size_t i = 0; i < s.gpu_alternatives.size(); ++i) o += (i ? ", " : "") + s.gpu_alternatives[i];
+  return o + "; pick with --gpu)";
+}
+
+}  // namespace
+
+std::string trace_text(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why) {
+  std::string o = fmt::format("perfcast trace: {}\n", s.path);
+  o += fmt::format("  device        {}{}\n", s.device_name.empty() ? "(no deviceProperties)" : s.device_name,
+                   s.gpu_id.empty() ? "" : " -> catalog " + s.gpu_id + alternatives(s));
+  o += fmt::format("  steps         {}\n", s.steps > 0 ? std::to_string(s.steps) + " profiler steps" : "none marked: the whole trace as one step");
+  o += fmt::format("  step time     {:.2f} ms   (GPU busy {:.2f} ms, idle {:.2f} ms = {:.0f}%)\n", s.step_ms, s.busy_ms,
+                   s.idle_ms, s.step_ms > 0 ? 100 * s.idle_ms / s.step_ms : 0.0);
+  o += fmt::format("  kernels       {:.0f} per step, {:.2f} ms of kernel time, median {:.1f} us, {:.0f} launch calls\n",
+                   s.kernels, s.kernel_ms, s.median_kernel_us, s.launches);
+  if (s.h2d_ms + s.d2h_ms + s.d2d_ms + s.memset_ms > 0)
+    o += fmt::format("  copies        host->device {:.2f} ms ({:.1f} MB), device->host {:.2f} ms, device->device {:.2f} ms, memset {:.2f} ms\n",
+                     s.h2d_ms, s.h2d_bytes / 1e6, s.d2h_ms, s.d2d_ms, s.memset_ms);
+  o += fmt::format("  operators     {}{}, precision {}\n", s.has_backward ? "training (backward present)" : "forward only",
+                   s.has_shapes ? ", input shapes recorded" : ", no input shapes", s.precision);
+  o += fmt::format("  tensor cores  {:.0f}% of GEMM/convolution/attention kernel time\n", 100 * s.tensor_core_share);
+  o += fmt::format("  bound         {}: {}\n\n", s.bound, s.verdict);
+  o += "  kernel time by class (per step)\n";
+  o += fmt::format("  {:<16} {:>10} {:>8} {:>9} {:>12}\n", "class", "ms", "share", "kernels", "tensor core");
+  for (const auto& k : s.classes)
+    o += fmt::format("  {:<16} {:>10.3f} {:>7.1f}% {:>9.0f} {:>11.0f}%\n", k.cls, k.ms,
+                     s.kernel_ms > 0 ? 100 * k.ms / s.kernel_ms : 0.0, k.kernels, k.ms > 0 ? 100 * k.tensor_core_ms / k.ms : 0.0);
+  o += "\n  top kernels (per step)\n";
+  for (const auto& k : s.top)
+    o += fmt::format("  {:>9.3f} ms {:>7}x  {:<12} {}{}\n", k.ms,
+                     std::fabs(k.calls - std::round(k.calls)) < 1e-9 ? fmt::format("{:.0f}", k.calls) : fmt::format("{:.1f}", k.calls), k.cls, k.name, k.tensor_cores ? "  [tensor cores]" : "");
+  if (c) {
+    const auto& p = c->prediction;
+    o += fmt::format("\n  perfcast on the same operators: {} on {}, {} {} {}, batch {}\n", p.model_id, p.device.id,
+                     p.runtime.id, p.request.mode, p.request.precision, p.request.batch);
+    for (const auto& n : p.notes) o += "    note: " + n + "\n";
+    o += fmt::format("  {:<16} {:>12} {:>12} {:>8}\n", "class", "measured ms", "predicted ms", "ratio");
+    for (const auto& k : c->classes) {
+      if (k.measured_ms < 1e-6 && k.predicted_ms < 1e-6) continue;
+      o += fmt::format("  {:<16} {:>12.3f} {:>12.3f} {:>8}\n", k.cls, k.measured_ms, k.predicted_ms,
+                       k.measured_ms > 0 && k.predicted_ms > 0 ? fmt::format("{:.2f}", k.predicted_ms / k.measured_ms) : "-");
+    }
+    o += fmt::format("  {:<16} {:>12.3f} {:>12.3f} {:>8.2f}\n", "step", c->measured_step_ms, c->predicted_step_ms,
+                     c->measured_step_ms > 0 ? c->predicted_step_ms / c->measured_step_ms : 0.0);
+    o += "  (classes the trace's importer could not cost are measured but not predicted; see the notes)\n";
+  } else if (!why.empty()) {
+    o += "\n  no prediction beside it: " + why + "\n";
+  }
+  return o;
+}
+
+nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why) {
+  nlohmann::json j;
+  j["path"] = s.path;
+  j["device_name"] = s.device_name;
+  j["gpu"] = s.gpu_id;
+  j["gpu_alternatives"] = s.gpu_alternatives;
+  j["steps"] = s.steps;
+  j["step_ms"] = s.step_ms;
+  j["busy_ms"] = s.busy_ms;
+  j["idle_ms"] = s.idle_ms;
+  j["kernel_ms"] = s.kernel_ms;
+  j["kernels_per_step"] = s.kernels;
+  j["launches_per_step"] = s.launches;
+  j["median_kernel_us"] = s.median_kernel_us;
+  j["copies_ms"] = {{"host_to_device", s.h2d_ms}, {"device_to_host", s.d2h_ms}, {"device_to_device", s.d2d_ms}, {"memset", s.memset_ms}};
+  j["host_to_device_bytes"] = s.h2d_bytes;
+  j["tensor_core_share"] = s.tensor_core_share;
+  j["training"] = s.has_backward;
+  j["input_shapes"] = s.has_shapes;
+  j["precision"] = s.precision;
+  j["bound"] = s.bound;
+  j["verdict"] = s.verdict;
+  j["classes"] = nlohmann::json::array();
+  for (const auto& k : s.classes)
+    j["classes"].push_back({{"class", k.cls}, {"ms", k.ms}, {"kernels", k.kernels}, {"tensor_core_ms", k.tensor_core_ms}});
+  j["top_kernels"] = nlohmann::json::array();
+  for (const auto& k : s.top)
+    j["top_kernels"].push_back({{"name", k.name}, {"class", k.cls}, {"ms", k.ms}, {"calls", k.calls}, {"tensor_cores", k.tensor_cores}});
+  if (c) {
+    nlohmann::json p;
+    p["gpu"] = c->prediction.device.id;
+    p["runtime"] = c->prediction.runtime.id;
+    p["mode"] = c->prediction.request.mode;
+    p["precision"] = c->prediction.request.precision;
+    p["batch"] = c->prediction.request.batch;
+    p["notes"] = c->prediction.notes;
+    p["measured_step_ms"] = c->measured_step_ms;
+    p["predicted_step_ms"] = c->predicted_step_ms;
+    p["classes"] = nlohmann::json::array();
+    for (const auto& k : c->classes)
+      p["classes"].push_back({{"class", k.cls}, {"measured_ms", k.measured_ms}, {"predicted_ms", k.predicted_ms}});
+    j["prediction"] = p;
+  } else {
+    j["prediction"] = nullptr;
+    if (!why.empty()) j["no_prediction_because"] = why;
+  }
+  return j;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,16 @@
+// `perfcast trace` output: the measured step of a profiler trace and, when there is one, perfcast's prediction of
+// the same operators beside it, as text or JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis/trace_analysis.h"
+
+namespace perfcast {
+
+std::string trace_text(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why_no_prediction);
+nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why_no_prediction);
+
+}  // namespace perfcast

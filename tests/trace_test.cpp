@@ -1,0 +1,361 @@
+// PyTorch profiler (Kineto) traces: reading real files (tests/data/kineto, facts from their upstream description),
+// sorting kernels by the library naming conventions, what a trace measured per step (traces written here, whose
+// expected figures follow from the events they hold), the model a trace with input shapes becomes, and the CLI.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "analysis/trace_analysis.h"
+#include "cli_runner.h"
+#include "core/error.h"
+#include "import/kineto_trace.h"
+#include "import/model_source.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace perfcast;
+
+const fs::path kFixtures = fs::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "kineto";
+
+std::string fixture(const std::string& name) { return (kFixtures / name).string(); }
+
+// ---- writing small traces -------------------------------------------------------------------------------------
+
+json cpu_op(const std::string& name, double ts, double dur, json dims = json::array(), json types = json::array(),
+            json concrete = nullptr, int tid = 1) {
+  json e = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"pid", 1}, {"tid", tid}, {"ts", ts}, {"dur", dur}};
+  e["args"] = {{"External id", 1}};
+  if (!dims.empty()) e["args"]["Input Dims"] = dims;
+  if (!types.empty()) e["args"]["Input type"] = types;
+  if (!concrete.is_null()) e["args"]["Concrete Inputs"] = concrete;
+  return e;
+}
+
+json kernel(const std::string& name, double ts, double dur, int stream = 7) {
+  return {{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", stream}, {"ts", ts}, {"dur", dur},
+          {"args", {{"device", 0}, {"stream", stream}, {"correlation", 1}}}};
+}
+
+json launch(double ts) {
+  return {{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", ts},
+          {"dur", 5}, {"args", {{"correlation", 1}}}};
+}
+
+json rtx3090() {
+  return json::array({{{"id", 0}, {"name", "NVIDIA GeForce RTX 3090"}, {"numSms", 82}, {"computeMajor", 8},
+                       {"computeMinor", 6}, {"totalGlobalMem", 25447170048LL}}});
+}
+
+fs::path write_trace(const fs::path& dir, const std::string& name, const json& events, bool gzip = false) {
+  json doc = {{"schemaVersion", 1}, {"deviceProperties", rtx3090()}, {"traceEvents", events}};
+  const fs::path p = dir / name;
+  const std::string text = doc.dump();
+  if (gzip) {
+    gzFile f = gzopen(p.string().c_str(), "wb");
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+  } else {
+    test::write_text(p, text);
+  }
+  return p;
+}
+
+// Two profiler steps of 10 ms. In each: a 0.5 ms host-to-device copy, a 4 ms SGEMM, a 1 ms elementwise kernel and a
+// 1 ms NCCL kernel on another stream that overlaps the elementwise one by 0.5 ms; one more kernel after the steps.
+// Per step: busy = [0, 6 ms] of the step = 6 ms, idle 4 ms, kernel time 6 ms in 3 kernels.
+json two_step_events(double step_dur_us = 10000) {
+  json ev = json::array();
+  for (int s = 0; s < 2; ++s) {
+    const double t0 = 1000 + s * step_dur_us;
+    ev.push_back(cpu_op("ProfilerStep#" + std::to_string(s + 1), t0, step_dur_us));
+    ev.push_back({{"ph", "X"}, {"cat", "gpu_memcpy"}, {"name", "Memcpy HtoD (Pageable -> Device)"}, {"pid", 0},
+                  {"tid", 7}, {"ts", t0}, {"dur", 500}, {"args", {{"device", 0}, {"bytes", 1000000}}}});
+    ev.push_back(kernel("ampere_sgemm_128x64_nn", t0 + 500, 4000));
+    ev.push_back(kernel("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float> >(int)",
+                        t0 + 4500, 1000));
+    ev.push_back(kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", t0 + 5000, 1000, 20));
+    for (int k = 0; k < 3; ++k) ev.push_back(launch(t0 + 10 * k));
+  }
+  ev.push_back(kernel("ampere_sgemm_128x64_nn", 1000 + 2 * step_dur_us + 5000, 500));
+  ev.push_back(launch(1000 + 2 * step_dur_us + 100));
+  return ev;
+}
+
+// One training step of a 784-256-10 MLP under autocast: aten::linear on FP32 inputs calls aten::addmm on FP16
+// copies; backward and the optimizer run their own ops; aten::erfinv has no cost rule.
+json mlp_events() {
+  json ev = json::array();
+  ev.push_back(cpu_op("ProfilerStep#1", 0, 10000));
+  ev.push_back(cpu_op("aten::linear", 10, 100, {{64, 784}, {256, 784}, {256}}, {"float", "float", "float"}));
+  ev.push_back(cpu_op("aten::t", 12, 2, {{256, 784}}, {"c10::Half"}));
+  ev.push_back(cpu_op("aten::addmm", 20, 50, {{256}, {64, 784}, {784, 256}}, {"c10::Half", "c10::Half", "c10::Half"}));
+  ev.push_back(cpu_op("aten::relu", 120, 10, {{64, 256}}, {"c10::Half"}));
+  ev.push_back(cpu_op("aten::linear", 140, 100, {{64, 256}, {10, 256}, {10}}, {"float", "float", "float"}));
+  ev.push_back(cpu_op("aten::addmm", 150, 50, {{10}, {64, 256}, {256, 10}}, {"c10::Half", "c10::Half", "c10::Half"}));
+  ev.push_back(cpu_op("aten::cross_entropy_loss", 250, 20, {{64, 10}, {64}}, {"float", "long int"}));
+  ev.push_back(cpu_op("aten::to", 280, 5, {{64, 10}}, {"float"}));
+  ev.push_back(cpu_op("aten::erfinv", 290, 5, {{64}}, {"float"}));
+  ev.push_back(cpu_op("autograd::engine::evaluate_function: AddmmBackward0", 400, 100));
+  ev.push_back(cpu_op("aten::mm", 410, 20, {{64, 10}, {10, 256}}, {"c10::Half", "c10::Half"}));
+  ev.push_back(cpu_op("Optimizer.step#SGD.step", 600, 100));
+  ev.push_back(cpu_op("aten::add_", 610, 10, {{256, 784}, {256, 784}, {}}, {"float", "float", "Scalar"}));
+  ev.push_back(kernel("ampere_fp16_s16816gemm_fp16_128x64_ldg8_f2f_tn", 30, 40));
+  ev.push_back(kernel("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<float>(int)", 620, 10));
+  return ev;
+}
+
+// A CNN forward pass at batch 8: convolution geometry from Concrete Inputs where the trace has them, else from the
+// next operator's input shape.
+json cnn_events() {
+  json ev = json::array();
+  ev.push_back(cpu_op("aten::conv2d", 0, 10, {{8, 3, 224, 224}, {64, 3, 7, 7}, {}}, {"float", "float", ""},
+                      {"", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"}));
+  ev.push_back(cpu_op("aten::batch_norm", 20, 10, {{8, 64, 112, 112}, {64}, {64}, {64}, {64}}));
+  ev.push_back(cpu_op("aten::relu_", 40, 10, {{8, 64, 112, 112}}));
+  ev.push_back(cpu_op("aten::max_pool2d", 60, 10, {{8, 64, 112, 112}, {}, {}, {}, {}, {}}, {"float"},
+                      {"", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "False"}));
+  ev.push_back(cpu_op("aten::conv2d", 80, 10, {{8, 64, 56, 56}, {128, 64, 3, 3}, {128}}));
+  ev.push_back(cpu_op("aten::relu", 100, 10, {{8, 128, 28, 28}}));
+  ev.push_back(cpu_op("aten::adaptive_avg_pool2d", 120, 10, {{8, 128, 28, 28}, {}}, {"float", ""}, {"", "[1, 1]"}));
+  ev.push_back(cpu_op("aten::flatten", 140, 5, {{8, 128, 1, 1}}));
+  ev.push_back(cpu_op("aten::linear", 150, 10, {{8, 128}, {1000, 128}, {1000}}));
+  ev.push_back(kernel("sm86_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw", 5, 30));
+  return ev;
+}
+
+class TraceCli : public test::ScratchDirTest {};
+
+// ---- real files ---------------------------------------------------------------------------------------------
+
+TEST(KinetoFixtures, AlexNetTraceHasItsKernelsAndDeviceButNoShapes) {
+  const KinetoTrace t = read_kineto_trace(fixture("benchmark_result_2869224_1695835535_trace.json.gz"));
+  EXPECT_EQ(t.kernels.size(), 79u);
+  ASSERT_FALSE(t.devices.empty());
+  EXPECT_EQ(t.devices[0].name, "NVIDIA A100-PG509-200");
+  EXPECT_EQ(t.devices[0].sm_count, 108);
+  EXPECT_EQ(t.devices[0].compute_major, 8);
+  const TraceSummary s = summarize_trace(t);
+  EXPECT_FALSE(s.has_shapes);
+  // The A100 40 GB boards share chip, SM count and memory: both match, and the report says so.
+  std::vector<std::string> ids = catalog_gpus_for(t.devices[0]);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"a100-pcie-40gb", "a100-sxm4-40gb"}));
+  try {
+    (void)model_from_trace(fixture("benchmark_result_2869224_1695835535_trace.json.gz"));
+    FAIL() << "a trace without shapes cannot become a model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("record_shapes=True"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KinetoFixtures, SampledTraceHasItsKernelsAndShapedMatmuls) {
+  const KinetoTrace t = read_kineto_trace(fixture("sampled_rank-1.json.gz"));
+  EXPECT_EQ(t.kernels.size(), 1104u);
+  EXPECT_TRUE(t.devices.empty());
+  const std::set<std::string> matmuls = {"aten::mm", "aten::linear", "aten::addmm", "aten::matmul", "aten::bmm"};
+  const auto shaped = std::count_if(t.cpu_ops.begin(), t.cpu_ops.end(), [&](const TraceCpuOp& op) {
+    return matmuls.count(op.name) && !op.input_dims.empty();
+  });
+  EXPECT_EQ(shaped, 579);
+  EXPECT_TRUE(summarize_trace(t).has_backward);
+}
+
+TEST(KinetoFixtures, SmallTracesReadWhole) {
+  EXPECT_EQ(read_kineto_trace(fixture("benchmark_simple_add_trace.json.gz")).kernels.size(), 4u);
+  const KinetoTrace triton = read_kineto_trace(fixture("triton_example.json.gz"));
+  ASSERT_EQ(triton.kernels.size(), 1u);
+  EXPECT_EQ(kernel_class(triton.kernels[0].name), "elementwise");  // Inductor's pointwise kernel
+  const KinetoTrace amd = read_kineto_trace(fixture("mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+  EXPECT_FALSE(amd.kernels.empty());
+  ASSERT_FALSE(amd.devices.empty());
+  EXPECT_EQ(catalog_gpu_for(amd.devices[0]), "");  // an AMD GPU is not in the catalog
+}
+
+// ---- kernel names -------------------------------------------------------------------------------------------
+
+TEST(KernelClasses, FollowLibraryNamingConventions) {
+  struct Case {
+    const char* name;
+    const char* cls;
+    bool tensor_cores;
+  };
+  const Case cases[] = {
+      {"volta_h884gemm_64x64_ldg8_nn", "matmul", true},
+      {"turing_fp16_s1688gemm_fp16_128x128_ldg8_f2f_tn", "matmul", true},
+      {"ampere_sgemm_32x32_sliced1x4_tn", "matmul", false},
+      {"maxwell_sgemm_128x64_nt", "matmul", false},
+      {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw", "conv", true},
+      {"void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false>(int)", "conv", false},
+      {"cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1", "conv", false},
+      {"void fft2d_r2c_32x32<float, false, 1u, false>(float2*)", "conv", false},
+      {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "communication", false},
+      {"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", "communication", false},
+      {"void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float>(int)", "norm", false},
+      {"void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>(cudnnTensorStruct)", "norm", false},
+      {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int)", "norm", false},
+      {"void (anonymous namespace)::softmax_warp_forward<float, float, float, 9, false>(float*)", "softmax", false},
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>(int)", "elementwise", false},
+      {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::TensorListMetadata<4> >(int)",
+       "optimizer", false},
+      {"fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)", "attention", true},
+      {"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4> >(Flash_fwd_params)", "attention", true},
+      {"void fbgemm_gpu::permute_2D_data_kernel<float>(int)", "embedding", false},
+      {"void at::native::(anonymous namespace)::max_pool_forward_nchw<float>(int)", "pool", false},
+      {"void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(int)", "elementwise", false},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(kernel_class(c.name), c.cls) << c.name;
+    EXPECT_EQ(kernel_uses_tensor_cores(c.name), c.tensor_cores) << c.name;
+  }
+  EXPECT_EQ(short_kernel_name("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<float>(int)"),
+            "at::native::multi_tensor_apply_kernel");
+}
+
+TEST(CatalogMatch, DeviceNamesMapToCatalogIds) {
+  EXPECT_EQ(catalog_gpu_for({0, "NVIDIA GeForce RTX 3090", 82, 8, 6, 25447170048.0}), "rtx-3090");
+  EXPECT_EQ(catalog_gpu_for({0, "NVIDIA H100 80GB HBM3", 132, 9, 0, 85520809984.0}), "h100-sxm5-80gb");
+  EXPECT_EQ(catalog_gpu_for({0, "NVIDIA H100 PCIe", 114, 9, 0, 85520809984.0}), "h100-pcie-80gb");
+  EXPECT_EQ(catalog_gpu_for({0, "NVIDIA GeForce GTX 1080 Ti", 28, 6, 1, 11720130560.0}), "gtx-1080-ti");
+  EXPECT_EQ(catalog_gpu_for({0, "Some Future GPU", 500, 12, 0, 1e12}), "");
+}
+
+// ---- what a trace measured ------------------------------------------------------------------------------------
+
+TEST_F(TraceCli, SummaryAddsUpTheStepsEvents) {
+  const KinetoTrace t = read_kineto_trace(write_trace(dir_, "steps.json", two_step_events()).string());
+  const TraceSummary s = summarize_trace(t);
+  EXPECT_EQ(s.steps, 2);
+  EXPECT_EQ(s.gpu_id, "rtx-3090");
+  EXPECT_NEAR(s.step_ms, 10.0, 1e-9);
+  EXPECT_NEAR(s.busy_ms, 6.0, 1e-9);  // copy + GEMM + elementwise, the NCCL kernel overlapping it by half
+  EXPECT_NEAR(s.idle_ms, 4.0, 1e-9);
+  EXPECT_NEAR(s.kernel_ms, 6.0, 1e-9);
+  EXPECT_NEAR(s.kernels, 3.0, 1e-9);
+  EXPECT_NEAR(s.launches, 3.0, 1e-9);
+  EXPECT_NEAR(s.h2d_ms, 0.5, 1e-9);
+  EXPECT_NEAR(s.h2d_bytes, 1e6, 1e-6);
+  EXPECT_EQ(s.bound, "host");  // idle 40% of the step
+  ASSERT_EQ(s.classes.size(), 3u);
+  EXPECT_EQ(s.classes[0].cls, "matmul");
+  EXPECT_NEAR(s.classes[0].ms, 4.0, 1e-9);
+  EXPECT_NEAR(s.tensor_core_share, 0.0, 1e-12);  // SGEMM
+  EXPECT_EQ(s.precision, "fp32");
+  // Steps of 6 ms leave the GPU no idle time: kernel time bounds the step.
+  const TraceSummary busy = summarize_trace(read_kineto_trace(write_trace(dir_, "busy.json", two_step_events(6000)).string()));
+  EXPECT_EQ(busy.bound, "gpu");
+  EXPECT_NEAR(busy.idle_ms, 0.0, 1e-9);
+}
+
+TEST_F(TraceCli, GzipAndPlainReadAlike) {
+  const auto plain = read_kineto_trace(write_trace(dir_, "t.json", two_step_events()).string());
+  const auto gz = read_kineto_trace(write_trace(dir_, "t.json.gz", two_step_events(), true).string());
+  EXPECT_EQ(plain.kernels.size(), gz.kernels.size());
+  EXPECT_NEAR(summarize_trace(plain).busy_ms, summarize_trace(gz).busy_ms, 1e-12);
+  EXPECT_TRUE(looks_like_trace((dir_ / "t.json").string()));
+}
+
+// ---- the model a trace becomes --------------------------------------------------------------------------------
+
+TEST_F(TraceCli, MlpTraceBecomesItsForwardOps) {
+  const fs::path p = write_trace(dir_, "mlp.json", mlp_events());
+  const ModelSource m = model_from_trace(p.string());
+  EXPECT_EQ(m.natural_batch, 64);
+  EXPECT_EQ(m.uncosted, (std::vector<std::string>{"1 x aten::erfinv not costed"}));
+  const Graph g = m.build(ModelOptions{64, 0});
+  ASSERT_EQ(g.ops.size(), 4u);  // linear, relu, linear, loss: nested addmm, backward, optimizer and casts left out
+  EXPECT_EQ(g.ops[0].kind, OpKind::kMatmul);
+  EXPECT_EQ(g.ops[1].kind, OpKind::kElementwise);
+  EXPECT_EQ(g.ops[2].kind, OpKind::kMatmul);
+  EXPECT_EQ(g.ops[3].kind, OpKind::kLoss);
+  EXPECT_EQ(g.params(), 784 * 256 + 256 + 256 * 10 + 10);  // 203,530 as torch counts nn.Linear(784,256), (256,10)
+  EXPECT_EQ(g.ops[2].inputs, (std::vector<int>{1}));       // the second linear reads the ReLU's output
+  const Graph g128 = m.build(ModelOptions{128, 0});
+  EXPECT_EQ(g128.ops[0].out_shape, (std::vector<std::int64_t>{128, 256}));
+  const TraceSummary s = summarize_trace(read_kineto_trace(p.string()));
+  EXPECT_TRUE(s.has_backward);
+  EXPECT_EQ(s.precision, "amp");  // FP32 module inputs, FP16 GEMMs
+}
+
+TEST_F(TraceCli, CnnTraceRecoversConvolutionGeometry) {
+  const ModelSource m = model_from_trace(write_trace(dir_, "cnn.json", cnn_events()).string());
+  EXPECT_EQ(m.natural_batch, 8);
+  const Graph g = m.build(ModelOptions{8, 0});
+  ASSERT_EQ(g.ops.size(), 8u);  // flatten is a view
+  const Op& stem = g.ops[0];
+  ASSERT_EQ(stem.kind, OpKind::kConv);
+  EXPECT_EQ(stem.conv.stride[0], 2);
+  EXPECT_EQ(stem.conv.pad[0], 3);
+  EXPECT_EQ(stem.conv.out[0], 112);
+  EXPECT_EQ(g.ops[3].out_shape, (std::vector<std::int64_t>{8, 64, 56, 56}));  // 3x3/2 max pool, padding 1
+  const Op& conv2 = g.ops[4];
+  ASSERT_EQ(conv2.kind, OpKind::kConv);
+  EXPECT_EQ(conv2.conv.stride[0], 2);  // 56 -> 28, read from the ReLU that follows
+  EXPECT_EQ(conv2.conv.pad[0], 1);
+  EXPECT_EQ(conv2.conv.out[0], 28);
+  // conv 3*64*7*7, batch norm 2*64, conv 64*128*3*3 + 128, linear 128*1000 + 1000.
+  EXPECT_EQ(g.params(), 9408 + 128 + 73856 + 129000);
+}
+
+// ---- the command line ------------------------------------------------------------------------------------------
+
+TEST_F(TraceCli, TraceCommandPrintsMeasuredAndPredicted) {
+  write_trace(dir_, "mlp.json", mlp_events());
+  const auto r = run("trace mlp.json --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "rtx-3090");
+  EXPECT_EQ(j["training"], true);
+  ASSERT_TRUE(j["prediction"].is_object());
+  EXPECT_EQ(j["prediction"]["mode"], "train");
+  EXPECT_EQ(j["prediction"]["precision"], "amp");
+  EXPECT_EQ(j["prediction"]["batch"], 64);
+  EXPECT_GT(j["prediction"]["predicted_step_ms"].get<double>(), 0);
+  const auto text = run("trace mlp.json --gpu gtx-1080-ti");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("perfcast on the same operators"), std::string::npos);
+}
+
+TEST_F(TraceCli, PredictTakesATraceAsTheModel) {
+  write_trace(dir_, "cnn.json", cnn_events());
+  const auto r = run("predict --model cnn.json --gpu v100-sxm2-16gb --mode infer --batch 32 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["batch"], 32);
+}
+
+TEST_F(TraceCli, BadTracesAreOneLineErrors) {
+  const auto check = [&](const std::string& args, const std::string& says) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+    EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  check("trace missing.json", "no such file");
+  test::write_text(dir_ / "cfg.json", R"({"hidden_size": 768})");
+  check("trace cfg.json", "no traceEvents");
+  test::write_text(dir_ / "broken.json", R"({"traceEvents": [)");
+  check("trace broken.json", "not valid JSON");
+  const std::string gz = test::slurp(fixture("sampled_rank-1.json.gz"));
+  test::write_text(dir_ / "cut.json.gz", gz.substr(0, gz.size() / 2));
+  check("trace cut.json.gz", "cut.json.gz");
+  check("predict --model " + fixture("benchmark_result_2869224_1695835535_trace.json.gz"), "record_shapes=True");
+  write_trace(dir_, "mlp.json", mlp_events());
+  check("trace mlp.json --top -1", "--top");
+  check("trace mlp.json --gpu gtx-1080-tii", "did you mean 'gtx-1080-ti'");
+}
+
+TEST_F(TraceCli, TraceWithoutShapesStillReportsWhatItMeasured) {
+  const auto r = run("trace " + fixture("benchmark_result_2869224_1695835535_trace.json.gz"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("no input shapes"), std::string::npos);
+  EXPECT_NE(r.out.find("kernel time by class"), std::string::npos);
+}
+
+}  // namespace
