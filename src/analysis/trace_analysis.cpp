@@ -220,12 +220,20 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
   std::map<std::string, TraceKernelTime> kernels;
   std::vector<double> durations;
   double mma_class_us = 0, mma_tc_us = 0;
+  // Traces repeat the same few hundred kernel names: classify each name once.
+  struct NameInfo {
+    std::string cls, short_name;
+    bool tc = false;
+  };
+  std::map<std::string_view, NameInfo> by_name;
   for (const auto& k : t.kernels) {
     if (k.device != s.device || !inside(k.ts_us)) continue;
     busy.emplace_back(k.ts_us, k.ts_us + k.dur_us);
     durations.push_back(k.dur_us);
-    const std::string cls = kernel_class(k.name);
-    const bool tc = kernel_uses_tensor_cores(k.name);
+    auto [it, fresh] = by_name.try_emplace(k.name);
+    if (fresh) it->second = {kernel_class(k.name), short_kernel_name(k.name), kernel_uses_tensor_cores(k.name)};
+    const std::string& cls = it->second.cls;
+    const bool tc = it->second.tc;
     auto& c = classes[cls];
     c.cls = cls;
     c.ms += k.dur_us / 1e3;
@@ -235,7 +243,7 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
       mma_class_us += k.dur_us;
       if (tc) mma_tc_us += k.dur_us;
     }
-    const std::string sn = short_kernel_name(k.name);
+    const std::string& sn = it->second.short_name;
     auto& kt = kernels[sn];
     kt.name = sn;
     kt.cls = cls;

@@ -7,6 +7,8 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "import/kineto_trace.h"
+#include "import/model_source.h"
 
 namespace perfcast::cli {
 
@@ -31,6 +33,18 @@ double parse_number(const std::string& text, const char* flag) {
   return v;
 }
 
+// A profiler trace is predicted at the batch it was recorded at unless --batch says otherwise.
+std::int64_t default_batch(const std::string& model) {
+  const auto ends = [&](const std::string& suffix) {
+    return model.size() >= suffix.size() && model.compare(model.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if ((ends(".json") || ends(".json.gz")) && looks_like_trace(model)) {
+    const std::int64_t b = model_from_trace(model).natural_batch;
+    if (b > 0) return b;
+  }
+  return 64;
+}
+
 }  // namespace
 
 PredictRequest RequestFlags::to_request() const {
@@ -38,7 +52,7 @@ PredictRequest RequestFlags::to_request() const {
   const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
-  if (batch.empty()) r.batch = serving ? 1 : 64;
+  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model);
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
@@ -73,7 +87,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
                  "generate)");
   app.add_option("--batch", f.batch,
-                 "samples per GPU per step, or 'max' for the largest that fits (default 64; 1 for prefill/decode/generate)");
+                 "samples per GPU per step, or 'max' for the largest that fits (default 64; 1 for prefill/decode/generate; a "
+                 "profiler trace: the batch it recorded)");
   app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
   app.add_option("--context", f.context, "decode: tokens already in the KV cache");
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");

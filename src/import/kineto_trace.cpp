@@ -64,13 +64,15 @@ double field_number(element obj, const char* key, double fallback = 0) {
   return number(v, fallback);
 }
 
-std::string field_text(element obj, const char* key) {
+std::string_view field_view(element obj, const char* key) {
   element v;
-  if (obj[key].get(v) != simdjson::SUCCESS) return "";
+  if (obj[key].get(v) != simdjson::SUCCESS) return {};
   std::string_view s;
-  if (v.get(s) != simdjson::SUCCESS) return "";
-  return std::string(s);
+  if (v.get(s) != simdjson::SUCCESS) return {};
+  return s;
 }
+
+std::string field_text(element obj, const char* key) { return std::string(field_view(obj, key)); }
 
 std::vector<std::vector<std::int64_t>> dims_of(element arr) {
   std::vector<std::vector<std::int64_t>> out;
@@ -145,8 +147,8 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
   }
 
   for (element e : events) {
-    if (field_text(e, "ph") != "X") continue;
-    const std::string category = field_text(e, "cat");
+    if (field_view(e, "ph") != "X") continue;
+    const std::string_view category = field_view(e, "cat");
     std::string_view name_view;
     if (e["name"].get(name_view) != simdjson::SUCCESS) continue;
     const double ts = field_number(e, "ts"), dur = field_number(e, "dur");
@@ -181,7 +183,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
       if (category == "python_function") continue;
       TraceCpuOp op;
       op.name = std::string(name_view);
-      op.category = category;
+      op.category = std::string(category);
       op.ts_us = ts;
       op.dur_us = dur;
       op.tid = static_cast<std::int64_t>(field_number(e, "tid"));
