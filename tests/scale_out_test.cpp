@@ -144,7 +144,7 @@ TEST(DataParallel, ReportsStepThroughputEfficiencyAndCommunicationShare) {
     EXPECT_LE(s.efficiency, 1.0);
     EXPECT_NEAR(p.samples_per_s, one.samples_per_s * n * s.efficiency, 1e-6 * p.samples_per_s);
     EXPECT_NEAR(s.comm_share, s.exposed_comm_ms * 1e3 / p.step_us, 1e-9);
-    EXPECT_NEAR(s.exposed_comm_ms, s.comm_wait_ms + s.sync_wait_ms + s.overlap_slowdown_ms + s.replica_overhead_ms, 1e-9);
+    EXPECT_NEAR(s.exposed_comm_ms, s.comm_wait_ms + s.sync_wait_ms + s.overlap_slowdown_ms + s.replica_overhead_ms + s.bucket_copy_ms, 1e-9);
     EXPECT_GT(s.gradient_bytes, 0.99 * 4 * one.params);  // fp32 gradients, every parameter
     EXPECT_GT(s.collectives, 1);                          // DDP buckets
     EXPECT_EQ(s.strategy, "ddp");

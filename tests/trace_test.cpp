@@ -358,4 +358,77 @@ TEST_F(TraceCli, TraceWithoutShapesStillReportsWhatItMeasured) {
   EXPECT_NE(r.out.find("kernel time by class"), std::string::npos);
 }
 
+
+// ---- what the review of the first version found -----------------------------------------------------------------
+
+TEST_F(TraceCli, CommunicationBoundHoldsOverSeveralSteps) {
+  // Per step: a 2 ms GEMM, then a 3 ms NCCL kernel; 5 ms steps, three of them.
+  json ev = json::array();
+  for (int s = 0; s < 3; ++s) {
+    const double t0 = 5000.0 * s;
+    ev.push_back(cpu_op("ProfilerStep#" + std::to_string(s), t0, 5000));
+    ev.push_back(kernel("ampere_sgemm_128x64_nn", t0, 2000));
+    ev.push_back(kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", t0 + 2000, 3000, 20));
+  }
+  const TraceSummary s = summarize_trace(read_kineto_trace(write_trace(dir_, "comm.json", ev).string()));
+  EXPECT_EQ(s.steps, 3);
+  EXPECT_EQ(s.bound, "communication");
+  EXPECT_NE(s.verdict.find("60%"), std::string::npos) << s.verdict;  // 3 ms of 5 ms busy
+}
+
+TEST_F(TraceCli, TruncatedLastStepAndUnmarkedStepsAreLeftOut) {
+  json ev = json::array();
+  ev.push_back(cpu_op("ProfilerStep#1", 0, 10000));
+  ev.push_back(cpu_op("ProfilerStep#2", 10000, 10000));
+  ev.push_back(cpu_op("ProfilerStep#3", 20000, 300));  // profiling stopped here
+  ev.push_back(cpu_op("ProfilerStep#0", -500, -1));    // no duration
+  ev.push_back(kernel("ampere_sgemm_128x64_nn", 100, 5000));
+  ev.push_back(kernel("ampere_sgemm_128x64_nn", 10100, 5000));
+  const TraceSummary s = summarize_trace(read_kineto_trace(write_trace(dir_, "cut.json", ev).string()));
+  EXPECT_EQ(s.steps, 2);
+  EXPECT_NEAR(s.step_ms, 10.0, 1e-9);
+  EXPECT_NEAR(s.kernels, 1.0, 1e-9);
+}
+
+TEST_F(TraceCli, OperatorsAreFoundOnTheirOwnThreadAndBatchComesFromTheFirstCostedOp) {
+  json ev = json::array();
+  json step = cpu_op("ProfilerStep#1", 0, 1000, json::array(), json::array(), nullptr, 9);
+  step["cat"] = "user_annotation";
+  ev.push_back(step);
+  ev.push_back(cpu_op("aten::mean", 10, 5, {{7, 3}}));                     // not costed: not the batch
+  ev.push_back(cpu_op("aten::bmm", 20, 5, {{2, 0, 3}, {2, 3, 4}}));        // an empty tensor: not costed, no crash
+  ev.push_back(cpu_op("aten::linear", 30, 5, {{5, 128}, {64, 128}, {64}}));
+  ev.push_back(kernel("ampere_sgemm_128x64_nn", 31, 4));
+  const ModelSource m = model_from_trace(write_trace(dir_, "tid.json", ev).string());
+  EXPECT_EQ(m.natural_batch, 5);
+  EXPECT_EQ(m.uncosted, (std::vector<std::string>{"1 x aten::bmm not costed", "1 x aten::mean not costed"}));
+  EXPECT_EQ(m.build(ModelOptions{5, 0}).params(), 128 * 64 + 64);
+}
+
+TEST_F(TraceCli, CudnnConvolutionReadsItsOwnArgumentOrder) {
+  // cudnn_convolution(input, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32):
+  // a depthwise 3x3, stride 2, padding 1, 56 -> 28.
+  json ev = json::array();
+  ev.push_back(cpu_op("aten::cudnn_convolution", 0, 10, {{8, 32, 56, 56}, {32, 1, 3, 3}, {}, {}, {}, {}}, {"float", "float"},
+                      {"", "", "[1, 1]", "[2, 2]", "[1, 1]", "32", "False", "False", "True"}));
+  const Graph g = model_from_trace(write_trace(dir_, "dw.json", ev).string()).build(ModelOptions{8, 0});
+  ASSERT_EQ(g.ops.size(), 1u);
+  EXPECT_EQ(g.ops[0].conv.groups, 32);
+  EXPECT_EQ(g.ops[0].conv.stride[0], 2);
+  EXPECT_EQ(g.ops[0].conv.pad[0], 1);
+  EXPECT_EQ(g.ops[0].conv.out[0], 28);
+  EXPECT_FALSE(g.ops[0].conv.bias);
+}
+
+TEST_F(TraceCli, TracesThatCannotBecomeModelsStillGetTheirMeasuredReport) {
+  // Inductor's Triton kernel under a compiled region: shapes on a non-aten op, no aten operators.
+  const auto r = run("trace " + fixture("triton_example.json.gz") + " --gpu a100-sxm4-40gb");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("no prediction beside it"), std::string::npos) << r.out;
+  // TF32 on the traced A100 becomes FP32 on a V100.
+  const auto v = run("trace " + fixture("sampled_rank-1.json.gz") + " --gpu v100-sxm2-16gb --json");
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_EQ(json::parse(v.out)["prediction"]["precision"], "fp32");
+}
+
 }  // namespace

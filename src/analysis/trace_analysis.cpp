@@ -191,11 +191,20 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
     }
 
   // The window: the profiler steps, else the span of the GPU activity.
+  // Steps with a duration; a last step cut short by the end of profiling (under a tenth of the median) is dropped.
+  std::vector<TraceStep> steps;
+  for (const auto& st : t.steps)
+    if (st.dur_us > 0) steps.push_back(st);
+  if (steps.size() > 1) {
+    std::vector<double> durs;
+    for (const auto& st : steps) durs.push_back(st.dur_us);
+    if (steps.back().dur_us < 0.1 * median(durs)) steps.pop_back();
+  }
   double lo = 1e300, hi = -1e300;
-  if (!t.steps.empty()) {
-    s.steps = static_cast<int>(t.steps.size());
-    lo = t.steps.front().ts_us;
-    for (const auto& st : t.steps) hi = std::max(hi, st.ts_us + st.dur_us);
+  if (!steps.empty()) {
+    s.steps = static_cast<int>(steps.size());
+    lo = steps.front().ts_us;
+    for (const auto& st : steps) hi = std::max(hi, st.ts_us + st.dur_us);
   } else {
     for (const auto& k : t.kernels) {
       lo = std::min(lo, k.ts_us);
@@ -275,7 +284,7 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
   s.h2d_bytes /= n_steps;
   s.idle_ms = std::max(0.0, s.step_ms - s.busy_ms);
   s.launches = static_cast<double>(t.runtime_launches) / n_steps;
-  if (t.steps.empty() == false) {
+  if (!steps.empty()) {
     // Launch events outside the steps were counted too; scale to the steps' share of the kernels.
     const double all = static_cast<double>(t.kernels.size());
     if (all > 0) s.launches *= s.kernels * n_steps / all;
@@ -303,7 +312,7 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
                                                 "aten::matmul", "aten::conv2d", "aten::convolution",
                                                 "aten::cudnn_convolution", "aten::conv1d", "aten::conv3d"};
   for (const auto& op : t.cpu_ops) {
-    if (!op.input_dims.empty()) s.has_shapes = true;
+    if (!op.input_dims.empty() && op.name.rfind("aten::", 0) == 0) s.has_shapes = true;
     if (op.name.find("Backward") != std::string::npos || op.name.find("evaluate_function") != std::string::npos)
       s.has_backward = true;
     if (compute.count(op.name) && !op.input_types.empty()) {
@@ -320,7 +329,7 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
   if (s.precision == "fp32" && s.tensor_core_share > 0.5) s.precision = "tf32";
 
   // What bounds the step.
-  const double comm = classes.count("communication") ? classes["communication"].ms / n_steps : 0;
+  const double comm = classes.count("communication") ? classes["communication"].ms : 0;  // already per step
   const double idle_share = s.step_ms > 0 ? s.idle_ms / s.step_ms : 0;
   if (idle_share > 0.3) {
     s.bound = "host";
@@ -359,6 +368,8 @@ TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summ
   r.runtime_version = runtime_version;
   r.mode = summary.has_backward ? "train" : "infer";
   r.precision = summary.precision.empty() ? "fp32" : summary.precision;
+  // TF32 is what FP32 operators ran as on the traced card; a GPU without TF32 runs them as FP32.
+  if (r.precision == "tf32" && find_gpu(gpu).peak(Pipe::kTcTf32) <= 0) r.precision = "fp32";
   r.batch = m.natural_batch > 0 ? m.natural_batch : 1;
   r.optimizer_step = summary.has_backward && std::any_of(summary.classes.begin(), summary.classes.end(), [](const auto& c) {
                        return c.cls == "optimizer";

@@ -4,6 +4,7 @@
 #include "analysis/trace_analysis.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "device/catalog.h"
 #include "report/trace_report.h"
 
 namespace perfcast::cli {
@@ -36,9 +37,21 @@ Command trace_command() {
               } else if (!sum.has_shapes) {
                 why = "the trace has no input shapes (record it with record_shapes=True)";
               } else if (gpu.empty()) {
-                why = "its device '" + sum.device_name + "' is not in the catalog; name one with --gpu";
+                why = sum.device_name.empty() ? "the trace names no device (no deviceProperties); name a GPU with --gpu"
+                                              : "its device '" + sum.device_name + "' is not in the catalog; name one with --gpu";
               } else {
-                cmp = compare_trace(t, sum, gpu, s->runtime, s->runtime_version);
+                // A bad --gpu or --runtime is the user's error (exit 2); a trace whose operators cannot become a
+                // model still gets its measured report.
+                find_gpu(gpu);
+                try {
+                  cmp = compare_trace(t, sum, gpu, s->runtime, s->runtime_version);
+                } catch (const UnsupportedError& e) {
+                  why = e.what();
+                } catch (const InputError& e) {
+                  const std::string m = e.what();
+                  if (m.find("trace '") == std::string::npos) throw;
+                  why = m;
+                }
               }
               std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
               return 0;

@@ -36,7 +36,11 @@ std::string read_maybe_gzip(const std::string& path, std::size_t limit) {
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
   }
+  int code = Z_OK;
+  const std::string why = gzerror(f, &code);
   gzclose(f);
+  if (code != Z_OK && code != Z_STREAM_END)
+    throw InputError("cannot read trace '" + path + "': " + (code == Z_BUF_ERROR ? "the gzip stream is cut short" : why));
   return out;
 }
 

@@ -10,6 +10,7 @@
 // whose first dimension is a multiple of it (the ONNX importer's rule). Operators with no cost rule are listed in
 // ModelSource.uncosted; views, casts and copies are skipped (casts are part of the precision model).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -55,20 +56,43 @@ const std::set<std::string_view>& skipped_ops() {
   return s;
 }
 
-// "[1, 2]" or "2" -> {1, 2} / {2}; empty when not a number list.
+// "[1, 2]" or "2" -> {1, 2} / {2}; empty when the text is not a list of integers (floats, names, overflow).
 Shape parse_int_list(const std::string& s) {
   Shape out;
-  std::string cur;
-  for (char c : s) {
-    if ((c >= '0' && c <= '9') || c == '-') {
-      cur += c;
-    } else if (!cur.empty()) {
-      out.push_back(std::stoll(cur));
-      cur.clear();
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '[' || c == ']' || c == ',' || c == ' ' || c == '(' || c == ')') {
+      ++i;
+      continue;
     }
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+    if (ec != std::errc() || ptr == s.data() + i) return {};
+    i = static_cast<std::size_t>(ptr - s.data());
+    if (i < s.size() && s[i] != ',' && s[i] != ']' && s[i] != ' ' && s[i] != ')') return {};  // 1e-05, 1.5
+    out.push_back(v);
   }
-  if (!cur.empty()) out.push_back(std::stoll(cur));
   return out;
+}
+
+// True when a concrete input is the literal True.
+bool concrete_true(const TraceCpuOp& op, std::size_t index) {
+  return index < op.concrete_inputs.size() && op.concrete_inputs[index] == "True";
+}
+
+// Recorded dimensions a kernel could have: positive and below 2^40 elements per dimension.
+bool plausible(const Shape& d) {
+  for (auto v : d)
+    if (v <= 0 || v > (std::int64_t{1} << 40)) return false;
+  return true;
+}
+
+// Spatial parameters (stride, dilation, kernel, groups) must be at least 1; padding at least 0.
+bool at_least(const Shape& d, std::int64_t lo) {
+  for (auto v : d)
+    if (v < lo || v > (std::int64_t{1} << 20)) return false;
+  return true;
 }
 
 std::optional<Shape> concrete_list(const TraceCpuOp& op, std::size_t index) {
@@ -108,11 +132,18 @@ ForwardOps select_forward_ops(const KinetoTrace& t) {
                            [](const auto& a, const auto& b) { return a.second < b.second; })
               ->first;
   double lo = -1e300, hi = 1e300;
-  if (!t.steps.empty()) {
+  const auto first_step = std::find_if(t.steps.begin(), t.steps.end(), [](const TraceStep& st) { return st.dur_us > 0; });
+  if (first_step != t.steps.end()) {
+    lo = first_step->ts_us;
+    hi = lo + first_step->dur_us;
+    // The thread with the most aten ops inside the first step (the step marker may be on another thread).
+    std::map<std::int64_t, int> in_step;
     for (const auto& op : t.cpu_ops)
-      if (op.name == t.steps.front().name) f.tid = op.tid;
-    lo = t.steps.front().ts_us;
-    hi = lo + t.steps.front().dur_us;
+      if (starts_with(op.name, "aten::") && op.ts_us >= lo && op.ts_us <= hi) ++in_step[op.tid];
+    if (!in_step.empty())
+      f.tid = std::max_element(in_step.begin(), in_step.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; })
+                  ->first;
   }
   std::vector<const TraceCpuOp*> on_thread;
   for (const auto& op : t.cpu_ops)
@@ -153,12 +184,22 @@ class TraceGraphBuilder {
         if (skipped) ++*skipped;
         continue;
       }
-      if (!add(op, next) && uncosted) ++(*uncosted)[op.name];
+      bool ok = std::all_of(op.input_dims.begin(), op.input_dims.end(), plausible);
+      if (ok) {
+        try {
+          ok = add(op, next);
+        } catch (const InputError&) {
+          ok = false;  // shapes the builder rejects (an output size that is not positive, ...)
+        }
+      }
+      if (!ok && uncosted) ++(*uncosted)[op.name];
     }
     if (first_) throw InputError("trace '" + f_.path + "' has no forward operator perfcast can cost");
     return b_.finish();
   }
 
+  // The first dimension of the first costed op's input (0 before any): the traced batch.
+  std::int64_t first_batch() const { return first_batch_; }
 
  private:
   Shape scaled(Shape d) const {
@@ -172,6 +213,7 @@ class TraceGraphBuilder {
     Shape d = scaled(traced_dims);
     if (first_) {
       first_ = false;
+      first_batch_ = traced_dims.empty() ? 1 : traced_dims[0];
       Shape rest(d.begin() + (d.empty() ? 0 : 1), d.end());
       Tensor in = b_.input(rest, input_bytes_);
       in.shape = d;
@@ -245,14 +287,24 @@ class TraceGraphBuilder {
         n == "aten::_convolution" || n == "aten::cudnn_convolution") {
       const Shape& w = dims_at(op, 1);
       if (w.size() != d0.size() || d0.size() < 3 || w[1] <= 0) return false;
-      const bool conv_signature = n != "aten::convolution" && n != "aten::_convolution";
-      if (!conv_signature && op.concrete_inputs.size() > 6 && op.concrete_inputs[6] == "True") return false;
+      // conv2d(input, weight, bias, stride, padding, dilation, groups); convolution(..., transposed, output_padding,
+      // groups); cudnn_convolution(input, weight, padding, stride, dilation, groups, ...) has no bias argument.
+      const bool cudnn = n == "aten::cudnn_convolution";
+      const bool generic = n == "aten::convolution" || n == "aten::_convolution";
+      if (generic && concrete_true(op, 6)) return false;  // transposed
       const std::size_t sd = d0.size() - 2;
-      const std::int64_t groups = std::max<std::int64_t>(1, d0[1] / w[1]);
+      if (d0[1] % w[1] != 0) return false;
+      const std::int64_t groups = d0[1] / w[1];
       Shape k(w.begin() + 2, w.end());
-      Shape stride = concrete_list(op, 3).value_or(Shape{});
-      Shape pad = concrete_list(op, 4).value_or(Shape{});
-      Shape dil = concrete_list(op, 5).value_or(Shape{1});
+      Shape stride = concrete_list(op, cudnn ? 3 : 3).value_or(Shape{});
+      Shape pad = concrete_list(op, cudnn ? 2 : 4).value_or(Shape{});
+      Shape dil = concrete_list(op, cudnn ? 4 : 5).value_or(Shape{1});
+      const bool has_bias = !cudnn && !dims_at(op, 2).empty();
+      if (!at_least(dil, 1) || (!stride.empty() && !at_least(stride, 1)) || (!pad.empty() && !at_least(pad, 0)))
+        return false;
+      if ((stride.size() > 1 && stride.size() != sd) || (pad.size() > 1 && pad.size() != sd) ||
+          (dil.size() > 1 && dil.size() != sd))
+        return false;
       if (stride.empty() || pad.empty()) {
         // Infer from the next op's input: stride from the size ratio, padding that gives that size.
         stride.assign(sd, 1);
@@ -260,12 +312,12 @@ class TraceGraphBuilder {
         const auto out = next_spatial(next, d0.size(), w[0]);
         for (std::size_t i = 0; i < sd; ++i) {
           const std::int64_t in = d0[2 + i];
-          const std::int64_t o = out ? (*out)[i] : in;
-          stride[i] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(in) / std::max<std::int64_t>(1, o))));
+          const std::int64_t o = out ? std::max<std::int64_t>(1, (*out)[i]) : in;
+          stride[i] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(in) / static_cast<double>(o))));
           pad[i] = std::max<std::int64_t>(0, ((o - 1) * stride[i] + (k[i] - 1) + 1 - in + 1) / 2);
         }
       }
-      produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, !dims_at(op, 2).empty()));
+      produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, has_bias));
       return true;
     }
     if (n == "aten::batch_norm" || n == "aten::cudnn_batch_norm" || n == "aten::native_batch_norm" ||
@@ -283,7 +335,9 @@ class TraceGraphBuilder {
     }
     if (n == "aten::group_norm") {
       const auto g = concrete_list(op, 1);
-      produced(b_.group_norm(activation(d0), g ? (*g)[0] : 32));
+      const std::int64_t groups = g ? (*g)[0] : 32;
+      if (d0.size() < 2 || groups < 1 || d0[1] % groups != 0) return false;
+      produced(b_.group_norm(activation(d0), groups));
       return true;
     }
     if (n == "aten::relu" || n == "aten::relu_" || n == "aten::threshold" || n == "aten::leaky_relu" ||
@@ -380,8 +434,11 @@ class TraceGraphBuilder {
         p = {0};
       }
       if (s.empty()) s = k;
+      if (!at_least(k, 1) || !at_least(s, 1) || !at_least(p, 0)) return false;
+      // max_pool2d(input, kernel, stride, padding, dilation, ceil_mode); avg_pool2d(input, kernel, stride, padding, ceil_mode)
+      const bool ceil_mode = concrete_true(op, is_max ? 5 : 4);
       const Tensor x = activation(d0);
-      produced(is_max ? b_.max_pool(x, k, s, p) : b_.avg_pool(x, k, s, p));
+      produced(is_max ? b_.max_pool(x, k, s, p, ceil_mode) : b_.avg_pool(x, k, s, p, ceil_mode));
       return true;
     }
     if (n == "aten::scaled_dot_product_attention" || n == "aten::_scaled_dot_product_flash_attention" ||
@@ -392,7 +449,12 @@ class TraceGraphBuilder {
       const Tensor q = activation(d0);
       const Shape qs = {q.shape[0], d0[2], d0[1] * d0[3]};
       const Shape ks = {q.shape[0], k[2], k[1] * k[3]};
-      produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], false, true));
+      if (k[1] < 1 || d0[1] % k[1] != 0) return false;
+      // is_causal: scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal),
+      // _flash(q, k, v, dropout_p, is_causal), _efficient(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal)
+      const std::size_t causal_at = n == "aten::_scaled_dot_product_flash_attention" ? 4
+                                    : n == "aten::_scaled_dot_product_efficient_attention" ? 6 : 5;
+      produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], concrete_true(op, causal_at), true));
       return true;
     }
     if (n == "aten::cross_entropy_loss" || n == "aten::nll_loss" || n == "aten::nll_loss_nd" ||
@@ -412,6 +474,7 @@ class TraceGraphBuilder {
   std::int64_t batch_;
   GraphBuilder b_;
   bool first_ = true;
+  std::int64_t first_batch_ = 0;
   int input_bytes_ = 4;
   std::vector<Tensor> outputs_;
 };
@@ -428,27 +491,20 @@ ModelSource model_from_trace(const std::string& path) {
   if (!f.has_shapes)
     throw InputError("trace '" + path + "' has no input shapes (record it with torch.profiler.profile(" 
                      "record_shapes=True) to build a model from it)");
-  // The traced batch: the first dimension of the first op that carries a shaped input.
-  std::int64_t traced_batch = 1;
-  for (const auto& op : f.ops) {
-    if (skipped_ops().count(op.name)) continue;
-    const Shape& d = op.name == "aten::embedding" ? dims_at(op, 1) : dims_at(op, op.name == "aten::addmm" ? 1 : 0);
-    if (!d.empty() && d[0] > 0) {
-      traced_batch = d[0];
-      break;
-    }
-  }
   const std::string id = std::filesystem::path(path).filename().string();
   auto shared = std::make_shared<ForwardOps>(std::move(f));
   std::map<std::string, int> uncosted;
   int skipped = 0;
   bool sequence = false;
   std::int64_t seq = 0;
+  std::int64_t traced_batch = 1;
   {
-    TraceGraphBuilder probe(*shared, traced_batch, traced_batch, id);
+    // At the traced shapes (no rescaling): validates every op, lists the uncosted ones and finds the batch.
+    TraceGraphBuilder probe(*shared, 0, 1, id);
     const Graph g = probe.build(&uncosted, &skipped);
     sequence = g.is_sequence;
     seq = g.seq;
+    traced_batch = std::max<std::int64_t>(1, probe.first_batch());
   }
   ModelSource m;
   m.id = path;

@@ -114,6 +114,11 @@ nlohmann::json prediction_json(const Prediction& p) {
     j["scale_out"] = {{"gpus_total", p.scale->gpus_total},
                       {"allreduce_ms", p.scale->allreduce_ms},
                       {"exposed_comm_ms", p.scale->exposed_comm_ms},
+                      {"exposed_parts_ms", {{"collectives", p.scale->comm_wait_ms},
+                                            {"stragglers", p.scale->sync_wait_ms},
+                                            {"overlap_slowdown", p.scale->overlap_slowdown_ms},
+                                            {"replica_overhead", p.scale->replica_overhead_ms},
+                                            {"bucket_copies", p.scale->bucket_copy_ms}}},
                       {"efficiency", p.scale->efficiency},
                       {"algorithm", p.scale->algorithm},
                       {"strategy", p.scale->strategy}};
@@ -182,12 +187,14 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   if (p.scale)
     s += fmt::format(
         "  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms{}, "
-        "exposed {:.2f} ms per step\n",
+        "exposed {:.2f} ms per step{}\n",
         p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
         p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
         p.scale->allreduce_ms,
         r.mode == "train" && r.grad_accum > 1 ? fmt::format(" once per {} micro-batches", r.grad_accum) : "",
-        p.scale->exposed_comm_ms);
+        p.scale->exposed_comm_ms,
+        p.scale->bucket_copy_ms > 0 ? fmt::format(" ({:.2f} ms of it copying gradients into and out of buckets)", p.scale->bucket_copy_ms)
+                                    : "");
   if (p.power)
     s += fmt::format("  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), "
                      "{:.2f} J per sample\n",

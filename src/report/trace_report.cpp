@@ -8,6 +8,11 @@ namespace perfcast {
 
 namespace {
 
+// A per-step count: whole when it is, else with one decimal (a kernel in every other step is 0.5).
+std::string count(double v) {
+  return std::fabs(v - std::round(v)) < 1e-9 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
+}
+
 std::string alternatives(const TraceSummary& s) {
   if (s.gpu_alternatives.empty()) return "";
   std::string o = " (as well matched: ";
@@ -21,11 +26,11 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
   std::string o = fmt::format("perfcast trace: {}\n", s.path);
   o += fmt::format("  device        {}{}\n", s.device_name.empty() ? "(no deviceProperties)" : s.device_name,
                    s.gpu_id.empty() ? "" : " -> catalog " + s.gpu_id + alternatives(s));
-  o += fmt::format("  steps         {}\n", s.steps > 0 ? std::to_string(s.steps) + " profiler steps" : "none marked: the whole trace as one step");
+  o += fmt::format("  steps         {}\n", s.steps > 0 ? std::to_string(s.steps) + (s.steps == 1 ? " profiler step" : " profiler steps") : "none marked: the whole trace as one step");
   o += fmt::format("  step time     {:.2f} ms   (GPU busy {:.2f} ms, idle {:.2f} ms = {:.0f}%)\n", s.step_ms, s.busy_ms,
                    s.idle_ms, s.step_ms > 0 ? 100 * s.idle_ms / s.step_ms : 0.0);
-  o += fmt::format("  kernels       {:.0f} per step, {:.2f} ms of kernel time, median {:.1f} us, {:.0f} launch calls\n",
-                   s.kernels, s.kernel_ms, s.median_kernel_us, s.launches);
+  o += fmt::format("  kernels       {} per step, {:.2f} ms of kernel time, median {:.1f} us, {:.0f} launch calls\n",
+                   count(s.kernels), s.kernel_ms, s.median_kernel_us, s.launches);
   if (s.h2d_ms + s.d2h_ms + s.d2d_ms + s.memset_ms > 0)
     o += fmt::format("  copies        host->device {:.2f} ms ({:.1f} MB), device->host {:.2f} ms, device->device {:.2f} ms, memset {:.2f} ms\n",
                      s.h2d_ms, s.h2d_bytes / 1e6, s.d2h_ms, s.d2d_ms, s.memset_ms);
@@ -36,12 +41,11 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
   o += "  kernel time by class (per step)\n";
   o += fmt::format("  {:<16} {:>10} {:>8} {:>9} {:>12}\n", "class", "ms", "share", "kernels", "tensor core");
   for (const auto& k : s.classes)
-    o += fmt::format("  {:<16} {:>10.3f} {:>7.1f}% {:>9.0f} {:>11.0f}%\n", k.cls, k.ms,
-                     s.kernel_ms > 0 ? 100 * k.ms / s.kernel_ms : 0.0, k.kernels, k.ms > 0 ? 100 * k.tensor_core_ms / k.ms : 0.0);
+    o += fmt::format("  {:<16} {:>10.3f} {:>7.1f}% {:>9} {:>11.0f}%\n", k.cls, k.ms,
+                     s.kernel_ms > 0 ? 100 * k.ms / s.kernel_ms : 0.0, count(k.kernels), k.ms > 0 ? 100 * k.tensor_core_ms / k.ms : 0.0);
   o += "\n  top kernels (per step)\n";
   for (const auto& k : s.top)
-    o += fmt::format("  {:>9.3f} ms {:>7}x  {:<12} {}{}\n", k.ms,
-                     std::fabs(k.calls - std::round(k.calls)) < 1e-9 ? fmt::format("{:.0f}", k.calls) : fmt::format("{:.1f}", k.calls), k.cls, k.name, k.tensor_cores ? "  [tensor cores]" : "");
+    o += fmt::format("  {:>9.3f} ms {:>7}x  {:<12} {}{}\n", k.ms, count(k.calls), k.cls, k.name, k.tensor_cores ? "  [tensor cores]" : "");
   if (c) {
     const auto& p = c->prediction;
     o += fmt::format("\n  perfcast on the same operators: {} on {}, {} {} {}, batch {}\n", p.model_id, p.device.id,

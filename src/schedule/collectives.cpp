@@ -56,6 +56,9 @@ StrategySpec load_strategy(const std::string& id, const toml::table& t, const st
   s.sync_cv = f.number_or("sync_cv", 0.015);
   s.overlap_slowdown = f.number_or("overlap_slowdown", 0.1);
   s.replica_slowdown = f.number_or("replica_slowdown", 0);
+  s.bucket_copies = f.number_or("bucket_copies", 0);
+  s.bucket_copies_on_comm_stream = f.raw()["bucket_copies_on_comm_stream"] ? f.boolean("bucket_copies_on_comm_stream") : false;
+  if (s.bucket_copies < 0) f.fail("bucket_copies", "must be 0 or more");
   s.sources = read_sources(t);
   return s;
 }

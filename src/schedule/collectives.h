@@ -53,6 +53,10 @@ struct StrategySpec {
   double sync_cv = 0.015;     // coefficient of variation of per-GPU step time (stragglers at the barrier)
   double overlap_slowdown = 0.1;  // compute slowdown while a collective runs beside it (shared SMs, DRAM)
   double replica_slowdown = 0;    // empirical per-doubling slowdown of mixed-precision steps (see data file)
+  // Copies of the gradients between their tensors and the contiguous buffers the collectives run on (DDP buckets,
+  // Horovod's fusion buffer), per update: each reads and writes the gradient bytes once.
+  double bucket_copies = 0;
+  bool bucket_copies_on_comm_stream = false;  // true: they run in the collective's pipeline (Horovod), else on the compute stream
   std::map<std::string, std::string> sources;
 };
 

@@ -201,11 +201,14 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       // auto-clustering), collectives start after backward.
       const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host) &&
                            !single.runtime.gradients_at_cluster_end;
+      // Bucket copies: each reads and writes the bucket's bytes at the card's achievable DRAM bandwidth.
+      const double copy_us_per_byte =
+          s.bucket_copies * 2.0 / (single.device.mem_bw_gbps * 1e3 * architecture_for(single.device).dram_efficiency);
       double comm_free = 0, overlapped = 0, total = 0, largest = 0;
       std::string algorithm;
       for (const auto& b : buckets) {
         const CollectiveCost cc = coll(b.bytes);
-        const double dur = cc.us + s.per_collective_us;
+        const double dur = cc.us + s.per_collective_us + (s.bucket_copies_on_comm_stream ? copy_us_per_byte * b.bytes : 0);
         const double ready = copy_shift_us + b.ready_us * scale_t;
         // After backward, a framework that polls on a cycle (Horovod) picks the gradients up at its next tick:
         // half a cycle later on average.
@@ -233,6 +236,13 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       c.overlap_slowdown_ms = std::min(slowdown, comm_added) / 1e3;
       c.comm_wait_ms = comm_added / 1e3 - c.overlap_slowdown_ms;
       added_us += comm_added;
+      // Copies on the compute stream (DDP: into the bucket as each gradient is ready, back after the all-reduce)
+      // hold the step up for their whole length.
+      if (!s.bucket_copies_on_comm_stream && s.bucket_copies > 0) {
+        const double copies = copy_us_per_byte * c.gradient_bytes / accum;
+        c.bucket_copy_ms = copies / 1e3;
+        added_us += copies;
+      }
       // Empirical: see [strategy.replicated] replica_slowdown in data/interconnects.toml.
       if (g.mixed && s.replica_slowdown > 0 && g.norm_us > 0) {
         const double r = s.replica_slowdown * std::sqrt(n - 1.0) * base_us;
