@@ -374,10 +374,10 @@ TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatch
               s.median_ape, s.median_ape_single, s.mean_eff_error, s.multi_rows);
   EXPECT_EQ(s.unpredicted, 0);
   EXPECT_EQ(s.multi_rows, 88);
-  // Ratchets (session 5: median APE 16.1%, efficiency error 5.5 points; perfect scaling is 9.1 points off). Its
-  // misses are listed in docs/scale-out-validation.md.
-  EXPECT_LE(s.mean_eff_error, 6.0) << "mean efficiency error, points";
-  EXPECT_LE(s.median_ape, 17.5) << "median throughput APE of multi-GPU rows, %";
+  // Ratchets (session 5: median APE 16.1%, efficiency error 5.5 points; session 6 with the bucket copies: 14.4%,
+  // 5.0 points; perfect scaling is 9.1 points off). Its misses are listed in docs/scale-out-validation.md.
+  EXPECT_LE(s.mean_eff_error, 5.3) << "mean efficiency error, points";
+  EXPECT_LE(s.median_ape, 15.5) << "median throughput APE of multi-GPU rows, %";
 }
 
 }  // namespace
