@@ -279,5 +279,28 @@ TEST(Advisor, MeasuredAmpWhatIfsStayUnderTheRatchet) {
   }
 }
 
+
+// Data parallel over more of the same card is one of the strategies (the "how many GPUs"), each with its
+// cost per sample: on one GPU type the price per GPU-hour is the same, so the cost ratio is GPUs over speedup.
+TEST(Advisor, OffersMoreOfTheSameGpuWithItsCost) {
+  const Advice a = advise(resnet50_request("v100-sxm2-16gb"));
+  ASSERT_TRUE(a.baseline_usd_per_million_samples.has_value());  // the price catalog rents V100s
+  int found = 0;
+  for (const auto& st : a.strategies) {
+    if (st.category != "scale-out") continue;
+    ++found;
+    ASSERT_TRUE(st.applicable) << st.id << ": " << st.reason;
+    const int gpus = std::stoi(st.id.substr(st.id.find(':') + 1));
+    EXPECT_GT(st.speedup, 1.0) << st.id;
+    EXPECT_LE(st.speedup, gpus + 1e-9) << st.id;  // no more than perfect scaling
+    ASSERT_TRUE(st.cost_ratio.has_value()) << st.id;
+    EXPECT_NEAR(*st.cost_ratio, gpus / st.speedup, 1e-9) << st.id;
+    EXPECT_NE(st.reason.find("scaling efficiency"), std::string::npos) << st.reason;
+  }
+  EXPECT_EQ(found, 3);  // 2, 4 and 8 GPUs
+  // Inference has no data-parallel step to offer.
+  for (const auto& st : advise(resnet50_request("v100-sxm2-16gb", "infer")).strategies) EXPECT_NE(st.category, "scale-out");
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "analysis/cloud.h"
 #include "core/error.h"
 #include "device/catalog.h"
 #include "runtime/runtime_profile.h"
@@ -36,6 +37,17 @@ bool uses_tensor_cores(const Prediction& p) {
 
 std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 
+// Rented cost of a million samples at the cheapest on-demand price per GPU-hour the price catalog has for this GPU;
+// nothing when it has none (a card one owns, or not sold by the hour).
+std::optional<double> usd_per_million_samples(const Prediction& p) {
+  if (p.samples_per_s <= 0) return std::nullopt;
+  const InstanceType* inst = cheapest_instance_for(default_price_catalog(), p.device.id);
+  if (inst == nullptr || inst->gpus <= 0) return std::nullopt;
+  const double usd_per_gpu_hour = inst->on_demand_usd_per_hour / inst->gpus;
+  const int gpus = std::max(1, p.request.gpus) * std::max(1, p.request.nodes);
+  return usd_per_gpu_hour * gpus / (p.samples_per_s * 3600.0) * 1e6;
+}
+
 StrategyResult evaluate(const std::string& id, const std::string& category, const Prediction& base,
                         const PredictRequest& req, const std::function<std::string(const Prediction&)>& why) {
   StrategyResult s;
@@ -56,6 +68,10 @@ StrategyResult evaluate(const std::string& id, const std::string& category, cons
   if (p.power && base.power && p.power->energy_per_step_j > 0 && base.power->energy_per_step_j > 0)
     s.energy_ratio = (p.power->energy_per_step_j / (static_cast<double>(p.request.batch))) /
                      (base.power->energy_per_step_j / static_cast<double>(base.request.batch));
+  if (const auto usd = usd_per_million_samples(p)) {
+    s.usd_per_million_samples = usd;
+    if (const auto base_usd = usd_per_million_samples(base)) s.cost_ratio = *usd / *base_usd;
+  }
   if (!p.memory.fits) {
     s.applicable = false;
     const std::string needs = fmt::format("{:.1f}", p.memory.total / 1073741824.0);
@@ -335,6 +351,24 @@ Advice advise(const PredictRequest& request) {
     }
   }
 
+  // Scale-out: the same GPU, data parallel over more of them in one server (its default link and the runtime's
+  // gradient reduction), while the modelled efficiency stays useful.
+  if (training && r.nodes == 1) {
+    for (int factor : {2, 4, 8}) {
+      PredictRequest t = r;
+      t.gpus = r.gpus * factor;
+      if (t.gpus > 16) break;
+      StrategyResult g = evaluate("gpus:" + std::to_string(t.gpus), "scale-out", base, t, [&](const Prediction& p) {
+        if (!p.scale) return fmt::format("{} GPUs", t.gpus);
+        return fmt::format("{} x {} over {} ({}): scaling efficiency {:.0f}%, {:.1f} ms per step waiting on gradients",
+                           t.gpus, p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
+                           p.scale->exposed_comm_ms);
+      });
+      if (g.applicable && g.prediction && g.prediction->scale && g.prediction->scale->efficiency < 0.5) break;
+      s.push_back(std::move(g));
+    }
+  }
+
   // Hardware: the catalog GPUs that run this fastest.
   {
     std::vector<StrategyResult> gpus;
@@ -367,7 +401,7 @@ Advice advise(const PredictRequest& request) {
     std::vector<std::string> parts;
     std::vector<std::string> used_categories;
     for (const auto& st : s) {
-      if (!st.applicable || st.speedup < 1.02 || st.category == "hardware") continue;
+      if (!st.applicable || st.speedup < 1.02 || st.category == "hardware" || st.category == "scale-out") continue;
       if (std::find(used_categories.begin(), used_categories.end(), st.category) != used_categories.end()) continue;
       PredictRequest t = combined;
       const PredictRequest& x = st.request;
@@ -415,6 +449,7 @@ Advice advise(const PredictRequest& request) {
       a.capacity_limited_batch = r.batch;
   }
   a.strategies = std::move(s);
+  a.baseline_usd_per_million_samples = usd_per_million_samples(a.baseline);
   return a;
 }
 

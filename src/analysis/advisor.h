@@ -24,13 +24,17 @@ struct OpClassShare {
 
 struct StrategyResult {
   std::string id;               // stable key: amp, tf32, int8, checkpointing, larger-batch, xla, ...
-  std::string category;         // precision | memory | batch | fusion | launch | input | hardware
+  std::string category;         // precision | memory | batch | fusion | launch | input | hardware | scale-out
   bool applicable = false;
   std::string reason;           // one line in English: why it helps here or why not
   ReasonCode reason_code;       // not applicable: the code and facts `reason` says (id "" for a message without one)
   double speedup = 1;           // throughput ratio against the baseline
   double memory_delta_bytes = 0;
   std::optional<double> energy_ratio;  // energy per sample against the baseline, when power is modelled
+  // Rented cost per sample against the baseline: the cheapest on-demand price per GPU-hour of each GPU in the price
+  // catalog (data/cloud/prices.toml) times the GPUs used, over throughput; absent when either GPU has no price.
+  std::optional<double> cost_ratio;
+  std::optional<double> usd_per_million_samples;
   PredictRequest request;       // the transformed request
   std::optional<Prediction> prediction;
 };
@@ -41,6 +45,7 @@ struct Advice {
   std::vector<StrategyResult> strategies;   // applicable first, by speedup; then not applicable
   std::vector<StrategyResult> combinations; // composable strategies applied together
   double memory_pressure = 0;               // total / capacity
+  std::optional<double> baseline_usd_per_million_samples;  // the baseline's rented cost (cheapest on-demand price)
   std::optional<std::int64_t> capacity_limited_batch;  // largest batch that fits, when below the efficient one
 };
 

@@ -65,6 +65,10 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
     return fmt::format("{}：{:.0f} GB 显存，带宽 {:.0f} GB/s，FP32 {:.1f} TFLOPS{}", p.device.name, p.device.memory_gb,
                        p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32),
                        p.primary == Bound::kInputPipeline ? "；受主机输入流水线限制" : "");
+  if (st.category == "scale-out" && p.scale)
+    return fmt::format("{} 块 {}，经 {}（{}）数据并行：扩展效率 {:.0f}%，每步等待梯度 {:.1f} ms", p.scale->gpus_total,
+                       p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
+                       p.scale->exposed_comm_ms);
   if (st.category == "combined") return fmt::format("组合后：批大小 {}，{}，{}", p.request.batch, p.request.precision, p.request.runtime);
   return st.reason;
 }
@@ -147,12 +151,15 @@ std::string advice_text(const Advice& a, Lang lang) {
   auto reason = [&](const StrategyResult& st) { return lang == Lang::kZh ? reason_zh(st, p) : st.reason; };
   auto strategy_row = [&](const StrategyResult& st) {
     const double mem = st.memory_delta_bytes / 1073741824.0;
-    return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
-                       st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-", reason(st));
+    return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
+                       st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-",
+                       st.cost_ratio ? fmt::format("{:.2f}x", *st.cost_ratio) : "-", reason(st));
   };
   s += fmt::format("\n{}\n", msg("strategies", lang));
-  s += fmt::format("  {:<40} {:>9} {:>9} {:>8}  {}\n", "strategy", "speedup", "memory", "energy", "why");
-  s += fmt::format("  {:<40} {:>9} {:>9} {:>8}  {}\n", "", "x", "GiB", "/sample", "");
+  if (a.baseline_usd_per_million_samples)
+    s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), *a.baseline_usd_per_million_samples) + "\n";
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "strategy", "speedup", "memory", "energy", "cost", "why");
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", "x", "GiB", "/sample", "/sample", "");
   for (const auto& c : a.combinations) s += strategy_row(c);
   for (const auto& st : a.strategies)
     if (st.applicable) s += strategy_row(st);
@@ -168,6 +175,8 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
   j["verdict"] = advice_verdict(a, lang);
   j["baseline"] = prediction_json(a.baseline);
   j["memory_pressure"] = a.memory_pressure;
+  j["baseline_usd_per_million_samples"] =
+      a.baseline_usd_per_million_samples ? nlohmann::json(*a.baseline_usd_per_million_samples) : nlohmann::json(nullptr);
   j["capacity_limited_batch"] = a.capacity_limited_batch ? nlohmann::json(*a.capacity_limited_batch) : nlohmann::json(nullptr);
   j["breakdown"] = nlohmann::json::array();
   for (const auto& c : a.breakdown)
@@ -189,7 +198,10 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
                      {"reason_args", st.reason_code.args},
                      {"speedup", st.applicable ? nlohmann::json(st.speedup) : nlohmann::json(nullptr)},
                      {"memory_delta_bytes", st.memory_delta_bytes},
-                     {"energy_ratio", st.energy_ratio ? nlohmann::json(*st.energy_ratio) : nlohmann::json(nullptr)}};
+                     {"energy_ratio", st.energy_ratio ? nlohmann::json(*st.energy_ratio) : nlohmann::json(nullptr)},
+                     {"cost_ratio", st.cost_ratio ? nlohmann::json(*st.cost_ratio) : nlohmann::json(nullptr)},
+                     {"usd_per_million_samples",
+                      st.usd_per_million_samples ? nlohmann::json(*st.usd_per_million_samples) : nlohmann::json(nullptr)}};
     if (st.prediction) {
       x["samples_per_s"] = st.prediction->samples_per_s;
       x["batch"] = st.prediction->request.batch;
