@@ -317,6 +317,13 @@ TEST_F(TraceCli, TraceCommandPrintsMeasuredAndPredicted) {
   EXPECT_EQ(j["prediction"]["precision"], "amp");
   EXPECT_EQ(j["prediction"]["batch"], 64);
   EXPECT_GT(j["prediction"]["predicted_step_ms"].get<double>(), 0);
+  const auto html = run("trace mlp.json --html page.html");
+  ASSERT_EQ(html.code, 0) << html.err;
+  const std::string page = test::slurp(dir_ / "page.html");
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("perfcast on the same operators"), std::string::npos);
+  EXPECT_NE(page.find("<td>matmul</td>"), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);  // self-contained, no scripts
   const auto text = run("trace mlp.json --gpu gtx-1080-ti");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("perfcast on the same operators"), std::string::npos);

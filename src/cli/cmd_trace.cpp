@@ -13,7 +13,7 @@ Command trace_command() {
   return {"trace", "read a PyTorch profiler trace: measured step, bound, kernel classes, and the prediction beside it",
           [](CLI::App& app) {
             struct State {
-              std::string file, gpu, runtime = "pytorch", runtime_version;
+              std::string file, gpu, runtime = "pytorch", runtime_version, html;
               int top = 10;
               bool json = false, no_predict = false;
             };
@@ -25,6 +25,7 @@ Command trace_command() {
             app.add_option("--top", s->top, "kernels to list")->capture_default_str();
             app.add_flag("--no-predict", s->no_predict, "only what the trace measured");
             app.add_flag("--json", s->json, "machine-readable output");
+            app.add_option("--html", s->html, "also write the report as a self-contained HTML page to this file");
             return std::function<int()>([s] {
               if (s->top < 0) throw InputError("--top must be 0 or more, got " + std::to_string(s->top));
               const KinetoTrace t = read_kineto_trace(s->file);
@@ -53,6 +54,7 @@ Command trace_command() {
                   why = m;
                 }
               }
+              if (!s->html.empty()) write_file_atomically(s->html, trace_html(sum, cmp, why));
               std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
               return 0;
             });

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "report/html_page.h"
 
 namespace perfcast {
 
@@ -113,6 +116,63 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
     if (!why.empty()) j["no_prediction_because"] = why;
   }
   return j;
+}
+
+std::string trace_html(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why) {
+  std::string h = html_page_start("en", "perfcast trace: " + s.path);
+  h += "<h1>perfcast trace: " + html_escape(s.path) + "</h1>\n";
+  h += "<p class=\"verdict\">" + html_escape(s.bound + ": " + s.verdict) + "</p>\n";
+  h += fmt::format("<p>{}{}; {}; step {:.2f} ms, GPU busy {:.2f} ms, idle {:.2f} ms; {} kernels per step ({:.2f} ms), "
+                   "median {:.1f} us; tensor cores {:.0f}% of GEMM/convolution/attention time; {}, precision {}</p>\n",
+                   html_escape(s.device_name.empty() ? "no deviceProperties" : s.device_name),
+                   html_escape(s.gpu_id.empty() ? "" : " (catalog " + s.gpu_id + alternatives(s) + ")"),
+                   s.steps > 0 ? std::to_string(s.steps) + (s.steps == 1 ? " profiler step" : " profiler steps")
+                               : "no step marks: the whole trace as one step",
+                   s.step_ms, s.busy_ms, s.idle_ms, count(s.kernels), s.kernel_ms, s.median_kernel_us,
+                   100 * s.tensor_core_share, s.has_backward ? "training" : "forward only", html_escape(s.precision));
+  h += "<h2>Kernel time by class, per step</h2>\n<table>\n<tr><th>class</th><th>ms</th><th>share</th><th></th>"
+       "<th>kernels</th><th>tensor cores</th></tr>\n";
+  for (const auto& k : s.classes) {
+    const double share = s.kernel_ms > 0 ? k.ms / s.kernel_ms : 0;
+    h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.3f}</td><td class=\"n\">{:.1f}%</td><td>{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{:.0f}%</td></tr>\n",
+                     html_escape(k.cls), k.ms, 100 * share, html_bar(share, "#c0504d"), count(k.kernels),
+                     k.ms > 0 ? 100 * k.tensor_core_ms / k.ms : 0.0);
+  }
+  h += "</table>\n<h2>Top kernels, per step</h2>\n<table>\n<tr><th>ms</th><th>calls</th><th>class</th><th>kernel</th></tr>\n";
+  for (const auto& k : s.top)
+    h += fmt::format("<tr><td class=\"n\">{:.3f}</td><td class=\"n\">{}</td><td>{}</td><td>{}{}</td></tr>\n", k.ms,
+                     count(k.calls), html_escape(k.cls), html_escape(k.name), k.tensor_cores ? " [tensor cores]" : "");
+  h += "</table>\n";
+  if (c) {
+    const auto& p = c->prediction;
+    h += fmt::format("<h2>perfcast on the same operators: {} on {}, {} {} {}, batch {}</h2>\n", html_escape(p.model_id),
+                     html_escape(p.device.id), html_escape(p.runtime.id), html_escape(p.request.mode),
+                     html_escape(p.request.precision), p.request.batch);
+    for (const auto& n : p.notes) h += "<p class=\"na\">note: " + html_escape(n) + "</p>\n";
+    double longest = 0;
+    for (const auto& k : c->classes) longest = std::max({longest, k.measured_ms, k.predicted_ms});
+    h += "<table>\n<tr><th>class</th><th>measured ms</th><th></th><th>predicted ms</th><th></th><th>ratio</th></tr>\n";
+    for (const auto& k : c->classes) {
+      if (k.measured_ms < 1e-6 && k.predicted_ms < 1e-6) continue;
+      h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.3f}</td><td>{}</td><td class=\"n\">{:.3f}</td><td>{}</td>"
+                       "<td class=\"n\">{}</td></tr>\n",
+                       html_escape(k.cls), k.measured_ms, html_bar(longest > 0 ? k.measured_ms / longest : 0, "#c0504d"),
+                       k.predicted_ms, html_bar(longest > 0 ? k.predicted_ms / longest : 0, "#4f81bd"),
+                       k.measured_ms > 0 && k.predicted_ms > 0 ? fmt::format("{:.2f}", k.predicted_ms / k.measured_ms) : "-");
+    }
+    h += fmt::format("<tr><td>step</td><td class=\"n\">{:.3f}</td><td></td><td class=\"n\">{:.3f}</td><td></td>"
+                     "<td class=\"n\">{:.2f}</td></tr>\n</table>\n",
+                     c->measured_step_ms, c->predicted_step_ms,
+                     c->measured_step_ms > 0 ? c->predicted_step_ms / c->measured_step_ms : 0.0);
+  } else if (!why.empty()) {
+    h += "<p class=\"na\">no prediction beside it: " + html_escape(why) + "</p>\n";
+  }
+  h += "<p class=\"na\">Classes: data/trace_kernels.toml (kernel naming conventions of cuBLAS, cuDNN, CUTLASS, NCCL and "
+       "PyTorch). Measured times are per profiler step; predicted times are perfcast's for the trace's own operators "
+       "(docs/traces.md).</p>\n";
+  h += kHtmlPageEnd;
+  return h;
 }
 
 }  // namespace perfcast

@@ -11,6 +11,8 @@
 namespace perfcast {
 
 std::string trace_text(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why_no_prediction);
+// The same content as one self-contained HTML page, with bars for the class shares and measured vs predicted times.
+std::string trace_html(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why_no_prediction);
 nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why_no_prediction);
 
 }  // namespace perfcast
