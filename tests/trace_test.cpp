@@ -438,4 +438,51 @@ TEST_F(TraceCli, TracesThatCannotBecomeModelsStillGetTheirMeasuredReport) {
   EXPECT_EQ(json::parse(v.out)["prediction"]["precision"], "fp32");
 }
 
+
+// Kernels are tied to operators through their launch (correlation id, then the enclosing CPU event), and backward
+// kernels through the sequence number of the autograd node the forward op created.
+TEST_F(TraceCli, KernelsAreAttributedToTheirForwardOperators) {
+  json ev = json::array();
+  const auto op = [&](const std::string& name, double ts, double dur, int tid, long seq, json dims = json::array()) {
+    json e = cpu_op(name, ts, dur, dims, json::array(), nullptr, tid);
+    if (seq >= 0) e["args"]["Sequence number"] = seq;
+    ev.push_back(e);
+  };
+  const auto launched = [&](int tid, double ts, long corr, const std::string& kname, double kts, double kdur) {
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", tid},
+                  {"ts", ts}, {"dur", 3}, {"args", {{"correlation", corr}}}});
+    json k = kernel(kname, kts, kdur);
+    k["args"]["correlation"] = corr;
+    ev.push_back(k);
+  };
+  op("ProfilerStep#1", 0, 10000, 1, -1);
+  op("aten::linear", 10, 100, 1, -1, {{64, 784}, {256, 784}, {256}});
+  op("aten::addmm", 20, 50, 1, 5, {{256}, {64, 784}, {784, 256}});
+  launched(1, 30, 100, "ampere_sgemm_64x64_nn", 40, 40);
+  op("aten::relu", 120, 10, 1, 6, {{64, 256}});
+  launched(1, 125, 101, "void at::native::vectorized_elementwise_kernel<4>(int)", 130, 5);
+  op("autograd::engine::evaluate_function: ReluBackward0", 380, 30, 2, -1);
+  op("ReluBackward0", 381, 28, 2, 6);
+  launched(2, 385, 102, "void at::native::vectorized_elementwise_kernel<4>(int)", 390, 7);
+  op("autograd::engine::evaluate_function: AddmmBackward0", 420, 100, 2, -1);
+  op("AddmmBackward0", 421, 98, 2, 5);
+  op("aten::mm", 425, 20, 2, -1, {{64, 256}, {256, 784}});
+  launched(2, 430, 103, "ampere_sgemm_64x64_nn", 440, 60);
+  op("Optimizer.step#SGD.step", 600, 100, 1, -1);
+  launched(1, 610, 104, "void at::native::multi_tensor_apply_kernel<float>(int)", 620, 10);
+  write_trace(dir_, "attr.json", ev);
+  const KinetoTrace t = read_kineto_trace((dir_ / "attr.json").string());
+  const TraceComparison c = compare_trace(t, summarize_trace(t), "rtx-3090", "pytorch");
+  ASSERT_EQ(c.ops.size(), 2u);
+  EXPECT_EQ(c.ops[0].name, "aten::linear#0");
+  EXPECT_NEAR(c.ops[0].measured_forward_ms, 0.040, 1e-12);
+  EXPECT_NEAR(c.ops[0].measured_backward_ms, 0.060, 1e-12);
+  EXPECT_GT(c.ops[0].predicted_forward_ms, 0);
+  EXPECT_GT(c.ops[0].predicted_backward_ms, 0);
+  EXPECT_EQ(c.ops[1].name, "aten::relu#1");
+  EXPECT_NEAR(c.ops[1].measured_forward_ms, 0.005, 1e-12);
+  EXPECT_NEAR(c.ops[1].measured_backward_ms, 0.007, 1e-12);
+  EXPECT_NEAR(c.attributed_share, 112.0 / 122.0, 1e-12);  // the optimizer's kernel belongs to no forward op
+}
+
 }  // namespace

@@ -11,6 +11,7 @@
 #include "core/toml_reader.h"
 #include "device/catalog.h"
 #include "import/model_source.h"
+#include "import/trace_model.h"
 
 namespace perfcast {
 
@@ -106,6 +107,130 @@ std::string class_of_op_kind(OpKind k) {
     case OpKind::kOptimizer: return "optimizer";
     default: return "elementwise";
   }
+}
+
+bool backward_span(const std::string& name) {
+  return name.find("Backward") != std::string::npos || name.find("evaluate_function") != std::string::npos;
+}
+
+std::string shapes_of(const TraceCpuOp& op) {
+  std::string out;
+  for (std::size_t i = 0; i < op.input_dims.size() && i < 2; ++i) {
+    if (op.input_dims[i].empty()) continue;
+    out += out.empty() ? "[" : " [";
+    for (std::size_t k = 0; k < op.input_dims[i].size(); ++k) out += (k ? "," : "") + std::to_string(op.input_dims[i][k]);
+    out += "]";
+  }
+  return out;
+}
+
+// Ties each kernel of the first step to the forward operator it belongs to: the innermost CPU event enclosing its
+// launch (same thread, by time; the launch is found by correlation id, or the kernel's External id names the
+// operator), then up the nesting to a forward operator, or, inside backward, through the autograd sequence number
+// of the backward node to the forward operator that created it.
+struct Attribution {
+  std::map<std::size_t, std::pair<double, double>> us;  // forward position -> (forward, backward) kernel time
+  double attributed_us = 0;
+  double total_us = 0;
+};
+
+Attribution attribute_kernels(const KinetoTrace& t, int device) {
+  Attribution a;
+  const TraceForwardOps fwd = trace_forward_ops(t);
+  if (fwd.ops.empty()) return a;
+  const std::size_t n = t.cpu_ops.size();
+  std::map<std::size_t, std::size_t> position;  // cpu_op index -> forward position
+  for (std::size_t i = 0; i < fwd.ops.size(); ++i) position[fwd.ops[i]] = i;
+  // Parents by time nesting, per thread; and each thread's ops by start time.
+  std::vector<std::ptrdiff_t> parent(n, -1);
+  std::map<std::int64_t, std::vector<std::size_t>> by_tid;
+  for (std::size_t i = 0; i < n; ++i) by_tid[t.cpu_ops[i].tid].push_back(i);
+  for (auto& [tid, v] : by_tid) {
+    std::stable_sort(v.begin(), v.end(), [&](std::size_t x, std::size_t y) {
+      const auto &a1 = t.cpu_ops[x], &b1 = t.cpu_ops[y];
+      return a1.ts_us != b1.ts_us ? a1.ts_us < b1.ts_us : a1.dur_us > b1.dur_us;
+    });
+    std::vector<std::size_t> stack;
+    for (std::size_t i : v) {
+      while (!stack.empty() && t.cpu_ops[stack.back()].ts_us + t.cpu_ops[stack.back()].dur_us <= t.cpu_ops[i].ts_us)
+        stack.pop_back();
+      if (!stack.empty()) parent[i] = static_cast<std::ptrdiff_t>(stack.back());
+      stack.push_back(i);
+    }
+  }
+  const auto forward_of = [&](std::size_t i) -> std::optional<std::size_t> {
+    for (std::ptrdiff_t k = static_cast<std::ptrdiff_t>(i); k >= 0; k = parent[static_cast<std::size_t>(k)])
+      if (auto it = position.find(static_cast<std::size_t>(k)); it != position.end()) return it->second;
+    return std::nullopt;
+  };
+  // Sequence number of a forward op's autograd node -> its forward position.
+  std::map<std::int64_t, std::size_t> by_sequence;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& op = t.cpu_ops[i];
+    if (op.sequence < 0 || op.tid != fwd.tid || backward_span(op.name)) continue;
+    if (auto f = forward_of(i)) by_sequence.emplace(op.sequence, *f);
+  }
+  // The innermost event on `tid` enclosing time `ts`.
+  const auto enclosing = [&](std::int64_t tid, double ts) -> std::optional<std::size_t> {
+    const auto it = by_tid.find(tid);
+    if (it == by_tid.end()) return std::nullopt;
+    const auto& v = it->second;
+    auto after = std::upper_bound(v.begin(), v.end(), ts, [&](double x, std::size_t i) { return x < t.cpu_ops[i].ts_us; });
+    if (after == v.begin()) return std::nullopt;
+    for (std::ptrdiff_t k = static_cast<std::ptrdiff_t>(*(after - 1)); k >= 0; k = parent[static_cast<std::size_t>(k)]) {
+      const auto& op = t.cpu_ops[static_cast<std::size_t>(k)];
+      if (op.ts_us + op.dur_us >= ts) return static_cast<std::size_t>(k);
+    }
+    return std::nullopt;
+  };
+  std::map<std::int64_t, const TraceLaunch*> launch_of;
+  for (const auto& l : t.launches)
+    if (l.correlation >= 0) launch_of.emplace(l.correlation, &l);
+  std::map<std::int64_t, std::size_t> by_external;
+  for (std::size_t i = 0; i < n; ++i)
+    if (t.cpu_ops[i].external_id >= 0 && t.cpu_ops[i].category == "cpu_op") by_external.emplace(t.cpu_ops[i].external_id, i);
+  // The first step's CPU window (kernels belong to it when their launch does).
+  double lo = -1e300, hi = 1e300;
+  const auto step = std::find_if(t.steps.begin(), t.steps.end(), [](const TraceStep& s) { return s.dur_us > 0; });
+  if (step != t.steps.end()) {
+    lo = step->ts_us;
+    hi = lo + step->dur_us;
+  }
+  for (const auto& k : t.kernels) {
+    if (k.device != device) continue;
+    std::optional<std::size_t> op;
+    double when = k.ts_us;
+    if (auto l = launch_of.find(k.correlation); l != launch_of.end()) {
+      when = l->second->ts_us;
+      op = enclosing(l->second->tid, when);
+    } else if (auto e = by_external.find(k.external_id); e != by_external.end()) {
+      op = e->second;
+      when = t.cpu_ops[e->second].ts_us;
+    }
+    if (when < lo || when > hi) continue;
+    a.total_us += k.dur_us;
+    if (!op) continue;
+    // Inside backward: the node's sequence number leads to the forward op.
+    std::optional<std::size_t> target;
+    bool backward = false;
+    for (std::ptrdiff_t q = static_cast<std::ptrdiff_t>(*op); q >= 0; q = parent[static_cast<std::size_t>(q)]) {
+      const auto& e = t.cpu_ops[static_cast<std::size_t>(q)];
+      if (backward_span(e.name)) {
+        backward = true;
+        if (e.sequence >= 0)
+          if (auto it = by_sequence.find(e.sequence); it != by_sequence.end()) {
+            target = it->second;
+            break;
+          }
+      }
+    }
+    if (!backward) target = forward_of(*op);
+    if (!target) continue;
+    auto& slot = a.us[*target];
+    (backward ? slot.second : slot.first) += k.dur_us;
+    a.attributed_us += k.dur_us;
+  }
+  return a;
 }
 
 }  // namespace
@@ -391,6 +516,31 @@ TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summ
     b.predicted_ms += e.cost.time_us / 1e3;
   }
   for (auto& [cls, c] : by) out.classes.push_back(c);
+  // Operator by operator (the first step).
+  const Attribution at = attribute_kernels(trace, summary.device);
+  out.attributed_share = at.total_us > 0 ? at.attributed_us / at.total_us : 0;
+  const TraceForwardOps fwd = trace_forward_ops(trace);
+  std::map<std::string, std::pair<double, double>> predicted;  // graph op name -> (forward, backward) us
+  for (const auto& e : out.prediction.step.entries) {
+    if (e.phase == Phase::kForward) predicted[e.name].first += e.cost.time_us;
+    if (e.phase == Phase::kBackward) predicted[e.name].second += e.cost.time_us;
+  }
+  for (const auto& [pos, us] : at.us) {
+    const TraceCpuOp& op = trace.cpu_ops[fwd.ops[pos]];
+    TraceOpComparison o;
+    o.name = trace_op_name(op.name, pos);
+    o.shapes = shapes_of(op);
+    o.measured_forward_ms = us.first / 1e3;
+    o.measured_backward_ms = us.second / 1e3;
+    if (auto it = predicted.find(o.name); it != predicted.end()) {
+      o.predicted_forward_ms = it->second.first / 1e3;
+      o.predicted_backward_ms = it->second.second / 1e3;
+    }
+    out.ops.push_back(std::move(o));
+  }
+  std::sort(out.ops.begin(), out.ops.end(), [](const auto& x, const auto& y) {
+    return x.measured_forward_ms + x.measured_backward_ms > y.measured_forward_ms + y.measured_backward_ms;
+  });
   std::sort(out.classes.begin(), out.classes.end(), [](const auto& a, const auto& b) {
     return std::max(a.measured_ms, a.predicted_ms) > std::max(b.measured_ms, b.predicted_ms);
   });

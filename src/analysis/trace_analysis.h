@@ -77,9 +77,22 @@ struct TraceClassComparison {
   double predicted_ms = 0;
 };
 
+// One forward operator of the first step: the kernels it launched in forward and, through its autograd node's
+// sequence number, in backward, against perfcast's forward and backward entries for the graph op built from it.
+struct TraceOpComparison {
+  std::string name;    // "aten::conv2d#3": the graph op's name (import/trace_model.h)
+  std::string shapes;  // its first inputs as recorded: "[8,64,56,56] [128,64,3,3]"
+  double measured_forward_ms = 0;
+  double measured_backward_ms = 0;
+  double predicted_forward_ms = 0;
+  double predicted_backward_ms = 0;
+};
+
 struct TraceComparison {
   Prediction prediction;
   std::vector<TraceClassComparison> classes;
+  std::vector<TraceOpComparison> ops;  // by measured time, largest first (the first step's kernels)
+  double attributed_share = 0;         // of the first step's kernel time, the part tied to a forward operator
   double measured_step_ms = 0;
   double predicted_step_ms = 0;
 };

@@ -181,7 +181,14 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
       }
       t.copies.push_back(c);
     } else if (category == "cuda_runtime" || category == "cuda_driver" || category == "Runtime") {
-      if (is_launch(name_view)) ++t.runtime_launches;
+      if (is_launch(name_view)) {
+        ++t.runtime_launches;
+        TraceLaunch l;
+        l.tid = static_cast<std::int64_t>(field_number(e, "tid"));
+        l.ts_us = ts;
+        if (has_args) l.correlation = static_cast<std::int64_t>(field_number(args, "correlation", -1));
+        t.launches.push_back(l);
+      }
     } else if (category == "cpu_op" || category == "user_annotation" || category == "Operator" ||
                category == "python_function") {
       if (category == "python_function") continue;
@@ -193,6 +200,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
       op.tid = static_cast<std::int64_t>(field_number(e, "tid"));
       if (has_args) {
         op.external_id = static_cast<std::int64_t>(field_number(args, "External id", -1));
+        op.sequence = static_cast<std::int64_t>(field_number(args, "Sequence number", -1));
         element v;
         if (args["Input Dims"].get(v) == simdjson::SUCCESS) op.input_dims = dims_of(v);
         if (args["Input type"].get(v) == simdjson::SUCCESS) op.input_types = texts_of(v);

@@ -47,9 +47,18 @@ struct TraceCpuOp {
   double dur_us = 0;
   std::int64_t tid = 0;
   std::int64_t external_id = -1;
+  std::int64_t sequence = -1;  // "Sequence number": the autograd node a forward op created, and its backward span
   std::vector<std::vector<std::int64_t>> input_dims;  // "Input Dims"; a scalar input is an empty list
   std::vector<std::string> input_types;                // "Input type": "float", "c10::Half", "Scalar", ...
   std::vector<std::string> concrete_inputs;            // "Concrete Inputs" (newer traces): "[2, 2]", "1", ""
+};
+
+// A kernel launch on the host (cudaLaunchKernel ...): ties a kernel (same correlation) to the CPU thread and time
+// that launched it.
+struct TraceLaunch {
+  std::int64_t correlation = -1;
+  std::int64_t tid = 0;
+  double ts_us = 0;
 };
 
 struct TraceStep {
@@ -66,6 +75,7 @@ struct KinetoTrace {
   std::vector<TraceCpuOp> cpu_ops;   // cpu_op and user_annotation events, in file order
   std::vector<TraceStep> steps;      // ProfilerStep#N windows, by start time
   std::int64_t runtime_launches = 0; // cudaLaunchKernel / cuLaunchKernel / cudaGraphLaunch events
+  std::vector<TraceLaunch> launches;  // those events
   int rank = -1;                     // distributedInfo
   int world_size = 0;
 };

@@ -22,6 +22,7 @@
 #include "graph/builder.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
+#include "import/trace_model.h"
 
 namespace perfcast {
 
@@ -116,6 +117,7 @@ std::int64_t product(const Shape& s) {
 // The forward operators of the first step, in time order.
 struct ForwardOps {
   std::vector<TraceCpuOp> ops;
+  std::vector<std::size_t> source;  // index of each op in KinetoTrace::cpu_ops
   std::int64_t tid = 0;
   bool has_shapes = false;
   std::string path;
@@ -162,6 +164,7 @@ ForwardOps select_forward_ops(const KinetoTrace& t) {
     }
     if (!excluded && !inside_aten && starts_with(op->name, "aten::")) {
       f.ops.push_back(*op);
+      f.source.push_back(static_cast<std::size_t>(op - t.cpu_ops.data()));
       if (!op->input_dims.empty()) f.has_shapes = true;
     }
     stack.push_back(op);
@@ -187,6 +190,7 @@ class TraceGraphBuilder {
       bool ok = std::all_of(op.input_dims.begin(), op.input_dims.end(), plausible);
       if (ok) {
         try {
+          name_ = trace_op_name(op.name, i);
           ok = add(op, next);
         } catch (const InputError&) {
           ok = false;  // shapes the builder rejects (an output size that is not positive, ...)
@@ -246,7 +250,7 @@ class TraceGraphBuilder {
         input_bytes_ = 8;
         if (ids.size() == 2) b_.set_sequence(ids[1]);
       }
-      produced(b_.embedding(activation(ids), w[0], w[1]));
+      produced(b_.embedding(activation(ids), w[0], w[1], name_));
       return true;
     }
     if (d0.empty()) return false;
@@ -256,7 +260,7 @@ class TraceGraphBuilder {
         const Shape& x = op.input_dims[i];
         const Shape& w = op.input_dims[i + 1];
         if (x.empty() || w.size() != 2 || x.back() != w[1]) continue;
-        produced(b_.linear(activation(x), w[0], !dims_at(op, i + 2).empty()));
+        produced(b_.linear(activation(x), w[0], !dims_at(op, i + 2).empty(), name_));
         return true;
       }
       return false;
@@ -265,13 +269,13 @@ class TraceGraphBuilder {
       const Shape& a = dims_at(op, 1);
       const Shape& w = dims_at(op, 2);
       if (a.size() != 2 || w.size() != 2 || a[1] != w[0]) return false;
-      produced(b_.linear(activation(a), w[1], true));
+      produced(b_.linear(activation(a), w[1], true, name_));
       return true;
     }
     if (n == "aten::mm" || (n == "aten::matmul" && dims_at(op, 1).size() == 2)) {
       const Shape& w = dims_at(op, 1);
       if (w.size() != 2 || d0.back() != w[0]) return false;
-      produced(b_.linear(activation(d0), w[1], false));
+      produced(b_.linear(activation(d0), w[1], false, name_));
       return true;
     }
     if (n == "aten::bmm" || n == "aten::matmul" || n == "aten::baddbmm") {
@@ -280,7 +284,7 @@ class TraceGraphBuilder {
       const Shape& bb = dims_at(op, ia + 1);
       if (a.size() < 3 || bb.size() < 3 || a.back() != bb[bb.size() - 2]) return false;
       const Tensor ta = activation(a);
-      produced(b_.matmul(ta, Tensor{-1, scaled(bb)}));
+      produced(b_.matmul(ta, Tensor{-1, scaled(bb)}, name_));
       return true;
     }
     if (n == "aten::conv1d" || n == "aten::conv2d" || n == "aten::conv3d" || n == "aten::convolution" ||
@@ -317,65 +321,65 @@ class TraceGraphBuilder {
           pad[i] = std::max<std::int64_t>(0, ((o - 1) * stride[i] + (k[i] - 1) + 1 - in + 1) / 2);
         }
       }
-      produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, has_bias));
+      produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, has_bias, name_));
       return true;
     }
     if (n == "aten::batch_norm" || n == "aten::cudnn_batch_norm" || n == "aten::native_batch_norm" ||
         n == "aten::_batch_norm_impl_index") {
-      produced(b_.batch_norm(activation(d0)));
+      produced(b_.batch_norm(activation(d0), name_));
       return true;
     }
     if (n == "aten::layer_norm" || n == "aten::native_layer_norm") {
-      produced(b_.layer_norm(activation(d0)));
+      produced(b_.layer_norm(activation(d0), name_));
       return true;
     }
     if (n == "aten::rms_norm") {
-      produced(b_.rms_norm(activation(d0)));
+      produced(b_.rms_norm(activation(d0), name_));
       return true;
     }
     if (n == "aten::group_norm") {
       const auto g = concrete_list(op, 1);
       const std::int64_t groups = g ? (*g)[0] : 32;
       if (d0.size() < 2 || groups < 1 || d0[1] % groups != 0) return false;
-      produced(b_.group_norm(activation(d0), groups));
+      produced(b_.group_norm(activation(d0), groups, name_));
       return true;
     }
     if (n == "aten::relu" || n == "aten::relu_" || n == "aten::threshold" || n == "aten::leaky_relu" ||
         n == "aten::leaky_relu_" || n == "aten::elu") {
-      produced(b_.relu(activation(d0), n.back() == '_'));
+      produced(b_.relu(activation(d0), n.back() == '_', name_));
       return true;
     }
     if (n == "aten::hardtanh" || n == "aten::hardtanh_" || n == "aten::relu6") {
-      produced(b_.relu6(activation(d0)));
+      produced(b_.relu6(activation(d0), name_));
       return true;
     }
     if (n == "aten::gelu" || n == "aten::gelu_") {
-      produced(b_.gelu(activation(d0)));
+      produced(b_.gelu(activation(d0), name_));
       return true;
     }
     if (n == "aten::silu" || n == "aten::silu_") {
-      produced(b_.silu(activation(d0)));
+      produced(b_.silu(activation(d0), name_));
       return true;
     }
     if (n == "aten::sigmoid" || n == "aten::sigmoid_") {
-      produced(b_.sigmoid(activation(d0)));
+      produced(b_.sigmoid(activation(d0), name_));
       return true;
     }
     if (n == "aten::tanh" || n == "aten::tanh_") {
-      produced(b_.tanh(activation(d0)));
+      produced(b_.tanh(activation(d0), name_));
       return true;
     }
     if (n == "aten::hardswish" || n == "aten::hardswish_") {
-      produced(b_.hardswish(activation(d0)));
+      produced(b_.hardswish(activation(d0), name_));
       return true;
     }
     if (n == "aten::hardsigmoid" || n == "aten::hardsigmoid_") {
-      produced(b_.hardsigmoid(activation(d0)));
+      produced(b_.hardsigmoid(activation(d0), name_));
       return true;
     }
     if (n == "aten::dropout" || n == "aten::native_dropout" || n == "aten::feature_dropout" ||
         n == "aten::dropout_") {
-      produced(b_.dropout(activation(d0)));
+      produced(b_.dropout(activation(d0), name_));
       return true;
     }
     if (n == "aten::add" || n == "aten::add_" || n == "aten::sub" || n == "aten::sub_" || n == "aten::div" ||
@@ -387,7 +391,7 @@ class TraceGraphBuilder {
       // A tensor second operand of the same size is read too; a scalar or broadcast one is not counted.
       const Tensor other = !d1.empty() && product(scaled(d1)) == a.elems() ? Tensor{-1, a.shape} : a;
       const bool multiply = n.find("mul") != std::string::npos || n.find("div") != std::string::npos;
-      produced(multiply ? b_.mul(a, other) : b_.add(a, other));
+      produced(multiply ? b_.mul(a, other, name_) : b_.add(a, other, name_));
       return true;
     }
     if (n == "aten::clamp" || n == "aten::clamp_" || n == "aten::clamp_min" || n == "aten::clamp_max" ||
@@ -397,11 +401,11 @@ class TraceGraphBuilder {
         n == "aten::lt" || n == "aten::le" || n == "aten::gt" || n == "aten::ge" || n == "aten::floor" ||
         n == "aten::sign" || n == "aten::round") {
       // A one-input elementwise kernel: one read and one write per element.
-      produced(b_.relu(activation(d0), n.back() == '_'));
+      produced(b_.relu(activation(d0), n.back() == '_', name_));
       return true;
     }
     if (n == "aten::softmax" || n == "aten::_softmax" || n == "aten::log_softmax" || n == "aten::_log_softmax") {
-      produced(b_.softmax(activation(d0)));
+      produced(b_.softmax(activation(d0), name_));
       return true;
     }
     if (n == "aten::max_pool1d" || n == "aten::max_pool2d" || n == "aten::max_pool3d" ||
@@ -418,7 +422,7 @@ class TraceGraphBuilder {
         if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
         if (out.size() == 1) out.assign(sd, out[0]);
         if (product(out) == 1) {
-          produced(b_.global_avg_pool(activation(d0)));
+          produced(b_.global_avg_pool(activation(d0), name_));
           return true;
         }
       }
@@ -438,7 +442,7 @@ class TraceGraphBuilder {
       // max_pool2d(input, kernel, stride, padding, dilation, ceil_mode); avg_pool2d(input, kernel, stride, padding, ceil_mode)
       const bool ceil_mode = concrete_true(op, is_max ? 5 : 4);
       const Tensor x = activation(d0);
-      produced(is_max ? b_.max_pool(x, k, s, p, ceil_mode) : b_.avg_pool(x, k, s, p, ceil_mode));
+      produced(is_max ? b_.max_pool(x, k, s, p, ceil_mode, name_) : b_.avg_pool(x, k, s, p, ceil_mode, name_));
       return true;
     }
     if (n == "aten::scaled_dot_product_attention" || n == "aten::_scaled_dot_product_flash_attention" ||
@@ -454,16 +458,16 @@ class TraceGraphBuilder {
       // _flash(q, k, v, dropout_p, is_causal), _efficient(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal)
       const std::size_t causal_at = n == "aten::_scaled_dot_product_flash_attention" ? 4
                                     : n == "aten::_scaled_dot_product_efficient_attention" ? 6 : 5;
-      produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], concrete_true(op, causal_at), true));
+      produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], concrete_true(op, causal_at), true, name_));
       return true;
     }
     if (n == "aten::cross_entropy_loss" || n == "aten::nll_loss" || n == "aten::nll_loss_nd" ||
         n == "aten::binary_cross_entropy_with_logits") {
-      produced(b_.cross_entropy(activation(d0)));
+      produced(b_.cross_entropy(activation(d0), name_));
       return true;
     }
     if (n == "aten::mse_loss" || n == "aten::l1_loss" || n == "aten::smooth_l1_loss") {
-      produced(b_.mse_loss(activation(d0)));
+      produced(b_.mse_loss(activation(d0), name_));
       return true;
     }
     return false;
@@ -474,12 +478,22 @@ class TraceGraphBuilder {
   std::int64_t batch_;
   GraphBuilder b_;
   bool first_ = true;
+  std::string name_;  // of the op being added: trace_op_name()
   std::int64_t first_batch_ = 0;
   int input_bytes_ = 4;
   std::vector<Tensor> outputs_;
 };
 
 }  // namespace
+
+TraceForwardOps trace_forward_ops(const KinetoTrace& trace) {
+  const ForwardOps f = select_forward_ops(trace);
+  return {f.source, f.tid};
+}
+
+std::string trace_op_name(const std::string& aten_name, std::size_t index) {
+  return aten_name + "#" + std::to_string(index);
+}
 
 ModelSource model_from_trace(const std::string& path) {
   const KinetoTrace t = read_kineto_trace(path);

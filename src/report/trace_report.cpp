@@ -63,6 +63,23 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
     o += fmt::format("  {:<16} {:>12.3f} {:>12.3f} {:>8.2f}\n", "step", c->measured_step_ms, c->predicted_step_ms,
                      c->measured_step_ms > 0 ? c->predicted_step_ms / c->measured_step_ms : 0.0);
     o += "  (classes the trace's importer could not cost are measured but not predicted; see the notes)\n";
+    if (!c->ops.empty()) {
+      o += fmt::format("\n  operators of the first step ({:.0f}% of its kernel time tied to a forward operator)\n",
+                       100 * c->attributed_share);
+      o += fmt::format("  {:<26} {:<30} {:>9} {:>9} {:>9} {:>9} {:>6}\n", "operator", "input shapes", "meas fwd",
+                       "meas bwd", "pred fwd", "pred bwd", "ratio");
+      std::size_t shown = 0;
+      for (const auto& op : c->ops) {
+        if (shown++ >= 15) break;
+        const double m = op.measured_forward_ms + op.measured_backward_ms;
+        const double p2 = op.predicted_forward_ms + op.predicted_backward_ms;
+        o += fmt::format("  {:<26} {:<30} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>6}\n", op.name.substr(0, 26),
+                         op.shapes.substr(0, 30), op.measured_forward_ms, op.measured_backward_ms,
+                         op.predicted_forward_ms, op.predicted_backward_ms,
+                         m > 0 && p2 > 0 ? fmt::format("{:.2f}", p2 / m) : "-");
+      }
+      o += "  (ms; ratio = predicted / measured, forward and backward together)\n";
+    }
   } else if (!why.empty()) {
     o += "\n  no prediction beside it: " + why + "\n";
   }
@@ -110,6 +127,15 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
     p["classes"] = nlohmann::json::array();
     for (const auto& k : c->classes)
       p["classes"].push_back({{"class", k.cls}, {"measured_ms", k.measured_ms}, {"predicted_ms", k.predicted_ms}});
+    p["attributed_share"] = c->attributed_share;
+    p["operators"] = nlohmann::json::array();
+    for (const auto& op : c->ops)
+      p["operators"].push_back({{"name", op.name},
+                                {"shapes", op.shapes},
+                                {"measured_forward_ms", op.measured_forward_ms},
+                                {"measured_backward_ms", op.measured_backward_ms},
+                                {"predicted_forward_ms", op.predicted_forward_ms},
+                                {"predicted_backward_ms", op.predicted_backward_ms}});
     j["prediction"] = p;
   } else {
     j["prediction"] = nullptr;
@@ -165,6 +191,25 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                      "<td class=\"n\">{:.2f}</td></tr>\n</table>\n",
                      c->measured_step_ms, c->predicted_step_ms,
                      c->measured_step_ms > 0 ? c->predicted_step_ms / c->measured_step_ms : 0.0);
+    if (!c->ops.empty()) {
+      h += fmt::format("<h2>Operators of the first step</h2>\n<p>{:.0f}% of its kernel time tied to a forward operator "
+                       "(backward kernels through their autograd node's sequence number).</p>\n<table>\n"
+                       "<tr><th>operator</th><th>input shapes</th><th>measured fwd ms</th><th>measured bwd ms</th>"
+                       "<th>predicted fwd ms</th><th>predicted bwd ms</th><th>ratio</th></tr>\n",
+                       100 * c->attributed_share);
+      std::size_t shown = 0;
+      for (const auto& op : c->ops) {
+        if (shown++ >= 30) break;
+        const double m = op.measured_forward_ms + op.measured_backward_ms;
+        const double p2 = op.predicted_forward_ms + op.predicted_backward_ms;
+        h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{:.3f}</td><td class=\"n\">{:.3f}</td>"
+                         "<td class=\"n\">{:.3f}</td><td class=\"n\">{:.3f}</td><td class=\"n\">{}</td></tr>\n",
+                         html_escape(op.name), html_escape(op.shapes), op.measured_forward_ms, op.measured_backward_ms,
+                         op.predicted_forward_ms, op.predicted_backward_ms,
+                         m > 0 && p2 > 0 ? fmt::format("{:.2f}", p2 / m) : "-");
+      }
+      h += "</table>\n";
+    }
   } else if (!why.empty()) {
     h += "<p class=\"na\">no prediction beside it: " + html_escape(why) + "</p>\n";
   }
