@@ -122,9 +122,13 @@ bool is_launch(std::string_view name) {
 
 KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where) {
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(text);
   element doc;
-  if (const auto err = parser.parse(padded).get(doc); err != simdjson::SUCCESS)
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end: parse in place when the buffer has them, else copy.
+  simdjson::padded_string copy;
+  const bool padded = text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING;
+  if (!padded) copy = simdjson::padded_string(text);
+  const auto parsed = padded ? parser.parse(text.data(), text.size(), false) : parser.parse(copy);
+  if (const auto err = parsed.get(doc); err != simdjson::SUCCESS)
     throw InputError("trace '" + where + "' is not valid JSON: " + simdjson::error_message(err));
   simdjson::dom::array events;
   if (doc["traceEvents"].get(events) != simdjson::SUCCESS)
@@ -221,7 +225,9 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  return parse_kineto_trace(read_maybe_gzip(path, static_cast<std::size_t>(-1)), path);
+  std::string text = read_maybe_gzip(path, static_cast<std::size_t>(-1));
+  text.reserve(text.size() + simdjson::SIMDJSON_PADDING);  // parse in place: no second copy of a large trace
+  return parse_kineto_trace(text, path);
 }
 
 bool looks_like_trace(const std::string& path) {
