@@ -485,4 +485,50 @@ TEST_F(TraceCli, KernelsAreAttributedToTheirForwardOperators) {
   EXPECT_NEAR(c.attributed_share, 112.0 / 122.0, 1e-12);  // the optimizer's kernel belongs to no forward op
 }
 
+
+// A trace whose kernels run slower or faster than the model expects becomes a GPU file whose [measured] table
+// reproduces them: predicting the same operators with it gives the measured kernel times back.
+TEST_F(TraceCli, WrittenGpuFileReproducesTheTracesKernelTimes) {
+  json ev = json::array();
+  const auto launched = [&](double ts, long corr, const std::string& kname, double kts, double kdur) {
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
+                  {"ts", ts}, {"dur", 3}, {"args", {{"correlation", corr}}}});
+    json k = kernel(kname, kts, kdur);
+    k["args"]["correlation"] = corr;
+    ev.push_back(k);
+  };
+  ev.push_back(cpu_op("ProfilerStep#1", 0, 100000));
+  ev.push_back(cpu_op("aten::linear", 10, 100, {{8192, 4096}, {4096, 4096}, {4096}}, {"float", "float", "float"}));
+  launched(20, 1, "ampere_sgemm_128x64_nn", 100, 20000);
+  ev.push_back(cpu_op("aten::relu", 200, 10, {{8192, 4096}}, {"float"}));
+  launched(205, 2, "void at::native::vectorized_elementwise_kernel<4>(int)", 20200, 400);
+  write_trace(dir_, "cal.json", ev);
+  const KinetoTrace t = read_kineto_trace((dir_ / "cal.json").string());
+  const TraceSummary s = summarize_trace(t);
+  const TraceComparison before = compare_trace(t, s, "rtx-3090", "pytorch");
+  const TraceCalibration cal = calibrate_from_trace(before);
+  EXPECT_EQ(cal.gemm_ops, 1);
+  EXPECT_EQ(cal.streaming_ops, 1);
+  ASSERT_TRUE(cal.gemm_efficiency_cuda.has_value());  // FP32 SGEMM on CUDA cores
+  ASSERT_TRUE(cal.dram_efficiency.has_value());
+  const fs::path file = dir_ / "rtx-3090-trace.toml";
+  test::write_text(file, measured_gpu_file(cal, before.prediction.device, t.path, s.device_name));
+  const TraceComparison after = compare_trace(t, s, file.string(), "pytorch");
+  EXPECT_EQ(after.prediction.device.id, "rtx-3090-trace");
+  ASSERT_EQ(after.ops.size(), 2u);
+  for (const auto& op : after.ops) {
+    const double measured = op.measured_forward_ms, predicted = op.predicted_forward_ms;
+    EXPECT_NEAR(predicted / measured, 1.0, 0.05) << op.name << ": " << predicted << " vs " << measured;
+  }
+  // Written where the CLI says, with one line naming the file.
+  const auto r = run("trace cal.json --write-gpu out.toml");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote out.toml"), std::string::npos);
+  EXPECT_NE(test::slurp(dir_ / "out.toml").find("[measured]"), std::string::npos);
+  // Without shapes there is nothing to measure against: an error, and no file.
+  const auto bad = run("trace " + fixture("benchmark_result_2869224_1695835535_trace.json.gz") + " --write-gpu no.toml");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_FALSE(fs::exists(dir_ / "no.toml"));
+}
+
 }  // namespace

@@ -1,6 +1,9 @@
 #include "analysis/trace_analysis.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -9,6 +12,7 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
+#include "device/architecture.h"
 #include "device/catalog.h"
 #include "import/model_source.h"
 #include "import/trace_model.h"
@@ -128,8 +132,14 @@ std::string shapes_of(const TraceCpuOp& op) {
 // launch (same thread, by time; the launch is found by correlation id, or the kernel's External id names the
 // operator), then up the nesting to a forward operator, or, inside backward, through the autograd sequence number
 // of the backward node to the forward operator that created it.
+struct OpTimes {
+  double forward = 0, backward = 0;  // all its kernels
+  double gemm = 0;                   // its matmul-class kernels (forward and backward)
+  double streaming = 0;              // its elementwise / normalisation kernels (forward and backward)
+};
+
 struct Attribution {
-  std::map<std::size_t, std::pair<double, double>> us;  // forward position -> (forward, backward) kernel time
+  std::map<std::size_t, OpTimes> us;  // forward position -> kernel time, us
   double attributed_us = 0;
   double total_us = 0;
 };
@@ -227,7 +237,10 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
     if (!backward) target = forward_of(*op);
     if (!target) continue;
     auto& slot = a.us[*target];
-    (backward ? slot.second : slot.first) += k.dur_us;
+    (backward ? slot.backward : slot.forward) += k.dur_us;
+    const std::string cls = kernel_class(k.name);
+    if (cls == "matmul") slot.gemm += k.dur_us;
+    if (cls == "elementwise" || cls == "norm") slot.streaming += k.dur_us;
     a.attributed_us += k.dur_us;
   }
   return a;
@@ -530,8 +543,10 @@ TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summ
     TraceOpComparison o;
     o.name = trace_op_name(op.name, pos);
     o.shapes = shapes_of(op);
-    o.measured_forward_ms = us.first / 1e3;
-    o.measured_backward_ms = us.second / 1e3;
+    o.measured_forward_ms = us.forward / 1e3;
+    o.measured_backward_ms = us.backward / 1e3;
+    o.measured_gemm_ms = us.gemm / 1e3;
+    o.measured_streaming_ms = us.streaming / 1e3;
     if (auto it = predicted.find(o.name); it != predicted.end()) {
       o.predicted_forward_ms = it->second.first / 1e3;
       o.predicted_backward_ms = it->second.second / 1e3;
@@ -545,6 +560,85 @@ TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summ
     return std::max(a.measured_ms, a.predicted_ms) > std::max(b.measured_ms, b.predicted_ms);
   });
   return out;
+}
+
+TraceCalibration calibrate_from_trace(const TraceComparison& c) {
+  TraceCalibration cal;
+  const Prediction& p = c.prediction;
+  cal.gpu = p.device.id;
+  const ArchitectureProfile used = architecture_for(p.device);
+  // Per graph op: predicted compute time of its compute-bound GEMM entries, and memory time of its bandwidth-bound
+  // streaming entries.
+  struct Predicted {
+    double gemm_compute_us = 0, stream_memory_us = 0;
+    bool gemm_compute_bound = true, tensor = false, streaming = false;
+  };
+  std::map<std::string, Predicted> pred;
+  for (const auto& e : p.step.entries) {
+    if (e.phase == Phase::kUpdate) continue;
+    auto& x = pred[e.name];
+    if (e.kind == OpKind::kMatmul) {
+      x.gemm_compute_us += e.cost.compute_us;
+      if (e.cost.bound != Bound::kTensorCompute && e.cost.bound != Bound::kCudaCompute) x.gemm_compute_bound = false;
+      x.tensor = is_tensor_pipe(e.cost.pipe);
+    } else if ((e.kind == OpKind::kElementwise || e.kind == OpKind::kNorm) && e.cost.bound == Bound::kMemory) {
+      x.stream_memory_us += e.cost.memory_us;
+      x.streaming = true;
+    }
+  }
+  double gemm_pred = 0, gemm_meas = 0, stream_pred = 0, stream_meas = 0;
+  int tensor_votes = 0;
+  for (const auto& op : c.ops) {
+    const auto it = pred.find(op.name);
+    if (it == pred.end()) continue;
+    const Predicted& x = it->second;
+    // Kernels shorter than this are launch-floor noise, not throughput.
+    if (x.gemm_compute_us > 0 && x.gemm_compute_bound && op.measured_gemm_ms * 1e3 >= 20) {
+      gemm_pred += x.gemm_compute_us;
+      gemm_meas += op.measured_gemm_ms * 1e3;
+      tensor_votes += x.tensor ? 1 : -1;
+      ++cal.gemm_ops;
+    } else if (x.streaming && op.measured_streaming_ms * 1e3 >= 10) {
+      stream_pred += x.stream_memory_us;
+      stream_meas += op.measured_streaming_ms * 1e3;
+      ++cal.streaming_ops;
+    }
+  }
+  cal.gemm_measured_ms = gemm_meas / 1e3;
+  cal.streaming_measured_ms = stream_meas / 1e3;
+  const auto clamp = [](double v) { return std::clamp(v, 0.05, 1.2); };
+  if (gemm_meas > 0) {
+    if (tensor_votes > 0) cal.gemm_efficiency_tensor = clamp(used.gemm_efficiency_tensor * gemm_pred / gemm_meas);
+    else cal.gemm_efficiency_cuda = clamp(used.gemm_efficiency_cuda * gemm_pred / gemm_meas);
+  }
+  if (stream_meas > 0) cal.dram_efficiency = clamp(used.dram_efficiency * stream_pred / stream_meas);
+  return cal;
+}
+
+std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& device, const std::string& trace_path,
+                              const std::string& device_name) {
+  if (!cal.gemm_efficiency_tensor && !cal.gemm_efficiency_cuda && !cal.dram_efficiency)
+    throw InputError("trace '" + trace_path + "' has no GEMM or elementwise operator long enough to measure the card "
+                     "(kernels of at least 20 us tied to shaped operators are needed)");
+  std::string text = read_text_file(device.file);
+  // Drop the file's own [measured] table (up to the next table) and give the copy its own id.
+  if (const auto at = text.find("\n[measured]"); at != std::string::npos) {
+    const auto next = text.find("\n[", at + 1);
+    text.erase(at, next == std::string::npos ? std::string::npos : next - at);
+  }
+  if (const auto at = text.find("id = \"" + device.id + "\""); at != std::string::npos)
+    text.replace(at, device.id.size() + 7, "id = \"" + device.id + "-trace\"");
+  std::string m = "\n[measured]\n";
+  m += "device_name = \"" + (device_name.empty() ? device.name : device_name) + "\"\n";
+  m += fmt::format("tool = \"perfcast trace {}: {} GEMM operators ({:.2f} ms of GEMM kernels), {} elementwise and "
+                   "normalisation operators ({:.2f} ms), measured against the cost model\"\n",
+                   std::filesystem::path(trace_path).filename().string(), cal.gemm_ops, cal.gemm_measured_ms,
+                   cal.streaming_ops, cal.streaming_measured_ms);
+  if (cal.gemm_efficiency_tensor) m += fmt::format("gemm_efficiency_tensor = {:.3f}\n", *cal.gemm_efficiency_tensor);
+  if (cal.gemm_efficiency_cuda) m += fmt::format("gemm_efficiency_cuda = {:.3f}\n", *cal.gemm_efficiency_cuda);
+  if (cal.dram_efficiency) m += fmt::format("dram_efficiency = {:.3f}\n", *cal.dram_efficiency);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text + "\n" + m;
 }
 
 }  // namespace perfcast

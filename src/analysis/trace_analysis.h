@@ -86,6 +86,8 @@ struct TraceOpComparison {
   double measured_backward_ms = 0;
   double predicted_forward_ms = 0;
   double predicted_backward_ms = 0;
+  double measured_gemm_ms = 0;       // of its kernels, the matmul-class ones
+  double measured_streaming_ms = 0;  // and the elementwise / normalisation ones
 };
 
 struct TraceComparison {
@@ -101,5 +103,22 @@ struct TraceComparison {
 // trace's mode (train when it holds backward operators) and precision. InputError when the trace has no shapes.
 TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summary, const std::string& gpu,
                               const std::string& runtime, const std::string& runtime_version = "");
+
+// The card's efficiencies as the trace shows them: the efficiency the prediction used, scaled by predicted over
+// measured time of the compute-bound GEMM operators (kernels of at least 20 us) and of the bandwidth-bound
+// elementwise and normalisation operators. Predicting the same trace with them reproduces it by construction: they
+// are for other models, batches and precisions on that card.
+struct TraceCalibration {
+  std::string gpu;
+  std::optional<double> gemm_efficiency_tensor, gemm_efficiency_cuda, dram_efficiency;
+  int gemm_ops = 0, streaming_ops = 0;
+  double gemm_measured_ms = 0, streaming_measured_ms = 0;
+};
+TraceCalibration calibrate_from_trace(const TraceComparison& comparison);
+
+// A GPU file: the catalog file of `device` with id "<id>-trace" and a [measured] table from `cal`. InputError when
+// the trace measured nothing usable.
+std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& device, const std::string& trace_path,
+                              const std::string& device_name);
 
 }  // namespace perfcast

@@ -1,4 +1,6 @@
 // perfcast trace: what a PyTorch profiler trace measured, and perfcast's prediction of the same operators.
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "analysis/trace_analysis.h"
@@ -13,7 +15,7 @@ Command trace_command() {
   return {"trace", "read a PyTorch profiler trace: measured step, bound, kernel classes, and the prediction beside it",
           [](CLI::App& app) {
             struct State {
-              std::string file, gpu, runtime = "pytorch", runtime_version, html;
+              std::string file, gpu, runtime = "pytorch", runtime_version, html, write_gpu;
               int top = 10;
               bool json = false, no_predict = false;
             };
@@ -26,6 +28,9 @@ Command trace_command() {
             app.add_flag("--no-predict", s->no_predict, "only what the trace measured");
             app.add_flag("--json", s->json, "machine-readable output");
             app.add_option("--html", s->html, "also write the report as a self-contained HTML page to this file");
+            app.add_option("--write-gpu", s->write_gpu,
+                           "write a GPU file for --gpu: the catalog GPU with the GEMM and DRAM efficiencies this trace "
+                           "measured (its [measured] table)");
             return std::function<int()>([s] {
               if (s->top < 0) throw InputError("--top must be 0 or more, got " + std::to_string(s->top));
               const KinetoTrace t = read_kineto_trace(s->file);
@@ -54,8 +59,22 @@ Command trace_command() {
                   why = m;
                 }
               }
+              std::string wrote;
+              if (!s->write_gpu.empty()) {
+                if (!cmp) throw InputError("--write-gpu needs a prediction beside the trace: " + (why.empty() ? "--no-predict was given" : why));
+                const TraceCalibration cal = calibrate_from_trace(*cmp);
+                write_file_atomically(s->write_gpu,
+                                      measured_gpu_file(cal, cmp->prediction.device, s->file, sum.device_name));
+                wrote = "wrote " + s->write_gpu + ":";
+                if (cal.gemm_efficiency_tensor) wrote += fmt::format(" gemm_efficiency_tensor {:.3f}", *cal.gemm_efficiency_tensor);
+                if (cal.gemm_efficiency_cuda) wrote += fmt::format(" gemm_efficiency_cuda {:.3f}", *cal.gemm_efficiency_cuda);
+                if (cal.dram_efficiency) wrote += fmt::format(" dram_efficiency {:.3f}", *cal.dram_efficiency);
+                wrote += fmt::format(" (from {} GEMM and {} elementwise operators; use it with --gpu {})\n", cal.gemm_ops,
+                                     cal.streaming_ops, s->write_gpu);
+              }
               if (!s->html.empty()) write_file_atomically(s->html, trace_html(sum, cmp, why));
               std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
+              if (!wrote.empty()) (s->json ? std::cerr : std::cout) << wrote;
               return 0;
             });
           }};
