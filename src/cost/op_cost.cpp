@@ -367,7 +367,9 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
   const Op& producer = ops[prev];
   if (!is_pointwise(op)) return Fusion::kNone;
   if (!training && runtime.fuse_bn_activation_inference && batch_norm_epilogue(ops, index)) return Fusion::kIntoPrevious;
-  if (runtime.fuse_epilogue && (producer.kind == OpKind::kConv || producer.kind == OpKind::kMatmul)) return Fusion::kIntoPrevious;
+  if ((runtime.fuse_epilogue && producer.kind == OpKind::kConv) ||
+      (runtime.fuse_matmul_epilogue && producer.kind == OpKind::kMatmul))
+    return Fusion::kIntoPrevious;
   if (runtime.fuse_elementwise_chains &&
       (is_pointwise(producer) || producer.kind == OpKind::kNorm || (runtime.fuse_epilogue && producer.kind == OpKind::kConv)))
     return Fusion::kIntoPrevious;

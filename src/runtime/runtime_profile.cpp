@@ -21,6 +21,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "tf32_matmul_default") return &r.tf32_matmul_default;
   if (key == "tf32_available") return &r.tf32_available;
   if (key == "fuse_epilogue") return &r.fuse_epilogue;
+  if (key == "fuse_matmul_epilogue") return &r.fuse_matmul_epilogue;
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
   if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;
   if (key == "nhwc_conv_transposes") return &r.nhwc_conv_transposes;
@@ -63,6 +64,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.gpu_gap_per_kernel_us = f.number("gpu_gap_per_kernel_us");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
+  // GEMM epilogues follow the convolution rule unless the file says otherwise.
+  r.fuse_matmul_epilogue = f.raw()["fuse_matmul_epilogue"] ? f.boolean("fuse_matmul_epilogue") : r.fuse_epilogue;
   r.fold_bn_inference = f.boolean("fold_bn_inference");
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");

@@ -22,7 +22,8 @@ struct RuntimeProfile {
   double host_overhead_per_kernel_us = 8;  // CPU time per kernel dispatch
   double gpu_gap_per_kernel_us = 1;        // device idle between dependent kernels
   bool fuse_elementwise_chains = false;    // elementwise/norm chains run as one kernel
-  bool fuse_epilogue = false;              // bias/activation/residual fused into the producing conv/GEMM
+  bool fuse_epilogue = false;              // bias/activation/residual fused into the producing conv (and GEMM)
+  bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)
   bool fold_bn_inference = false;          // inference batch norm folded into conv weights
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
