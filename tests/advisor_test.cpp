@@ -281,7 +281,8 @@ TEST(Advisor, MeasuredAmpWhatIfsStayUnderTheRatchet) {
 
 
 // Data parallel over more of the same card is one of the strategies (the "how many GPUs"), each with its
-// cost per sample: on one GPU type the price per GPU-hour is the same, so the cost ratio is GPUs over speedup.
+// cost per sample: at least GPUs over speedup, since a server with more of the card is never cheaper per GPU-hour
+// than the cheapest rental of one in the price catalog.
 TEST(Advisor, OffersMoreOfTheSameGpuWithItsCost) {
   const Advice a = advise(resnet50_request("v100-sxm2-16gb"));
   ASSERT_TRUE(a.baseline_usd_per_million_samples.has_value());  // the price catalog rents V100s
@@ -294,7 +295,8 @@ TEST(Advisor, OffersMoreOfTheSameGpuWithItsCost) {
     EXPECT_GT(st.speedup, 1.0) << st.id;
     EXPECT_LE(st.speedup, gpus + 1e-9) << st.id;  // no more than perfect scaling
     ASSERT_TRUE(st.cost_ratio.has_value()) << st.id;
-    EXPECT_NEAR(*st.cost_ratio, gpus / st.speedup, 1e-9) << st.id;
+    // The same card costs the same or more per GPU-hour in a bigger server than the cheapest rental of one.
+    EXPECT_GE(*st.cost_ratio, gpus / st.speedup - 1e-9) << st.id;
     EXPECT_NE(st.reason.find("scaling efficiency"), std::string::npos) << st.reason;
   }
   EXPECT_EQ(found, 3);  // 2, 4 and 8 GPUs

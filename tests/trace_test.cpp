@@ -13,6 +13,7 @@
 #include "analysis/trace_analysis.h"
 #include "cli_runner.h"
 #include "core/error.h"
+#include "device/catalog.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
 
@@ -529,6 +530,76 @@ TEST_F(TraceCli, WrittenGpuFileReproducesTheTracesKernelTimes) {
   const auto bad = run("trace " + fixture("benchmark_result_2869224_1695835535_trace.json.gz") + " --write-gpu no.toml");
   EXPECT_EQ(bad.code, 2);
   EXPECT_FALSE(fs::exists(dir_ / "no.toml"));
+}
+
+
+// What the second review found: ops before a node's creator share its sequence number; GPU files must be valid TOML,
+// keep what they had measured, and belong to the traced card; no file is left behind by an error; long kernel
+// names are cut on a UTF-8 character boundary.
+TEST_F(TraceCli, SharedSequenceNumbersGoToTheOpThatCreatedTheNode) {
+  json ev = json::array();
+  const auto op = [&](const std::string& name, double ts, double dur, int tid, long seq, json dims = json::array()) {
+    json e = cpu_op(name, ts, dur, dims, json::array(), nullptr, tid);
+    if (seq >= 0) e["args"]["Sequence number"] = seq;
+    ev.push_back(e);
+  };
+  const auto launched = [&](int tid, double ts, long corr, double kdur) {
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", tid},
+                  {"ts", ts}, {"dur", 3}, {"args", {{"correlation", corr}}}});
+    json k = kernel("ampere_sgemm_64x64_nn", ts + 5, kdur);
+    k["args"]["correlation"] = corr;
+    ev.push_back(k);
+  };
+  op("ProfilerStep#1", 0, 10000, 1, -1);
+  op("aten::mul", 10, 5, 1, 5, {{64, 784}, {}});  // no node of its own: the counter still reads 5
+  op("aten::linear", 20, 100, 1, 5, {{64, 784}, {256, 784}, {256}});
+  op("aten::addmm", 30, 50, 1, 5, {{256}, {64, 784}, {784, 256}});
+  launched(1, 40, 1, 30);
+  op("AddmmBackward0", 400, 100, 2, 5);
+  launched(2, 410, 2, 50);
+  write_trace(dir_, "seq.json", ev);
+  const KinetoTrace t = read_kineto_trace((dir_ / "seq.json").string());
+  const TraceComparison c = compare_trace(t, summarize_trace(t), "rtx-3090", "pytorch");
+  const auto linear = std::find_if(c.ops.begin(), c.ops.end(), [](const auto& o) { return o.name == "aten::linear#1"; });
+  ASSERT_NE(linear, c.ops.end());
+  EXPECT_NEAR(linear->measured_backward_ms, 0.050, 1e-12);
+}
+
+TEST_F(TraceCli, GpuFilesAreValidKeepTheirMeasurementsAndBelongToTheTracedCard) {
+  // A card whose catalog file already has a [measured] table (published matmul benchmarks of the RTX 4090).
+  const DeviceSpec ada = find_gpu("rtx-4090");
+  ASSERT_TRUE(ada.measured && ada.measured->gemm_efficiency_tensor);
+  TraceCalibration cal;
+  cal.dram_efficiency = 0.8;
+  cal.streaming_ops = 3;
+  const fs::path file = dir_ / "ada.toml";
+  test::write_text(file, measured_gpu_file(cal, ada, "run \"1\".json", "NVIDIA \"GeForce\" RTX 4090"));
+  const DeviceSpec back = find_gpu(file.string());
+  EXPECT_EQ(back.id, "rtx-4090-trace");
+  ASSERT_TRUE(back.measured.has_value());
+  EXPECT_NEAR(*back.measured->dram_efficiency, 0.8, 1e-12);
+  EXPECT_NEAR(*back.measured->gemm_efficiency_tensor, *ada.measured->gemm_efficiency_tensor, 1e-12);  // kept
+  // The RTX 3090 trace's measurements do not go into another card's file, and an error writes nothing.
+  write_trace(dir_, "t3090.json", mlp_events());
+  const auto other = run("trace t3090.json --gpu rtx-4090 --write-gpu x.toml");
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("belong to that card"), std::string::npos) << other.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.toml"));
+  const auto half = run("trace t3090.json --write-gpu y.toml --html no-such-dir/page.html");
+  EXPECT_EQ(half.code, 2);
+  EXPECT_FALSE(fs::exists(dir_ / "y.toml"));
+}
+
+TEST_F(TraceCli, LongNonAsciiKernelNamesStayValidUtf8) {
+  json ev = two_step_events();
+  std::string name = "void my_kernel_";
+  while (name.size() < 71) name += "x";  // 66 ASCII bytes after "void ": the cut at 67 falls inside the first é
+  name += "\u00e9\u00e9\u00e9\u00e9<float>(int)";  // two-byte characters across the cut
+  ev.push_back(kernel(json::parse("\"" + name + "\"").get<std::string>(), 1600, 10));
+  write_trace(dir_, "utf.json", ev);
+  const auto r = run("trace utf.json --json --no-predict");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NO_THROW((void)json::parse(r.out));
 }
 
 }  // namespace

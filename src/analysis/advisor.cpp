@@ -41,7 +41,13 @@ std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 // nothing when it has none (a card one owns, or not sold by the hour).
 std::optional<double> usd_per_million_samples(const Prediction& p) {
   if (p.samples_per_s <= 0) return std::nullopt;
-  const InstanceType* inst = cheapest_instance_for(default_price_catalog(), p.device.id);
+  // An instance with at least as many GPUs as one node uses (a 1-GPU rental's price is not an 8-GPU server's).
+  const int per_node = std::max(1, p.request.gpus);
+  const InstanceType* inst = nullptr;
+  for (const auto& i : default_price_catalog().instances)
+    if (i.gpu == p.device.id && i.gpus >= per_node &&
+        (!inst || i.on_demand_usd_per_hour / i.gpus < inst->on_demand_usd_per_hour / inst->gpus))
+      inst = &i;
   if (inst == nullptr || inst->gpus <= 0) return std::nullopt;
   const double usd_per_gpu_hour = inst->on_demand_usd_per_hour / inst->gpus;
   const int gpus = std::max(1, p.request.gpus) * std::max(1, p.request.nodes);
@@ -354,10 +360,10 @@ Advice advise(const PredictRequest& request) {
   // Scale-out: the same GPU, data parallel over more of them in one server (its default link and the runtime's
   // gradient reduction), while the modelled efficiency stays useful.
   if (training && r.nodes == 1) {
-    for (int factor : {2, 4, 8}) {
+    for (int count : {2, 4, 8}) {
+      if (count <= r.gpus) continue;
       PredictRequest t = r;
-      t.gpus = r.gpus * factor;
-      if (t.gpus > 16) break;
+      t.gpus = count;
       StrategyResult g = evaluate("gpus:" + std::to_string(t.gpus), "scale-out", base, t, [&](const Prediction& p) {
         if (!p.scale) return fmt::format("{} GPUs", t.gpus);
         return fmt::format("{} x {} over {} ({}): scaling efficiency {:.0f}%, {:.1f} ms per step waiting on gradients",

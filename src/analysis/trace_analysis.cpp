@@ -12,6 +12,7 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
+#include <sstream>
 #include "device/architecture.h"
 #include "device/catalog.h"
 #include "import/model_source.h"
@@ -173,12 +174,17 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
       if (auto it = position.find(static_cast<std::size_t>(k)); it != position.end()) return it->second;
     return std::nullopt;
   };
-  // Sequence number of a forward op's autograd node -> its forward position.
-  std::map<std::int64_t, std::size_t> by_sequence;
+  // Sequence number of an autograd node -> the forward position of the op that created it. Every op records the
+  // counter's current value and only creating a node advances it, so the ops before the creator (views, casts, ops
+  // without gradients) share its number: the creator is the last op, by start time, that recorded it.
+  std::map<std::int64_t, std::pair<double, std::size_t>> by_sequence;  // seq -> (start, forward position)
   for (std::size_t i = 0; i < n; ++i) {
     const auto& op = t.cpu_ops[i];
     if (op.sequence < 0 || op.tid != fwd.tid || backward_span(op.name)) continue;
-    if (auto f = forward_of(i)) by_sequence.emplace(op.sequence, *f);
+    const auto f = forward_of(i);
+    if (!f) continue;
+    auto [it, fresh] = by_sequence.try_emplace(op.sequence, op.ts_us, *f);
+    if (!fresh && op.ts_us >= it->second.first) it->second = {op.ts_us, *f};
   }
   // The innermost event on `tid` enclosing time `ts`.
   const auto enclosing = [&](std::int64_t tid, double ts) -> std::optional<std::size_t> {
@@ -229,7 +235,7 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
         backward = true;
         if (e.sequence >= 0)
           if (auto it = by_sequence.find(e.sequence); it != by_sequence.end()) {
-            target = it->second;
+            target = it->second.second;
             break;
           }
       }
@@ -270,7 +276,11 @@ std::string short_kernel_name(const std::string& kernel_name) {
   // Cut at the first '<' or '(': template arguments and parameters name types, not what the kernel does.
   const std::size_t cut = s.find_first_of("<(");
   if (cut != std::string::npos && cut > 0) s = s.substr(0, cut);
-  if (s.size() > 70) s = s.substr(0, 67) + "...";
+  if (s.size() > 70) {
+    std::size_t cut = 67;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 
@@ -593,6 +603,8 @@ TraceCalibration calibrate_from_trace(const TraceComparison& c) {
     if (it == pred.end()) continue;
     const Predicted& x = it->second;
     // Kernels shorter than this are launch-floor noise, not throughput.
+    // A training op whose backward kernels were not found (no sequence number) would look fast: leave it out.
+    if (op.predicted_backward_ms > 0 && op.measured_backward_ms <= 0) continue;
     if (x.gemm_compute_us > 0 && x.gemm_compute_bound && op.measured_gemm_ms * 1e3 >= 20) {
       gemm_pred += x.gemm_compute_us;
       gemm_meas += op.measured_gemm_ms * 1e3;
@@ -606,39 +618,58 @@ TraceCalibration calibrate_from_trace(const TraceComparison& c) {
   }
   cal.gemm_measured_ms = gemm_meas / 1e3;
   cal.streaming_measured_ms = stream_meas / 1e3;
-  const auto clamp = [](double v) { return std::clamp(v, 0.05, 1.2); };
+  // Outside (0.05, 1.2] a value says more about the trace (kernels tied to the wrong operator, clocks throttled by
+  // something else) than about the card: it is reported, not written.
+  const auto accept = [&](double v, const char* key, std::optional<double>& out) {
+    if (v > 0.05 && v <= 1.2) out = v;
+    else cal.rejected.push_back(fmt::format("{} {:.3f} (outside 0.05-1.2)", key, v));
+  };
   if (gemm_meas > 0) {
-    if (tensor_votes > 0) cal.gemm_efficiency_tensor = clamp(used.gemm_efficiency_tensor * gemm_pred / gemm_meas);
-    else cal.gemm_efficiency_cuda = clamp(used.gemm_efficiency_cuda * gemm_pred / gemm_meas);
+    if (tensor_votes > 0) {
+      // Where the architecture caps the FP32-accumulate or INT8 tensor rate (Turing), a [measured] tensor
+      // efficiency replaces the cap, so a value scaled from the capped rate would not reproduce the trace.
+      if (used.tensor_fp32acc_flops_per_clk_sm > 0 || used.tensor_int8_ops_per_clk_sm > 0)
+        cal.rejected.push_back("gemm_efficiency_tensor (this architecture's tensor rate is capped in "
+                               "data/architectures.toml; a measured efficiency would replace the cap)");
+      else
+        accept(used.gemm_efficiency_tensor * gemm_pred / gemm_meas, "gemm_efficiency_tensor", cal.gemm_efficiency_tensor);
+    } else {
+      accept(used.gemm_efficiency_cuda * gemm_pred / gemm_meas, "gemm_efficiency_cuda", cal.gemm_efficiency_cuda);
+    }
   }
-  if (stream_meas > 0) cal.dram_efficiency = clamp(used.dram_efficiency * stream_pred / stream_meas);
+  if (stream_meas > 0) accept(used.dram_efficiency * stream_pred / stream_meas, "dram_efficiency", cal.dram_efficiency);
   return cal;
 }
 
 std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& device, const std::string& trace_path,
                               const std::string& device_name) {
   if (!cal.gemm_efficiency_tensor && !cal.gemm_efficiency_cuda && !cal.dram_efficiency)
-    throw InputError("trace '" + trace_path + "' has no GEMM or elementwise operator long enough to measure the card "
-                     "(kernels of at least 20 us tied to shaped operators are needed)");
-  std::string text = read_text_file(device.file);
-  // Drop the file's own [measured] table (up to the next table) and give the copy its own id.
-  if (const auto at = text.find("\n[measured]"); at != std::string::npos) {
-    const auto next = text.find("\n[", at + 1);
-    text.erase(at, next == std::string::npos ? std::string::npos : next - at);
-  }
-  if (const auto at = text.find("id = \"" + device.id + "\""); at != std::string::npos)
-    text.replace(at, device.id.size() + 7, "id = \"" + device.id + "-trace\"");
-  std::string m = "\n[measured]\n";
-  m += "device_name = \"" + (device_name.empty() ? device.name : device_name) + "\"\n";
-  m += fmt::format("tool = \"perfcast trace {}: {} GEMM operators ({:.2f} ms of GEMM kernels), {} elementwise and "
-                   "normalisation operators ({:.2f} ms), measured against the cost model\"\n",
-                   std::filesystem::path(trace_path).filename().string(), cal.gemm_ops, cal.gemm_measured_ms,
-                   cal.streaming_ops, cal.streaming_measured_ms);
-  if (cal.gemm_efficiency_tensor) m += fmt::format("gemm_efficiency_tensor = {:.3f}\n", *cal.gemm_efficiency_tensor);
-  if (cal.gemm_efficiency_cuda) m += fmt::format("gemm_efficiency_cuda = {:.3f}\n", *cal.gemm_efficiency_cuda);
-  if (cal.dram_efficiency) m += fmt::format("dram_efficiency = {:.3f}\n", *cal.dram_efficiency);
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text + "\n" + m;
+    throw InputError("trace '" + trace_path + "' measured no efficiency to write (kernels of at least 20 us tied to "
+                     "shaped GEMM or elementwise operators are needed" +
+                     (cal.rejected.empty() ? std::string(")") : "; rejected: " + cal.rejected.front() + ")"));
+  // The catalog file as a table: values already in its [measured] table stay unless re-measured here.
+  toml::table t = parse_toml_file(device.file);
+  t.insert_or_assign("id", device.id + "-trace");
+  toml::table measured;
+  if (const toml::table* old = t["measured"].as_table()) measured = *old;
+  const std::string before = measured.contains("tool") ? measured["tool"].value_or(std::string()) + "; then " : "";
+  measured.insert_or_assign("device_name", device_name.empty() ? device.name : device_name);
+  measured.insert_or_assign(
+      "tool", before + fmt::format("perfcast trace {}: {} GEMM operators ({:.2f} ms of GEMM kernels), {} elementwise and "
+                                   "normalisation operators ({:.2f} ms), measured against the cost model",
+                                   std::filesystem::path(trace_path).filename().string(), cal.gemm_ops,
+                                   cal.gemm_measured_ms, cal.streaming_ops, cal.streaming_measured_ms));
+  const auto put = [&](const char* key, const std::optional<double>& v) {
+    if (v) measured.insert_or_assign(key, std::round(*v * 1000) / 1000);
+  };
+  put("gemm_efficiency_tensor", cal.gemm_efficiency_tensor);
+  put("gemm_efficiency_cuda", cal.gemm_efficiency_cuda);
+  put("dram_efficiency", cal.dram_efficiency);
+  t.insert_or_assign("measured", std::move(measured));
+  std::ostringstream out;
+  out << "# Written by perfcast trace --write-gpu from " << device.file << " (comments dropped) and " << trace_path
+      << "\n" << toml::toml_formatter{t} << "\n";
+  return out.str();
 }
 
 }  // namespace perfcast

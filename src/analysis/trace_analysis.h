@@ -113,11 +113,12 @@ struct TraceCalibration {
   std::optional<double> gemm_efficiency_tensor, gemm_efficiency_cuda, dram_efficiency;
   int gemm_ops = 0, streaming_ops = 0;
   double gemm_measured_ms = 0, streaming_measured_ms = 0;
+  std::vector<std::string> rejected;  // values measured but not written, with why
 };
 TraceCalibration calibrate_from_trace(const TraceComparison& comparison);
 
-// A GPU file: the catalog file of `device` with id "<id>-trace" and a [measured] table from `cal`. InputError when
-// the trace measured nothing usable.
+// A GPU file: the catalog file of `device` (re-serialised as TOML) with id "<id>-trace" and its [measured] table
+// updated with `cal`'s values (others it had stay). InputError when the trace measured nothing usable.
 std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& device, const std::string& trace_path,
                               const std::string& device_name);
 

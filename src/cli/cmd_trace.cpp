@@ -1,12 +1,15 @@
 // perfcast trace: what a PyTorch profiler trace measured, and perfcast's prediction of the same operators.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "analysis/trace_analysis.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "device/catalog.h"
+#include "runtime/runtime_profile.h"
 #include "report/trace_report.h"
 
 namespace perfcast::cli {
@@ -47,32 +50,51 @@ Command trace_command() {
                                               : "its device '" + sum.device_name + "' is not in the catalog; name one with --gpu";
               } else {
                 // A bad --gpu or --runtime is the user's error (exit 2); a trace whose operators cannot become a
-                // model still gets its measured report.
+                // model, or cannot run on that GPU, still gets its measured report.
                 find_gpu(gpu);
+                find_runtime(s->runtime);
                 try {
                   cmp = compare_trace(t, sum, gpu, s->runtime, s->runtime_version);
-                } catch (const UnsupportedError& e) {
-                  why = e.what();
                 } catch (const InputError& e) {
-                  const std::string m = e.what();
-                  if (m.find("trace '") == std::string::npos) throw;
-                  why = m;
+                  why = e.what();
                 }
               }
-              std::string wrote;
+              // Everything is rendered before anything is written, and every output folder checked first, so
+              // that an error leaves no file behind.
+              for (const std::string* out : {&s->write_gpu, &s->html}) {
+                if (out->empty()) continue;
+                const auto dir = std::filesystem::path(*out).parent_path();
+                std::error_code ec;
+                if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+                  throw InputError("cannot write '" + *out + "': no such directory '" + dir.string() + "'");
+              }
+              std::string wrote, gpu_file;
               if (!s->write_gpu.empty()) {
                 if (!cmp) throw InputError("--write-gpu needs a prediction beside the trace: " + (why.empty() ? "--no-predict was given" : why));
+                // Measurements of one card go into that card's file only.
+                const bool path_given = gpu.size() > 5 && gpu.compare(gpu.size() - 5, 5, ".toml") == 0;
+                if (!sum.gpu_id.empty() && !path_given) {
+                  const std::string& target = cmp->prediction.device.id;
+                  const bool same = target == sum.gpu_id || std::find(sum.gpu_alternatives.begin(),
+                                                                       sum.gpu_alternatives.end(), target) !=
+                                                                sum.gpu_alternatives.end();
+                  if (!same)
+                    throw InputError("--write-gpu: the trace ran on " + sum.gpu_id + " ('" + sum.device_name +
+                                     "'), not on " + target + "; its measurements belong to that card");
+                }
                 const TraceCalibration cal = calibrate_from_trace(*cmp);
-                write_file_atomically(s->write_gpu,
-                                      measured_gpu_file(cal, cmp->prediction.device, s->file, sum.device_name));
+                gpu_file = measured_gpu_file(cal, cmp->prediction.device, s->file, sum.device_name);
                 wrote = "wrote " + s->write_gpu + ":";
                 if (cal.gemm_efficiency_tensor) wrote += fmt::format(" gemm_efficiency_tensor {:.3f}", *cal.gemm_efficiency_tensor);
                 if (cal.gemm_efficiency_cuda) wrote += fmt::format(" gemm_efficiency_cuda {:.3f}", *cal.gemm_efficiency_cuda);
                 if (cal.dram_efficiency) wrote += fmt::format(" dram_efficiency {:.3f}", *cal.dram_efficiency);
                 wrote += fmt::format(" (from {} GEMM and {} elementwise operators; use it with --gpu {})\n", cal.gemm_ops,
                                      cal.streaming_ops, s->write_gpu);
+                for (const auto& r : cal.rejected) wrote += "not written: " + r + "\n";
               }
-              if (!s->html.empty()) write_file_atomically(s->html, trace_html(sum, cmp, why));
+              const std::string page = s->html.empty() ? "" : trace_html(sum, cmp, why);
+              if (!gpu_file.empty()) write_file_atomically(s->write_gpu, gpu_file);
+              if (!s->html.empty()) write_file_atomically(s->html, page);
               std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
               if (!wrote.empty()) (s->json ? std::cerr : std::cout) << wrote;
               return 0;

@@ -61,7 +61,7 @@ std::string advice_html(const Advice& a, Lang lang) {
 
   h += "<h2>" + html_escape(msg("strategies", lang)) + "</h2>\n<table>\n";
   h += "<tr><th>strategy</th><th>speedup</th><th></th><th>memory</th><th>energy</th><th>cost</th><th>why</th></tr>\n";
-  h += "<tr class=\"units\"><td></td><td>x</td><td></td><td>GiB</td><td>/sample</td><td>/sample</td><td></td></tr>\n";
+  h += "<tr class=\"units\"><td></td><td>x</td><td></td><td>GiB</td><td>/sample</td><td>$ /1M samples</td><td></td></tr>\n";
   double best = 1.0;
   for (const char* list : {"strategies", "combinations"})
     for (const auto& s : j.at(list))
@@ -76,13 +76,13 @@ std::string advice_html(const Advice& a, Lang lang) {
       }
       const double speedup = number_of(s, "speedup");
       const bool has_energy = s.contains("energy_ratio") && s.at("energy_ratio").is_number();
-      const bool has_cost = s.contains("cost_ratio") && s.at("cost_ratio").is_number();
+      const bool has_cost = s.contains("usd_per_million_samples") && s.at("usd_per_million_samples").is_number();
       h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.2f}</td><td>{}</td><td class=\"n\">{:+.2f}</td>"
                        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                        html_escape(text_of(s, "id")), speedup, html_bar(speedup / best, speedup >= 1 ? "#4f81bd" : "#999"),
                        number_of(s, "memory_delta_bytes") / 1073741824.0,
                        has_energy ? fmt::format("{:.2f}", number_of(s, "energy_ratio")) : std::string("-"),
-                       has_cost ? fmt::format("{:.2f}", number_of(s, "cost_ratio")) : std::string("-"),
+                       has_cost ? fmt::format("{:.2f}", number_of(s, "usd_per_million_samples")) : std::string("-"),
                        html_escape(text_of(s, "reason_in_language")));
     }
   h += "</table>\n";

@@ -153,13 +153,13 @@ std::string advice_text(const Advice& a, Lang lang) {
     const double mem = st.memory_delta_bytes / 1073741824.0;
     return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
                        st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-",
-                       st.cost_ratio ? fmt::format("{:.2f}x", *st.cost_ratio) : "-", reason(st));
+                       st.usd_per_million_samples ? fmt::format("${:.2f}", *st.usd_per_million_samples) : "-", reason(st));
   };
   s += fmt::format("\n{}\n", msg("strategies", lang));
   if (a.baseline_usd_per_million_samples)
     s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), *a.baseline_usd_per_million_samples) + "\n";
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "strategy", "speedup", "memory", "energy", "cost", "why");
-  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", "x", "GiB", "/sample", "/sample", "");
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", "x", "GiB", "/sample", "/1M", "");
   for (const auto& c : a.combinations) s += strategy_row(c);
   for (const auto& st : a.strategies)
     if (st.applicable) s += strategy_row(st);

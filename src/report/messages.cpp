@@ -44,7 +44,7 @@ const std::map<std::string_view, Text>& table() {
       {"combined", {"Combined", "组合"}},
       {"not_applicable", {"Not applicable here", "此处不适用"}},
       {"baseline_cost",
-       {"  rented: ${:.2f} per million samples at the cheapest on-demand price per GPU-hour in the price catalog",
+       {"  baseline rented: ${:.2f} per million samples at the cheapest on-demand price per GPU-hour in the price catalog",
         "  租用成本：按价格目录中最便宜的按需单卡小时价，每百万样本 ${:.2f}"}},
       {"capacity",
        {"memory capacity caps the batch at {}: a batch twice as large would run faster if it fit",
@@ -53,12 +53,13 @@ const std::map<std::string_view, Text>& table() {
       {"legend",
        {"Legend: share = part of the step time; roofline = achieved FLOP/s over the pipe's peak (compute-bound) or "
         "achieved bytes/s over DRAM peak (bandwidth-bound); speedup = predicted throughput over the baseline; "
-        "memory = change in predicted device memory; energy and cost = per sample against the baseline (cost: the cheapest "
-        "on-demand price per GPU-hour of each GPU in data/cloud/prices.toml, times the GPUs used; '-' without a price). "
+        "memory = change in predicted device memory; energy = per sample against the baseline; cost = US dollars per "
+        "million samples at the cheapest on-demand price per GPU-hour of an instance with that GPU and at least that "
+        "many of them in data/cloud/prices.toml ('-' without a price). "
         "Each strategy is the same model re-predicted with one change.",
         "说明：占比 = 占单步时间的比例；屋顶线 = 实际 FLOP/s 与该计算单元峰值之比（计算受限）或实际带宽与显存峰值带宽之比"
-        "（带宽受限）；加速比 = 预测吞吐量 / 基线；显存 = 预测显存的变化；能耗与成本 = 每样本相对基线之比（成本按 "
-        "data/cloud/prices.toml 中各 GPU 最便宜的按需单卡小时价乘以所用 GPU 数；无价格时为 '-'）。每个策略都是同一模型只改一处后重新预测的结果。"}},
+        "（带宽受限）；加速比 = 预测吞吐量 / 基线；显存 = 预测显存的变化；能耗 = 每样本相对基线之比；成本 = 每百万样本的美元数"
+        "（按 data/cloud/prices.toml 中含该 GPU 且数量足够的实例最便宜的按需单卡小时价；无价格时为 '-'）。每个策略都是同一模型只改一处后重新预测的结果。"}},
       {"bound.tensor_compute", {"tensor-core compute", "张量核心计算"}},
       {"bound.cuda_compute", {"CUDA-core compute", "CUDA 核心计算"}},
       {"bound.dram_bandwidth", {"DRAM bandwidth", "显存带宽"}},
