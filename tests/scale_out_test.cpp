@@ -380,5 +380,30 @@ TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatch
   EXPECT_LE(s.median_ape, 15.5) << "median throughput APE of multi-GPU rows, %";
 }
 
+
+// Memory of the gradient reduction: DDP's buckets hold a copy of every gradient ("the saved memory size will be equal
+// to the total gradients size" with gradient_as_bucket_view, PyTorch DDP docs); Horovod reuses one fusion buffer of
+// HOROVOD_FUSION_THRESHOLD (64 MB); one GPU has neither.
+TEST(DataParallel, GradientBucketsTakeMemory) {
+  PredictRequest r;
+  r.gpu = "v100-sxm2-16gb";
+  r.model = "bert_large";
+  r.precision = "amp";
+  r.batch = 8;
+  r.seq = 128;
+  const Prediction one = predict(r);
+  EXPECT_EQ(one.memory.comm_buffers, 0.0);
+  r.gpus = 8;
+  r.strategy = "ddp";
+  const Prediction ddp = predict(r);
+  EXPECT_DOUBLE_EQ(ddp.memory.comm_buffers, ddp.memory.gradients);
+  EXPECT_GT(ddp.memory.total, one.memory.total + 0.99 * ddp.memory.gradients);
+  r.strategy = "horovod";
+  EXPECT_DOUBLE_EQ(predict(r).memory.comm_buffers, 64.0 * 1048576.0);
+  r.mode = "infer";
+  r.strategy = "ddp";
+  EXPECT_EQ(predict(r).memory.comm_buffers, 0.0);
+}
+
 }  // namespace
 }  // namespace perfcast

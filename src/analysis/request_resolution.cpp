@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "cost/cost_constants.h"
 #include "device/catalog.h"
+#include "schedule/collectives.h"
 
 namespace perfcast {
 
@@ -48,6 +49,15 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
   m.optimizer_step = r.optimizer_step;
   m.optimizer = optimizer;
   m.checkpointing = r.checkpointing;
+  // Several GPUs: the gradient reduction's buffers (data/interconnects.toml bucket_copies: DDP's buckets hold a
+  // copy of every gradient; Horovod reuses one fusion buffer of bucket_mb).
+  if (m.training && r.gpus * r.nodes > 1) {
+    const StrategySpec& s = r.strategy.empty() ? strategy_for_runtime(r.runtime) : find_strategy(r.strategy);
+    if (s.bucket_copies > 0) {
+      m.bucket_copy_of_gradients = true;
+      if (s.bucket_copies_on_comm_stream && s.bucket_mb > 0) m.bucket_cap_bytes = s.bucket_mb * 1048576.0;
+    }
+  }
   return m;
 }
 

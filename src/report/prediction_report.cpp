@@ -79,6 +79,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["memory"] = {{"weights_bytes", m.weights},         {"gradients_bytes", m.gradients},
                  {"optimizer_state_bytes", m.optimizer_state}, {"activations_bytes", m.activations},
                  {"workspace_bytes", m.workspace},     {"runtime_bytes", m.runtime},
+                 {"comm_buffers_bytes", m.comm_buffers},
                  {"total_bytes", m.total},             {"capacity_bytes", m.capacity},
                  {"fits", m.fits}};
   json shares = json::object();
@@ -167,10 +168,11 @@ std::string prediction_text(const Prediction& p, int max_ops) {
   s += fmt::format("  work per sample {:>12.2f} GFLOP\n", p.flops_per_sample / 1e9);
   s += fmt::format("  memory          {:>12}   of {} -> {}\n", format_bytes(p.memory.total),
                    format_bytes(p.memory.capacity), p.memory.fits ? "fits" : "DOES NOT FIT");
-  s += fmt::format("    weights {}, gradients {}, optimizer {}, activations {}, workspace {}, runtime {}\n",
+  s += fmt::format("    weights {}, gradients {}, optimizer {}, activations {}, workspace {}, runtime {}{}\n",
                    format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
                    format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
-                   format_bytes(p.memory.workspace), format_bytes(p.memory.runtime));
+                   format_bytes(p.memory.workspace), format_bytes(p.memory.runtime),
+                   p.memory.comm_buffers > 0 ? ", gradient buckets " + format_bytes(p.memory.comm_buffers) : "");
   if (p.llm)
     s += fmt::format("  serving         {:>12.1f} ms to first token, {:.2f} ms per output token, KV cache {}\n",
                      p.llm->time_to_first_token_ms, p.llm->time_per_output_token_ms, format_bytes(p.llm->kv_cache_bytes));

@@ -118,7 +118,12 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   }
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
-  m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace) * runtime.allocator_overhead +
+  if (o.training && o.bucket_copy_of_gradients) {
+    m.comm_buffers = m.gradients;
+    if (o.bucket_cap_bytes > 0) m.comm_buffers = std::min(m.comm_buffers, o.bucket_cap_bytes);
+  }
+  m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace + m.comm_buffers) *
+                runtime.allocator_overhead +
             m.runtime;
   m.capacity = device.memory_bytes();
   m.fits = m.total <= m.capacity;

@@ -20,6 +20,7 @@ struct MemoryBreakdown {
   double activations = 0;      // saved for backward (training) or the live working set (inference)
   double workspace = 0;        // cuDNN/cuBLAS workspace
   double runtime = 0;          // CUDA context, library kernels
+  double comm_buffers = 0;     // data parallel: gradient buckets (DDP) or the fusion buffer (Horovod)
   double total = 0;            // sum, times the allocator overhead
   double capacity = 0;         // the GPU's memory
   bool fits = true;
@@ -33,6 +34,10 @@ struct MemoryOptions {
   bool optimizer_step = true;
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // keep only segment-boundary activations, recompute the rest in backward
+  // Data-parallel training: the collective keeps its own copy of the gradients (true for DDP buckets and Horovod's
+  // fusion buffer), capped at bucket_cap_bytes when the framework reuses one fixed buffer (0: no cap).
+  bool bucket_copy_of_gradients = false;
+  double bucket_cap_bytes = 0;
 };
 
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
