@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -495,7 +496,37 @@ std::string trace_op_name(const std::string& aten_name, std::size_t index) {
   return aten_name + "#" + std::to_string(index);
 }
 
+namespace {
+
+ModelSource read_model_from_trace(const std::string& path);
+
+}  // namespace
+
 ModelSource model_from_trace(const std::string& path) {
+  // One CLI call resolves the same trace several times (its default batch, the prediction, the comparison): keep the
+  // last one read while the file is unchanged.
+  static std::mutex mutex;
+  static std::string cached_key;
+  static std::optional<ModelSource> cached;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  const std::string key = ec ? "" : path + "|" + std::to_string(size) + "|" +
+                                        std::to_string(mtime.time_since_epoch().count());
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!key.empty() && cached && cached_key == key) return *cached;
+  }
+  ModelSource m = read_model_from_trace(path);
+  std::lock_guard<std::mutex> lock(mutex);
+  cached_key = key;
+  cached = m;
+  return m;
+}
+
+namespace {
+
+ModelSource read_model_from_trace(const std::string& path) {
   const KinetoTrace t = read_kineto_trace(path);
   ForwardOps f = select_forward_ops(t);
   f.path = path;
@@ -535,5 +566,7 @@ ModelSource model_from_trace(const std::string& path) {
   };
   return m;
 }
+
+}  // namespace
 
 }  // namespace perfcast
