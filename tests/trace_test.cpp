@@ -585,6 +585,10 @@ TEST_F(TraceCli, GpuFilesAreValidKeepTheirMeasurementsAndBelongToTheTracedCard) 
   EXPECT_EQ(other.code, 2);
   EXPECT_NE(other.err.find("belong to that card"), std::string::npos) << other.err;
   EXPECT_FALSE(fs::exists(dir_ / "x.toml"));
+  const auto by_path = run("trace t3090.json --gpu " + (fs::path(PERFCAST_SOURCE_DIR) / "data/gpus/rtx-4090.toml").string() +
+                           " --write-gpu x.toml");
+  EXPECT_EQ(by_path.code, 2) << "a GPU file of another card is refused too";
+  EXPECT_FALSE(fs::exists(dir_ / "x.toml"));
   const auto half = run("trace t3090.json --write-gpu y.toml --html no-such-dir/page.html");
   EXPECT_EQ(half.code, 2);
   EXPECT_FALSE(fs::exists(dir_ / "y.toml"));

@@ -119,7 +119,7 @@ std::optional<double> default_dataset_samples(const Prediction& p) {
   std::string id = p.request.dataset;
   if (id.empty()) {
     if (p.model_family == "cnn3d" || p.model_family == "segmentation3d") id = "ct-crops";
-    else if (p.sequence) return std::nullopt;
+    else if (p.sequence || p.model_family == "trace") return std::nullopt;  // no dataset to assume: --dataset-size
     else id = "imagenet";
   }
   return find_dataset(id).samples;

@@ -494,6 +494,9 @@ Prediction predict_lora(const PredictRequest& request) {
   if (r.seq == 0) r.seq = model.default_seq;
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   const std::int64_t rank = r.lora_rank;
+  if (r.gpus * r.nodes > 1)
+    throw UnsupportedError("data-parallel LoRA fine-tuning is not modelled: predict one GPU (--gpus 1)",
+                           {"lora.data_parallel", {}});
 
   // Frozen weights stay in the compute precision (no fp32 masters, no gradients, no optimizer state); each
   // adapted projection W (k x n) gains A (k x r) and B (r x n), trained in fp32 with the optimizer.

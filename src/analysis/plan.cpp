@@ -1,5 +1,7 @@
 #include "analysis/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -76,6 +78,8 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
     step_us = (sc.base_step_ms + sc.exposed_comm_ms) * 1e3;
     o.efficiency = sc.efficiency;
     o.comm_share = sc.comm_share;
+    o.fits = p.memory.total + (sc.bucket_buffer_bytes - p.memory.comm_buffers) * p.runtime.allocator_overhead <=
+             p.memory.capacity;
   }
   o.step_ms = step_us / 1e3;
   o.samples_per_s = static_cast<double>(p.request.batch) * o.gpus_total / (step_us * 1e-6);
@@ -147,6 +151,11 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     for (int count = 1; count * inst.gpus <= req.max_gpus; ++count) {
       if (count > 1 && inst.network.empty()) break;
       PlanOption o = evaluate(s, inst, count, res.samples, req);
+      if (!o.fits) {
+        res.skipped.push_back(fmt::format("{} x{}: the gradient reduction's buffers do not fit beside batch {}", inst.id,
+                                          count, s.p.request.batch));
+        break;
+      }
       sc.max_count = count;
       sc.efficiency_at_max = o.efficiency;
       if (paying && o.efficiency >= req.efficiency_threshold) {

@@ -57,6 +57,7 @@ struct PlanOption {
   bool meets_deadline = false;
   bool within_budget = true;
   bool cheapest = false;
+  bool fits = true;          // with the gradient reduction's buffers at this GPU count
 };
 
 struct InstanceScaling {

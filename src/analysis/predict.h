@@ -103,6 +103,7 @@ struct ScaleOutCost {
   double overlap_slowdown_ms = 0;   // part of exposed_comm_ms: compute slowed by overlapped collectives
   double replica_overhead_ms = 0;   // part of exposed_comm_ms: runtime overhead per replica (data file)
   double bucket_copy_ms = 0;        // part of exposed_comm_ms: gradient copies into and out of buckets on the compute stream
+  double bucket_buffer_bytes = 0;   // memory the reduction's buffers take per GPU (DDP buckets, Horovod fusion buffer)
   double base_step_ms = 0;          // one GPU's step with its node's input pipeline, before communication
   double comm_share = 0;            // exposed_comm_ms / step
 };

@@ -55,6 +55,7 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
     const StrategySpec& s = r.strategy.empty() ? strategy_for_runtime(r.runtime) : find_strategy(r.strategy);
     if (s.bucket_copies > 0) {
       m.bucket_copy_of_gradients = true;
+      m.bucket_in_compute_precision = s.grad_dtype == "compute";
       if (s.bucket_copies_on_comm_stream && s.bucket_mb > 0) m.bucket_cap_bytes = s.bucket_mb * 1048576.0;
     }
   }

@@ -649,11 +649,15 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
                      (cal.rejected.empty() ? std::string(")") : "; rejected: " + cal.rejected.front() + ")"));
   // The catalog file as a table: values already in its [measured] table stay unless re-measured here.
   toml::table t = parse_toml_file(device.file);
-  t.insert_or_assign("id", device.id + "-trace");
+  const std::string base_id = device.id.size() > 6 && device.id.compare(device.id.size() - 6, 6, "-trace") == 0
+                                  ? device.id.substr(0, device.id.size() - 6)
+                                  : device.id;
+  t.insert_or_assign("id", base_id + "-trace");
   toml::table measured;
   if (const toml::table* old = t["measured"].as_table()) measured = *old;
   const std::string before = measured.contains("tool") ? measured["tool"].value_or(std::string()) + "; then " : "";
   measured.insert_or_assign("device_name", device_name.empty() ? device.name : device_name);
+  measured.erase("date");  // of the values measured before; the trace carries no date
   measured.insert_or_assign(
       "tool", before + fmt::format("perfcast trace {}: {} GEMM operators ({:.2f} ms of GEMM kernels), {} elementwise and "
                                    "normalisation operators ({:.2f} ms), measured against the cost model",
@@ -666,10 +670,22 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
   put("gemm_efficiency_cuda", cal.gemm_efficiency_cuda);
   put("dram_efficiency", cal.dram_efficiency);
   t.insert_or_assign("measured", std::move(measured));
-  std::ostringstream out;
-  out << "# Written by perfcast trace --write-gpu from " << device.file << " (comments dropped) and " << trace_path
-      << "\n" << toml::toml_formatter{t} << "\n";
-  return out.str();
+  std::ostringstream body;
+  body << toml::toml_formatter{t} << "\n";
+  // Three decimals for the measured efficiencies (toml++ prints a double's every digit).
+  std::string text = body.str(), tidy;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    for (const char* key : {"gemm_efficiency_tensor", "gemm_efficiency_cuda", "dram_efficiency"}) {
+      const std::string prefix = std::string(key) + " = ";
+      if (line.rfind(prefix, 0) == 0) line = prefix + fmt::format("{:.3f}", std::stod(line.substr(prefix.size())));
+    }
+    tidy += line + "\n";
+  }
+  std::string origin = device.file + " (comments dropped) and " + trace_path;
+  for (char& c : origin)
+    if (c == '\n' || c == '\r') c = ' ';  // one comment line
+  return "# Written by perfcast trace --write-gpu from " + origin + "\n" + tidy;
 }
 
 }  // namespace perfcast

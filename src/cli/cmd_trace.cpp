@@ -71,16 +71,17 @@ Command trace_command() {
               std::string wrote, gpu_file;
               if (!s->write_gpu.empty()) {
                 if (!cmp) throw InputError("--write-gpu needs a prediction beside the trace: " + (why.empty() ? "--no-predict was given" : why));
-                // Measurements of one card go into that card's file only.
-                const bool path_given = gpu.size() > 5 && gpu.compare(gpu.size() - 5, 5, ".toml") == 0;
-                if (!sum.gpu_id.empty() && !path_given) {
-                  const std::string& target = cmp->prediction.device.id;
-                  const bool same = target == sum.gpu_id || std::find(sum.gpu_alternatives.begin(),
-                                                                       sum.gpu_alternatives.end(), target) !=
-                                                                sum.gpu_alternatives.end();
-                  if (!same)
-                    throw InputError("--write-gpu: the trace ran on " + sum.gpu_id + " ('" + sum.device_name +
-                                     "'), not on " + target + "; its measurements belong to that card");
+                // Measurements of one card go into that card's file only: same chip generation, SM count and
+                // memory (within 10%) as the trace's device, whether --gpu names a catalog id or a file.
+                const DeviceSpec& target = cmp->prediction.device;
+                for (const auto& d : t.devices) {
+                  if (d.id != sum.device) continue;
+                  const int sm = d.compute_major * 10 + d.compute_minor;
+                  const double ratio = d.memory_bytes > 0 ? d.memory_bytes / target.memory_bytes() : 1.0;
+                  if ((sm > 0 && sm != target.sm_version) || (d.sm_count > 0 && d.sm_count != target.sm_count) ||
+                      ratio < 0.9 || ratio > 1.1)
+                    throw InputError("--write-gpu: the trace ran on '" + d.name + "', not on " + target.id +
+                                     "; its measurements belong to that card");
                 }
                 const TraceCalibration cal = calibrate_from_trace(*cmp);
                 gpu_file = measured_gpu_file(cal, cmp->prediction.device, s->file, sum.device_name);

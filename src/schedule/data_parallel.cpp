@@ -181,6 +181,12 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       for (const auto& t : g.tensors) total_elems += t.elems;
       c.gradient_bytes = total_elems * bpe;
       const auto buckets = make_buckets(g, s, bpe);
+      // Buffers the reduction keeps (in the precision it reduces; compression makes a further temporary copy).
+      if (s.bucket_copies > 0) {
+        c.bucket_buffer_bytes = total_elems * (s.grad_dtype == "compute" ? g.compute_bytes : g.param_bytes);
+        if (s.bucket_copies_on_comm_stream && s.bucket_mb > 0)
+          c.bucket_buffer_bytes = std::min(c.bucket_buffer_bytes, s.bucket_mb * 1048576.0);
+      }
       c.collectives = static_cast<int>(buckets.size());
       auto coll = [&](double bytes) {
         if (s.reduce == "copy-to-device") return copy_to_device(f, bytes);
@@ -273,11 +279,20 @@ void scale_in_place(Prediction& p, const GradientProfile& profile, int gpus_per_
     if (!interconnect.empty()) check_interconnect(p.device, interconnect);
     if (!network.empty()) find_link(network, "network");
     p.scale.reset();
+    p.memory.total -= p.memory.comm_buffers * p.runtime.allocator_overhead;
+    p.memory.comm_buffers = 0;
+    p.memory.fits = p.memory.total <= p.memory.capacity;
   } else {
     if (p.request.mode != "train" && p.request.mode != "infer")
       throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode,
                              {"data_parallel.mode", {{"mode", p.request.mode}}});
     p.scale = scale_out(p, profile, gpus_per_node, nodes, interconnect, network, options);
+    // The reduction's buffers in memory: set (not added), so a single-GPU prediction that already counted them, or
+    // one made for another GPU count, ends with the right figure.
+    MemoryBreakdown& m = p.memory;
+    m.total += (p.scale->bucket_buffer_bytes - m.comm_buffers) * p.runtime.allocator_overhead;
+    m.comm_buffers = p.scale->bucket_buffer_bytes;
+    m.fits = m.total <= m.capacity;
     if (p.input) {
       // One host pipeline feeds every GPU of its node.
       const double decode_ms = p.input->host_samples_per_s > 0
@@ -332,6 +347,9 @@ Prediction predict_data_parallel(const PredictRequest& request, const DataParall
   one.nodes = 1;
   one.interconnect.clear();
   one.network.clear();
+  // --batch max with several GPUs: the largest batch that fits beside the reduction's buffers.
+  if (request.batch == 0 && request.mode == "train" && request.gpus * request.nodes > 1 && request.lora_rank == 0)
+    one.batch = predict(request).request.batch;
   const Prediction single = predict(one);
   const int gpus = request.gpus, nodes = request.nodes;
   if (gpus <= 0 || nodes <= 0)

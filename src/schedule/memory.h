@@ -34,9 +34,11 @@ struct MemoryOptions {
   bool optimizer_step = true;
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // keep only segment-boundary activations, recompute the rest in backward
-  // Data-parallel training: the collective keeps its own copy of the gradients (true for DDP buckets and Horovod's
-  // fusion buffer), capped at bucket_cap_bytes when the framework reuses one fixed buffer (0: no cap).
+  // Data-parallel training: the collective keeps its own copy of the gradients (DDP buckets, Horovod's fusion
+  // buffer) in the precision it reduces them in, capped at bucket_cap_bytes when the framework reuses one fixed
+  // buffer (0: no cap). Same rule as ScaleOutCost::bucket_buffer_bytes (schedule/data_parallel.cpp).
   bool bucket_copy_of_gradients = false;
+  bool bucket_in_compute_precision = false;  // grad_dtype "compute"; else the parameter precision
   double bucket_cap_bytes = 0;
 };
 
