@@ -606,4 +606,20 @@ TEST_F(TraceCli, LongNonAsciiKernelNamesStayValidUtf8) {
   EXPECT_NO_THROW((void)json::parse(r.out));
 }
 
+
+// PyTorch >= 1.13 links each forward op to its backward node with a "fwdbwd" flow: in the AMD minitoy trace, the
+// flows pair aten::addmm, aten::relu and aten::mse_loss with AddmmBackward0, ReluBackward0 and MseLossBackward0, so
+// each of those forward operators gets backward kernel time.
+TEST_F(TraceCli, ForwardBackwardFlowsTieBackwardKernels) {
+  const KinetoTrace t = read_kineto_trace(fixture("mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+  EXPECT_EQ(std::count_if(t.fwdbwd.begin(), t.fwdbwd.end(), [](const TraceFlow& f) { return f.start; }), 4);
+  const TraceComparison c = compare_trace(t, summarize_trace(t), "a100-sxm4-40gb", "pytorch");
+  int with_backward = 0;
+  for (const auto& op : c.ops)
+    if ((op.name.rfind("aten::linear#", 0) == 0 || op.name.rfind("aten::relu#", 0) == 0 ||
+         op.name.rfind("aten::mse_loss#", 0) == 0) && op.measured_backward_ms > 0)
+      ++with_backward;
+  EXPECT_EQ(with_backward, 3);
+}
+
 }  // namespace

@@ -131,8 +131,8 @@ std::string shapes_of(const TraceCpuOp& op) {
 
 // Ties each kernel of the first step to the forward operator it belongs to: the innermost CPU event enclosing its
 // launch (same thread, by time; the launch is found by correlation id, or the kernel's External id names the
-// operator), then up the nesting to a forward operator, or, inside backward, through the autograd sequence number
-// of the backward node to the forward operator that created it.
+// operator), then up the nesting to a forward operator, or, inside backward, through the "fwdbwd" flow of the
+// backward node (PyTorch >= 1.13) or else its autograd sequence number to the forward operator that created it.
 struct OpTimes {
   double forward = 0, backward = 0;  // all its kernels
   double gemm = 0;                   // its matmul-class kernels (forward and backward)
@@ -186,6 +186,22 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
     auto [it, fresh] = by_sequence.try_emplace(op.sequence, op.ts_us, *f);
     if (!fresh && op.ts_us >= it->second.first) it->second = {op.ts_us, *f};
   }
+  // Forward-backward flows: the backward op (index) -> the forward op that created its node (index).
+  std::map<std::size_t, std::size_t> backward_to_forward;
+  {
+    const auto starting_at = [&](std::int64_t tid, double ts) -> std::optional<std::size_t> {
+      const auto it = by_tid.find(tid);
+      if (it == by_tid.end()) return std::nullopt;
+      for (std::size_t i : it->second)  // sorted by start: the outermost op starting there comes first
+        if (std::fabs(t.cpu_ops[i].ts_us - ts) < 1e-3) return i;
+      return std::nullopt;
+    };
+    std::map<std::int64_t, std::size_t> start_of, finish_of;
+    for (const auto& fl : t.fwdbwd)
+      if (auto op = starting_at(fl.tid, fl.ts_us)) (fl.start ? start_of : finish_of)[fl.id] = *op;
+    for (const auto& [id, b] : finish_of)
+      if (auto f = start_of.find(id); f != start_of.end()) backward_to_forward[b] = f->second;
+  }
   // The innermost event on `tid` enclosing time `ts`.
   const auto enclosing = [&](std::int64_t tid, double ts) -> std::optional<std::size_t> {
     const auto it = by_tid.find(tid);
@@ -231,6 +247,11 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
     bool backward = false;
     for (std::ptrdiff_t q = static_cast<std::ptrdiff_t>(*op); q >= 0; q = parent[static_cast<std::size_t>(q)]) {
       const auto& e = t.cpu_ops[static_cast<std::size_t>(q)];
+      if (auto link = backward_to_forward.find(static_cast<std::size_t>(q)); link != backward_to_forward.end()) {
+        backward = true;
+        target = forward_of(link->second);
+        if (target) break;
+      }
       if (backward_span(e.name)) {
         backward = true;
         if (e.sequence >= 0)

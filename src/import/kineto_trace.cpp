@@ -155,7 +155,17 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
   }
 
   for (element e : events) {
-    if (field_view(e, "ph") != "X") continue;
+    const std::string_view ph = field_view(e, "ph");
+    if ((ph == "s" || ph == "f") && field_view(e, "cat") == "fwdbwd") {
+      TraceFlow fl;
+      fl.id = static_cast<std::int64_t>(field_number(e, "id", -1));
+      fl.start = ph == "s";
+      fl.tid = static_cast<std::int64_t>(field_number(e, "tid"));
+      fl.ts_us = field_number(e, "ts");
+      t.fwdbwd.push_back(fl);
+      continue;
+    }
+    if (ph != "X") continue;
     const std::string_view category = field_view(e, "cat");
     std::string_view name_view;
     if (e["name"].get(name_view) != simdjson::SUCCESS) continue;

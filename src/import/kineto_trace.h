@@ -61,6 +61,15 @@ struct TraceLaunch {
   double ts_us = 0;
 };
 
+// A forward-backward flow (cat "fwdbwd", PyTorch >= 1.13): "s" at the forward op that created an autograd node,
+// "f" at that node's backward op, with the same id.
+struct TraceFlow {
+  std::int64_t id = -1;
+  bool start = true;  // "s" (forward) or "f" (backward)
+  std::int64_t tid = 0;
+  double ts_us = 0;
+};
+
 struct TraceStep {
   std::string name;  // "ProfilerStep#12"
   double ts_us = 0;
@@ -76,6 +85,7 @@ struct KinetoTrace {
   std::vector<TraceStep> steps;      // ProfilerStep#N windows, by start time
   std::int64_t runtime_launches = 0; // cudaLaunchKernel / cuLaunchKernel / cudaGraphLaunch events
   std::vector<TraceLaunch> launches;  // those events
+  std::vector<TraceFlow> fwdbwd;      // forward-backward flows
   int rank = -1;                     // distributedInfo
   int world_size = 0;
 };
