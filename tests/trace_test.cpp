@@ -622,4 +622,20 @@ TEST_F(TraceCli, ForwardBackwardFlowsTieBackwardKernels) {
   EXPECT_EQ(with_backward, 3);
 }
 
+
+// Kernels queued by a step can run after its CPU side ends; where the trace marks the step on the GPU timeline
+// (gpu_user_annotation), that window decides.
+TEST_F(TraceCli, GpuSideStepWindowsCountLateKernels) {
+  json ev = json::array();
+  ev.push_back(cpu_op("ProfilerStep#1", 0, 1000));
+  json g = cpu_op("ProfilerStep#1", 100, 5000, json::array(), json::array(), nullptr, 7);
+  g["cat"] = "gpu_user_annotation";
+  ev.push_back(g);
+  ev.push_back(kernel("ampere_sgemm_128x64_nn", 100, 800));
+  ev.push_back(kernel("ampere_sgemm_128x64_nn", 2000, 3000));  // after the CPU step ended
+  const TraceSummary s = summarize_trace(read_kineto_trace(write_trace(dir_, "late.json", ev).string()));
+  EXPECT_NEAR(s.kernels, 2.0, 1e-12);
+  EXPECT_NEAR(s.kernel_ms, 3.8, 1e-12);
+}
+
 }  // namespace

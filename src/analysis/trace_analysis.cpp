@@ -390,7 +390,20 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
     s.bound = "host";
     return s;
   }
-  const auto inside = [&](double ts) { return ts >= lo && ts < hi; };
+  // Kernels run after the CPU side of their step: where the trace marks the steps on the GPU timeline too, those
+  // windows decide which kernels belong to the kept steps.
+  std::vector<std::pair<double, double>> gpu_windows;
+  for (const auto& st : steps)
+    for (const auto& g : t.gpu_steps)
+      if (g.name == st.name && g.dur_us > 0) gpu_windows.emplace_back(g.ts_us, g.ts_us + g.dur_us);
+  const auto inside = [&](double ts) {
+    if (!gpu_windows.empty()) {
+      for (const auto& [a, b] : gpu_windows)
+        if (ts >= a && ts < b) return true;
+      return false;
+    }
+    return ts >= lo && ts < hi;
+  };
   s.step_ms = (hi - lo) / 1e3 / n_steps;
 
   std::vector<std::pair<double, double>> busy;

@@ -203,6 +203,8 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
         if (has_args) l.correlation = static_cast<std::int64_t>(field_number(args, "correlation", -1));
         t.launches.push_back(l);
       }
+    } else if (category == "gpu_user_annotation") {
+      if (name_view.substr(0, 13) == "ProfilerStep#") t.gpu_steps.push_back({std::string(name_view), ts, dur});
     } else if (category == "cpu_op" || category == "user_annotation" || category == "Operator" ||
                category == "python_function") {
       if (category == "python_function") continue;

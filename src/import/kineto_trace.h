@@ -83,6 +83,7 @@ struct KinetoTrace {
   std::vector<TraceCopy> copies;
   std::vector<TraceCpuOp> cpu_ops;   // cpu_op and user_annotation events, in file order
   std::vector<TraceStep> steps;      // ProfilerStep#N windows, by start time
+  std::vector<TraceStep> gpu_steps;  // the same steps on the GPU timeline (gpu_user_annotation), when written
   std::int64_t runtime_launches = 0; // cudaLaunchKernel / cuLaunchKernel / cudaGraphLaunch events
   std::vector<TraceLaunch> launches;  // those events
   std::vector<TraceFlow> fwdbwd;      // forward-backward flows
