@@ -638,4 +638,29 @@ TEST_F(TraceCli, GpuSideStepWindowsCountLateKernels) {
   EXPECT_NEAR(s.kernel_ms, 3.8, 1e-12);
 }
 
+
+// A folder of per-rank traces: one line per rank, and the slowest rank against the median.
+TEST_F(TraceCli, FolderOfRankTracesNamesTheStraggler) {
+  fs::create_directory(dir_ / "ranks");
+  for (int rank : {0, 1}) {
+    json doc = {{"schemaVersion", 1}, {"deviceProperties", rtx3090()}, {"distributedInfo", {{"rank", rank}, {"world_size", 2}}},
+                {"traceEvents", two_step_events(rank == 0 ? 10000 : 12000)}};
+    test::write_text(dir_ / "ranks" / ("worker" + std::to_string(rank) + ".pt.trace.json"), doc.dump());
+  }
+  test::write_text(dir_ / "ranks" / "notes.txt", "not a trace");
+  const TraceFolder f = summarize_trace_folder((dir_ / "ranks").string());
+  ASSERT_EQ(f.ranks.size(), 2u);
+  EXPECT_EQ(f.ranks[0].rank, 0);
+  EXPECT_EQ(f.slowest, 1u);
+  EXPECT_NEAR(f.median_step_ms, 11.0, 1e-9);
+  EXPECT_NEAR(f.spread, 12.0 / 11.0 - 1.0, 1e-9);
+  EXPECT_NEAR(f.ranks[0].communication_ms, 1.0, 1e-9);  // the NCCL kernel of each step
+  const auto r = run("trace ranks");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("<- slowest"), std::string::npos);
+  fs::create_directory(dir_ / "empty");
+  EXPECT_EQ(run("trace empty").code, 2);
+  EXPECT_EQ(run("trace ranks --html x.html").code, 2);
+}
+
 }  // namespace

@@ -722,4 +722,40 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
   return "# Written by perfcast trace --write-gpu from " + origin + "\n" + tidy;
 }
 
+TraceFolder summarize_trace_folder(const std::string& folder) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = e.path().filename().string();
+    const auto ends = [&](const std::string& suffix) {
+      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (e.is_regular_file() && (ends(".json") || ends(".json.gz"))) files.push_back(e.path().string());
+  }
+  if (ec) throw InputError("cannot read folder '" + folder + "': " + ec.message());
+  if (files.empty()) throw InputError("folder '" + folder + "' holds no .json or .json.gz trace");
+  std::sort(files.begin(), files.end());
+  TraceFolder out;
+  for (const auto& f : files) {
+    RankTrace r;
+    r.file = std::filesystem::path(f).filename().string();
+    const KinetoTrace t = read_kineto_trace(f);
+    r.rank = t.rank;
+    r.summary = summarize_trace(t, 3);
+    for (const auto& c : r.summary.classes)
+      if (c.cls == "communication") r.communication_ms = c.ms;
+    out.ranks.push_back(std::move(r));
+  }
+  std::stable_sort(out.ranks.begin(), out.ranks.end(), [](const RankTrace& a, const RankTrace& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.file < b.file;
+  });
+  std::vector<double> steps;
+  for (const auto& r : out.ranks) steps.push_back(r.summary.step_ms);
+  out.median_step_ms = median(steps);
+  for (std::size_t i = 0; i < out.ranks.size(); ++i)
+    if (out.ranks[i].summary.step_ms > out.ranks[out.slowest].summary.step_ms) out.slowest = i;
+  out.spread = out.median_step_ms > 0 ? out.ranks[out.slowest].summary.step_ms / out.median_step_ms - 1 : 0;
+  return out;
+}
+
 }  // namespace perfcast

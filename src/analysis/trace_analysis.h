@@ -122,4 +122,21 @@ TraceCalibration calibrate_from_trace(const TraceComparison& comparison);
 std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& device, const std::string& trace_path,
                               const std::string& device_name);
 
+// A folder of traces, one per rank of a distributed run (tensorboard_trace_handler writes one file per worker): each
+// summarised, and how far the slowest rank's step is from the median (a synchronous step waits for it).
+struct RankTrace {
+  std::string file;
+  int rank = -1;                 // distributedInfo.rank, -1 when absent
+  TraceSummary summary;
+  double communication_ms = 0;   // NCCL kernel time per step
+};
+struct TraceFolder {
+  std::vector<RankTrace> ranks;  // by rank, then file name
+  double median_step_ms = 0;
+  std::size_t slowest = 0;       // index into ranks
+  double spread = 0;             // slowest step over the median, minus 1
+};
+// InputError when the folder holds no .json / .json.gz trace, or one of them is not a trace.
+TraceFolder summarize_trace_folder(const std::string& folder);
+
 }  // namespace perfcast

@@ -23,7 +23,9 @@ Command trace_command() {
               bool json = false, no_predict = false;
             };
             auto s = std::make_shared<State>();
-            app.add_option("file", s->file, "trace .json or .json.gz (torch.profiler / Kineto Chrome trace)")->required();
+            app.add_option("file", s->file,
+                           "trace .json or .json.gz (torch.profiler / Kineto Chrome trace), or a folder of one trace per rank")
+                ->required();
             app.add_option("--gpu", s->gpu, "GPU to predict the trace's operators on (default: the trace's own, when the catalog has it)");
             app.add_option("--runtime", s->runtime, "runtime profile for the prediction")->capture_default_str();
             app.add_option("--runtime-version", s->runtime_version, "framework version for the prediction");
@@ -36,6 +38,15 @@ Command trace_command() {
                            "measured (its [measured] table)");
             return std::function<int()>([s] {
               if (s->top < 0) throw InputError("--top must be 0 or more, got " + std::to_string(s->top));
+              std::error_code ec;
+              if (std::filesystem::is_directory(s->file, ec)) {
+                // One trace per rank of a distributed run.
+                if (!s->write_gpu.empty() || !s->html.empty())
+                  throw InputError("--write-gpu and --html apply to one trace, not a folder");
+                const TraceFolder f = summarize_trace_folder(s->file);
+                std::cout << (s->json ? trace_folder_json(f).dump(2) + "\n" : trace_folder_text(f));
+                return 0;
+              }
               const KinetoTrace t = read_kineto_trace(s->file);
               const TraceSummary sum = summarize_trace(t, s->top);
               std::optional<TraceComparison> cmp;

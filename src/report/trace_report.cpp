@@ -220,4 +220,41 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
   return h;
 }
 
+std::string trace_folder_text(const TraceFolder& f) {
+  std::string o = fmt::format("perfcast trace: {} traces\n", f.ranks.size());
+  o += fmt::format("  {:<5} {:<40} {:>10} {:>10} {:>8} {:>10}  {}\n", "rank", "file", "step ms", "busy ms", "idle",
+                   "NCCL ms", "bound");
+  for (std::size_t i = 0; i < f.ranks.size(); ++i) {
+    const auto& r = f.ranks[i];
+    const auto& s = r.summary;
+    o += fmt::format("  {:<5} {:<40} {:>10.2f} {:>10.2f} {:>7.0f}% {:>10.2f}  {}{}\n",
+                     r.rank >= 0 ? std::to_string(r.rank) : "-", r.file.substr(0, 40), s.step_ms, s.busy_ms,
+                     s.step_ms > 0 ? 100 * s.idle_ms / s.step_ms : 0.0, r.communication_ms, s.bound,
+                     i == f.slowest && f.ranks.size() > 1 ? "   <- slowest" : "");
+  }
+  if (f.ranks.size() > 1)
+    o += fmt::format("\n  the slowest rank's step is {:.1f}% above the median ({:.2f} ms): in a synchronous step every "
+                     "rank waits for it, so its extra time is the others' communication wait\n",
+                     100 * f.spread, f.median_step_ms);
+  return o;
+}
+
+nlohmann::json trace_folder_json(const TraceFolder& f) {
+  nlohmann::json j;
+  j["ranks"] = nlohmann::json::array();
+  for (const auto& r : f.ranks)
+    j["ranks"].push_back({{"file", r.file},
+                          {"rank", r.rank},
+                          {"step_ms", r.summary.step_ms},
+                          {"busy_ms", r.summary.busy_ms},
+                          {"idle_ms", r.summary.idle_ms},
+                          {"communication_ms", r.communication_ms},
+                          {"bound", r.summary.bound},
+                          {"device_name", r.summary.device_name}});
+  j["median_step_ms"] = f.median_step_ms;
+  j["slowest_rank_index"] = f.slowest;
+  j["spread"] = f.spread;
+  return j;
+}
+
 }  // namespace perfcast
