@@ -54,6 +54,10 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
     o += fmt::format("\n  perfcast on the same operators: {} on {}, {} {} {}, batch {}\n", p.model_id, p.device.id,
                      p.runtime.id, p.request.mode, p.request.precision, p.request.batch);
     for (const auto& n : p.notes) o += "    note: " + n + "\n";
+    if (!s.gpu_id.empty() && p.device.id != s.gpu_id &&
+        std::find(s.gpu_alternatives.begin(), s.gpu_alternatives.end(), p.device.id) == s.gpu_alternatives.end())
+      o += fmt::format("    note: predicted on {}, not on the traced {}: a ratio below 1 is a predicted speedup, not "
+                       "an error\n", p.device.id, s.gpu_id);
     o += fmt::format("  {:<16} {:>12} {:>12} {:>8}\n", "class", "measured ms", "predicted ms", "ratio");
     for (const auto& k : c->classes) {
       if (k.measured_ms < 1e-6 && k.predicted_ms < 1e-6) continue;
