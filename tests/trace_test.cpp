@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -648,6 +649,7 @@ TEST_F(TraceCli, FolderOfRankTracesNamesTheStraggler) {
     test::write_text(dir_ / "ranks" / ("worker" + std::to_string(rank) + ".pt.trace.json"), doc.dump());
   }
   test::write_text(dir_ / "ranks" / "notes.txt", "not a trace");
+  test::write_text(dir_ / "ranks" / "config.json", R"({"hidden_size": 768})");  // run folders hold configs too
   const TraceFolder f = summarize_trace_folder((dir_ / "ranks").string());
   ASSERT_EQ(f.ranks.size(), 2u);
   EXPECT_EQ(f.ranks[0].rank, 0);
@@ -655,12 +657,59 @@ TEST_F(TraceCli, FolderOfRankTracesNamesTheStraggler) {
   EXPECT_NEAR(f.median_step_ms, 11.0, 1e-9);
   EXPECT_NEAR(f.spread, 12.0 / 11.0 - 1.0, 1e-9);
   EXPECT_NEAR(f.ranks[0].communication_ms, 1.0, 1e-9);  // the NCCL kernel of each step
+  EXPECT_EQ(f.skipped, (std::vector<std::string>{"config.json (not a profiler trace)"}));
   const auto r = run("trace ranks");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("<- slowest"), std::string::npos);
+  // A second, older trace of rank 1 (another profiling cycle) does not become a third rank.
+  {
+    json doc = {{"schemaVersion", 1}, {"distributedInfo", {{"rank", 1}, {"world_size", 2}}},
+                {"traceEvents", two_step_events(30000)}};
+    const fs::path older = dir_ / "ranks" / "worker1.older.pt.trace.json";
+    test::write_text(older, doc.dump());
+    fs::last_write_time(older, fs::last_write_time(dir_ / "ranks" / "worker0.pt.trace.json") - std::chrono::hours(1));
+  }
+  const TraceFolder again = summarize_trace_folder((dir_ / "ranks").string());
+  ASSERT_EQ(again.ranks.size(), 2u);
+  EXPECT_NEAR(again.ranks[1].summary.step_ms, 12.0, 1e-9);  // the newer trace of rank 1
   fs::create_directory(dir_ / "empty");
   EXPECT_EQ(run("trace empty").code, 2);
   EXPECT_EQ(run("trace ranks --html x.html").code, 2);
+}
+
+
+// The GPU-timeline window widens the CPU window, never narrows it: on the ROCm fixture its gpu_user_annotation only
+// covers the main thread's kernels, not the backward ones the autograd thread launched.
+TEST(KinetoFixtures, GpuStepWindowsOnlyAddKernels) {
+  KinetoTrace t = read_kineto_trace(fixture("mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+  ASSERT_FALSE(t.gpu_steps.empty());
+  const double with_windows = summarize_trace(t).kernels;
+  t.gpu_steps.clear();
+  EXPECT_GE(with_windows, summarize_trace(t).kernels);
+  EXPECT_GT(with_windows, 0);
+}
+
+// With no sequence numbers at all, the fwdbwd flow alone ties the backward kernel to its forward operator.
+TEST_F(TraceCli, FlowsWithoutSequenceNumbersStillTieBackward) {
+  json ev = json::array();
+  ev.push_back(cpu_op("ProfilerStep#1", 0, 10000));
+  ev.push_back(cpu_op("aten::linear", 20, 100, {{64, 784}, {256, 784}, {256}}));
+  ev.push_back(cpu_op("aten::addmm", 30, 50, {{256}, {64, 784}, {784, 256}}));
+  ev.push_back({{"ph", "s"}, {"cat", "fwdbwd"}, {"name", "fwdbwd"}, {"id", 7}, {"pid", 1}, {"tid", 1}, {"ts", 30}});
+  ev.push_back(cpu_op("AddmmBackward0", 400, 100, json::array(), json::array(), nullptr, 2));
+  ev.push_back({{"ph", "f"}, {"cat", "fwdbwd"}, {"name", "fwdbwd"}, {"id", 7}, {"pid", 1}, {"tid", 2}, {"ts", 400},
+                {"bp", "e"}});
+  ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 2},
+                {"ts", 410}, {"dur", 3}, {"args", {{"correlation", 9}}}});
+  json k = kernel("ampere_sgemm_64x64_nn", 420, 60);
+  k["args"]["correlation"] = 9;
+  ev.push_back(k);
+  write_trace(dir_, "flow.json", ev);
+  const KinetoTrace t = read_kineto_trace((dir_ / "flow.json").string());
+  const TraceComparison c = compare_trace(t, summarize_trace(t), "rtx-3090", "pytorch");
+  ASSERT_EQ(c.ops.size(), 1u);
+  EXPECT_EQ(c.ops[0].name, "aten::linear#0");
+  EXPECT_NEAR(c.ops[0].measured_backward_ms, 0.060, 1e-12);
 }
 
 }  // namespace

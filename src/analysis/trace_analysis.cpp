@@ -189,12 +189,20 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
   // Forward-backward flows: the backward op (index) -> the forward op that created its node (index).
   std::map<std::size_t, std::size_t> backward_to_forward;
   {
+    // The op the flow starts or ends on: one starting at its time on its thread, preferring one that recorded a
+    // sequence number (an autograd node's creator or the node itself) over a zero-length neighbour at the same time.
     const auto starting_at = [&](std::int64_t tid, double ts) -> std::optional<std::size_t> {
       const auto it = by_tid.find(tid);
       if (it == by_tid.end()) return std::nullopt;
-      for (std::size_t i : it->second)  // sorted by start: the outermost op starting there comes first
-        if (std::fabs(t.cpu_ops[i].ts_us - ts) < 1e-3) return i;
-      return std::nullopt;
+      const auto& v = it->second;  // sorted by start
+      auto k = std::lower_bound(v.begin(), v.end(), ts - 1e-3,
+                                [&](std::size_t i, double x) { return t.cpu_ops[i].ts_us < x; });
+      std::optional<std::size_t> first;
+      for (; k != v.end() && t.cpu_ops[*k].ts_us < ts + 1e-3; ++k) {
+        if (!first) first = *k;
+        if (t.cpu_ops[*k].sequence >= 0) return *k;
+      }
+      return first;
     };
     std::map<std::int64_t, std::size_t> start_of, finish_of;
     for (const auto& fl : t.fwdbwd)
@@ -390,19 +398,22 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
     s.bound = "host";
     return s;
   }
-  // Kernels run after the CPU side of their step: where the trace marks the steps on the GPU timeline too, those
-  // windows decide which kernels belong to the kept steps.
+  // Kernels can run after the CPU side of their step ends. Where the trace marks the steps on the GPU timeline too
+  // (gpu_user_annotation), a kernel in one of those windows belongs to the steps as well, and the last window's end
+  // closes the span. (The GPU-side window only covers kernels the main thread launched, so it widens the CPU window,
+  // never replaces it: backward kernels come from the autograd thread.)
   std::vector<std::pair<double, double>> gpu_windows;
   for (const auto& st : steps)
     for (const auto& g : t.gpu_steps)
-      if (g.name == st.name && g.dur_us > 0) gpu_windows.emplace_back(g.ts_us, g.ts_us + g.dur_us);
+      if (g.name == st.name && g.dur_us > 0) {
+        gpu_windows.emplace_back(g.ts_us, g.ts_us + g.dur_us);
+        hi = std::max(hi, g.ts_us + g.dur_us);
+      }
   const auto inside = [&](double ts) {
-    if (!gpu_windows.empty()) {
-      for (const auto& [a, b] : gpu_windows)
-        if (ts >= a && ts < b) return true;
-      return false;
-    }
-    return ts >= lo && ts < hi;
+    if (ts >= lo && ts < hi) return true;
+    for (const auto& [a, b] : gpu_windows)
+      if (ts >= a && ts < b) return true;
+    return false;
   };
   s.step_ms = (hi - lo) / 1e3 / n_steps;
 
@@ -725,17 +736,29 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
 TraceFolder summarize_trace_folder(const std::string& folder) {
   std::vector<std::string> files;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(folder, ec)) {
-    const std::string name = e.path().filename().string();
+  std::filesystem::directory_iterator it(folder, ec), end;
+  if (ec) throw InputError("cannot read folder '" + folder + "': " + ec.message());
+  TraceFolder out;
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw InputError("cannot read folder '" + folder + "': " + ec.message());
+    const std::string name = it->path().filename().string();
     const auto ends = [&](const std::string& suffix) {
       return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
-    if (e.is_regular_file() && (ends(".json") || ends(".json.gz"))) files.push_back(e.path().string());
+    std::error_code fec;
+    if (!(ends(".json") || ends(".json.gz")) || !it->is_regular_file(fec) || fec) continue;
+    // Run folders also hold config.json, trainer_state.json ...: only Chrome traces count.
+    if (!looks_like_trace(it->path().string())) {
+      out.skipped.push_back(name + " (not a profiler trace)");
+      continue;
+    }
+    files.push_back(it->path().string());
   }
-  if (ec) throw InputError("cannot read folder '" + folder + "': " + ec.message());
-  if (files.empty()) throw InputError("folder '" + folder + "' holds no .json or .json.gz trace");
+  if (files.empty()) throw InputError("folder '" + folder + "' holds no .json or .json.gz profiler trace");
   std::sort(files.begin(), files.end());
-  TraceFolder out;
+  // One trace per rank: tensorboard_trace_handler writes one file per profiling cycle, so a rank can have several;
+  // the newest (by file time) stands for it.
+  std::map<int, std::pair<std::filesystem::file_time_type, std::size_t>> newest;  // rank -> (mtime, index in out.ranks)
   for (const auto& f : files) {
     RankTrace r;
     r.file = std::filesystem::path(f).filename().string();
@@ -744,13 +767,29 @@ TraceFolder summarize_trace_folder(const std::string& folder) {
     r.summary = summarize_trace(t, 3);
     for (const auto& c : r.summary.classes)
       if (c.cls == "communication") r.communication_ms = c.ms;
+    std::error_code tec;
+    const auto mtime = std::filesystem::last_write_time(f, tec);
+    if (r.rank >= 0) {
+      if (auto n = newest.find(r.rank); n != newest.end()) {
+        const bool newer = mtime > n->second.first;
+        RankTrace& kept = out.ranks[n->second.second];
+        out.skipped.push_back((newer ? kept.file : r.file) + " (an older trace of rank " + std::to_string(r.rank) + ")");
+        if (newer) {
+          kept = std::move(r);
+          n->second.first = mtime;
+        }
+        continue;
+      }
+      newest[r.rank] = {mtime, out.ranks.size()};
+    }
     out.ranks.push_back(std::move(r));
   }
   std::stable_sort(out.ranks.begin(), out.ranks.end(), [](const RankTrace& a, const RankTrace& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.file < b.file;
   });
   std::vector<double> steps;
-  for (const auto& r : out.ranks) steps.push_back(r.summary.step_ms);
+  for (const auto& r : out.ranks)
+    if (r.summary.step_ms > 0) steps.push_back(r.summary.step_ms);
   out.median_step_ms = median(steps);
   for (std::size_t i = 0; i < out.ranks.size(); ++i)
     if (out.ranks[i].summary.step_ms > out.ranks[out.slowest].summary.step_ms) out.slowest = i;

@@ -135,8 +135,10 @@ struct TraceFolder {
   double median_step_ms = 0;
   std::size_t slowest = 0;       // index into ranks
   double spread = 0;             // slowest step over the median, minus 1
+  std::vector<std::string> skipped;  // files left out, with why (not a trace; an older trace of the same rank)
 };
-// InputError when the folder holds no .json / .json.gz trace, or one of them is not a trace.
+// .json / .json.gz files that are not Chrome traces are skipped (run folders hold configs too), and of several
+// traces of one rank the newest stands for it. InputError when no trace remains, or a trace cannot be read.
 TraceFolder summarize_trace_folder(const std::string& folder);
 
 }  // namespace perfcast

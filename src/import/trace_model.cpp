@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <sys/stat.h>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -508,11 +509,14 @@ ModelSource model_from_trace(const std::string& path) {
   static std::mutex mutex;
   static std::string cached_key;
   static std::optional<ModelSource> cached;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  const auto mtime = std::filesystem::last_write_time(path, ec);
-  const std::string key = ec ? "" : path + "|" + std::to_string(size) + "|" +
-                                        std::to_string(mtime.time_since_epoch().count());
+  // Identity of the file's content as far as the file system tells: device, inode, size, and the modification and
+  // status-change times (a copy that keeps the old mtime still changes ctime).
+  std::string key;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    key = path + "|" + std::to_string(st.st_dev) + "|" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_size) +
+          "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "|" +
+          std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (!key.empty() && cached && cached_key == key) return *cached;

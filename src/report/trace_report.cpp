@@ -16,6 +16,17 @@ std::string count(double v) {
   return std::fabs(v - std::round(v)) < 1e-9 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f}", v);
 }
 
+// A note when the prediction beside the trace is for another GPU than the traced one ("" when it is the same).
+std::string other_gpu_note(const TraceSummary& s, const Prediction& p) {
+  const bool same = p.device.id == s.gpu_id ||
+                    std::find(s.gpu_alternatives.begin(), s.gpu_alternatives.end(), p.device.id) != s.gpu_alternatives.end();
+  if (same) return "";
+  const std::string traced = !s.gpu_id.empty() ? s.gpu_id : (!s.device_name.empty() ? "'" + s.device_name + "'" : "");
+  if (traced.empty()) return "";  // no device recorded: nothing to compare with
+  return "predicted on " + p.device.id + ", not on the traced " + traced +
+         ": a ratio below 1 is a predicted speedup, not an error";
+}
+
 std::string alternatives(const TraceSummary& s) {
   if (s.gpu_alternatives.empty()) return "";
   std::string o = " (as well matched: ";
@@ -54,10 +65,7 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
     o += fmt::format("\n  perfcast on the same operators: {} on {}, {} {} {}, batch {}\n", p.model_id, p.device.id,
                      p.runtime.id, p.request.mode, p.request.precision, p.request.batch);
     for (const auto& n : p.notes) o += "    note: " + n + "\n";
-    if (!s.gpu_id.empty() && p.device.id != s.gpu_id &&
-        std::find(s.gpu_alternatives.begin(), s.gpu_alternatives.end(), p.device.id) == s.gpu_alternatives.end())
-      o += fmt::format("    note: predicted on {}, not on the traced {}: a ratio below 1 is a predicted speedup, not "
-                       "an error\n", p.device.id, s.gpu_id);
+    if (const std::string other = other_gpu_note(s, p); !other.empty()) o += "    note: " + other + "\n";
     o += fmt::format("  {:<16} {:>12} {:>12} {:>8}\n", "class", "measured ms", "predicted ms", "ratio");
     for (const auto& k : c->classes) {
       if (k.measured_ms < 1e-6 && k.predicted_ms < 1e-6) continue;
@@ -126,6 +134,7 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
     p["precision"] = c->prediction.request.precision;
     p["batch"] = c->prediction.request.batch;
     p["notes"] = c->prediction.notes;
+    p["other_gpu_note"] = other_gpu_note(s, c->prediction);
     p["measured_step_ms"] = c->measured_step_ms;
     p["predicted_step_ms"] = c->predicted_step_ms;
     p["classes"] = nlohmann::json::array();
@@ -180,6 +189,8 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                      html_escape(p.device.id), html_escape(p.runtime.id), html_escape(p.request.mode),
                      html_escape(p.request.precision), p.request.batch);
     for (const auto& n : p.notes) h += "<p class=\"na\">note: " + html_escape(n) + "</p>\n";
+    if (const std::string other = other_gpu_note(s, p); !other.empty())
+      h += "<p class=\"na\">note: " + html_escape(other) + "</p>\n";
     double longest = 0;
     for (const auto& k : c->classes) longest = std::max({longest, k.measured_ms, k.predicted_ms});
     h += "<table>\n<tr><th>class</th><th>measured ms</th><th></th><th>predicted ms</th><th></th><th>ratio</th></tr>\n";
@@ -225,7 +236,7 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
 }
 
 std::string trace_folder_text(const TraceFolder& f) {
-  std::string o = fmt::format("perfcast trace: {} traces\n", f.ranks.size());
+  std::string o = fmt::format("perfcast trace: {} {}\n", f.ranks.size(), f.ranks.size() == 1 ? "trace" : "traces");
   o += fmt::format("  {:<5} {:<40} {:>10} {:>10} {:>8} {:>10}  {}\n", "rank", "file", "step ms", "busy ms", "idle",
                    "NCCL ms", "bound");
   for (std::size_t i = 0; i < f.ranks.size(); ++i) {
@@ -234,9 +245,10 @@ std::string trace_folder_text(const TraceFolder& f) {
     o += fmt::format("  {:<5} {:<40} {:>10.2f} {:>10.2f} {:>7.0f}% {:>10.2f}  {}{}\n",
                      r.rank >= 0 ? std::to_string(r.rank) : "-", r.file.substr(0, 40), s.step_ms, s.busy_ms,
                      s.step_ms > 0 ? 100 * s.idle_ms / s.step_ms : 0.0, r.communication_ms, s.bound,
-                     i == f.slowest && f.ranks.size() > 1 ? "   <- slowest" : "");
+                     i == f.slowest && f.ranks.size() > 1 && f.spread > 0 ? "   <- slowest" : "");
   }
-  if (f.ranks.size() > 1)
+  for (const auto& sk : f.skipped) o += "  skipped: " + sk + "\n";
+  if (f.ranks.size() > 1 && f.spread > 0)
     o += fmt::format("\n  the slowest rank's step is {:.1f}% above the median ({:.2f} ms): in a synchronous step every "
                      "rank waits for it, so its extra time is the others' communication wait\n",
                      100 * f.spread, f.median_step_ms);
@@ -258,6 +270,7 @@ nlohmann::json trace_folder_json(const TraceFolder& f) {
   j["median_step_ms"] = f.median_step_ms;
   j["slowest_rank_index"] = f.slowest;
   j["spread"] = f.spread;
+  j["skipped"] = f.skipped;
   return j;
 }
 
