@@ -45,9 +45,25 @@ json kernel(const std::string& name, double ts, double dur, int stream = 7) {
           {"args", {{"device", 0}, {"stream", stream}, {"correlation", 1}}}};
 }
 
-json launch(double ts) {
-  return {{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", ts},
-          {"dur", 5}, {"args", {{"correlation", 1}}}};
+json launch(double ts, int tid = 1, long correlation = 1) {
+  return {{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", tid}, {"ts", ts},
+          {"dur", 5}, {"args", {{"correlation", correlation}}}};
+}
+
+// A kernel launched from thread `tid` at `ts`: the launch call and the kernel, tied by their correlation id.
+void push_launched(json& ev, int tid, double ts, long correlation, const std::string& kernel_name, double kernel_ts,
+                   double kernel_dur) {
+  ev.push_back(launch(ts, tid, correlation));
+  json k = kernel(kernel_name, kernel_ts, kernel_dur);
+  k["args"]["correlation"] = correlation;
+  ev.push_back(k);
+}
+
+// A CPU op on thread `tid` that recorded an autograd sequence number (-1: none).
+json seq_op(const std::string& name, double ts, double dur, int tid, long seq, json dims = json::array()) {
+  json e = cpu_op(name, ts, dur, dims, json::array(), nullptr, tid);
+  if (seq >= 0) e["args"]["Sequence number"] = seq;
+  return e;
 }
 
 json rtx3090() {
@@ -445,33 +461,21 @@ TEST_F(TraceCli, TracesThatCannotBecomeModelsStillGetTheirMeasuredReport) {
 // kernels through the sequence number of the autograd node the forward op created.
 TEST_F(TraceCli, KernelsAreAttributedToTheirForwardOperators) {
   json ev = json::array();
-  const auto op = [&](const std::string& name, double ts, double dur, int tid, long seq, json dims = json::array()) {
-    json e = cpu_op(name, ts, dur, dims, json::array(), nullptr, tid);
-    if (seq >= 0) e["args"]["Sequence number"] = seq;
-    ev.push_back(e);
-  };
-  const auto launched = [&](int tid, double ts, long corr, const std::string& kname, double kts, double kdur) {
-    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", tid},
-                  {"ts", ts}, {"dur", 3}, {"args", {{"correlation", corr}}}});
-    json k = kernel(kname, kts, kdur);
-    k["args"]["correlation"] = corr;
-    ev.push_back(k);
-  };
-  op("ProfilerStep#1", 0, 10000, 1, -1);
-  op("aten::linear", 10, 100, 1, -1, {{64, 784}, {256, 784}, {256}});
-  op("aten::addmm", 20, 50, 1, 5, {{256}, {64, 784}, {784, 256}});
-  launched(1, 30, 100, "ampere_sgemm_64x64_nn", 40, 40);
-  op("aten::relu", 120, 10, 1, 6, {{64, 256}});
-  launched(1, 125, 101, "void at::native::vectorized_elementwise_kernel<4>(int)", 130, 5);
-  op("autograd::engine::evaluate_function: ReluBackward0", 380, 30, 2, -1);
-  op("ReluBackward0", 381, 28, 2, 6);
-  launched(2, 385, 102, "void at::native::vectorized_elementwise_kernel<4>(int)", 390, 7);
-  op("autograd::engine::evaluate_function: AddmmBackward0", 420, 100, 2, -1);
-  op("AddmmBackward0", 421, 98, 2, 5);
-  op("aten::mm", 425, 20, 2, -1, {{64, 256}, {256, 784}});
-  launched(2, 430, 103, "ampere_sgemm_64x64_nn", 440, 60);
-  op("Optimizer.step#SGD.step", 600, 100, 1, -1);
-  launched(1, 610, 104, "void at::native::multi_tensor_apply_kernel<float>(int)", 620, 10);
+  ev.push_back(seq_op("ProfilerStep#1", 0, 10000, 1, -1));
+  ev.push_back(seq_op("aten::linear", 10, 100, 1, -1, {{64, 784}, {256, 784}, {256}}));
+  ev.push_back(seq_op("aten::addmm", 20, 50, 1, 5, {{256}, {64, 784}, {784, 256}}));
+  push_launched(ev, 1, 30, 100, "ampere_sgemm_64x64_nn", 40, 40);
+  ev.push_back(seq_op("aten::relu", 120, 10, 1, 6, {{64, 256}}));
+  push_launched(ev, 1, 125, 101, "void at::native::vectorized_elementwise_kernel<4>(int)", 130, 5);
+  ev.push_back(seq_op("autograd::engine::evaluate_function: ReluBackward0", 380, 30, 2, -1));
+  ev.push_back(seq_op("ReluBackward0", 381, 28, 2, 6));
+  push_launched(ev, 2, 385, 102, "void at::native::vectorized_elementwise_kernel<4>(int)", 390, 7);
+  ev.push_back(seq_op("autograd::engine::evaluate_function: AddmmBackward0", 420, 100, 2, -1));
+  ev.push_back(seq_op("AddmmBackward0", 421, 98, 2, 5));
+  ev.push_back(seq_op("aten::mm", 425, 20, 2, -1, {{64, 256}, {256, 784}}));
+  push_launched(ev, 2, 430, 103, "ampere_sgemm_64x64_nn", 440, 60);
+  ev.push_back(seq_op("Optimizer.step#SGD.step", 600, 100, 1, -1));
+  push_launched(ev, 1, 610, 104, "void at::native::multi_tensor_apply_kernel<float>(int)", 620, 10);
   write_trace(dir_, "attr.json", ev);
   const KinetoTrace t = read_kineto_trace((dir_ / "attr.json").string());
   const TraceComparison c = compare_trace(t, summarize_trace(t), "rtx-3090", "pytorch");
@@ -492,18 +496,11 @@ TEST_F(TraceCli, KernelsAreAttributedToTheirForwardOperators) {
 // reproduces them: predicting the same operators with it gives the measured kernel times back.
 TEST_F(TraceCli, WrittenGpuFileReproducesTheTracesKernelTimes) {
   json ev = json::array();
-  const auto launched = [&](double ts, long corr, const std::string& kname, double kts, double kdur) {
-    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
-                  {"ts", ts}, {"dur", 3}, {"args", {{"correlation", corr}}}});
-    json k = kernel(kname, kts, kdur);
-    k["args"]["correlation"] = corr;
-    ev.push_back(k);
-  };
   ev.push_back(cpu_op("ProfilerStep#1", 0, 100000));
   ev.push_back(cpu_op("aten::linear", 10, 100, {{8192, 4096}, {4096, 4096}, {4096}}, {"float", "float", "float"}));
-  launched(20, 1, "ampere_sgemm_128x64_nn", 100, 20000);
+  push_launched(ev, 1, 20, 1, "ampere_sgemm_128x64_nn", 100, 20000);
   ev.push_back(cpu_op("aten::relu", 200, 10, {{8192, 4096}}, {"float"}));
-  launched(205, 2, "void at::native::vectorized_elementwise_kernel<4>(int)", 20200, 400);
+  push_launched(ev, 1, 205, 2, "void at::native::vectorized_elementwise_kernel<4>(int)", 20200, 400);
   write_trace(dir_, "cal.json", ev);
   const KinetoTrace t = read_kineto_trace((dir_ / "cal.json").string());
   const TraceSummary s = summarize_trace(t);
@@ -539,25 +536,13 @@ TEST_F(TraceCli, WrittenGpuFileReproducesTheTracesKernelTimes) {
 // names are cut on a UTF-8 character boundary.
 TEST_F(TraceCli, SharedSequenceNumbersGoToTheOpThatCreatedTheNode) {
   json ev = json::array();
-  const auto op = [&](const std::string& name, double ts, double dur, int tid, long seq, json dims = json::array()) {
-    json e = cpu_op(name, ts, dur, dims, json::array(), nullptr, tid);
-    if (seq >= 0) e["args"]["Sequence number"] = seq;
-    ev.push_back(e);
-  };
-  const auto launched = [&](int tid, double ts, long corr, double kdur) {
-    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", tid},
-                  {"ts", ts}, {"dur", 3}, {"args", {{"correlation", corr}}}});
-    json k = kernel("ampere_sgemm_64x64_nn", ts + 5, kdur);
-    k["args"]["correlation"] = corr;
-    ev.push_back(k);
-  };
-  op("ProfilerStep#1", 0, 10000, 1, -1);
-  op("aten::mul", 10, 5, 1, 5, {{64, 784}, {}});  // no node of its own: the counter still reads 5
-  op("aten::linear", 20, 100, 1, 5, {{64, 784}, {256, 784}, {256}});
-  op("aten::addmm", 30, 50, 1, 5, {{256}, {64, 784}, {784, 256}});
-  launched(1, 40, 1, 30);
-  op("AddmmBackward0", 400, 100, 2, 5);
-  launched(2, 410, 2, 50);
+  ev.push_back(seq_op("ProfilerStep#1", 0, 10000, 1, -1));
+  ev.push_back(seq_op("aten::mul", 10, 5, 1, 5, {{64, 784}, {}}));  // no node of its own: the counter still reads 5
+  ev.push_back(seq_op("aten::linear", 20, 100, 1, 5, {{64, 784}, {256, 784}, {256}}));
+  ev.push_back(seq_op("aten::addmm", 30, 50, 1, 5, {{256}, {64, 784}, {784, 256}}));
+  push_launched(ev, 1, 40, 1, "ampere_sgemm_64x64_nn", 45, 30);
+  ev.push_back(seq_op("AddmmBackward0", 400, 100, 2, 5));
+  push_launched(ev, 2, 410, 2, "ampere_sgemm_64x64_nn", 415, 50);
   write_trace(dir_, "seq.json", ev);
   const KinetoTrace t = read_kineto_trace((dir_ / "seq.json").string());
   const TraceComparison c = compare_trace(t, summarize_trace(t), "rtx-3090", "pytorch");
@@ -699,11 +684,7 @@ TEST_F(TraceCli, FlowsWithoutSequenceNumbersStillTieBackward) {
   ev.push_back(cpu_op("AddmmBackward0", 400, 100, json::array(), json::array(), nullptr, 2));
   ev.push_back({{"ph", "f"}, {"cat", "fwdbwd"}, {"name", "fwdbwd"}, {"id", 7}, {"pid", 1}, {"tid", 2}, {"ts", 400},
                 {"bp", "e"}});
-  ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 2},
-                {"ts", 410}, {"dur", 3}, {"args", {{"correlation", 9}}}});
-  json k = kernel("ampere_sgemm_64x64_nn", 420, 60);
-  k["args"]["correlation"] = 9;
-  ev.push_back(k);
+  push_launched(ev, 2, 410, 9, "ampere_sgemm_64x64_nn", 420, 60);
   write_trace(dir_, "flow.json", ev);
   const KinetoTrace t = read_kineto_trace((dir_ / "flow.json").string());
   const TraceComparison c = compare_trace(t, summarize_trace(t), "rtx-3090", "pytorch");

@@ -42,12 +42,7 @@ std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 std::optional<double> usd_per_million_samples(const Prediction& p) {
   if (p.samples_per_s <= 0) return std::nullopt;
   // An instance with at least as many GPUs as one node uses (a 1-GPU rental's price is not an 8-GPU server's).
-  const int per_node = std::max(1, p.request.gpus);
-  const InstanceType* inst = nullptr;
-  for (const auto& i : default_price_catalog().instances)
-    if (i.gpu == p.device.id && i.gpus >= per_node &&
-        (!inst || i.on_demand_usd_per_hour / i.gpus < inst->on_demand_usd_per_hour / inst->gpus))
-      inst = &i;
+  const InstanceType* inst = cheapest_instance_for(default_price_catalog(), p.device.id, std::max(1, p.request.gpus));
   if (inst == nullptr || inst->gpus <= 0) return std::nullopt;
   const double usd_per_gpu_hour = inst->on_demand_usd_per_hour / inst->gpus;
   const int gpus = std::max(1, p.request.gpus) * std::max(1, p.request.nodes);

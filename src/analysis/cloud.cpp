@@ -139,10 +139,10 @@ RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, 
   return r;
 }
 
-const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu) {
+const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu, int min_gpus) {
   const InstanceType* best = nullptr;
   for (const auto& i : catalog.instances)
-    if (i.gpu == gpu &&
+    if (i.gpu == gpu && i.gpus >= min_gpus &&
         (!best || i.on_demand_usd_per_hour / i.gpus < best->on_demand_usd_per_hour / best->gpus))
       best = &i;
   return best;

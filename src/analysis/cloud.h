@@ -64,7 +64,8 @@ struct RunCost {
 // no price).
 RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst = nullptr, int instances = 1);
 
-// The instance with this GPU whose on-demand price per GPU-hour is lowest; nullptr when the catalog has none.
-const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu);
+// The instance with this GPU, and at least `min_gpus` of them, whose on-demand price per GPU-hour is lowest;
+// nullptr when the catalog has none.
+const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu, int min_gpus = 1);
 
 }  // namespace perfcast

@@ -49,15 +49,10 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
   m.optimizer_step = r.optimizer_step;
   m.optimizer = optimizer;
   m.checkpointing = r.checkpointing;
-  // Several GPUs: the gradient reduction's buffers (data/interconnects.toml bucket_copies: DDP's buckets hold a
-  // copy of every gradient; Horovod reuses one fusion buffer of bucket_mb).
+  // Several GPUs: the gradient reduction's buffers take memory (data/interconnects.toml bucket_copies).
   if (m.training && r.gpus * r.nodes > 1) {
-    const StrategySpec& s = r.strategy.empty() ? strategy_for_runtime(r.runtime) : find_strategy(r.strategy);
-    if (s.bucket_copies > 0) {
-      m.bucket_copy_of_gradients = true;
-      m.bucket_in_compute_precision = s.grad_dtype == "compute";
-      if (s.bucket_copies_on_comm_stream && s.bucket_mb > 0) m.bucket_cap_bytes = s.bucket_mb * 1048576.0;
-    }
+    m.reduction = r.strategy.empty() ? &strategy_for_runtime(r.runtime) : &find_strategy(r.strategy);
+    m.precision = r.precision;
   }
   return m;
 }

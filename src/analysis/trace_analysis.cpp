@@ -3,16 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
-#include <sstream>
 #include "device/architecture.h"
 #include "device/catalog.h"
 #include "import/model_source.h"
@@ -98,20 +98,10 @@ double union_length(std::vector<std::pair<double, double>> iv) {
 
 std::string fmt_pct(double x) { return std::to_string(static_cast<int>(std::lround(100 * x))) + "%"; }
 
-// The op classes of the cost model as `perfcast trace` groups them.
+// The op classes of the cost model as `perfcast trace` groups them: the op kind's name, with layout copies counted
+// as elementwise traffic (data/trace_kernels.toml puts transpose kernels there).
 std::string class_of_op_kind(OpKind k) {
-  switch (k) {
-    case OpKind::kConv: return "conv";
-    case OpKind::kMatmul: return "matmul";
-    case OpKind::kAttention: return "attention";
-    case OpKind::kNorm: return "norm";
-    case OpKind::kPool: return "pool";
-    case OpKind::kSoftmax: return "softmax";
-    case OpKind::kEmbedding: return "embedding";
-    case OpKind::kLoss: return "loss";
-    case OpKind::kOptimizer: return "optimizer";
-    default: return "elementwise";
-  }
+  return k == OpKind::kDataMovement ? "elementwise" : std::string(op_kind_name(k));
 }
 
 bool backward_span(const std::string& name) {
@@ -145,9 +135,8 @@ struct Attribution {
   double total_us = 0;
 };
 
-Attribution attribute_kernels(const KinetoTrace& t, int device) {
+Attribution attribute_kernels(const KinetoTrace& t, const TraceForwardOps& fwd, int device) {
   Attribution a;
-  const TraceForwardOps fwd = trace_forward_ops(t);
   if (fwd.ops.empty()) return a;
   const std::size_t n = t.cpu_ops.size();
   std::map<std::size_t, std::size_t> position;  // cpu_op index -> forward position
@@ -236,6 +225,7 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
     lo = step->ts_us;
     hi = lo + step->dur_us;
   }
+  std::map<std::string_view, std::string> class_of_name;
   for (const auto& k : t.kernels) {
     if (k.device != device) continue;
     std::optional<std::size_t> op;
@@ -273,7 +263,9 @@ Attribution attribute_kernels(const KinetoTrace& t, int device) {
     if (!target) continue;
     auto& slot = a.us[*target];
     (backward ? slot.backward : slot.forward) += k.dur_us;
-    const std::string cls = kernel_class(k.name);
+    auto [known, fresh] = class_of_name.try_emplace(k.name);
+    if (fresh) known->second = kernel_class(k.name);  // traces repeat a few hundred kernel names
+    const std::string& cls = known->second;
     if (cls == "matmul") slot.gemm += k.dur_us;
     if (cls == "elementwise" || cls == "norm") slot.streaming += k.dur_us;
     a.attributed_us += k.dur_us;
@@ -313,6 +305,17 @@ std::string short_kernel_name(const std::string& kernel_name) {
   return s;
 }
 
+bool same_board(const TraceDevice& device, const DeviceSpec& gpu) {
+  const int sm = device.compute_major * 10 + device.compute_minor;
+  if (sm > 0 && gpu.sm_version != sm) return false;
+  if (device.sm_count > 0 && gpu.sm_count != device.sm_count) return false;
+  if (device.memory_bytes > 0) {
+    const double ratio = device.memory_bytes / gpu.memory_bytes();
+    if (ratio < 0.9 || ratio > 1.1) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> catalog_gpus_for(const TraceDevice& device) {
   if (device.name.empty()) return {};
   const int sm = device.compute_major * 10 + device.compute_minor;
@@ -320,14 +323,8 @@ std::vector<std::string> catalog_gpus_for(const TraceDevice& device) {
   std::vector<std::string> best;
   int best_score = -1;
   for (const DeviceSpec& g : gpu_catalog()) {
-    if (sm > 0 && g.sm_version != sm) continue;
-    if (device.sm_count > 0 && g.sm_count != device.sm_count) continue;
-    int score = 0;
-    if (device.memory_bytes > 0) {
-      const double ratio = device.memory_bytes / g.memory_bytes();
-      if (ratio < 0.9 || ratio > 1.1) continue;
-      score += 2;
-    }
+    if (!same_board(device, g)) continue;
+    int score = 0;  // name tokens in common
     const auto have = name_tokens(g.name + " " + g.id);
     for (const auto& w : wanted)
       if (std::find(have.begin(), have.end(), w) != have.end()) score += 3;
@@ -585,9 +582,9 @@ TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summ
   }
   for (auto& [cls, c] : by) out.classes.push_back(c);
   // Operator by operator (the first step).
-  const Attribution at = attribute_kernels(trace, summary.device);
-  out.attributed_share = at.total_us > 0 ? at.attributed_us / at.total_us : 0;
   const TraceForwardOps fwd = trace_forward_ops(trace);
+  const Attribution at = attribute_kernels(trace, fwd, summary.device);
+  out.attributed_share = at.total_us > 0 ? at.attributed_us / at.total_us : 0;
   std::map<std::string, std::pair<double, double>> predicted;  // graph op name -> (forward, backward) us
   for (const auto& e : out.prediction.step.entries) {
     if (e.phase == Phase::kForward) predicted[e.name].first += e.cost.time_us;
@@ -694,9 +691,7 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
                      (cal.rejected.empty() ? std::string(")") : "; rejected: " + cal.rejected.front() + ")"));
   // The catalog file as a table: values already in its [measured] table stay unless re-measured here.
   toml::table t = parse_toml_file(device.file);
-  const std::string base_id = device.id.size() > 6 && device.id.compare(device.id.size() - 6, 6, "-trace") == 0
-                                  ? device.id.substr(0, device.id.size() - 6)
-                                  : device.id;
+  const std::string base_id = device.id.ends_with("-trace") ? device.id.substr(0, device.id.size() - 6) : device.id;
   t.insert_or_assign("id", base_id + "-trace");
   toml::table measured;
   if (const toml::table* old = t["measured"].as_table()) measured = *old;
@@ -742,11 +737,8 @@ TraceFolder summarize_trace_folder(const std::string& folder) {
   for (; it != end; it.increment(ec)) {
     if (ec) throw InputError("cannot read folder '" + folder + "': " + ec.message());
     const std::string name = it->path().filename().string();
-    const auto ends = [&](const std::string& suffix) {
-      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
     std::error_code fec;
-    if (!(ends(".json") || ends(".json.gz")) || !it->is_regular_file(fec) || fec) continue;
+    if (!(name.ends_with(".json") || name.ends_with(".json.gz")) || !it->is_regular_file(fec) || fec) continue;
     // Run folders also hold config.json, trainer_state.json ...: only Chrome traces count.
     if (!looks_like_trace(it->path().string())) {
       out.skipped.push_back(name + " (not a profiler trace)");

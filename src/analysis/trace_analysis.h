@@ -20,6 +20,10 @@ bool kernel_uses_tensor_cores(const std::string& kernel_name);
 // "void at::native::foo<T>(args)" -> "at::native::foo".
 std::string short_kernel_name(const std::string& kernel_name);
 
+// True when the trace's device can be this GPU: the same SM version and SM count, memory within 10% (fields the
+// trace does not record are not compared).
+bool same_board(const TraceDevice& device, const DeviceSpec& gpu);
+
 // The catalog GPU a trace's device is (same SM version and SM count, memory within 10%, then the most name
 // tokens in common), or "" when none matches.
 std::string catalog_gpu_for(const TraceDevice& device);

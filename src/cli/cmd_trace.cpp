@@ -85,15 +85,10 @@ Command trace_command() {
                 // Measurements of one card go into that card's file only: same chip generation, SM count and
                 // memory (within 10%) as the trace's device, whether --gpu names a catalog id or a file.
                 const DeviceSpec& target = cmp->prediction.device;
-                for (const auto& d : t.devices) {
-                  if (d.id != sum.device) continue;
-                  const int sm = d.compute_major * 10 + d.compute_minor;
-                  const double ratio = d.memory_bytes > 0 ? d.memory_bytes / target.memory_bytes() : 1.0;
-                  if ((sm > 0 && sm != target.sm_version) || (d.sm_count > 0 && d.sm_count != target.sm_count) ||
-                      ratio < 0.9 || ratio > 1.1)
+                for (const auto& d : t.devices)
+                  if (d.id == sum.device && !same_board(d, target))
                     throw InputError("--write-gpu: the trace ran on '" + d.name + "', not on " + target.id +
                                      "; its measurements belong to that card");
-                }
                 const TraceCalibration cal = calibrate_from_trace(*cmp);
                 gpu_file = measured_gpu_file(cal, cmp->prediction.device, s->file, sum.device_name);
                 wrote = "wrote " + s->write_gpu + ":";

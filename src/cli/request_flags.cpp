@@ -7,7 +7,6 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "import/kineto_trace.h"
 #include "import/model_source.h"
 
 namespace perfcast::cli {
@@ -33,13 +32,11 @@ double parse_number(const std::string& text, const char* flag) {
   return v;
 }
 
-// A profiler trace is predicted at the batch it was recorded at unless --batch says otherwise.
+// A model recorded at a batch (a profiler trace) is predicted at that batch unless --batch says otherwise. Only files
+// are resolved here: a zoo id has no recorded batch.
 std::int64_t default_batch(const std::string& model) {
-  const auto ends = [&](const std::string& suffix) {
-    return model.size() >= suffix.size() && model.compare(model.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if ((ends(".json") || ends(".json.gz")) && looks_like_trace(model)) {
-    const std::int64_t b = model_from_trace(model).natural_batch;
+  if (model.ends_with(".json") || model.ends_with(".json.gz")) {
+    const std::int64_t b = resolve_model(model).natural_batch;
     if (b > 0) return b;
   }
   return 64;

@@ -5,20 +5,12 @@
 
 namespace perfcast {
 
-namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options) {
-  if (ends_with(id_or_path, ".json.gz") || ends_with(id_or_path, ".pt.trace.json") ||
-      (ends_with(id_or_path, ".json") && looks_like_trace(id_or_path)))
+  if (id_or_path.ends_with(".json.gz") || id_or_path.ends_with(".pt.trace.json") ||
+      (id_or_path.ends_with(".json") && looks_like_trace(id_or_path)))
     return model_from_trace(id_or_path);
-  if (ends_with(id_or_path, ".json")) return model_from_hf_config(id_or_path);
-  if (ends_with(id_or_path, ".onnx")) return model_from_onnx(id_or_path, options);
+  if (id_or_path.ends_with(".json")) return model_from_hf_config(id_or_path);
+  if (id_or_path.ends_with(".onnx")) return model_from_onnx(id_or_path, options);
   const ZooModel& z = find_zoo_model(id_or_path);
   ModelSource m;
   m.id = z.id;

@@ -148,6 +148,23 @@ const StrategySpec& find_strategy(const std::string& id) {
   return it->second;
 }
 
+GradientBytes gradient_bytes(const std::string& precision) {
+  GradientBytes b;
+  b.mixed = precision == "amp" || precision == "amp-bf16";
+  const bool half = precision == "fp16" || precision == "bf16";
+  b.param = half ? 2 : 4;
+  b.compute = (half || b.mixed) ? 2 : 4;
+  return b;
+}
+
+double reduction_buffer_bytes(const StrategySpec& s, const std::string& precision, double params) {
+  if (s.bucket_copies <= 0) return 0;
+  const GradientBytes b = gradient_bytes(precision);
+  double bytes = params * (s.grad_dtype == "compute" ? b.compute : b.param);
+  if (s.bucket_copies_on_comm_stream && s.bucket_mb > 0) bytes = std::min(bytes, s.bucket_mb * 1048576.0);
+  return bytes;
+}
+
 const StrategySpec& strategy_for_runtime(const std::string& runtime) {
   const auto& c = interconnect_catalog();
   const auto it = c.runtime_strategy.find(runtime);

@@ -75,6 +75,20 @@ const StrategySpec& find_strategy(const std::string& id);
 // The runtime's default gradient strategy.
 const StrategySpec& strategy_for_runtime(const std::string& runtime);
 
+// Bytes per gradient element of a training precision: in the parameter precision (fp32 masters under mixed
+// precision, 2 bytes for pure fp16/bf16) and in the compute precision.
+struct GradientBytes {
+  double param = 4;
+  double compute = 4;
+  bool mixed = false;
+};
+GradientBytes gradient_bytes(const std::string& precision);
+
+// Memory the strategy's own gradient buffers take for `params` parameters trained in `precision`: a copy of every
+// gradient in the precision it reduces (DDP's buckets), capped at bucket_mb when the framework reuses one fixed
+// buffer (Horovod's fusion buffer); 0 for strategies that reduce the gradients in place.
+double reduction_buffer_bytes(const StrategySpec& s, const std::string& precision, double params);
+
 // True for SXM modules (GPU id or name says SXM).
 bool is_sxm(const DeviceSpec& device);
 // The link inside a node a GPU uses by default: nvswitch/nvlink for SXM modules, else PCIe of its generation.

@@ -47,18 +47,15 @@ void op_tensors(const Op& op, std::vector<double>& out) {
   if (second > 0) out.push_back(second);
 }
 
-bool is_mixed(const std::string& precision) { return precision == "amp" || precision == "amp-bf16"; }
-
 }  // namespace
 
 GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
   GradientProfile g;
   g.training = single.request.mode == "train";
-  const std::string& prec = single.request.precision;
-  g.mixed = is_mixed(prec);
-  const bool half = prec == "fp16" || prec == "bf16";
-  g.param_bytes = half ? 2 : 4;
-  g.compute_bytes = (half || g.mixed) ? 2 : 4;
+  const GradientBytes bytes = gradient_bytes(single.request.precision);
+  g.mixed = bytes.mixed;
+  g.param_bytes = bytes.param;
+  g.compute_bytes = bytes.compute;
 
   // Timeline of one GPU's step; a host-bound step stretches every kernel by the same factor.
   const double gap = single.runtime.gpu_gap_per_kernel_us;
@@ -181,12 +178,8 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       for (const auto& t : g.tensors) total_elems += t.elems;
       c.gradient_bytes = total_elems * bpe;
       const auto buckets = make_buckets(g, s, bpe);
-      // Buffers the reduction keeps (in the precision it reduces; compression makes a further temporary copy).
-      if (s.bucket_copies > 0) {
-        c.bucket_buffer_bytes = total_elems * (s.grad_dtype == "compute" ? g.compute_bytes : g.param_bytes);
-        if (s.bucket_copies_on_comm_stream && s.bucket_mb > 0)
-          c.bucket_buffer_bytes = std::min(c.bucket_buffer_bytes, s.bucket_mb * 1048576.0);
-      }
+      // Buffers the reduction keeps (compression makes a further temporary copy, not counted).
+      c.bucket_buffer_bytes = reduction_buffer_bytes(s, single.request.precision, total_elems);
       c.collectives = static_cast<int>(buckets.size());
       auto coll = [&](double bytes) {
         if (s.reduce == "copy-to-device") return copy_to_device(f, bytes);

@@ -118,14 +118,7 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   }
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
-  if (o.training && o.bucket_copy_of_gradients) {
-    // As GradientProfile: 4 bytes (fp32 masters under mixed precision), 2 for pure fp16/bf16 or compute-precision
-    // reduction of a mixed run.
-    const bool half = !plan.mixed && plan.bytes.weight < 4;
-    const double bytes = o.bucket_in_compute_precision ? ((half || plan.mixed) ? 2.0 : 4.0) : (half ? 2.0 : 4.0);
-    m.comm_buffers = static_cast<double>(graph.params()) * bytes;
-    if (o.bucket_cap_bytes > 0) m.comm_buffers = std::min(m.comm_buffers, o.bucket_cap_bytes);
-  }
+  if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, graph.params());
   m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace + m.comm_buffers) *
                 runtime.allocator_overhead +
             m.runtime;

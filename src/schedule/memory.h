@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <string>
 
 #include "cost/precision.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
 #include "runtime/runtime_profile.h"
+#include "schedule/collectives.h"
 
 namespace perfcast {
 
@@ -34,12 +36,10 @@ struct MemoryOptions {
   bool optimizer_step = true;
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // keep only segment-boundary activations, recompute the rest in backward
-  // Data-parallel training: the collective keeps its own copy of the gradients (DDP buckets, Horovod's fusion
-  // buffer) in the precision it reduces them in, capped at bucket_cap_bytes when the framework reuses one fixed
-  // buffer (0: no cap). Same rule as ScaleOutCost::bucket_buffer_bytes (schedule/data_parallel.cpp).
-  bool bucket_copy_of_gradients = false;
-  bool bucket_in_compute_precision = false;  // grad_dtype "compute"; else the parameter precision
-  double bucket_cap_bytes = 0;
+  // Data-parallel training: the gradient reduction whose buffers take memory (reduction_buffer_bytes in
+  // schedule/collectives.h), and the training precision; none on one GPU. Points into the strategy catalog.
+  const StrategySpec* reduction = nullptr;
+  std::string precision;
 };
 
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
