@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libsimdjson-dev libfccp-dev libonnx-dev libprotobuf-dev
-      protobuf-compiler libonnx-testdata)
+      protobuf-compiler libonnx-testdata libnlopt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

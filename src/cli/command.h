@@ -34,6 +34,8 @@ Command export_command();
 Command compare_command();
 Command plan_command();
 Command trace_command();
+Command op_command();
+Command fit_kernels_command();
 
 // The flags shared by predict, advise, compare and plan, filled by CLI11 and turned into a request.
 struct RequestFlags {

@@ -1,5 +1,7 @@
 #include "cost/cost_constants.h"
 
+#include <filesystem>
+
 #include "core/data_files.h"
 #include "core/toml_reader.h"
 
@@ -32,6 +34,7 @@ CostConstants load() {
   c.k_half_cuda = g.number("k_half_cuda");
   c.k_half_tensor = g.number("k_half_tensor");
   c.split_k_overhead = g.number("split_k_overhead");
+  c.split_k_min_depth = g.number("split_k_min_depth");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
@@ -42,6 +45,7 @@ CostConstants load() {
   TomlFields m(top.table("memory"), path.string() + " [memory]");
   c.ramp_us = m.number("ramp_us");
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
+  c.reduction_bandwidth_efficiency = m.number("reduction_bandwidth_efficiency");
   c.native_half_elementwise_efficiency = m.number("native_half_elementwise_efficiency");
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
@@ -51,10 +55,32 @@ CostConstants load() {
   return c;
 }
 
+// data/kernel_fit.toml's [global] values (fitted to measured kernels) replace the ones they started from.
+CostConstants apply_kernel_fit(CostConstants c) {
+  const auto path = data_dir() / "kernel_fit.toml";
+  if (!std::filesystem::exists(path)) return c;
+  const toml::table root = parse_toml_file(path);
+  const auto* g = root["global"].as_table();
+  if (!g) return c;
+  TomlFields f(*g, path.string() + " [global]");
+  c.k_half_cuda = f.number_or("k_half_cuda", c.k_half_cuda);
+  c.ramp_us = f.number_or("ramp_us", c.ramp_us);
+  c.winograd_fused_efficiency = f.number_or("winograd_fused_efficiency", c.winograd_fused_efficiency);
+  c.reduction_bandwidth_efficiency = f.number_or("reduction_bandwidth_efficiency", c.reduction_bandwidth_efficiency);
+  for (std::size_t i = 1; i < c.tiles_cuda.size(); ++i)
+    c.tiles_cuda[i].efficiency = f.number_or("tile_efficiency_" + std::to_string(i + 1), c.tiles_cuda[i].efficiency);
+  return c;
+}
+
 }  // namespace
 
-const CostConstants& cost_constants() {
+const CostConstants& cost_constants_prior() {
   static const CostConstants c = load();
+  return c;
+}
+
+const CostConstants& cost_constants() {
+  static const CostConstants c = apply_kernel_fit(cost_constants_prior());
   return c;
 }
 

@@ -14,15 +14,28 @@ std::string_view bound_name(Bound b) {
 }
 
 KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch)
-    : device_(device), arch_(arch), c_(cost_constants()),
+    : KernelCostModel(device, arch, cost_constants()) {}
+
+KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch, const CostConstants& constants)
+    : device_(device), arch_(arch), c_(constants),
       bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency) {
   const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
-  const double full_load_w = static_cast<double>(device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
-  if (device.tdp_w > 0 && full_load_w > device.tdp_w) clock_factor_ = std::cbrt(device.tdp_w / full_load_w);
+  full_load_w_ = static_cast<double>(device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
   // Efficiencies measured on the card already include the clock it sustained under its own limit; only a
   // lower --power-limit than that slows it further (P ~ f^3 from the measured point).
   if (device.measured && (device.measured->gemm_efficiency_cuda || device.measured->gemm_efficiency_tensor))
-    clock_factor_ = device.measured->tdp_w > 0 ? std::min(1.0, std::cbrt(device.tdp_w / device.measured->tdp_w)) : 1.0;
+    measured_clock_ = device.measured->tdp_w > 0 ? std::min(1.0, std::cbrt(device.tdp_w / device.measured->tdp_w)) : 1.0;
+}
+
+double KernelCostModel::clock_factor(double activity) const {
+  if (measured_clock_ > 0) return measured_clock_;
+  // A board whose sustained clock was measured: that clock, lowered further only by a lower power limit.
+  if (device_.sustained_clock_factor > 0)
+    return device_.sustained_clock_factor *
+           std::min(1.0, std::cbrt(device_.tdp_w / std::max(1.0, device_.sustained_clock_tdp_w)));
+  const double load_w = full_load_w_ * std::clamp(activity, 0.0, 1.0);
+  if (device_.tdp_w <= 0 || load_w <= device_.tdp_w) return 1.0;
+  return std::cbrt(device_.tdp_w / load_w);
 }
 
 double KernelCostModel::pipe_peak(Pipe p) const {
@@ -35,26 +48,37 @@ double KernelCostModel::pipe_peak(Pipe p) const {
   return std::min(peak, cap);
 }
 
-double KernelCostModel::shape_efficiency(const MatmulGeometry& g, bool tensor) const {
+KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g, bool tensor) const {
   const auto& tiles = tensor ? c_.tiles_tensor : c_.tiles_cuda;
   const double slots = static_cast<double>(device_.sm_count) * c_.ctas_per_sm;
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
   const double k_half = tensor ? c_.k_half_tensor : c_.k_half_cuda;
-  double best = 0;
+  // The library's own tile set on this architecture (cuBLAS picks among its kernels by heuristics, and its
+  // batched kernels use fewer shapes); any tile where none is known.
+  const bool batched = g.batch > 1;
+  const auto& allowed = tensor ? std::vector<std::pair<int, int>>{} : batched ? arch_.sgemm_tiles_batched : arch_.sgemm_tiles;
+  TileChoice best;
   for (const auto& t : tiles) {
+    if (!allowed.empty() &&
+        std::find(allowed.begin(), allowed.end(), std::pair{static_cast<int>(t.m), static_cast<int>(t.n)}) == allowed.end())
+      continue;
     const double tm = std::ceil(m / t.m), tn = std::ceil(n / t.n);
     double ctas = tm * tn * static_cast<double>(g.batch);
     const double pad = (m * n) / (tm * t.m * tn * t.n);
     // Split-K: a grid that cannot fill the SMs splits the K loop across CTAs (needs K deep enough).
     double split = 1;
-    if (ctas < slots) split = std::max(1.0, std::min(std::floor(slots / ctas), std::floor(k / 256.0)));
+    // Batched GEMMs fill the SMs with their batch instead (no split-K kernel in any measured cuBLAS bmm).
+    if (ctas < slots && !batched)
+      split = std::max(1.0, std::min(std::floor(slots / ctas), std::floor(k / c_.split_k_min_depth)));
     const double k_per_cta = k / split;
     ctas *= split;
     const double waves = std::ceil(ctas / slots);
     const double wave_eff = ctas / (waves * slots);
     const double depth_eff = k_per_cta / (k_per_cta + k_half);
     const double split_eff = split > 1 ? 1.0 - c_.split_k_overhead : 1.0;
-    best = std::max(best, t.efficiency * pad * wave_eff * depth_eff * split_eff);
+    const double eff = t.efficiency * pad * wave_eff * depth_eff * split_eff;
+    if (eff > best.efficiency)
+      best = {eff, static_cast<int>(t.m), static_cast<int>(t.n), static_cast<int>(split)};
   }
   return best;
 }
@@ -81,16 +105,23 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   k.flops = flops / launches;
   k.bytes = bytes / launches;
   const bool tensor = is_tensor_pipe(pipe);
-  k.shape_efficiency = shape_efficiency(g, tensor);
+  const TileChoice tile = choose_tile(g, tensor);
+  k.shape_efficiency = tile.efficiency;
+  k.algorithm = "gemm";
+  k.tile_m = tile.tile_m, k.tile_n = tile.tile_n, k.split_k = tile.split_k;
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
-  const double rate = pipe_peak(pipe) * 1e6 * base * k.shape_efficiency * efficiency * clock_factor_;  // flop/us
+  // The pipes run busy for this share of the time at boost; the power it draws sets the clock.
+  const double activity = std::min(1.0, base * k.shape_efficiency * efficiency);
+  k.clock_factor = clock_factor(activity);
+  const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
   return finish(k, arch_.kernel_floor_us);
 }
 
 KernelCost KernelCostModel::streaming(double flops, double bytes, double launches, Pipe pipe,
-                                      double compute_efficiency, double thread_instructions) const {
+                                      double compute_efficiency, double thread_instructions,
+                                      double bandwidth_efficiency) const {
   KernelCost k;
   k.pipe = pipe;
   k.launches = std::max(launches, 1.0);
@@ -102,10 +133,10 @@ KernelCost KernelCostModel::streaming(double flops, double bytes, double launche
   if (thread_instructions > 0) {
     // Every SM issues issue_slots_per_clk_sm thread instructions per clock at the sustained clock.
     const double issue_per_us = arch_.issue_slots_per_clk_sm * static_cast<double>(device_.sm_count) *
-                                device_.boost_clock_mhz * clock_factor_;
+                                device_.boost_clock_mhz * clock_factor(1.0);
     k.compute_us = std::max(k.compute_us, thread_instructions / k.launches / issue_per_us);
   }
-  k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
+  k.memory_us = k.bytes / (bw_bytes_per_us_ * bandwidth_efficiency) + c_.ramp_us;
   if (launches <= 0) {  // fused into the neighbouring kernel: no launch, no ramp, no floor
     k.launches = 1;
     k.memory_us -= c_.ramp_us;

@@ -36,11 +36,19 @@ struct KernelCost {
   Pipe pipe = Pipe::kFp32;
   Bound bound = Bound::kMemory;
   double shape_efficiency = 1;  // tile x wave x K-depth efficiency of a GEMM (1 for streaming kernels)
+  // Which kernel runs: "gemm" (implicit-GEMM convolutions too), "winograd_fused", "winograd_nonfused", "fft",
+  // "depthwise" or "streaming"; for GEMMs the threadblock tile and split-K factor the model chose.
+  std::string_view algorithm = "streaming";
+  int tile_m = 0, tile_n = 0;
+  int split_k = 1;
+  double clock_factor = 1;  // sustained clock over boost during this kernel
 };
 
 class KernelCostModel {
  public:
   KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch);
+  // The same with explicit op-class constants (the kernel fit varies them; everything else uses the data file's).
+  KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch, const CostConstants& constants);
 
   // One GEMM (or implicit-GEMM convolution) launch of geometry g, repeated `launches` times.
   // `flops` may differ from 2*m*n*k (Winograd); `efficiency` scales the achievable rate (dgrad/wgrad).
@@ -50,15 +58,27 @@ class KernelCostModel {
   // A streaming (memory-bound) kernel: elementwise, norm, pool, softmax, copies, optimizer updates.
   // `thread_instructions` (total over all launches, 0 = not known) bounds it by the SMs' instruction issue rate:
   // kernels with heavy index math per element (integer division, per-channel loads) reach it before DRAM.
+  // `bandwidth_efficiency` scales the achievable DRAM bandwidth (row reductions: softmax, layer norm).
   KernelCost streaming(double flops, double bytes, double launches = 1, Pipe pipe = Pipe::kFp32,
-                       double compute_efficiency = -1, double thread_instructions = 0) const;
+                       double compute_efficiency = -1, double thread_instructions = 0,
+                       double bandwidth_efficiency = 1) const;
 
-  // Fraction of the large-GEMM rate a GEMM of this shape reaches (tiles, waves, K depth).
-  double shape_efficiency(const MatmulGeometry& g, bool tensor) const;
+  // The threadblock tile a library would pick for a GEMM of this shape, and the fraction of the large-GEMM rate
+  // it reaches (tiles, waves over the SMs, K depth, split-K).
+  struct TileChoice {
+    double efficiency = 0;
+    int tile_m = 0, tile_n = 0;
+    int split_k = 1;
+  };
+  TileChoice choose_tile(const MatmulGeometry& g, bool tensor) const;
+  double shape_efficiency(const MatmulGeometry& g, bool tensor) const { return choose_tile(g, tensor).efficiency; }
 
-  // Sustained clock under full compute load relative to the boost clock (1 when the board's power limit
-  // allows boost): dynamic power ~ f * V^2 with V ~ f, so P(f) = P(f_ref) * (f / f_ref)^3.
-  double compute_clock_factor() const { return clock_factor_; }
+  // Sustained clock relative to boost for a kernel that keeps its math pipes `activity` busy (1 = every SM at
+  // the pipe's peak): dynamic power ~ f * V^2 with V ~ f, so P(f) = activity * P_full(f_ref) * (f / f_ref)^3,
+  // and the clock settles where that meets the board's power limit (1 when boost fits under it).
+  double clock_factor(double activity) const;
+  // The same under full compute load.
+  double compute_clock_factor() const { return clock_factor(1.0); }
 
   // Sustainable peak of a pipe in TFLOPS at boost: the datasheet figure, capped where the architecture cannot
   // feed it (tensor_fp32acc_flops_per_clk_sm, tensor_int8_ops_per_clk_sm in data/architectures.toml).
@@ -66,6 +86,7 @@ class KernelCostModel {
 
   const DeviceSpec& device() const { return device_; }
   const ArchitectureProfile& arch() const { return arch_; }
+  const CostConstants& constants() const { return c_; }
   double dram_bytes_per_us() const { return bw_bytes_per_us_; }
 
  private:
@@ -75,7 +96,8 @@ class KernelCostModel {
   const ArchitectureProfile& arch_;
   const CostConstants& c_;
   double bw_bytes_per_us_;
-  double clock_factor_ = 1;
+  double full_load_w_ = 0;        // board power with every SM's pipes busy at boost
+  double measured_clock_ = 0;     // > 0: efficiencies measured on the card; clock relative to that point
 };
 
 }  // namespace perfcast

@@ -151,7 +151,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   if (is_tensor_pipe(pipe)) {
     // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
     const bool pointwise = c.kernel[0] * c.kernel[1] * c.kernel[2] == 1;
-    const auto& cc = cost_constants();
+    const auto& cc = ctx.kernels.constants();
     efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.runtime.tensor_library_efficiency;
   }
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
@@ -159,7 +159,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   if (fused_winograd && m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
     // (cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD).
-    KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * cost_constants().winograd_fused_efficiency);
+    KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * ctx.kernels.constants().winograd_fused_efficiency);
+    w.algorithm = "winograd_fused";
     if (w.time_us < best.time_us) {
       w.flops = flops;
       best = w;
@@ -170,12 +171,14 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
                           ctx.runtime.conv_workspace_limit_bytes);
         f && f->time_us < best.time_us) {
       f->flops = flops;
+      f->algorithm = "fft";
       best = *f;
     }
   }
   if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe) &&
       winograd_workspace(c, m, c_a, c_b, ctx.plan.bytes.act) <= ctx.runtime.conv_workspace_limit_bytes) {
     KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe, efficiency, ctx.kernels);
+    w.algorithm = "winograd_nonfused";
     if (w.time_us < best.time_us) {
       w.flops = flops;  // report the direct-convolution FLOPs; the time reflects the cheaper algorithm
       best = w;
@@ -187,7 +190,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& c = op.conv;
   const auto& km = ctx.kernels;
-  const auto& cc = cost_constants();
+  const auto& cc = ctx.kernels.constants();
   const ElemBytes eb = ctx.plan.bytes;
   // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
   // layer) run on CUDA cores in FP32 math (cuDNN 7/8 tensor-op requirements; padding C to 8 needs NHWC inputs
@@ -200,8 +203,10 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
 
   if (is_depthwise(c)) {
     const double passes = phase == Phase::kForward ? 1.0 : (op.needs_input_grad ? 2.0 : 1.0);
-    return km.streaming(flops * passes, (in_b + out_b + w_b) * passes, passes, cuda_pipe_for(ctx.plan, km.device()),
-                        cc.depthwise_compute_efficiency);
+    KernelCost d = km.streaming(flops * passes, (in_b + out_b + w_b) * passes, passes,
+                                cuda_pipe_for(ctx.plan, km.device()), cc.depthwise_compute_efficiency);
+    d.algorithm = "depthwise";
+    return d;
   }
   // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output; so does every
   // convolution on NHWC tensors in a runtime that computes them in NCHW (TensorFlow before grappler's layout pass),
@@ -248,10 +253,10 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
   MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};
-  KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * cost_constants().wgrad_efficiency, reps);
+  KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().wgrad_efficiency, reps);
   if (op.needs_input_grad) {
     MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
-    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * cost_constants().dgrad_efficiency, reps));
+    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().dgrad_efficiency, reps));
   }
   return k;
 }
@@ -427,9 +432,12 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
     // Half arithmetic on a chip whose FP16 units are the slow ones (sm_61: 1/64 of FP32): each add, max or
     // multiply is one result of the half2 pipe, whose peak counts an FMA as two.
     pipe = Pipe::kFp16;
-    efficiency = cost_constants().native_half_elementwise_efficiency;
+    efficiency = km.constants().native_half_elementwise_efficiency;
   }
-  out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions);
+  const bool row_reduction = op.kind == OpKind::kSoftmax ||
+                             (op.kind == OpKind::kNorm && (op.norm == NormKind::kLayer || op.norm == NormKind::kRms));
+  out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions,
+                          row_reduction ? km.constants().reduction_bandwidth_efficiency : 1.0);
   return out;
 }
 

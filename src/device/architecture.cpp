@@ -1,5 +1,7 @@
 #include "device/architecture.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "core/data_files.h"
@@ -37,7 +39,67 @@ std::vector<ArchitectureProfile> load_architectures() {
   return out;
 }
 
+// data/kernel_fit.toml's [arch.sm_XX] values (fitted to measured kernels by `perfcast fit-kernels`) replace
+// the architectures.toml values they were fitted from; the file is optional.
+std::vector<ArchitectureProfile> apply_kernel_fit(std::vector<ArchitectureProfile> all) {
+  const auto path = data_dir() / "kernel_fit.toml";
+  if (!std::filesystem::exists(path)) return all;
+  const toml::table root = parse_toml_file(path);
+  // One SGEMM efficiency for every architecture (at the clock the SMs sustain; see data/kernel_fit_setup.toml).
+  if (const auto g = root["global"]["gemm_efficiency_cuda"].value<double>(); g && *g > 0)
+    for (auto& a : all) {
+      a.gemm_efficiency_cuda = *g;
+      a.sources["gemm_efficiency_cuda"] = "fitted to measured kernels by perfcast fit-kernels (data/kernel_fit.toml [global])";
+    }
+  const auto* archs = root["arch"].as_table();
+  if (!archs) return all;
+  for (auto& a : all) {
+    const auto* t = (*archs)["sm_" + std::to_string(a.sm_version)].as_table();
+    if (!t) continue;
+    TomlFields f(*t, path.string() + " [arch.sm_" + std::to_string(a.sm_version) + "]");
+    const std::string why = "fitted to measured kernels by perfcast fit-kernels (data/kernel_fit.toml, docs/kernel-model.md)";
+    for (const auto& [key, tiles] : {std::pair{"sgemm_tiles", &a.sgemm_tiles}, std::pair{"sgemm_tiles_batched", &a.sgemm_tiles_batched}}) {
+      const auto* arr = f.raw()[key].as_array();
+      if (!arr) continue;
+      tiles->clear();
+      for (const auto& e : *arr) {
+        const std::string name = e.value_or(std::string{});
+        const std::size_t x = name.find('x');
+        if (x == std::string::npos) f.fail(key, "entries are tile names such as \"128x64\"");
+        tiles->emplace_back(std::atoi(name.c_str()), std::atoi(name.c_str() + x + 1));
+      }
+      a.sources[key] = "cuBLAS kernel names in shared/kernels/neusight_train (data/kernel_fit.toml)";
+    }
+    for (const char* key : {"gemm_efficiency_cuda", "dram_efficiency", "sm_power_w"}) {
+      const double v = f.number_or(key, -1);
+      if (v <= 0) continue;
+      if (std::string_view(key) == "gemm_efficiency_cuda") a.gemm_efficiency_cuda = v;
+      else if (std::string_view(key) == "dram_efficiency") a.dram_efficiency = v;
+      else a.sm_power_w = v;
+      a.sources[key] = why;
+    }
+  }
+  return all;
+}
+
+const ArchitectureProfile& nearest(const std::vector<ArchitectureProfile>& all, const DeviceSpec& device) {
+  const ArchitectureProfile* best = nullptr;
+  for (const auto& a : all)
+    if (a.sm_version <= device.sm_version && (!best || a.sm_version > best->sm_version)) best = &a;
+  if (!best)
+    throw InputError("no architecture profile for compute capability " + device.compute_capability + " of '" +
+                     device.id + "' in data/architectures.toml");
+  return *best;
+}
+
 }  // namespace
+
+const std::vector<ArchitectureProfile>& architecture_priors() {
+  static const std::vector<ArchitectureProfile> all = load_architectures();
+  return all;
+}
+
+const ArchitectureProfile& architecture_prior(const DeviceSpec& device) { return nearest(architecture_priors(), device); }
 
 std::optional<Pipe> parse_pipe(const std::string& name) {
   for (int i = 0; i < kPipeCount; ++i)
@@ -52,14 +114,8 @@ std::optional<Pipe> ArchitectureProfile::math_pipe(const std::string& precision)
 }
 
 const ArchitectureProfile& architecture_of(const DeviceSpec& device) {
-  static const std::vector<ArchitectureProfile> all = load_architectures();
-  const ArchitectureProfile* best = nullptr;
-  for (const auto& a : all)
-    if (a.sm_version <= device.sm_version && (!best || a.sm_version > best->sm_version)) best = &a;
-  if (!best)
-    throw InputError("no architecture profile for compute capability " + device.compute_capability + " of '" +
-                     device.id + "' in data/architectures.toml");
-  return *best;
+  static const std::vector<ArchitectureProfile> all = apply_kernel_fit(load_architectures());
+  return nearest(all, device);
 }
 
 ArchitectureProfile architecture_for(const DeviceSpec& device) {

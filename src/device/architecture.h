@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "device/device_spec.h"
 
@@ -28,6 +30,9 @@ struct ArchitectureProfile {
   // Thread instructions the SM issues per clock (warp schedulers x 32 lanes): the ceiling of a kernel whose
   // time is set by how many instructions it executes per element rather than by bytes or FLOPs.
   double issue_slots_per_clk_sm = 128;
+  // CUDA-core GEMM threadblock tiles (m, n) the library runs here, for plain and for batched GEMMs (empty = any
+  // tile of cost_model.toml): read off measured kernel names by the kernel fit (data/kernel_fit.toml).
+  std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
   std::map<std::string, std::string> sources;
 
   // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.
@@ -36,6 +41,11 @@ struct ArchitectureProfile {
 
 // Profile for a device's compute capability; the nearest older one when the exact one is absent.
 const ArchitectureProfile& architecture_of(const DeviceSpec& device);
+
+// The same as architectures.toml states it, before data/kernel_fit.toml's fitted values (the fit's start).
+const ArchitectureProfile& architecture_prior(const DeviceSpec& device);
+// Every architecture as architectures.toml states it.
+const std::vector<ArchitectureProfile>& architecture_priors();
 
 // The profile to cost `device` with: architecture_of's, with the efficiencies measured on the card itself (its
 // file's [measured] table) in place of the architecture defaults. A measured tensor efficiency already includes

@@ -7,6 +7,7 @@
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/toml_reader.h"
 #include "core/find_by_id.h"
 
 namespace perfcast {
@@ -63,6 +64,18 @@ std::vector<DeviceSpec> load_all() {
     }
   }
   std::sort(out.begin(), out.end(), [](const DeviceSpec& a, const DeviceSpec& b) { return a.id < b.id; });
+  // Boards whose sustained clock was fitted to measured kernels (perfcast fit-kernels).
+  const auto fit = data_dir() / "kernel_fit.toml";
+  if (std::filesystem::exists(fit)) {
+    const toml::table root = parse_toml_file(fit);
+    if (const auto* gpus = root["gpu"].as_table())
+      for (auto& d : out)
+        if (const auto* t = (*gpus)[d.id].as_table()) {
+          d.sustained_clock_factor = (*t)["sustained_clock"].value_or(0.0);
+          d.sustained_clock_tdp_w = d.tdp_w;
+          d.sources["sustained_clock_factor"] = "fitted to measured kernels by perfcast fit-kernels (data/kernel_fit.toml)";
+        }
+  }
   return out;
 }
 

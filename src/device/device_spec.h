@@ -70,6 +70,10 @@ struct DeviceSpec {
   double launch_price_usd = 0;
   std::map<std::string, std::string> sources;  // field -> where the value came from ("default" for the rest)
   std::optional<MeasuredEfficiency> measured;  // present when the file carries a [measured] table
+  // Clock over boost this board sustained through large measured GEMMs at its stock limit sustained_clock_tdp_w
+  // (data/kernel_fit.toml [gpu.<id>], fitted to measured kernels); 0 = not measured, the power model decides.
+  double sustained_clock_factor = 0;
+  double sustained_clock_tdp_w = 0;
   std::string file;                            // file it was loaded from
 
   // Board memory in bytes: NVIDIA quotes GPU memory in binary gigabytes (11 GB = 11 GiB).

@@ -1,0 +1,609 @@
+#include "analysis/kernel_fit.h"
+
+#include <nlopt.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "analysis/single_op.h"
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+#include "cost/cost_constants.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+
+namespace perfcast {
+
+namespace {
+
+constexpr int kMeasuredOps = static_cast<int>(MeasuredOp::kCount);
+
+struct Setup {
+  std::map<std::string, std::string> devices;
+  std::map<std::string, std::pair<double, double>> bounds;
+  std::pair<double, double> floor_bounds, launch_bounds, host_bounds;
+  double start_floor = 25, start_launch = 5;
+  double prior_weight = 0.02;
+  double tile_min_share = 0.03;
+  int restarts = 1;
+  std::size_t rows_per_group = 1200;
+  int max_evaluations = 6000;
+};
+
+Setup load_setup() {
+  const auto path = data_dir() / "kernel_fit_setup.toml";
+  const toml::table root = parse_toml_file(path);
+  TomlFields top(root, path.string());
+  Setup s;
+  for (const auto& [k, v] : top.table("devices")) s.devices[std::string(k.str())] = v.value_or(std::string{});
+  auto pair = [&](const toml::node& n, const std::string& key) {
+    const auto* a = n.as_array();
+    if (!a || a->size() != 2) throw InputError(path.string() + ": '" + key + "' must be [lower, upper]");
+    return std::make_pair(a->get(0)->value<double>().value_or(0), a->get(1)->value<double>().value_or(0));
+  };
+  for (const auto& [k, v] : top.table("parameters")) s.bounds[std::string(k.str())] = pair(v, std::string(k.str()));
+  TomlFields h(top.table("harness"), path.string() + " [harness]");
+  s.floor_bounds = pair(h.raw()["floor_us"].ref<toml::array>(), "floor_us");
+  s.launch_bounds = pair(h.raw()["launch_us"].ref<toml::array>(), "launch_us");
+  s.host_bounds = pair(h.raw()["host_speed"].ref<toml::array>(), "host_speed");
+  s.start_floor = h.number("start_floor_us");
+  s.start_launch = h.number("start_launch_us");
+  TomlFields f(top.table("fit"), path.string() + " [fit]");
+  s.prior_weight = f.number("prior_weight");
+  s.restarts = static_cast<int>(f.number("restarts"));
+  TomlFields t(top.table("tiles"), path.string() + " [tiles]");
+  s.tile_min_share = t.number("min_share");
+  s.rows_per_group = static_cast<std::size_t>(f.number("rows_per_group"));
+  s.max_evaluations = static_cast<int>(f.number("max_evaluations"));
+  return s;
+}
+
+// The op a measured row ran, in perfcast's terms.
+OpSpec spec_of(const MeasuredKernel& k) {
+  OpSpec s;
+  s.direction = "fwd";
+  switch (k.op) {
+    case MeasuredOp::kBmm:  // [B,M,N] x [B,N,K]: output M x K, depth N
+      s.op = "matmul", s.batch_count = k.b, s.m = k.m, s.k = k.n, s.n = k.k;
+      break;
+    case MeasuredOp::kLinear:  // x [B,M,N] -> [B,M,K]
+      s.op = "linear", s.batch_count = 1, s.m = k.b * k.m, s.k = k.n, s.n = k.k;
+      break;
+    case MeasuredOp::kConv:
+      s.op = "conv2d", s.conv_n = k.b, s.conv_c = k.conv_c, s.conv_k = k.conv_k, s.conv_r = s.conv_s = k.conv_r;
+      s.conv_h = s.conv_w = k.conv_hw, s.stride_h = s.stride_w = k.conv_stride, s.pad_h = s.pad_w = k.conv_pad;
+      break;
+    case MeasuredOp::kBinary:
+      s.op = "elementwise", s.function = "add", s.rows = k.b, s.cols = k.m;
+      break;
+    case MeasuredOp::kUnary:
+      s.op = "elementwise", s.rows = k.b, s.cols = k.m;
+      s.function = k.op_name == "relu" || k.op_name == "gelu" || k.op_name == "tanh" ? k.op_name : "scale";
+      break;
+    case MeasuredOp::kSoftmax:
+      s.op = "softmax", s.rows = k.b, s.cols = k.m;
+      break;
+    case MeasuredOp::kLayerNorm:
+      s.op = "layernorm", s.rows = k.b, s.cols = k.m;
+      break;
+    case MeasuredOp::kCount:
+      break;
+  }
+  return s;
+}
+
+struct Row {
+  int gpu = 0;  // index into Problem::gpus
+  MeasuredOp op = MeasuredOp::kBmm;
+  double measured_us = 0;
+  PreparedOp prepared;
+};
+
+struct GpuEntry {
+  std::string id;
+  OpContext ctx;
+  std::string arch;  // "sm_70"
+};
+
+// The parameter vector's layout: per measured architecture, global, per measured board, the harness.
+struct Layout {
+  std::vector<std::string> archs;           // measured architectures, in order
+  std::vector<std::string> boards;          // measured GPUs (catalog ids), in order
+  std::vector<std::string> arch_keys = {"dram_efficiency"};
+  std::vector<std::string> global_keys = {"gemm_efficiency_cuda", "k_half_cuda", "ramp_us", "tile_efficiency_2",
+                                          "tile_efficiency_3", "tile_efficiency_4", "tile_efficiency_5",
+                                          "tile_efficiency_6", "tile_efficiency_7", "reduction_bandwidth_efficiency"};
+  std::size_t global_base() const { return archs.size() * arch_keys.size(); }
+  std::size_t board_base() const { return global_base() + global_keys.size(); }
+  std::size_t harness_base() const { return board_base() + boards.size(); }
+  // Harness: a floor per op class, the launch latency, and each board's host speed (floors scale with it).
+  std::size_t host_base() const { return harness_base() + kMeasuredOps + 1; }
+  std::size_t size() const { return host_base() + boards.size(); }
+  std::size_t arch_index(std::size_t a, std::size_t key) const { return a * arch_keys.size() + key; }
+};
+
+double arch_value(const ArchitectureProfile& a, const std::string&) { return a.dram_efficiency; }
+void set_arch_value(ArchitectureProfile& a, const std::string&, double v) { a.dram_efficiency = v; }
+double global_value(const CostConstants& c, const std::string& key) {
+  if (key == "gemm_efficiency_cuda") return 0;  // its start is the architectures' (see fit_kernels)
+  if (key == "k_half_cuda") return c.k_half_cuda;
+  if (key == "ramp_us") return c.ramp_us;
+  if (key == "winograd_fused_efficiency") return c.winograd_fused_efficiency;
+  if (key == "reduction_bandwidth_efficiency") return c.reduction_bandwidth_efficiency;
+  const std::size_t i = static_cast<std::size_t>(key.back() - '1');
+  return i < c.tiles_cuda.size() ? c.tiles_cuda[i].efficiency : 1.0;
+}
+void set_global_value(CostConstants& c, const std::string& key, double v) {
+  if (key == "k_half_cuda") c.k_half_cuda = v;
+  else if (key == "ramp_us") c.ramp_us = v;
+  else if (key == "winograd_fused_efficiency") c.winograd_fused_efficiency = v;
+  else if (key == "reduction_bandwidth_efficiency") c.reduction_bandwidth_efficiency = v;
+  else if (const std::size_t i = static_cast<std::size_t>(key.back() - '1'); i < c.tiles_cuda.size())
+    c.tiles_cuda[i].efficiency = v;
+}
+
+struct Problem {
+  Setup setup;
+  Layout layout;
+  std::vector<GpuEntry> gpus;
+  std::vector<Row> rows;
+  std::vector<double> start, lo, hi;
+  std::vector<int> fit_gpus;  // GPUs whose rows enter the loss
+  std::vector<std::vector<std::size_t>> groups;  // row indices per (gpu, op) group, for the loss
+  int evaluations = 0;
+};
+
+// Architecture and constants for GPU g under parameter vector x. An architecture without fitted values
+// (the held-out one) takes the mean of the fitted architectures' efficiencies and its own datasheet-derived power.
+void apply(const Problem& p, const std::vector<double>& x, int g, const std::vector<bool>& arch_fitted,
+           ArchitectureProfile& arch, CostConstants& constants, DeviceSpec& device) {
+  const Layout& L = p.layout;
+  const GpuEntry& e = p.gpus[static_cast<std::size_t>(g)];
+  arch = e.ctx.arch;
+  device = e.ctx.device;
+  const auto it = std::find(L.archs.begin(), L.archs.end(), e.arch);
+  const std::size_t a = static_cast<std::size_t>(it - L.archs.begin());
+  for (std::size_t key = 0; key < L.arch_keys.size(); ++key) {
+    if (arch_fitted[a]) {
+      set_arch_value(arch, L.arch_keys[key], x[L.arch_index(a, key)]);
+    } else {
+      double sum = 0;
+      int n = 0;
+      for (std::size_t o = 0; o < L.archs.size(); ++o)
+        if (arch_fitted[o]) sum += x[L.arch_index(o, key)], ++n;
+      if (n > 0) set_arch_value(arch, L.arch_keys[key], sum / n);
+    }
+  }
+  constants = cost_constants_prior();
+  for (std::size_t k = 0; k < L.global_keys.size(); ++k) {
+    if (L.global_keys[k] == "gemm_efficiency_cuda") arch.gemm_efficiency_cuda = x[L.global_base() + k];
+    else set_global_value(constants, L.global_keys[k], x[L.global_base() + k]);
+  }
+  // A board in the fit gets its fitted sustained clock; a held-out one keeps the power model.
+  if (std::find(p.fit_gpus.begin(), p.fit_gpus.end(), g) != p.fit_gpus.end()) {
+    const std::size_t b = static_cast<std::size_t>(std::find(L.boards.begin(), L.boards.end(), e.id) - L.boards.begin());
+    device.sustained_clock_factor = x[L.board_base() + b];
+    device.sustained_clock_tdp_w = device.tdp_w;
+  }
+}
+
+// Predicted measurement of every row of GPU g: max(host floor of the op, launch latency + kernel time).
+void predict_rows(const Problem& p, const std::vector<double>& x, const std::vector<bool>& arch_fitted, int g,
+                  const std::vector<std::size_t>& rows, std::vector<double>& out) {
+  ArchitectureProfile arch;
+  CostConstants constants;
+  DeviceSpec device;
+  apply(p, x, g, arch_fitted, arch, constants, device);
+  const GpuEntry& e = p.gpus[static_cast<std::size_t>(g)];
+  const KernelCostModel km(device, arch, constants);
+  const double launch = x[p.layout.harness_base() + kMeasuredOps];
+  const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), e.id) -
+                                                 p.layout.boards.begin());
+  const double host = x[p.layout.host_base() + b];
+  for (std::size_t r : rows) {
+    Row& row = const_cast<Row&>(p.rows[r]);  // predict_prepared toggles gradient flags and restores them
+    const double kernel = predict_prepared(row.prepared, e.ctx, km).cost.time_us;
+    const double floor = host * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
+    out[r] = std::max(floor, launch + kernel);
+  }
+}
+
+std::vector<bool> fitted_archs(const Problem& p, int held_out_gpu) {
+  std::vector<bool> fitted(p.layout.archs.size(), false);
+  for (int g : p.fit_gpus) {
+    if (g == held_out_gpu) continue;
+    const auto it = std::find(p.layout.archs.begin(), p.layout.archs.end(), p.gpus[static_cast<std::size_t>(g)].arch);
+    fitted[static_cast<std::size_t>(it - p.layout.archs.begin())] = true;
+  }
+  return fitted;
+}
+
+struct LossData {
+  Problem* p;
+  std::vector<bool> arch_fitted;
+  std::vector<std::vector<std::size_t>> rows_per_gpu;
+  std::vector<double> pred;
+};
+
+double loss(unsigned n, const double* xs, double*, void* data) {
+  auto* d = static_cast<LossData*>(data);
+  Problem& p = *d->p;
+  const std::vector<double> x(xs, xs + n);
+  for (std::size_t g = 0; g < d->rows_per_gpu.size(); ++g)
+    if (!d->rows_per_gpu[g].empty()) predict_rows(p, x, d->arch_fitted, static_cast<int>(g), d->rows_per_gpu[g], d->pred);
+  double total = 0;
+  int groups = 0;
+  for (const auto& grp : p.groups) {
+    double s = 0;
+    int m = 0;
+    for (std::size_t r : grp) {
+      if (d->rows_per_gpu[static_cast<std::size_t>(p.rows[r].gpu)].empty()) continue;
+      s += std::abs(std::log(d->pred[r] / p.rows[r].measured_us));
+      ++m;
+    }
+    if (m > 0) total += s / m, ++groups;
+  }
+  double prior = 0;
+  for (unsigned i = 0; i < n; ++i)
+    if (p.start[i] > 0 && xs[i] > 0) prior += std::pow(std::log(xs[i] / p.start[i]), 2);
+  ++p.evaluations;
+  return (groups ? total / groups : 0) + p.setup.prior_weight * prior;
+}
+
+std::vector<double> run_fit(Problem& p, int held_out_gpu) {
+  LossData d{&p, fitted_archs(p, held_out_gpu), std::vector<std::vector<std::size_t>>(p.gpus.size()),
+             std::vector<double>(p.rows.size(), 0)};
+  for (const auto& grp : p.groups)
+    for (std::size_t r : grp)
+      if (p.rows[r].gpu != held_out_gpu) d.rows_per_gpu[static_cast<std::size_t>(p.rows[r].gpu)].push_back(r);
+  std::vector<double> x = p.start;
+  nlopt_opt opt = nlopt_create(NLOPT_LN_SBPLX, static_cast<unsigned>(x.size()));
+  nlopt_set_lower_bounds(opt, p.lo.data());
+  nlopt_set_upper_bounds(opt, p.hi.data());
+  nlopt_set_min_objective(opt, loss, &d);
+  nlopt_set_maxeval(opt, p.setup.max_evaluations);
+  nlopt_set_xtol_rel(opt, 1e-4);
+  double best = 0;
+  // Restarting from the optimum lets the simplex re-expand along directions it had collapsed (the usual remedy
+  // for Nelder-Mead-type stalls); a stop at maxeval still leaves the best point in x.
+  for (int i = 0; i < std::max(1, p.setup.restarts); ++i) nlopt_optimize(opt, x.data(), &best);
+  nlopt_destroy(opt);
+  return x;
+}
+
+GroupError group_error(const Problem& p, const std::vector<std::size_t>& rows, const std::vector<double>& pred) {
+  GroupError e;
+  std::vector<double> ape, lr;
+  for (std::size_t r : rows) {
+    ape.push_back(std::abs(pred[r] - p.rows[r].measured_us) / p.rows[r].measured_us * 100);
+    lr.push_back(std::log(pred[r] / p.rows[r].measured_us));
+  }
+  e.rows = rows.size();
+  if (rows.empty()) return e;
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  e.median_ape = median(ape);
+  double s = 0;
+  for (double a : ape) s += a;
+  e.mean_ape = s / static_cast<double>(ape.size());
+  e.within_25 = 100.0 * static_cast<double>(std::count_if(ape.begin(), ape.end(), [](double a) { return a <= 25; })) /
+                static_cast<double>(ape.size());
+  e.median_log_ratio = median(lr);
+  return e;
+}
+
+// Errors of every group whose GPU is in `gpus`, over all of its rows (not only the fit's subsample).
+std::vector<GroupError> errors(Problem& p, const std::vector<double>& x, int held_out_gpu, const std::vector<int>& gpus) {
+  std::vector<double> pred(p.rows.size(), 0);
+  const std::vector<bool> fitted = fitted_archs(p, held_out_gpu);
+  std::vector<GroupError> out;
+  for (int g : gpus) {
+    std::vector<std::vector<std::size_t>> by_op(kMeasuredOps);
+    for (std::size_t r = 0; r < p.rows.size(); ++r)
+      if (p.rows[r].gpu == g) by_op[static_cast<std::size_t>(p.rows[r].op)].push_back(r);
+    std::vector<std::size_t> all;
+    for (const auto& v : by_op) all.insert(all.end(), v.begin(), v.end());
+    predict_rows(p, x, fitted, g, all, pred);
+    for (int o = 0; o < kMeasuredOps; ++o) {
+      if (by_op[static_cast<std::size_t>(o)].empty()) continue;
+      GroupError e = group_error(p, by_op[static_cast<std::size_t>(o)], pred);
+      e.gpu = p.gpus[static_cast<std::size_t>(g)].id;
+      e.op = std::string(measured_op_name(static_cast<MeasuredOp>(o)));
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+std::string param_name(const Layout& L, std::size_t i) {
+  if (i < L.global_base()) return L.archs[i / L.arch_keys.size()] + "." + L.arch_keys[i % L.arch_keys.size()];
+  if (i < L.board_base()) return "global." + L.global_keys[i - L.global_base()];
+  if (i < L.harness_base()) return "gpu." + L.boards[i - L.board_base()] + ".sustained_clock";
+  const std::size_t h = i - L.harness_base();
+  if (h < static_cast<std::size_t>(kMeasuredOps))
+    return "harness.floor_us." + std::string(measured_op_name(static_cast<MeasuredOp>(h)));
+  if (i < L.host_base()) return "harness.launch_us";
+  return "harness.host_speed." + L.boards[i - L.host_base()];
+}
+
+// The (m, n) of a cuBLAS SGEMM kernel name ("volta_sgemm_128x64_nn", "ampere_sgemm_32x32_sliced1x4_tn"); {0, 0}
+// for other kernels.
+std::pair<int, int> sgemm_tile(const std::string& kernel) {
+  const std::size_t at = kernel.find("sgemm_");
+  if (at == std::string::npos) return {0, 0};
+  const char* p = kernel.c_str() + at + 6;
+  char* end = nullptr;
+  const long m = std::strtol(p, &end, 10);
+  if (end == p || *end != 'x') return {0, 0};
+  const long n = std::strtol(end + 1, &end, 10);
+  if (*end != '_') return {0, 0};  // sgemm_32x32x32_NN (Maxwell-era names) carries a third dimension
+  return {static_cast<int>(m), static_cast<int>(n)};
+}
+
+// Tiles that ran at least `min_share` of the rows of `op` on each architecture.
+std::map<std::string, std::vector<std::pair<int, int>>> tile_sets(const std::vector<MeasuredKernel>& measured,
+                                                                  const std::map<std::string, std::string>& arch_of,
+                                                                  MeasuredOp op, double min_share) {
+  std::map<std::string, std::map<std::pair<int, int>, int>> counts;
+  std::map<std::string, int> totals;
+  for (const auto& m : measured) {
+    if (m.op != op) continue;
+    const std::string& arch = arch_of.at(m.device);
+    ++totals[arch];
+    const auto t = sgemm_tile(m.kernel);
+    if (t.first > 0) ++counts[arch][t];
+  }
+  std::map<std::string, std::vector<std::pair<int, int>>> out;
+  for (const auto& [arch, c] : counts)
+    for (const auto& [tile, n] : c)
+      if (n >= min_share * totals[arch]) out[arch].push_back(tile);
+  return out;
+}
+
+std::string tile_list(const std::vector<std::pair<int, int>>& tiles) {
+  std::string s = "[";
+  for (const auto& t : tiles) s += (s.size() > 1 ? ", " : "") + fmt::format("\"{}x{}\"", t.first, t.second);
+  return s + "]";
+}
+
+}  // namespace
+
+KernelFit fit_kernels(const KernelFitOptions& options) {
+  Problem p;
+  p.setup = load_setup();
+  if (options.rows_per_group > 0) p.setup.rows_per_group = options.rows_per_group;
+  if (options.max_evaluations > 0) p.setup.max_evaluations = options.max_evaluations;
+  const std::vector<MeasuredKernel> measured = read_measured_kernel_dir(options.kernels_dir);
+  KernelFit fit;
+  fit.source_dir = options.kernels_dir;
+  fit.rows_total = measured.size();
+  fit.device_ids = p.setup.devices;
+  std::map<std::string, int> gpu_index;
+  for (const auto& m : measured) {
+    if (gpu_index.count(m.device)) continue;
+    const auto it = p.setup.devices.find(m.device);
+    if (it == p.setup.devices.end())
+      throw InputError("fit-kernels: device '" + m.device + "' has no catalog id in data/kernel_fit_setup.toml [devices]");
+    GpuEntry e{it->second, op_context(it->second, "pytorch", "fp32"), ""};
+    e.ctx.arch = architecture_prior(e.ctx.device);  // the fit starts from the data files, never from its own output
+    e.ctx.device.sustained_clock_factor = 0;
+    e.ctx.device.sustained_clock_tdp_w = 0;
+    e.arch = "sm_" + std::to_string(e.ctx.arch.sm_version);
+    gpu_index[m.device] = static_cast<int>(p.gpus.size());
+    p.gpus.push_back(std::move(e));
+  }
+  // Two A100 boards (conv rows come from the 80 GB one) share one architecture; a GPU's rows are grouped per op.
+  for (const auto& g : p.gpus) {
+    if (std::find(p.layout.archs.begin(), p.layout.archs.end(), g.arch) == p.layout.archs.end()) p.layout.archs.push_back(g.arch);
+    p.layout.boards.push_back(g.id);
+  }
+  std::map<std::string, std::string> arch_of;
+  for (const auto& [device, g] : gpu_index) arch_of[device] = p.gpus[static_cast<std::size_t>(g)].arch;
+  const auto plain = tile_sets(measured, arch_of, MeasuredOp::kLinear, p.setup.tile_min_share);
+  const auto batched = tile_sets(measured, arch_of, MeasuredOp::kBmm, p.setup.tile_min_share);
+  for (auto& g : p.gpus) {
+    if (plain.count(g.arch)) g.ctx.arch.sgemm_tiles = plain.at(g.arch);
+    if (batched.count(g.arch)) g.ctx.arch.sgemm_tiles_batched = batched.at(g.arch);
+  }
+  fit.sgemm_tiles = plain;
+  fit.sgemm_tiles_batched = batched;
+  for (const auto& m : measured) {
+    Row r;
+    r.gpu = gpu_index[m.device];
+    r.op = m.op;
+    r.measured_us = m.latency_us;
+    r.prepared = prepare_op(spec_of(m));
+    p.rows.push_back(std::move(r));
+  }
+  // Start values and bounds.
+  const Layout& L = p.layout;
+  p.start.resize(L.size());
+  p.lo.resize(L.size());
+  p.hi.resize(L.size());
+  auto bound = [&](const std::string& key) {
+    const auto it = p.setup.bounds.find(key);
+    if (it == p.setup.bounds.end()) throw InputError("data/kernel_fit_setup.toml: no bounds for '" + key + "'");
+    return it->second;
+  };
+  for (std::size_t a = 0; a < L.archs.size(); ++a) {
+    const GpuEntry& any = *std::find_if(p.gpus.begin(), p.gpus.end(), [&](const GpuEntry& g) { return g.arch == L.archs[a]; });
+    for (std::size_t k = 0; k < L.arch_keys.size(); ++k) {
+      const std::size_t i = L.arch_index(a, k);
+      p.start[i] = arch_value(any.ctx.arch, L.arch_keys[k]);
+      std::tie(p.lo[i], p.hi[i]) = bound("arch." + L.arch_keys[k]);
+    }
+  }
+  for (std::size_t k = 0; k < L.global_keys.size(); ++k) {
+    const std::size_t i = L.global_base() + k;
+    p.start[i] = global_value(cost_constants_prior(), L.global_keys[k]);
+    if (L.global_keys[k] == "gemm_efficiency_cuda") {  // the mean of the measured architectures' stated values
+      double sum = 0;
+      for (const auto& g : p.gpus) sum += g.ctx.arch.gemm_efficiency_cuda;
+      p.start[i] = sum / static_cast<double>(p.gpus.size());
+    }
+    std::tie(p.lo[i], p.hi[i]) = bound("global." + L.global_keys[k]);
+  }
+  for (std::size_t b = 0; b < L.boards.size(); ++b) {
+    const std::size_t i = L.board_base() + b;
+    p.start[i] = 1.0;
+    std::tie(p.lo[i], p.hi[i]) = bound("gpu.sustained_clock");
+  }
+  for (int o = 0; o <= kMeasuredOps; ++o) {
+    const std::size_t i = L.harness_base() + static_cast<std::size_t>(o);
+    const bool is_launch = o == kMeasuredOps;
+    p.start[i] = is_launch ? p.setup.start_launch : p.setup.start_floor;
+    std::tie(p.lo[i], p.hi[i]) = is_launch ? p.setup.launch_bounds : p.setup.floor_bounds;
+  }
+  for (std::size_t b = 0; b < L.boards.size(); ++b) {
+    const std::size_t i = L.host_base() + b;
+    p.start[i] = 1.0;
+    std::tie(p.lo[i], p.hi[i]) = p.setup.host_bounds;
+  }
+  for (std::size_t i = 0; i < L.size(); ++i) p.start[i] = std::clamp(p.start[i], p.lo[i], p.hi[i]);
+  // Subsample: a fixed stride through each (GPU, op) group.
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    p.fit_gpus.push_back(static_cast<int>(g));
+    for (int o = 0; o < kMeasuredOps; ++o) {
+      std::vector<std::size_t> all;
+      for (std::size_t r = 0; r < p.rows.size(); ++r)
+        if (p.rows[r].gpu == static_cast<int>(g) && static_cast<int>(p.rows[r].op) == o) all.push_back(r);
+      // Convolutions are reported, not fitted: which cuDNN algorithm runs (the measured rows name it) is not yet
+      // modelled per algorithm, so their rows would pull the GEMM and memory values towards algorithm mismatches.
+      if (all.empty() || static_cast<MeasuredOp>(o) == MeasuredOp::kConv) continue;
+      const std::size_t stride = std::max<std::size_t>(1, all.size() / p.setup.rows_per_group);
+      std::vector<std::size_t> pick;
+      for (std::size_t i = 0; i < all.size(); i += stride) pick.push_back(all[i]);
+      fit.rows_used += pick.size();
+      p.groups.push_back(std::move(pick));
+    }
+  }
+  const std::vector<double> x = run_fit(p, -1);
+  for (std::size_t i = 0; i < L.size(); ++i) fit.parameters.push_back({param_name(L, i), p.start[i], p.lo[i], p.hi[i], x[i]});
+  std::vector<int> all_gpus(p.gpus.size());
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) all_gpus[g] = static_cast<int>(g);
+  fit.in_sample = errors(p, x, -1, all_gpus);
+  if (options.leave_one_out) {
+    // Boards of one architecture (the two A100s) are held out together: the held-out architecture has no
+    // fitted values at all.
+    for (const std::string& arch : L.archs) {
+      std::vector<int> held;
+      for (std::size_t g = 0; g < p.gpus.size(); ++g)
+        if (p.gpus[g].arch == arch) held.push_back(static_cast<int>(g));
+      Problem q = p;
+      // The held-out architecture's tiles come from the nearest other measured architecture, not its own rows.
+      std::string nearest_arch;
+      int best_gap = 1 << 30;
+      for (const std::string& other : L.archs) {
+        const int gap = std::abs(std::stoi(other.substr(3)) - std::stoi(arch.substr(3)));
+        if (other != arch && gap < best_gap) best_gap = gap, nearest_arch = other;
+      }
+      for (auto& g : q.gpus)
+        if (g.arch == arch) {
+          g.ctx.arch.sgemm_tiles = plain.count(nearest_arch) ? plain.at(nearest_arch) : std::vector<std::pair<int, int>>{};
+          g.ctx.arch.sgemm_tiles_batched =
+              batched.count(nearest_arch) ? batched.at(nearest_arch) : std::vector<std::pair<int, int>>{};
+        }
+      std::vector<std::vector<std::size_t>> kept;
+      for (const auto& grp : q.groups)
+        if (std::find(held.begin(), held.end(), q.rows[grp.front()].gpu) == held.end()) kept.push_back(grp);
+      q.groups = kept;
+      q.fit_gpus.clear();
+      for (std::size_t g = 0; g < q.gpus.size(); ++g)
+        if (std::find(held.begin(), held.end(), static_cast<int>(g)) == held.end()) q.fit_gpus.push_back(static_cast<int>(g));
+      const std::vector<double> xo = run_fit(q, held.front());
+      auto e = errors(q, xo, held.front(), held);
+      fit.leave_one_gpu_out.insert(fit.leave_one_gpu_out.end(), e.begin(), e.end());
+    }
+  }
+  return fit;
+}
+
+std::string kernel_fit_toml(const KernelFit& fit) {
+  std::ostringstream o;
+  o << "# Written by `perfcast fit-kernels` (src/analysis/kernel_fit.cpp) from " << fit.rows_total
+    << " measured kernel latencies\n# (" << fit.rows_used
+    << " in the fit's subsample) in shared/kernels/neusight_train: calibration data. Do not edit by hand: rerun\n"
+       "# `perfcast fit-kernels --kernels ../shared/kernels/neusight_train --out data/kernel_fit.toml`.\n"
+       "# Start values and bounds: data/kernel_fit_setup.toml. Errors per GPU and op class: docs/kernel-model.md.\n"
+       "# [arch.sm_XX] values replace architectures.toml's for that architecture; [global] values replace\n"
+       "# cost_model.toml's; [harness] describes the measurement (host floor, launch) and feeds no prediction.\n";
+  std::map<std::string, std::vector<const FitParameter*>> sections;
+  for (const auto& prm : fit.parameters) {
+    const std::size_t dot = prm.name.rfind('.');
+    std::string section = prm.name.substr(0, dot);
+    if (section.rfind("sm_", 0) == 0) section = "arch." + section;
+    sections[section].push_back(&prm);
+  }
+  std::map<std::string, double> fitted;
+  for (const auto& prm : fit.parameters) fitted[prm.name] = prm.value;
+  for (const auto& [section, params] : sections) {
+    o << "\n[" << section << "]\n";
+    for (const FitParameter* prm : params) {
+      const std::string key = prm->name.substr(prm->name.rfind('.') + 1);
+      o << fmt::format("{} = {:.4g}   # start {:.4g}, bounds [{:.4g}, {:.4g}]\n", key, prm->value, prm->start, prm->lo, prm->hi);
+    }
+    if (section.rfind("arch.", 0) == 0) {
+      const std::string arch = section.substr(5);
+      if (fit.sgemm_tiles.count(arch)) o << "sgemm_tiles = " << tile_list(fit.sgemm_tiles.at(arch)) << "\n";
+      if (fit.sgemm_tiles_batched.count(arch))
+        o << "sgemm_tiles_batched = " << tile_list(fit.sgemm_tiles_batched.at(arch)) << "\n";
+    }
+  }
+  // Architectures without measured kernels: the newest measured architecture at or below them carries its
+  // tiles, and its fitted/start ratio scales their own start values (their datasheet-derived differences stay).
+  std::vector<int> measured_sm;
+  for (const auto& [arch, tiles] : fit.sgemm_tiles) measured_sm.push_back(std::stoi(arch.substr(3)));
+  std::sort(measured_sm.begin(), measured_sm.end());
+  for (const ArchitectureProfile& a : architecture_priors()) {
+    if (std::find(measured_sm.begin(), measured_sm.end(), a.sm_version) != measured_sm.end()) continue;
+    int from = 0;
+    for (int sm : measured_sm)
+      if (sm <= a.sm_version) from = sm;
+    if (from == 0) continue;
+    const std::string src = "sm_" + std::to_string(from);
+    o << fmt::format("\n[arch.sm_{}]   # no measured kernels: carried from {}\n", a.sm_version, src);
+    for (const char* key : {"dram_efficiency"}) {
+      double start = 0;
+      for (const auto& prm : fit.parameters)
+        if (prm.name == src + "." + key) start = prm.start;
+      const double own = std::string_view(key) == "gemm_efficiency_cuda" ? a.gemm_efficiency_cuda : a.dram_efficiency;
+      if (start > 0)
+        o << fmt::format("{} = {:.4g}   # {:.4g} x {} fitted/start {:.4g}/{:.4g}\n", key,
+                         std::min(1.0, own * fitted[src + "." + key] / start), own, src, fitted[src + "." + key], start);
+    }
+    o << "sgemm_tiles = " << tile_list(fit.sgemm_tiles.at(src)) << "\n";
+    if (fit.sgemm_tiles_batched.count(src)) o << "sgemm_tiles_batched = " << tile_list(fit.sgemm_tiles_batched.at(src)) << "\n";
+  }
+  return o.str();
+}
+
+std::string kernel_fit_markdown(const KernelFit& fit) {
+  std::ostringstream o;
+  auto table = [&](const std::vector<GroupError>& errs) {
+    o << "| GPU | op class | rows | median error | mean error | within 25% | median pred/meas |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& e : errs)
+      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:.0f}% | {:.2f} |\n", e.gpu, e.op, e.rows, e.median_ape,
+                       e.mean_ape, e.within_25, std::exp(e.median_log_ratio));
+  };
+  o << "### In sample (fit on all five GPUs)\n\n";
+  table(fit.in_sample);
+  if (!fit.leave_one_gpu_out.empty()) {
+    o << "\n### Leave one GPU out (fit on the others; the held-out architecture takes the mean efficiencies of the "
+         "fitted ones and its datasheet-derived power per SM)\n\n";
+    table(fit.leave_one_gpu_out);
+  }
+  o << "\n### Fitted values\n\n| parameter | start | fitted |\n|---|---:|---:|\n";
+  for (const auto& prm : fit.parameters) o << fmt::format("| {} | {:.4g} | {:.4g} |\n", prm.name, prm.start, prm.value);
+  return o.str();
+}
+
+}  // namespace perfcast

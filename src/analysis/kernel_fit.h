@@ -1,0 +1,56 @@
+// Fits the kernel cost model's few physical parameters to measured kernel latencies (shared/kernels/), and
+// reports kernel-level error in sample and leave-one-GPU-out. `perfcast fit-kernels` runs it and writes
+// data/kernel_fit.toml, which the architectures read (device/architecture.cpp).
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "import/measured_kernels.h"
+
+namespace perfcast {
+
+// One fitted value: "sm_70.gemm_efficiency_cuda", "global.k_half_cuda", "harness.floor_us.softmax", ...
+struct FitParameter {
+  std::string name;
+  double start = 0, lo = 0, hi = 0;  // start value and bounds (data/kernel_fit_setup.toml)
+  double value = 0;
+};
+
+// Error of one group of measured kernels (a GPU and an op class).
+struct GroupError {
+  std::string gpu;  // catalog id
+  std::string op;   // measured_op_name
+  std::size_t rows = 0;
+  double median_ape = 0, mean_ape = 0;  // |pred - meas| / meas, percent
+  double within_25 = 0;                 // share of rows within 25%, percent
+  double median_log_ratio = 0;          // median of ln(pred / meas): > 0 predicted too slow
+};
+
+struct KernelFit {
+  std::vector<FitParameter> parameters;  // fitted on every GPU
+  std::vector<GroupError> in_sample;
+  std::vector<GroupError> leave_one_gpu_out;  // each GPU predicted by a fit on the others
+  std::map<std::string, std::string> device_ids;  // measured device name -> catalog id
+  // SGEMM tiles the measured kernels ran per architecture ("sm_70"), for linear (plain) and bmm (batched).
+  std::map<std::string, std::vector<std::pair<int, int>>> sgemm_tiles, sgemm_tiles_batched;
+  std::size_t rows_used = 0, rows_total = 0;
+  std::string source_dir;
+};
+
+struct KernelFitOptions {
+  std::string kernels_dir;              // shared/kernels/neusight_train
+  std::size_t rows_per_group = 0;       // subsample per (GPU, op class); 0 = data/kernel_fit_setup.toml
+  int max_evaluations = 0;              // optimizer budget per fit; 0 = the setup file's
+  bool leave_one_out = true;
+};
+
+KernelFit fit_kernels(const KernelFitOptions& options);
+
+// The fit as data/kernel_fit.toml text (per-architecture values with their provenance) and as markdown.
+std::string kernel_fit_toml(const KernelFit& fit);
+std::string kernel_fit_markdown(const KernelFit& fit);
+
+}  // namespace perfcast

@@ -1,0 +1,36 @@
+// perfcast fit-kernels: fits the kernel model to measured kernel latencies and writes data/kernel_fit.toml.
+#include <iostream>
+
+#include "analysis/kernel_fit.h"
+#include "cli/command.h"
+#include "core/error.h"
+
+namespace perfcast::cli {
+
+Command fit_kernels_command() {
+  return {"fit-kernels", "fit the kernel model to measured kernels (calibration) and report leave-one-GPU-out error",
+          [](CLI::App& app) {
+            struct State {
+              KernelFitOptions options;
+              std::string out, markdown;
+            };
+            auto s = std::make_shared<State>();
+            app.add_option("--kernels", s->options.kernels_dir, "folder of measured kernels (shared/kernels/neusight_train)")
+                ->required();
+            app.add_option("--out", s->out, "write the fitted values here (data/kernel_fit.toml)");
+            app.add_option("--markdown", s->markdown, "write the error tables here (markdown)");
+            app.add_option("--rows-per-group", s->options.rows_per_group, "subsample per GPU and op class (default: the setup file's)");
+            app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)");
+            app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
+            return std::function<int()>([s] {
+              const KernelFit fit = fit_kernels(s->options);
+              const std::string md = kernel_fit_markdown(fit);
+              if (!s->out.empty()) write_file_atomically(s->out, kernel_fit_toml(fit));
+              if (!s->markdown.empty()) write_file_atomically(s->markdown, md);
+              std::cout << md;
+              return 0;
+            });
+          }};
+}
+
+}  // namespace perfcast::cli

@@ -1,0 +1,129 @@
+// perfcast op: one kernel (GEMM, convolution, elementwise, softmax, LayerNorm, attention) on one GPU, with what
+// runs and what bounds it; or a CSV of them (--configs).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/op_batch.h"
+#include "analysis/single_op.h"
+#include "cli/command.h"
+#include "core/error.h"
+
+namespace perfcast::cli {
+
+namespace {
+
+std::string op_text(const OpSpec& s, const OpContext& c, const OpPrediction& p) {
+  const KernelCost& k = p.cost;
+  std::string algo(k.algorithm);
+  if (k.tile_m > 0) algo += fmt::format(", threadblock tile {}x{}", k.tile_m, k.tile_n);
+  if (k.split_k > 1) algo += fmt::format(", split-K {}", k.split_k);
+  std::string out = fmt::format("{} {} on {} ({}), {}, {}\n", s.op, s.direction, c.device.id, c.device.name, c.plan.name,
+                                c.runtime.id);
+  out += fmt::format("  time            {:>10.2f} us   ({} kernel launch{})\n", k.time_us, k.launches,
+                     k.launches == 1 ? "" : "es");
+  out += fmt::format("  bound by        {:>10}      (the longest of compute, DRAM and the launch floor)\n", bound_name(k.bound));
+  out += fmt::format("  algorithm       {}\n", algo);
+  out += fmt::format("  work            {:>10.3f} GFLOP, {:.3f} MB moved\n", k.flops * 1e-9, k.bytes * 1e-6);
+  out += fmt::format("  achieved        {:>10.2f} TFLOPS, {:.0f} GB/s\n", p.tflops(), p.gbps());
+  out += fmt::format("  compute time    {:>10.2f} us   at shape efficiency {:.2f} and {:.0f}% of the boost clock\n",
+                     k.compute_us, k.shape_efficiency, k.clock_factor * 100);
+  out += fmt::format("  memory time     {:>10.2f} us   (bytes / achievable bandwidth + ramp)\n", k.memory_us);
+  return out;
+}
+
+nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& p) {
+  const KernelCost& k = p.cost;
+  return {{"gpu", c.device.id},
+          {"op", s.op},
+          {"direction", s.direction},
+          {"precision", c.plan.name},
+          {"runtime", c.runtime.id},
+          {"predicted_us", k.time_us},
+          {"bound", bound_name(k.bound)},
+          {"algorithm", std::string(k.algorithm)},
+          {"tile", k.tile_m > 0 ? nlohmann::json::array({k.tile_m, k.tile_n}) : nlohmann::json()},
+          {"split_k", k.split_k},
+          {"launches", static_cast<std::int64_t>(k.launches)},
+          {"flops", k.flops},
+          {"bytes", k.bytes},
+          {"tflops", p.tflops()},
+          {"gbps", p.gbps()},
+          {"compute_us", k.compute_us},
+          {"memory_us", k.memory_us},
+          {"shape_efficiency", k.shape_efficiency},
+          {"clock_factor", k.clock_factor}};
+}
+
+}  // namespace
+
+Command op_command() {
+  return {"op", "predict one kernel (GEMM, convolution, elementwise, softmax, LayerNorm, attention) and say what bounds it",
+          [](CLI::App& app) {
+            struct State {
+              OpSpec spec;
+              std::string gpu, precision = "fp32", runtime = "pytorch", configs, out;
+              double power_limit = 0;
+              bool json = false;
+            };
+            auto s = std::make_shared<State>();
+            OpSpec& o = s->spec;
+            app.add_option("--gpu", s->gpu, "GPU id from `perfcast gpus`, or a GPU .toml file");
+            app.add_option("--op", o.op, "matmul | linear | conv2d | elementwise | softmax | layernorm | attention")
+                ->capture_default_str();
+            app.add_option("--precision", s->precision, "fp32 tf32 fp16 bf16 amp int8 fp8")->capture_default_str();
+            app.add_option("--runtime", s->runtime, "runtime profile (library behaviour)")->capture_default_str();
+            app.add_option("--direction", o.direction, "fwd | bwd | bwd_data | bwd_filter")->capture_default_str();
+            app.add_option("--m", o.m, "matmul rows of A and C (attention: query length)");
+            app.add_option("--n", o.n, "matmul columns of B and C (attention: key length)");
+            app.add_option("--k", o.k, "matmul depth (attention: head dimension)");
+            app.add_option("--batch-count", o.batch_count, "independent products (bmm) or attention batch")->capture_default_str();
+            app.add_flag("--a-trans", o.a_trans, "A is transposed (cuBLAS runs the same tiles)");
+            app.add_flag("--b-trans", o.b_trans, "B is transposed");
+            app.add_option("--conv-n", o.conv_n, "conv2d batch");
+            app.add_option("--conv-c", o.conv_c, "conv2d input channels");
+            app.add_option("--conv-h", o.conv_h, "conv2d input height");
+            app.add_option("--conv-w", o.conv_w, "conv2d input width");
+            app.add_option("--conv-k", o.conv_k, "conv2d output channels");
+            app.add_option("--conv-r", o.conv_r, "conv2d filter height");
+            app.add_option("--conv-s", o.conv_s, "conv2d filter width");
+            app.add_option("--pad-h", o.pad_h, "conv2d padding")->capture_default_str();
+            app.add_option("--pad-w", o.pad_w, "conv2d padding")->capture_default_str();
+            app.add_option("--stride-h", o.stride_h, "conv2d stride")->capture_default_str();
+            app.add_option("--stride-w", o.stride_w, "conv2d stride")->capture_default_str();
+            app.add_option("--rows", o.rows, "elementwise/softmax/layernorm rows");
+            app.add_option("--cols", o.cols, "elementwise/softmax/layernorm columns (the reduced axis)");
+            app.add_option("--function", o.function, "elementwise: add mul div pow (two tensors), relu gelu tanh scale")
+                ->capture_default_str();
+            app.add_option("--heads", o.heads, "attention heads")->capture_default_str();
+            app.add_flag("--causal", o.causal, "attention with a causal mask");
+            app.add_option("--power-limit", s->power_limit, "board power limit in W (default: the board's)");
+            app.add_option("--configs", s->configs, "CSV of ops, one prediction per row (columns: docs/kernel-model.md)");
+            app.add_option("--out", s->out, "with --configs: write the CSV here instead of standard output");
+            app.add_flag("--json", s->json, "machine-readable output");
+            return std::function<int()>([s] {
+              if (!s->configs.empty()) {
+                std::ifstream in(s->configs, std::ios::binary);
+                if (!in) throw InputError("cannot read '" + s->configs + "'");
+                std::ostringstream text;
+                text << in.rdbuf();
+                const OpBatchResult r = predict_op_configs(text.str());
+                if (s->out.empty()) std::cout << r.csv;
+                else write_file_atomically(s->out, r.csv);
+                std::cerr << fmt::format("{} ok, {} failed\n", r.ok, r.failed);
+                return r.failed > 0 ? 1 : 0;
+              }
+              if (!s->out.empty()) throw InputError("--out applies with --configs");
+              if (s->gpu.empty()) throw InputError("op: --gpu is required (or --configs FILE)");
+              const OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit);
+              const OpPrediction p = predict_op(s->spec, ctx);
+              std::cout << (s->json ? op_json(s->spec, ctx, p).dump(2) + "\n" : op_text(s->spec, ctx, p));
+              return 0;
+            });
+          }};
+}
+
+}  // namespace perfcast::cli
