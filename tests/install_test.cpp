@@ -59,8 +59,8 @@ TEST_F(InstallTest, InstalledBinaryRunsFromAMovedPrefixAndAnotherFolder) {
   const CliResult gpus = run_program(bin, dir_ / "elsewhere", "gpus", kCleanEnv);
   EXPECT_EQ(gpus.code, 0) << gpus.err;
   EXPECT_NE(gpus.out.find("gtx-1080-ti"), std::string::npos);
-  const CliResult pred =
-      run_program(bin, dir_ / "elsewhere", "predict --gpu gtx-1080-ti --model resnet50 --mode infer --batch 8", kCleanEnv);
+  const CliResult pred = run_program(bin, dir_ / "elsewhere",
+                                     "predict --gpu gtx-1080-ti --model resnet50 --mode infer --batch 8", kCleanEnv);
   EXPECT_EQ(pred.code, 0) << pred.err;
 
   // It reads the moved share/perfcast, not the source tree it was built from.
@@ -91,12 +91,14 @@ TEST_F(InstallTest, BinaryWithoutDataSaysHowToPointAtIt) {
   EXPECT_NE(r.err.find("PERFCAST_DATA"), std::string::npos) << r.err;
 
   const std::string data = std::string(PERFCAST_SOURCE_DIR) + "/data";
-  const CliResult with = run_program(dir_ / "alone" / "perfcast", dir_, "gpus", kCleanEnv + " PERFCAST_DATA='" + data + "'");
+  const CliResult with =
+      run_program(dir_ / "alone" / "perfcast", dir_, "gpus", kCleanEnv + " PERFCAST_DATA='" + data + "'");
   EXPECT_EQ(with.code, 0) << with.err;
   EXPECT_NE(with.out.find("gtx-1080-ti"), std::string::npos);
 
   // A PERFCAST_DATA that is not a folder is named, not silently skipped.
-  const CliResult bad = run_program(dir_ / "alone" / "perfcast", dir_, "gpus", kCleanEnv + " PERFCAST_DATA=/no/such/data");
+  const CliResult bad =
+      run_program(dir_ / "alone" / "perfcast", dir_, "gpus", kCleanEnv + " PERFCAST_DATA=/no/such/data");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("/no/such/data"), std::string::npos) << bad.err;
 }
@@ -114,8 +116,8 @@ TEST_F(InstallTest, VersionNamesVersionRevisionAndDataDate) {
   if (fs::exists(fs::path(PERFCAST_SOURCE_DIR) / ".git") && std::system("git --version >/dev/null 2>&1") == 0)
     EXPECT_NE(m[2].str(), "unknown") << "a build of a git checkout knows its revision";
   // data catalog <YYYY-MM-DD> (cloud prices as of <YYYY-MM>): <folder>; from the build tree, the source data/.
-  ASSERT_TRUE(std::regex_match(lines[1], m,
-                               std::regex(R"(data catalog (\d{4}-\d{2}-\d{2}) \(cloud prices as of (\d{4}-\d{2})\): (.+))")))
+  ASSERT_TRUE(std::regex_match(
+      lines[1], m, std::regex(R"(data catalog (\d{4}-\d{2}-\d{2}) \(cloud prices as of (\d{4}-\d{2})\): (.+))")))
       << lines[1];
   EXPECT_GE(m[1].str().substr(0, 7), m[2].str()) << "the catalog cannot be older than the prices it holds";
   EXPECT_EQ(fs::weakly_canonical(m[3].str()), fs::weakly_canonical(fs::path(PERFCAST_SOURCE_DIR) / "data"));
@@ -132,10 +134,12 @@ TEST_F(InstallTest, VersionStillPrintsWhenTheDataIsMissing) {
 
 TEST_F(InstallTest, DebianPackageHoldsTheBinaryAndTheData) {
   const fs::path cpack = fs::path(PERFCAST_CMAKE).parent_path() / "cpack";
-  if (!fs::exists(cpack) || std::system("command -v dpkg-deb >/dev/null 2>&1 && command -v dpkg-shlibdeps >/dev/null 2>&1") != 0)
+  if (!fs::exists(cpack) ||
+      std::system("command -v dpkg-deb >/dev/null 2>&1 && command -v dpkg-shlibdeps >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "cpack or dpkg tools not available";
-  const std::string cmd = "cd '" + dir_.string() + "' && '" + cpack.string() + "' -G DEB --config '" + PERFCAST_BUILD_DIR +
-                          "/CPackConfig.cmake' -B '" + (dir_ / "pkg").string() + "' >cpack.log 2>&1";
+  const std::string cmd = "cd '" + dir_.string() + "' && '" + cpack.string() + "' -G DEB --config '" +
+                          PERFCAST_BUILD_DIR + "/CPackConfig.cmake' -B '" + (dir_ / "pkg").string() +
+                          "' >cpack.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "cpack.log");
   fs::path deb;
   for (const auto& e : fs::directory_iterator(dir_ / "pkg"))

@@ -54,7 +54,7 @@ class OutputFileTest : public perfcast::test::ScratchDirTest {
 
 TEST_F(OutputFileTest, NewFileGetsTheUmasksPermissionsAndNoTemporaryFileStays) {
   const CliResult r = perfcast::test::run_perfcast(dir_, "predict --configs ok.csv --out new.csv",
-                                                    "umask 027 && env -u PERFCAST_GPU_PATH");
+                                                   "umask 027 && env -u PERFCAST_GPU_PATH");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(slurp(dir_ / "new.csv").rfind("gpu,model,", 0), 0u);
   EXPECT_EQ(fs::status(dir_ / "new.csv").permissions() & fs::perms::all,
@@ -169,11 +169,11 @@ TEST(EscapeControlBytes, ControlBytesBecomeVisibleEscapes) {
 
 TEST(EscapeControlBytes, Utf8TextIsKeptButC1ControlsAndBrokenBytesAreEscaped) {
   EXPECT_EQ(escape_control_bytes("显卡 café"), "显卡 café");
-  EXPECT_EQ(escape_control_bytes("\xc2\x9b" "31m"), "\\u009b31m");  // U+009B is CSI to a UTF-8 terminal
+  EXPECT_EQ(escape_control_bytes(std::string("\xc2\x9b") + "31m"), "\\u009b31m");  // U+009B is CSI to a UTF-8 terminal
   EXPECT_EQ(escape_control_bytes("\xff"), "\\xff");
-  EXPECT_EQ(escape_control_bytes("\xc0\xaf"), "\\xc0\\xaf");              // overlong '/'
-  EXPECT_EQ(escape_control_bytes("\xed\xa0\x80"), "\\xed\\xa0\\x80");    // a UTF-16 surrogate
-  EXPECT_EQ(escape_control_bytes("\xe6\x98"), "\\xe6\\x98");              // cut short
+  EXPECT_EQ(escape_control_bytes("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(escape_control_bytes("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
+  EXPECT_EQ(escape_control_bytes("\xe6\x98"), "\\xe6\\x98");           // cut short
 }
 
 TEST(EscapeControlBytes, IsIdempotent) {

@@ -28,14 +28,16 @@ fs::path data_dir() {
   if (const char* env = std::getenv("PERFCAST_DATA"); env && *env) {
     std::error_code ec;
     if (!fs::is_directory(env, ec))
-      throw InputError("PERFCAST_DATA is '" + std::string(env) + "', which is not a directory; point it at perfcast's data/ folder");
+      throw InputError("PERFCAST_DATA is '" + std::string(env) +
+                       "', which is not a directory; point it at perfcast's data/ folder");
     return env;
   }
   std::error_code ec;
   // The kernel's path of the running binary, links resolved: a link to an installed perfcast finds its share/.
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw InputError("perfcast data directory not found (cannot locate the executable: " + ec.message() +
-                           "); set PERFCAST_DATA to perfcast's data/ folder");
+  if (ec)
+    throw InputError("perfcast data directory not found (cannot locate the executable: " + ec.message() +
+                     "); set PERFCAST_DATA to perfcast's data/ folder");
   const fs::path bin = exe.parent_path();
   if (fs::path src = source_data_named_in(bin / "perfcast-source-data"); !src.empty()) return src;
   const fs::path share = bin.parent_path() / "share" / "perfcast";
@@ -43,7 +45,8 @@ fs::path data_dir() {
   // tests/ and bench/ of a build tree.
   if (fs::path src = source_data_named_in(bin.parent_path() / "perfcast-source-data"); !src.empty()) return src;
   throw InputError("perfcast data directory not found: no '" + share.string() +
-                   "' beside the executable; install with `cmake --install`, or set PERFCAST_DATA to perfcast's data/ folder");
+                   "' beside the executable; install with `cmake --install`, or set PERFCAST_DATA to perfcast's "
+                   "data/ folder");
 }
 
 std::string data_catalog_date() {

@@ -40,10 +40,15 @@ std::string escape_control_bytes(std::string_view text) {
   while (i < text.size()) {
     const unsigned char c = byte(i);
     if (c < 0x20 || c == 0x7F) {
-      if (c == '\n') out += "\\n";
-      else if (c == '\r') out += "\\r";
-      else if (c == '\t') out += "\\t";
-      else hex(out, "\\x", c, 2);
+      if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else {
+        hex(out, "\\x", c, 2);
+      }
       ++i;
       continue;
     }
@@ -75,8 +80,11 @@ std::string escape_control_bytes(std::string_view text) {
       continue;
     }
     // C1 controls (U+0080..U+009F, encoded C2 80..C2 9F): terminals in UTF-8 mode may act on them (U+009B is CSI).
-    if (c == 0xC2 && byte(i + 1) <= 0x9F) hex(out, "\\u00", byte(i + 1), 2);
-    else out.append(text.substr(i, len));
+    if (c == 0xC2 && byte(i + 1) <= 0x9F) {
+      hex(out, "\\u00", byte(i + 1), 2);
+    } else {
+      out.append(text.substr(i, len));
+    }
     i += len;
   }
   return out;

@@ -29,7 +29,8 @@ class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& message) : std::runtime_error(escape_control_bytes(message)) {}
   InputError(const std::string& message, ReasonCode reason)
-      : std::runtime_error(escape_control_bytes(message)), reason_(std::make_shared<const ReasonCode>(escaped(std::move(reason)))) {}
+      : std::runtime_error(escape_control_bytes(message)),
+        reason_(std::make_shared<const ReasonCode>(escaped(std::move(reason)))) {}
   // The message's code and facts; an empty code for free text. (Shared so that copying the exception never throws.)
   const ReasonCode& reason() const {
     static const ReasonCode kNone;
