@@ -2,6 +2,7 @@
 // prefix, the installed binary finds that data from wherever the prefix is moved to and whatever the working
 // folder, `cpack -G DEB` packages the same, and `perfcast --version` names the version, the git revision and the
 // data catalog's date.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -30,8 +31,8 @@ class InstallTest : public perfcast::test::ScratchDirTest {
   // `cmake --install` of this build tree into `prefix`; skips the test when cmake is not there.
   void install_to(const fs::path& prefix) {
     if (!fs::exists(PERFCAST_CMAKE)) GTEST_SKIP() << "cmake not found at " << PERFCAST_CMAKE;
-    const std::string cmd = "'" + std::string(PERFCAST_CMAKE) + "' --install '" + PERFCAST_BUILD_DIR + "' --prefix '" +
-                            prefix.string() + "' >'" + (dir_ / "install.log").string() + "' 2>&1";
+    const std::string cmd = fmt::format("'{}' --install '{}' --prefix '{}' >'{}' 2>&1", PERFCAST_CMAKE,
+                                        PERFCAST_BUILD_DIR, prefix.string(), (dir_ / "install.log").string());
     ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "install.log");
   }
 
@@ -113,8 +114,9 @@ TEST_F(InstallTest, VersionNamesVersionRevisionAndDataDate) {
   std::smatch m;
   ASSERT_TRUE(std::regex_match(lines[0], m, std::regex(R"(perfcast (\S+) \(git ([0-9A-Za-z._-]+)\))"))) << lines[0];
   EXPECT_EQ(m[1].str(), PERFCAST_PROJECT_VERSION);
-  if (fs::exists(fs::path(PERFCAST_SOURCE_DIR) / ".git") && std::system("git --version >/dev/null 2>&1") == 0)
+  if (fs::exists(fs::path(PERFCAST_SOURCE_DIR) / ".git") && std::system("git --version >/dev/null 2>&1") == 0) {
     EXPECT_NE(m[2].str(), "unknown") << "a build of a git checkout knows its revision";
+  }
   // data catalog <YYYY-MM-DD> (cloud prices as of <YYYY-MM>): <folder>; from the build tree, the source data/.
   ASSERT_TRUE(std::regex_match(
       lines[1], m, std::regex(R"(data catalog (\d{4}-\d{2}-\d{2}) \(cloud prices as of (\d{4}-\d{2})\): (.+))")))
@@ -137,17 +139,15 @@ TEST_F(InstallTest, DebianPackageHoldsTheBinaryAndTheData) {
   if (!fs::exists(cpack) ||
       std::system("command -v dpkg-deb >/dev/null 2>&1 && command -v dpkg-shlibdeps >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "cpack or dpkg tools not available";
-  const std::string cmd = "cd '" + dir_.string() + "' && '" + cpack.string() + "' -G DEB --config '" +
-                          PERFCAST_BUILD_DIR + "/CPackConfig.cmake' -B '" + (dir_ / "pkg").string() +
-                          "' >cpack.log 2>&1";
+  const std::string cmd = fmt::format("cd '{}' && '{}' -G DEB --config '{}/CPackConfig.cmake' -B '{}' >cpack.log 2>&1",
+                                      dir_.string(), cpack.string(), PERFCAST_BUILD_DIR, (dir_ / "pkg").string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "cpack.log");
   fs::path deb;
   for (const auto& e : fs::directory_iterator(dir_ / "pkg"))
     if (e.path().extension() == ".deb") deb = e.path();
   ASSERT_FALSE(deb.empty()) << slurp(dir_ / "cpack.log");
-  const std::string list = "dpkg-deb -c '" + deb.string() + "' >'" + (dir_ / "contents").string() +
-                           "' && dpkg-deb -f '" + deb.string() + "' Package Version Depends >'" +
-                           (dir_ / "control").string() + "'";
+  const std::string list = fmt::format("dpkg-deb -c '{0}' >'{1}' && dpkg-deb -f '{0}' Package Version Depends >'{2}'",
+                                       deb.string(), (dir_ / "contents").string(), (dir_ / "control").string());
   ASSERT_EQ(std::system(list.c_str()), 0);
   const std::string contents = slurp(dir_ / "contents"), control = slurp(dir_ / "control");
   EXPECT_NE(contents.find("./usr/bin/perfcast"), std::string::npos) << contents;
