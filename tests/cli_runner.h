@@ -58,14 +58,13 @@ inline std::vector<std::string> first_words(const std::string& text) {
   return ids;
 }
 
-// Runs `<env> perfcast <args>` inside `dir` with an empty stdin; args pass through the shell verbatim. The
-// default `env` unsets PERFCAST_GPU_PATH so that the caller's environment does not change the GPU catalog.
+// Runs `<env> <binary> <args>` inside `dir` with an empty stdin; args pass through the shell (/bin/sh) verbatim.
 // The capture files (dir/.stdout, dir/.stderr) are removed again.
-inline CliResult run_perfcast(const std::filesystem::path& dir, const std::string& args,
-                              const std::string& env = "env -u PERFCAST_GPU_PATH") {
+inline CliResult run_program(const std::filesystem::path& binary, const std::filesystem::path& dir,
+                             const std::string& args, const std::string& env) {
   const std::filesystem::path out = dir / ".stdout", err = dir / ".stderr";
-  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + std::string(PERFCAST_BINARY) + "' " + args +
-                          " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const std::string cmd = "cd '" + dir.string() + "' && " + env + " '" + binary.string() + "' " + args + " >'" +
+                          out.string() + "' 2>'" + err.string() + "' </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -75,6 +74,13 @@ inline CliResult run_perfcast(const std::filesystem::path& dir, const std::strin
   std::filesystem::remove(out, ec);
   std::filesystem::remove(err, ec);
   return r;
+}
+
+// Runs the perfcast binary of this build tree (run_program). The default `env` unsets PERFCAST_GPU_PATH so that
+// the caller's environment does not change the GPU catalog.
+inline CliResult run_perfcast(const std::filesystem::path& dir, const std::string& args,
+                              const std::string& env = "env -u PERFCAST_GPU_PATH") {
+  return run_program(PERFCAST_BINARY, dir, args, env);
 }
 
 // A fixture with a fresh scratch directory (dir_) per test, removed afterwards; run() runs perfcast in it.

@@ -4,6 +4,7 @@
 
 #include "analysis/advisor.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "report/advice_html.h"
 #include "report/advice_report.h"
 
@@ -37,6 +38,7 @@ Command advise_command() {
             app.add_option("--html", s->html, "also write the report as a self-contained HTML page to this file");
             return std::function<int()>([s, &app] {
               const Lang lang = parse_lang(s->lang);
+              if (!s->html.empty()) check_output_path(s->html);
               // Without any scenario flag, advise on the built-in default; with some, the rest take predict's
               // defaults so that `advise` and `predict` agree on the same flags.
               bool scenario_given = false;
@@ -46,7 +48,7 @@ Command advise_command() {
                   scenario_given = true;
               if (!scenario_given) set_default_scenario(s->flags);
               const Advice a = advise(s->flags.to_request());
-              if (!s->html.empty()) write_file_atomically(s->html, advice_html(a, lang));
+              if (!s->html.empty()) write_output_file(s->html, advice_html(a, lang));
               std::cout << (s->json ? advice_json(a, lang).dump(2) + "\n" : advice_text(a, lang));
               return 0;
             });

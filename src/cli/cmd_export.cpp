@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "import/model_source.h"
 #include "import/onnx_export.h"
 
@@ -28,12 +29,13 @@ Command export_command() {
               counts.seq = s->seq;
               const PredictRequest r = counts.to_request();
               if (r.batch == 0) throw InputError("--batch max does not apply to export; give a number");
+              check_output_path(s->onnx);
               const ModelSource model = resolve_model(s->model);
               if (!model.sequence && r.seq != 0)
                 throw InputError("--seq applies to sequence models; '" + s->model + "' takes fixed-size inputs");
               const Graph graph = model.build(ModelOptions{r.batch, r.seq});
               const OnnxExport out = graph_to_onnx(graph, OnnxExportOptions{s->batch.empty()});
-              write_file_atomically(s->onnx, out.bytes);
+              write_output_file(s->onnx, out.bytes);
               std::cout << fmt::format("wrote {}: {} ({} nodes, {} initializers, {:.2f} M parameters; shapes only, "
                                        "no weights; batch {})\n",
                                        s->onnx, model.id, out.nodes, out.initializers,

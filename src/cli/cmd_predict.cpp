@@ -4,6 +4,7 @@
 
 #include "analysis/batch_predict.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "import/config_csv.h"
 #include "report/prediction_report.h"
 #include "report/validation_report.h"
@@ -24,11 +25,12 @@ Command predict_command() {
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
             return std::function<int()>([s] {
               if (!s->configs.empty()) {
+                if (!s->out.empty()) check_output_path(s->out);
                 const auto rows = read_config_csv(s->configs, false);
                 std::ostringstream csv;
                 write_predictions_csv(predict_rows(rows), csv);
                 if (s->out.empty()) std::cout << csv.str();
-                else write_file_atomically(s->out, csv.str());
+                else write_output_file(s->out, csv.str());
                 return 0;
               }
               const Prediction p = predict(s->flags.to_request());

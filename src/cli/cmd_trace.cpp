@@ -8,6 +8,7 @@
 #include "analysis/trace_analysis.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "device/catalog.h"
 #include "runtime/runtime_profile.h"
 #include "report/trace_report.h"
@@ -70,15 +71,10 @@ Command trace_command() {
                   why = e.what();
                 }
               }
-              // Everything is rendered before anything is written, and every output folder checked first, so
-              // that an error leaves no file behind.
-              for (const std::string* out : {&s->write_gpu, &s->html}) {
-                if (out->empty()) continue;
-                const auto dir = std::filesystem::path(*out).parent_path();
-                std::error_code ec;
-                if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-                  throw InputError("cannot write '" + *out + "': no such directory '" + dir.string() + "'");
-              }
+              // Everything is rendered before anything is written, and every output path checked first, so that an
+              // error leaves no file behind.
+              for (const std::string* out : {&s->write_gpu, &s->html})
+                if (!out->empty()) check_output_path(*out);
               std::string wrote, gpu_file;
               if (!s->write_gpu.empty()) {
                 if (!cmp) throw InputError("--write-gpu needs a prediction beside the trace: " + (why.empty() ? "--no-predict was given" : why));
@@ -100,8 +96,8 @@ Command trace_command() {
                 for (const auto& r : cal.rejected) wrote += "not written: " + r + "\n";
               }
               const std::string page = s->html.empty() ? "" : trace_html(sum, cmp, why);
-              if (!gpu_file.empty()) write_file_atomically(s->write_gpu, gpu_file);
-              if (!s->html.empty()) write_file_atomically(s->html, page);
+              if (!gpu_file.empty()) write_output_file(s->write_gpu, gpu_file);
+              if (!s->html.empty()) write_output_file(s->html, page);
               std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
               if (!wrote.empty()) (s->json ? std::cerr : std::cout) << wrote;
               return 0;

@@ -3,6 +3,7 @@
 
 #include "analysis/validate.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "report/validation_report.h"
 
 namespace perfcast::cli {
@@ -18,8 +19,9 @@ Command validate_command() {
             app.add_option("--markdown", s->markdown, "write the markdown report here");
             app.add_flag("--json", s->json, "machine-readable output");
             return std::function<int()>([s] {
+              if (!s->markdown.empty()) check_output_path(s->markdown);
               const ValidationReport rep = validate_file(s->file);
-              if (!s->markdown.empty()) write_file_atomically(s->markdown, validation_markdown(rep));
+              if (!s->markdown.empty()) write_output_file(s->markdown, validation_markdown(rep));
               std::cout << (s->json ? validation_json(rep).dump(2) + "\n" : validation_summary_text(rep));
               return 0;
             });

@@ -23,6 +23,9 @@ struct Command {
 // Every command, in the order `perfcast --help` lists them.
 std::vector<Command> commands();
 
+// What `perfcast --version` prints: "perfcast <version> (git <revision>)" and the data catalog's date and folder.
+std::string version_text();
+
 // Commands, one file each.
 Command list_gpus_command();
 Command list_models_command();
@@ -62,8 +65,5 @@ struct RequestFlags {
 
 // Declares the shared flags on `app` (gpu_required: compare takes a list instead).
 void add_request_flags(CLI::App& app, RequestFlags& flags, bool with_gpu = true);
-
-// Writes through a temporary file so a failure never leaves a half-written output.
-void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace perfcast::cli

@@ -20,6 +20,7 @@ int run(int argc, char** argv) {
   CLI::App app{"perfcast: predict, explain and improve deep-learning performance on NVIDIA GPUs.\n"
                "With no command it runs the built-in default scenario (perfcast advise)."};
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", version_text, "print the version, the git revision and the data catalog's date");
   const auto all = commands();
   std::vector<std::string> names;
   std::vector<std::pair<CLI::App*, std::function<int()>>> runners;
@@ -36,6 +37,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
     // An unknown flag is usually a typo: name it and suggest the nearest flag of the command.
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
     std::cerr << "perfcast: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "perfcast: internal error: " << e.what() << "\n";
+    std::cerr << "perfcast: internal error: " << perfcast::escape_control_bytes(e.what()) << "\n";
     return 3;
   }
 }

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -125,26 +123,6 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
   app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
   app.add_option("--power-limit", f.power_limit, "board power limit in watts (what-if)");
-}
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp-perfcast";
-  std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw InputError("cannot write '" + path + "'");
-    out << content;
-    out.close();
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      throw InputError("cannot write '" + path + "'");
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError("cannot write '" + path + "': " + ec.message());
-  }
 }
 
 }  // namespace perfcast::cli

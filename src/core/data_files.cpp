@@ -5,21 +5,54 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/toml_reader.h"
 
 namespace perfcast {
 
-std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("PERFCAST_DATA"); env && *env) return env;
-#ifdef PERFCAST_DATA_DIR
-  if (std::filesystem::exists(PERFCAST_DATA_DIR)) return PERFCAST_DATA_DIR;
-#endif
+namespace {
+
+namespace fs = std::filesystem;
+
+// The build tree's pointer to the source tree's data/: the first line of `file`, when that folder exists.
+fs::path source_data_named_in(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) return {};
   std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto share = exe.parent_path().parent_path() / "share" / "perfcast" / "data";
-    if (std::filesystem::exists(share)) return share;
+  return fs::is_directory(line, ec) ? fs::path(line) : fs::path();
+}
+
+}  // namespace
+
+fs::path data_dir() {
+  if (const char* env = std::getenv("PERFCAST_DATA"); env && *env) {
+    std::error_code ec;
+    if (!fs::is_directory(env, ec))
+      throw InputError("PERFCAST_DATA is '" + std::string(env) +
+                       "', which is not a directory; point it at perfcast's data/ folder");
+    return env;
   }
-  throw InputError("perfcast data directory not found; set PERFCAST_DATA to the project's data/ folder");
+  std::error_code ec;
+  // The kernel's path of the running binary, links resolved: a link to an installed perfcast finds its share/.
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    throw InputError("perfcast data directory not found (cannot locate the executable: " + ec.message() +
+                     "); set PERFCAST_DATA to perfcast's data/ folder");
+  const fs::path bin = exe.parent_path();
+  if (fs::path src = source_data_named_in(bin / "perfcast-source-data"); !src.empty()) return src;
+  const fs::path share = bin.parent_path() / "share" / "perfcast";
+  if (fs::is_directory(share, ec)) return share;
+  // tests/ and bench/ of a build tree.
+  if (fs::path src = source_data_named_in(bin.parent_path() / "perfcast-source-data"); !src.empty()) return src;
+  throw InputError("perfcast data directory not found: no '" + share.string() +
+                   "' beside the executable; install with `cmake --install`, or set PERFCAST_DATA to perfcast's "
+                   "data/ folder");
+}
+
+std::string data_catalog_date() {
+  const fs::path path = data_dir() / "catalog.toml";
+  const toml::table t = parse_toml_file(path);
+  return TomlFields(t, path.string()).text("date");
 }
 
 std::vector<std::filesystem::path> env_paths(const char* variable) {

@@ -27,6 +27,69 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string escape_control_bytes(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto hex = [](std::string& out, const char* prefix, unsigned v, int digits) {
+    out += prefix;
+    for (int d = digits - 1; d >= 0; --d) out += kHex[(v >> (4 * d)) & 0xF];
+  };
+  std::string out;
+  out.reserve(text.size());
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = byte(i);
+    if (c < 0x20 || c == 0x7F) {
+      if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else {
+        hex(out, "\\x", c, 2);
+      }
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, the range its second byte may take (no overlong forms, no
+    // surrogates, nothing above U+10FFFF), continuation bytes after that.
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool valid = len > 0 && i + len <= text.size() && byte(i + 1) >= lo && byte(i + 1) <= hi;
+    for (std::size_t k = 2; valid && k < len; ++k) valid = byte(i + k) >= 0x80 && byte(i + k) <= 0xBF;
+    if (!valid) {
+      hex(out, "\\x", c, 2);
+      ++i;
+      continue;
+    }
+    // C1 controls (U+0080..U+009F, encoded C2 80..C2 9F): terminals in UTF-8 mode may act on them (U+009B is CSI).
+    if (c == 0xC2 && byte(i + 1) <= 0x9F) {
+      hex(out, "\\u00", byte(i + 1), 2);
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
+
 std::string nearest(std::string_view wanted, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);

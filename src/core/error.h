@@ -18,11 +18,19 @@ struct ReasonCode {
   std::map<std::string, std::string> args;   // facts by name, formatted exactly as the English text shows them
 };
 
+// `text` safe to print on a terminal or in one CSV field: control bytes (newline, tab, ESC...), the C1 controls
+// U+0080..U+009F and bytes that are not UTF-8 become visible escapes (\n, \t, \x1b, \u009b); other text, UTF-8
+// included, is kept. Idempotent: escaping escaped text changes nothing.
+std::string escape_control_bytes(std::string_view text);
+
+// Its message and the facts of its reason are escaped (escape_control_bytes) once, here, since they may echo
+// input: a file name, a CSV cell, a flag's value.
 class InputError : public std::runtime_error {
  public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+  explicit InputError(const std::string& message) : std::runtime_error(escape_control_bytes(message)) {}
   InputError(const std::string& message, ReasonCode reason)
-      : std::runtime_error(message), reason_(std::make_shared<const ReasonCode>(std::move(reason))) {}
+      : std::runtime_error(escape_control_bytes(message)),
+        reason_(std::make_shared<const ReasonCode>(escaped(std::move(reason)))) {}
   // The message's code and facts; an empty code for free text. (Shared so that copying the exception never throws.)
   const ReasonCode& reason() const {
     static const ReasonCode kNone;
@@ -30,6 +38,10 @@ class InputError : public std::runtime_error {
   }
 
  private:
+  static ReasonCode escaped(ReasonCode r) {
+    for (auto& [name, value] : r.args) value = escape_control_bytes(value);
+    return r;
+  }
   std::shared_ptr<const ReasonCode> reason_;
 };
 

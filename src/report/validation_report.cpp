@@ -4,14 +4,18 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "report/prediction_report.h"
 
 namespace perfcast {
 
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+// Control bytes in a cell (an input row echoed back, an error) are escaped, so that the CSV printed on a terminal
+// cannot carry terminal escapes and every record stays on one line.
+std::string csv_field(const std::string& cell) {
+  const std::string s = escape_control_bytes(cell);
+  if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) {
     if (c == '"') q += '"';

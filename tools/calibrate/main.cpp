@@ -4,7 +4,6 @@
 // Any error (arguments, base file, device, CUDA) is one line on stderr and exit code 2, and writes nothing.
 #include <fmt/format.h>
 #include <toml++/toml.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_file.h"
 #include "gpu_measurements.h"
 
 namespace fs = std::filesystem;
@@ -127,26 +127,6 @@ std::string today() {
   return buf;
 }
 
-// Writes next to `out` and renames over it, so an error never leaves a half-written GPU file behind.
-void write_atomically(const fs::path& out, const std::string& text) {
-  const fs::path tmp = fmt::format("{}.tmp{}", out.string(), ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f) {
-      fs::remove(tmp);
-      throw CalibrationError(fmt::format("cannot write {}", tmp.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, out, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw CalibrationError(fmt::format("cannot rename {} to {}: {}", tmp.string(), out.string(), ec.message()));
-  }
-}
-
 // One `key = value   # comment` line, comments aligned as in the README's schema.
 std::string entry(const std::string& key_value, const std::string& comment) {
   return fmt::format("{:<31} # {}\n", key_value, comment);
@@ -173,9 +153,8 @@ int run(int argc, char** argv) {
   const fs::path base_path = base_arg, out = out_arg;
   const BaseFile base = read_base(base_path);
   const std::string identity = with_measured_identity(base, base_path);
-  const fs::path out_dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::is_directory(out_dir)) throw CalibrationError(fmt::format("--out: no folder {}", out_dir.string()));
-  if (fs::is_directory(out)) throw CalibrationError(fmt::format("--out: {} is a folder", out.string()));
+  // perfcast's rules for output files (src/core/output_file.h): a new path or a regular file, links followed.
+  perfcast::check_output_path(out);
   if (fs::exists(out) && fs::equivalent(out, base_path))
     throw CalibrationError("--out is the base file: write the measured profile to a new file");
 
@@ -251,7 +230,7 @@ int run(int argc, char** argv) {
   measured += "tool = " + toml_string(kTool) + "\n";
   measured += "date = " + toml_string(today()) + "\n";
 
-  write_atomically(out, identity + measured);
+  perfcast::write_output_file(out, identity + measured);
   for (const auto& w : warnings) fmt::print(stderr, "perfcast-calibrate: warning: {}\n", w);
   fmt::print("wrote {}: perfcast predict --gpu {} ...\n", out.string(), out.string());
   return 0;
