@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -34,29 +35,53 @@ double parse_number(const std::string& text, const char* flag) {
 
 // A model recorded at a batch (a profiler trace) is predicted at that batch unless --batch says otherwise. Only files
 // are resolved here: a zoo id has no recorded batch.
-std::int64_t default_batch(const std::string& model) {
+std::int64_t default_batch(const std::string& model, const std::string& fallback) {
   if (model.ends_with(".json") || model.ends_with(".json.gz")) {
     const std::int64_t b = resolve_model(model).natural_batch;
     if (b > 0) return b;
   }
-  return 64;
+  return parse_count(fallback, "--batch", false, true);
 }
 
 }  // namespace
+
+const RequestDefaults& predict_defaults() {
+  static const RequestDefaults d{"gtx-1080-ti", "resnet50", "train", "pytorch", "synthetic", "", "64",
+                                 "default 64; 1 for prefill/decode/generate; a profiler trace: the batch it recorded"};
+  return d;
+}
+
+const RequestDefaults& advise_defaults() {
+  static const RequestDefaults d{"gtx-1080-ti", "nodule3d", "train", "pytorch", "real-augmented", "cloud-8vcpu", "4",
+                                 "default 4; 1 for prefill/decode/generate; a profiler trace: the batch it recorded"};
+  return d;
+}
+
+const RequestDefaults& fleet_defaults() {
+  static const RequestDefaults d = [] {
+    RequestDefaults f = predict_defaults();
+    f.train_batch = "max";
+    f.batch_help = "default: the largest that fits each GPU; 1 for prefill/decode/generate";
+    return f;
+  }();
+  return d;
+}
 
 PredictRequest RequestFlags::to_request() const {
   PredictRequest r = request;
   const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
-  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model);
+  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, defaults.train_batch);
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
   if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
   if (!host_cores.empty()) r.host_cores = static_cast<int>(parse_count(host_cores, "--host-cores", false));
-  r.gpus = static_cast<int>(parse_count(gpus, "--gpus", false));
-  r.nodes = static_cast<int>(parse_count(nodes, "--nodes", false));
+  // Clamped before narrowing to int: the library refuses counts past data/scale_limits.toml with the reason.
+  constexpr std::int64_t kCountCap = std::numeric_limits<int>::max();
+  r.gpus = static_cast<int>(std::min(parse_count(gpus, "--gpus", false), kCountCap));
+  r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   r.optimizer_step = !no_optimizer_step;
@@ -74,8 +99,15 @@ PredictRequest RequestFlags::to_request() const {
   return r;
 }
 
-void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
+void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d, bool with_gpu) {
   auto& r = f.request;
+  f.defaults = d;
+  r.gpu = d.gpu;
+  r.model = d.model;
+  r.mode = d.mode;
+  r.runtime = d.runtime;
+  r.data = d.data;
+  r.host = d.host;
   if (with_gpu) app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
   app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq)")
@@ -84,8 +116,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
                  "generate)");
   app.add_option("--batch", f.batch,
-                 "samples per GPU per step, or 'max' for the largest that fits (default 64; 1 for prefill/decode/generate; a "
-                 "profiler trace: the batch it recorded)");
+                 "samples per GPU per step, or 'max' for the largest that fits (" + d.batch_help + ")");
   app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
   app.add_option("--context", f.context, "decode: tokens already in the KV cache");
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
@@ -109,7 +140,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "real-augmented (decoded from files)")
       ->capture_default_str();
   app.add_flag("--prefetch", r.prefetch, "--data host: copy the next batch from pinned memory while the GPU computes");
-  app.add_option("--host", r.host, "host CPU profile id (data/hosts)");
+  app.add_option("--host", r.host, "host CPU profile id (data/hosts; default: the data file's default host)")
+      ->capture_default_str();
   app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
   app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");
@@ -124,7 +156,14 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "chainermn (default: the runtime's)");
   app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
   app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
-  app.add_option("--power-limit", f.power_limit, "board power limit in watts (what-if)");
+  app.add_option("--power-limit", f.power_limit,
+                 "board power limit in watts (what-if), within the board's range (nvidia-smi -q: Min/Max Power Limit)");
+}
+
+void add_report_flags(CLI::App& app, ReportFlags& f) {
+  app.add_flag("--json", f.json, "machine-readable output (same content; keys never change with --lang)");
+  app.add_option("--lang", f.lang, "report language: en | zh")->capture_default_str();
+  app.add_option("--html", f.html, "also write the report as a self-contained HTML page to this file");
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
