@@ -46,6 +46,10 @@ struct RequestDefaults {
   std::string host;          // "" = the default host profile
   std::string train_batch;   // --mode train/infer without --batch ("max" = the largest that fits)
   std::string batch_help;    // how the help text words the batch default
+  // advise's scenario: train_batch, data and host belong to its default model; with another --model they are
+  // predict's (so that `advise --model resnet50` and `predict --model resnet50` agree), while --gpu, --runtime or
+  // --precision keep the scenario.
+  bool scenario = false;
 };
 
 // predict (and the commands that take its flags): ResNet-50 training on a GTX 1080 Ti, synthetic data, batch 64.
@@ -60,6 +64,8 @@ const RequestDefaults& fleet_defaults();
 struct RequestFlags {
   PredictRequest request;
   RequestDefaults defaults = predict_defaults();
+  const CLI::Option* data_option = nullptr;  // to tell a --data the user gave from the default
+  const CLI::Option* host_option = nullptr;
   std::string batch;  // "" = defaults.train_batch for train/infer, 1 sequence for prefill/decode
   std::string precision;  // "" = fp32 for train/infer; serving: fp16 (f16 on llama.cpp, which runs GGUF types)
   std::string seq;

@@ -53,7 +53,9 @@ const RequestDefaults& predict_defaults() {
 
 const RequestDefaults& advise_defaults() {
   static const RequestDefaults d{"gtx-1080-ti", "nodule3d", "train", "pytorch", "real-augmented", "cloud-8vcpu", "4",
-                                 "default 4; 1 for prefill/decode/generate; a profiler trace: the batch it recorded"};
+                                 "default 4 for nodule3d, 64 for another --model; 1 for prefill/decode/generate; a "
+                                 "profiler trace: the batch it recorded",
+                                 true};
   return d;
 }
 
@@ -69,10 +71,16 @@ const RequestDefaults& fleet_defaults() {
 
 PredictRequest RequestFlags::to_request() const {
   PredictRequest r = request;
+  // Another model than the scenario's: batch, data and host are predict's defaults (help text of --batch, --data).
+  const RequestDefaults& d = defaults.scenario && r.model != defaults.model ? predict_defaults() : defaults;
+  if (defaults.scenario && r.model != defaults.model) {
+    if (!data_option || data_option->count() == 0) r.data = d.data;
+    if (!host_option || host_option->count() == 0) r.host = d.host;
+  }
   const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
-  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, defaults.train_batch);
+  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
@@ -135,13 +143,20 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                  "the gradient all-reduce run once per update");
   app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
   app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");
-  app.add_option("--data", r.data,
-                 "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | real | "
-                 "real-augmented (decoded from files)")
-      ->capture_default_str();
+  f.data_option = app.add_option("--data", r.data,
+                                  "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | "
+                                  "real | real-augmented (decoded from files)" +
+                                      (d.scenario ? " (default " + d.data + " for " + d.model + ", " +
+                                                        predict_defaults().data + " for another --model)"
+                                                  : std::string()))
+                      ->capture_default_str();
   app.add_flag("--prefetch", r.prefetch, "--data host: copy the next batch from pinned memory while the GPU computes");
-  app.add_option("--host", r.host, "host CPU profile id (data/hosts; default: the data file's default host)")
-      ->capture_default_str();
+  f.host_option = app.add_option("--host", r.host,
+                                  d.scenario ? "host CPU profile id (data/hosts; default " + d.host + " for " + d.model +
+                                                   ", the data file's default host for another --model)"
+                                             : std::string("host CPU profile id (data/hosts; default: the data file's "
+                                                           "default host)"))
+                      ->capture_default_str();
   app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
   app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");

@@ -114,6 +114,7 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
         }
         if (in.get_file_line() == before) throw InputError("malformed configurations file '" + path.string() + "'");
         r.line = static_cast<int>(in.get_file_line());
+        r.error = "line " + std::to_string(r.line) + ": " + r.error;
         rows.push_back(r);
         r = ConfigRow{};
       }
