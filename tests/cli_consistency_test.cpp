@@ -158,6 +158,8 @@ TEST_F(CliConsistencyTest, PowerLimitOutsideTheBoardsRangeIsRefused) {
   expect_refused("predict --gpu gtx-1080-ti --power-limit 50", {"50 W", "125 W", "300 W", "gtx-1080-ti"});
   expect_refused("predict --gpu gtx-1080-ti --power-limit 400", {"400 W", "300 W"});
   EXPECT_EQ(run("predict --gpu gtx-1080-ti --power-limit 150").code, 0);
+  expect_refused("predict --gpu gtx-1080-ti --power-limit nan", {"--power-limit"});
+  expect_refused("predict --gpu gtx-1080-ti --power-limit inf", {"--power-limit"});
   // A board without published figures: half its TDP to its TDP (RTX 3090, 350 W: 175-350 W), and it says so.
   expect_refused("predict --gpu rtx-3090 --power-limit 100", {"175 W", "350 W", "TDP"});
 }

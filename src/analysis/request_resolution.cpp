@@ -91,7 +91,7 @@ DeviceSpec device_for(const PredictRequest& r) {
     const bool own = device.power_limit_min_w > 0 && device.power_limit_max_w > 0;
     const double lo = own ? device.power_limit_min_w : device.tdp_w * power_limit_range().min_fraction_of_tdp;
     const double hi = own ? device.power_limit_max_w : device.tdp_w * power_limit_range().max_fraction_of_tdp;
-    if (r.power_limit_w < lo || r.power_limit_w > hi)
+    if (!(r.power_limit_w >= lo && r.power_limit_w <= hi))  // NaN included
       throw UnsupportedError(
           fmt::format("--power-limit {} is outside the range {} accepts: {} to {} ({})", watts(r.power_limit_w), device.id,
                       watts(lo), watts(hi),

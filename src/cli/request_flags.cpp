@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,7 +29,7 @@ std::int64_t parse_count(const std::string& text, const char* flag, bool allow_z
 double parse_number(const std::string& text, const char* flag) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0)
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(v > 0) || !std::isfinite(v))
     throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
   return v;
 }
