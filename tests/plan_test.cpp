@@ -207,7 +207,7 @@ TEST(Plan, BadRequestsAreInputErrors) {
 TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
   PredictRequest base;
   base.model = "resnet50";
-  const auto rows = compare(base, {"gtx-1080-ti", "v100-sxm2-16gb", "a100-sxm4-40gb", "h100-sxm5-80gb"}, RunSize{0, 1},
+  const auto rows = compare(base, parse_gpu_counts("gtx-1080-ti,v100-sxm2-16gb,a100-sxm4-40gb,h100-sxm5-80gb"), RunSize{0, 1},
                             default_price_catalog());
   ASSERT_EQ(rows.size(), 4u);
   double prev = 0;
@@ -218,7 +218,7 @@ TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
     EXPECT_GT(r.prediction->samples_per_s, prev);  // each generation is faster
     prev = r.prediction->samples_per_s;
     EXPECT_NEAR(r.run->hours, 1281167.0 / r.prediction->samples_per_s / 3600, 1e-9);
-    EXPECT_FALSE(r.priced_on.empty());
+    ASSERT_TRUE(r.rental);
     EXPECT_GT(r.run->usd, 0);
     EXPECT_GT(r.run->energy_kwh, 0);
     EXPECT_GT(r.memory_headroom_bytes, 0);
@@ -228,7 +228,7 @@ TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
   EXPECT_EQ(rows[0].best_precision == "tf32" || rows[0].best_precision == "amp-bf16", false);  // Pascal has neither
   // A precision one GPU lacks is a row status, not a failure of the whole comparison.
   base.precision = "amp-bf16";
-  const auto bf16 = compare(base, {"gtx-1080-ti", "a100-sxm4-40gb"}, RunSize{0, 1}, default_price_catalog());
+  const auto bf16 = compare(base, parse_gpu_counts("gtx-1080-ti,a100-sxm4-40gb"), RunSize{0, 1}, default_price_catalog());
   EXPECT_FALSE(bf16[0].prediction);
   EXPECT_EQ(bf16[0].status.rfind("unsupported:", 0), 0u);
   EXPECT_TRUE(bf16[1].prediction);

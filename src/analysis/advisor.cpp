@@ -37,16 +37,14 @@ bool uses_tensor_cores(const Prediction& p) {
 
 std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 
-// Rented cost of a million samples at the cheapest on-demand price per GPU-hour the price catalog has for this GPU;
-// nothing when it has none (a card one owns, or not sold by the hour).
+// Rented cost of a million samples: the smallest instance type in the price catalog that holds the GPUs one node uses
+// (whole instances: one A100 of an 8-GPU-only instance costs the whole instance), one per node; nothing when the
+// catalog has none (a card one owns, or not sold by the hour).
 std::optional<double> usd_per_million_samples(const Prediction& p) {
-  if (p.samples_per_s <= 0) return std::nullopt;
-  // An instance with at least as many GPUs as one node uses (a 1-GPU rental's price is not an 8-GPU server's).
-  const InstanceType* inst = cheapest_instance_for(default_price_catalog(), p.device.id, std::max(1, p.request.gpus));
-  if (inst == nullptr || inst->gpus <= 0) return std::nullopt;
-  const double usd_per_gpu_hour = inst->on_demand_usd_per_hour / inst->gpus;
-  const int gpus = std::max(1, p.request.gpus) * std::max(1, p.request.nodes);
-  return usd_per_gpu_hour * gpus / (p.samples_per_s * 3600.0) * 1e6;
+  if (p.samples_per_s <= 0 || !p.memory.fits) return std::nullopt;
+  const auto rental = rent(default_price_catalog(), p.device.id, std::max(1, p.request.gpus), std::max(1, p.request.nodes));
+  if (!rental) return std::nullopt;
+  return rental->usd_per_hour / (p.samples_per_s * 3600.0) * 1e6;
 }
 
 StrategyResult evaluate(const std::string& id, const std::string& category, const Prediction& base,

@@ -84,6 +84,11 @@ std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows) {
   out.reserve(rows.size());
   for (const auto& row : rows) {
     RowResult res{row, "ok", std::nullopt};
+    if (!row.error.empty()) {
+      res.status = "error: " + row.error;
+      out.push_back(std::move(res));
+      continue;
+    }
     try {
       res.prediction = predict(request_from_row(row));
     } catch (const InputError& e) {

@@ -12,7 +12,7 @@ namespace perfcast {
 
 struct RowResult {
   ConfigRow row;
-  std::string status;  // "ok" or "unsupported: <reason>"
+  std::string status;  // "ok", "unsupported: <reason>" or "error: <why the row could not be read>"
   std::optional<Prediction> prediction;
 };
 

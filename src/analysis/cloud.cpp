@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -146,6 +147,23 @@ const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std
         (!best || i.on_demand_usd_per_hour / i.gpus < best->on_demand_usd_per_hour / best->gpus))
       best = &i;
   return best;
+}
+
+std::optional<Rental> rent(const PriceCatalog& catalog, const std::string& gpu, int gpus_per_node, int nodes) {
+  const InstanceType* best = nullptr;
+  for (const auto& i : catalog.instances)
+    if (i.gpu == gpu && i.gpus >= gpus_per_node &&
+        (!best || i.on_demand_usd_per_hour < best->on_demand_usd_per_hour ||
+         (i.on_demand_usd_per_hour == best->on_demand_usd_per_hour && i.gpus < best->gpus)))
+      best = &i;
+  if (!best) return std::nullopt;
+  Rental r;
+  r.instance = best;
+  r.instances = std::max(1, nodes);
+  r.usd_per_hour = best->on_demand_usd_per_hour * r.instances;
+  if (best->spot_usd_per_hour) r.spot_usd_per_hour = *best->spot_usd_per_hour * r.instances;
+  r.gpus_paid = best->gpus * r.instances;
+  return r;
 }
 
 }  // namespace perfcast

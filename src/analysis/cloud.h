@@ -68,4 +68,17 @@ RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst =
 // nullptr when the catalog has none.
 const InstanceType* cheapest_instance_for(const PriceCatalog& catalog, const std::string& gpu, int min_gpus = 1);
 
+// What renting `gpus_per_node` GPUs of one type on each of `nodes` servers costs: the instance type that holds that many
+// of them at the lowest price per instance-hour (the smallest that does, as a rule), whole instances only; nobody
+// rents one GPU of an 8-GPU-only instance.
+struct Rental {
+  const InstanceType* instance = nullptr;
+  int instances = 1;                      // nodes
+  double usd_per_hour = 0;                // on demand, all instances
+  std::optional<double> spot_usd_per_hour;
+  int gpus_paid = 0;                      // GPUs in the instances rented (>= the GPUs used)
+};
+// nullopt when no instance type in the catalog holds that many of this GPU.
+std::optional<Rental> rent(const PriceCatalog& catalog, const std::string& gpu, int gpus_per_node, int nodes = 1);
+
 }  // namespace perfcast

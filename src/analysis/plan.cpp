@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 
@@ -182,35 +183,80 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     const double ca = rank_cost(a, req.spot), cb = rank_cost(b, req.spot);
     return ca != cb ? ca < cb : a.hours < b.hours;
   });
+  // Per GPU type its cheapest option and, when clearly faster, its fastest: the choices that differ.
+  std::map<std::string, const PlanOption*> cheapest_of, fastest_of;
+  for (const auto& o : res.meeting) {
+    if (!cheapest_of.count(o.gpu)) cheapest_of[o.gpu] = &o;
+    if (!fastest_of.count(o.gpu) || o.hours < fastest_of[o.gpu]->hours) fastest_of[o.gpu] = &o;
+  }
+  constexpr double kClearlyFaster = 0.9;  // a "faster" variant must save at least 10% of the time to be listed
+  for (const auto& o : res.meeting) {
+    const bool cheapest = cheapest_of[o.gpu] == &o;
+    const bool fastest = fastest_of[o.gpu] == &o && o.hours < kClearlyFaster * cheapest_of[o.gpu]->hours;
+    if (cheapest || fastest) res.shortlist.push_back(o);
+  }
   if (!res.meeting.empty()) {
     res.meeting.front().cheapest = true;
+    res.shortlist.front().cheapest = true;
     for (auto& o : res.options)
       if (o.instance == res.meeting.front().instance && o.count == res.meeting.front().count) o.cheapest = true;
   }
   return res;
 }
 
-std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<std::string>& gpus, const RunSize& size,
+std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
+  std::vector<GpuCount> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string part = text.substr(start, comma - start);
+    start = comma + 1;
+    const auto b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
+    if (b == std::string::npos) continue;
+    part = part.substr(b, e - b + 1);
+    GpuCount g;
+    const auto colon = part.rfind(':');
+    // A GPU file path may hold a colon only before its last path separator; a count follows the last colon.
+    if (colon != std::string::npos && part.find('/', colon) == std::string::npos) {
+      const std::string n = part.substr(colon + 1);
+      g.gpu = part.substr(0, colon);
+      int v = 0;
+      const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+      if (ec != std::errc() || ptr != n.data() + n.size() || v <= 0)
+        throw InputError("--gpu takes id or id:count with a positive whole count, got '" + part + "'");
+      g.count = v;
+    } else {
+      g.gpu = part;
+    }
+    if (g.gpu.empty()) throw InputError("--gpu: an entry has no GPU id ('" + part + "')");
+    out.push_back(g);
+  }
+  if (out.empty()) throw InputError("--gpu needs at least one GPU id");
+  return out;
+}
+
+std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
                                 const PriceCatalog& catalog, const DataParallelOptions& options) {
   if (gpus.empty()) throw InputError("--gpu needs at least one GPU id");
   std::vector<CompareRow> rows;
-  for (const auto& id : gpus) {
+  for (const auto& entry : gpus) {
     CompareRow row;
-    row.gpu = id;
+    row.gpu = entry.gpu;
     PredictRequest r = base;
-    r.gpu = id;
+    r.gpu = entry.gpu;
+    if (entry.count > 0) r.gpus = entry.count;
+    row.gpus_per_node = r.gpus;
     try {
       Prediction p = wants_best_precision(r) ? predict_best_precision(r, options) : predict_data_parallel(r, options);
       row.memory_headroom_bytes = p.memory.capacity - p.memory.total;
       double samples = 0;
-      if (size.dataset_samples > 0 || default_dataset_samples(p)) samples = run_samples(p, size);
+      if (p.memory.fits && (size.dataset_samples > 0 || default_dataset_samples(p))) samples = run_samples(p, size);
       if (samples > 0) {
         RunCost run = run_cost(p, samples);
-        if (const InstanceType* inst = cheapest_instance_for(catalog, p.device.id)) {
-          const double gpus_total = p.scale ? p.scale->gpus_total : 1;
-          run.usd = inst->on_demand_usd_per_hour / inst->gpus * gpus_total * run.hours;
-          if (inst->spot_usd_per_hour) run.spot_usd = *inst->spot_usd_per_hour / inst->gpus * gpus_total * run.hours;
-          row.priced_on = inst->id;
+        row.rental = rent(catalog, p.device.id, r.gpus, r.nodes);
+        if (row.rental) {
+          run.usd = row.rental->usd_per_hour * run.hours;
+          if (row.rental->spot_usd_per_hour) run.spot_usd = *row.rental->spot_usd_per_hour * run.hours;
         }
         row.run = run;
       }
@@ -222,8 +268,10 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<st
       PredictRequest b = r;
       b.precision = "best";
       const Prediction best = predict_best_precision(b, options);
-      row.best_precision = best.request.precision;
-      row.best_samples_per_s = best.samples_per_s;
+      if (best.memory.fits) {
+        row.best_precision = best.request.precision;
+        row.best_samples_per_s = best.samples_per_s;
+      }
     } catch (const UnsupportedError&) {
     }
     rows.push_back(std::move(row));

@@ -28,7 +28,7 @@ struct RunSize {
 double run_samples(const Prediction& p, const RunSize& size);
 
 struct PlanRequest {
-  PredictRequest base;                 // model, runtime, mode, precision ("best" allowed), batch per GPU
+  PredictRequest base;                 // model, runtime, mode, precision ("best": searched per GPU type), batch per GPU
   RunSize size;
   double deadline_hours = 0;           // must be positive
   std::optional<double> budget_usd;
@@ -75,6 +75,9 @@ struct PlanResult {
   double samples = 0;              // whole run
   std::vector<PlanOption> options;     // every evaluated (instance, count)
   std::vector<PlanOption> meeting;     // deadline (and budget) met, cheapest first
+  // The meeting options worth reading first, cheapest first: per GPU type its cheapest option, and its fastest
+  // when that one is at least 10% faster (instead of many counts of one instance a few cents apart).
+  std::vector<PlanOption> shortlist;
   std::optional<PlanOption> fastest;   // the fastest of all options
   std::optional<PlanOption> cheapest_any;  // the cheapest of all options (deadline ignored)
   std::vector<InstanceScaling> scaling;
@@ -83,19 +86,31 @@ struct PlanResult {
 
 PlanResult plan(const PlanRequest& request, const PriceCatalog& catalog);
 
+// One entry of `compare --gpu`: a GPU id and how many of it on each node ("gtx-1080-ti:3"; 0 = the request's --gpus).
+struct GpuCount {
+  std::string gpu;
+  int count = 0;
+};
+
+// "a,b:3, c" -> {a, 0}, {b, 3}, {c, 0}; InputError on an empty list, an empty id or a count that is not a positive
+// whole number.
+std::vector<GpuCount> parse_gpu_counts(const std::string& text);
+
 struct CompareRow {
   std::string gpu;
+  int gpus_per_node = 1;           // this entry's count (the request's --gpus without one)
   std::string status = "ok";       // or "unsupported: reason"
   std::optional<Prediction> prediction;
   std::optional<RunCost> run;
-  std::string priced_on;           // instance whose price per GPU-hour was used ("" = none)
+  std::optional<Rental> rental;    // the instances the run is priced on (none: the catalog has no instance holding them)
   double memory_headroom_bytes = 0;
   std::string best_precision;
   double best_samples_per_s = 0;
 };
 
-// One row per GPU id at the request's precision and GPU counts, with the run's time, cost and energy.
-std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<std::string>& gpus, const RunSize& size,
+// One row per entry at the request's precision, each with its own GPU count, and the run's time, energy and cost on
+// whole rentable instances (rent()).
+std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
                                 const PriceCatalog& catalog, const DataParallelOptions& options = {});
 
 }  // namespace perfcast

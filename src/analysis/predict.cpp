@@ -73,6 +73,7 @@ Prediction predict(const PredictRequest& request) {
   const MemoryOptions mem_opts = memory_options(r, optimizer);
 
   const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime); };
+  if (plan.name == "int8" && !runtime.int8_convolution) check_int8_convolutions(build(1), runtime, device);
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
       return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;

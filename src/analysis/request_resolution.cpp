@@ -1,23 +1,107 @@
 #include "analysis/request_resolution.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "core/data_files.h"
 #include "core/error.h"
+#include "core/toml_reader.h"
 #include "cost/cost_constants.h"
 #include "device/catalog.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
 
+namespace {
+
+struct PowerLimitRange {
+  double min_fraction_of_tdp = 0;
+  double max_fraction_of_tdp = 0;
+};
+
+// data/power.toml [power_limit]: the range derived from TDP for boards whose file gives none.
+const PowerLimitRange& power_limit_range() {
+  static const PowerLimitRange range = [] {
+    const auto path = data_dir() / "power.toml";
+    const toml::table root = parse_toml_file(path);
+    TomlFields top(root, path.string());
+    TomlFields t(top.table("power_limit"), path.string() + " [power_limit]");
+    PowerLimitRange r{t.number("min_fraction_of_tdp"), t.number("max_fraction_of_tdp")};
+    if (!(r.min_fraction_of_tdp > 0 && r.min_fraction_of_tdp <= r.max_fraction_of_tdp))
+      t.fail("min_fraction_of_tdp", "must be positive and at most max_fraction_of_tdp");
+    return r;
+  }();
+  return range;
+}
+
+std::string watts(double w) { return fmt::format("{:g} W", w); }
+
+struct ScaleLimits {
+  std::map<std::string, int> gpus_per_node;  // interconnect id -> GPUs one server of it holds
+  int max_nodes = 1;
+};
+
+// data/scale_limits.toml.
+const ScaleLimits& scale_limits() {
+  static const ScaleLimits limits = [] {
+    const auto path = data_dir() / "scale_limits.toml";
+    const toml::table root = parse_toml_file(path);
+    TomlFields top(root, path.string());
+    ScaleLimits l;
+    for (const auto& [k, v] : top.table("gpus_per_node")) {
+      const auto n = v.value<std::int64_t>();
+      if (!n || *n < 1) top.fail("gpus_per_node", "must map interconnect ids to positive whole numbers");
+      l.gpus_per_node[std::string(k.str())] = static_cast<int>(*n);
+    }
+    TomlFields nodes(top.table("nodes"), path.string() + " [nodes]");
+    l.max_nodes = static_cast<int>(nodes.number("max"));
+    if (l.max_nodes < 1) nodes.fail("max", "must be at least 1");
+    return l;
+  }();
+  return limits;
+}
+
+// A data-parallel count no server or cluster holds is refused with the reason (the interconnect's server size).
+void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
+  if (r.gpus <= 1 && r.nodes <= 1) return;
+  const ScaleLimits& l = scale_limits();
+  const std::string link = r.interconnect.empty() ? default_interconnect(device) : r.interconnect;
+  if (auto it = l.gpus_per_node.find(link); it != l.gpus_per_node.end() && r.gpus > it->second)
+    throw UnsupportedError(fmt::format("--gpus {} per node is more than a server with {} holds ({} GPUs, "
+                                       "data/scale_limits.toml); use --nodes for more",
+                                       r.gpus, link, it->second),
+                           {"scale.gpus_per_node",
+                            {{"gpus", std::to_string(r.gpus)}, {"interconnect", link}, {"max", std::to_string(it->second)}}});
+  if (r.nodes > l.max_nodes)
+    throw UnsupportedError(fmt::format("--nodes {} is more servers than the largest clusters built ({}, "
+                                       "data/scale_limits.toml)",
+                                       r.nodes, l.max_nodes),
+                           {"scale.nodes", {{"nodes", std::to_string(r.nodes)}, {"max", std::to_string(l.max_nodes)}}});
+}
+
+}  // namespace
+
 DeviceSpec device_for(const PredictRequest& r) {
   DeviceSpec device = find_gpu(r.gpu);
   if (r.power_limit_w > 0) {
-    if (r.power_limit_w > device.tdp_w * 1.5)
-      throw InputError("power limit " + std::to_string(static_cast<int>(r.power_limit_w)) + " W is far above the " +
-                       std::to_string(static_cast<int>(device.tdp_w)) + " W board limit of " + device.id);
+    // The driver refuses a limit outside the board's range (nvidia-smi -pl), so the what-if does too.
+    const bool own = device.power_limit_min_w > 0 && device.power_limit_max_w > 0;
+    const double lo = own ? device.power_limit_min_w : device.tdp_w * power_limit_range().min_fraction_of_tdp;
+    const double hi = own ? device.power_limit_max_w : device.tdp_w * power_limit_range().max_fraction_of_tdp;
+    if (!(r.power_limit_w >= lo && r.power_limit_w <= hi))  // NaN included
+      throw UnsupportedError(
+          fmt::format("--power-limit {} is outside the range {} accepts: {} to {} ({})", watts(r.power_limit_w), device.id,
+                      watts(lo), watts(hi),
+                      own ? "nvidia-smi's Min/Max Power Limit for this board"
+                          : "derived from its " + watts(device.tdp_w) + " TDP, data/power.toml [power_limit]"),
+          {"power.limit_range",
+           {{"gpu", device.id}, {"limit", watts(r.power_limit_w)}, {"min", watts(lo)}, {"max", watts(hi)}}});
     device.tdp_w = r.power_limit_w;
   }
+  check_scale_limits(r, device);
   return device;
 }
 
@@ -55,6 +139,18 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
     m.precision = r.precision;
   }
   return m;
+}
+
+void check_int8_convolutions(const Graph& graph, const RuntimeProfile& runtime, const DeviceSpec& device) {
+  if (runtime.int8_convolution) return;
+  if (std::none_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.kind == OpKind::kConv; })) return;
+  std::string engines;
+  for (const auto& rt : runtime_catalog())
+    if (rt.int8_convolution) engines += (engines.empty() ? "" : ", ") + rt.id;
+  throw UnsupportedError("precision 'int8' is not supported by " + runtime.id + " for convolutions on " + device.id +
+                             ": it has no CUDA INT8 convolution kernels (engines that have them: " + engines + ")",
+                         {"precision.no_int8_convolution",
+                          {{"precision", "int8"}, {"runtime", runtime.id}, {"gpu", device.id}, {"engines", engines}}});
 }
 
 Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime) {

@@ -27,4 +27,8 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer);
 // The model's graph as `runtime` executes it: a runtime with fused multi-head attention keeps scores on chip.
 Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime);
 
+// --precision int8 on a runtime without CUDA INT8 convolution kernels (PyTorch eager, TensorFlow): UnsupportedError
+// naming the engines that have them, when the graph has convolutions.
+void check_int8_convolutions(const Graph& graph, const RuntimeProfile& runtime, const DeviceSpec& device);
+
 }  // namespace perfcast

@@ -1,15 +1,17 @@
-// perfcast compare: one model on several GPUs side by side: throughput, time, cost and energy of a run,
-// memory headroom and the fastest precision each GPU supports.
+// perfcast compare: one model on several GPUs side by side (`--gpu a,b:3,c`: three of b): throughput, time, cost and
+// energy of a run on whole rentable instances, memory headroom and the fastest precision each GPU supports.
 #include <fmt/format.h>
 
 #include <charconv>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "analysis/plan.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "core/error.h"
+#include "report/html_page.h"
+#include "report/messages.h"
 #include "report/prediction_report.h"
 
 namespace perfcast::cli {
@@ -24,21 +26,94 @@ double positive_number(const std::string& text, const char* flag) {
   return v;
 }
 
-std::vector<std::string> split_ids(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    const auto b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(part.substr(b, e - b + 1));
-  }
-  return out;
-}
-
 std::string money(std::optional<double> usd) {
   if (!usd) return "-";
   if (*usd >= 1000) return fmt::format("${:.0f}", *usd);
   return fmt::format("${:.2f}", *usd);
+}
+
+nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
+  nlohmann::json j{{"gpu", r.gpu}, {"gpus_per_node", r.gpus_per_node}, {"status", r.status}};
+  if (r.prediction) {
+    const Prediction& p = *r.prediction;
+    const bool fits = p.memory.fits;
+    j["precision"] = p.request.precision;
+    j["batch"] = p.request.batch;
+    j["fits"] = fits;
+    // Not fitting: no throughput or step time (docs/json.md).
+    j["samples_per_s"] = fits ? nlohmann::json(p.samples_per_s) : nlohmann::json(nullptr);
+    j["step_ms"] = fits ? nlohmann::json(p.step_us / 1e3) : nlohmann::json(nullptr);
+    j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;
+    j["scaling_efficiency"] = p.scale ? p.scale->efficiency : 1.0;
+    j["memory_headroom_bytes"] = r.memory_headroom_bytes;
+    j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
+    j["samples_per_joule"] = fits && p.power ? nlohmann::json(p.power->samples_per_joule) : nlohmann::json(nullptr);
+  }
+  if (r.run) {
+    j["run"] = {{"samples", r.run->samples},
+                {"epochs", size.epochs},
+                {"hours", r.run->hours},
+                {"hours_per_epoch", r.run->hours / size.epochs},
+                {"energy_kwh", r.run->energy_kwh},
+                {"energy_kwh_per_epoch", r.run->energy_kwh / size.epochs},
+                {"usd_on_demand", r.rental ? nlohmann::json(r.run->usd) : nlohmann::json(nullptr)},
+                {"usd_spot", r.run->spot_usd ? nlohmann::json(*r.run->spot_usd) : nlohmann::json(nullptr)},
+                {"priced_on", r.rental ? r.rental->instance->id : ""},
+                {"instances", r.rental ? r.rental->instances : 0},
+                {"gpus_paid", r.rental ? r.rental->gpus_paid : 0}};
+  }
+  j["best_precision"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_precision);
+  j["best_samples_per_s"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_samples_per_s);
+  return j;
+}
+
+std::string compare_text(const PredictRequest& base, const std::vector<CompareRow>& rows, const RunSize& size,
+                         const PriceCatalog& catalog, Lang lang) {
+  const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
+  std::string o;
+  std::string run_desc(msg("cmp.no_run", lang));
+  for (const auto& r : rows)
+    if (r.run) {
+      run_desc = fmt::format(m("cmp.run"), size.epochs, lang == Lang::kEn && size.epochs != 1 ? "s" : "", r.run->samples);
+      break;
+    }
+  o += fmt::format(m("cmp.title"), base.model, base.runtime, base.mode, base.precision,
+                   base.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(base.batch), run_desc);
+  o += fmt::format("{:<18} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", msg("cmp.col.gpu", lang),
+                   msg("cmp.col.count", lang), msg("cmp.col.precision", lang), msg("cmp.col.samples", lang),
+                   msg("cmp.col.step", lang), msg("cmp.col.scaling", lang), msg("cmp.col.time", lang),
+                   msg("cmp.col.cost", lang), msg("cmp.col.energy", lang), msg("cmp.col.power", lang),
+                   msg("cmp.col.mem_free", lang), msg("cmp.col.best", lang));
+  for (const auto& r : rows) {
+    if (!r.prediction) {
+      o += fmt::format("{:<18} {:>5} {}\n", r.gpu, r.gpus_per_node, r.status);
+      continue;
+    }
+    const Prediction& p = *r.prediction;
+    const double gpus_total = p.scale ? p.scale->gpus_total : 1;
+    const std::string best =
+        r.best_precision.empty() ? "-" : fmt::format("{} ({:.0f}/s)", r.best_precision, r.best_samples_per_s);
+    if (!p.memory.fits) {
+      o += fmt::format("{:<18} {:>5} {:>9} {}; {}: {}\n", r.gpu, r.gpus_per_node, p.request.precision,
+                       does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);
+      continue;
+    }
+    o += fmt::format("{:<18} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", r.gpu,
+                     r.gpus_per_node, p.request.precision, p.samples_per_s, p.step_us / 1e3,
+                     p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
+                     r.run ? format_hours(r.run->hours) : std::string("-"),
+                     r.run && r.rental ? money(r.run->usd) : std::string("-"),
+                     r.run ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
+                     p.power ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total) : std::string("-"),
+                     format_bytes(r.memory_headroom_bytes), best);
+  }
+  o += "\n";
+  for (const auto& r : rows)
+    if (r.rental && r.run)
+      o += fmt::format(m("cmp.priced"), r.gpu, r.rental->instances, r.rental->instance->id, r.rental->instance->gpus,
+                       money(r.rental->usd_per_hour), r.rental->gpus_paid);
+  o += fmt::format(m("cmp.legend"), catalog.file);
+  return o;
 }
 
 }  // namespace
@@ -47,110 +122,42 @@ Command compare_command() {
   return {"compare", "compare GPUs side by side for one model (throughput, time, cost, energy, memory)", [](CLI::App& app) {
             struct State {
               RequestFlags flags;
+              ReportFlags report;
               std::string gpus = "gtx-1080-ti,v100-sxm2-16gb,a100-sxm4-40gb,h100-sxm5-80gb";
               std::string dataset_size, epochs = "1", prices;
-              bool json = false;
             };
             auto s = std::make_shared<State>();
-            add_request_flags(app, s->flags, false);
-            app.add_option("--gpu", s->gpus, "comma-separated GPU ids to compare")->capture_default_str();
+            add_request_flags(app, s->flags, fleet_defaults(), false);
+            app.add_option("--gpu", s->gpus,
+                           "comma-separated GPU ids to compare, each optionally with a count per node: "
+                           "gtx-1080-ti:3,a100-sxm4-40gb")
+                ->capture_default_str();
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
             app.add_option("--prices", s->prices, "price catalog TOML (default: data/cloud/prices.toml)");
-            app.add_flag("--json", s->json, "machine-readable output");
+            add_report_flags(app, s->report);
             return std::function<int()>([s] {
-              // Without --batch, each GPU trains at the largest batch that fits it.
-              if (s->flags.batch.empty()) s->flags.batch = "max";
+              const Lang lang = parse_lang(s->report.lang);
+              if (!s->report.html.empty()) check_output_path(s->report.html);
+              const auto entries = parse_gpu_counts(s->gpus);
               const PredictRequest base = s->flags.to_request();
               RunSize size;
               if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
               size.epochs = positive_number(s->epochs, "--epochs");
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const DataParallelOptions dp = data_parallel_options(base);
-              const auto rows = compare(base, split_ids(s->gpus), size, catalog, dp);
-
-              if (s->json) {
+              const auto rows = compare(base, entries, size, catalog, dp);
+              const std::string text = compare_text(base, rows, size, catalog, lang);
+              if (!s->report.html.empty())
+                write_output_file(s->report.html,
+                                      text_report_html(lang_code(lang), text.substr(0, text.find('\n')), text));
+              if (s->report.json) {
                 nlohmann::json out = nlohmann::json::array();
-                for (const auto& r : rows) {
-                  nlohmann::json j{{"gpu", r.gpu}, {"status", r.status}};
-                  if (r.prediction) {
-                    const Prediction& p = *r.prediction;
-                    j["precision"] = p.request.precision;
-                    j["samples_per_s"] = p.samples_per_s;
-                    j["step_ms"] = p.step_us / 1e3;
-                    j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;
-                    j["scaling_efficiency"] = p.scale ? p.scale->efficiency : 1.0;
-                    j["memory_headroom_bytes"] = r.memory_headroom_bytes;
-                    j["fits"] = p.memory.fits;
-                    j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
-                    j["samples_per_joule"] = p.power ? p.power->samples_per_joule : 0.0;
-                  }
-                  if (r.run) {
-                    j["run"] = {{"samples", r.run->samples},
-                                {"epochs", size.epochs},
-                                {"hours", r.run->hours},
-                                {"hours_per_epoch", r.run->hours / size.epochs},
-                                {"energy_kwh", r.run->energy_kwh},
-                                {"energy_kwh_per_epoch", r.run->energy_kwh / size.epochs},
-                                {"usd_on_demand", r.priced_on.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.run->usd)},
-                                {"usd_spot", r.run->spot_usd ? nlohmann::json(*r.run->spot_usd) : nlohmann::json(nullptr)},
-                                {"priced_on", r.priced_on}};
-                  }
-                  j["best_precision"] = r.best_precision;
-                  j["best_samples_per_s"] = r.best_samples_per_s;
-                  out.push_back(j);
-                }
+                for (const auto& r : rows) out.push_back(row_json(r, size));
                 std::cout << out.dump(2) << "\n";
-                return 0;
+              } else {
+                std::cout << text;
               }
-
-              std::string run_desc = "no run size (give --dataset-size)";
-              for (const auto& r : rows)
-                if (r.run) {
-                  run_desc = fmt::format("{:g} epoch{} = {:.0f} samples", size.epochs, size.epochs == 1 ? "" : "s", r.run->samples);
-                  break;
-                }
-              const int n = base.gpus * base.nodes;
-              std::cout << fmt::format("perfcast compare: {}, {} {} {}, batch {} per GPU, {} GPU{} each; run: {}\n\n",
-                                       base.model, base.runtime, base.mode, base.precision,
-                                       base.batch == 0 ? std::string("max") : std::to_string(base.batch), n,
-                                       n == 1 ? "" : "s", run_desc);
-              std::cout << fmt::format("{:<18} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", "gpu",
-                                       "precision", "samples/s", "step ms", "scaling", "time", "cost", "energy",
-                                       "power", "mem free", "best precision");
-              for (const auto& r : rows) {
-                if (!r.prediction) {
-                  std::cout << fmt::format("{:<18} {}\n", r.gpu, r.status);
-                  continue;
-                }
-                const Prediction& p = *r.prediction;
-                const double gpus_total = p.scale ? p.scale->gpus_total : 1;
-                const std::string best =
-                    r.best_precision.empty() ? "-" : fmt::format("{} ({:.0f}/s)", r.best_precision, r.best_samples_per_s);
-                std::cout << fmt::format(
-                    "{:<18} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", r.gpu,
-                    p.request.precision, p.samples_per_s, p.step_us / 1e3,
-                    p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
-                    r.run ? format_hours(r.run->hours) : std::string("-"),
-                    r.run && !r.priced_on.empty() ? money(r.run->usd) : std::string("-"),
-                    r.run ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
-                    p.power ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total) : std::string("-"),
-                    p.memory.fits ? format_bytes(r.memory_headroom_bytes) : std::string("no fit"), best);
-              }
-              std::cout << "\n";
-              for (const auto& r : rows)
-                if (!r.priced_on.empty())
-                  std::cout << fmt::format("  {}: priced at {} per GPU-hour on demand, {}\n", r.gpu,
-                                           money([&] {
-                                             for (const auto& i : catalog.instances)
-                                               if (i.id == r.priced_on) return i.on_demand_usd_per_hour / i.gpus;
-                                             return 0.0;
-                                           }()),
-                                           r.priced_on);
-              std::cout << fmt::format(
-                  "\nscaling: throughput / (GPUs x one GPU); energy: GPU boards only; power: all GPUs, average over the "
-                  "step; mem free: per GPU.\nprices: {} (list prices with dates and sources in the file)\n",
-                  catalog.file);
               return 0;
             });
           }};

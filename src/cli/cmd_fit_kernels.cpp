@@ -3,6 +3,7 @@
 
 #include "analysis/kernel_fit.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "core/error.h"
 
 namespace perfcast::cli {
@@ -23,10 +24,12 @@ Command fit_kernels_command() {
             app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)");
             app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
             return std::function<int()>([s] {
+              for (const std::string* path : {&s->out, &s->markdown})
+                if (!path->empty()) check_output_path(*path);
               const KernelFit fit = fit_kernels(s->options);
               const std::string md = kernel_fit_markdown(fit);
-              if (!s->out.empty()) write_file_atomically(s->out, kernel_fit_toml(fit));
-              if (!s->markdown.empty()) write_file_atomically(s->markdown, md);
+              if (!s->out.empty()) write_output_file(s->out, kernel_fit_toml(fit));
+              if (!s->markdown.empty()) write_output_file(s->markdown, md);
               std::cout << md;
               return 0;
             });

@@ -10,6 +10,7 @@
 #include "analysis/op_batch.h"
 #include "analysis/single_op.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "core/error.h"
 
 namespace perfcast::cli {
@@ -106,13 +107,14 @@ Command op_command() {
             app.add_flag("--json", s->json, "machine-readable output");
             return std::function<int()>([s] {
               if (!s->configs.empty()) {
+                if (!s->out.empty()) check_output_path(s->out);
                 std::ifstream in(s->configs, std::ios::binary);
                 if (!in) throw InputError("cannot read '" + s->configs + "'");
                 std::ostringstream text;
                 text << in.rdbuf();
                 const OpBatchResult r = predict_op_configs(text.str());
                 if (s->out.empty()) std::cout << r.csv;
-                else write_file_atomically(s->out, r.csv);
+                else write_output_file(s->out, r.csv);
                 std::cerr << fmt::format("{} ok, {} failed\n", r.ok, r.failed);
                 return r.failed > 0 ? 1 : 0;
               }

@@ -8,7 +8,10 @@
 
 #include "analysis/plan.h"
 #include "cli/command.h"
+#include "core/output_file.h"
 #include "core/error.h"
+#include "report/html_page.h"
+#include "report/messages.h"
 
 namespace perfcast::cli {
 
@@ -26,10 +29,11 @@ double positive_number(const std::string& text, const char* flag) {
 
 std::string money(double usd) { return usd >= 1000 ? fmt::format("${:.0f}", usd) : fmt::format("${:.2f}", usd); }
 
-std::string option_line(const PlanOption& o) {
-  return fmt::format("{} x{} ({} GPU{}, {}): {} at {:.0f} samples/s, {} on demand{}, {:.1f} kWh", o.instance, o.count,
-                     o.gpus_total, o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), o.samples_per_s,
-                     money(o.usd), o.spot_usd ? ", " + money(*o.spot_usd) + " spot" : std::string(), o.energy_kwh);
+std::string option_line(const PlanOption& o, Lang lang) {
+  return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,
+                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), o.samples_per_s, money(o.usd),
+                     o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), money(*o.spot_usd)) : std::string(),
+                     o.energy_kwh);
 }
 
 nlohmann::json option_json(const PlanOption& o) {
@@ -50,10 +54,11 @@ Command plan_command() {
               RequestFlags flags;
               std::string deadline, budget, dataset_size, epochs = "1", prices, threshold = "0.8";
               std::string max_gpus = "64", top = "15";
-              bool spot = false, json = false;
+              bool spot = false;
+              ReportFlags report;
             };
             auto s = std::make_shared<State>();
-            add_request_flags(app, s->flags, false);
+            add_request_flags(app, s->flags, fleet_defaults(), false);
             app.add_option("--deadline", s->deadline, "time the run must finish in: 24h, 90m, 2d, 3600s")->required();
             app.add_option("--budget", s->budget, "most the run may cost, USD");
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
@@ -63,14 +68,19 @@ Command plan_command() {
                            "scaling efficiency below which more instances stop paying")
                 ->capture_default_str();
             app.add_option("--max-gpus", s->max_gpus, "largest total GPU count to consider")->capture_default_str();
-            app.add_option("--top", s->top, "options to list (0 = all)")->capture_default_str();
+            app.add_option("--top", s->top,
+                           "options to list: per GPU type its cheapest and, when 10% faster, its fastest (0 = every "
+                           "option that meets the deadline)")
+                ->capture_default_str();
             app.add_flag("--spot", s->spot, "rank by spot price where the catalog has one");
-            app.add_flag("--json", s->json, "machine-readable output");
+            add_report_flags(app, s->report);
             return std::function<int()>([s] {
+              const Lang lang = parse_lang(s->report.lang);
+              if (!s->report.html.empty()) check_output_path(s->report.html);
               PlanRequest req;
-              // Without --batch, each GPU trains at the largest batch that fits it.
-              if (s->flags.batch.empty()) s->flags.batch = "max";
               req.base = s->flags.to_request();
+              // Without --precision, each GPU type runs the fastest precision it supports (plan searches them).
+              if (s->flags.precision.empty()) req.base.precision = "best";
               req.deadline_hours = parse_duration_hours(s->deadline);
               if (!s->budget.empty()) req.budget_usd = positive_number(s->budget, "--budget");
               if (!s->dataset_size.empty()) req.size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
@@ -88,16 +98,84 @@ Command plan_command() {
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const PlanResult res = plan(req, catalog);
 
-              if (s->json) {
+              const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
+              const auto& b = req.base;
+              std::string o;
+              o += fmt::format(m("plan.title"), b.model, b.runtime, b.mode, b.precision,
+                               b.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(b.batch), res.samples,
+                               req.size.epochs, req.size.epochs == 1 ? "" : "s", format_hours(req.deadline_hours),
+                               req.budget_usd ? fmt::format(m("plan.budget"), money(*req.budget_usd)) : std::string());
+              o += fmt::format(m("plan.prices"), catalog.file, catalog.instances.size(), req.max_gpus, res.options.size());
+              if (res.meeting.empty()) {
+                o += fmt::format(m("plan.none"), format_hours(req.deadline_hours),
+                                 req.budget_usd ? fmt::format(m("plan.within_budget"), money(*req.budget_usd)) : "");
+                if (res.fastest) o += std::string(msg("plan.fastest", lang)) + option_line(*res.fastest, lang) + "\n";
+                if (res.cheapest_any) o += std::string(msg("plan.cheapest", lang)) + option_line(*res.cheapest_any, lang) + "\n";
+              } else {
+                // The shortlist (per GPU type: cheapest, and fastest when clearly faster) unless --top 0 asks for all.
+                const auto& list = top == 0 ? res.meeting : res.shortlist;
+                o += fmt::format(m("plan.meeting"), res.meeting.size(), res.meeting.size() == 1 ? "" : "s",
+                                 res.meeting.size() == 1 ? "s" : "", req.budget_usd ? msg("plan.and_budget", lang) : "",
+                                 msg(req.spot ? "plan.spot" : "plan.on_demand", lang));
+                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
+                                 msg("plan.col.rank", lang), msg("plan.col.instance", lang), msg("plan.col.count", lang),
+                                 msg("plan.col.gpus", lang), msg("plan.col.precision", lang),
+                                 msg("plan.col.samples", lang), msg("plan.col.scaling", lang), msg("plan.col.comm", lang),
+                                 msg("plan.col.time", lang), msg("plan.col.on_demand", lang), msg("plan.col.spot", lang),
+                                 msg("plan.col.energy", lang));
+                const std::size_t shown =
+                    top > 0 ? std::min<std::size_t>(list.size(), static_cast<std::size_t>(top)) : list.size();
+                for (std::size_t i = 0; i < shown; ++i) {
+                  const auto& x = list[i];
+                  o += fmt::format(
+                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11.0f} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
+                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.samples_per_s, 100 * x.efficiency,
+                      100 * x.comm_share, format_hours(x.hours), money(x.usd),
+                      x.spot_usd ? money(*x.spot_usd) : std::string("-"), x.energy_kwh,
+                      x.cheapest ? msg("plan.cheapest_mark", lang) : "");
+                }
+                if (shown < res.meeting.size()) o += fmt::format(m("plan.more"), res.meeting.size() - shown);
+                if (res.fastest) o += std::string(msg("plan.fastest_overall", lang)) + option_line(*res.fastest, lang) + "\n";
+              }
+              o += fmt::format(m("plan.scaling_title"), 100 * req.efficiency_threshold);
+              for (const auto& sc : res.scaling) {
+                if (sc.single_only) {
+                  o += fmt::format(m("plan.single"), sc.instance,
+                                   sc.gpus_per_instance > 1 ? fmt::format(m("plan.single_scale"), sc.gpus_per_instance,
+                                                                          100 * sc.efficiency_at_max)
+                                                            : std::string());
+                  continue;
+                }
+                if (sc.always_pays)
+                  o += fmt::format(m("plan.always"), sc.instance, sc.max_count, sc.max_count == 1 ? "" : "s",
+                                   sc.max_count * sc.gpus_per_instance);
+                else if (sc.last_paying_count == 0)
+                  o += fmt::format(m("plan.below"), sc.instance, sc.gpus_per_instance, 100 * sc.efficiency_after);
+                else
+                  o += fmt::format(m("plan.pays"), sc.instance, sc.last_paying_count, sc.last_paying_count == 1 ? "" : "s",
+                                   sc.last_paying_count * sc.gpus_per_instance, sc.last_paying_count + 1,
+                                   100 * sc.efficiency_after);
+              }
+              if (!res.skipped.empty()) {
+                o += msg("plan.skipped", lang);
+                for (const auto& k : res.skipped) o += "  " + k + "\n";
+              }
+              o += msg("plan.legend", lang);
+              if (!s->report.html.empty())
+                write_output_file(s->report.html, text_report_html(lang_code(lang), o.substr(0, o.find('\n')), o));
+              if (!s->report.json) std::cout << o;
+              if (s->report.json) {
                 nlohmann::json j;
                 j["samples"] = res.samples;
                 j["deadline_hours"] = req.deadline_hours;
                 j["budget_usd"] = req.budget_usd ? nlohmann::json(*req.budget_usd) : nlohmann::json(nullptr);
                 j["prices"] = catalog.file;
                 j["meeting"] = nlohmann::json::array();
-                for (const auto& o : res.meeting) j["meeting"].push_back(option_json(o));
+                for (const auto& x : res.meeting) j["meeting"].push_back(option_json(x));
                 j["options"] = nlohmann::json::array();
-                for (const auto& o : res.options) j["options"].push_back(option_json(o));
+                for (const auto& x : res.options) j["options"].push_back(option_json(x));
+                j["shortlist"] = nlohmann::json::array();
+                for (const auto& x : res.shortlist) j["shortlist"].push_back(option_json(x));
                 j["fastest"] = res.fastest ? option_json(*res.fastest) : nlohmann::json(nullptr);
                 j["scaling"] = nlohmann::json::array();
                 for (const auto& sc : res.scaling)
@@ -109,75 +187,8 @@ Command plan_command() {
                                           {"always_pays", sc.always_pays}});
                 j["skipped"] = res.skipped;
                 std::cout << j.dump(2) << "\n";
-                return 0;
               }
 
-              const auto& b = req.base;
-              std::cout << fmt::format(
-                  "perfcast plan: {}, {} {} {}, batch {} per GPU; run: {:.0f} samples ({:g} epoch{}); deadline {}{}\n",
-                  b.model, b.runtime, b.mode, b.precision, b.batch == 0 ? std::string("max") : std::to_string(b.batch),
-                  res.samples, req.size.epochs, req.size.epochs == 1 ? "" : "s", format_hours(req.deadline_hours),
-                  req.budget_usd ? ", budget " + money(*req.budget_usd) : std::string());
-              std::cout << fmt::format("prices: {} ({} instance types, up to {} GPUs; {} options evaluated)\n\n",
-                                       catalog.file, catalog.instances.size(), req.max_gpus, res.options.size());
-              if (res.meeting.empty()) {
-                std::cout << fmt::format("no option meets the deadline of {}{}.\n", format_hours(req.deadline_hours),
-                                         req.budget_usd ? " within the budget of " + money(*req.budget_usd) : "");
-                if (res.fastest) std::cout << "fastest option: " << option_line(*res.fastest) << "\n";
-                if (res.cheapest_any) std::cout << "cheapest option: " << option_line(*res.cheapest_any) << "\n";
-              } else {
-                std::cout << fmt::format("{} option{} meet{} the deadline{}, cheapest first ({}):\n",
-                                         res.meeting.size(), res.meeting.size() == 1 ? "" : "s",
-                                         res.meeting.size() == 1 ? "s" : "", req.budget_usd ? " and budget" : "",
-                                         req.spot ? "spot where known" : "on demand");
-                std::cout << fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
-                                         "rank", "instance", "count", "GPUs", "precision", "samples/s", "scaling",
-                                         "comm", "time", "on demand", "spot", "energy");
-                const std::size_t shown = top > 0 ? std::min<std::size_t>(res.meeting.size(), static_cast<std::size_t>(top))
-                                                  : res.meeting.size();
-                for (std::size_t i = 0; i < shown; ++i) {
-                  const auto& o = res.meeting[i];
-                  std::cout << fmt::format(
-                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11.0f} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
-                      i + 1, o.instance, o.count, o.gpus_total, o.precision, o.samples_per_s, 100 * o.efficiency,
-                      100 * o.comm_share, format_hours(o.hours), money(o.usd),
-                      o.spot_usd ? money(*o.spot_usd) : std::string("-"), o.energy_kwh, o.cheapest ? "  <- cheapest" : "");
-                }
-                if (shown < res.meeting.size())
-                  std::cout << fmt::format("  ... {} more (--top 0 lists all)\n", res.meeting.size() - shown);
-                if (res.fastest) std::cout << "\nfastest overall: " << option_line(*res.fastest) << "\n";
-              }
-              std::cout << fmt::format("\nwhere adding instances stops paying (scaling efficiency below {:.0f}%):\n",
-                                       100 * req.efficiency_threshold);
-              for (const auto& sc : res.scaling) {
-                if (sc.single_only) {
-                  std::cout << fmt::format("  {:<24} used alone (no network between instances in the catalog){}\n",
-                                           sc.instance,
-                                           sc.gpus_per_instance > 1
-                                               ? fmt::format("; its {} GPUs scale at {:.0f}%", sc.gpus_per_instance,
-                                                             100 * sc.efficiency_at_max)
-                                               : std::string());
-                  continue;
-                }
-                if (sc.always_pays)
-                  std::cout << fmt::format("  {:<24} still pays at {} instance{} ({} GPUs), the most evaluated\n",
-                                           sc.instance, sc.max_count, sc.max_count == 1 ? "" : "s",
-                                           sc.max_count * sc.gpus_per_instance);
-                else if (sc.last_paying_count == 0)
-                  std::cout << fmt::format("  {:<24} below the threshold already at 1 instance ({} GPUs: {:.0f}%)\n",
-                                           sc.instance, sc.gpus_per_instance, 100 * sc.efficiency_after);
-                else
-                  std::cout << fmt::format("  {:<24} pays up to {} instance{} ({} GPUs); at {} scaling is {:.1f}%\n",
-                                           sc.instance, sc.last_paying_count, sc.last_paying_count == 1 ? "" : "s",
-                                           sc.last_paying_count * sc.gpus_per_instance, sc.last_paying_count + 1,
-                                           100 * sc.efficiency_after);
-              }
-              if (!res.skipped.empty()) {
-                std::cout << "\nskipped:\n";
-                for (const auto& k : res.skipped) std::cout << "  " << k << "\n";
-              }
-              std::cout << "\nscaling: throughput / (GPUs x one GPU of the type); comm: share of the step waiting on "
-                           "gradient reduction; energy: GPU boards only.\n";
               return 0;
             });
           }};

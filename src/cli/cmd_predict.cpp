@@ -1,11 +1,16 @@
-// perfcast predict: one prediction (text or JSON), or one per row of a configurations CSV.
+// perfcast predict: one prediction (text, JSON or HTML, in English or Chinese), or one per row of a configurations
+// CSV with an "N ok, M failed" summary on stderr.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <sstream>
 
 #include "analysis/batch_predict.h"
 #include "cli/command.h"
 #include "core/output_file.h"
+#include "core/error.h"
 #include "import/config_csv.h"
+#include "report/html_page.h"
 #include "report/prediction_report.h"
 #include "report/validation_report.h"
 
@@ -15,26 +20,45 @@ Command predict_command() {
   return {"predict", "predict step time, throughput, memory and bottlenecks", [](CLI::App& app) {
             struct State {
               RequestFlags flags;
-              bool json = false;
+              ReportFlags report;
               std::string configs, out;
             };
             auto s = std::make_shared<State>();
-            add_request_flags(app, s->flags);
-            app.add_flag("--json", s->json, "machine-readable output");
-            app.add_option("--configs", s->configs, "CSV of configurations (columns of published.csv), one prediction per row");
+            add_request_flags(app, s->flags, predict_defaults());
+            add_report_flags(app, s->report);
+            app.add_option("--configs", s->configs,
+                           "CSV of configurations (columns of published.csv), one prediction per row; exit 1 when a "
+                           "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
             return std::function<int()>([s] {
+              const Lang lang = parse_lang(s->report.lang);
+              if (!s->out.empty() && s->configs.empty())
+                throw InputError("--out writes the CSV of --configs; without --configs use --json or --html FILE");
               if (!s->configs.empty()) {
+                if (s->report.json || !s->report.html.empty())
+                  throw InputError("--configs writes a CSV (--out); --json and --html apply to one prediction");
                 if (!s->out.empty()) check_output_path(s->out);
-                const auto rows = read_config_csv(s->configs, false);
+                const auto results = predict_rows(read_config_csv(s->configs, false));
                 std::ostringstream csv;
-                write_predictions_csv(predict_rows(rows), csv);
+                write_predictions_csv(results, csv);
                 if (s->out.empty()) std::cout << csv.str();
                 else write_output_file(s->out, csv.str());
-                return 0;
+                std::size_t ok = 0, no_fit = 0, failed = 0;
+                for (const auto& r : results) {
+                  if (!r.prediction) ++failed;
+                  else if (!r.prediction->memory.fits) ++no_fit;
+                  else ++ok;
+                }
+                std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} rows)\n", ok, failed,
+                                         no_fit ? fmt::format(", {} do not fit", no_fit) : "", results.size());
+                return failed > 0 ? 1 : 0;
               }
+              if (!s->report.html.empty()) check_output_path(s->report.html);
               const Prediction p = predict(s->flags.to_request());
-              std::cout << (s->json ? prediction_json(p).dump(2) + "\n" : prediction_text(p));
+              const std::string page =
+                  s->report.html.empty() ? "" : text_report_html(lang_code(lang), prediction_title(p, lang), prediction_text(p, lang));
+              if (!s->report.html.empty()) write_output_file(s->report.html, page);
+              std::cout << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
               return 0;
             });
           }};

@@ -40,10 +40,38 @@ Command trace_command();
 Command op_command();
 Command fit_kernels_command();
 
+// One command's defaults for the shared request flags: the help text prints them and the request takes them, so
+// that what `--help` says is what runs. A flag the user gives replaces its own default and nothing else.
+struct RequestDefaults {
+  std::string gpu;
+  std::string model;
+  std::string mode;
+  std::string runtime;
+  std::string data;
+  std::string host;          // "" = the default host profile
+  std::string train_batch;   // --mode train/infer without --batch ("max" = the largest that fits)
+  std::string batch_help;    // how the help text words the batch default
+  // advise's scenario: train_batch, data and host belong to its default model; with another --model they are
+  // predict's (so that `advise --model resnet50` and `predict --model resnet50` agree), while --gpu, --runtime or
+  // --precision keep the scenario.
+  bool scenario = false;
+};
+
+// predict (and the commands that take its flags): ResNet-50 training on a GTX 1080 Ti, synthetic data, batch 64.
+const RequestDefaults& predict_defaults();
+// advise, and perfcast without a command: the lung-nodule scenario (nodule3d on a GTX 1080 Ti, PyTorch, CT crops
+// read and augmented on an 8-vCPU cloud host, batch 4).
+const RequestDefaults& advise_defaults();
+// compare and plan: as predict, but each GPU trains at the largest batch that fits it.
+const RequestDefaults& fleet_defaults();
+
 // The flags shared by predict, advise, compare and plan, filled by CLI11 and turned into a request.
 struct RequestFlags {
   PredictRequest request;
-  std::string batch;  // "" = 64 for train/infer, 1 sequence for prefill/decode
+  RequestDefaults defaults = predict_defaults();
+  const CLI::Option* data_option = nullptr;  // to tell a --data the user gave from the default
+  const CLI::Option* host_option = nullptr;
+  std::string batch;  // "" = defaults.train_batch for train/infer, 1 sequence for prefill/decode
   std::string precision;  // "" = fp32 for train/infer; serving: fp16 (f16 on llama.cpp, which runs GGUF types)
   std::string seq;
   std::string context;
@@ -63,7 +91,15 @@ struct RequestFlags {
   PredictRequest to_request() const;
 };
 
-// Declares the shared flags on `app` (gpu_required: compare takes a list instead).
-void add_request_flags(CLI::App& app, RequestFlags& flags, bool with_gpu = true);
+// Declares the shared flags on `app` with the command's defaults (with_gpu false: compare takes a list instead).
+void add_request_flags(CLI::App& app, RequestFlags& flags, const RequestDefaults& defaults, bool with_gpu = true);
+
+// --json, --lang and --html, on every command that reports.
+struct ReportFlags {
+  bool json = false;
+  std::string lang = "en";
+  std::string html;  // also write the report as one self-contained HTML page here
+};
+void add_report_flags(CLI::App& app, ReportFlags& flags);
 
 }  // namespace perfcast::cli

@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -32,6 +34,15 @@ int run(int argc, char** argv) {
   // An unknown first word is a mistyped command, not an argument.
   if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end())
     throw_unknown("command", argv[1], names);
+  // No command: the flags are advise's (`perfcast --lang zh` is `perfcast advise --lang zh`). Only the top-level
+  // help and version flags stay the program's own.
+  std::vector<char*> args(argv, argv + argc);
+  static char advise_word[] = "advise";
+  const bool own_flag = argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h" ||
+                                     std::string_view(argv[1]) == "--help-all" || std::string_view(argv[1]) == "--version");
+  if (!own_flag && (argc == 1 || argv[1][0] == '-')) args.insert(args.begin() + 1, advise_word);
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -64,9 +75,6 @@ int run(int argc, char** argv) {
   }
   for (auto& [sub, run_it] : runners)
     if (sub->parsed()) return run_it();
-  // No command: the main job, the default advice.
-  for (auto& [sub, run_it] : runners)
-    if (sub->get_name() == "advise") return run_it();
   return 0;
 }
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -25,36 +29,68 @@ std::int64_t parse_count(const std::string& text, const char* flag, bool allow_z
 double parse_number(const std::string& text, const char* flag) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0)
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(v > 0) || !std::isfinite(v))
     throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
   return v;
 }
 
 // A model recorded at a batch (a profiler trace) is predicted at that batch unless --batch says otherwise. Only files
 // are resolved here: a zoo id has no recorded batch.
-std::int64_t default_batch(const std::string& model) {
+std::int64_t default_batch(const std::string& model, const std::string& fallback) {
   if (model.ends_with(".json") || model.ends_with(".json.gz")) {
     const std::int64_t b = resolve_model(model).natural_batch;
     if (b > 0) return b;
   }
-  return 64;
+  return parse_count(fallback, "--batch", false, true);
 }
 
 }  // namespace
 
+const RequestDefaults& predict_defaults() {
+  static const RequestDefaults d{"gtx-1080-ti", "resnet50", "train", "pytorch", "synthetic", "", "64",
+                                 "default 64; 1 for prefill/decode/generate; a profiler trace: the batch it recorded"};
+  return d;
+}
+
+const RequestDefaults& advise_defaults() {
+  static const RequestDefaults d{"gtx-1080-ti", "nodule3d", "train", "pytorch", "real-augmented", "cloud-8vcpu", "4",
+                                 "default 4 for nodule3d, 64 for another --model; 1 for prefill/decode/generate; a "
+                                 "profiler trace: the batch it recorded",
+                                 true};
+  return d;
+}
+
+const RequestDefaults& fleet_defaults() {
+  static const RequestDefaults d = [] {
+    RequestDefaults f = predict_defaults();
+    f.train_batch = "max";
+    f.batch_help = "default: the largest that fits each GPU; 1 for prefill/decode/generate";
+    return f;
+  }();
+  return d;
+}
+
 PredictRequest RequestFlags::to_request() const {
   PredictRequest r = request;
+  // Another model than the scenario's: batch, data and host are predict's defaults (help text of --batch, --data).
+  const RequestDefaults& d = defaults.scenario && r.model != defaults.model ? predict_defaults() : defaults;
+  if (defaults.scenario && r.model != defaults.model) {
+    if (!data_option || data_option->count() == 0) r.data = d.data;
+    if (!host_option || host_option->count() == 0) r.host = d.host;
+  }
   const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
-  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model);
+  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
   if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
   if (!host_cores.empty()) r.host_cores = static_cast<int>(parse_count(host_cores, "--host-cores", false));
-  r.gpus = static_cast<int>(parse_count(gpus, "--gpus", false));
-  r.nodes = static_cast<int>(parse_count(nodes, "--nodes", false));
+  // Clamped before narrowing to int: the library refuses counts past data/scale_limits.toml with the reason.
+  constexpr std::int64_t kCountCap = std::numeric_limits<int>::max();
+  r.gpus = static_cast<int>(std::min(parse_count(gpus, "--gpus", false), kCountCap));
+  r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   r.optimizer_step = !no_optimizer_step;
@@ -72,8 +108,15 @@ PredictRequest RequestFlags::to_request() const {
   return r;
 }
 
-void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
+void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d, bool with_gpu) {
   auto& r = f.request;
+  f.defaults = d;
+  r.gpu = d.gpu;
+  r.model = d.model;
+  r.mode = d.mode;
+  r.runtime = d.runtime;
+  r.data = d.data;
+  r.host = d.host;
   if (with_gpu) app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
   app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq)")
@@ -82,8 +125,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
                  "generate)");
   app.add_option("--batch", f.batch,
-                 "samples per GPU per step, or 'max' for the largest that fits (default 64; 1 for prefill/decode/generate; a "
-                 "profiler trace: the batch it recorded)");
+                 "samples per GPU per step, or 'max' for the largest that fits (" + d.batch_help + ")");
   app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
   app.add_option("--context", f.context, "decode: tokens already in the KV cache");
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
@@ -102,12 +144,20 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "the gradient all-reduce run once per update");
   app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
   app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");
-  app.add_option("--data", r.data,
-                 "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | real | "
-                 "real-augmented (decoded from files)")
-      ->capture_default_str();
+  f.data_option = app.add_option("--data", r.data,
+                                  "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | "
+                                  "real | real-augmented (decoded from files)" +
+                                      (d.scenario ? " (default " + d.data + " for " + d.model + ", " +
+                                                        predict_defaults().data + " for another --model)"
+                                                  : std::string()))
+                      ->capture_default_str();
   app.add_flag("--prefetch", r.prefetch, "--data host: copy the next batch from pinned memory while the GPU computes");
-  app.add_option("--host", r.host, "host CPU profile id (data/hosts)");
+  f.host_option = app.add_option("--host", r.host,
+                                  d.scenario ? "host CPU profile id (data/hosts; default " + d.host + " for " + d.model +
+                                                   ", the data file's default host for another --model)"
+                                             : std::string("host CPU profile id (data/hosts; default: the data file's "
+                                                           "default host)"))
+                      ->capture_default_str();
   app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
   app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");
@@ -122,7 +172,14 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
                  "chainermn (default: the runtime's)");
   app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
   app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
-  app.add_option("--power-limit", f.power_limit, "board power limit in watts (what-if)");
+  app.add_option("--power-limit", f.power_limit,
+                 "board power limit in watts (what-if), within the board's range (nvidia-smi -q: Min/Max Power Limit)");
+}
+
+void add_report_flags(CLI::App& app, ReportFlags& f) {
+  app.add_flag("--json", f.json, "machine-readable output (same content; keys never change with --lang)");
+  app.add_option("--lang", f.lang, "report language: en | zh")->capture_default_str();
+  app.add_option("--html", f.html, "also write the report as a self-contained HTML page to this file");
 }
 
 }  // namespace perfcast::cli

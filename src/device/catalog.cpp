@@ -32,6 +32,7 @@ class Reader {
     if (auto v = node.value<double>()) return *v;
     fail(key, node ? "is not a number" : "is missing");
   }
+  double number_or(std::string_view key, double fallback) const { return t_[key] ? number(key) : fallback; }
   std::string text(std::string_view key) const {
     auto node = t_[key];
     if (auto v = node.value<std::string>()) return *v;
@@ -128,6 +129,10 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   d.l2_bytes = r.number("l2_bytes");
   d.smem_per_sm_bytes = r.number("smem_per_sm_bytes");
   d.tdp_w = r.number("tdp_w");
+  d.power_limit_min_w = r.number_or("power_limit_min_w", 0);
+  d.power_limit_max_w = r.number_or("power_limit_max_w", 0);
+  if (d.power_limit_min_w < 0 || (d.power_limit_max_w > 0 && d.power_limit_max_w < d.power_limit_min_w))
+    r.fail("power_limit_min_w", "must be non-negative and at most power_limit_max_w");
   d.pcie_gen = static_cast<int>(r.number("pcie_gen"));
   d.pcie_lanes = static_cast<int>(r.number("pcie_lanes"));
   d.nvlink_gbps = r.number("nvlink_gbps");

@@ -63,6 +63,8 @@ struct DeviceSpec {
   double l2_bytes = 0;
   double smem_per_sm_bytes = 0;
   double tdp_w = 0;
+  double power_limit_min_w = 0;  // lowest board power limit the driver accepts (nvidia-smi -pl); 0 = not in the file
+  double power_limit_max_w = 0;  // highest; 0 = not in the file (data/power.toml [power_limit] derives both from TDP)
   int pcie_gen = 3;
   int pcie_lanes = 16;
   double nvlink_gbps = 0;   // total, both directions

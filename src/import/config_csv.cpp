@@ -92,10 +92,34 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
     ConfigRow r;
     std::string value;
-    while (in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect, r.data,
-                       r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host, r.host_cores,
-                       r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy, r.fused_optimizer, r.grad_accum,
-                       r.notes)) {
+    // A row the reader cannot split (a column too many or too few, an unclosed quote) is that row's error, kept
+    // with its line; the reader has consumed the line, so the next row reads on.
+    const auto next_row = [&]() {
+      for (;;) {
+        const auto before = in.get_file_line();
+        try {
+          return in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect,
+                             r.data, r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host,
+                             r.host_cores, r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy,
+                             r.fused_optimizer, r.grad_accum, r.notes);
+        } catch (const io::error::too_many_columns&) {
+          r = ConfigRow{};
+          r.error = "the row has more columns than the header";
+        } catch (const io::error::too_few_columns&) {
+          r = ConfigRow{};
+          r.error = "the row has fewer columns than the header";
+        } catch (const io::error::escaped_string_not_closed&) {
+          r = ConfigRow{};
+          r.error = "a quoted field is not closed";
+        }
+        if (in.get_file_line() == before) throw InputError("malformed configurations file '" + path.string() + "'");
+        r.line = static_cast<int>(in.get_file_line());
+        r.error = "line " + std::to_string(r.line) + ": " + r.error;
+        rows.push_back(r);
+        r = ConfigRow{};
+      }
+    };
+    while (next_row()) {
       if (r.runtime_version.empty()) r.runtime_version = runtime_version_in_notes(r.notes, r.runtime);
       r.line = static_cast<int>(in.get_file_line());
       r.measured.reset();

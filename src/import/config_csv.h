@@ -11,6 +11,7 @@ namespace perfcast {
 
 struct ConfigRow {
   int line = 0;  // 1-based line in the file
+  std::string error;  // "" or why the row could not be read (its other fields are then empty)
   std::string gpu, model, runtime, mode, precision, batch, seq, n_gpus, interconnect, data, optimizer_step;
   std::string runtime_version;         // optional column; else found in the notes (see runtime_version_in_notes)
   std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
@@ -35,7 +36,8 @@ std::string runtime_version_in_notes(const std::string& notes, const std::string
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();
 
-// InputError naming the file and line on a missing file, a missing required column or a malformed row.
+// InputError naming the file on a missing file or a missing required column; a row that cannot be split into the
+// header's columns comes back with its `error` set, so that the other rows still run.
 std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool with_measurements);
 
 }  // namespace perfcast

@@ -8,6 +8,7 @@
 
 #include "report/advice_report.h"
 #include "report/html_page.h"
+#include "report/prediction_report.h"
 
 namespace perfcast {
 
@@ -35,13 +36,20 @@ std::string advice_html(const Advice& a, Lang lang) {
   // strategies, legend.
   h += "<h1>" + html_escape(advice_title(a, lang)) + "</h1>\n";
   h += "<p class=\"verdict\">" + html_escape(text_of(j, "verdict")) + "</p>\n";
-  h += fmt::format("<p>{}: {:.1f} samples/s, {:.1f} ms / step, {}: {:.2f} / {:.2f} GiB</p>\n", html_escape(msg("summary", lang)),
-                   number_of(base.at("throughput"), "samples_per_s"), number_of(base, "step_ms"),
-                   html_escape(msg("memory", lang)), number_of(base.at("memory"), "total_bytes") / 1073741824.0,
-                   number_of(base.at("memory"), "capacity_bytes") / 1073741824.0);
+  const auto m = [lang](std::string_view key) { return html_escape(msg(key, lang)); };
+  const std::string sep = lang == Lang::kZh ? "：" : ": ";
+  // A baseline that does not fit has no throughput (null in JSON): the page says so instead.
+  if (a.baseline.memory.fits)
+    h += fmt::format("<p>{}{}{:.1f} {}, {:.1f} {}, {}{}{:.2f} / {:.2f} GiB</p>\n", m("summary"), sep,
+                     number_of(base.at("throughput"), "samples_per_s"), m("samples_per_s"), number_of(base, "step_ms"),
+                     m("per_step"), m("memory"), sep, number_of(base.at("memory"), "total_bytes") / 1073741824.0,
+                     number_of(base.at("memory"), "capacity_bytes") / 1073741824.0);
+  else
+    h += fmt::format("<p>{}{}{}</p>\n", m("summary"), sep, html_escape(does_not_fit_text(a.baseline, lang)));
 
   h += "<h2>" + html_escape(msg("breakdown", lang)) + "</h2>\n<table>\n";
-  h += "<tr><th>op_class</th><th>bound</th><th>time</th><th>share</th><th></th><th>GFLOP</th><th>GB</th><th>roofline</th></tr>\n";
+  h += fmt::format("<tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th></th><th>GFLOP</th><th>GB</th><th>{}</th></tr>\n",
+                   m("col.op_class"), m("col.bound"), m("col.time"), m("col.share"), m("col.roofline"));
   h += "<tr class=\"units\"><td></td><td></td><td>ms</td><td>%</td><td></td><td></td><td></td><td>%</td></tr>\n";
   for (const auto& b : j.at("breakdown"))
     h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.1f}</td><td>{}</td>"
@@ -53,15 +61,17 @@ std::string advice_html(const Advice& a, Lang lang) {
   for (const char* waiting : {"host_overhead", "input_pipeline", "host_to_device", "communication"}) {
     const double share = number_of(base.at("bottleneck").at("share_of_step"), waiting);
     if (share > 0)
-      h += fmt::format("<tr><td>(waiting)</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.1f}</td><td>{}</td>"
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.1f}</td><td>{}</td>"
                        "<td></td><td></td><td></td></tr>\n",
-                       waiting, share * number_of(base, "step_ms"), 100.0 * share, html_bar(share, "#8064a2"));
+                       m("waiting"), waiting, share * number_of(base, "step_ms"), 100.0 * share, html_bar(share, "#8064a2"));
   }
   h += "</table>\n";
 
   h += "<h2>" + html_escape(msg("strategies", lang)) + "</h2>\n<table>\n";
-  h += "<tr><th>strategy</th><th>speedup</th><th></th><th>memory</th><th>energy</th><th>cost</th><th>why</th></tr>\n";
-  h += "<tr class=\"units\"><td></td><td>x</td><td></td><td>GiB</td><td>/sample</td><td>$ /1M samples</td><td></td></tr>\n";
+  h += fmt::format("<tr><th>{}</th><th>{}</th><th></th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
+                   m("col.strategy"), m("col.speedup"), m("col.memory"), m("col.energy"), m("col.cost"), m("col.why"));
+  h += fmt::format("<tr class=\"units\"><td></td><td>{}</td><td></td><td>GiB</td><td>{}</td><td>{}</td><td></td></tr>\n",
+                   m("unit.x"), m("unit.per_sample"), m("unit.usd_per_million"));
   double best = 1.0;
   for (const char* list : {"strategies", "combinations"})
     for (const auto& s : j.at(list))

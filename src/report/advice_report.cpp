@@ -100,7 +100,7 @@ std::string advice_verdict(const Advice& a, Lang lang) {
     v = fmt::format(fmt::runtime(msg("verdict.bound_in", lang)), bound_text(p.primary, lang), names, pct(share));
   }
   if (!p.memory.fits)
-    v += "; " + fmt::format(fmt::runtime(msg("verdict.fits_no", lang)), format_bytes(p.memory.total),
+    v += std::string(msg("fits_separator", lang)) + fmt::format(fmt::runtime(msg("verdict.fits_no", lang)), format_bytes(p.memory.total),
                             format_bytes(p.memory.capacity));
   return v;
 }
@@ -116,36 +116,45 @@ std::string advice_title(const Advice& a, Lang lang) {
 std::string advice_text(const Advice& a, Lang lang) {
   const Prediction& p = a.baseline;
   std::string s = advice_title(a, lang) + "\n\n";
-  s += fmt::format("{}: {}.\n", msg("verdict", lang), advice_verdict(a, lang));
+  const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
+  s += fmt::format(m("verdict_line"), msg("verdict", lang), advice_verdict(a, lang));
   if (!p.precision_note.empty()) {
     const std::string translated = lang == Lang::kZh ? reason_text(p.precision_note_code, lang) : "";
-    s += "  (" + (translated.empty() ? p.precision_note : translated) + ")\n";
+    s += fmt::format(m("precision_note"), translated.empty() ? p.precision_note : translated);
   }
   s += "\n";
-  s += fmt::format("{}: {} {:.1f} samples/s{}, {} {:.1f} ms, {} {} / {} ({})\n", msg("summary", lang),
-                   msg("throughput", lang), p.samples_per_s,
-                   p.tokens_per_s ? fmt::format(" ({:.0f} tokens/s)", *p.tokens_per_s) : "", msg("step", lang),
-                   p.step_us / 1e3, msg("memory", lang), format_bytes(p.memory.total), format_bytes(p.memory.capacity),
-                   p.memory.fits ? msg("fits", lang) : msg("no_fit", lang));
-  s += "  " + fmt::format(fmt::runtime(msg("pressure", lang)), 100.0 * a.memory_pressure) + "\n";
+  // A baseline that does not fit has no throughput: it would run out of memory.
+  if (p.memory.fits)
+    s += fmt::format(m("summary_line"), msg("summary", lang), msg("throughput", lang), p.samples_per_s,
+                     p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "", msg("step", lang),
+                     p.step_us / 1e3, msg("memory", lang), format_bytes(p.memory.total),
+                     format_bytes(p.memory.capacity), msg("fits", lang));
+  else
+    s += fmt::format(m("summary_no_fit"), msg("summary", lang), does_not_fit_text(p, lang), msg("memory", lang),
+                     format_bytes(p.memory.total), format_bytes(p.memory.capacity));
+  s += "  " + fmt::format(m("pressure"), 100.0 * a.memory_pressure) + "\n";
   if (a.capacity_limited_batch)
-    s += "  " + fmt::format(fmt::runtime(msg("capacity", lang)), *a.capacity_limited_batch) + "\n";
+    s += "  " + fmt::format(m("capacity"), *a.capacity_limited_batch) + "\n";
 
+  // Bound cells: the id in English (as in JSON), the translated name in Chinese.
+  const auto bound_cell = [lang](Bound b) {
+    return lang == Lang::kZh ? bound_text(b, lang) : std::string(bound_name(b));
+  };
   s += fmt::format("\n{}\n", msg("breakdown", lang));
-  s += fmt::format("  {:<18} {:<22} {:>9} {:>7} {:>10} {:>10} {:>9}\n", "op_class", "bound", "time", "share", "GFLOP",
-                   "GB", "roofline");
+  s += fmt::format("  {:<18} {:<22} {:>9} {:>7} {:>10} {:>10} {:>9}\n", msg("col.op_class", lang), msg("col.bound", lang),
+                   msg("col.time", lang), msg("col.share", lang), "GFLOP", "GB", msg("col.roofline", lang));
   s += fmt::format("  {:<18} {:<22} {:>9} {:>7} {:>10} {:>10} {:>9}\n", "", "", "ms", "%", "", "", "%");
   int shown = 0;
   for (const auto& c : a.breakdown) {
     if (shown++ >= 12) break;
     s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f} {:>10.1f} {:>10.2f} {:>9.0f}\n", c.op_class.substr(0, 18),
-                     bound_name(c.bound), c.time_ms, 100.0 * c.share, c.flops / 1e9, c.bytes / 1e9,
+                     bound_cell(c.bound), c.time_ms, 100.0 * c.share, c.flops / 1e9, c.bytes / 1e9,
                      100.0 * c.roofline_fraction);
   }
   for (int i : {static_cast<int>(Bound::kHost), static_cast<int>(Bound::kInputPipeline),
                 static_cast<int>(Bound::kHostToDevice), static_cast<int>(Bound::kCommunication)})
     if (p.bound_us[i] > 0)
-      s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f}\n", "(waiting)", bound_name(static_cast<Bound>(i)),
+      s += fmt::format("  {:<18} {:<22} {:>9.2f} {:>7.1f}\n", msg("waiting", lang), bound_cell(static_cast<Bound>(i)),
                        p.bound_us[i] / 1e3, 100.0 * p.bound_us[i] / p.step_us);
 
   auto reason = [&](const StrategyResult& st) { return lang == Lang::kZh ? reason_zh(st, p) : st.reason; };
@@ -158,8 +167,10 @@ std::string advice_text(const Advice& a, Lang lang) {
   s += fmt::format("\n{}\n", msg("strategies", lang));
   if (a.baseline_usd_per_million_samples)
     s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), *a.baseline_usd_per_million_samples) + "\n";
-  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "strategy", "speedup", "memory", "energy", "cost", "why");
-  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", "x", "GiB", "/sample", "/1M", "");
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", msg("col.strategy", lang), msg("col.speedup", lang),
+                   msg("col.memory", lang), msg("col.energy", lang), msg("col.cost", lang), msg("col.why", lang));
+  s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", msg("unit.x", lang), "GiB", msg("unit.per_sample", lang),
+                   msg("unit.per_million", lang), "");
   for (const auto& c : a.combinations) s += strategy_row(c);
   for (const auto& st : a.strategies)
     if (st.applicable) s += strategy_row(st);

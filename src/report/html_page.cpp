@@ -39,4 +39,10 @@ std::string html_page_start(const std::string& lang, const std::string& title) {
   return h;
 }
 
+std::string text_report_html(const std::string& lang, const std::string& title, const std::string& text) {
+  std::string h = html_page_start(lang, title);
+  h += "<h1>" + html_escape(title) + "</h1>\n<pre>" + html_escape(text) + "</pre>\n";
+  return h + kHtmlPageEnd;
+}
+
 }  // namespace perfcast

@@ -14,6 +14,9 @@ enum class Lang { kEn, kZh };
 // Parses "en" / "zh"; InputError for anything else.
 Lang parse_lang(std::string_view code);
 
+// "en" / "zh" (HTML lang attribute).
+inline const char* lang_code(Lang lang) { return lang == Lang::kZh ? "zh" : "en"; }
+
 // The text for `key` in `lang` (fmt format string where the key takes arguments).
 std::string_view msg(std::string_view key, Lang lang);
 

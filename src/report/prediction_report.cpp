@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "report/messages.h"
+
 namespace perfcast {
 
 namespace {
@@ -67,12 +69,16 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
   if (r.mode == "train" && r.optimizer_step)
     j["update"] = {{"fused", r.fused_optimizer.value_or(p.runtime.optimizer_fused)}, {"grad_accum", r.grad_accum}};
-  j["throughput"] = {{"samples_per_s", p.samples_per_s},
-                     {"tokens_per_s", p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
-  j["step_ms"] = p.step_us / 1e3;
-  j["gpu_busy_ms"] = p.step.gpu_us / 1e3;
-  j["host_dispatch_ms"] = p.step.host_us / 1e3;
-  j["kernel_launches"] = std::round(p.step.launches);
+  // A configuration that does not fit would fail with out-of-memory: its throughput and times are null, "fits"
+  // false (docs/json.md).
+  j["fits"] = p.memory.fits;
+  const bool fits = p.memory.fits;
+  j["throughput"] = {{"samples_per_s", fits ? json(p.samples_per_s) : json(nullptr)},
+                     {"tokens_per_s", fits && p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
+  j["step_ms"] = fits ? json(p.step_us / 1e3) : json(nullptr);
+  j["gpu_busy_ms"] = fits ? json(p.step.gpu_us / 1e3) : json(nullptr);
+  j["host_dispatch_ms"] = fits ? json(p.step.host_us / 1e3) : json(nullptr);
+  j["kernel_launches"] = count_json(p.step.launches);
   j["params"] = p.params;
   j["flops_per_sample"] = p.flops_per_sample;
   const auto& m = p.memory;
@@ -94,7 +100,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                    {"flops", o.flops},
                    {"bytes", o.bytes},
                    {"time_ms", o.time_us / 1e3},
-                   {"launches", o.launches},
+                   {"launches", count_json(o.launches)},
                    {"bound", bound_name(o.bound())}});
   }
   j["ops"] = ops;
@@ -144,76 +150,105 @@ std::string runtime_label(const PredictRequest& r) {
   return r.runtime_version.empty() ? r.runtime : r.runtime + " " + r.runtime_version;
 }
 
-std::string prediction_text(const Prediction& p, int max_ops) {
+nlohmann::json count_json(double v) {
+  if (std::isfinite(v) && std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 9.0e15)
+    return static_cast<std::int64_t>(std::llround(v));
+  return v;
+}
+
+std::string does_not_fit_text(const Prediction& p, Lang lang) {
+  return fmt::format(fmt::runtime(msg("p.does_not_fit", lang)), format_bytes(p.memory.total),
+                     format_bytes(p.memory.capacity));
+}
+
+std::string prediction_title(const Prediction& p, Lang lang) {
   const auto& r = p.request;
-  std::string s;
-  s += fmt::format("perfcast prediction: {} on {} ({}), {} {} {}, batch {}{}\n", r.model, p.device.id, p.device.name,
-                   runtime_label(r), r.mode, r.precision, r.batch,
-                   (p.sequence ? fmt::format(", seq {}", r.seq) : "") +
-                       (r.context > 0 ? fmt::format(", context {}", r.context) : ""));
-  if (!p.precision_note.empty()) s += "  note: " + p.precision_note + "\n";
-  for (const auto& n : p.notes) s += "  note: " + n + "\n";
+  return fmt::format(fmt::runtime(msg("p.title", lang)), r.model, p.device.id, p.device.name, runtime_label(r), r.mode,
+                     r.precision, r.batch) +
+         (p.sequence ? fmt::format(fmt::runtime(msg("p.title_seq", lang)), r.seq) : "") +
+         (r.context > 0 ? fmt::format(fmt::runtime(msg("p.title_context", lang)), r.context) : "");
+}
+
+std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
+  const auto& r = p.request;
+  const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
+  const bool fits = p.memory.fits;
+  std::string s = prediction_title(p, lang) + "\n";
+  if (!p.precision_note.empty()) {
+    const std::string translated = lang == Lang::kZh ? reason_text(p.precision_note_code, lang) : "";
+    s += std::string(msg("p.note", lang)) + (translated.empty() ? p.precision_note : translated) + "\n";
+  }
+  for (const auto& n : p.notes) s += std::string(msg("p.note", lang)) + n + "\n";
   s += "\n";
-  s += fmt::format("  throughput      {:>12.1f} samples/s{}\n", p.samples_per_s,
-                   p.tokens_per_s ? fmt::format("   ({:.0f} tokens/s)", *p.tokens_per_s) : "");
-  s += fmt::format("  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
-                   p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3, static_cast<long>(p.step.launches));
-  if (r.mode == "train" && r.optimizer_step)
-    s += fmt::format(
-        "  update          {:>12}   {}\n", r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "fused" : "unfused",
-        (r.fused_optimizer.value_or(p.runtime.optimizer_fused) ? "one kernel over weights, gradients, state"
-                                                               : "one pass over the tensors per operation") +
-            (r.grad_accum > 1 ? fmt::format("; once per {} micro-batches", r.grad_accum) : ""));
-  s += fmt::format("  parameters      {:>12.2f} M\n", static_cast<double>(p.params) / 1e6);
-  s += fmt::format("  work per sample {:>12.2f} GFLOP\n", p.flops_per_sample / 1e9);
-  s += fmt::format("  memory          {:>12}   of {} -> {}\n", format_bytes(p.memory.total),
-                   format_bytes(p.memory.capacity), p.memory.fits ? "fits" : "DOES NOT FIT");
-  s += fmt::format("    weights {}, gradients {}, optimizer {}, activations {}, workspace {}, runtime {}{}\n",
-                   format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
+  // A configuration that does not fit has no throughput to report: it would fail with out-of-memory.
+  if (!fits)
+    s += fmt::format(m("p.throughput_no_fit"), does_not_fit_text(p, lang));
+  else
+    s += fmt::format(m("p.throughput"), p.samples_per_s,
+                     p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
+  if (fits)
+    s += fmt::format(m("p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
+                     static_cast<long long>(std::llround(p.step.launches)));
+  if (r.mode == "train" && r.optimizer_step) {
+    const bool fused = r.fused_optimizer.value_or(p.runtime.optimizer_fused);
+    s += fmt::format(m("p.update"), msg(fused ? "p.fused" : "p.unfused", lang),
+                     std::string(msg(fused ? "p.fused_how" : "p.unfused_how", lang)) +
+                         (r.grad_accum > 1 ? fmt::format(m("p.accum"), r.grad_accum) : ""));
+  }
+  s += fmt::format(m("p.params"), static_cast<double>(p.params) / 1e6);
+  s += fmt::format(m("p.work"), p.flops_per_sample / 1e9);
+  s += fmt::format(m("p.memory"), format_bytes(p.memory.total), format_bytes(p.memory.capacity),
+                   msg(fits ? "p.fits" : "p.no_fit", lang));
+  s += fmt::format(m("p.memory_parts"), format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
                    format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
                    format_bytes(p.memory.workspace), format_bytes(p.memory.runtime),
-                   p.memory.comm_buffers > 0 ? ", gradient buckets " + format_bytes(p.memory.comm_buffers) : "");
+                   p.memory.comm_buffers > 0 ? fmt::format(m("p.buckets"), format_bytes(p.memory.comm_buffers)) : "");
+  if (!fits) {
+    s += std::string(msg("p.no_fit_rest", lang)) + "\n";
+    return s;
+  }
   if (p.llm)
-    s += fmt::format("  serving         {:>12.1f} ms to first token, {:.2f} ms per output token, KV cache {}\n",
-                     p.llm->time_to_first_token_ms, p.llm->time_per_output_token_ms, format_bytes(p.llm->kv_cache_bytes));
+    s += fmt::format(m("p.serving"), p.llm->time_to_first_token_ms, p.llm->time_per_output_token_ms,
+                     format_bytes(p.llm->kv_cache_bytes));
   if (p.input && p.request.data == "host")
-    s += fmt::format("  input copy      {:>12.2f} ms per step from {} host memory{}\n", p.input->h2d_ms,
-                     p.request.pinned_memory.value_or(p.request.prefetch) ? "pinned" : "pageable",
-                     p.input->serial_copy ? ", blocking: added to every step"
-                     : p.primary == Bound::kHostToDevice ? ", prefetched, longer than the GPU step -> bounds the step"
-                                                          : ", prefetched beside the step");
+    s += fmt::format(m("p.input_copy"), p.input->h2d_ms,
+                     msg(p.request.pinned_memory.value_or(p.request.prefetch) ? "p.pinned" : "p.pageable", lang),
+                     msg(p.input->serial_copy ? "p.copy_blocking"
+                         : p.primary == Bound::kHostToDevice ? "p.copy_bounds"
+                                                             : "p.copy_beside",
+                         lang));
   else if (p.input)
-    s += fmt::format("  input pipeline  {:>12.0f} samples/s on {} ({} cores, {:.2f} ms per sample per core, {}-bound){}\n",
-                     p.input->host_samples_per_s, p.input->host, p.input->cores, p.input->decode_ms_per_sample,
-                     p.input->limited_by, p.input->bound ? " -> bounds the step" : "");
+    s += fmt::format(m("p.input"), p.input->host_samples_per_s, p.input->host, p.input->cores,
+                     p.input->decode_ms_per_sample, p.input->limited_by, p.input->bound ? msg("p.bounds_step", lang) : "");
   if (p.scale)
     s += fmt::format(
-        "  scale-out       {:>12} GPUs ({} x {}), {}: {} over {}{}: efficiency {:.0f}%, all-reduce {:.2f} ms{}, "
-        "exposed {:.2f} ms per step{}\n",
-        p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
+        m("p.scale"), p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
         p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
         p.scale->allreduce_ms,
-        r.mode == "train" && r.grad_accum > 1 ? fmt::format(" once per {} micro-batches", r.grad_accum) : "",
+        r.mode == "train" && r.grad_accum > 1 ? fmt::format(m("p.scale_accum"), r.grad_accum) : "",
         p.scale->exposed_comm_ms,
-        p.scale->bucket_copy_ms > 0 ? fmt::format(" ({:.2f} ms of it copying gradients into and out of buckets)", p.scale->bucket_copy_ms)
-                                    : "");
+        p.scale->bucket_copy_ms > 0 ? fmt::format(m("p.scale_buckets"), p.scale->bucket_copy_ms) : "");
   if (p.power)
-    s += fmt::format("  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), "
-                     "{:.2f} J per sample\n",
-                     p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor, p.power->energy_per_sample_j);
-  s += fmt::format("  bottleneck      {}\n", bound_name(p.primary));
+    s += fmt::format(m("p.power"), p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor,
+                     p.power->energy_per_sample_j);
+  const auto bound_label = [lang](Bound b) {
+    return lang == Lang::kZh ? fmt::format("{}（{}）", msg("bound." + std::string(bound_name(b)), lang), bound_name(b))
+                             : std::string(bound_name(b));
+  };
+  s += fmt::format(m("p.bottleneck"), bound_label(p.primary));
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
     if (p.bound_us[i] > 0)
-      s += fmt::format("    {:<16} {:>6.1f}% of step\n", bound_name(static_cast<Bound>(i)),
+      s += fmt::format(m("p.bound_share"), bound_label(static_cast<Bound>(i)),
                        100.0 * p.bound_us[i] / p.step_us);
 
   auto rows = merge_ops(p);
   std::stable_sort(rows.begin(), rows.end(), [](const OpRow& a, const OpRow& b) { return a.time_us > b.time_us; });
-  s += fmt::format("\n  top ops by time (forward + backward + update)\n");
-  s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", "op", "kind", "GFLOP", "MB", "time",
-                   "share", "TFLOP/s", "bound");
-  s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", "", "", "", "", "ms", "%", "achieved",
-                   "");
+  s += "\n  " + std::string(msg("p.top_ops", lang)) + "\n";
+  s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", msg("p.col.op", lang),
+                   msg("p.col.kind", lang), "GFLOP", "MB", msg("p.col.time", lang), msg("p.col.share", lang), "TFLOP/s",
+                   msg("p.col.bound", lang));
+  s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", "", "", "", "", "ms", "%",
+                   msg("p.col.achieved", lang), "");
   int shown = 0;
   for (const auto& o : rows) {
     if (shown++ >= max_ops || o.time_us <= 0) break;
@@ -221,9 +256,7 @@ std::string prediction_text(const Prediction& p, int max_ops) {
                      o.name.substr(0, 32), op_kind_name(o.kind), o.flops / 1e9, o.bytes / 1e6, o.time_us / 1e3,
                      100.0 * o.time_us / p.step_us, o.flops / (o.time_us * 1e6), bound_name(o.bound()));
   }
-  s += "\n  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"
-       "  wave efficiency), dram_bandwidth (bytes / achievable bandwidth), latency (launch floor and gaps),\n"
-       "  host_overhead (framework dispatch slower than the GPU). TFLOP/s achieved = FLOPs / time.\n";
+  s += "\n" + std::string(msg("p.legend", lang)) + "\n";
   return s;
 }
 

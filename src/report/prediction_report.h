@@ -5,12 +5,22 @@
 #include <string>
 
 #include "analysis/predict.h"
+#include "report/messages.h"
 
 namespace perfcast {
 
 nlohmann::json prediction_json(const Prediction& p);
 
-std::string prediction_text(const Prediction& p, int max_ops = 25);
+// The report for people, in English or Chinese. A configuration that does not fit in memory says "does not fit" where
+// the throughput would be, and stops after the memory lines.
+std::string prediction_text(const Prediction& p, Lang lang = Lang::kEn, int max_ops = 25);
+// "perfcast prediction: <model> on <gpu> (...), <runtime> <mode> <precision>, batch N[, seq S]": the first line.
+std::string prediction_title(const Prediction& p, Lang lang = Lang::kEn);
+// "does not fit: needs X of Y" in `lang`.
+std::string does_not_fit_text(const Prediction& p, Lang lang = Lang::kEn);
+
+// A count as a JSON integer when it is whole (11, not 11.0), else as a number (0.5 kernels per step).
+nlohmann::json count_json(double v);
 
 // Human-readable byte count ("9.81 GiB").
 std::string format_bytes(double bytes);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "report/html_page.h"
+#include "report/prediction_report.h"
 
 namespace perfcast {
 
@@ -109,8 +110,8 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
   j["busy_ms"] = s.busy_ms;
   j["idle_ms"] = s.idle_ms;
   j["kernel_ms"] = s.kernel_ms;
-  j["kernels_per_step"] = s.kernels;
-  j["launches_per_step"] = s.launches;
+  j["kernels_per_step"] = count_json(s.kernels);
+  j["launches_per_step"] = count_json(s.launches);
   j["median_kernel_us"] = s.median_kernel_us;
   j["copies_ms"] = {{"host_to_device", s.h2d_ms}, {"device_to_host", s.d2h_ms}, {"device_to_device", s.d2d_ms}, {"memset", s.memset_ms}};
   j["host_to_device_bytes"] = s.h2d_bytes;
@@ -122,10 +123,10 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
   j["verdict"] = s.verdict;
   j["classes"] = nlohmann::json::array();
   for (const auto& k : s.classes)
-    j["classes"].push_back({{"class", k.cls}, {"ms", k.ms}, {"kernels", k.kernels}, {"tensor_core_ms", k.tensor_core_ms}});
+    j["classes"].push_back({{"class", k.cls}, {"ms", k.ms}, {"kernels", count_json(k.kernels)}, {"tensor_core_ms", k.tensor_core_ms}});
   j["top_kernels"] = nlohmann::json::array();
   for (const auto& k : s.top)
-    j["top_kernels"].push_back({{"name", k.name}, {"class", k.cls}, {"ms", k.ms}, {"calls", k.calls}, {"tensor_cores", k.tensor_cores}});
+    j["top_kernels"].push_back({{"name", k.name}, {"class", k.cls}, {"ms", k.ms}, {"calls", count_json(k.calls)}, {"tensor_cores", k.tensor_cores}});
   if (c) {
     nlohmann::json p;
     p["gpu"] = c->prediction.device.id;

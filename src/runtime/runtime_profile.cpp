@@ -91,6 +91,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
+  r.int8_convolution = flag_or("int8_convolution", r.int8_convolution);
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");

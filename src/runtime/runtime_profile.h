@@ -36,6 +36,7 @@ struct RuntimeProfile {
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
+  bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
   bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)

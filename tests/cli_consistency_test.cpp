@@ -1,0 +1,284 @@
+// Issue 14 item 2, "one consistent CLI", through the real binary: bare perfcast is advise with all its flags; one
+// table of defaults for help and behaviour; --lang/--json/--html on every command that reports; --configs rows with
+// a bad shape get a status and the run a summary and exit code; impossible what-ifs (power limits outside the
+// board's range, INT8 convolutions in PyTorch eager, more GPUs than a server holds) refused with the reason;
+// compare's id:count priced on whole instances; plan's shortlist; "does not fit" instead of a throughput; integer
+// JSON counts; the Chinese report's headers and punctuation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using perfcast::test::CliResult;
+using perfcast::test::lines_of;
+using perfcast::test::slurp;
+using perfcast::test::write_text;
+
+bool contains(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
+
+class CliConsistencyTest : public perfcast::test::ScratchDirTest {
+ protected:
+  CliConsistencyTest() : ScratchDirTest("perfcast-consistency") {}
+
+  nlohmann::json run_json(const std::string& args) const {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  // Exit 2, nothing on stdout, one "perfcast: error:" line holding every piece.
+  void expect_refused(const std::string& args, std::initializer_list<std::string> pieces) const {
+    SCOPED_TRACE("perfcast " + args);
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    for (const auto& p : pieces) EXPECT_TRUE(contains(r.err, p)) << "missing '" << p << "' in: " << r.err;
+  }
+};
+
+// ---------------------------------------------------------------- bare perfcast and defaults
+
+TEST_F(CliConsistencyTest, BarePerfcastTakesEveryAdviseFlag) {
+  const CliResult zh = run("--lang zh");
+  ASSERT_EQ(zh.code, 0) << zh.err;
+  EXPECT_TRUE(contains(zh.out, "perfcast 建议：nodule3d")) << zh.out.substr(0, 200);
+  const nlohmann::json j = run_json("--json");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["baseline"]["model"], "nodule3d");
+  const CliResult html = run("--html page.html");
+  ASSERT_EQ(html.code, 0) << html.err;
+  EXPECT_TRUE(contains(slurp(dir_ / "page.html"), "<!DOCTYPE html>"));
+  // The program's own help stays the program's.
+  const CliResult help = run("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_TRUE(contains(help.out, "advise")) << help.out;
+}
+
+TEST_F(CliConsistencyTest, AdviseKeepsItsScenarioWhenGpuOrRuntimeIsGiven) {
+  // The default scenario (README): nodule3d training, batch 4, CT crops augmented on an 8-vCPU cloud host.
+  const nlohmann::json bare = run_json("advise --json");
+  const nlohmann::json p40 = run_json("advise --gpu tesla-p40 --runtime pytorch --json");
+  for (const auto* j : {&bare, &p40}) {
+    const auto& b = (*j)["baseline"];
+    EXPECT_EQ(b["model"], "nodule3d");
+    EXPECT_EQ(b["batch"], 4);
+    EXPECT_EQ(b["runtime"], "pytorch");
+    ASSERT_TRUE(b["input_pipeline"].is_object()) << "real-augmented data has an input pipeline";
+    EXPECT_EQ(b["input_pipeline"]["host"], "cloud-8vcpu");
+  }
+  EXPECT_EQ(bare["baseline"]["gpu"], "gtx-1080-ti");
+  EXPECT_EQ(p40["baseline"]["gpu"], "tesla-p40");
+}
+
+TEST_F(CliConsistencyTest, HelpTextSaysTheDefaultsThatRun) {
+  const CliResult advise_help = run("advise --help");
+  ASSERT_EQ(advise_help.code, 0);
+  EXPECT_TRUE(contains(advise_help.out, "--model TEXT=nodule3d")) << advise_help.out;
+  EXPECT_TRUE(contains(advise_help.out, "--gpu TEXT=gtx-1080-ti"));
+  EXPECT_TRUE(contains(advise_help.out, "--data TEXT=real-augmented"));
+  EXPECT_TRUE(contains(advise_help.out, "default 4 for nodule3d"));
+  const CliResult predict_help = run("predict --help");
+  EXPECT_TRUE(contains(predict_help.out, "--model TEXT=resnet50")) << predict_help.out;
+  EXPECT_TRUE(contains(predict_help.out, "--data TEXT=synthetic"));
+  EXPECT_TRUE(contains(predict_help.out, "default 64"));
+  const nlohmann::json p = run_json("predict --json");
+  EXPECT_EQ(p["model"], "resnet50");
+  EXPECT_EQ(p["batch"], 64);
+  EXPECT_TRUE(p["input_pipeline"].is_null());
+}
+
+// ---------------------------------------------------------------- --lang, --json, --html everywhere
+
+TEST_F(CliConsistencyTest, EveryReportingCommandTakesLangJsonAndHtml) {
+  const std::map<std::string, std::string> commands{
+      {"predict", "predict --model resnet50"},
+      {"advise", "advise --model resnet50"},
+      {"compare", "compare --model resnet50 --gpu gtx-1080-ti,a100-sxm4-40gb"},
+      {"plan", "plan --model resnet50 --deadline 24h --epochs 10"}};
+  // A header each command's Chinese report translates (report/messages.cpp).
+  const std::map<std::string, std::string> zh_header{
+      {"predict", "吞吐量"}, {"advise", "算子类别"}, {"compare", "样本/秒"}, {"plan", "实例"}};
+  for (const auto& [name, args] : commands) {
+    SCOPED_TRACE(name);
+    const CliResult zh = run(args + " --lang zh --html " + name + ".html");
+    ASSERT_EQ(zh.code, 0) << zh.err;
+    EXPECT_TRUE(contains(zh.out, zh_header.at(name))) << zh.out;
+    const std::string page = slurp(dir_ / (name + ".html"));
+    EXPECT_TRUE(contains(page, "<html lang=\"zh\">")) << page.substr(0, 200);
+    const CliResult json = run(args + " --json --lang zh");
+    ASSERT_EQ(json.code, 0) << json.err;
+    EXPECT_FALSE(nlohmann::json::parse(json.out, nullptr, false).is_discarded()) << json.out.substr(0, 200);
+    expect_refused(args + " --lang fr", {"language", "fr"});
+  }
+}
+
+// ---------------------------------------------------------------- --configs and --out
+
+TEST_F(CliConsistencyTest, OutWithoutConfigsIsAnError) {
+  expect_refused("predict --out x.csv", {"--out", "--configs"});
+  EXPECT_FALSE(fs::exists(dir_ / "x.csv"));
+}
+
+TEST_F(CliConsistencyTest, ConfigsRowWithAnExtraColumnGetsAStatusAndTheRunASummary) {
+  write_text(dir_ / "extra.csv",
+             "gpu,model,mode,batch\n"
+             "gtx-1080-ti,resnet50,infer,8\n"
+             "gtx-1080-ti,resnet50,infer,8,surplus\n"
+             "gtx-1080-ti,resnet50,infer,16\n");
+  const CliResult r = run("predict --configs extra.csv --out out.csv");
+  EXPECT_EQ(r.code, 1) << "a failed row makes the exit code 1: " << r.err;
+  EXPECT_EQ(r.err, "perfcast: 2 ok, 1 failed (3 rows)\n");
+  const auto rows = lines_of(slurp(dir_ / "out.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_TRUE(rows[1].ends_with(",ok")) << rows[1];
+  EXPECT_TRUE(contains(rows[2], "error: line 3: the row has more columns than the header")) << rows[2];
+  EXPECT_TRUE(rows[3].ends_with(",ok")) << rows[3];
+  // All rows fine: exit 0, still the summary.
+  write_text(dir_ / "fine.csv", "gpu,model,mode,batch\ngtx-1080-ti,resnet50,infer,8\n");
+  const CliResult ok = run("predict --configs fine.csv");
+  EXPECT_EQ(ok.code, 0);
+  EXPECT_EQ(ok.err, "perfcast: 1 ok, 0 failed (1 rows)\n");
+}
+
+// ---------------------------------------------------------------- impossible what-ifs
+
+TEST_F(CliConsistencyTest, PowerLimitOutsideTheBoardsRangeIsRefused) {
+  // nvidia-smi -q on a GTX 1080 Ti: Min Power Limit 125 W, Max 300 W (data/gpus/gtx-1080-ti.toml).
+  expect_refused("predict --gpu gtx-1080-ti --power-limit 50", {"50 W", "125 W", "300 W", "gtx-1080-ti"});
+  expect_refused("predict --gpu gtx-1080-ti --power-limit 400", {"400 W", "300 W"});
+  EXPECT_EQ(run("predict --gpu gtx-1080-ti --power-limit 150").code, 0);
+  expect_refused("predict --gpu gtx-1080-ti --power-limit nan", {"--power-limit"});
+  expect_refused("predict --gpu gtx-1080-ti --power-limit inf", {"--power-limit"});
+  // A board without published figures: half its TDP to its TDP (RTX 3090, 350 W: 175-350 W), and it says so.
+  expect_refused("predict --gpu rtx-3090 --power-limit 100", {"175 W", "350 W", "TDP"});
+}
+
+TEST_F(CliConsistencyTest, Int8ConvolutionsInPyTorchEagerAreRefusedNamingEnginesThatRunThem) {
+  expect_refused("predict --gpu tesla-p40 --model resnet50 --mode infer --precision int8",
+                 {"int8", "pytorch", "tensorrt"});
+  EXPECT_EQ(run("predict --gpu tesla-p40 --model resnet50 --mode infer --precision int8 --runtime tensorrt").code, 0);
+}
+
+TEST_F(CliConsistencyTest, MoreGpusThanAServerHoldsAreRefused) {
+  expect_refused("predict --gpus 64", {"64", "pcie3", "20"});
+  expect_refused("predict --gpus 2147483647", {"--gpus"});
+  expect_refused("predict --gpu v100-sxm2-16gb --gpus 9 --interconnect nvlink", {"nvlink", "8"});
+  expect_refused("predict --nodes 100000", {"--nodes"});
+  // DGX-2: 16 V100 on NVSwitch in one server.
+  EXPECT_EQ(run("predict --gpu v100-sxm3-32gb --gpus 16 --interconnect nvswitch").code, 0);
+}
+
+// ---------------------------------------------------------------- compare and plan
+
+TEST_F(CliConsistencyTest, CompareTakesIdCountAndPricesWholeInstances) {
+  const nlohmann::json rows = run_json("compare --model resnet50 --gpu gtx-1080-ti:3,h100-sxm5-80gb --json");
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["gpus_per_node"], 3);
+  EXPECT_EQ(rows[0]["gpus_total"], 3);
+  // Three cards rent as the cheapest instance holding three: vast-4x-gtx-1080-ti ($0.60/h for 4).
+  EXPECT_EQ(rows[0]["run"]["priced_on"], "vast-4x-gtx-1080-ti");
+  EXPECT_EQ(rows[0]["run"]["gpus_paid"], 4);
+  EXPECT_NEAR(rows[0]["run"]["usd_on_demand"].get<double>(), 0.60 * rows[0]["run"]["hours"].get<double>(), 1e-9);
+  // One H100 SXM: the catalog rents them only in 8-GPU instances, so the whole instance is paid.
+  EXPECT_EQ(rows[1]["gpus_per_node"], 1);
+  EXPECT_EQ(rows[1]["run"]["gpus_paid"], 8);
+  expect_refused("compare --gpu gtx-1080-ti:0", {"gtx-1080-ti:0"});
+  expect_refused("compare --gpu gtx-1080-ti:x", {"gtx-1080-ti:x"});
+}
+
+TEST_F(CliConsistencyTest, PlanListsDifferentChoicesAndSearchesPrecisions) {
+  const nlohmann::json j = run_json("plan --model resnet50 --batch 64 --deadline 72h --epochs 10 --json");
+  ASSERT_TRUE(j["shortlist"].is_array());
+  ASSERT_GT(j["meeting"].size(), j["shortlist"].size());
+  std::map<std::string, int> per_gpu;
+  bool not_fp32 = false;
+  for (const auto& o : j["shortlist"]) {
+    ++per_gpu[o["gpu"].get<std::string>()];
+    not_fp32 |= o["precision"] != "fp32";
+  }
+  for (const auto& [gpu, n] : per_gpu) EXPECT_LE(n, 2) << gpu << ": at most its cheapest and its fastest";
+  EXPECT_GE(per_gpu.size(), 5u);
+  EXPECT_TRUE(not_fp32) << "without --precision, plan searches precisions (AMP on tensor-core GPUs)";
+  // The text shows the shortlist: the first rows are not all one GPU type.
+  const CliResult text = run("plan --model resnet50 --batch 64 --deadline 72h --epochs 10");
+  ASSERT_EQ(text.code, 0);
+  EXPECT_TRUE(contains(text.out, "lambda-8x-v100")) << text.out;
+}
+
+// ---------------------------------------------------------------- does not fit, JSON counts
+
+TEST_F(CliConsistencyTest, ConfigurationsThatDoNotFitHaveNoThroughput) {
+  // VGG-16 training at batch 512 needs far more than the GTX 1080 Ti's 11 GB.
+  const CliResult text = run("predict --model vgg16 --batch 512");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "does not fit: needs")) << text.out;
+  EXPECT_FALSE(contains(text.out, "samples/s")) << text.out;
+  const nlohmann::json j = run_json("predict --model vgg16 --batch 512 --json");
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_TRUE(j["throughput"]["samples_per_s"].is_null());
+  EXPECT_TRUE(j["step_ms"].is_null());
+  const CliResult zh = run("predict --model vgg16 --batch 512 --lang zh");
+  EXPECT_TRUE(contains(zh.out, "放不下")) << zh.out;
+  const CliResult cmp = run("compare --model vgg16 --batch 512 --gpu gtx-1080-ti");
+  EXPECT_TRUE(contains(cmp.out, "does not fit")) << cmp.out;
+  const CliResult adv = run("advise --model vgg16 --batch 512");
+  EXPECT_TRUE(contains(adv.out, "Prediction: does not fit")) << adv.out;
+}
+
+TEST_F(CliConsistencyTest, JsonCountsAreIntegers) {
+  const nlohmann::json j = run_json("predict --model resnet50 --json");
+  EXPECT_TRUE(j["kernel_launches"].is_number_integer()) << j["kernel_launches"];
+  EXPECT_TRUE(j["batch"].is_number_integer());
+  ASSERT_FALSE(j["ops"].empty());
+  for (const auto& op : j["ops"]) EXPECT_TRUE(op["launches"].is_number_integer()) << op.dump();
+  EXPECT_TRUE(contains(run("predict --model resnet50 --json").out, "\"kernel_launches\": ")) << "as an integer";
+}
+
+// ---------------------------------------------------------------- the Chinese report
+
+TEST_F(CliConsistencyTest, ChineseAdviceHasChineseHeadersAndFullWidthPunctuation) {
+  const CliResult zh = run("advise --model resnet50 --lang zh");
+  const CliResult en = run("advise --model resnet50 --lang en");
+  ASSERT_EQ(zh.code, 0) << zh.err;
+  for (const char* header : {"算子类别", "瓶颈", "屋顶线", "策略", "加速比", "原因"})
+    EXPECT_TRUE(contains(zh.out, header)) << header;
+  for (const char* english : {"op_class", "roofline", "speedup", "strategy "}) EXPECT_FALSE(contains(zh.out, english)) << english;
+  const auto zh_lines = lines_of(zh.out), en_lines = lines_of(en.out);
+  // The verdict and the summary: full-width colon, comma and parentheses, and the same numbers as in English.
+  const auto line_starting = [](const std::vector<std::string>& lines, const std::string& start) {
+    for (const auto& l : lines)
+      if (l.rfind(start, 0) == 0) return l;
+    return std::string();
+  };
+  const std::string verdict = line_starting(zh_lines, "结论："), summary = line_starting(zh_lines, "预测：");
+  ASSERT_FALSE(verdict.empty()) << zh.out;
+  ASSERT_FALSE(summary.empty()) << zh.out;
+  EXPECT_TRUE(verdict.ends_with("。"));
+  for (const std::string& l : {verdict, summary}) {
+    EXPECT_FALSE(contains(l, ": ")) << l;
+    EXPECT_FALSE(contains(l, ", ")) << l;
+    EXPECT_FALSE(contains(l, " (")) << l;
+  }
+  const std::string en_summary = line_starting(en_lines, "Prediction:");
+  ASSERT_FALSE(en_summary.empty());
+  for (const char* number_end : {" samples/s", " ms", " GiB / "}) {
+    const auto at = en_summary.find(number_end);
+    ASSERT_NE(at, std::string::npos) << en_summary;
+    const std::string number = en_summary.substr(en_summary.rfind(' ', at - 1) + 1, at - en_summary.rfind(' ', at - 1) - 1);
+    EXPECT_TRUE(contains(summary, number)) << "'" << number << "' of the English summary is missing: " << summary;
+  }
+}
+
+}  // namespace
