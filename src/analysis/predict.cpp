@@ -72,7 +72,8 @@ Prediction predict(const PredictRequest& request) {
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
   const MemoryOptions mem_opts = memory_options(r, optimizer);
 
-  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime); };
+  const AttentionPlan attention = attention_plan_for(r, runtime, device, training);
+  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime, attention); };
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
       return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;
