@@ -150,6 +150,17 @@ TEST(AttentionFlag, MemoryEfficientKernelIsSlowerThanFlash) {
             1.3 * attention_entry(predict(fused), Phase::kForward).cost.time_us);
 }
 
+TEST(AttentionFlag, ReportsSayWhichKernelRan) {
+  const auto has_note = [](const Prediction& p, const std::string& text) {
+    for (const auto& n : p.notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_note(predict(bert("v100-sxm2-16gb", "amp", "sdpa")), "memory-efficient kernel for 12"));
+  EXPECT_TRUE(has_note(predict(bert("h100-sxm5-80gb", "amp-bf16", "sdpa")), "FlashAttention-2 for 12"));
+  EXPECT_FALSE(has_note(predict(bert("t4", "amp", "")), "--attention"));
+}
+
 TEST(AttentionFlag, FlashAndSdpaRefusedWhereTheyCannotRun) {
   EXPECT_THROW(predict(bert("v100-sxm2-16gb", "amp", "flash")), UnsupportedError);
   EXPECT_THROW(predict(bert("a100-sxm4-40gb", "fp32", "flash")), UnsupportedError);

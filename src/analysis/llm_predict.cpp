@@ -589,6 +589,7 @@ Prediction predict_lora(const PredictRequest& request) {
   p.notes.push_back("LoRA rank " + std::to_string(rank) + " on every attention and MLP projection: " +
                     fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
                     fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");
+  if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   p.step = sum_step(std::move(entries), runtime);
   p.memory = memory_at(r.batch, nullptr);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
@@ -664,8 +665,12 @@ Prediction predict_inference(const PredictRequest& request) {
   const double kv_bytes = kv_element_bytes(kv_name);
 
   const Graph probe = model.build(ModelOptions{1, 1});
-  runtime.llm_fused_attention =
-      serving_attention_fused(attention_plan_for(r, runtime, device, false), model, probe, runtime);
+  const AttentionPlan attention = attention_plan_for(r, runtime, device, false);
+  runtime.llm_fused_attention = serving_attention_fused(attention, model, probe, runtime);
+  if (attention.impl != AttentionImpl::kRuntime)
+    notes.push_back("--attention " + std::string(attention_impl_name(attention.impl)) + ": " +
+                    (runtime.llm_fused_attention ? "one fused kernel per attention core (no score matrix in DRAM)"
+                                                 : "the eager kernels (scores through DRAM)"));
   const LlmShape shape = shape_of(probe);
   if (shape.positions > 0 && r.context + r.seq > shape.positions)
     throw InputError(model.id + ": context " + std::to_string(r.context) + " + " + std::to_string(r.seq) +

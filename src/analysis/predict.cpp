@@ -88,6 +88,7 @@ Prediction predict(const PredictRequest& request) {
   const CostContext ctx{kernels, runtime, plan, training};
 
   Prediction p = prediction_for(r, device, runtime, model);
+  if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   p.params = graph.params();
   p.precision_note = plan.note;
   p.precision_note_code = plan.note_code;

@@ -104,6 +104,27 @@ Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const 
   return g;
 }
 
+std::string attention_note(const AttentionPlan& attention, const Graph& graph) {
+  if (attention.impl == AttentionImpl::kRuntime) return "";
+  int flash = 0, efficient = 0, unfused = 0;
+  for (const auto& op : graph.ops)
+    if (op.kind == OpKind::kAttention) {
+      if (!op.attn.fused) ++unfused;
+      else if (op.attn.memory_efficient) ++efficient;
+      else ++flash;
+    }
+  std::string kernels;
+  const auto add = [&](int n, const char* what) {
+    if (n > 0) kernels += (kernels.empty() ? "" : ", ") + std::string(what) + " for " + std::to_string(n);
+  };
+  add(flash, "FlashAttention-2");
+  add(efficient, "the memory-efficient kernel");
+  add(unfused, attention.impl == AttentionImpl::kEager ? "the eager kernels" : "the math fallback (eager kernels)");
+  if (kernels.empty()) return "";
+  return "--attention " + std::string(attention_impl_name(attention.impl)) + " on " + attention.target.gpu + " in " +
+         attention.target.dtype + ": " + kernels + " attention cores";
+}
+
 bool serving_attention_fused(const AttentionPlan& attention, const ModelSource& model, const Graph& probe,
                              const RuntimeProfile& runtime) {
   if (attention.impl == AttentionImpl::kRuntime) return runtime.llm_fused_attention;

@@ -40,6 +40,10 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
 Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime,
                    const AttentionPlan& attention = {});
 
+// What --attention ran in `graph` for reports ("--attention sdpa: FlashAttention-2 for 12 attention cores");
+// "" when the runtime decides.
+std::string attention_note(const AttentionPlan& attention, const Graph& graph);
+
 // Serving (prefill/decode): whether the plan's kernel for the model's attention keeps scores on chip; the
 // runtime's llm_fused_attention when the plan is kRuntime.
 bool serving_attention_fused(const AttentionPlan& attention, const ModelSource& model, const Graph& probe,
