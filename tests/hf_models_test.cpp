@@ -194,7 +194,12 @@ TEST(HfModels, BadFieldsAreInputErrors) {
                                  R"({"model_type":"switch_transformers","d_model":64,"num_layers":2,"d_kv":16,)"
                                  R"("num_heads":4,"d_ff":128,"vocab_size":100,"num_decoder_layers":1000000000})");
   EXPECT_THROW(resolve_model(huge.string()), InputError);
-  for (const auto& p : {missing, act, dropout, gated, huge}) fs::remove(p);
+  const auto wide = write_config("perfcast_opt_wide.json",
+                                 R"({"model_type":"opt","hidden_size":64,"num_hidden_layers":2,"ffn_dim":128,)"
+                                 R"("num_attention_heads":4,"vocab_size":100,"max_position_embeddings":32,)"
+                                 R"("word_embed_proj_dim":4000000000000})");
+  EXPECT_THROW(resolve_model(wide.string()), InputError);
+  for (const auto& p : {missing, act, dropout, gated, huge, wide}) fs::remove(p);
 }
 
 // ---- predictions

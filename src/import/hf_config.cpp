@@ -325,14 +325,18 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       x.embed_dropout = x.resid_dropout = x.attn_dropout = fraction_or(f, "dropout_rate", 0.1, c.path) > 0;
       c.tied = f.flag_or("tie_word_embeddings", true);
       if (f.flag_or("router_bias", false)) c.notes.push_back("router_bias: the router's bias is not counted");
-      constexpr std::int64_t kLimit = std::int64_t{1} << 20;
-      if (x.decoder_layers > kLimit || x.relative_buckets > kLimit)
-        throw InputError("config '" + c.path + "': num_decoder_layers or relative_attention_num_buckets is implausibly large");
       break;
     }
     default:
       break;
   }
+  // The sizes parse_config does not bound itself (it bounds hidden, layers, heads, intermediate and experts).
+  constexpr std::int64_t kLimit = std::int64_t{1} << 20;  // keeps every product inside 64 bits
+  for (auto [name, v] : {std::pair{"d_kv", c.head_dim}, {"word_embed_proj_dim", x.embed_proj},
+                         {"num_decoder_layers", x.decoder_layers}, {"relative_attention_num_buckets", x.relative_buckets},
+                         {"num_key_value_heads", c.kv_heads}})
+    if (v > kLimit)
+      throw InputError("config '" + c.path + "': " + std::string(name) + " " + std::to_string(v) + " is implausibly large");
 }
 
 // Model types built by build_llama with their own variations: Gemma's GeGLU MLP (gelu on the gate), embeddings
