@@ -90,9 +90,11 @@ TEST(HfModels, SwitchBase8IsAnEncoderDecoderWithEveryOtherFeedForwardSparse) {
   for (const auto& op : g.ops) {
     if (op.kind != OpKind::kAttention) continue;
     EXPECT_EQ(op.attn.head_dim, 64) << op.name;  // d_kv
-    EXPECT_TRUE(op.attn.dropout) << op.name;      // dropout_rate 0.1 on the attention weights
-    if (op.name.find("EncDecAttention") != std::string::npos) ++cross;
-    else ++self;
+    EXPECT_TRUE(op.attn.dropout) << op.name;     // dropout_rate 0.1 on the attention weights
+    if (op.name.find("EncDecAttention") != std::string::npos)
+      ++cross;
+    else
+      ++self;
     if (op.attn.causal) ++causal;
   }
   EXPECT_EQ(self, 24);
@@ -181,10 +183,10 @@ TEST(HfModels, BadFieldsAreInputErrors) {
                                 R"("num_attention_heads":4,"vocab_size":100,"max_position_embeddings":32,)"
                                 R"("activation_function":"mish"})");
   EXPECT_THROW(resolve_model(act.string()), InputError);
-  const auto dropout = write_config("perfcast_phi_dropout.json",
-                                    R"({"model_type":"phi","hidden_size":64,"num_hidden_layers":2,)"
-                                    R"("intermediate_size":128,"num_attention_heads":4,"vocab_size":100,)"
-                                    R"("resid_pdrop":"lots"})");
+  const auto dropout =
+      write_config("perfcast_phi_dropout.json", R"({"model_type":"phi","hidden_size":64,"num_hidden_layers":2,)"
+                                                R"("intermediate_size":128,"num_attention_heads":4,"vocab_size":100,)"
+                                                R"("resid_pdrop":"lots"})");
   EXPECT_THROW(resolve_model(dropout.string()), InputError);
   const auto gated = write_config("perfcast_switch_gated.json",
                                   R"({"model_type":"switch_transformers","d_model":64,"num_layers":2,"d_kv":16,)"
@@ -205,8 +207,8 @@ TEST(HfModels, BadFieldsAreInputErrors) {
 // ---- predictions
 
 TEST(HfModels, EveryNewFamilyPredictsTrainingAndTheDecodersServe) {
-  for (const char* file : {"opt-1.3b.json", "switch-base-8.json", "falcon-7b.json", "phi-2.json", "gemma-2b.json",
-                           "phi-3-mini-4k.json"}) {
+  for (const char* file :
+       {"opt-1.3b.json", "switch-base-8.json", "falcon-7b.json", "phi-2.json", "gemma-2b.json", "phi-3-mini-4k.json"}) {
     PredictRequest r;
     r.gpu = "a100-sxm4-80gb";
     r.model = kHf + file;

@@ -63,8 +63,10 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
   plan.impl = parse_attention_impl(r.attention);
   if (plan.impl == AttentionImpl::kRuntime) return plan;
   if (runtime.framework != "pytorch")
-    throw InputError("--attention is Hugging Face's attn_implementation and applies to the PyTorch runtimes (pytorch, "
-                     "pytorch-compile); " + runtime.id + " runs attention its own way");
+    throw InputError(
+        "--attention is Hugging Face's attn_implementation and applies to the PyTorch runtimes (pytorch, "
+        "pytorch-compile); " +
+        runtime.id + " runs attention its own way");
   const auto& rules = attention_rules();
   if (plan.impl != AttentionImpl::kEager && !r.runtime_version.empty() &&
       compare_versions(r.runtime_version, rules.sdpa_min_version) < 0)
@@ -109,9 +111,12 @@ std::string attention_note(const AttentionPlan& attention, const Graph& graph) {
   int flash = 0, efficient = 0, unfused = 0;
   for (const auto& op : graph.ops)
     if (op.kind == OpKind::kAttention) {
-      if (!op.attn.fused) ++unfused;
-      else if (op.attn.memory_efficient) ++efficient;
-      else ++flash;
+      if (!op.attn.fused)
+        ++unfused;
+      else if (op.attn.memory_efficient)
+        ++efficient;
+      else
+        ++flash;
     }
   std::string kernels;
   const auto add = [&](int n, const char* what) {

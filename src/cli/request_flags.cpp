@@ -94,9 +94,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, bool with_gpu) {
   app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();
   app.add_option("--runtime-version", r.runtime_version,
                  "framework version, e.g. 2.3: applies the profile's version rules (TF32 defaults)");
-  app.add_option("--attention", r.attention,
-                 "eager | sdpa | flash: Hugging Face's attn_implementation (eager kernels; PyTorch's "
-                 "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0)");
+  app.add_option(
+      "--attention", r.attention,
+      "eager | sdpa | flash: Hugging Face's attn_implementation (eager kernels; PyTorch's "
+      "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
   app.add_flag("--fused-optimizer", f.fused_optimizer,

@@ -96,10 +96,14 @@ AttentionImpl parse_attention_impl(std::string_view name) {
 
 std::string_view attention_impl_name(AttentionImpl impl) {
   switch (impl) {
-    case AttentionImpl::kEager: return "eager";
-    case AttentionImpl::kSdpa: return "sdpa";
-    case AttentionImpl::kFlash: return "flash";
-    case AttentionImpl::kRuntime: break;
+    case AttentionImpl::kEager:
+      return "eager";
+    case AttentionImpl::kSdpa:
+      return "sdpa";
+    case AttentionImpl::kFlash:
+      return "flash";
+    case AttentionImpl::kRuntime:
+      break;
   }
   return "runtime";
 }
@@ -115,7 +119,8 @@ std::string flash_refusal(const AttentionGeometry& a, const AttentionTarget& t) 
   if (t.sm_version < r.flash_min_sm)
     return "FlashAttention-2 needs " + sm_text(r.flash_min_sm) + " or newer; " + t.gpu + " is " + sm_text(t.sm_version);
   if (!contains(r.flash_precisions, t.dtype))
-    return "FlashAttention-2 runs fp16 and bf16 only, not " + t.dtype + " (use --precision amp, amp-bf16, fp16 or bf16)";
+    return "FlashAttention-2 runs fp16 and bf16 only, not " + t.dtype +
+           " (use --precision amp, amp-bf16, fp16 or bf16)";
   if (a.head_dim > r.flash_max_head_dim)
     return "FlashAttention-2 takes head dimensions up to " + std::to_string(r.flash_max_head_dim) + ", not " +
            std::to_string(a.head_dim);
@@ -135,8 +140,7 @@ AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeome
   if (impl == AttentionImpl::kEager) return AttentionKernel::kUnfused;
   const std::string why = flash_refusal(a, t);
   if (why.empty()) return AttentionKernel::kFlash;
-  if (impl == AttentionImpl::kFlash)
-    throw UnsupportedError("--attention flash: " + why);
+  if (impl == AttentionImpl::kFlash) throw UnsupportedError("--attention flash: " + why);
   return memory_efficient_runs(a, t) ? AttentionKernel::kMemoryEfficient : AttentionKernel::kUnfused;
 }
 

@@ -26,18 +26,18 @@ enum class AttentionKernel : std::uint8_t { kUnfused, kFlash, kMemoryEfficient }
 
 // data/attention.toml, loaded once.
 struct AttentionRules {
-  std::string sdpa_min_version;                    // PyTorch version that added scaled_dot_product_attention
+  std::string sdpa_min_version;  // PyTorch version that added scaled_dot_product_attention
   int flash_min_sm = 80;
-  std::vector<std::string> flash_precisions;       // element types FlashAttention-2 takes
+  std::vector<std::string> flash_precisions;  // element types FlashAttention-2 takes
   std::int64_t flash_max_head_dim = 256;
-  std::vector<int> flash_training_gap_sm;          // [lo, hi]: architectures with the backward head_dim gap
+  std::vector<int> flash_training_gap_sm;                 // [lo, hi]: architectures with the backward head_dim gap
   std::vector<std::int64_t> flash_training_gap_head_dim;  // (lo, hi] refused there in training
   int mem_efficient_min_sm = 50;
   std::vector<std::string> mem_efficient_precisions_below_sm80;
   std::vector<std::string> mem_efficient_precisions_sm80;
   int tensor_core_alignment_bits = 128;
   std::int64_t min_alignment_elems_sm80 = 4;
-  double mem_efficient_relative_rate = 1;          // its speed relative to FlashAttention-2
+  double mem_efficient_relative_rate = 1;  // its speed relative to FlashAttention-2
 };
 const AttentionRules& attention_rules();
 
@@ -47,10 +47,10 @@ std::string attention_dtype(std::string_view precision);
 
 // Where an attention core runs.
 struct AttentionTarget {
-  std::string gpu;       // catalog id, for messages
-  int sm_version = 0;    // 86 for sm_86
-  std::string dtype;     // fp32 | fp16 | bf16 (attention_dtype)
-  bool training = false; // backward runs too
+  std::string gpu;        // catalog id, for messages
+  int sm_version = 0;     // 86 for sm_86
+  std::string dtype;      // fp32 | fp16 | bf16 (attention_dtype)
+  bool training = false;  // backward runs too
 };
 
 // Why FlashAttention-2 cannot run this core here ("" when it can).

@@ -30,23 +30,23 @@ enum class Family { kLlama, kGpt2, kBert, kOpt, kSwitch, kFalcon, kPhi };
 // What the families read by parse_more_families (OPT, Switch Transformers, Falcon, Phi) and the LLaMA-style
 // variants (Gemma) add to the common fields.
 struct FamilyExtras {
-  std::string act = "silu";           // MLP activation: relu, gelu (gelu_new, gelu_pytorch_tanh), silu
-  bool layer_norm = false;            // LayerNorm with bias (OPT, Falcon, Phi) instead of RMSNorm
-  bool pre_ln = true;                 // OPT do_layer_norm_before
-  bool parallel_attn = false;         // Falcon, Phi: attention and MLP read the same normed input, both added
-  bool two_norms = false;             // Falcon new_decoder_architecture: ln_attn and ln_mlp
-  bool attn_bias = false;             // q/k/v projections
-  bool out_bias = false;              // attention output projection
-  bool lm_head_bias = false;          // Phi
-  bool rotary = true;                 // rotary positions (OPT: learned, ALiBi Falcon: none)
-  bool embed_scale = false;           // Gemma: embeddings times sqrt(hidden)
+  std::string act = "silu";    // MLP activation: relu, gelu (gelu_new, gelu_pytorch_tanh), silu
+  bool layer_norm = false;     // LayerNorm with bias (OPT, Falcon, Phi) instead of RMSNorm
+  bool pre_ln = true;          // OPT do_layer_norm_before
+  bool parallel_attn = false;  // Falcon, Phi: attention and MLP read the same normed input, both added
+  bool two_norms = false;      // Falcon new_decoder_architecture: ln_attn and ln_mlp
+  bool attn_bias = false;      // q/k/v projections
+  bool out_bias = false;       // attention output projection
+  bool lm_head_bias = false;   // Phi
+  bool rotary = true;          // rotary positions (OPT: learned, ALiBi Falcon: none)
+  bool embed_scale = false;    // Gemma: embeddings times sqrt(hidden)
   bool embed_dropout = false, resid_dropout = false, attn_dropout = false;  // dropout > 0 in training
   std::int64_t positions_offset = 0;  // OPT: max_position_embeddings + 2 learned positions
   std::int64_t embed_proj = 0;        // OPT word_embed_proj_dim (project_in/out when it differs from hidden)
   // Switch Transformers (T5-style encoder-decoder).
   std::int64_t decoder_layers = 0;
   std::int64_t encoder_sparse_step = 0, decoder_sparse_step = 0;  // layer i is sparse when i % step == 1 (0: none)
-  std::int64_t expert_capacity = 0;   // tokens per expert per sequence (0: unlimited)
+  std::int64_t expert_capacity = 0;                               // tokens per expert per sequence (0: unlimited)
   std::int64_t relative_buckets = 32;
 };
 
@@ -170,8 +170,8 @@ json read_json(const std::string& path) {
 
 // Model types built as LLaMA-style decoders: RMSNorm, rotary positions, SwiGLU MLP, optional GQA and MoE.
 const std::set<std::string>& llama_like_types() {
-  static const std::set<std::string> types{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-                                           "gemma", "phi3"};
+  static const std::set<std::string> types{"llama", "mistral",   "mixtral", "qwen2", "qwen2_moe",
+                                           "qwen3", "qwen3_moe", "gemma",   "phi3"};
   return types;
 }
 
@@ -261,8 +261,10 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       c.vocab = f.count("vocab_size", missing);
       c.max_positions = f.count_or("max_position_embeddings", 0);
       const bool new_arch = f.flag_or("new_decoder_architecture", false);
-      if (new_arch) c.kv_heads = f.count_any({"num_kv_heads", "n_head_kv"}, missing);
-      else c.kv_heads = f.flag_or("multi_query", true) ? 1 : c.heads;
+      if (new_arch)
+        c.kv_heads = f.count_any({"num_kv_heads", "n_head_kv"}, missing);
+      else
+        c.kv_heads = f.flag_or("multi_query", true) ? 1 : c.heads;
       if (c.heads > 0 && c.hidden > 0) c.intermediate = f.count_or("ffn_hidden_size", 4 * c.hidden);
       x.two_norms = new_arch && f.count_or("num_ln_in_parallel_attn", 2) == 2;
       x.parallel_attn = new_arch || f.flag_or("parallel_attn", true);
@@ -314,9 +316,11 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       x.layer_norm = false;
       x.act = activation_of(f, {"dense_act_fn", "feed_forward_proj"}, "relu", c.path);
       if (f.flag_or("is_gated_act", false))
-        throw UnsupportedError("config '" + c.path + "': gated feed-forward (is_gated_act) Switch Transformers are not modelled");
+        throw UnsupportedError("config '" + c.path +
+                               "': gated feed-forward (is_gated_act) Switch Transformers are not modelled");
       x.decoder_layers = f.count_or("num_decoder_layers", c.layers);
-      x.encoder_sparse_step = c.experts ? switch_sparse_step(f, "num_sparse_encoder_layers", "encoder_sparse_step", c.layers) : 0;
+      x.encoder_sparse_step =
+          c.experts ? switch_sparse_step(f, "num_sparse_encoder_layers", "encoder_sparse_step", c.layers) : 0;
       x.decoder_sparse_step =
           c.experts ? switch_sparse_step(f, "num_sparse_decoder_layers", "decoder_sparse_step", x.decoder_layers) : 0;
       x.expert_capacity = f.count_or_zero("expert_capacity");
@@ -332,11 +336,14 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
   }
   // The sizes parse_config does not bound itself (it bounds hidden, layers, heads, intermediate and experts).
   constexpr std::int64_t kLimit = std::int64_t{1} << 20;  // keeps every product inside 64 bits
-  for (auto [name, v] : {std::pair{"d_kv", c.head_dim}, {"word_embed_proj_dim", x.embed_proj},
-                         {"num_decoder_layers", x.decoder_layers}, {"relative_attention_num_buckets", x.relative_buckets},
+  for (auto [name, v] : {std::pair{"d_kv", c.head_dim},
+                         {"word_embed_proj_dim", x.embed_proj},
+                         {"num_decoder_layers", x.decoder_layers},
+                         {"relative_attention_num_buckets", x.relative_buckets},
                          {"num_key_value_heads", c.kv_heads}})
     if (v > kLimit)
-      throw InputError("config '" + c.path + "': " + std::string(name) + " " + std::to_string(v) + " is implausibly large");
+      throw InputError("config '" + c.path + "': " + std::string(name) + " " + std::to_string(v) +
+                       " is implausibly large");
 }
 
 // Model types built by build_llama with their own variations: Gemma's GeGLU MLP (gelu on the gate), embeddings
