@@ -253,6 +253,7 @@ Advice advise(const PredictRequest& request) {
       t.runtime_version = other.framework == base.runtime.framework
                               ? (base.runtime.version.empty() ? base.runtime.default_version : base.runtime.version)
                               : "";
+      if (other.framework != base.runtime.framework) t.attention.clear();  // --attention is PyTorch's
       const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
       s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
         return fmt::format("fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB per step",

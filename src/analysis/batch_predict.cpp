@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "cost/attention_kernels.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -27,6 +28,10 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.model = row.model;
   if (!row.runtime.empty()) r.runtime = row.runtime;
   r.runtime_version = row.runtime_version;
+  if (!row.attention.empty()) {
+    parse_attention_impl(row.attention);  // a typo is the row's error
+    r.attention = row.attention;
+  }
   if (!row.mode.empty()) r.mode = row.mode;
   if (!row.precision.empty()) r.precision = row.precision;
   else if (row.mode == "prefill" || row.mode == "decode" || row.mode == "generate")

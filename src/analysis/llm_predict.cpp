@@ -491,6 +491,7 @@ Prediction predict_lora(const PredictRequest& request) {
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, true);
+  const AttentionPlan attention = attention_plan_for(r, runtime, device, true);
   if (r.seq == 0) r.seq = model.default_seq;
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   const std::int64_t rank = r.lora_rank;
@@ -501,7 +502,7 @@ Prediction predict_lora(const PredictRequest& request) {
   // Frozen weights stay in the compute precision (no fp32 masters, no gradients, no optimizer state); each
   // adapted projection W (k x n) gains A (k x r) and B (r x n), trained in fp32 with the optimizer.
   auto memory_at = [&](std::int64_t batch, std::int64_t* adapter_params) {
-    const Graph g = graph_as_run(model, ModelOptions{batch, r.seq}, runtime);
+    const Graph g = graph_as_run(model, ModelOptions{batch, r.seq}, runtime, attention);
     double adapters = 0, adapter_act = 0;
     for (const auto& op : g.ops)
       if (lora_target(op)) {
@@ -527,7 +528,7 @@ Prediction predict_lora(const PredictRequest& request) {
                              {"memory.lora_no_batch_fits", {{"model", r.model}, {"gpu", device.id}}});
   }
 
-  const Graph graph = graph_as_run(model, ModelOptions{r.batch, r.seq}, runtime);
+  const Graph graph = graph_as_run(model, ModelOptions{r.batch, r.seq}, runtime, attention);
   const KernelCostModel km(device, arch);
   const CostContext ctx{km, runtime, plan, true};
   const auto& cc = cost_constants();
@@ -588,6 +589,7 @@ Prediction predict_lora(const PredictRequest& request) {
   p.notes.push_back("LoRA rank " + std::to_string(rank) + " on every attention and MLP projection: " +
                     fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
                     fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");
+  if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   p.step = sum_step(std::move(entries), runtime);
   p.memory = memory_at(r.batch, nullptr);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
@@ -612,7 +614,7 @@ Prediction predict_inference(const PredictRequest& request) {
     r.runtime = "llama.cpp";
     notes.push_back("GGUF type " + weights.name + " runs with llama.cpp's kernels (--runtime llama.cpp)");
   }
-  const RuntimeProfile runtime = runtime_for(r);
+  RuntimeProfile runtime = runtime_for(r);
   const ArchitectureProfile arch = architecture_for(device);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   if (!model.decoder_llm)
@@ -663,6 +665,12 @@ Prediction predict_inference(const PredictRequest& request) {
   const double kv_bytes = kv_element_bytes(kv_name);
 
   const Graph probe = model.build(ModelOptions{1, 1});
+  const AttentionPlan attention = attention_plan_for(r, runtime, device, false);
+  runtime.llm_fused_attention = serving_attention_fused(attention, model, probe, runtime);
+  if (attention.impl != AttentionImpl::kRuntime)
+    notes.push_back("--attention " + std::string(attention_impl_name(attention.impl)) + ": " +
+                    (runtime.llm_fused_attention ? "one fused kernel per attention core (no score matrix in DRAM)"
+                                                 : "the eager kernels (scores through DRAM)"));
   const LlmShape shape = shape_of(probe);
   if (shape.positions > 0 && r.context + r.seq > shape.positions)
     throw InputError(model.id + ": context " + std::to_string(r.context) + " + " + std::to_string(r.seq) +

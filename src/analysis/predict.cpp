@@ -72,7 +72,8 @@ Prediction predict(const PredictRequest& request) {
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
   const MemoryOptions mem_opts = memory_options(r, optimizer);
 
-  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime); };
+  const AttentionPlan attention = attention_plan_for(r, runtime, device, training);
+  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime, attention); };
   if (plan.name == "int8" && !runtime.int8_convolution) check_int8_convolutions(build(1), runtime, device);
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
@@ -88,6 +89,7 @@ Prediction predict(const PredictRequest& request) {
   const CostContext ctx{kernels, runtime, plan, training};
 
   Prediction p = prediction_for(r, device, runtime, model);
+  if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   p.params = graph.params();
   p.precision_note = plan.note;
   p.precision_note_code = plan.note_code;

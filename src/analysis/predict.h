@@ -29,6 +29,7 @@ struct PredictRequest {
   std::string model = "resnet50";   // zoo id, config.json or .onnx path
   std::string runtime = "pytorch";
   std::string runtime_version;      // e.g. "2.3": applies the runtime's [[version]] rules ("" = profile default)
+  std::string attention;            // eager | sdpa | flash (Hugging Face attn_implementation); "" = the runtime's
   std::string mode = "train";       // train | infer | prefill | decode
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits

@@ -153,15 +153,88 @@ void check_int8_convolutions(const Graph& graph, const RuntimeProfile& runtime, 
                           {{"precision", "int8"}, {"runtime", runtime.id}, {"gpu", device.id}, {"engines", engines}}});
 }
 
-Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime) {
+AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& runtime, const DeviceSpec& device,
+                                 bool training) {
+  AttentionPlan plan;
+  plan.impl = parse_attention_impl(r.attention);
+  if (plan.impl == AttentionImpl::kRuntime) return plan;
+  if (runtime.framework != "pytorch")
+    throw InputError(
+        "--attention is Hugging Face's attn_implementation and applies to the PyTorch runtimes (pytorch, "
+        "pytorch-compile); " +
+        runtime.id + " runs attention its own way");
+  const auto& rules = attention_rules();
+  if (plan.impl != AttentionImpl::kEager && !r.runtime_version.empty() &&
+      compare_versions(r.runtime_version, rules.sdpa_min_version) < 0)
+    throw InputError("--attention " + std::string(attention_impl_name(plan.impl)) + " needs PyTorch " +
+                     rules.sdpa_min_version + " or newer (scaled_dot_product_attention); --runtime-version " +
+                     r.runtime_version + " has eager attention only");
+  plan.target = AttentionTarget{device.id, device.sm_version, attention_dtype(r.precision), training};
+  return plan;
+}
+
+namespace {
+
+void check_model_attention(const AttentionPlan& attention, const ModelSource& model) {
+  if (attention.impl != AttentionImpl::kRuntime && attention.impl != AttentionImpl::kEager &&
+      !model.eager_attention_only.empty())
+    throw UnsupportedError("--attention " + std::string(attention_impl_name(attention.impl)) + ": " +
+                           model.eager_attention_only + "; use --attention eager");
+}
+
+}  // namespace
+
+Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime,
+                   const AttentionPlan& attention) {
+  check_model_attention(attention, model);
   Graph g = model.build(options);
-  if (runtime.fused_attention)
-    for (auto& op : g.ops)
-      if (op.kind == OpKind::kAttention) {
-        op.attn.fused = true;
-        op.saves_output = false;  // as the builder marks a fused attention op
-      }
+  for (auto& op : g.ops) {
+    if (op.kind != OpKind::kAttention) continue;
+    if (attention.impl == AttentionImpl::kRuntime) {
+      if (runtime.fused_attention) op.attn.fused = true;
+    } else {
+      const AttentionKernel k = select_attention_kernel(attention.impl, op.attn, attention.target);
+      op.attn.fused = k != AttentionKernel::kUnfused;
+      op.attn.memory_efficient = k == AttentionKernel::kMemoryEfficient;
+    }
+    op.saves_output = !op.attn.fused;  // as the builder marks attention: unfused keeps the probabilities
+  }
   return g;
+}
+
+std::string attention_note(const AttentionPlan& attention, const Graph& graph) {
+  if (attention.impl == AttentionImpl::kRuntime) return "";
+  int flash = 0, efficient = 0, unfused = 0;
+  for (const auto& op : graph.ops)
+    if (op.kind == OpKind::kAttention) {
+      if (!op.attn.fused)
+        ++unfused;
+      else if (op.attn.memory_efficient)
+        ++efficient;
+      else
+        ++flash;
+    }
+  std::string kernels;
+  const auto add = [&](int n, const char* what) {
+    if (n > 0) kernels += (kernels.empty() ? "" : ", ") + std::string(what) + " for " + std::to_string(n);
+  };
+  add(flash, "FlashAttention-2");
+  add(efficient, "the memory-efficient kernel");
+  add(unfused, attention.impl == AttentionImpl::kEager ? "the eager kernels" : "the math fallback (eager kernels)");
+  if (kernels.empty()) return "";
+  return "--attention " + std::string(attention_impl_name(attention.impl)) + " on " + attention.target.gpu + " in " +
+         attention.target.dtype + ": " + kernels + " attention cores";
+}
+
+bool serving_attention_fused(const AttentionPlan& attention, const ModelSource& model, const Graph& probe,
+                             const RuntimeProfile& runtime) {
+  if (attention.impl == AttentionImpl::kRuntime) return runtime.llm_fused_attention;
+  check_model_attention(attention, model);
+  bool fused = false;
+  for (const auto& op : probe.ops)
+    if (op.kind == OpKind::kAttention)
+      fused = select_attention_kernel(attention.impl, op.attn, attention.target) != AttentionKernel::kUnfused;
+  return fused;
 }
 
 }  // namespace perfcast

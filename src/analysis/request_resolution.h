@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis/predict.h"
+#include "cost/attention_kernels.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
 #include "graph/op.h"
@@ -24,8 +25,29 @@ OptimizerKind optimizer_for(const PredictRequest& r, bool sequence_model);
 // What the memory estimate needs from the request: mode, optimizer step and state, checkpointing.
 MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer);
 
-// The model's graph as `runtime` executes it: a runtime with fused multi-head attention keeps scores on chip.
-Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime);
+// The request's --attention on this GPU and precision (data/attention.toml). InputError when the runtime is not
+// PyTorch's or its --runtime-version predates scaled_dot_product_attention.
+struct AttentionPlan {
+  AttentionImpl impl = AttentionImpl::kRuntime;  // kRuntime: the runtime profile decides (fused_attention)
+  AttentionTarget target;
+};
+AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& runtime, const DeviceSpec& device,
+                                 bool training);
+
+// The model's graph as `runtime` executes it: a runtime with fused multi-head attention keeps scores on chip;
+// with --attention each core runs the kernel the plan selects (UnsupportedError for flash that cannot run, or
+// sdpa/flash on a model whose code only has eager attention).
+Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const RuntimeProfile& runtime,
+                   const AttentionPlan& attention = {});
+
+// What --attention ran in `graph` for reports ("--attention sdpa: FlashAttention-2 for 12 attention cores");
+// "" when the runtime decides.
+std::string attention_note(const AttentionPlan& attention, const Graph& graph);
+
+// Serving (prefill/decode): whether the plan's kernel for the model's attention keeps scores on chip; the
+// runtime's llm_fused_attention when the plan is kRuntime.
+bool serving_attention_fused(const AttentionPlan& attention, const ModelSource& model, const Graph& probe,
+                             const RuntimeProfile& runtime);
 
 // --precision int8 on a runtime without CUDA INT8 convolution kernels (PyTorch eager, TensorFlow): UnsupportedError
 // naming the engines that have them, when the graph has convolutions.

@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "cost/attention_kernels.h"
 #include "import/model_source.h"
 
 namespace perfcast::cli {
@@ -93,6 +94,7 @@ PredictRequest RequestFlags::to_request() const {
   r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
+  parse_attention_impl(r.attention);  // a typo fails here, before any prediction
   r.optimizer_step = !no_optimizer_step;
   if (fused_optimizer && unfused_optimizer)
     throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
@@ -132,6 +134,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();
   app.add_option("--runtime-version", r.runtime_version,
                  "framework version, e.g. 2.3: applies the profile's version rules (TF32 defaults)");
+  app.add_option(
+      "--attention", r.attention,
+      "eager | sdpa | flash: Hugging Face's attn_implementation (eager kernels; PyTorch's "
+      "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
   app.add_flag("--fused-optimizer", f.fused_optimizer,

@@ -297,6 +297,9 @@ Tensor GraphBuilder::relu(const Tensor& x, bool in_place, const std::string& nam
   graph_.ops[static_cast<std::size_t>(y.id)].pointwise = PointwiseKind::kRelu;
   return y;
 }
+Tensor GraphBuilder::scale(const Tensor& x, const std::string& name) {
+  return elementwise(x, 1, false, false, false, name, "scale");
+}
 Tensor GraphBuilder::relu6(const Tensor& x, const std::string& name) {
   return elementwise(x, 2, false, true, true, name, "relu6");
 }

@@ -67,6 +67,7 @@ class GraphBuilder {
   Tensor dropout(const Tensor& x, const std::string& name = "");
   Tensor add(const Tensor& a, const Tensor& b, const std::string& name = "");  // residual add
   Tensor mul(const Tensor& a, const Tensor& b, const std::string& name = "");  // gating
+  Tensor scale(const Tensor& x, const std::string& name = "");  // times a constant (Gemma's embedding scale)
   Tensor lrn(const Tensor& x, std::int64_t size = 5, const std::string& name = "");  // local response norm
 
   // ---- pooling

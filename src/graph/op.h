@@ -74,6 +74,7 @@ struct AttentionGeometry {
   std::int64_t head_dim = 64;
   bool causal = false;
   bool fused = false;  // flash-style kernel: no materialised score matrix
+  bool memory_efficient = false;  // PyTorch's memory-efficient kernel, not FlashAttention (--attention sdpa)
   bool dropout = false;  // dropout on the probabilities in training (BERT/GPT-2 0.1; Llama-family 0: no kernel)
 };
 

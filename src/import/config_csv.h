@@ -23,6 +23,7 @@ struct ConfigRow {
   std::string strategy;                // optional column: gradient reduction with n_gpus > 1 (ddp, horovod, ...)
   std::string fused_optimizer;         // optional column: yes/no, the optimizer runs as one fused update kernel
   std::string grad_accum;              // optional column: micro-batches per weight update (gradient accumulation)
+  std::string attention;               // optional column: eager, sdpa or flash (Hugging Face attn_implementation)
   std::string notes;                   // optional free text describing the setup
   std::string metric;                  // only when read with measurements
   std::optional<double> measured;      // only when read with measurements

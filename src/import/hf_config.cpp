@@ -25,7 +25,30 @@ namespace {
 
 using nlohmann::json;
 
-enum class Family { kLlama, kGpt2, kBert };
+enum class Family { kLlama, kGpt2, kBert, kOpt, kSwitch, kFalcon, kPhi };
+
+// What the families read by parse_more_families (OPT, Switch Transformers, Falcon, Phi) and the LLaMA-style
+// variants (Gemma) add to the common fields.
+struct FamilyExtras {
+  std::string act = "silu";    // MLP activation: relu, gelu (gelu_new, gelu_pytorch_tanh), silu
+  bool layer_norm = false;     // LayerNorm with bias (OPT, Falcon, Phi) instead of RMSNorm
+  bool pre_ln = true;          // OPT do_layer_norm_before
+  bool parallel_attn = false;  // Falcon, Phi: attention and MLP read the same normed input, both added
+  bool two_norms = false;      // Falcon new_decoder_architecture: ln_attn and ln_mlp
+  bool attn_bias = false;      // q/k/v projections
+  bool out_bias = false;       // attention output projection
+  bool lm_head_bias = false;   // Phi
+  bool rotary = true;          // rotary positions (OPT: learned, ALiBi Falcon: none)
+  bool embed_scale = false;    // Gemma: embeddings times sqrt(hidden)
+  bool embed_dropout = false, resid_dropout = false, attn_dropout = false;  // dropout > 0 in training
+  std::int64_t positions_offset = 0;  // OPT: max_position_embeddings + 2 learned positions
+  std::int64_t embed_proj = 0;        // OPT word_embed_proj_dim (project_in/out when it differs from hidden)
+  // Switch Transformers (T5-style encoder-decoder).
+  std::int64_t decoder_layers = 0;
+  std::int64_t encoder_sparse_step = 0, decoder_sparse_step = 0;  // layer i is sparse when i % step == 1 (0: none)
+  std::int64_t expert_capacity = 0;                               // tokens per expert per sequence (0: unlimited)
+  std::int64_t relative_buckets = 32;
+};
 
 struct HfConfig {
   Family family = Family::kLlama;
@@ -43,6 +66,7 @@ struct HfConfig {
   std::int64_t sparse_step = 1, first_dense = 0;
   std::set<std::int64_t> dense_layers;
   std::vector<std::string> notes;
+  FamilyExtras x;
 
   bool moe_layer(std::int64_t l) const {
     if (experts == 0 || l < first_dense || dense_layers.count(l)) return false;
@@ -146,8 +170,190 @@ json read_json(const std::string& path) {
 
 // Model types built as LLaMA-style decoders: RMSNorm, rotary positions, SwiGLU MLP, optional GQA and MoE.
 const std::set<std::string>& llama_like_types() {
-  static const std::set<std::string> types{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"};
+  static const std::set<std::string> types{"llama", "mistral",   "mixtral", "qwen2", "qwen2_moe",
+                                           "qwen3", "qwen3_moe", "gemma",   "phi3"};
   return types;
+}
+
+// ---- OPT, Switch Transformers, Falcon, Phi and the Gemma variant: field mapping ----------------------------
+
+Family family_of_more_types(const std::string& model_type, Family fallback) {
+  if (model_type == "opt") return Family::kOpt;
+  if (model_type == "switch_transformers") return Family::kSwitch;
+  if (model_type == "falcon" || model_type == "RefinedWeb" || model_type == "RefinedWebModel") return Family::kFalcon;
+  if (model_type == "phi") return Family::kPhi;
+  return fallback;
+}
+
+bool is_more_family(Family f) {
+  return f == Family::kOpt || f == Family::kSwitch || f == Family::kFalcon || f == Family::kPhi;
+}
+
+// A probability or factor field (dropout, partial_rotary_factor): a number in [0, 1].
+double fraction_or(const Fields& f, const std::string& key, double fallback, const std::string& path) {
+  const json* v = f.find(key);
+  if (!v) return fallback;
+  if (!v->is_number() || v->get<double>() < 0 || v->get<double>() > 1)
+    throw InputError("config '" + path + "': field '" + key + "' must be a number from 0 to 1, got " + v->dump());
+  return v->get<double>();
+}
+
+// The MLP activation named by a config (activation_function, hidden_act, hidden_activation, dense_act_fn).
+std::string activation_of(const Fields& f, const std::vector<std::string>& keys, const std::string& fallback,
+                          const std::string& path) {
+  for (const auto& k : keys) {
+    if (!f.has(k)) continue;
+    const std::string a = f.text_or(k, "");
+    if (a == "relu") return "relu";
+    if (a == "gelu" || a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast") return "gelu";
+    if (a == "silu" || a == "swish") return "silu";
+    throw InputError("config '" + path + "': activation '" + a + "' in field '" + k +
+                     "' is not modelled (relu, gelu, gelu_new, gelu_pytorch_tanh, silu)");
+  }
+  return fallback;
+}
+
+// Switch Transformers sparse layers (SwitchTransformersConfig): with num_sparse_*_layers > 0 every
+// (layers / sparse)-th layer is sparse, SwitchTransformersStack taking layer i when i % step == 1 (every layer
+// for step 1); 0 sparse layers leaves the stack dense.
+std::int64_t switch_sparse_step(const Fields& f, const std::string& sparse_key, const std::string& step_key,
+                                std::int64_t layers) {
+  if (f.has(sparse_key)) {
+    const std::int64_t sparse = f.count_or_zero(sparse_key);
+    return sparse == 0 ? 0 : std::max<std::int64_t>(1, layers / sparse);
+  }
+  return f.count_or_zero(step_key);
+}
+
+bool switch_sparse_layer(std::int64_t l, std::int64_t step) { return step > 0 && (step == 1 || l % step == 1); }
+
+void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>& missing) {
+  auto& x = c.x;
+  x.layer_norm = true;
+  x.act = "gelu";
+  switch (c.family) {
+    case Family::kOpt:
+      // transformers OPTConfig / OPTDecoder: learned positions with an offset of 2, biases everywhere, the
+      // embeddings (word_embed_proj_dim) projected in and out when narrower than the model (opt-350m).
+      c.hidden = f.count("hidden_size", missing);
+      c.layers = f.count("num_hidden_layers", missing);
+      c.heads = c.kv_heads = f.count("num_attention_heads", missing);
+      c.intermediate = f.count("ffn_dim", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count("max_position_embeddings", missing);
+      x.embed_proj = f.count_or("word_embed_proj_dim", c.hidden);
+      x.pre_ln = f.flag_or("do_layer_norm_before", true);
+      x.act = activation_of(f, {"activation_function"}, "relu", c.path);
+      x.attn_bias = x.out_bias = c.mlp_bias = f.flag_or("enable_bias", true);
+      x.rotary = false;
+      x.positions_offset = 2;
+      x.embed_dropout = x.resid_dropout = fraction_or(f, "dropout", 0.1, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      break;
+    case Family::kFalcon: {
+      // transformers FalconConfig / FalconDecoderLayer (and the older RefinedWeb field names): one fused
+      // query_key_value projection, multi-query (one key/value head) or, with new_decoder_architecture, grouped
+      // key/value heads and separate ln_attn / ln_mlp; parallel attention and MLP; GELU MLP of 4x hidden.
+      c.hidden = f.count_any({"hidden_size", "n_embed"}, missing);
+      c.layers = f.count_any({"num_hidden_layers", "n_layer"}, missing);
+      c.heads = f.count_any({"num_attention_heads", "n_head"}, missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("max_position_embeddings", 0);
+      const bool new_arch = f.flag_or("new_decoder_architecture", false);
+      if (new_arch)
+        c.kv_heads = f.count_any({"num_kv_heads", "n_head_kv"}, missing);
+      else
+        c.kv_heads = f.flag_or("multi_query", true) ? 1 : c.heads;
+      if (c.heads > 0 && c.hidden > 0) c.intermediate = f.count_or("ffn_hidden_size", 4 * c.hidden);
+      x.two_norms = new_arch && f.count_or("num_ln_in_parallel_attn", 2) == 2;
+      x.parallel_attn = new_arch || f.flag_or("parallel_attn", true);
+      x.attn_bias = x.out_bias = c.mlp_bias = f.flag_or("bias", false);
+      if (f.flag_or("alibi", false)) {
+        x.rotary = false;
+        c.notes.push_back("ALiBi position biases are added to the attention scores: not costed");
+      }
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "hidden_dropout", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      break;
+    }
+    case Family::kPhi:
+      // transformers PhiConfig / PhiDecoderLayer (phi-1, phi-1.5, phi-2): LayerNorm, q/k/v and dense with bias,
+      // partial rotary embedding, parallel attention and GELU MLP, an LM head with bias.
+      c.hidden = f.count("hidden_size", missing);
+      c.layers = f.count("num_hidden_layers", missing);
+      c.heads = f.count("num_attention_heads", missing);
+      c.intermediate = f.count("intermediate_size", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.kv_heads = f.count_or("num_key_value_heads", c.heads);
+      c.max_positions = f.count_or("max_position_embeddings", 0);
+      x.act = activation_of(f, {"hidden_act"}, "gelu", c.path);
+      x.parallel_attn = true;
+      x.attn_bias = x.out_bias = c.mlp_bias = x.lm_head_bias = true;
+      if (fraction_or(f, "partial_rotary_factor", 0.5, c.path) < 1)
+        c.notes.push_back("partial rotary embedding (partial_rotary_factor) costed as a pass over all of q and k");
+      if (f.flag_or("qk_layernorm", false)) c.notes.push_back("qk_layernorm: the q and k LayerNorms are not costed");
+      x.embed_dropout = fraction_or(f, "embd_pdrop", 0.0, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "resid_pdrop", 0.0, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", false);
+      break;
+    case Family::kSwitch: {
+      // transformers SwitchTransformersConfig / SwitchTransformersForConditionalGeneration: a T5 encoder and
+      // decoder (RMS layer norms, no biases, relative position buckets), every n-th feed-forward replaced by
+      // top-1 routed experts of the same width.
+      c.hidden = f.count("d_model", missing);
+      c.layers = f.count("num_layers", missing);
+      c.heads = f.count("num_heads", missing);
+      c.head_dim = f.count("d_kv", missing);
+      c.intermediate = f.count("d_ff", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.kv_heads = c.heads;
+      c.experts = f.count_or_zero("num_experts");
+      c.experts_per_tok = 1;  // SwitchTransformersTop1Router
+      c.expert_ffn = c.intermediate;
+      x.layer_norm = false;
+      x.act = activation_of(f, {"dense_act_fn", "feed_forward_proj"}, "relu", c.path);
+      if (f.flag_or("is_gated_act", false))
+        throw UnsupportedError("config '" + c.path +
+                               "': gated feed-forward (is_gated_act) Switch Transformers are not modelled");
+      x.decoder_layers = f.count_or("num_decoder_layers", c.layers);
+      x.encoder_sparse_step =
+          c.experts ? switch_sparse_step(f, "num_sparse_encoder_layers", "encoder_sparse_step", c.layers) : 0;
+      x.decoder_sparse_step =
+          c.experts ? switch_sparse_step(f, "num_sparse_decoder_layers", "decoder_sparse_step", x.decoder_layers) : 0;
+      x.expert_capacity = f.count_or_zero("expert_capacity");
+      x.relative_buckets = f.count_or("relative_attention_num_buckets", 32);
+      x.rotary = false;
+      x.embed_dropout = x.resid_dropout = x.attn_dropout = fraction_or(f, "dropout_rate", 0.1, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      if (f.flag_or("router_bias", false)) c.notes.push_back("router_bias: the router's bias is not counted");
+      break;
+    }
+    default:
+      break;
+  }
+  // The sizes parse_config does not bound itself (it bounds hidden, layers, heads, intermediate and experts).
+  constexpr std::int64_t kLimit = std::int64_t{1} << 20;  // keeps every product inside 64 bits
+  for (auto [name, v] : {std::pair{"d_kv", c.head_dim},
+                         {"word_embed_proj_dim", x.embed_proj},
+                         {"num_decoder_layers", x.decoder_layers},
+                         {"relative_attention_num_buckets", x.relative_buckets},
+                         {"num_key_value_heads", c.kv_heads}})
+    if (v > kLimit)
+      throw InputError("config '" + c.path + "': " + std::string(name) + " " + std::to_string(v) +
+                       " is implausibly large");
+}
+
+// Model types built by build_llama with their own variations: Gemma's GeGLU MLP (gelu on the gate), embeddings
+// scaled by sqrt(hidden) and tied LM head by default (transformers GemmaConfig / GemmaModel).
+void apply_llama_variants(HfConfig& c, const Fields& f) {
+  if (c.model_type == "gemma") {
+    c.x.act = activation_of(f, {"hidden_activation", "hidden_act"}, "gelu", c.path);
+    c.x.embed_scale = true;
+    c.tied = f.flag_or("tie_word_embeddings", true);
+  }
 }
 
 HfConfig parse_config(const std::string& path) {
@@ -164,13 +370,16 @@ HfConfig parse_config(const std::string& path) {
   if (c.model_type == "gpt2" || (c.model_type.empty() && f.has("n_embd"))) c.family = Family::kGpt2;
   else if (c.model_type == "bert") c.family = Family::kBert;
   else c.family = Family::kLlama;
+  c.family = family_of_more_types(c.model_type, c.family);
   if (c.family == Family::kLlama && !c.model_type.empty() && !llama_like_types().count(c.model_type))
     c.notes.push_back("model_type '" + c.model_type + "' is built as a LLaMA-style decoder (RMSNorm, rotary, SwiGLU)");
   if (f.has("kv_lora_rank"))
     throw UnsupportedError("config '" + path + "': multi-head latent attention (kv_lora_rank) is not modelled");
 
   std::vector<std::string> missing;
-  if (c.family == Family::kGpt2) {
+  if (is_more_family(c.family)) {
+    parse_more_families(c, f, missing);
+  } else if (c.family == Family::kGpt2) {
     c.hidden = f.count_any({"n_embd", "hidden_size"}, missing);
     c.layers = f.count_any({"n_layer", "num_hidden_layers"}, missing);
     c.heads = f.count_any({"n_head", "num_attention_heads"}, missing);
@@ -224,6 +433,7 @@ HfConfig parse_config(const std::string& path) {
       }
     }
   }
+  if (c.family == Family::kLlama) apply_llama_variants(c, f);
   if (!missing.empty())
     throw InputError("config '" + path + "' (" + (c.model_type.empty() ? "no model_type" : c.model_type) +
                      ") lacks the field" + (missing.size() > 1 ? "s " : " ") + join(missing));
@@ -296,6 +506,7 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
   b.set_sequence(seq);
   Tensor ids = b.input({seq}, 4);
   Tensor x = b.embedding(ids, c.vocab, c.hidden, "token_embd");
+  if (c.x.embed_scale) x = b.scale(x, "token_embd_scale");
   std::vector<int> expert_ops;
   for (std::int64_t l = 0; l < c.layers; ++l) {
     b.set_scope("blk." + std::to_string(l) + ".");
@@ -316,7 +527,8 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
     } else {
       Tensor g = b.linear(h, c.intermediate, c.mlp_bias, "ffn_gate");
       Tensor u = b.linear(h, c.intermediate, c.mlp_bias, "ffn_up");
-      f = b.linear(b.mul(b.silu(g, "ffn_silu"), u, "ffn_mul"), c.hidden, c.mlp_bias, "ffn_down");
+      const Tensor act = c.x.act == "gelu" ? b.gelu(g, "ffn_gelu") : b.silu(g, "ffn_silu");
+      f = b.linear(b.mul(act, u, "ffn_mul"), c.hidden, c.mlp_bias, "ffn_down");
     }
     x = b.add(x, f, "ffn_residual");
   }
@@ -354,12 +566,192 @@ Graph build_bert(const HfConfig& c, const std::string& id, const ModelOptions& o
   return bert_pretraining_graph(id, d, seq, o.batch);
 }
 
+// ---- OPT, Falcon, Phi: GPT-style decoders with LayerNorm -------------------------------------------------
+// transformers OPTDecoderLayer (sequential, pre- or post-LN), FalconDecoderLayer and PhiDecoderLayer (attention
+// and MLP in parallel from the same normed input). Op names follow llama.cpp's GGUF tensor names as in
+// build_llama, so that serving and quantized weights work the same; learned positions are "wpe" as in GPT-2.
+
+Tensor norm_of(GraphBuilder& b, const Tensor& x, const HfConfig& c, const std::string& name) {
+  return c.x.layer_norm ? b.layer_norm(x, name) : b.rms_norm(x, name);
+}
+
+Tensor activation(GraphBuilder& b, const Tensor& x, const std::string& act) {
+  if (act == "relu") return b.relu(x, /*in_place=*/false, "ffn_relu");
+  if (act == "silu") return b.silu(x, "ffn_silu");
+  return b.gelu(x, "ffn_gelu");
+}
+
+Tensor plain_mlp(GraphBuilder& b, const Tensor& h, const HfConfig& c) {
+  Tensor u = activation(b, b.linear(h, c.intermediate, c.mlp_bias, "ffn_up"), c.x.act);
+  return b.linear(u, c.hidden, c.mlp_bias, "ffn_down");
+}
+
+Graph build_gpt_style(const HfConfig& c, const std::string& id, const ModelOptions& o) {
+  const auto& x_ = c.x;
+  const bool learned = x_.positions_offset > 0;
+  const std::int64_t seq = sequence_length(c, id, o, learned);
+  GraphBuilder b(id, o.batch);
+  b.set_sequence(seq);
+  Tensor ids = b.input({seq}, 8);
+  const std::int64_t embed_dim = x_.embed_proj > 0 ? x_.embed_proj : c.hidden;
+  Tensor x = b.embedding(ids, c.vocab, embed_dim, "token_embd");
+  if (embed_dim != c.hidden) x = b.linear(x, c.hidden, false, "project_in");
+  if (learned) x = b.add(x, b.embedding(ids, c.max_positions + x_.positions_offset, c.hidden, "wpe"), "add_wpe");
+  if (x_.embed_dropout) x = b.dropout(x, "embd_dropout");
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    b.set_scope("blk." + std::to_string(l) + ".");
+    const Tensor h = x_.pre_ln ? norm_of(b, x, c, "attn_norm") : x;
+    Tensor q = b.linear(h, c.heads * c.head_dim, x_.attn_bias, "attn_q");
+    Tensor k = b.linear(h, c.kv_heads * c.head_dim, x_.attn_bias, "attn_k");
+    Tensor v = b.linear(h, c.kv_heads * c.head_dim, x_.attn_bias, "attn_v");
+    if (x_.rotary) {  // as in build_llama: one elementwise pass over q and over k
+      q = b.add(q, q, "rope_q");
+      k = b.add(k, k, "rope_k");
+    }
+    Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn", x_.attn_dropout);
+    a = b.linear(a, c.hidden, x_.out_bias, "attn_output");
+    if (x_.resid_dropout) a = b.dropout(a, "attn_resid_dropout");
+    if (x_.parallel_attn) {
+      Tensor m = plain_mlp(b, x_.two_norms ? norm_of(b, x, c, "ffn_norm") : h, c);
+      if (x_.resid_dropout) m = b.dropout(m, "ffn_resid_dropout");
+      x = b.add(b.add(x, a, "attn_residual"), m, "ffn_residual");
+    } else {
+      x = b.add(x, a, "attn_residual");
+      if (!x_.pre_ln) x = norm_of(b, x, c, "attn_norm");
+      Tensor m = plain_mlp(b, x_.pre_ln ? norm_of(b, x, c, "ffn_norm") : x, c);
+      if (x_.resid_dropout) m = b.dropout(m, "ffn_resid_dropout");
+      x = b.add(x, m, "ffn_residual");
+      if (!x_.pre_ln) x = norm_of(b, x, c, "ffn_norm");
+    }
+  }
+  b.set_scope("");
+  if (x_.pre_ln) x = norm_of(b, x, c, "output_norm");  // OPT without do_layer_norm_before has no final norm
+  if (embed_dim != c.hidden) x = b.linear(x, embed_dim, false, "project_out");
+  Tensor logits = b.linear(x, c.vocab, x_.lm_head_bias, "output", /*tied_weight=*/c.tied);
+  b.cross_entropy(logits);
+  return b.finish();
+}
+
+// ---- Switch Transformers: T5 encoder-decoder with top-1 routed experts ----------------------------------------
+// transformers SwitchTransformersForConditionalGeneration: shared token embedding; per block RMS layer norm ->
+// self-attention (q/k/v/o without bias, heads x d_kv; scores plus a relative position bias, no 1/sqrt(d) scale)
+// -> dropout -> residual; the decoder adds cross-attention over the encoder output; then the feed-forward: dense
+// (wi -> ReLU -> wo) or sparse (router in fp32, top-1 dispatch, each expert's wi/wo, combine). The decoder runs
+// over as many tokens as the encoder. The tied LM head rescales its input by d_model^-0.5.
+
+Tensor t5_attention(GraphBuilder& b, const Tensor& x, const Tensor& kv, const HfConfig& c, bool causal,
+                    const std::string& name) {
+  const std::int64_t inner = c.heads * c.head_dim;
+  Tensor q = b.linear(x, inner, false, name + ".q");
+  Tensor k = b.linear(kv, inner, false, name + ".k");
+  Tensor v = b.linear(kv, inner, false, name + ".v");
+  Tensor a = b.attention(q, k, v, c.heads, c.heads, causal, /*fused=*/false, name + ".core", c.x.attn_dropout);
+  return b.linear(a, c.hidden, false, name + ".o");
+}
+
+// The sparse MLP: the router, a copy of every token to its expert, the experts' wi -> ReLU -> wo over the routed
+// rows and the combine. Expert GEMMs are listed in `expert_ops` to take the experts' weights after finish().
+Tensor switch_sparse_mlp(GraphBuilder& b, const Tensor& h, const HfConfig& c, std::vector<int>& expert_ops) {
+  Tensor router = b.linear(h, c.experts, false, "mlp.router.classifier");
+  b.softmax(router, "mlp.router.softmax");
+  Tensor routed = b.upsample(h, 1, "mlp.dispatch");
+  Tensor wi = b.linear(routed, c.expert_ffn, false, "mlp.experts.wi");
+  expert_ops.push_back(wi.id);
+  Tensor u = activation(b, wi, c.x.act);
+  if (c.x.resid_dropout) u = b.dropout(u, "mlp.experts.dropout");
+  Tensor wo = b.linear(u, c.hidden, false, "mlp.experts.wo");
+  expert_ops.push_back(wo.id);
+  return b.scale(wo, "mlp.combine");  // each token's output times its router probability
+}
+
+// Tokens per sample when --seq is not given: the 512-token inputs of the Switch Transformer's pre-training
+// (Fedus, Zoph and Shazeer, JMLR 2022, arXiv:2101.03961, as T5: Raffel et al. 2020).
+constexpr std::int64_t kSwitchDefaultSeq = 512;
+
+Graph build_switch(const HfConfig& c, const std::string& id, const ModelOptions& o) {
+  if (o.seq < 0) throw InputError(id + ": sequence length must be positive, got " + std::to_string(o.seq));
+  const std::int64_t seq = o.seq == 0 ? kSwitchDefaultSeq : o.seq;
+  const auto& x_ = c.x;
+  GraphBuilder b(id, o.batch);
+  b.set_sequence(seq);
+  std::vector<int> expert_ops;
+  const auto ff = [&](const Tensor& x, bool sparse) {
+    const Tensor h = b.rms_norm(x, "layer_norm.ff");
+    Tensor f;
+    if (sparse) {
+      f = switch_sparse_mlp(b, h, c, expert_ops);
+    } else {
+      Tensor u = activation(b, b.linear(h, c.intermediate, false, "DenseReluDense.wi"), x_.act);
+      if (x_.resid_dropout) u = b.dropout(u, "DenseReluDense.dropout");
+      f = b.linear(u, c.hidden, false, "DenseReluDense.wo");
+    }
+    if (x_.resid_dropout) f = b.dropout(f, "ff.dropout");
+    return b.add(x, f, "ff.residual");
+  };
+
+  Tensor src = b.input({seq}, 8);
+  Tensor x = b.embedding(src, c.vocab, c.hidden, "shared");
+  if (x_.embed_dropout) x = b.dropout(x, "encoder.dropout");
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    b.set_scope("encoder.block." + std::to_string(l) + ".");
+    if (l == 0) b.embedding(src, x_.relative_buckets, c.heads, "relative_attention_bias");
+    const Tensor hs = b.rms_norm(x, "layer_norm.self");
+    Tensor a = t5_attention(b, hs, hs, c, false, "SelfAttention");
+    if (x_.resid_dropout) a = b.dropout(a, "self.dropout");
+    x = b.add(x, a, "self.residual");
+    x = ff(x, switch_sparse_layer(l, x_.encoder_sparse_step));
+  }
+  b.set_scope("encoder.");
+  Tensor enc = b.rms_norm(x, "final_layer_norm");
+  if (x_.embed_dropout) enc = b.dropout(enc, "final_dropout");
+
+  Tensor tgt = b.input({seq}, 8);
+  b.set_scope("decoder.");
+  Tensor y = b.embedding(tgt, c.vocab, c.hidden, "embed_tokens");
+  const int decoder_embedding = y.id;
+  if (x_.embed_dropout) y = b.dropout(y, "dropout");
+  for (std::int64_t l = 0; l < x_.decoder_layers; ++l) {
+    b.set_scope("decoder.block." + std::to_string(l) + ".");
+    if (l == 0) b.embedding(tgt, x_.relative_buckets, c.heads, "relative_attention_bias");
+    const Tensor hs = b.rms_norm(y, "layer_norm.self");
+    Tensor a = t5_attention(b, hs, hs, c, true, "SelfAttention");
+    if (x_.resid_dropout) a = b.dropout(a, "self.dropout");
+    y = b.add(y, a, "self.residual");
+    Tensor ca = t5_attention(b, b.rms_norm(y, "layer_norm.cross"), enc, c, false, "EncDecAttention");
+    if (x_.resid_dropout) ca = b.dropout(ca, "cross.dropout");
+    y = b.add(y, ca, "cross.residual");
+    y = ff(y, switch_sparse_layer(l, x_.decoder_sparse_step));
+  }
+  b.set_scope("decoder.");
+  y = b.rms_norm(y, "final_layer_norm");
+  if (x_.embed_dropout) y = b.dropout(y, "final_dropout");
+  b.set_scope("");
+  if (c.tied) y = b.scale(y, "lm_head_rescale");
+  Tensor logits = b.linear(y, c.vocab, false, "lm_head", /*tied_weight=*/c.tied);
+  b.cross_entropy(logits);
+  Graph g = b.finish();
+  // The decoder reads the shared embedding: its table is the encoder's.
+  g.ops[static_cast<std::size_t>(decoder_embedding)].params = 0;
+  // transformers runs the experts in a Python loop: per expert, its tokens through wi and wo (one launch each),
+  // at most expert_capacity tokens of every sequence.
+  for (int i : expert_ops) {
+    Op& op = g.ops[static_cast<std::size_t>(i)];
+    std::int64_t rows = (op.mm.m + c.experts - 1) / c.experts;
+    if (x_.expert_capacity > 0) rows = std::min(rows, x_.expert_capacity * o.batch);
+    op.params *= c.experts;
+    op.repeats = c.experts;
+    op.mm.m = rows;
+  }
+  return g;
+}
+
 std::string describe(const HfConfig& c) {
   std::ostringstream s;
   const std::string type = c.model_type.empty() ? (c.family == Family::kGpt2 ? "gpt2" : "decoder") : c.model_type;
   s << type << ": " << c.layers << " layers, d=" << c.hidden << ", " << c.heads << " heads";
   if (c.kv_heads != c.heads) s << " (" << c.kv_heads << " kv)";
   if (c.head_dim * c.heads != c.hidden) s << ", head_dim " << c.head_dim;
+  if (c.family == Family::kSwitch) s << ", " << c.x.decoder_layers << " decoder layers";
   if (c.experts > 0)
     s << ", " << c.experts << " experts (top-" << c.experts_per_tok << ", ffn " << c.expert_ffn << ")";
   else
@@ -394,6 +786,22 @@ ModelSource model_from_hf_config(const std::string& path) {
       m.decoder_llm = true;
       m.default_seq = std::min<std::int64_t>(c.max_positions ? c.max_positions : 2048, 2048);
       m.build = [c, path](const ModelOptions& o) { return build_llama(c, path, o); };
+      break;
+    case Family::kOpt:
+    case Family::kFalcon:
+    case Family::kPhi:
+      m.family = "llm";
+      m.decoder_llm = true;
+      m.default_seq = std::min<std::int64_t>(c.max_positions ? c.max_positions : 2048, 2048);
+      m.build = [c, path](const ModelOptions& o) { return build_gpt_style(c, path, o); };
+      break;
+    case Family::kSwitch:
+      m.family = "transformer";
+      m.default_seq = kSwitchDefaultSeq;
+      m.eager_attention_only =
+          "Hugging Face's switch_transformers has eager attention only (its relative position bias is added to the "
+          "scores; attn_implementation 'sdpa' and 'flash_attention_2' are refused)";
+      m.build = [c, path](const ModelOptions& o) { return build_switch(c, path, o); };
       break;
   }
   return m;

@@ -20,6 +20,9 @@ struct ModelSource {
   std::int64_t natural_batch = 0;  // the batch the source was recorded at (a trace), 0 when it has none
   std::function<Graph(const ModelOptions&)> build;
   std::vector<std::string> uncosted;  // importer notes: ops that could not be costed, with counts
+  // Why the model's code runs only its own (eager) attention, as Hugging Face's T5-style models do ("" when
+  // --attention sdpa and flash apply).
+  std::string eager_attention_only;
 };
 
 // Extra inputs some importers need (ONNX dynamic dimensions given as --dim name=value).

@@ -155,7 +155,7 @@ void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& 
                           &row.layout,       &row.host,           &row.host_cores,
                           &row.gpu_decode,   &row.prefetch,       &row.context,
                           &row.kv_precision, &row.strategy,       &row.fused_optimizer,
-                          &row.grad_accum})
+                          &row.grad_accum,   &row.attention})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;

@@ -1,0 +1,151 @@
+#include "cost/attention_kernels.h"
+
+#include <algorithm>
+
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+std::vector<std::string> texts(const TomlFields& f, std::string_view key) {
+  std::vector<std::string> out;
+  const auto* arr = f.raw()[key].as_array();
+  if (!arr) f.fail(key, "is missing or not a list of strings");
+  for (const auto& e : *arr) {
+    const auto v = e.value<std::string>();
+    if (!v) f.fail(key, "must be a list of strings");
+    out.push_back(*v);
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> pair_of(const TomlFields& f, std::string_view key) {
+  std::vector<T> out;
+  const auto* arr = f.raw()[key].as_array();
+  if (!arr || arr->size() != 2) f.fail(key, "must be a list of two integers");
+  for (const auto& e : *arr) {
+    const auto v = e.value<std::int64_t>();
+    if (!v) f.fail(key, "must be a list of two integers");
+    out.push_back(static_cast<T>(*v));
+  }
+  return out;
+}
+
+AttentionRules load() {
+  const auto path = data_dir() / "attention.toml";
+  const toml::table root = parse_toml_file(path);
+  const TomlFields top(root, path.string());
+  AttentionRules r;
+  r.sdpa_min_version = top.text("sdpa_min_version");
+  const TomlFields fl(top.table("flash"), path.string() + " [flash]");
+  r.flash_min_sm = static_cast<int>(fl.number("min_sm"));
+  r.flash_precisions = texts(fl, "precisions");
+  r.flash_max_head_dim = static_cast<std::int64_t>(fl.number("max_head_dim"));
+  r.flash_training_gap_sm = pair_of<int>(fl, "consumer_training_gap_sm");
+  r.flash_training_gap_head_dim = pair_of<std::int64_t>(fl, "consumer_training_gap_head_dim");
+  const TomlFields me(top.table("memory_efficient"), path.string() + " [memory_efficient]");
+  r.mem_efficient_min_sm = static_cast<int>(me.number("min_sm"));
+  r.mem_efficient_precisions_below_sm80 = texts(me, "precisions_below_sm80");
+  r.mem_efficient_precisions_sm80 = texts(me, "precisions_sm80");
+  r.tensor_core_alignment_bits = static_cast<int>(me.number("tensor_core_alignment_bits"));
+  r.min_alignment_elems_sm80 = static_cast<std::int64_t>(me.number("min_alignment_elems_sm80"));
+  r.mem_efficient_relative_rate = me.number("relative_rate");
+  if (r.mem_efficient_relative_rate <= 0 || r.mem_efficient_relative_rate > 1)
+    me.fail("relative_rate", "must be in (0, 1]");
+  return r;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string sm_text(int sm) { return "sm_" + std::to_string(sm); }
+
+// The memory-efficient (xFormers CUTLASS) kernel: architectures, element types and the head_dim alignment of
+// its GEMMs (sdp_utils.cpp minimum_gemm_alignment).
+bool memory_efficient_runs(const AttentionGeometry& a, const AttentionTarget& t) {
+  const auto& r = attention_rules();
+  if (t.sm_version < r.mem_efficient_min_sm) return false;
+  const bool sm80 = t.sm_version >= 80;
+  if (!contains(sm80 ? r.mem_efficient_precisions_sm80 : r.mem_efficient_precisions_below_sm80, t.dtype)) return false;
+  const bool half = t.dtype != "fp32";
+  const bool tensor_cores = sm80 || (t.sm_version >= 70 && half);
+  std::int64_t align = sm80 ? r.min_alignment_elems_sm80 : 1;
+  if (tensor_cores) align = std::max<std::int64_t>(align, r.tensor_core_alignment_bits / (half ? 16 : 32));
+  return a.head_dim % align == 0;
+}
+
+}  // namespace
+
+const AttentionRules& attention_rules() {
+  static const AttentionRules r = load();
+  return r;
+}
+
+AttentionImpl parse_attention_impl(std::string_view name) {
+  if (name.empty()) return AttentionImpl::kRuntime;
+  if (name == "eager") return AttentionImpl::kEager;
+  if (name == "sdpa") return AttentionImpl::kSdpa;
+  if (name == "flash" || name == "flash_attention_2") return AttentionImpl::kFlash;
+  throw_unknown("attention implementation", name, {"eager", "sdpa", "flash"});
+}
+
+std::string_view attention_impl_name(AttentionImpl impl) {
+  switch (impl) {
+    case AttentionImpl::kEager:
+      return "eager";
+    case AttentionImpl::kSdpa:
+      return "sdpa";
+    case AttentionImpl::kFlash:
+      return "flash";
+    case AttentionImpl::kRuntime:
+      break;
+  }
+  return "runtime";
+}
+
+std::string attention_dtype(std::string_view precision) {
+  if (precision == "fp32" || precision == "tf32") return "fp32";
+  if (precision == "bf16" || precision == "amp-bf16") return "bf16";
+  return "fp16";
+}
+
+std::string flash_refusal(const AttentionGeometry& a, const AttentionTarget& t) {
+  const auto& r = attention_rules();
+  if (t.sm_version < r.flash_min_sm)
+    return "FlashAttention-2 needs " + sm_text(r.flash_min_sm) + " or newer; " + t.gpu + " is " + sm_text(t.sm_version);
+  if (!contains(r.flash_precisions, t.dtype))
+    return "FlashAttention-2 runs fp16 and bf16 only, not " + t.dtype +
+           " (use --precision amp, amp-bf16, fp16 or bf16)";
+  if (a.head_dim > r.flash_max_head_dim)
+    return "FlashAttention-2 takes head dimensions up to " + std::to_string(r.flash_max_head_dim) + ", not " +
+           std::to_string(a.head_dim);
+  const auto& sm = r.flash_training_gap_sm;
+  const auto& hd = r.flash_training_gap_head_dim;
+  if (t.training && t.sm_version >= sm[0] && t.sm_version <= sm[1] &&
+      ((a.head_dim > hd[0] && a.head_dim <= hd[1]) || (a.head_dim > hd[1] && a.dropout)))
+    return "FlashAttention-2 cannot train head dimension " + std::to_string(a.head_dim) + " on " +
+           sm_text(t.sm_version) + " (backward limit of sm_86/sm_89)";
+  if (a.causal && a.q_len != a.kv_len)
+    return "PyTorch's FlashAttention-2 takes no causal mask when query and key lengths differ";
+  return "";
+}
+
+AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeometry& a, const AttentionTarget& t) {
+  PERFCAST_ASSERT(impl != AttentionImpl::kRuntime, "the runtime's own attention is decided by its profile");
+  if (impl == AttentionImpl::kEager) return AttentionKernel::kUnfused;
+  const std::string why = flash_refusal(a, t);
+  if (why.empty()) return AttentionKernel::kFlash;
+  if (impl == AttentionImpl::kFlash) throw UnsupportedError("--attention flash: " + why);
+  return memory_efficient_runs(a, t) ? AttentionKernel::kMemoryEfficient : AttentionKernel::kUnfused;
+}
+
+double fused_attention_rate(const AttentionGeometry& a) {
+  return a.memory_efficient ? attention_rules().mem_efficient_relative_rate : 1.0;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,67 @@
+// Which kernel runs an attention core under --attention (Hugging Face's attn_implementation): the model's
+// eager code, PyTorch's scaled_dot_product_attention dispatch (FlashAttention-2, memory-efficient, math), or
+// the flash_attn package. The rules and the memory-efficient kernel's rate are in data/attention.toml.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/op.h"
+
+namespace perfcast {
+
+// The attention implementation a request asks for; kRuntime = the runtime profile's own behaviour.
+enum class AttentionImpl : std::uint8_t { kRuntime, kEager, kSdpa, kFlash };
+
+// "" -> kRuntime; eager, sdpa, flash (or Hugging Face's "flash_attention_2"); InputError naming the nearest.
+AttentionImpl parse_attention_impl(std::string_view name);
+
+// "runtime", "eager", "sdpa", "flash".
+std::string_view attention_impl_name(AttentionImpl impl);
+
+// The kernel an attention core runs as.
+enum class AttentionKernel : std::uint8_t { kUnfused, kFlash, kMemoryEfficient };
+
+// data/attention.toml, loaded once.
+struct AttentionRules {
+  std::string sdpa_min_version;  // PyTorch version that added scaled_dot_product_attention
+  int flash_min_sm = 80;
+  std::vector<std::string> flash_precisions;  // element types FlashAttention-2 takes
+  std::int64_t flash_max_head_dim = 256;
+  std::vector<int> flash_training_gap_sm;                 // [lo, hi]: architectures with the backward head_dim gap
+  std::vector<std::int64_t> flash_training_gap_head_dim;  // (lo, hi] refused there in training
+  int mem_efficient_min_sm = 50;
+  std::vector<std::string> mem_efficient_precisions_below_sm80;
+  std::vector<std::string> mem_efficient_precisions_sm80;
+  int tensor_core_alignment_bits = 128;
+  std::int64_t min_alignment_elems_sm80 = 4;
+  double mem_efficient_relative_rate = 1;  // its speed relative to FlashAttention-2
+};
+const AttentionRules& attention_rules();
+
+// The element type attention runs in for a precision name: fp32 (fp32, tf32), bf16 (bf16, amp-bf16) or fp16
+// (fp16, amp; and int8, fp8 and weight-only or GGUF types, whose activations are half precision).
+std::string attention_dtype(std::string_view precision);
+
+// Where an attention core runs.
+struct AttentionTarget {
+  std::string gpu;        // catalog id, for messages
+  int sm_version = 0;     // 86 for sm_86
+  std::string dtype;      // fp32 | fp16 | bf16 (attention_dtype)
+  bool training = false;  // backward runs too
+};
+
+// Why FlashAttention-2 cannot run this core here ("" when it can).
+std::string flash_refusal(const AttentionGeometry& a, const AttentionTarget& t);
+
+// The kernel for one core under `impl` (not kRuntime): eager -> unfused; sdpa -> FlashAttention-2 where it
+// can run, else the memory-efficient kernel where it can, else the math fallback (unfused); flash ->
+// FlashAttention-2, or UnsupportedError saying why not.
+AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeometry& a, const AttentionTarget& t);
+
+// The fused-attention kernel's rate relative to FlashAttention-2 (the memory-efficient kernel's is below 1).
+double fused_attention_rate(const AttentionGeometry& a);
+
+}  // namespace perfcast

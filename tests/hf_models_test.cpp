@@ -1,0 +1,236 @@
+// Hugging Face configs of OPT, Switch Transformers (T5-style encoder-decoder MoE), Falcon, Phi and Gemma
+// (data/models/hf, written from the published config.json files): parameter counts against the published
+// figures, the structure the transformers modeling code gives each family, bad fields, and predictions.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "analysis/predict.h"
+#include "core/error.h"
+#include "import/model_source.h"
+
+namespace perfcast {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kHf = std::string(PERFCAST_SOURCE_DIR) + "/data/models/hf/";
+
+Graph graph_of(const std::string& file, std::int64_t seq = 16) {
+  return resolve_model(kHf + file).build(ModelOptions{1, seq});
+}
+
+double params_of(const std::string& file) { return static_cast<double>(graph_of(file).params()); }
+
+// A published size given to one decimal ("2.7 billion", "1.3B") covers counts that round to it.
+void expect_rounds_to(double count, double published, double step, const std::string& what) {
+  EXPECT_GE(count, published - step / 2) << what << ": " << count;
+  EXPECT_LT(count, published + step / 2) << what << ": " << count;
+}
+
+int count_ops(const Graph& g, const std::string& name_suffix) {
+  int n = 0;
+  for (const auto& op : g.ops)
+    if (op.name.ends_with(name_suffix)) ++n;
+  return n;
+}
+
+// ---- parameter counts against published figures
+
+TEST(HfModels, Opt13bHasOnePointThreeBillionParameters) {
+  // OPT paper (arXiv:2205.01068) Table 1: OPT-1.3B. Given to 0.1 B.
+  expect_rounds_to(params_of("opt-1.3b.json"), 1.3e9, 0.1e9, "opt-1.3b");
+}
+
+TEST(HfModels, SwitchBase8HasAbout620MillionParameters) {
+  // google/switch-base-8 on the Hugging Face Hub: 620 M parameters (shared embedding and tied LM head, 8 experts
+  // in 6 of 12 encoder and 6 of 12 decoder feed-forwards). Within 1%.
+  EXPECT_NEAR(params_of("switch-base-8.json") / 620e6, 1.0, 0.01);
+}
+
+TEST(HfModels, Falcon7bHasSevenBillionParameters) {
+  // tiiuae/falcon-7b model card: 7B parameters (given to the billion).
+  expect_rounds_to(params_of("falcon-7b.json"), 7e9, 1e9, "falcon-7b");
+}
+
+TEST(HfModels, Phi2HasTwoPointSevenBillionParameters) {
+  // microsoft/phi-2 model card: "a Transformer with 2.7 billion parameters"; given to 0.1 B.
+  const double p = params_of("phi-2.json");
+  EXPECT_GE(p, 2.7e9);
+  EXPECT_LT(p, 2.8e9);
+}
+
+TEST(HfModels, Phi3MiniHasThreePointEightBillionParameters) {
+  // Phi-3 Technical Report (arXiv:2404.14219): phi-3-mini, 3.8B parameters; given to 0.1 B.
+  expect_rounds_to(params_of("phi-3-mini-4k.json"), 3.8e9, 0.1e9, "phi-3-mini");
+}
+
+TEST(HfModels, Gemma2bNonEmbeddingParametersMatchThePaperExactly) {
+  // Gemma report (arXiv:2403.08295), Table 2: Gemma 2B has 1,981,884,416 non-embedding parameters. The
+  // embedding is the config's 256,000 x 2048 table (the paper counts a 256,128-entry vocabulary: 524,550,144).
+  const Graph g = graph_of("gemma-2b.json");
+  std::int64_t embedding = 0;
+  for (const auto& op : g.ops)
+    if (op.kind == OpKind::kEmbedding) embedding += op.params;
+  EXPECT_EQ(embedding, 256000LL * 2048);
+  EXPECT_EQ(g.params() - embedding, 1981884416LL);
+  expect_rounds_to(static_cast<double>(g.params()), 2.5e9, 0.1e9, "gemma-2b");
+}
+
+// ---- structure as the transformers modeling code builds it
+
+TEST(HfModels, SwitchBase8IsAnEncoderDecoderWithEveryOtherFeedForwardSparse) {
+  const Graph g = graph_of("switch-base-8.json", 32);
+  // num_sparse_encoder_layers = num_sparse_decoder_layers = 6 of 12: a router in 12 blocks.
+  EXPECT_EQ(count_ops(g, "mlp.router.classifier"), 12);
+  EXPECT_EQ(count_ops(g, "DenseReluDense.wi"), 12);
+  int self = 0, causal = 0, cross = 0;
+  for (const auto& op : g.ops) {
+    if (op.kind != OpKind::kAttention) continue;
+    EXPECT_EQ(op.attn.head_dim, 64) << op.name;  // d_kv
+    EXPECT_TRUE(op.attn.dropout) << op.name;     // dropout_rate 0.1 on the attention weights
+    if (op.name.find("EncDecAttention") != std::string::npos)
+      ++cross;
+    else
+      ++self;
+    if (op.attn.causal) ++causal;
+  }
+  EXPECT_EQ(self, 24);
+  EXPECT_EQ(causal, 12);  // the decoder's self-attention
+  EXPECT_EQ(cross, 12);
+  // Each expert GEMM owns 8 experts' weights and runs once per expert (transformers loops over the experts).
+  for (const auto& op : g.ops)
+    if (op.name.ends_with("mlp.experts.wi")) {
+      EXPECT_EQ(op.params, 8LL * 768 * 3072);
+      EXPECT_EQ(op.repeats, 8);
+    }
+}
+
+TEST(HfModels, SwitchExpertCapacityCapsTheRowsEachExpertRuns) {
+  // expert_capacity 64: an expert takes at most 64 tokens of each sequence, however long.
+  const Graph g = resolve_model(kHf + "switch-base-8.json").build(ModelOptions{2, 1024});
+  for (const auto& op : g.ops)
+    if (op.name.ends_with("mlp.experts.wi")) {
+      EXPECT_EQ(op.mm.m, 64 * 2) << op.name;
+    }
+}
+
+TEST(HfModels, Falcon7bIsMultiQueryWithParallelAttention) {
+  const Graph g = graph_of("falcon-7b.json");
+  for (const auto& op : g.ops)
+    if (op.kind == OpKind::kAttention) {
+      EXPECT_EQ(op.attn.heads, 71);
+      EXPECT_EQ(op.attn.kv_heads, 1);  // multi_query
+      EXPECT_EQ(op.attn.head_dim, 64);
+    }
+  // parallel_attn: one LayerNorm per block feeds both attention and MLP.
+  EXPECT_EQ(count_ops(g, "attn_norm"), 32);
+  EXPECT_EQ(count_ops(g, "ffn_norm"), 0);
+  EXPECT_EQ(count_ops(g, "ffn_gelu"), 32);
+}
+
+TEST(HfModels, OptUsesReluLearnedPositionsAndATiedHead) {
+  const Graph g = graph_of("opt-1.3b.json");
+  EXPECT_EQ(count_ops(g, "ffn_relu"), 24);
+  for (const auto& op : g.ops) {
+    if (op.name == "wpe") {
+      EXPECT_EQ(op.params, (2048 + 2) * 2048LL);  // OPTLearnedPositionalEmbedding offset 2
+    }
+    if (op.name == "output") {
+      EXPECT_EQ(op.params, 0);  // lm_head tied to embed_tokens
+    }
+  }
+  EXPECT_THROW(resolve_model(kHf + "opt-1.3b.json").build(ModelOptions{1, 4096}), InputError);  // 2048 positions
+}
+
+TEST(HfModels, Phi2HasAnLmHeadBiasAndGemmaAGeluGate) {
+  for (const auto& op : graph_of("phi-2.json").ops)
+    if (op.name == "output") {
+      EXPECT_EQ(op.params, 2560LL * 51200 + 51200);
+    }
+  const Graph gemma = graph_of("gemma-2b.json");
+  EXPECT_EQ(count_ops(gemma, "ffn_gelu"), 18);
+  EXPECT_EQ(count_ops(gemma, "ffn_silu"), 0);
+  for (const auto& op : gemma.ops)
+    if (op.kind == OpKind::kAttention) {
+      EXPECT_EQ(op.attn.head_dim, 256);
+      EXPECT_EQ(op.attn.kv_heads, 1);
+    }
+}
+
+// ---- bad fields
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(HfModels, BadFieldsAreInputErrors) {
+  const auto missing = write_config("perfcast_opt_missing.json",
+                                    R"({"model_type":"opt","hidden_size":64,"num_hidden_layers":2,)"
+                                    R"("num_attention_heads":4,"vocab_size":100,"max_position_embeddings":32})");
+  try {
+    resolve_model(missing.string());
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ffn_dim"), std::string::npos) << e.what();
+  }
+  const auto act = write_config("perfcast_opt_act.json",
+                                R"({"model_type":"opt","hidden_size":64,"num_hidden_layers":2,"ffn_dim":128,)"
+                                R"("num_attention_heads":4,"vocab_size":100,"max_position_embeddings":32,)"
+                                R"("activation_function":"mish"})");
+  EXPECT_THROW(resolve_model(act.string()), InputError);
+  const auto dropout =
+      write_config("perfcast_phi_dropout.json", R"({"model_type":"phi","hidden_size":64,"num_hidden_layers":2,)"
+                                                R"("intermediate_size":128,"num_attention_heads":4,"vocab_size":100,)"
+                                                R"("resid_pdrop":"lots"})");
+  EXPECT_THROW(resolve_model(dropout.string()), InputError);
+  const auto gated = write_config("perfcast_switch_gated.json",
+                                  R"({"model_type":"switch_transformers","d_model":64,"num_layers":2,"d_kv":16,)"
+                                  R"("num_heads":4,"d_ff":128,"vocab_size":100,"num_experts":4,"is_gated_act":true})");
+  EXPECT_THROW(resolve_model(gated.string()), UnsupportedError);
+  const auto huge = write_config("perfcast_switch_huge.json",
+                                 R"({"model_type":"switch_transformers","d_model":64,"num_layers":2,"d_kv":16,)"
+                                 R"("num_heads":4,"d_ff":128,"vocab_size":100,"num_decoder_layers":1000000000})");
+  EXPECT_THROW(resolve_model(huge.string()), InputError);
+  const auto wide = write_config("perfcast_opt_wide.json",
+                                 R"({"model_type":"opt","hidden_size":64,"num_hidden_layers":2,"ffn_dim":128,)"
+                                 R"("num_attention_heads":4,"vocab_size":100,"max_position_embeddings":32,)"
+                                 R"("word_embed_proj_dim":4000000000000})");
+  EXPECT_THROW(resolve_model(wide.string()), InputError);
+  for (const auto& p : {missing, act, dropout, gated, huge, wide}) fs::remove(p);
+}
+
+// ---- predictions
+
+TEST(HfModels, EveryNewFamilyPredictsTrainingAndTheDecodersServe) {
+  for (const char* file :
+       {"opt-1.3b.json", "switch-base-8.json", "falcon-7b.json", "phi-2.json", "gemma-2b.json", "phi-3-mini-4k.json"}) {
+    PredictRequest r;
+    r.gpu = "a100-sxm4-80gb";
+    r.model = kHf + file;
+    r.precision = "amp-bf16";
+    r.batch = 1;
+    r.seq = 256;
+    const Prediction p = predict(r);
+    EXPECT_GT(p.samples_per_s, 0) << file;
+    if (std::string(file) != "switch-base-8.json") {
+      r.mode = "prefill";
+      r.precision = "bf16";
+      EXPECT_GT(predict(r).tokens_per_s.value_or(0), 0) << file;
+    }
+  }
+  // Switch is an encoder-decoder, not a decoder LM.
+  PredictRequest s;
+  s.gpu = "a100-sxm4-80gb";
+  s.model = kHf + "switch-base-8.json";
+  s.mode = "decode";
+  s.precision = "fp16";
+  EXPECT_THROW(predict(s), InputError);
+}
+
+}  // namespace
+}  // namespace perfcast
