@@ -332,8 +332,11 @@ TEST(ConvAlgorithms, TensorflowHalfReluRunsOnTheSlowFp16PipeOfGp102) {
   EXPECT_EQ(relu_cost("tensorflow", "gtx-1080-ti").pipe, Pipe::kFp16);
   EXPECT_EQ(relu_cost("pytorch", "gtx-1080-ti").pipe, Pipe::kFp32);
   EXPECT_EQ(relu_cost("tensorflow", "v100-sxm2-16gb").pipe, Pipe::kFp32) << "fast FP16 units: nothing changes";
-  // 205M half maxima at 1 result per lane per clock-pair of the 0.18-TFLOPS pipe: slower than their 0.8 GB.
-  EXPECT_GT(relu_cost("tensorflow", "gtx-1080-ti").time_us, relu_cost("pytorch", "gtx-1080-ti").time_us);
+  // 205M half maxima at 1 result per lane per clock-pair of the 0.18-TFLOPS pipe take about as long as moving
+  // their 0.8 GB: the math is no longer hidden behind DRAM as it is on the FP32 pipe.
+  EXPECT_GT(relu_cost("tensorflow", "gtx-1080-ti").compute_us, 0.8 * relu_cost("tensorflow", "gtx-1080-ti").memory_us);
+  EXPECT_LT(relu_cost("pytorch", "gtx-1080-ti").compute_us, 0.1 * relu_cost("pytorch", "gtx-1080-ti").memory_us);
+  EXPECT_GE(relu_cost("tensorflow", "gtx-1080-ti").time_us, relu_cost("pytorch", "gtx-1080-ti").time_us);
 }
 
 

