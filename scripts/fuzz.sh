@@ -35,8 +35,8 @@ for t in "${targets[@]}"; do
     onnx)
       # Small models from Debian's libonnx-testdata (one per operator test), when installed.
       if [ -d /usr/share/libonnx-testdata/data ]; then
-        find /usr/share/libonnx-testdata/data -name model.onnx -size -8k | sort | head -400 |
-          while read -r f; do cp "$f" "$seeds/$t/$(echo "$f" | md5sum | cut -c1-12).onnx"; done
+        mapfile -t models < <(find /usr/share/libonnx-testdata/data -name model.onnx -size -8k | sort)
+        for f in "${models[@]:0:400}"; do cp "$f" "$seeds/$t/$(echo "$f" | md5sum | cut -c1-12).onnx"; done
       fi ;;
     trace)
       for f in tests/data/kineto/*.json.gz; do
@@ -52,7 +52,7 @@ for t in "${targets[@]}"; do
   max_len=65536
   [ "$t" = trace ] && max_len=262144
   echo "== fuzz_$t: ${seconds}s"
-  if ! "$build/fuzz_$t" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+  if ! "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="fuzz/regressions/$t/" \
        "$build/corpus/$t" "$seeds/$t" "fuzz/regressions/$t" 2>"$build/fuzz_$t.log"; then
     found+=("$t")

@@ -135,6 +135,14 @@ TEST_F(HostileInputTest, HostileConfigOnTheCommandLineIsOneLineExitTwo) {
   expect_one_line_error(run("predict --gpu a100-sxm4-40gb --model huge.json --mode infer --batch 1"), "huge.json");
 }
 
+TEST_F(HostileInputTest, ShapeProductsPastSixtyFourBitsAreInputErrors) {
+  // Each value inside its limit, the product batch x positions x width past 2^63 (signed overflow in the graph
+  // builder before its element counts were checked).
+  write("wide.json", R"({"model_type": "gpt2", "n_embd": 262144, "n_layer": 2, "n_head": 8192, "vocab_size": 4194304,
+                         "n_positions": 4194304})");
+  expect_one_line_error(run("predict --gpu a100-sxm4-40gb --model wide.json --mode train --batch 16777216"), "64 bits");
+}
+
 // ---------------------------------------------------------------------------------------------- ONNX
 
 #ifdef PERFCAST_HAVE_ONNX
