@@ -245,6 +245,17 @@ TEST_F(HostileOnnxTest, ZeroConvStrideIsRefusedBeforeShapeInference) {
   EXPECT_NE(error_of("pads.onnx", q).find("pads"), std::string::npos);
 }
 
+TEST_F(HostileOnnxTest, ConvTransposeWithAScalarWeightIsRefused) {
+  // Found by fuzz_onnx (fuzz/regressions/onnx/crash-377bf8d9...): libonnx's ConvTranspose shape rule read the
+  // second dimension of a weight declared without one (SIGSEGV).
+  onnx::ModelProto m = onnx_model(11);
+  add_input(m, "x", {1, 1, 3, 3});
+  add_input(m, "w", {});
+  add_node(m, "ConvTranspose", {"x", "w"}, "y");
+  set_output(m, "y");
+  EXPECT_NE(error_of("convtranspose.onnx", m).find("rank 0"), std::string::npos);
+}
+
 TEST_F(HostileOnnxTest, EmptyOrMistypedAttributeIsRefused) {
   // An attribute with a name and no value (SIGSEGV in shape inference when it indexed the missing ints).
   onnx::ModelProto m = onnx_model();

@@ -127,6 +127,13 @@ void OnnxModel::check_nodes() {
       check_dims(fmt::format("input '{}'", in.name()), dims);
     }
 
+  // Declared ranks (graph inputs and initializers), for the window operators' checks below.
+  std::map<std::string, int> declared_rank;
+  for (const auto& t : g.initializer()) declared_rank[t.name()] = t.dims_size();
+  for (const auto& in : g.input())
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      declared_rank[in.name()] = in.type().tensor_type().shape().dim_size();
+
   std::map<std::string, int> opsets;
   for (const auto& o : model_.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
   for (const auto& n : g.node()) {
@@ -162,6 +169,18 @@ void OnnxModel::check_nodes() {
             fail(fmt::format("is malformed: {} attribute '{}' holds {} ({} to {}, data/limits.toml max_window)",
                              node_label(n), name, v, positive ? 1 : 0, lim.max_window));
       }
+      // Data and weights are [N, C, spatial...] and [C_out, C_in / group, kernel...]: libonnx's ConvTranspose rule
+      // reads the weight's second dimension without checking its rank (a SIGSEGV found by fuzz_onnx).
+      std::vector<int> tensors{0};
+      if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "ConvInteger" ||
+          n.op_type() == "DeformConv")
+        tensors.push_back(1);
+      if (n.op_type() == "QLinearConv") tensors.push_back(3);
+      for (int i : tensors)
+        if (i < n.input_size())
+          if (auto it = declared_rank.find(n.input(i)); it != declared_rank.end() && it->second < 3)
+            fail(fmt::format("is malformed: {} input '{}' has rank {}; it needs a batch or output-channel, a channel "
+                             "and at least one spatial dimension", node_label(n), n.input(i), it->second));
       if (const auto* a = find_attr(n, "group"); a && (a->i() < 1 || a->i() > lim.max_dim))
         fail(fmt::format("is malformed: {} attribute 'group' holds {}", node_label(n), a->i()));
     }
