@@ -251,9 +251,11 @@ TEST_F(HostileOnnxTest, ConvTransposeWithAScalarWeightIsRefused) {
   onnx::ModelProto m = onnx_model(11);
   add_input(m, "x", {1, 1, 3, 3});
   add_input(m, "w", {});
+  m.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();  // declared, no dims
   add_node(m, "ConvTranspose", {"x", "w"}, "y");
   set_output(m, "y");
-  EXPECT_NE(error_of("convtranspose.onnx", m).find("rank 0"), std::string::npos);
+  const std::string msg = error_of("convtranspose.onnx", m);
+  EXPECT_NE(msg.find("rank 0"), std::string::npos) << msg;
 }
 
 TEST_F(HostileOnnxTest, EmptyOrMistypedAttributeIsRefused) {
