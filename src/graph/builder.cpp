@@ -400,7 +400,7 @@ Tensor GraphBuilder::embedding(const Tensor& ids, std::int64_t vocab, std::int64
   op.out_shape.push_back(dim);
   op.in_elems = ids.elems();
   op.params = vocab * dim;
-  op.weight_elems = ids.elems() * dim;  // rows actually gathered
+  op.weight_elems = product(op.out_shape);  // rows actually gathered (ids x dim, overflow-checked)
   op.saves_input = true;
   return out_of(push(std::move(op), name, "embedding"));
 }
