@@ -4,6 +4,7 @@
 
 #include "analysis/request_resolution.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "device/architecture.h"
 #include "device/host_profile.h"
 #include "import/model_source.h"
@@ -18,12 +19,19 @@ void check_request(const PredictRequest& r) {
   if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) throw_unknown("mode", r.mode, modes);
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
-  // Beyond these no GPU holds even the input tensor; they also keep shape products inside 64 bits.
-  constexpr std::int64_t kMaxBatch = 1 << 24, kMaxSeq = 1 << 22;
-  if (r.batch > kMaxBatch)
-    throw InputError("batch " + std::to_string(r.batch) + " is beyond any GPU (limit " + std::to_string(kMaxBatch) + ")");
-  if (r.seq > kMaxSeq)
-    throw InputError("seq " + std::to_string(r.seq) + " is beyond any GPU (limit " + std::to_string(kMaxSeq) + ")");
+  // Beyond these no GPU holds even the input tensor, and no system has that many GPUs (data/limits.toml); they
+  // also keep shape products inside 64 bits.
+  const InputLimits& limits = input_limits();
+  if (r.batch > limits.max_batch)
+    throw InputError("batch " + std::to_string(r.batch) + " is beyond any GPU (limit " + std::to_string(limits.max_batch) + ")");
+  if (r.seq > limits.max_seq)
+    throw InputError("seq " + std::to_string(r.seq) + " is beyond any GPU (limit " + std::to_string(limits.max_seq) + ")");
+  if (r.gpus > limits.max_gpus_per_node)
+    throw InputError("--gpus " + std::to_string(r.gpus) + " is more GPUs than any node holds (limit " +
+                     std::to_string(limits.max_gpus_per_node) + " per node, data/limits.toml; use --nodes)");
+  if (r.nodes > limits.max_nodes)
+    throw InputError("--nodes " + std::to_string(r.nodes) + " is more nodes than any cluster has (limit " +
+                     std::to_string(limits.max_nodes) + ", data/limits.toml)");
   if (r.context < 0) throw InputError("context must be zero or positive, got " + std::to_string(r.context));
   if (r.gpus <= 0 || r.nodes <= 0)
     throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(r.gpus) + " --nodes " +

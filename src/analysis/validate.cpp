@@ -118,6 +118,14 @@ ValidationReport validate_file(const std::string& path) {
     v.result = std::move(res);
     rep.rows.push_back(std::move(v));
   }
+  // An error statistic over no rows would read as 0% error: nothing to validate is a failure.
+  if (rep.rows.empty()) {
+    std::string why;
+    for (const auto& [reason, count] : rep.unpredicted_reasons)
+      why += (why.empty() ? "" : "; ") + std::to_string(count) + " x " + reason;
+    throw InputError("no row of '" + path + "' could be predicted against a measured value" +
+                     (why.empty() ? std::string(" (it has no rows)") : " (" + why.substr(0, 300) + ")"));
+  }
   std::vector<const ValidationRow*> all;
   std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data, mode;
   for (const auto& r : rep.rows) {

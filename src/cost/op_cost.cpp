@@ -357,7 +357,11 @@ bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const Run
   return false;
 }
 
-Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+namespace {
+
+// fusion_of's first answers, which depend on the op alone: kSkipped, kFolded, or nullopt to look at its producer.
+std::optional<Fusion> own_fusion(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime,
+                                 bool training) {
   const Op& op = ops[index];
   if (op.is_view) return Fusion::kSkipped;
   if (!training && op.kind == OpKind::kLoss) return Fusion::kSkipped;
@@ -366,10 +370,22 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
   if (!training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch && runtime.fold_bn_inference &&
       !op.inputs.empty() && op.inputs[0] >= 0 && ops[op.inputs[0]].kind == OpKind::kConv)
     return Fusion::kFolded;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  const Op& op = ops[index];
+  if (const auto own = own_fusion(ops, index, runtime, training)) return *own;
   if (index == 0 || op.inputs.empty() || op.inputs[0] < 0) return Fusion::kNone;
-  // Find the producer, looking through ops removed in this mode.
+  // Find the producer, looking through ops removed in this mode. Whether an op is folded depends on the op alone
+  // (own_fusion), so this walks iteratively: asking fusion_of here recursed down a whole chain of ops (a
+  // 100,000-node ONNX chain overflowed the stack and took quadratic time).
   std::size_t prev = static_cast<std::size_t>(op.inputs[0]);
-  while (prev > 0 && fusion_of(ops, prev, runtime, training) == Fusion::kFolded) prev = static_cast<std::size_t>(ops[prev].inputs[0]);
+  while (prev > 0 && own_fusion(ops, prev, runtime, training) == Fusion::kFolded && !ops[prev].inputs.empty() &&
+         ops[prev].inputs[0] >= 0)
+    prev = static_cast<std::size_t>(ops[prev].inputs[0]);
   const Op& producer = ops[prev];
   if (!is_pointwise(op)) return Fusion::kNone;
   if (!training && runtime.fuse_bn_activation_inference && batch_norm_epilogue(ops, index)) return Fusion::kIntoPrevious;

@@ -8,9 +8,13 @@ namespace perfcast {
 
 namespace {
 
+// Checked: shapes come from files and flags, and a product past 64 bits is an input error, not undefined behaviour.
 std::int64_t product(const std::vector<std::int64_t>& v, std::size_t from = 0) {
   std::int64_t p = 1;
-  for (std::size_t i = from; i < v.size(); ++i) p *= v[i];
+  for (std::size_t i = from; i < v.size(); ++i)
+    if (__builtin_mul_overflow(p, v[i], &p))
+      throw InputError("a tensor of " + std::to_string(v.size()) + " dimensions has more elements than 64 bits count "
+                       "(a dimension of " + std::to_string(v[i]) + ")");
   return p;
 }
 
@@ -396,7 +400,7 @@ Tensor GraphBuilder::embedding(const Tensor& ids, std::int64_t vocab, std::int64
   op.out_shape.push_back(dim);
   op.in_elems = ids.elems();
   op.params = vocab * dim;
-  op.weight_elems = ids.elems() * dim;  // rows actually gathered
+  op.weight_elems = product(op.out_shape);  // rows actually gathered (ids x dim, overflow-checked)
   op.saves_input = true;
   return out_of(push(std::move(op), name, "embedding"));
 }

@@ -4,11 +4,13 @@
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
 #include <libfccp/csv.h>
 
-#include <filesystem>
 #include <cctype>
+#include <cmath>
+#include <filesystem>
 #include <utility>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace perfcast {
 
@@ -127,15 +129,21 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
         try {
           r.measured = std::stod(value);
         } catch (const std::exception&) {
-          throw InputError(path.string() + " line " + std::to_string(r.line) + ": measured value '" + value +
-                           "' is not a number");
         }
+        if (!r.measured || !std::isfinite(*r.measured) || *r.measured <= 0)
+          throw InputError(path.string() + " line " + std::to_string(r.line) + ": measured value '" +
+                           value.substr(0, 40) + "' is not a positive number");
       }
       if (!with_measurements) r.metric.clear();
+      if (static_cast<std::int64_t>(rows.size()) >= input_limits().max_config_rows)
+        throw InputError("configurations file '" + path.string() + "' has more than " +
+                         std::to_string(input_limits().max_config_rows) + " rows (data/limits.toml max_config_rows)");
       rows.push_back(r);
       r = ConfigRow{};  // columns missing from the file are not assigned by read_row: start each row empty
     }
-  } catch (const io::error::base& e) {
+  } catch (io::error::base& e) {
+    // Errors in the header carry no line number yet (the library reports "line -1"): the header is line 1.
+    if (auto* at = dynamic_cast<io::error::with_file_line*>(&e); at && at->file_line < 1) at->set_file_line(1);
     throw InputError("malformed configurations file: " + std::string(e.what()));
   }
   return rows;

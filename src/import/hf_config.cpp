@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "graph/builder.h"
 #include "import/model_source.h"
 #include "import/zoo/transformer_blocks.h"
@@ -130,6 +132,10 @@ class Fields {
     const json* v = find(key);
     if (!v) return out;
     if (!v->is_array()) throw InputError("config '" + path_ + "': field '" + key + "' must be a list of integers");
+    if (static_cast<std::int64_t>(v->size()) > input_limits().max_layers)
+      throw InputError("config '" + path_ + "': field '" + key + "' lists " + std::to_string(v->size()) +
+                       " layers, beyond any published model (limit " + std::to_string(input_limits().max_layers) +
+                       ", data/limits.toml max_layers)");
     for (const auto& e : *v) {
       if (!e.is_number_integer() || e.get<std::int64_t>() < 0)
         throw InputError("config '" + path_ + "': field '" + key + "' must be a list of integers");
@@ -141,11 +147,51 @@ class Fields {
  private:
   std::int64_t positive(const std::string& key, const json& v) const {
     // Configs written by Python sometimes carry integral floats (4096.0).
-    if (v.is_number_integer() && v.get<std::int64_t>() > 0) return v.get<std::int64_t>();
-    if (v.is_number_float() && v.get<double>() > 0 && v.get<double>() == std::floor(v.get<double>()) &&
-        v.get<double>() < 9e15)
-      return static_cast<std::int64_t>(v.get<double>());
-    throw InputError("config '" + path_ + "': field '" + key + "' must be a positive integer, got " + v.dump());
+    std::int64_t n = 0;
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) n = INT64_MAX;
+    else if (v.is_number_integer() && v.get<std::int64_t>() > 0) n = v.get<std::int64_t>();
+    else if (v.is_number_float() && v.get<double>() > 0 && v.get<double>() == std::floor(v.get<double>()))
+      n = v.get<double>() < 9e18 ? static_cast<std::int64_t>(v.get<double>()) : INT64_MAX;
+    else
+      throw InputError("config '" + path_ + "': field '" + key + "' must be a positive integer, got " + short_dump(v));
+    // Every count is bounded as soon as it is read: later loops and products run over it.
+    const auto [limit, limit_key] = limit_for(key);
+    if (n > limit)
+      throw InputError("config '" + path_ + "': field '" + key + "' is " + (n == INT64_MAX ? std::string("beyond 2^63") : std::to_string(n)) +
+                       ", beyond any published model (limit " + std::to_string(limit) + ", data/limits.toml " + limit_key + ")");
+    return n;
+  }
+  // At most 40 characters of a value, for messages.
+  static std::string short_dump(const json& v) {
+    std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
+    return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+  }
+  // The limit a count field is checked against, and its key in data/limits.toml.
+  static std::pair<std::int64_t, std::string> limit_for(const std::string& key) {
+    const InputLimits& l = input_limits();
+    static const std::map<std::string, int, std::less<>> kKind{
+        {"hidden_size", 0}, {"n_embd", 0}, {"n_embed", 0}, {"d_model", 0}, {"head_dim", 0}, {"d_kv", 0},
+        {"word_embed_proj_dim", 0},
+        {"num_hidden_layers", 1}, {"n_layer", 1}, {"num_layers", 1}, {"num_decoder_layers", 1},
+        {"decoder_sparse_step", 1}, {"first_k_dense_replace", 1}, {"num_ln_in_parallel_attn", 1},
+        {"num_attention_heads", 2}, {"n_head", 2}, {"num_heads", 2}, {"num_key_value_heads", 2},
+        {"num_kv_heads", 2}, {"n_head_kv", 2}, {"relative_attention_num_buckets", 2},
+        {"intermediate_size", 3}, {"n_inner", 3}, {"moe_intermediate_size", 3}, {"shared_expert_intermediate_size", 3},
+        {"d_ff", 3}, {"ffn_dim", 3}, {"ffn_hidden_size", 3},
+        {"vocab_size", 4}, {"type_vocab_size", 4},
+        {"max_position_embeddings", 5}, {"n_positions", 5}, {"n_ctx", 5},
+        {"num_local_experts", 6}, {"num_experts", 6}, {"n_routed_experts", 6}, {"num_experts_per_tok", 6},
+        {"n_shared_experts", 6}, {"expert_capacity", 5}};
+    const auto it = kKind.find(key);
+    switch (it == kKind.end() ? 0 : it->second) {
+      case 1: return {l.max_layers, "max_layers"};
+      case 2: return {l.max_heads, "max_heads"};
+      case 3: return {l.max_intermediate_size, "max_intermediate_size"};
+      case 4: return {l.max_vocab_size, "max_vocab_size"};
+      case 5: return {l.max_positions, "max_positions"};
+      case 6: return {l.max_experts, "max_experts"};
+      default: return {l.max_hidden_size, "max_hidden_size"};
+    }
   }
 
   const json& text_;
@@ -159,11 +205,38 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// The deepest nesting of arrays and objects in `text` (brackets inside strings do not count), stopping once it
+// passes `limit`: a pre-scan, so that no recursive step (parsing, copying, destroying a json) sees a deeper one.
+int nesting_depth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    const char c = text[k];
+    if (in_string) {
+      if (c == '\\') ++k;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 json read_json(const std::string& path) {
   const std::string text = read_text_file(path);
+  const int limit = input_limits().max_nesting_depth;
+  if (nesting_depth(text, limit) > limit)
+    throw InputError("config '" + path + "' nests arrays or objects more than " + std::to_string(limit) +
+                     " levels deep (data/limits.toml max_nesting_depth)");
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for numbers beyond a double (1e400).
     throw InputError("config '" + path + "' is not valid JSON: " + std::string(e.what()));
   }
 }
@@ -334,16 +407,7 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
     default:
       break;
   }
-  // The sizes parse_config does not bound itself (it bounds hidden, layers, heads, intermediate and experts).
-  constexpr std::int64_t kLimit = std::int64_t{1} << 20;  // keeps every product inside 64 bits
-  for (auto [name, v] : {std::pair{"d_kv", c.head_dim},
-                         {"word_embed_proj_dim", x.embed_proj},
-                         {"num_decoder_layers", x.decoder_layers},
-                         {"relative_attention_num_buckets", x.relative_buckets},
-                         {"num_key_value_heads", c.kv_heads}})
-    if (v > kLimit)
-      throw InputError("config '" + c.path + "': " + std::string(name) + " " + std::to_string(v) +
-                       " is implausibly large");
+  // Every count above was bounded as it was read (Fields::positive, data/limits.toml).
 }
 
 // Model types built by build_llama with their own variations: Gemma's GeGLU MLP (gelu on the gate), embeddings
@@ -449,12 +513,9 @@ HfConfig parse_config(const std::string& path) {
   if (c.experts > 0 && c.experts_per_tok > c.experts)
     throw InputError("config '" + path + "': num_experts_per_tok " + std::to_string(c.experts_per_tok) +
                      " exceeds the " + std::to_string(c.experts) + " experts");
-  constexpr std::int64_t kLimit = std::int64_t{1} << 20;  // keeps every product inside 64 bits
-  for (auto [name, v] : {std::pair{"hidden size", c.hidden}, {"layers", c.layers}, {"heads", c.heads},
-                         {"intermediate size", c.intermediate}, {"experts", c.experts}})
-    if (v > kLimit) throw InputError("config '" + path + "': " + std::string(name) + " " + std::to_string(v) + " is implausibly large");
-  if (c.vocab > (std::int64_t{1} << 24))
-    throw InputError("config '" + path + "': vocab_size " + std::to_string(c.vocab) + " is implausibly large");
+  // GPT-2 and BERT run at their learned positions by default: the sequence limit applies to them.
+  if (c.family != Family::kLlama)
+    check_limit("config '" + path + "': learned positions", c.max_positions, input_limits().max_seq, "max_seq");
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace perfcast {
 
@@ -86,7 +87,7 @@ std::vector<std::vector<std::int64_t>> dims_of(element arr) {
     std::vector<std::int64_t> shape;
     simdjson::dom::array inner;
     if (d.get(inner) == simdjson::SUCCESS)
-      for (element x : inner) shape.push_back(static_cast<std::int64_t>(number(x, 0)));
+      for (element x : inner) shape.push_back(to_int64_or(number(x, 0), 0));
     out.push_back(std::move(shape));
   }
   return out;
@@ -140,27 +141,27 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
   if (doc["deviceProperties"].get(props) == simdjson::SUCCESS)
     for (element p : props) {
       TraceDevice d;
-      d.id = static_cast<int>(field_number(p, "id"));
+      d.id = to_int_or(field_number(p, "id"), 0);
       d.name = field_text(p, "name");
-      d.sm_count = static_cast<int>(field_number(p, "numSms"));
-      d.compute_major = static_cast<int>(field_number(p, "computeMajor"));
-      d.compute_minor = static_cast<int>(field_number(p, "computeMinor"));
+      d.sm_count = to_int_or(field_number(p, "numSms"), 0);
+      d.compute_major = to_int_or(field_number(p, "computeMajor"), 0);
+      d.compute_minor = to_int_or(field_number(p, "computeMinor"), 0);
       d.memory_bytes = field_number(p, "totalGlobalMem");
       t.devices.push_back(std::move(d));
     }
   element dist;
   if (doc["distributedInfo"].get(dist) == simdjson::SUCCESS) {
-    t.rank = static_cast<int>(field_number(dist, "rank", -1));
-    t.world_size = static_cast<int>(field_number(dist, "world_size", 0));
+    t.rank = to_int_or(field_number(dist, "rank", -1), -1);
+    t.world_size = to_int_or(field_number(dist, "world_size", 0), 0);
   }
 
   for (element e : events) {
     const std::string_view ph = field_view(e, "ph");
     if ((ph == "s" || ph == "f") && field_view(e, "cat") == "fwdbwd") {
       TraceFlow fl;
-      fl.id = static_cast<std::int64_t>(field_number(e, "id", -1));
+      fl.id = to_int64_or(field_number(e, "id", -1), -1);
       fl.start = ph == "s";
-      fl.tid = static_cast<std::int64_t>(field_number(e, "tid"));
+      fl.tid = to_int64_or(field_number(e, "tid"), -1);
       fl.ts_us = field_number(e, "ts");
       t.fwdbwd.push_back(fl);
       continue;
@@ -178,10 +179,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
       k.ts_us = ts;
       k.dur_us = dur;
       if (has_args) {
-        k.device = static_cast<int>(field_number(args, "device"));
-        k.stream = static_cast<std::int64_t>(field_number(args, "stream"));
-        k.correlation = static_cast<std::int64_t>(field_number(args, "correlation", -1));
-        k.external_id = static_cast<std::int64_t>(field_number(args, "External id", -1));
+        k.device = to_int_or(field_number(args, "device"), 0);
+        k.stream = to_int64_or(field_number(args, "stream"), -1);
+        k.correlation = to_int64_or(field_number(args, "correlation", -1), -1);
+        k.external_id = to_int64_or(field_number(args, "External id", -1), -1);
       }
       t.kernels.push_back(std::move(k));
     } else if (category == "gpu_memcpy" || category == "gpu_memset" || category == "Memcpy" || category == "Memset") {
@@ -191,16 +192,16 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
       c.dur_us = dur;
       if (has_args) {
         c.bytes = field_number(args, "bytes");
-        c.device = static_cast<int>(field_number(args, "device"));
+        c.device = to_int_or(field_number(args, "device"), 0);
       }
       t.copies.push_back(c);
     } else if (category == "cuda_runtime" || category == "cuda_driver" || category == "Runtime") {
       if (is_launch(name_view)) {
         ++t.runtime_launches;
         TraceLaunch l;
-        l.tid = static_cast<std::int64_t>(field_number(e, "tid"));
+        l.tid = to_int64_or(field_number(e, "tid"), -1);
         l.ts_us = ts;
-        if (has_args) l.correlation = static_cast<std::int64_t>(field_number(args, "correlation", -1));
+        if (has_args) l.correlation = to_int64_or(field_number(args, "correlation", -1), -1);
         t.launches.push_back(l);
       }
     } else if (category == "gpu_user_annotation") {
@@ -213,10 +214,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
       op.category = std::string(category);
       op.ts_us = ts;
       op.dur_us = dur;
-      op.tid = static_cast<std::int64_t>(field_number(e, "tid"));
+      op.tid = to_int64_or(field_number(e, "tid"), -1);
       if (has_args) {
-        op.external_id = static_cast<std::int64_t>(field_number(args, "External id", -1));
-        op.sequence = static_cast<std::int64_t>(field_number(args, "Sequence number", -1));
+        op.external_id = to_int64_or(field_number(args, "External id", -1), -1);
+        op.sequence = to_int64_or(field_number(args, "Sequence number", -1), -1);
         element v;
         if (args["Input Dims"].get(v) == simdjson::SUCCESS) op.input_dims = dims_of(v);
         if (args["Input type"].get(v) == simdjson::SUCCESS) op.input_types = texts_of(v);
@@ -237,7 +238,12 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  std::string text = read_maybe_gzip(path, static_cast<std::size_t>(-1));
+  // One byte past the limit tells a trace at the limit from a longer one, without reading the rest.
+  const auto limit = static_cast<std::size_t>(input_limits().max_trace_bytes);
+  std::string text = read_maybe_gzip(path, limit + 1);
+  if (text.size() > limit)
+    throw InputError("trace '" + path + "' is larger than " + std::to_string(limit >> 20) +
+                     " MiB decompressed (data/limits.toml max_decompressed_bytes); trace fewer steps");
   text.reserve(text.size() + simdjson::SIMDJSON_PADDING);  // parse in place: no second copy of a large trace
   return parse_kineto_trace(text, path);
 }

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "graph/builder.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
@@ -85,9 +86,15 @@ bool concrete_true(const TraceCpuOp& op, std::size_t index) {
 }
 
 // Recorded dimensions a kernel could have: positive and below 2^40 elements per dimension.
+// Every dimension positive and the element total within data/limits.toml, so that products over it fit 64 bits.
 bool plausible(const Shape& d) {
-  for (auto v : d)
-    if (v <= 0 || v > (std::int64_t{1} << 40)) return false;
+  const InputLimits& lim = input_limits();
+  if (static_cast<std::int64_t>(d.size()) > lim.max_rank) return false;
+  std::int64_t total = 1;
+  for (auto v : d) {
+    if (v <= 0 || v > lim.max_dim || total > lim.max_elements / v) return false;
+    total *= v;
+  }
   return true;
 }
 

@@ -54,6 +54,8 @@ std::vector<int> version_parts(const std::string& v) {
   return parts;
 }
 
+}  // namespace
+
 RuntimeProfile load_runtime(const std::filesystem::path& path) {
   const toml::table t = parse_toml_file(path);
   TomlFields f(t, "runtime file '" + path.string() + "'");
@@ -166,7 +168,6 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   return r;
 }
 
-}  // namespace
 
 int compare_versions(const std::string& a, const std::string& b) {
   const auto x = version_parts(a), y = version_parts(b);

@@ -2,6 +2,7 @@
 // its memory overheads. Loaded from data/runtimes/<id>.toml.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -78,6 +79,9 @@ RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version);
 
 // Compares dotted versions numerically ("1.15" > "1.9"); missing parts count as 0.
 int compare_versions(const std::string& a, const std::string& b);
+
+// One runtime file (data/runtimes/<id>.toml); InputError naming the file and field when it is malformed.
+RuntimeProfile load_runtime(const std::filesystem::path& path);
 
 const std::vector<RuntimeProfile>& runtime_catalog();
 

@@ -9,7 +9,9 @@ namespace perfcast::onnx_import {
 
 std::int64_t numel(const Shape& s) {
   std::int64_t p = 1;
-  for (auto d : s) p *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(p, d, &p))
+      throw InputError(fmt::format("a tensor of shape {} has more elements than 64 bits count", shape_text(s)));
   return p;
 }
 

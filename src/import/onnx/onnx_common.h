@@ -25,7 +25,7 @@ using Shape = std::vector<std::int64_t>;
 
 // ---------------------------------------------------------------------------------------------- small helpers
 
-// Number of elements of a shape (1 for a scalar).
+// Number of elements of a shape (1 for a scalar); InputError when the product overflows 64 bits.
 std::int64_t numel(const Shape& s);
 // A shape as "[d0,d1,...]" for messages.
 std::string shape_text(const Shape& s);

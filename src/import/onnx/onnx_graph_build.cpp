@@ -21,6 +21,8 @@
 #include <vector>
 #include <sstream>
 
+#include "core/limits.h"
+
 namespace perfcast::onnx_import {
 
 void GraphBuild::substitute_and_infer() {
@@ -79,6 +81,15 @@ void GraphBuild::substitute_and_infer() {
       if (!d.has_dim_value() || d.dim_value() <= 0) return;
       s.push_back(d.dim_value());
     }
+    // Shape inference multiplies what the file says (Expand, Tile, Reshape targets): bound the result before any
+    // rule or fold takes a product over it.
+    const InputLimits& lim = input_limits();
+    std::int64_t total = 1;
+    for (auto d : s)
+      if (d > lim.max_dim || __builtin_mul_overflow(total, d, &total) || total > lim.max_elements)
+        throw InputError(fmt::format("ONNX model '{}': tensor '{}' has the shape {}, over the limit of {} elements "
+                                     "(data/limits.toml max_elements)", m_.path(), vi.name(), shape_text(s),
+                                     lim.max_elements));
     inferred_[vi.name()] = std::move(s);
   };
   for (const auto& vi : g->value_info()) collect(vi);

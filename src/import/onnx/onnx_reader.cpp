@@ -22,7 +22,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <queue>
 #include <sstream>
+
+#include "core/limits.h"
 
 namespace perfcast::onnx_import {
 
@@ -31,6 +34,10 @@ void OnnxModel::load() {
   std::error_code ec;
   if (!fs::exists(path_, ec)) throw InputError(fmt::format("ONNX model '{}' does not exist", path_));
   if (fs::is_directory(path_, ec)) throw InputError(fmt::format("ONNX model '{}' is a directory, not a file", path_));
+  const auto size = fs::file_size(path_, ec);
+  if (!ec && size > static_cast<std::uintmax_t>(input_limits().max_file_bytes))
+    fail(fmt::format("is {} bytes, over the limit of {} (data/limits.toml max_file_bytes; keep weights as external data)",
+                     size, input_limits().max_file_bytes));
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read ONNX model '{}'", path_));
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -76,6 +83,115 @@ void OnnxModel::load() {
         if (a.name() == "value" && a.has_t()) strip(*a.mutable_t());
 }
 
+namespace {
+
+// Attributes whose values a shape rule (libonnx's or perfcast's) divides by, multiplies or indexes with: each must
+// hold whole positive (or non-negative) numbers of a plausible size before shape inference sees them. Operators
+// with windows: convolutions and pools.
+bool has_window(const std::string& op) {
+  static const std::set<std::string, std::less<>> kOps{
+      "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool", "MaxUnpool",
+      "DeformConv", "MaxRoiPool", "Im2Col", "Col2Im"};
+  return kOps.count(op) > 0;
+}
+
+}  // namespace
+
+void OnnxModel::check_nodes() {
+  const InputLimits& lim = input_limits();
+  const auto& g = model_.graph();
+  if (g.node_size() > lim.max_graph_nodes)
+    fail(fmt::format("has {} nodes, over the limit of {} (data/limits.toml max_graph_nodes)", g.node_size(),
+                     lim.max_graph_nodes));
+  // Declared sizes: ranks, dimensions and element totals before any product is taken over them.
+  auto check_dims = [&](const std::string& what, const auto& dims) {
+    if (static_cast<std::int64_t>(dims.size()) > lim.max_rank)
+      fail(fmt::format("has {} of rank {}, over the limit of {} (data/limits.toml max_rank)", what, dims.size(),
+                       lim.max_rank));
+    std::int64_t total = 1;
+    for (std::int64_t d : dims) {
+      if (d < 0 || d > lim.max_dim)
+        fail(fmt::format("has {} with a dimension of {} (dimensions are 0 to {}, data/limits.toml max_dim)", what, d,
+                         lim.max_dim));
+      total = d == 0 ? 0 : total;
+      if (total > 0 && d > 0 && total > lim.max_elements / d)
+        fail(fmt::format("has {} of more than {} elements (data/limits.toml max_elements)", what, lim.max_elements));
+      total *= d;
+    }
+  };
+  for (const auto& t : g.initializer()) check_dims(fmt::format("initializer '{}'", t.name()), t.dims());
+  for (const auto& in : g.input())
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
+      std::vector<std::int64_t> dims;
+      for (const auto& d : in.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : 1);
+      check_dims(fmt::format("input '{}'", in.name()), dims);
+    }
+
+  // Declared ranks (graph inputs and initializers), for the window operators' checks below.
+  std::map<std::string, int> declared_rank;
+  for (const auto& t : g.initializer()) declared_rank[t.name()] = t.dims_size();
+  for (const auto& in : g.input())
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      declared_rank[in.name()] = in.type().tensor_type().shape().dim_size();
+
+  std::map<std::string, int> opsets;
+  for (const auto& o : model_.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+  for (const auto& n : g.node()) {
+    if (n.output_size() == 0) fail(fmt::format("is malformed: {} has no outputs", node_label(n)));
+    for (const auto& a : n.attribute()) {
+      const std::int64_t values = std::max({a.ints_size(), a.floats_size(), a.strings_size(), a.tensors_size()});
+      if (values > lim.max_attribute_values)
+        fail(fmt::format("is malformed: {} attribute '{}' has {} values, over the limit of {} "
+                         "(data/limits.toml max_attribute_values)", node_label(n), a.name(), values,
+                         lim.max_attribute_values));
+      if (a.has_t()) check_dims(fmt::format("{} attribute '{}'", node_label(n), a.name()), a.t().dims());
+    }
+    // The operator's schema (input and output counts, required attributes and their types), as libonnx's checker
+    // would: its shape inference assumes a node that passed.
+    const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    if (auto it = opsets.find(domain); it != opsets.end()) {
+      if (const auto* schema = ox::OpSchemaRegistry::Schema(n.op_type(), it->second, domain)) {
+        try {
+          schema->Verify(n);
+        } catch (const std::exception& e) {
+          std::string why = e.what();
+          why = why.substr(0, why.find('\n'));
+          fail(fmt::format("is malformed: {}: {}", node_label(n), why));
+        }
+      }
+    }
+    if (has_window(n.op_type())) {
+      for (const char* name : {"kernel_shape", "strides", "dilations", "pads", "output_padding", "output_shape"}) {
+        const bool positive = std::string_view(name) == "kernel_shape" || std::string_view(name) == "strides" ||
+                              std::string_view(name) == "dilations";
+        for (std::int64_t v : attr_ints(n, name))
+          if (v < (positive ? 1 : 0) || v > lim.max_window)
+            fail(fmt::format("is malformed: {} attribute '{}' holds {} ({} to {}, data/limits.toml max_window)",
+                             node_label(n), name, v, positive ? 1 : 0, lim.max_window));
+      }
+      // Data and weights are [N, C, spatial...] and [C_out, C_in / group, kernel...]: libonnx's ConvTranspose rule
+      // reads the weight's second dimension without checking its rank (a SIGSEGV found by fuzz_onnx).
+      std::vector<int> tensors{0};
+      if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "ConvInteger" ||
+          n.op_type() == "DeformConv")
+        tensors.push_back(1);
+      if (n.op_type() == "QLinearConv") tensors.push_back(3);
+      for (int i : tensors)
+        if (i < n.input_size())
+          if (auto it = declared_rank.find(n.input(i)); it != declared_rank.end() && it->second < 3)
+            fail(fmt::format("is malformed: {} input '{}' has rank {}; it needs a batch or output-channel, a channel "
+                             "and at least one spatial dimension", node_label(n), n.input(i), it->second));
+      if (const auto* a = find_attr(n, "group"); a && (a->i() < 1 || a->i() > lim.max_dim))
+        fail(fmt::format("is malformed: {} attribute 'group' holds {}", node_label(n), a->i()));
+    }
+    // DepthToSpace/SpaceToDepth divide by their blocksize; DequantizeLinear's block_size 0 means per-tensor.
+    for (const auto& [name, least] : {std::pair{"blocksize", 1}, {"block_size", 0}})
+      if (const auto* a = find_attr(n, name); a && (a->i() < least || a->i() > lim.max_window))
+        fail(fmt::format("is malformed: {} attribute '{}' holds {} ({} to {}, data/limits.toml max_window)",
+                         node_label(n), name, a->i(), least, lim.max_window));
+  }
+}
+
 void OnnxModel::check_structure() {
   const auto& g = model_.graph();
   std::set<std::string> defined;
@@ -96,23 +212,34 @@ void OnnxModel::check_structure() {
     for (const auto& i : node.input())
       if (!i.empty() && !defined.count(i) && !produced_anywhere.count(i))
         fail(fmt::format("is truncated or malformed: {} reads '{}', which nothing defines", node_label(node), i));
-  bool progress = true;
-  while (static_cast<int>(order_.size()) < n && progress) {
-    progress = false;
-    for (int k = 0; k < n; ++k) {
-      if (done[static_cast<std::size_t>(k)]) continue;
-      const auto& node = g.node(k);
-      const bool ready = std::all_of(node.input().begin(), node.input().end(),
-                                     [&](const std::string& i) { return i.empty() || defined.count(i) > 0; });
-      if (!ready) continue;
-      done[static_cast<std::size_t>(k)] = true;
-      order_.push_back(k);
-      for (const auto& o : node.output())
-        if (!o.empty()) {
-          defined.insert(o);
-          producer_[o] = k;
-        }
-      progress = true;
+  // Kahn's algorithm over tensor names, taking the lowest ready node index first: a sorted file keeps its order,
+  // and any order (a reversed 100,000-node chain) costs O(edges log nodes), with no recursion.
+  std::unordered_map<std::string, std::vector<int>> readers;  // undefined tensor -> nodes waiting for it
+  std::vector<int> waiting(static_cast<std::size_t>(n), 0);
+  for (int k = 0; k < n; ++k) {
+    std::set<std::string> pending;
+    for (const auto& i : g.node(k).input())
+      if (!i.empty() && !defined.count(i)) pending.insert(i);
+    for (const auto& i : pending) readers[i].push_back(k);
+    waiting[static_cast<std::size_t>(k)] = static_cast<int>(pending.size());
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int k = 0; k < n; ++k)
+    if (waiting[static_cast<std::size_t>(k)] == 0) ready.push(k);
+  while (!ready.empty()) {
+    const int k = ready.top();
+    ready.pop();
+    done[static_cast<std::size_t>(k)] = true;
+    order_.push_back(k);
+    for (const auto& o : g.node(k).output()) {
+      if (o.empty()) continue;
+      producer_[o] = k;
+      if (!defined.insert(o).second) continue;  // a second producer of a name releases no reader again
+      if (auto it = readers.find(o); it != readers.end()) {
+        for (int r : it->second)
+          if (--waiting[static_cast<std::size_t>(r)] == 0) ready.push(r);
+        readers.erase(it);
+      }
     }
   }
   if (static_cast<int>(order_.size()) < n) fail("is malformed: its nodes form a cycle");

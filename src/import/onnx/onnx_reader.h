@@ -40,6 +40,7 @@ class OnnxModel {
   // Loads and validates `path`, resolves its dimensions and plans its fusions (InputError when it cannot).
   OnnxModel(std::string path, ImportOptions options) : path_(std::move(path)), options_(std::move(options)) {
     load();
+    check_nodes();
     check_structure();
     resolve_inputs();
     plan_fusions();
@@ -85,6 +86,7 @@ class OnnxModel {
   friend class GraphBuild;
 
   void load();
+  void check_nodes();
   void check_structure();
   void resolve_inputs();
   void plan_fusions();
