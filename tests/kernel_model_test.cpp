@@ -9,6 +9,7 @@
 
 #include "analysis/single_op.h"
 #include "cli_runner.h"
+#include "core/error.h"
 #include "import/measured_kernels.h"
 
 namespace perfcast {
@@ -129,6 +130,26 @@ TEST_F(OpCli, OneGemmWithItsTileAndBound) {
   const auto bad = run("op --gpu h100-sxm5-80gb --op matmul --m 0 --n 8 --k 8");
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(test::lines_of(bad.err).size(), 1u) << bad.err;
+}
+
+}  // namespace
+}  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// GP102 has no tensor cores; INT8 runs dp4a at 4x the FP32 rate (CUDA programming guide, cc 6.1), so a large INT8
+// GEMM on a GTX 1080 Ti is 2-4x faster than the same FP32 GEMM (DeepBench's INT8 inference GEMMs), and BF16 is
+// refused with the reason.
+TEST(KernelModel, Gp102RunsInt8OnDp4aAndRefusesBf16) {
+  OpSpec g;
+  g.op = "matmul", g.m = g.n = g.k = 4096;
+  const double fp32 = predict_op(g, op_context("gtx-1080-ti", "pytorch", "fp32")).cost.time_us;
+  const OpPrediction int8 = predict_op(g, op_context("gtx-1080-ti", "pytorch", "int8"));
+  EXPECT_EQ(int8.cost.pipe, Pipe::kDp4a);
+  EXPECT_GT(fp32 / int8.cost.time_us, 2.0);
+  EXPECT_LT(fp32 / int8.cost.time_us, 4.2);
+  EXPECT_THROW(op_context("gtx-1080-ti", "pytorch", "bf16"), UnsupportedError);
 }
 
 }  // namespace

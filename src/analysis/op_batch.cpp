@@ -100,10 +100,15 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
       s.stride_h = int_field(row, "stride_h", 1), s.stride_w = int_field(row, "stride_w", 1);
       s.rows = int_field(row, "rows", 0), s.cols = int_field(row, "cols", 0);
       s.function = text(row, "function", "add");
-      const std::string key = text(row, "gpu", "") + "|" + text(row, "runtime", "pytorch") + "|" + text(row, "precision", "fp32");
+      const bool training = s.direction != "fwd";
+      const std::string key = text(row, "gpu", "") + "|" + text(row, "runtime", "pytorch") + "|" +
+                              text(row, "precision", "fp32") + (training ? "|train" : "");
       auto it = contexts.find(key);
       if (it == contexts.end())
-        it = contexts.emplace(key, op_context(text(row, "gpu", ""), text(row, "runtime", "pytorch"), text(row, "precision", "fp32"))).first;
+        it = contexts
+                 .emplace(key, op_context(text(row, "gpu", ""), text(row, "runtime", "pytorch"),
+                                          text(row, "precision", "fp32"), 0, training))
+                 .first;
       const OpPrediction p = predict_op(s, it->second);
       predicted = fmt::format("{:.2f}", p.cost.time_us);
       algorithm = std::string(p.cost.algorithm);

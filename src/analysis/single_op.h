@@ -46,8 +46,10 @@ struct OpContext {
 
 // Resolves `gpu` (catalog id or file), `runtime` and `precision` as `perfcast predict` does; `power_limit_w` > 0
 // replaces the board limit. Throws InputError / UnsupportedError as predict would.
+// `training`: the precision as training runs it (backward directions); forward ops resolve it as inference does
+// (int8 and fp8 run only there).
 OpContext op_context(const std::string& gpu, const std::string& runtime, const std::string& precision,
-                     double power_limit_w = 0);
+                     double power_limit_w = 0, bool training = false);
 
 struct OpPrediction {
   KernelCost cost;  // total over the op's kernels (time_us, flops, bytes, launches, bound, algorithm)

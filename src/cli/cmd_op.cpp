@@ -120,7 +120,7 @@ Command op_command() {
               }
               if (!s->out.empty()) throw InputError("--out applies with --configs");
               if (s->gpu.empty()) throw InputError("op: --gpu is required (or --configs FILE)");
-              const OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit);
+              const OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit, s->spec.direction != "fwd");
               const OpPrediction p = predict_op(s->spec, ctx);
               std::cout << (s->json ? op_json(s->spec, ctx, p).dump(2) + "\n" : op_text(s->spec, ctx, p));
               return 0;
