@@ -18,9 +18,10 @@ namespace perfcast {
 
 namespace {
 
+// data/power.toml; every value is read from the file (no defaults here).
 struct PowerConstants {
-  double memory_kernel_sm_activity = 0.35;
-  double shape_activity_floor = 0.5;
+  double memory_kernel_sm_activity = 0;
+  double shape_activity_floor = 0;
   std::map<int, double> idle_fraction;  // sm version -> fraction of rated TDP
   std::map<std::string, double> dram_pj_per_bit;
 };
@@ -87,7 +88,12 @@ void apply_power(Prediction& p) {
     f = std::min(f, *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz);
   const double dyn = std::max(0.0, full - idle) * f * f * f;
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
-  const double pj_per_bit = pj != c.dram_pj_per_bit.end() ? pj->second : 7.5;
+  if (pj == c.dram_pj_per_bit.end()) {
+    std::vector<std::string> known;
+    for (const auto& [type, _] : c.dram_pj_per_bit) known.push_back(type);
+    throw_unknown("memory_type of " + p.device.id, p.device.memory_type, known);
+  }
+  const double pj_per_bit = pj->second;
   // DRAM interface power at the achievable bandwidth (GB/s x 8 bit x pJ/bit = mW x 1e3).
   const double dram_w = p.device.mem_bw_gbps * arch.dram_efficiency * 8.0 * pj_per_bit * 1e-3;
 
