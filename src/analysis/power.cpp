@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "analysis/predict.h"
@@ -75,7 +76,10 @@ double rated_tdp(const Prediction& p) {
 void apply_power(Prediction& p) {
   if (p.step.entries.empty() || p.step_us <= 0) return;
   const PowerConstants& c = power_constants();
-  const ArchitectureProfile arch = architecture_for(p.device);
+  // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).
+  std::optional<ArchitectureProfile> measured_arch;
+  if (p.device.measured) measured_arch = architecture_for(p.device);
+  const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(p.device);
   const KernelCostModel km(p.device, arch);
   const double limit = p.device.tdp_w;  // --power-limit already replaced it
   const double rated = rated_tdp(p);

@@ -1,6 +1,7 @@
 #include "analysis/predict.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/request_resolution.h"
 #include "core/error.h"
@@ -94,14 +95,17 @@ InputPipelineRequest input_request(const PredictRequest& r, const ModelSource& m
 Prediction predict_fixed(const PredictRequest& request, const DataParallelOptions& options,
                          GradientProfile* single_gradients) {
   PredictRequest r = request;
-  const DeviceSpec device = device_for(r);
+  DeviceSpec device = device_for(r);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   RuntimeProfile runtime = runtime_for(r);
   if (auto it = runtime.library_efficiency_by_sm.find(device.sm_version); it != runtime.library_efficiency_by_sm.end())
     runtime.tensor_library_efficiency = it->second;
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
   else runtime.nhwc_conv_transposes = false;  // only NHWC tensors are transposed to NCHW
-  const ArchitectureProfile arch = architecture_for(device);
+  // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).
+  std::optional<ArchitectureProfile> measured_arch;
+  if (device.measured) measured_arch = architecture_for(device);
+  const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(device);
   const bool training = r.mode == "train";
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
@@ -123,21 +127,28 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   }
 
   const Graph graph = build(r.batch);
-  const KernelCostModel kernels(device, arch);
-  const CostContext ctx{kernels, runtime, plan, training};
+  StepCost step;
+  MemoryBreakdown memory;
+  {
+    const KernelCostModel kernels(device, arch);
+    const CostContext ctx{kernels, runtime, plan, training};
+    step = schedule_step(graph, ctx,
+                         StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
+                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum});
+    memory = estimate_memory(graph, plan, runtime, device, mem_opts);
+  }
 
-  Prediction p = prediction_for(r, device, runtime, model);
+  // The prediction takes the specs as used (moved: device and runtime are not read below).
+  Prediction p = prediction_for(r, std::move(device), std::move(runtime), model);
   if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   p.params = graph.params();
   p.precision_note = plan.note;
   p.precision_note_code = plan.note_code;
-  p.step = schedule_step(graph, ctx,
-                         StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
-                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum});
-  p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
+  p.step = std::move(step);
+  p.memory = memory;
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);
-  if (auto in = input_pipeline_cost(input_request(r, model), device, graph, p.step.step_us)) {
+  if (auto in = input_pipeline_cost(input_request(r, model), p.device, graph, p.step.step_us)) {
     if (r.gpu_decode && in->dataset_kind == "jpeg") {
       p.step.gpu_us += in->gpu_decode_us;
       p.step.step_us = std::max(p.step.gpu_us, p.step.host_us);
@@ -188,20 +199,19 @@ Prediction predict_data_parallel(const PredictRequest& request, const DataParall
   return scaled_prediction(single, g, gpus, nodes, request.interconnect, request.network, options);
 }
 
-Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, const RuntimeProfile& runtime,
-                          const ModelSource& model) {
+Prediction prediction_for(const PredictRequest& r, DeviceSpec device, RuntimeProfile runtime, const ModelSource& model) {
   Prediction p;
   p.request = r;
-  p.device = device;
-  p.runtime = runtime;
+  p.device = std::move(device);
+  p.runtime = std::move(runtime);
   p.model_id = model.id;
   p.model_family = model.family;
   p.model_description = model.description;
   p.sequence = model.sequence;
   p.notes = model.uncosted;
-  if (device.measured)
+  if (p.device.measured)
     p.notes.push_back("kernel efficiencies measured on this card (" +
-                      (device.measured->source.empty() ? device.file : device.measured->source) + ")");
+                      (p.device.measured->source.empty() ? p.device.file : p.device.measured->source) + ")");
   return p;
 }
 

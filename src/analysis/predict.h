@@ -126,8 +126,7 @@ void check_request(const PredictRequest& request);
 
 // A prediction naming what `r` resolved to (request, device, runtime, model id, family, description, sequence)
 // with the model's importer notes; the step, memory and stages are filled in by the caller.
-Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, const RuntimeProfile& runtime,
-                          const ModelSource& model);
+Prediction prediction_for(const PredictRequest& r, DeviceSpec device, RuntimeProfile runtime, const ModelSource& model);
 
 // Stages (each in its own file).
 // Language-model LoRA fine-tuning and prefill/decode/generate (analysis/llm_predict.cpp); predict() routes

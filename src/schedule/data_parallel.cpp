@@ -202,8 +202,9 @@ ScaleOutCost scale_out(const DeviceSpec& device, const ReplicaStep& single, cons
       const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host) &&
                            !single.gradients_at_cluster_end;
       // Bucket copies: each reads and writes the bucket's bytes at the card's achievable DRAM bandwidth.
-      const double copy_us_per_byte =
-          s.bucket_copies * 2.0 / (device.mem_bw_gbps * 1e3 * architecture_for(device).dram_efficiency);
+      const double dram_efficiency =
+          device.measured ? architecture_for(device).dram_efficiency : architecture_of(device).dram_efficiency;
+      const double copy_us_per_byte = s.bucket_copies * 2.0 / (device.mem_bw_gbps * 1e3 * dram_efficiency);
       double comm_free = 0, overlapped = 0, total = 0, largest = 0;
       std::string algorithm;
       for (const auto& b : buckets) {
