@@ -10,6 +10,7 @@
 #include "analysis/predict.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
@@ -57,10 +58,10 @@ const PowerConstants& power_constants() {
 }
 
 // Idle fraction of the nearest architecture at or below this SM version.
+// Older than every listed one: the oldest listed.
 double idle_fraction(const PowerConstants& c, int sm) {
-  auto it = c.idle_fraction.upper_bound(sm);
-  if (it == c.idle_fraction.begin()) return it->second;
-  return std::prev(it)->second;
+  const auto* e = nearest_sm_at_or_below(c.idle_fraction, sm, [](const auto& kv) { return kv.first; });
+  return e ? e->second : c.idle_fraction.begin()->second;
 }
 
 double rated_tdp(const Prediction& p) {

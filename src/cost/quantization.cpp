@@ -5,6 +5,7 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/find_by_id.h"
+#include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
@@ -163,10 +164,9 @@ const BlockType& gguf_tensor_type(const WeightPrecision& w, const TensorInfo& t)
 // ---- kernel constants -----------------------------------------------------------------------------------
 
 const IssueRates& QuantKernelConstants::issue_rates(int sm) const {
-  const IssueRates* r = &issue.begin()->second;
-  for (const auto& [v, rates] : issue)
-    if (v <= sm) r = &rates;
-  return *r;
+  // Older than every listed capability: the oldest listed.
+  const auto* e = nearest_sm_at_or_below(issue, sm, [](const auto& kv) { return kv.first; });
+  return e ? e->second : issue.begin()->second;
 }
 
 double QuantKernelConstants::mmvq_slots_per_weight(const std::string& type, int sm) const {
