@@ -69,9 +69,11 @@ TEST(ParallelPredict, CompareMatchesOneThread) {
   base.model = "resnet50";
   base.gpus = 4;
   const std::vector<std::string> gpus{"v100-sxm2-16gb", "a100-sxm4-40gb", "rtx-3090", "gtx-1080-ti", "t4"};
+  std::vector<GpuCount> entries;
+  for (const auto& g : gpus) entries.push_back(GpuCount{g, 0});
   auto run = [&](unsigned threads) {
     ThreadCount t(threads);
-    return compare(base, gpus, RunSize{}, default_price_catalog(), DataParallelOptions{});
+    return compare(base, entries, RunSize{}, default_price_catalog(), DataParallelOptions{});
   };
   const auto a = run(1), b = run(4);
   ASSERT_EQ(a.size(), b.size());
@@ -80,7 +82,9 @@ TEST(ParallelPredict, CompareMatchesOneThread) {
     EXPECT_EQ(b[i].gpu, gpus[i]);
     EXPECT_EQ(a[i].status, b[i].status);
     ASSERT_EQ(a[i].prediction.has_value(), b[i].prediction.has_value());
-    if (a[i].prediction) EXPECT_EQ(a[i].prediction->samples_per_s, b[i].prediction->samples_per_s);
+    if (a[i].prediction) {
+      EXPECT_EQ(a[i].prediction->samples_per_s, b[i].prediction->samples_per_s);
+    }
     EXPECT_EQ(a[i].best_precision, b[i].best_precision);
     EXPECT_EQ(a[i].best_samples_per_s, b[i].best_samples_per_s);
   }
