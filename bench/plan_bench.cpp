@@ -42,8 +42,9 @@ void BM_ScaleOutResNet152PerTensor(benchmark::State& state) {
   const Prediction p = predict(r);
   const Graph g = resolve_model("resnet152").build(ModelOptions{p.request.batch, 0});
   const GradientProfile prof = gradient_profile(p, g);
+  const ReplicaStep one = replica_step(p);
   for (auto _ : state) {
-    ScaleOutCost c = scale_out(p, prof, 8, 8, "nvlink", "ib-edr", DataParallelOptions{});
+    ScaleOutCost c = scale_out(p.device, one, prof, 8, 8, "nvlink", "ib-edr", DataParallelOptions{});
     benchmark::DoNotOptimize(c);
   }
   state.SetItemsProcessed(state.iterations());

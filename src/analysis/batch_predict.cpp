@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "cost/attention_kernels.h"
 #include "schedule/collectives.h"
 
@@ -84,24 +85,44 @@ PredictRequest request_from_row(const ConfigRow& row) {
   return r;
 }
 
-std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows) {
-  std::vector<RowResult> out;
-  out.reserve(rows.size());
-  for (const auto& row : rows) {
-    RowResult res{row, "ok", std::nullopt};
-    if (!row.error.empty()) {
-      res.status = "error: " + row.error;
-      out.push_back(std::move(res));
-      continue;
-    }
-    try {
-      res.prediction = predict(request_from_row(row));
-    } catch (const InputError& e) {
-      res.status = std::string("unsupported: ") + e.what();
-    }
-    out.push_back(std::move(res));
+namespace {
+
+RowResult predict_row(const ConfigRow& row) {
+  RowResult res{row, "ok", std::nullopt};
+  if (!row.error.empty()) {
+    res.status = "error: " + row.error;
+    return res;
   }
+  try {
+    res.prediction = predict(request_from_row(row));
+  } catch (const InputError& e) {
+    res.status = std::string("unsupported: ") + e.what();
+  }
+  return res;
+}
+
+}  // namespace
+
+std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows) {
+  std::vector<RowResult> out(rows.size());
+  parallel_for(rows.size(), [&](std::size_t i) { out[i] = predict_row(rows[i]); });
   return out;
+}
+
+void predict_config_file(const std::filesystem::path& path, const std::function<void(const RowResult&)>& emit) {
+  // Enough rows per chunk to keep every worker busy between the (serial) reads and writes.
+  const std::size_t chunk = 64 * static_cast<std::size_t>(worker_threads());
+  std::vector<ConfigRow> rows;
+  rows.reserve(chunk);
+  auto flush = [&] {
+    for (const auto& r : predict_rows(rows)) emit(r);
+    rows.clear();
+  };
+  for_each_config_row(path, false, [&](ConfigRow&& r) {
+    rows.push_back(std::move(r));
+    if (rows.size() >= chunk) flush();
+  });
+  flush();
 }
 
 }  // namespace perfcast

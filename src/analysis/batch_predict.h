@@ -1,6 +1,8 @@
 // Predictions for every row of a configurations file; a bad row becomes a status, never stops the others.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,11 @@ struct RowResult {
 // The request a row describes (defaults for empty cells); InputError/UnsupportedError for what cannot run.
 PredictRequest request_from_row(const ConfigRow& row);
 
+// One result per row, in row order; the rows are predicted on every worker thread (core/parallel.h).
 std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows);
+
+// Streams a configurations file: reads its rows, predicts them a chunk at a time on every worker thread and hands
+// each result to `emit` in file order. Memory holds one chunk, not the file. InputError for a malformed file.
+void predict_config_file(const std::filesystem::path& path, const std::function<void(const RowResult&)>& emit);
 
 }  // namespace perfcast

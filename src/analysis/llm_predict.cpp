@@ -185,7 +185,7 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
                            true, op.mm.bias};
   const auto& q = quant_kernel_constants();
   const int sm = c.device.sm_version;
-  const double slots_per_us = static_cast<double>(c.device.sm_count) * 128.0 * c.device.boost_clock_mhz *
+  const double slots_per_us = static_cast<double>(c.device.sm_count) * q.full_rate_lanes_per_sm_clk * c.device.boost_clock_mhz *
                               km.compute_clock_factor();
   const std::string& name = op.name;
 
@@ -273,14 +273,15 @@ std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferCont
     out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * fresh * (act + c.kv_bytes), Pipe::kFp32)));
     if (q <= 1) {
       // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
-      const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * 0.5);
+      const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency);
       out.push_back(kernel_entry(name, OpKind::kAttention, make_kernel(km, compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
     } else {
       // Flash attention: causal blocks above the diagonal are skipped.
       const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
       const MatmulGeometry g{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
       out.push_back(kernel_entry(name, OpKind::kAttention,
-                                 km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes, 0.7)));
+                                 km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes,
+                                         cost_constants().fused_attention_efficiency)));
     }
     return out;
   }
@@ -843,8 +844,8 @@ Prediction predict_llm(const PredictRequest& request) {
   check_request(request);
   if (request.mode == "train") {
     if (request.lora_rank > 0) return predict_lora(request);
-    PredictRequest full = request;
-    return predict(full);  // full fine-tuning is the ordinary training step
+    // Full fine-tuning is the ordinary training step, which predict() schedules.
+    throw InputError("predict_llm serves --mode train with --lora-rank; full fine-tuning is predict()'s training step");
   }
   if (request.mode != "prefill" && request.mode != "decode" && request.mode != "generate")
     throw InputError("predict_llm serves --mode prefill, decode, generate or train, got '" + request.mode + "'");

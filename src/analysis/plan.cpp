@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
 
@@ -75,7 +76,7 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   if (o.gpus_total > 1) {
     DataParallelOptions dp = req.dp;
     dp.nics_per_node = inst.network_ports;
-    const ScaleOutCost sc = scale_out(p, s.g, inst.gpus, count, inst.interconnect, count > 1 ? inst.network : "", dp);
+    const ScaleOutCost sc = scale_out(p.device, replica_step(p), s.g, inst.gpus, count, inst.interconnect, count > 1 ? inst.network : "", dp);
     step_us = (sc.base_step_ms + sc.exposed_comm_ms) * 1e3;
     o.efficiency = sc.efficiency;
     o.comm_share = sc.comm_share;
@@ -109,34 +110,44 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
   if (!(req.efficiency_threshold > 0 && req.efficiency_threshold <= 1))
     throw InputError("--efficiency-threshold must be in (0, 1]");
   PlanResult res;
+  // The single-GPU prediction of every GPU the instances offer (nullopt: cannot run, with the reason), predicted
+  // on every worker thread in the order the instances first name them.
+  std::vector<std::string> gpu_ids;
+  for (const auto& inst : catalog.instances)
+    if (inst.gpus <= req.max_gpus && std::find(gpu_ids.begin(), gpu_ids.end(), inst.gpu) == gpu_ids.end())
+      gpu_ids.push_back(inst.gpu);
+  std::vector<std::optional<Single>> singles(gpu_ids.size());
+  std::vector<std::string> why(gpu_ids.size());
+  parallel_for(gpu_ids.size(), [&](std::size_t i) {
+    PredictRequest r = req.base;
+    r.gpu = gpu_ids[i];
+    r.gpus = 1;
+    r.nodes = 1;
+    r.interconnect.clear();
+    r.network.clear();
+    try {
+      Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
+      if (!p.memory.fits) {
+        why[i] = "does not fit in memory at batch " + std::to_string(p.request.batch);
+      } else {
+        const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
+        const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
+        GradientProfile g = gradient_profile(p, graph);
+        singles[i] = Single{std::move(p), std::move(g)};
+      }
+    } catch (const UnsupportedError& e) {
+      why[i] = e.what();
+    }
+  });
   std::map<std::string, std::optional<Single>> cache;  // gpu id -> single-GPU prediction (nullopt: cannot run)
   std::map<std::string, std::string> reasons;
+  for (std::size_t i = 0; i < gpu_ids.size(); ++i) {
+    cache.emplace(gpu_ids[i], std::move(singles[i]));
+    if (!why[i].empty()) reasons[gpu_ids[i]] = std::move(why[i]);
+  }
   for (const auto& inst : catalog.instances) {
     if (inst.gpus > req.max_gpus) continue;
-    auto it = cache.find(inst.gpu);
-    if (it == cache.end()) {
-      PredictRequest r = req.base;
-      r.gpu = inst.gpu;
-      r.gpus = 1;
-      r.nodes = 1;
-      r.interconnect.clear();
-      r.network.clear();
-      std::optional<Single> s;
-      try {
-        Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
-        if (!p.memory.fits) {
-          reasons[inst.gpu] = "does not fit in memory at batch " + std::to_string(p.request.batch);
-        } else {
-          const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
-          const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
-          GradientProfile g = gradient_profile(p, graph);
-          s = Single{std::move(p), std::move(g)};
-        }
-      } catch (const UnsupportedError& e) {
-        reasons[inst.gpu] = e.what();
-      }
-      it = cache.emplace(inst.gpu, std::move(s)).first;
-    }
+    const auto it = cache.find(inst.gpu);
     if (!it->second) {
       res.skipped.push_back(inst.id + ": " + reasons[inst.gpu]);
       continue;
@@ -238,8 +249,10 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
 std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
                                 const PriceCatalog& catalog, const DataParallelOptions& options) {
   if (gpus.empty()) throw InputError("--gpu needs at least one GPU id");
-  std::vector<CompareRow> rows;
-  for (const auto& entry : gpus) {
+  // One row per GPU, predicted on every worker thread, in the order given.
+  std::vector<CompareRow> rows(gpus.size());
+  parallel_for(gpus.size(), [&](std::size_t i) {
+    const GpuCount& entry = gpus[i];
     CompareRow row;
     row.gpu = entry.gpu;
     PredictRequest r = base;
@@ -274,8 +287,8 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
       }
     } catch (const UnsupportedError&) {
     }
-    rows.push_back(std::move(row));
-  }
+    rows[i] = std::move(row);
+  });
   return rows;
 }
 

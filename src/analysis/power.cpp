@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "analysis/predict.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
@@ -18,9 +20,10 @@ namespace perfcast {
 
 namespace {
 
+// data/power.toml; every value is read from the file (no defaults here).
 struct PowerConstants {
-  double memory_kernel_sm_activity = 0.35;
-  double shape_activity_floor = 0.5;
+  double memory_kernel_sm_activity = 0;
+  double shape_activity_floor = 0;
   std::map<int, double> idle_fraction;  // sm version -> fraction of rated TDP
   std::map<std::string, double> dram_pj_per_bit;
 };
@@ -55,10 +58,10 @@ const PowerConstants& power_constants() {
 }
 
 // Idle fraction of the nearest architecture at or below this SM version.
+// Older than every listed one: the oldest listed.
 double idle_fraction(const PowerConstants& c, int sm) {
-  auto it = c.idle_fraction.upper_bound(sm);
-  if (it == c.idle_fraction.begin()) return it->second;
-  return std::prev(it)->second;
+  const auto* e = nearest_sm_at_or_below(c.idle_fraction, sm, [](const auto& kv) { return kv.first; });
+  return e ? e->second : c.idle_fraction.begin()->second;
 }
 
 double rated_tdp(const Prediction& p) {
@@ -74,7 +77,10 @@ double rated_tdp(const Prediction& p) {
 void apply_power(Prediction& p) {
   if (p.step.entries.empty() || p.step_us <= 0) return;
   const PowerConstants& c = power_constants();
-  const ArchitectureProfile arch = architecture_for(p.device);
+  // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).
+  std::optional<ArchitectureProfile> measured_arch;
+  if (p.device.measured) measured_arch = architecture_for(p.device);
+  const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(p.device);
   const KernelCostModel km(p.device, arch);
   const double limit = p.device.tdp_w;  // --power-limit already replaced it
   const double rated = rated_tdp(p);
@@ -87,7 +93,12 @@ void apply_power(Prediction& p) {
     f = std::min(f, *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz);
   const double dyn = std::max(0.0, full - idle) * f * f * f;
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
-  const double pj_per_bit = pj != c.dram_pj_per_bit.end() ? pj->second : 7.5;
+  if (pj == c.dram_pj_per_bit.end()) {
+    std::vector<std::string> known;
+    for (const auto& [type, _] : c.dram_pj_per_bit) known.push_back(type);
+    throw_unknown("memory_type of " + p.device.id, p.device.memory_type, known);
+  }
+  const double pj_per_bit = pj->second;
   // DRAM interface power at the achievable bandwidth (GB/s x 8 bit x pJ/bit = mW x 1e3).
   const double dram_w = p.device.mem_bw_gbps * arch.dram_efficiency * 8.0 * pj_per_bit * 1e-3;
 

@@ -1,6 +1,7 @@
 #include "analysis/predict.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/request_resolution.h"
 #include "core/error.h"
@@ -11,6 +12,7 @@
 #include "runtime/runtime_profile.h"
 #include "schedule/collectives.h"
 #include "schedule/data_parallel.h"
+#include "schedule/input_pipeline.h"
 
 namespace perfcast {
 
@@ -58,20 +60,52 @@ void check_request(const PredictRequest& r) {
   if (!r.dataset.empty()) find_dataset(r.dataset);
 }
 
-Prediction predict(const PredictRequest& request) {
-  check_request(request);
-  if (request.mode == "prefill" || request.mode == "decode" || request.mode == "generate" ||
-      (request.mode == "train" && request.lora_rank > 0))
-    return predict_llm(request);
+namespace {
+
+// Requests predict_llm serves: language-model serving and LoRA fine-tuning.
+bool routed_to_llm(const PredictRequest& r) {
+  return r.mode == "prefill" || r.mode == "decode" || r.mode == "generate" || (r.mode == "train" && r.lora_rank > 0);
+}
+
+// Dataset a model reads when none is given: images for 2D vision models, CT volumes for 3D ones.
+std::string default_dataset(const ModelSource& model) {
+  if (model.family == "cnn3d" || model.family == "segmentation3d") return "ct-crops";
+  if (model.sequence) return "";
+  return "imagenet";
+}
+
+InputPipelineRequest input_request(const PredictRequest& r, const ModelSource& model) {
+  InputPipelineRequest in;
+  in.data = r.data;
+  in.prefetch = r.prefetch;
+  in.host = r.host;
+  in.host_cores = r.host_cores;
+  in.dataset = r.dataset;
+  in.default_dataset = default_dataset(model);
+  in.gpu_decode = r.gpu_decode;
+  in.pinned_memory = r.pinned_memory;
+  in.batch = r.batch;
+  in.gpus = r.gpus;
+  return in;
+}
+
+// Fixed-size models (CNNs, encoders, full fine-tuning): the graph is built and costed once, its step scheduled,
+// then the stages over that step: input pipeline, data parallelism, power. `single_gradients`, when given,
+// receives the gradient timeline of the one-GPU step (predict_data_parallel scales it to other counts).
+Prediction predict_fixed(const PredictRequest& request, const DataParallelOptions& options,
+                         GradientProfile* single_gradients) {
   PredictRequest r = request;
-  const DeviceSpec device = device_for(r);
+  DeviceSpec device = device_for(r);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   RuntimeProfile runtime = runtime_for(r);
   if (auto it = runtime.library_efficiency_by_sm.find(device.sm_version); it != runtime.library_efficiency_by_sm.end())
     runtime.tensor_library_efficiency = it->second;
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
   else runtime.nhwc_conv_transposes = false;  // only NHWC tensors are transposed to NCHW
-  const ArchitectureProfile arch = architecture_for(device);
+  // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).
+  std::optional<ArchitectureProfile> measured_arch;
+  if (device.measured) measured_arch = architecture_for(device);
+  const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(device);
   const bool training = r.mode == "train";
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
@@ -93,40 +127,91 @@ Prediction predict(const PredictRequest& request) {
   }
 
   const Graph graph = build(r.batch);
-  const KernelCostModel kernels(device, arch);
-  const CostContext ctx{kernels, runtime, plan, training};
+  StepCost step;
+  MemoryBreakdown memory;
+  {
+    const KernelCostModel kernels(device, arch);
+    const CostContext ctx{kernels, runtime, plan, training};
+    step = schedule_step(graph, ctx,
+                         StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
+                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum});
+    memory = estimate_memory(graph, plan, runtime, device, mem_opts);
+  }
 
-  Prediction p = prediction_for(r, device, runtime, model);
+  // The prediction takes the specs as used (moved: device and runtime are not read below).
+  Prediction p = prediction_for(r, std::move(device), std::move(runtime), model);
   if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   p.params = graph.params();
   p.precision_note = plan.note;
   p.precision_note_code = plan.note_code;
-  p.step = schedule_step(graph, ctx,
-                         StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
-                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum});
-  p.memory = estimate_memory(graph, plan, runtime, device, mem_opts);
+  p.step = std::move(step);
+  p.memory = memory;
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);
-  apply_input_pipeline(p, graph);
-  apply_data_parallel(p, graph, data_parallel_options(r));
+  if (auto in = input_pipeline_cost(input_request(r, model), p.device, graph, p.step.step_us)) {
+    if (r.gpu_decode && in->dataset_kind == "jpeg") {
+      p.step.gpu_us += in->gpu_decode_us;
+      p.step.step_us = std::max(p.step.gpu_us, p.step.host_us);
+    }
+    p.input = std::move(in);
+    finalize_prediction(p);
+  }
+  const bool scaled = r.gpus * r.nodes > 1;
+  const GradientProfile g = scaled || single_gradients ? gradient_profile(p, graph) : GradientProfile{};
+  if (single_gradients) *single_gradients = g;
+  apply_scale_out(p, g, r.gpus, r.nodes, r.interconnect, r.network, options);
   apply_power(p);
   return p;
 }
 
-Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, const RuntimeProfile& runtime,
-                          const ModelSource& model) {
+}  // namespace
+
+Prediction predict(const PredictRequest& request) {
+  check_request(request);
+  if (routed_to_llm(request)) return predict_llm(request);
+  return predict_fixed(request, data_parallel_options(request), nullptr);
+}
+
+Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options) {
+  PredictRequest one = request;
+  one.gpus = 1;
+  one.nodes = 1;
+  one.interconnect.clear();
+  one.network.clear();
+  check_request(one);
+  // --batch max with several GPUs: the largest batch that fits beside the reduction's buffers.
+  if (request.batch == 0 && request.mode == "train" && request.gpus * request.nodes > 1 && request.lora_rank == 0)
+    one.batch = predict(request).request.batch;
+  const int gpus = request.gpus, nodes = request.nodes;
+  if (gpus <= 0 || nodes <= 0)
+    throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(gpus) + " --nodes " +
+                     std::to_string(nodes));
+  if (routed_to_llm(one)) {
+    // Serving and LoRA predict one GPU: predict() names what is not modelled for several.
+    if (gpus * nodes > 1) return predict(request);
+    const Prediction single = predict_llm(one);
+    if (request.interconnect.empty() && request.network.empty()) return single;
+    return scaled_prediction(single, GradientProfile{}, gpus, nodes, request.interconnect, request.network, options);
+  }
+  GradientProfile g;
+  const Prediction single = predict_fixed(one, data_parallel_options(one), &g);
+  if (gpus * nodes == 1 && request.interconnect.empty() && request.network.empty()) return single;
+  return scaled_prediction(single, g, gpus, nodes, request.interconnect, request.network, options);
+}
+
+Prediction prediction_for(const PredictRequest& r, DeviceSpec device, RuntimeProfile runtime, const ModelSource& model) {
   Prediction p;
   p.request = r;
-  p.device = device;
-  p.runtime = runtime;
+  p.device = std::move(device);
+  p.runtime = std::move(runtime);
   p.model_id = model.id;
   p.model_family = model.family;
   p.model_description = model.description;
   p.sequence = model.sequence;
   p.notes = model.uncosted;
-  if (device.measured)
+  if (p.device.measured)
     p.notes.push_back("kernel efficiencies measured on this card (" +
-                      (device.measured->source.empty() ? device.file : device.measured->source) + ")");
+                      (p.device.measured->source.empty() ? p.device.file : p.device.measured->source) + ")");
   return p;
 }
 

@@ -14,6 +14,8 @@
 #include "device/device_spec.h"
 #include "graph/graph.h"
 #include "runtime/runtime_profile.h"
+#include "schedule/data_parallel.h"
+#include "schedule/input_pipeline.h"
 #include "schedule/memory.h"
 #include "schedule/step.h"
 
@@ -70,45 +72,6 @@ struct PredictRequest {
   double power_limit_w = 0;         // 0 = the board's TDP
 };
 
-// Host-side input pipeline of a training/inference step (absent for synthetic data).
-struct InputPipelineCost {
-  std::string host;             // host profile id
-  std::string dataset_kind;     // jpeg | volume | tokens
-  std::string limited_by;       // cpu | storage
-  int cores = 0;
-  double decode_ms_per_sample = 0;  // per core
-  double host_samples_per_s = 0;    // all cores
-  double h2d_ms = 0;                // input copy per step over PCIe
-  bool serial_copy = false;         // the step waits for the copy (data=host without prefetch): not overlapped
-  double step_ms = 0;               // time the pipeline needs per step
-  bool bound = false;               // the pipeline, not the GPU, sets the step time
-};
-
-// Data-parallel scale-out (absent for one GPU).
-struct ScaleOutCost {
-  int gpus_total = 1;
-  double allreduce_ms = 0;          // per step, before overlap
-  double exposed_comm_ms = 0;       // not hidden behind backward (everything the step waits at the barrier)
-  double efficiency = 1;            // throughput / (N x single-GPU throughput)
-  std::string algorithm;            // ring, tree, hierarchical ...
-  int gpus_per_node = 1;
-  int nodes = 1;
-  std::string interconnect;         // link inside a node
-  std::string network;              // link between nodes ("" on one node)
-  std::string strategy;             // how gradients are reduced: ddp, horovod, replicated, ps ...
-  double gradient_bytes = 0;        // reduced per GPU per step
-  int collectives = 0;              // buckets (fused collectives) per step
-  double bus_bw_gbps = 0;           // bottleneck link bandwidth used, GB/s per direction
-  double comm_wait_ms = 0;          // part of exposed_comm_ms: collectives still running after backward
-  double sync_wait_ms = 0;          // part of exposed_comm_ms: waiting for the slowest GPU
-  double overlap_slowdown_ms = 0;   // part of exposed_comm_ms: compute slowed by overlapped collectives
-  double replica_overhead_ms = 0;   // part of exposed_comm_ms: runtime overhead per replica (data file)
-  double bucket_copy_ms = 0;        // part of exposed_comm_ms: gradient copies into and out of buckets on the compute stream
-  double bucket_buffer_bytes = 0;   // memory the reduction's buffers take per GPU (DDP buckets, Horovod fusion buffer)
-  double base_step_ms = 0;          // one GPU's step with its node's input pipeline, before communication
-  double comm_share = 0;            // exposed_comm_ms / step
-};
-
 // Board power and energy.
 struct PowerCost {
   double avg_power_w = 0;           // per GPU, averaged over the step
@@ -163,18 +126,34 @@ void check_request(const PredictRequest& request);
 
 // A prediction naming what `r` resolved to (request, device, runtime, model id, family, description, sequence)
 // with the model's importer notes; the step, memory and stages are filled in by the caller.
-Prediction prediction_for(const PredictRequest& r, const DeviceSpec& device, const RuntimeProfile& runtime,
-                          const ModelSource& model);
+Prediction prediction_for(const PredictRequest& r, DeviceSpec device, RuntimeProfile runtime, const ModelSource& model);
 
 // Stages (each in its own file).
-// Language-model prefill/decode (analysis/llm_predict.cpp).
+// Language-model LoRA fine-tuning and prefill/decode/generate (analysis/llm_predict.cpp); predict() routes
+// these requests here.
 Prediction predict_llm(const PredictRequest& request);
-// Host input pipeline: data loading, decode, augmentation, PCIe copy (schedule/input_pipeline.cpp).
-void apply_input_pipeline(Prediction& p, const Graph& graph);
-// Data parallel over gpus x nodes (schedule/data_parallel.cpp).
-void apply_data_parallel(Prediction& p, const Graph& graph);
 // Board power and energy per step (analysis/power.cpp).
 void apply_power(Prediction& p);
+
+// Data parallelism as a schedule over the costed single-GPU step (analysis/data_parallel_prediction.cpp; the
+// scale-out itself is schedule/data_parallel.cpp).
+// The request's own choices (--strategy, --fp16-grads, --hierarchical) as options.
+DataParallelOptions data_parallel_options(const PredictRequest& request);
+// What the scale-out reads from a single-GPU prediction.
+ReplicaStep replica_step(const Prediction& single);
+// The gradient timeline of a single-GPU prediction of `graph`.
+GradientProfile gradient_profile(const Prediction& single, const Graph& graph);
+// The whole prediction with explicit data-parallel options (compare, plan, case studies): the single-GPU
+// prediction, then its scale-out.
+Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options);
+// Scales p (predicted for one GPU) to gpus x nodes in place and re-derives its throughput; with one GPU, checks
+// the links and clears any scale-out.
+void apply_scale_out(Prediction& p, const GradientProfile& profile, int gpus_per_node, int nodes,
+                     const std::string& interconnect, const std::string& network, const DataParallelOptions& options);
+// A copy of `single` scaled to gpus x nodes without re-costing its kernels (plan evaluates many counts).
+Prediction scaled_prediction(const Prediction& single, const GradientProfile& profile, int gpus_per_node, int nodes,
+                             const std::string& interconnect, const std::string& network,
+                             const DataParallelOptions& options);
 
 // Re-derives throughput and the bound attribution from p.step, p.input and p.scale (used by the stages).
 void finalize_prediction(Prediction& p);

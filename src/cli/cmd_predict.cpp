@@ -7,8 +7,8 @@
 
 #include "analysis/batch_predict.h"
 #include "cli/command.h"
-#include "core/output_file.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "import/config_csv.h"
 #include "report/html_page.h"
 #include "report/prediction_report.h"
@@ -38,19 +38,22 @@ Command predict_command() {
                 if (s->report.json || !s->report.html.empty())
                   throw InputError("--configs writes a CSV (--out); --json and --html apply to one prediction");
                 if (!s->out.empty()) check_output_path(s->out);
-                const auto results = predict_rows(read_config_csv(s->configs, false));
+                // Rows are predicted a chunk at a time on every core and only their CSV lines are kept (the
+                // output is written whole, or not at all, when every row is done).
                 std::ostringstream csv;
-                write_predictions_csv(results, csv);
-                if (s->out.empty()) std::cout << csv.str();
-                else write_output_file(s->out, csv.str());
-                std::size_t ok = 0, no_fit = 0, failed = 0;
-                for (const auto& r : results) {
+                write_predictions_csv_header(csv);
+                std::size_t rows = 0, ok = 0, no_fit = 0, failed = 0;
+                predict_config_file(s->configs, [&](const RowResult& r) {
+                  write_prediction_csv_row(r, csv);
+                  ++rows;
                   if (!r.prediction) ++failed;
                   else if (!r.prediction->memory.fits) ++no_fit;
                   else ++ok;
-                }
+                });
+                if (s->out.empty()) std::cout << csv.str();
+                else write_output_file(s->out, csv.str());
                 std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} rows)\n", ok, failed,
-                                         no_fit ? fmt::format(", {} do not fit", no_fit) : "", results.size());
+                                         no_fit ? fmt::format(", {} do not fit", no_fit) : "", rows);
                 return failed > 0 ? 1 : 0;
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);

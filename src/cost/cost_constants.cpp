@@ -52,6 +52,9 @@ CostConstants load() {
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");
   TomlFields gd(top.table("gpu_decode"), path.string() + " [gpu_decode]");
   c.gpu_decode_us_per_mpixel = gd.number("gpu_us_per_mpixel");
+  TomlFields at(top.table("attention"), path.string() + " [attention]");
+  c.fused_attention_efficiency = at.number("fused_efficiency");
+  c.decode_attention_fp32_efficiency = at.number("decode_fp32_efficiency");
   return c;
 }
 

@@ -1,4 +1,5 @@
-// Op-class constants of the cost model, loaded from data/cost_model.toml.
+// Op-class constants of the cost model, loaded from data/cost_model.toml. Every value is read from the file (no
+// defaults here: the data file is the one source, and a missing key is an error naming it).
 #pragma once
 
 #include <string>
@@ -7,31 +8,33 @@
 namespace perfcast {
 
 struct GemmTile {
-  double m = 128, n = 128;
-  double efficiency = 1;  // fraction of the large-GEMM rate this tile reaches
+  double m = 0, n = 0;
+  double efficiency = 0;  // fraction of the large-GEMM rate this tile reaches
 };
 
 struct CostConstants {
   std::vector<GemmTile> tiles_cuda;
   std::vector<GemmTile> tiles_tensor;
-  double ctas_per_sm = 1;
-  double k_half_cuda = 24;
-  double k_half_tensor = 48;
-  double split_k_overhead = 0.15;
-  double split_k_min_depth = 256;  // K elements each split-K slice keeps at least
-  double conv_efficiency_tensor = 0.75;        // convolutions with more than one filter tap
-  double conv_efficiency_tensor_1x1 = 1.0;     // pointwise (1x1) convolutions: a plain GEMM
-  double winograd_fused_efficiency = 0.65;
-  double dgrad_efficiency = 0.95;
-  double wgrad_efficiency = 0.8;
-  double depthwise_compute_efficiency = 0.25;
-  double ramp_us = 1.5;
-  double elementwise_compute_efficiency = 0.25;
-  double reduction_bandwidth_efficiency = 1;  // softmax / layer norm rows against a plain streaming kernel
-  double native_half_elementwise_efficiency = 0.5;
-  double cuda_graph_host_us_per_kernel = 0.3;
-  double cuda_graph_gap_us = 0.6;
-  double gpu_decode_us_per_mpixel = 100;
+  double ctas_per_sm = 0;
+  double k_half_cuda = 0;
+  double k_half_tensor = 0;
+  double split_k_overhead = 0;
+  double split_k_min_depth = 0;                // K elements each split-K slice needs at least
+  double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
+  double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
+  double winograd_fused_efficiency = 0;
+  double dgrad_efficiency = 0;
+  double wgrad_efficiency = 0;
+  double depthwise_compute_efficiency = 0;
+  double ramp_us = 0;
+  double elementwise_compute_efficiency = 0;
+  double reduction_bandwidth_efficiency = 0;   // softmax / layer norm rows against a plain streaming kernel
+  double native_half_elementwise_efficiency = 0;
+  double cuda_graph_host_us_per_kernel = 0;
+  double cuda_graph_gap_us = 0;
+  double gpu_decode_us_per_mpixel = 0;
+  double fused_attention_efficiency = 0;       // fused (flash) attention kernels: share of the GEMM rate
+  double decode_attention_fp32_efficiency = 0; // paged/XQA decode attention: share of the FP32 peak
 };
 
 // The constants predictions use: cost_model.toml with data/kernel_fit.toml's fitted values.

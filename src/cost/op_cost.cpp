@@ -9,11 +9,6 @@
 
 namespace perfcast {
 
-std::string_view phase_name(Phase p) {
-  static constexpr std::string_view kNames[] = {"forward", "backward", "update"};
-  return kNames[static_cast<int>(p)];
-}
-
 OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase) {
   OpCost c;
   c.name = name;
@@ -304,7 +299,7 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& km = ctx.kernels;
   const Work w = phase == Phase::kForward ? forward_work(op, ctx.plan.bytes, ctx.training) : backward_work(op, ctx.plan.bytes);
   const MatmulGeometry scores{a.batch * a.heads, a.q_len, a.kv_len, a.head_dim, false, false};
-  if (a.fused) return km.gemm(scores, ctx.plan.matmul_pipe, w.flops, w.bytes, 0.7 * fused_attention_rate(a));
+  if (a.fused) return km.gemm(scores, ctx.plan.matmul_pipe, w.flops, w.bytes, cost_constants().fused_attention_efficiency * fused_attention_rate(a));
   // Unfused: QK^T and PV GEMMs plus elementwise kernels over the score matrix between them.
   const double gemm_flops = 4.0 * static_cast<double>(a.batch * a.heads) * static_cast<double>(a.q_len) *
                             static_cast<double>(a.kv_len) * static_cast<double>(a.head_dim) *

@@ -15,7 +15,6 @@
 namespace perfcast {
 
 enum class Phase : std::uint8_t { kForward, kBackward, kUpdate };
-std::string_view phase_name(Phase p);
 
 // How the runtime treats this op in the schedule (decided from the op and its producer).
 enum class Fusion : std::uint8_t {

@@ -5,6 +5,7 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/find_by_id.h"
+#include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
@@ -163,10 +164,9 @@ const BlockType& gguf_tensor_type(const WeightPrecision& w, const TensorInfo& t)
 // ---- kernel constants -----------------------------------------------------------------------------------
 
 const IssueRates& QuantKernelConstants::issue_rates(int sm) const {
-  const IssueRates* r = &issue.begin()->second;
-  for (const auto& [v, rates] : issue)
-    if (v <= sm) r = &rates;
-  return *r;
+  // Older than every listed capability: the oldest listed.
+  const auto* e = nearest_sm_at_or_below(issue, sm, [](const auto& kv) { return kv.first; });
+  return e ? e->second : issue.begin()->second;
 }
 
 double QuantKernelConstants::mmvq_slots_per_weight(const std::string& type, int sm) const {
@@ -174,10 +174,11 @@ double QuantKernelConstants::mmvq_slots_per_weight(const std::string& type, int 
   if (it == mmvq.end()) return 0;
   const IssueRates* r = &issue_rates(sm);
   const InstructionMix& m = it->second;
-  // Lane slots: an instruction class running at `rate` per SM-clock costs 128/rate full-rate slots.
-  const double integer = 128.0 * (m.alu / r->alu + m.shift / r->shift + m.imul / r->imul + m.dp4a / r->dp4a);
-  const double convert = 128.0 * (m.cvt / r->cvt + m.video / r->video);
-  const double fp = 128.0 * m.fp / r->fp;
+  // Lane slots: an instruction class running at `rate` per SM-clock costs full/rate full-rate slots.
+  const double full = full_rate_lanes_per_sm_clk;
+  const double integer = full * (m.alu / r->alu + m.shift / r->shift + m.imul / r->imul + m.dp4a / r->dp4a);
+  const double convert = full * (m.cvt / r->cvt + m.video / r->video);
+  const double fp = full * m.fp / r->fp;
   // Pascal issues integer and fp32 work to the same lanes; later GPUs overlap the fp32 pipe with the integer one.
   return r->shared_int_fp ? integer + convert + fp : std::max(integer + convert, fp);
 }
@@ -198,6 +199,7 @@ QuantKernelConstants load_quant_constants() {
   TomlFields k(top.table("kernels"), where + " [kernels]");
   c.mmq_dp4a_efficiency = k.number("mmq_dp4a_efficiency");
   c.weight_only_dequant_efficiency = k.number("weight_only_dequant_efficiency");
+  c.full_rate_lanes_per_sm_clk = k.number("full_rate_lanes_per_sm_clk");
   for (const auto& [name, node] : top.table("mmvq")) {
     const auto* t = node.as_table();
     if (!t) continue;

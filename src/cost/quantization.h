@@ -81,25 +81,27 @@ struct InstructionMix {
 };
 
 // Native instruction throughput per SM per clock of one compute capability.
+// Every value comes from data/quantization.toml [issue.sm_XX].
 struct IssueRates {
-  double alu = 64, shift = 64, imul = 64, cvt = 16, fp = 64, dp4a = 64;
+  double alu = 0, shift = 0, imul = 0, cvt = 0, fp = 0, dp4a = 0;
   bool shared_int_fp = false;  // integer and fp32 instructions issue to the same lanes (Pascal)
-  double video = 16;           // SIMD video instructions (__vsubss4)
-  double mmvq_efficiency = 0.5;  // share of this issue rate llama.cpp's mat-vec kernels sustain
+  double video = 0;            // SIMD video instructions (__vsubss4)
+  double mmvq_efficiency = 0;  // share of this issue rate llama.cpp's mat-vec kernels sustain
 };
 
 struct QuantKernelConstants {
   std::map<std::string, InstructionMix> mmvq;     // block type -> mat-vec (decode) work per weight
   std::map<std::string, double> mmq_rate;         // block type -> MMQ dp4a rate relative to q8_0
   std::map<int, IssueRates> issue;               // sm version -> instruction throughput
-  double mmq_dp4a_efficiency = 0.25;              // q8_0 MMQ rate as a share of the dp4a peak
-  double weight_only_dequant_efficiency = 0.8;    // W8A16/W4A16 GEMM rate vs the fp16 GEMM at the same shape
+  double mmq_dp4a_efficiency = 0;                 // q8_0 MMQ rate as a share of the dp4a peak
+  double weight_only_dequant_efficiency = 0;      // W8A16/W4A16 GEMM rate vs the fp16 GEMM at the same shape
+  double full_rate_lanes_per_sm_clk = 0;          // the full issue rate the [issue] rates are relative to
   std::map<std::string, std::string> sources;
 
   // The issue rates of the nearest listed compute capability at or below `sm`.
   const IssueRates& issue_rates(int sm) const;
   // Lane-slot cost per weight of a mat-vec dot product of `type` on sm `sm` (full-rate slots; 1 = one
-  // instruction at the peak rate of 128 lanes per SM per clock), before the mat-vec efficiency.
+  // instruction at the full rate, full_rate_lanes_per_sm_clk lanes per SM per clock), before the mat-vec efficiency.
   double mmvq_slots_per_weight(const std::string& type, int sm) const;
   double mmq_relative_rate(const std::string& type) const;
 };

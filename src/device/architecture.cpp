@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/data_files.h"
+#include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
@@ -77,9 +78,8 @@ std::vector<ArchitectureProfile> apply_kernel_fit(std::vector<ArchitectureProfil
 }
 
 const ArchitectureProfile& nearest(const std::vector<ArchitectureProfile>& all, const DeviceSpec& device) {
-  const ArchitectureProfile* best = nullptr;
-  for (const auto& a : all)
-    if (a.sm_version <= device.sm_version && (!best || a.sm_version > best->sm_version)) best = &a;
+  const ArchitectureProfile* best =
+      nearest_sm_at_or_below(all, device.sm_version, [](const ArchitectureProfile& a) { return a.sm_version; });
   if (!best)
     throw InputError("no architecture profile for compute capability " + device.compute_capability + " of '" +
                      device.id + "' in data/architectures.toml");

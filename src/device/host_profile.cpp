@@ -51,7 +51,9 @@ PipelineConstants load_constants() {
   TomlFields j(top.table("jpeg"), path.string() + " [jpeg]");
   TomlFields v(top.table("volume"), path.string() + " [volume]");
   TomlFields x(top.table("transfer"), path.string() + " [transfer]");
+  TomlFields ref(top.table("reference"), path.string() + " [reference]");
   PipelineConstants c;
+  c.reference_clock_ghz = ref.number("clock_ghz");
   c.decode_mpixels_per_s_per_core = j.number("decode_mpixels_per_s_per_core");
   c.decoded_area_fraction_real = j.number("decoded_area_fraction_real");
   c.decoded_area_fraction_augmented = j.number("decoded_area_fraction_augmented");

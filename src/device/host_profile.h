@@ -8,16 +8,17 @@
 
 namespace perfcast {
 
+// Every value comes from data/hosts/<id>.toml (no defaults here).
 struct HostProfile {
   std::string id;
   std::string name;
-  int cores = 6;
-  int threads = 12;
-  double clock_ghz = 3.5;
-  double smt_yield = 0.25;       // extra throughput of a second hardware thread per core
-  double reserved_cores = 1;     // cores the framework itself keeps busy
-  double storage_mb_per_s = 500;
-  bool pinned_memory = true;
+  int cores = 0;
+  int threads = 0;
+  double clock_ghz = 0;
+  double smt_yield = 0;          // extra throughput of a second hardware thread per core
+  double reserved_cores = 0;     // cores the framework itself keeps busy
+  double storage_mb_per_s = 0;
+  bool pinned_memory = false;
 };
 
 struct DatasetProfile {
@@ -31,17 +32,19 @@ struct DatasetProfile {
   double samples = 0;            // one epoch
 };
 
+// data/input_pipeline.toml; every value is read from the file (no defaults here).
 struct PipelineConstants {
-  double decode_mpixels_per_s_per_core = 120;  // at 3.5 GHz
-  double decoded_area_fraction_real = 0.77;
-  double decoded_area_fraction_augmented = 0.55;
-  double resize_ns_per_output_value = 1;
-  double augment_ns_per_output_value = 8;
-  double per_sample_overhead_us = 60;
-  double resample_ns_per_voxel = 3;
-  double copy_ns_per_voxel = 0.3;
-  double pinned_efficiency = 0.8;
-  double pageable_efficiency = 0.4;
+  double reference_clock_ghz = 0;              // the host clock the per-sample rates below are quoted at
+  double decode_mpixels_per_s_per_core = 0;    // at reference_clock_ghz
+  double decoded_area_fraction_real = 0;
+  double decoded_area_fraction_augmented = 0;
+  double resize_ns_per_output_value = 0;
+  double augment_ns_per_output_value = 0;
+  double per_sample_overhead_us = 0;
+  double resample_ns_per_voxel = 0;
+  double copy_ns_per_voxel = 0;
+  double pinned_efficiency = 0;
+  double pageable_efficiency = 0;
 };
 
 // The default host when none is given: a 6-core desktop, what most single-GP102 boxes have.

@@ -80,9 +80,9 @@ std::string runtime_version_in_notes(const std::string& notes, const std::string
   return "";
 }
 
-std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool with_measurements) {
+void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
+                         const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
-  std::vector<ConfigRow> rows;
   try {
     io::CSVReader<26, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
@@ -94,6 +94,7 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
     ConfigRow r;
     std::string value;
+    std::int64_t count = 0;  // rows handed on (the error rows of the reader included only in the limit below)
     // A row the reader cannot split (a column too many or too few, an unclosed quote) is that row's error, kept
     // with its line; the reader has consumed the line, so the next row reads on.
     const auto next_row = [&]() {
@@ -117,7 +118,7 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
         if (in.get_file_line() == before) throw InputError("malformed configurations file '" + path.string() + "'");
         r.line = static_cast<int>(in.get_file_line());
         r.error = "line " + std::to_string(r.line) + ": " + r.error;
-        rows.push_back(r);
+        fn(std::move(r));
         r = ConfigRow{};
       }
     };
@@ -135,10 +136,10 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
                            value.substr(0, 40) + "' is not a positive number");
       }
       if (!with_measurements) r.metric.clear();
-      if (static_cast<std::int64_t>(rows.size()) >= input_limits().max_config_rows)
+      if (++count > input_limits().max_config_rows)
         throw InputError("configurations file '" + path.string() + "' has more than " +
                          std::to_string(input_limits().max_config_rows) + " rows (data/limits.toml max_config_rows)");
-      rows.push_back(r);
+      fn(std::move(r));
       r = ConfigRow{};  // columns missing from the file are not assigned by read_row: start each row empty
     }
   } catch (io::error::base& e) {
@@ -146,6 +147,11 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
     if (auto* at = dynamic_cast<io::error::with_file_line*>(&e); at && at->file_line < 1) at->set_file_line(1);
     throw InputError("malformed configurations file: " + std::string(e.what()));
   }
+}
+
+std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool with_measurements) {
+  std::vector<ConfigRow> rows;
+  for_each_config_row(path, with_measurements, [&](ConfigRow&& r) { rows.push_back(std::move(r)); });
   return rows;
 }
 

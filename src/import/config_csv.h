@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,5 +41,8 @@ const std::vector<std::string>& config_columns();
 // InputError naming the file on a missing file or a missing required column; a row that cannot be split into the
 // header's columns comes back with its `error` set, so that the other rows still run.
 std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool with_measurements);
+// The same rows handed to `fn` one at a time as they are read (a file of any length in constant memory).
+void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
+                         const std::function<void(ConfigRow&&)>& fn);
 
 }  // namespace perfcast

@@ -141,12 +141,20 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   return j;
 }
 
-void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out) {
+void write_predictions_csv_header(std::ostream& out) {
   std::string header;
   for (const auto& c : config_columns()) header += c + ",";
   out << header
       << "predicted_samples_per_s,predicted_tokens_per_s,step_ms,memory_bytes,fits,bottleneck,status\n";
-  for (const auto& r : results) {
+}
+
+void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out) {
+  write_predictions_csv_header(out);
+  for (const auto& r : results) write_prediction_csv_row(r, out);
+}
+
+void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
+  {
     const auto& row = r.row;
     for (const auto* f : {&row.gpu,          &row.model,          &row.runtime,
                           &row.mode,         &row.precision,      &row.batch,

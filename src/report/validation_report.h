@@ -18,5 +18,8 @@ std::string validation_summary_text(const ValidationReport& rep);
 // The input columns plus predicted_samples_per_s, predicted_tokens_per_s, step_ms, memory_bytes, fits,
 // bottleneck, status.
 void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out);
+// The same CSV a row at a time (predict --configs streams it): the header line, then one line per result.
+void write_predictions_csv_header(std::ostream& out);
+void write_prediction_csv_row(const RowResult& r, std::ostream& out);
 
 }  // namespace perfcast

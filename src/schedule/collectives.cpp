@@ -93,6 +93,11 @@ InterconnectCatalog load_catalog() {
       p.fail("gpus_per_switch", "and gpus_per_socket must be positive");
     c.pcie.sources = read_sources(p.raw());
   }
+  {
+    TomlFields coll(top.table("collectives"), file + " [collectives]");
+    c.tree_bw_factor = coll.number("tree_bw_factor");
+    if (c.tree_bw_factor <= 0) coll.fail("tree_bw_factor", "must be positive");
+  }
   for (const auto& [k, v] : top.table("strategy")) {
     const auto* t = v.as_table();
     if (!t) continue;
@@ -298,9 +303,9 @@ double tree_allreduce_us(int n, double bytes, double bw_gbps, double alpha_us) {
   // Pipelined double binary tree: latency grows with the depth; each rank sends and receives the whole buffer
   // once up and once down, split over the two trees (NCCL 2.4 blog, "Massively Scale Your Deep Learning
   // Training with NCCL 2.4"). Measured tree bandwidth sits slightly under the ring's on one link.
-  constexpr double kTreeBwFactor = 0.9;
+  const double tree_bw_factor = interconnect_catalog().tree_bw_factor;
   const double depth = std::ceil(std::log2(static_cast<double>(n)));
-  return 2.0 * depth * alpha_us + 2.0 * (n - 1) / n * bytes / (bw_gbps * kTreeBwFactor * 1e3);
+  return 2.0 * depth * alpha_us + 2.0 * (n - 1) / n * bytes / (bw_gbps * tree_bw_factor * 1e3);
 }
 
 CollectiveCost allreduce(const Fabric& f, double bytes, bool force_hierarchical) {

@@ -27,14 +27,15 @@ struct LinkSpec {
 
 // How GPUs in a PCIe server share switches and host bridges (8-GPU PCIe servers are dual-socket with one or
 // two PCIe switches per socket).
+// Every value comes from [pcie_topology] in data/interconnects.toml.
 struct PcieTopology {
-  int gpus_per_switch = 4;           // GPUs behind one PCIe switch: P2P at full link speed
-  int gpus_per_socket = 4;           // past this the ring crosses the CPU-to-CPU link
-  double host_bridge_factor = 0.8;   // P2P between switches through one CPU's root complex
-  double cross_socket_factor = 0.5;  // P2P across sockets (QPI/UPI), often staged through host memory
-  double no_p2p_factor = 0.6;        // cards without PCIe peer-to-peer: NCCL stages through host memory
+  int gpus_per_switch = 0;           // GPUs behind one PCIe switch: P2P at full link speed
+  int gpus_per_socket = 0;           // past this the ring crosses the CPU-to-CPU link
+  double host_bridge_factor = 0;     // P2P between switches through one CPU's root complex
+  double cross_socket_factor = 0;    // P2P across sockets (QPI/UPI), often staged through host memory
+  double no_p2p_factor = 0;          // cards without PCIe peer-to-peer: NCCL stages through host memory
   std::vector<std::string> no_p2p_gpus;  // GPU ids without PCIe P2P
-  double host_memory_gbps = 40;      // host DRAM bandwidth a parameter server on the CPU can use per socket
+  double host_memory_gbps = 0;       // host DRAM bandwidth a parameter server on the CPU can use per socket
   std::map<std::string, std::string> sources;
 };
 
@@ -65,7 +66,8 @@ struct InterconnectCatalog {
   PcieTopology pcie;
   std::map<std::string, StrategySpec> strategies;
   std::map<std::string, std::string> runtime_strategy;  // runtime id -> strategy id
-  std::string default_strategy = "ddp";
+  std::string default_strategy;  // [runtime_strategy] default
+  double tree_bw_factor = 0;     // [collectives]: tree all-reduce bandwidth relative to the ring's on one link
 };
 
 // data/interconnects.toml, loaded once.

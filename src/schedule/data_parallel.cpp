@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "device/architecture.h"
-#include "import/model_source.h"
 
 namespace perfcast {
 
@@ -49,24 +48,25 @@ void op_tensors(const Op& op, std::vector<double>& out) {
 
 }  // namespace
 
-GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
+GradientProfile gradient_profile(const StepCost& step, const Graph& graph, const std::string& precision, bool training,
+                                 double gap_per_kernel_us) {
   GradientProfile g;
-  g.training = single.request.mode == "train";
-  const GradientBytes bytes = gradient_bytes(single.request.precision);
+  g.training = training;
+  const GradientBytes bytes = gradient_bytes(precision);
   g.mixed = bytes.mixed;
   g.param_bytes = bytes.param;
   g.compute_bytes = bytes.compute;
 
   // Timeline of one GPU's step; a host-bound step stretches every kernel by the same factor.
-  const double gap = single.runtime.gpu_gap_per_kernel_us;
-  const double stretch = single.step.gpu_us > 0 ? std::max(1.0, single.step.step_us / single.step.gpu_us) : 1.0;
+  const double gap = gap_per_kernel_us;
+  const double stretch = step.gpu_us > 0 ? std::max(1.0, step.step_us / step.gpu_us) : 1.0;
   std::unordered_map<std::string, const Op*> by_name;
   by_name.reserve(graph.ops.size());
   for (const auto& op : graph.ops) by_name.emplace(op.name, &op);
   std::unordered_map<const Op*, bool> seen;
   double t = 0;
   std::vector<double> elems;
-  for (const auto& e : single.step.entries) {
+  for (const auto& e : step.entries) {
     const double dt = (e.cost.time_us + e.cost.launches * gap) * stretch;
     t += dt;
     if (e.kind == OpKind::kNorm) g.norm_us += dt;
@@ -90,7 +90,7 @@ GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
     }
   std::stable_sort(g.tensors.begin(), g.tensors.end(),
                    [](const auto& a, const auto& b) { return a.ready_us < b.ready_us; });
-  g.step_us = single.step.step_us;
+  g.step_us = step.step_us;
   return g;
 }
 
@@ -132,10 +132,11 @@ std::vector<Bucket> make_buckets(const GradientProfile& g, const StrategySpec& s
 
 }  // namespace
 
-ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int gpus_per_node, int nodes,
-                       const std::string& interconnect, const std::string& network, const DataParallelOptions& o) {
-  const Fabric f = resolve_fabric(single.device, gpus_per_node, nodes, interconnect, network, o.nics_per_node);
-  const StrategySpec& s = o.strategy.empty() ? strategy_for_runtime(single.request.runtime) : find_strategy(o.strategy);
+ScaleOutCost scale_out(const DeviceSpec& device, const ReplicaStep& single, const GradientProfile& g,
+                       int gpus_per_node, int nodes, const std::string& interconnect, const std::string& network,
+                       const DataParallelOptions& o) {
+  const Fabric f = resolve_fabric(device, gpus_per_node, nodes, interconnect, network, o.nics_per_node);
+  const StrategySpec& s = o.strategy.empty() ? strategy_for_runtime(single.runtime) : find_strategy(o.strategy);
   const int n = f.gpus();
   ScaleOutCost c;
   c.gpus_total = n;
@@ -146,11 +147,11 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
   c.strategy = s.id;
 
   // One GPU's step on this node: the host pipeline now feeds every GPU of the node.
-  double base_us = single.step.step_us;
+  double base_us = single.kernel_step_us;
   double copy_shift_us = 0;  // a blocking input copy runs before the step's first kernel
   if (single.input) {
     const double decode_ms = single.input->host_samples_per_s > 0
-                                 ? static_cast<double>(single.request.batch) * gpus_per_node / single.input->host_samples_per_s * 1e3
+                                 ? static_cast<double>(single.batch) * gpus_per_node / single.input->host_samples_per_s * 1e3
                                  : 0;
     if (single.input->serial_copy) {
       copy_shift_us = single.input->h2d_ms * 1e3;
@@ -160,14 +161,14 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
     }
   }
   c.base_step_ms = base_us / 1e3;
-  const double single_total_us = single.step_us;  // the one-GPU prediction's whole step
+  const double single_total_us = single.total_step_us;  // the one-GPU prediction's whole step
 
   double added_us = 0;
   if (n > 1) {
     // Gradient accumulation (training): the gradients are reduced once per weight update, after `accum`
     // micro-batches (DDP no_sync, Horovod backward_passes_per_step, BERT's allreduce_post_accumulation), and the
     // micro-batches share that cost. A loop that all-reduces every micro-batch (DDP without no_sync) is not this.
-    const double accum = g.training ? std::max(1, single.request.grad_accum) : 1.0;
+    const double accum = g.training ? std::max(1, single.grad_accum) : 1.0;
     // Waiting for the slowest of n GPUs at the synchronous step boundary.
     const double sync_us = s.sync_cv * expected_max_normal(n) * base_us;
     c.sync_wait_ms = sync_us / 1e3;
@@ -179,7 +180,7 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       c.gradient_bytes = total_elems * bpe;
       const auto buckets = make_buckets(g, s, bpe);
       // Buffers the reduction keeps (compression makes a further temporary copy, not counted).
-      c.bucket_buffer_bytes = reduction_buffer_bytes(s, single.request.precision, total_elems);
+      c.bucket_buffer_bytes = reduction_buffer_bytes(s, single.precision, total_elems);
       c.collectives = static_cast<int>(buckets.size());
       auto coll = [&](double bytes) {
         if (s.reduce == "copy-to-device") return copy_to_device(f, bytes);
@@ -199,10 +200,11 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
       // Under a compiler that hands gradients over only when a compiled cluster ends (TensorFlow's XLA
       // auto-clustering), collectives start after backward.
       const bool overlap = s.overlap && !(s.reduce == "copy-to-device" && f.staged_through_host) &&
-                           !single.runtime.gradients_at_cluster_end;
+                           !single.gradients_at_cluster_end;
       // Bucket copies: each reads and writes the bucket's bytes at the card's achievable DRAM bandwidth.
-      const double copy_us_per_byte =
-          s.bucket_copies * 2.0 / (single.device.mem_bw_gbps * 1e3 * architecture_for(single.device).dram_efficiency);
+      const double dram_efficiency =
+          device.measured ? architecture_for(device).dram_efficiency : architecture_of(device).dram_efficiency;
+      const double copy_us_per_byte = s.bucket_copies * 2.0 / (device.mem_bw_gbps * 1e3 * dram_efficiency);
       double comm_free = 0, overlapped = 0, total = 0, largest = 0;
       std::string algorithm;
       for (const auto& b : buckets) {
@@ -259,100 +261,6 @@ ScaleOutCost scale_out(const Prediction& single, const GradientProfile& g, int g
   c.efficiency = total_us > 0 ? single_total_us / total_us : 1;
   c.comm_share = total_us > 0 ? added_us / total_us : 0;
   return c;
-}
-
-namespace {
-
-// Turns p (the single-GPU prediction, p.scale empty) into the gpus x nodes one, in place.
-void scale_in_place(Prediction& p, const GradientProfile& profile, int gpus_per_node, int nodes,
-                    const std::string& interconnect, const std::string& network, const DataParallelOptions& options) {
-  const int n = gpus_per_node * nodes;
-  if (n <= 1) {
-    // Still reject a link the GPU does not have, so a typo is not silently ignored.
-    if (!interconnect.empty()) check_interconnect(p.device, interconnect);
-    if (!network.empty()) find_link(network, "network");
-    p.scale.reset();
-    p.memory.total -= p.memory.comm_buffers * p.runtime.allocator_overhead;
-    p.memory.comm_buffers = 0;
-    p.memory.fits = p.memory.total <= p.memory.capacity;
-  } else {
-    if (p.request.mode != "train" && p.request.mode != "infer")
-      throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode,
-                             {"data_parallel.mode", {{"mode", p.request.mode}}});
-    p.scale = scale_out(p, profile, gpus_per_node, nodes, interconnect, network, options);
-    // The reduction's buffers in memory: set (not added), so a single-GPU prediction that already counted them, or
-    // one made for another GPU count, ends with the right figure.
-    MemoryBreakdown& m = p.memory;
-    m.total += (p.scale->bucket_buffer_bytes - m.comm_buffers) * p.runtime.allocator_overhead;
-    m.comm_buffers = p.scale->bucket_buffer_bytes;
-    m.fits = m.total <= m.capacity;
-    if (p.input) {
-      // One host pipeline feeds every GPU of its node.
-      const double decode_ms = p.input->host_samples_per_s > 0
-                                   ? static_cast<double>(p.request.batch) * gpus_per_node / p.input->host_samples_per_s * 1e3
-                                   : 0;
-      if (!p.input->serial_copy) {
-        p.input->step_ms = std::max(decode_ms, p.input->h2d_ms);
-        p.input->bound = p.input->step_ms * 1e3 > p.step.step_us;
-      }
-    }
-  }
-  p.request.gpus = gpus_per_node;
-  p.request.nodes = nodes;
-  p.request.interconnect = interconnect;
-  p.request.network = network;
-  finalize_prediction(p);
-}
-
-}  // namespace
-
-Prediction scaled_prediction(const Prediction& single, const GradientProfile& profile, int gpus_per_node, int nodes,
-                             const std::string& interconnect, const std::string& network,
-                             const DataParallelOptions& options) {
-  Prediction p = single;
-  scale_in_place(p, profile, gpus_per_node, nodes, interconnect, network, options);
-  apply_power(p);
-  return p;
-}
-
-void apply_data_parallel(Prediction& p, const Graph& graph, const DataParallelOptions& options) {
-  const int gpus = p.request.gpus, nodes = p.request.nodes;
-  const std::string interconnect = p.request.interconnect, network = p.request.network;
-  // Until here p was predicted for one GPU (the earlier stages ignore the counts).
-  const GradientProfile g = gpus * nodes > 1 ? gradient_profile(p, graph) : GradientProfile{};
-  p.scale.reset();
-  scale_in_place(p, g, gpus, nodes, interconnect, network, options);
-}
-
-void apply_data_parallel(Prediction& p, const Graph& graph) { apply_data_parallel(p, graph, DataParallelOptions{}); }
-
-DataParallelOptions data_parallel_options(const PredictRequest& request) {
-  DataParallelOptions o;
-  o.strategy = request.strategy;
-  o.fp16_gradients = request.fp16_gradients;
-  o.hierarchical = request.hierarchical;
-  return o;
-}
-
-Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options) {
-  PredictRequest one = request;
-  one.gpus = 1;
-  one.nodes = 1;
-  one.interconnect.clear();
-  one.network.clear();
-  // --batch max with several GPUs: the largest batch that fits beside the reduction's buffers.
-  if (request.batch == 0 && request.mode == "train" && request.gpus * request.nodes > 1 && request.lora_rank == 0)
-    one.batch = predict(request).request.batch;
-  const Prediction single = predict(one);
-  const int gpus = request.gpus, nodes = request.nodes;
-  if (gpus <= 0 || nodes <= 0)
-    throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(gpus) + " --nodes " +
-                     std::to_string(nodes));
-  if (gpus * nodes == 1 && request.interconnect.empty() && request.network.empty()) return single;
-  const ModelSource model = resolve_model(single.request.model, ImportOptions{single.request.dims});
-  const Graph graph = model.build(ModelOptions{single.request.batch, single.request.seq});
-  const GradientProfile g = gradient_profile(single, graph);
-  return scaled_prediction(single, g, gpus, nodes, request.interconnect, request.network, options);
 }
 
 }  // namespace perfcast

@@ -3,11 +3,16 @@
 // of backward where the framework allows it; the step waits for the last bucket and for the slowest GPU.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis/predict.h"
+#include "device/device_spec.h"
+#include "graph/graph.h"
 #include "schedule/collectives.h"
+#include "schedule/input_pipeline.h"
+#include "schedule/step.h"
 
 namespace perfcast {
 
@@ -18,8 +23,42 @@ struct DataParallelOptions {
   int nics_per_node = 1;        // network ports per node
 };
 
-// The request's own choices (--strategy, --fp16-grads, --hierarchical) as options.
-DataParallelOptions data_parallel_options(const PredictRequest& request);
+// Data-parallel scale-out (absent for one GPU).
+struct ScaleOutCost {
+  int gpus_total = 1;
+  double allreduce_ms = 0;          // per step, before overlap
+  double exposed_comm_ms = 0;       // not hidden behind backward (everything the step waits at the barrier)
+  double efficiency = 1;            // throughput / (N x single-GPU throughput)
+  std::string algorithm;            // ring, tree, hierarchical ...
+  int gpus_per_node = 1;
+  int nodes = 1;
+  std::string interconnect;         // link inside a node
+  std::string network;              // link between nodes ("" on one node)
+  std::string strategy;             // how gradients are reduced: ddp, horovod, replicated, ps ...
+  double gradient_bytes = 0;        // reduced per GPU per step
+  int collectives = 0;              // buckets (fused collectives) per step
+  double bus_bw_gbps = 0;           // bottleneck link bandwidth used, GB/s per direction
+  double comm_wait_ms = 0;          // part of exposed_comm_ms: collectives still running after backward
+  double sync_wait_ms = 0;          // part of exposed_comm_ms: waiting for the slowest GPU
+  double overlap_slowdown_ms = 0;   // part of exposed_comm_ms: compute slowed by overlapped collectives
+  double replica_overhead_ms = 0;   // part of exposed_comm_ms: runtime overhead per replica (data file)
+  double bucket_copy_ms = 0;        // part of exposed_comm_ms: gradient copies into and out of buckets on the compute stream
+  double bucket_buffer_bytes = 0;   // memory the reduction's buffers take per GPU (DDP buckets, Horovod fusion buffer)
+  double base_step_ms = 0;          // one GPU's step with its node's input pipeline, before communication
+  double comm_share = 0;            // exposed_comm_ms / step
+};
+
+// What the scale-out needs from one GPU's costed step (the single-GPU prediction, before scale-out).
+struct ReplicaStep {
+  std::string runtime;                      // runtime id: its default reduction strategy
+  std::string precision;                    // the request's precision: bytes of the gradients and buffers
+  std::int64_t batch = 1;                   // samples per GPU per step
+  int grad_accum = 1;                       // micro-batches per weight update
+  double kernel_step_us = 0;                // the scheduled step (StepCost::step_us)
+  double total_step_us = 0;                 // the whole one-GPU step with its input pipeline
+  bool gradients_at_cluster_end = false;    // the runtime hands gradients over only when a compiled cluster ends
+  std::optional<InputPipelineCost> input;   // the one-GPU input pipeline (absent for synthetic data)
+};
 
 // What the reduction needs from one GPU's step: gradient tensors in the order backward produces them, with
 // the time each is ready, and the phases of the step.
@@ -39,22 +78,15 @@ struct GradientProfile {
   bool training = true;
 };
 
-GradientProfile gradient_profile(const Prediction& single, const Graph& graph);
+// The gradient timeline of one GPU's costed step: `step` laid out with `gap_per_kernel_us` between launches,
+// the parameters of `graph`, gradients in `precision`.
+GradientProfile gradient_profile(const StepCost& step, const Graph& graph, const std::string& precision, bool training,
+                                 double gap_per_kernel_us);
 
-// Scale-out of a single-GPU prediction (p.request.gpus == nodes == 1 as predicted) to gpus x nodes.
-ScaleOutCost scale_out(const Prediction& single, const GradientProfile& profile, int gpus_per_node, int nodes,
-                       const std::string& interconnect, const std::string& network, const DataParallelOptions& options);
-
-// Applies the scale-out to p in place (sets p.scale, the node's input pipeline, throughput, power).
-void apply_data_parallel(Prediction& p, const Graph& graph, const DataParallelOptions& options);
-
-// The whole prediction with explicit data-parallel options (compare, plan, case studies).
-Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options);
-
-// A copy of `single` scaled to gpus x nodes without re-costing its kernels (plan evaluates many counts).
-Prediction scaled_prediction(const Prediction& single, const GradientProfile& profile, int gpus_per_node, int nodes,
-                             const std::string& interconnect, const std::string& network,
-                             const DataParallelOptions& options);
+// Scale-out of one GPU's step (predicted for gpus == nodes == 1) to gpus x nodes.
+ScaleOutCost scale_out(const DeviceSpec& device, const ReplicaStep& single, const GradientProfile& profile,
+                       int gpus_per_node, int nodes, const std::string& interconnect, const std::string& network,
+                       const DataParallelOptions& options);
 
 // Expected maximum of n independent standard normal variables (Blom's approximation; 0 for n = 1).
 double expected_max_normal(int n);

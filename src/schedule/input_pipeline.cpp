@@ -1,8 +1,7 @@
-// Host input pipeline: read, decode, augment and copy each sample while the GPU runs the previous step
-// (prefetching overlaps the two), so the step takes the longer of the GPU step and the pipeline's time.
+#include "schedule/input_pipeline.h"
+
 #include <algorithm>
 
-#include "analysis/predict.h"
 #include "cost/cost_constants.h"
 #include "device/host_profile.h"
 
@@ -10,17 +9,10 @@ namespace perfcast {
 
 namespace {
 
-// Dataset a model reads when none is given: images for 2D vision models, CT volumes for 3D ones.
-std::string default_dataset(const Prediction& p) {
-  if (p.model_family == "cnn3d" || p.model_family == "segmentation3d") return "ct-crops";
-  if (p.sequence) return "";
-  return "imagenet";
-}
-
 // Host microseconds of one core to prepare one sample.
 double per_sample_us(const DatasetProfile& d, const HostProfile& h, const PipelineConstants& c, bool augmented,
                      double out_values) {
-  const double clock_scale = h.clock_ghz / 3.5;  // decode rates are quoted at ~3.5 GHz
+  const double clock_scale = h.clock_ghz / c.reference_clock_ghz;  // the rates are quoted at this clock
   if (d.kind == "jpeg") {
     const double area = augmented ? c.decoded_area_fraction_augmented : c.decoded_area_fraction_real;
     const double decode_us = d.mean_source_pixels * area / (c.decode_mpixels_per_s_per_core * clock_scale);
@@ -43,12 +35,12 @@ double file_bytes(const DatasetProfile& d) {
 
 }  // namespace
 
-void apply_input_pipeline(Prediction& p, const Graph& graph) {
-  const auto& r = p.request;
-  if (r.data == "synthetic") return;
+std::optional<InputPipelineCost> input_pipeline_cost(const InputPipelineRequest& r, const DeviceSpec& device,
+                                                     const Graph& graph, double gpu_step_us) {
+  if (r.data == "synthetic") return std::nullopt;
   // data=host: batches already sit in host memory as tensors (no decoding), copied to the GPU every step.
   const bool host_tensors = r.data == "host";
-  const std::string dataset_id = host_tensors ? "" : r.dataset.empty() ? default_dataset(p) : r.dataset;
+  const std::string dataset_id = host_tensors ? "" : r.dataset.empty() ? r.default_dataset : r.dataset;
   const HostProfile& host = find_host(r.host.empty() ? std::string(kDefaultHost) : r.host);
   const PipelineConstants& c = pipeline_constants();
   InputPipelineCost in;
@@ -63,9 +55,7 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
     if (r.gpu_decode && d.kind == "jpeg") {
       // Decode and augmentation move to the GPU: the host keeps reading and batching, the GPU step grows.
       in.decode_ms_per_sample = c.per_sample_overhead_us / 1e3;
-      const double gpu_us = batch * d.mean_source_pixels / 1e6 * cost_constants().gpu_decode_us_per_mpixel;
-      p.step.gpu_us += gpu_us;
-      p.step.step_us = std::max(p.step.gpu_us, p.step.host_us);
+      in.gpu_decode_us = batch * d.mean_source_pixels / 1e6 * cost_constants().gpu_decode_us_per_mpixel;
     }
     // Usable cores: the requested ones minus the framework's own, plus what hyper-threads add.
     const double threads_per_core = std::min(2.0, static_cast<double>(host.threads) / host.cores);
@@ -82,10 +72,10 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
     in.host_samples_per_s = 1e12;
   }
   // Host-to-device copy of the prepared batch (float32 values) over the GPU's PCIe link.
-  const double lane_gbps = p.device.pcie_gen >= 5 ? 3.94 : p.device.pcie_gen == 4 ? 1.97 : p.device.pcie_gen == 3 ? 0.985 : 0.5;
+  const double lane_gbps = device.pcie_gen >= 5 ? 3.94 : device.pcie_gen == 4 ? 1.97 : device.pcie_gen == 3 ? 0.985 : 0.5;
   // A plain host tensor is pageable memory; prefetching loaders copy from pinned staging buffers.
   const bool pinned = r.pinned_memory.value_or(host_tensors ? r.prefetch : host.pinned_memory);
-  const double link = lane_gbps * p.device.pcie_lanes * 1e9 * (pinned ? c.pinned_efficiency : c.pageable_efficiency);
+  const double link = lane_gbps * device.pcie_lanes * 1e9 * (pinned ? c.pinned_efficiency : c.pageable_efficiency);
   in.h2d_ms = batch * static_cast<double>(graph.input_elems_per_sample) * 4.0 / link * 1e3;
   if (host_tensors && !r.prefetch) {
     // `x.cuda()`, feed_dict, NDArrayIter: a blocking copy from pageable memory before the step's first kernel
@@ -95,17 +85,14 @@ void apply_input_pipeline(Prediction& p, const Graph& graph) {
     in.limited_by = "copy";
     in.step_ms = in.h2d_ms;  // added to the GPU step, not overlapped with it
     in.bound = false;
-    p.input = in;
-    finalize_prediction(p);
-    return;
+    return in;
   }
   // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace. The host feeds
   // every GPU of its node.
   const double node_batch = batch * static_cast<double>(std::max(1, r.gpus));
   in.step_ms = std::max(node_batch / in.host_samples_per_s * 1e3, in.h2d_ms);
-  in.bound = in.step_ms * 1e3 > p.step_us;
-  p.input = in;
-  finalize_prediction(p);
+  in.bound = in.step_ms * 1e3 > gpu_step_us;
+  return in;
 }
 
 }  // namespace perfcast

@@ -22,6 +22,8 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   const double params = static_cast<double>(graph.params());
   const double tensors = parameter_tensors(graph);
   const auto& km = ctx.kernels;
+  // Forward, recompute and backward entries plus a few for casts, accumulation and the update.
+  s.entries.reserve(ops.size() * (options.training ? (options.checkpointing ? 3 : 2) : 1) + 8);
 
   // Mixed precision: fp32 master weights are cast to the compute precision before the forward pass.
   if (ctx.plan.mixed)

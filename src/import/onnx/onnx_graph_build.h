@@ -120,12 +120,6 @@ class GraphBuild {
     std::string base = !n.name().empty() ? n.name() : (n.output_size() > 0 && !n.output(0).empty() ? n.output(0) : n.op_type());
     return em_->unique(base + suffix);
   }
-  std::vector<std::int64_t> int_input(const ox::NodeProto& n, int k) const {
-    const Value* v = input(n, k);
-    if (!v) return {};
-    if (!v->data) fail(n, fmt::format("input '{}' must be a constant the importer can evaluate", n.input(k)));
-    return v->data->ints();
-  }
 
   // ---- constant folding
   void fold(const ox::NodeProto& n);
