@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/kernel_fit.h"
 #include "analysis/single_op.h"
 #include "cli_runner.h"
 #include "core/error.h"
@@ -22,13 +23,6 @@ const std::map<std::string, std::string> kDevice = {
     {"Tesla P100-PCIE-16GB", "p100-pcie-16gb"}, {"Tesla P4", "tesla-p4"},       {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"},
     {"Tesla T4", "t4"},                         {"NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"},
     {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"}};
-
-OpSpec spec_of(const MeasuredKernel& k) {
-  OpSpec s;
-  if (k.op == MeasuredOp::kBmm) s.op = "matmul", s.batch_count = k.b, s.m = k.m, s.k = k.n, s.n = k.k;
-  if (k.op == MeasuredOp::kLinear) s.op = "linear", s.m = k.b * k.m, s.k = k.n, s.n = k.k;
-  return s;
-}
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -48,7 +42,7 @@ TEST(KernelModel, LargeMeasuredGemmsWithinTwentyPercent) {
         if (k.latency_us < 200) continue;
         const std::string id = kDevice.at(k.device);
         if (!ctx.count(id)) ctx.emplace(id, op_context(id, "pytorch", "fp32"));
-        const double pred = predict_op(spec_of(k), ctx.at(id)).cost.time_us;
+        const double pred = predict_op(measured_op_spec(k), ctx.at(id)).cost.time_us;
         ape[id].push_back(std::abs(pred - k.latency_us) / k.latency_us);
       }
   ASSERT_EQ(ape.size(), 5u);

@@ -64,40 +64,6 @@ Setup load_setup() {
   return s;
 }
 
-// The op a measured row ran, in perfcast's terms.
-OpSpec spec_of(const MeasuredKernel& k) {
-  OpSpec s;
-  s.direction = "fwd";
-  switch (k.op) {
-    case MeasuredOp::kBmm:  // [B,M,N] x [B,N,K]: output M x K, depth N
-      s.op = "matmul", s.batch_count = k.b, s.m = k.m, s.k = k.n, s.n = k.k;
-      break;
-    case MeasuredOp::kLinear:  // x [B,M,N] -> [B,M,K]
-      s.op = "linear", s.batch_count = 1, s.m = k.b * k.m, s.k = k.n, s.n = k.k;
-      break;
-    case MeasuredOp::kConv:
-      s.op = "conv2d", s.conv_n = k.b, s.conv_c = k.conv_c, s.conv_k = k.conv_k, s.conv_r = s.conv_s = k.conv_r;
-      s.conv_h = s.conv_w = k.conv_hw, s.stride_h = s.stride_w = k.conv_stride, s.pad_h = s.pad_w = k.conv_pad;
-      break;
-    case MeasuredOp::kBinary:
-      s.op = "elementwise", s.function = "add", s.rows = k.b, s.cols = k.m;
-      break;
-    case MeasuredOp::kUnary:
-      s.op = "elementwise", s.rows = k.b, s.cols = k.m;
-      s.function = k.op_name == "relu" || k.op_name == "gelu" || k.op_name == "tanh" ? k.op_name : "scale";
-      break;
-    case MeasuredOp::kSoftmax:
-      s.op = "softmax", s.rows = k.b, s.cols = k.m;
-      break;
-    case MeasuredOp::kLayerNorm:
-      s.op = "layernorm", s.rows = k.b, s.cols = k.m;
-      break;
-    case MeasuredOp::kCount:
-      break;
-  }
-  return s;
-}
-
 struct Row {
   int gpu = 0;  // index into Problem::gpus
   MeasuredOp op = MeasuredOp::kBmm;
@@ -420,7 +386,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     r.gpu = gpu_index[m.device];
     r.op = m.op;
     r.measured_us = m.latency_us;
-    r.prepared = prepare_op(spec_of(m));
+    r.prepared = prepare_op(measured_op_spec(m));
     p.rows.push_back(std::move(r));
   }
   // Start values and bounds.
@@ -524,6 +490,39 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     }
   }
   return fit;
+}
+
+OpSpec measured_op_spec(const MeasuredKernel& k) {
+  OpSpec s;
+  s.direction = "fwd";
+  switch (k.op) {
+    case MeasuredOp::kBmm:  // [B,M,N] x [B,N,K]: output M x K, depth N
+      s.op = "matmul", s.batch_count = k.b, s.m = k.m, s.k = k.n, s.n = k.k;
+      break;
+    case MeasuredOp::kLinear:  // x [B,M,N] -> [B,M,K]
+      s.op = "linear", s.batch_count = 1, s.m = k.b * k.m, s.k = k.n, s.n = k.k;
+      break;
+    case MeasuredOp::kConv:
+      s.op = "conv2d", s.conv_n = k.b, s.conv_c = k.conv_c, s.conv_k = k.conv_k, s.conv_r = s.conv_s = k.conv_r;
+      s.conv_h = s.conv_w = k.conv_hw, s.stride_h = s.stride_w = k.conv_stride, s.pad_h = s.pad_w = k.conv_pad;
+      break;
+    case MeasuredOp::kBinary:
+      s.op = "elementwise", s.function = "add", s.rows = k.b, s.cols = k.m;
+      break;
+    case MeasuredOp::kUnary:
+      s.op = "elementwise", s.rows = k.b, s.cols = k.m;
+      s.function = k.op_name == "relu" || k.op_name == "gelu" || k.op_name == "tanh" ? k.op_name : "scale";
+      break;
+    case MeasuredOp::kSoftmax:
+      s.op = "softmax", s.rows = k.b, s.cols = k.m;
+      break;
+    case MeasuredOp::kLayerNorm:
+      s.op = "layernorm", s.rows = k.b, s.cols = k.m;
+      break;
+    case MeasuredOp::kCount:
+      break;
+  }
+  return s;
 }
 
 std::string kernel_fit_toml(const KernelFit& fit) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/single_op.h"
 #include "import/measured_kernels.h"
 
 namespace perfcast {
@@ -48,6 +49,10 @@ struct KernelFitOptions {
 };
 
 KernelFit fit_kernels(const KernelFitOptions& options);
+
+// The op a measured row ran, in perfcast's terms (bmm/linear/conv/elementwise/softmax/LayerNorm shapes mapped to
+// `perfcast op`'s fields).
+OpSpec measured_op_spec(const MeasuredKernel& k);
 
 // The fit as data/kernel_fit.toml text (per-architecture values with their provenance) and as markdown.
 std::string kernel_fit_toml(const KernelFit& fit);

@@ -9,7 +9,7 @@
 
 namespace perfcast {
 
-std::string read_maybe_gzip(const std::string& path, std::size_t limit, const std::string& what) {
+std::string read_maybe_gzip(const std::string& path, std::size_t limit, const std::string& what, bool truncate) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError("cannot read " + what + " '" + path + "': no such file");
   gzFile f = gzopen(path.c_str(), "rb");
@@ -26,6 +26,11 @@ std::string read_maybe_gzip(const std::string& path, std::size_t limit, const st
     }
     if (n == 0) break;
     if (out.size() + static_cast<std::size_t>(n) > limit) {
+      if (truncate) {
+        out.append(buf, limit - out.size());
+        gzclose(f);
+        return out;
+      }
       gzclose(f);
       throw InputError("cannot read " + what + " '" + path + "': larger than " + std::to_string(limit >> 20) + " MiB");
     }

@@ -7,8 +7,8 @@
 namespace perfcast {
 
 // The file's text, decompressed when it is gzip (zlib's gzread passes plain files through). Throws InputError
-// naming `what` (e.g. "trace") when the file is missing, unreadable, cut short, or larger than `limit` bytes
-// once decompressed.
-std::string read_maybe_gzip(const std::string& path, std::size_t limit, const std::string& what);
+// naming `what` (e.g. "trace") when the file is missing, unreadable or cut short, and when it is larger than
+// `limit` bytes once decompressed; with `truncate`, returns its first `limit` bytes instead.
+std::string read_maybe_gzip(const std::string& path, std::size_t limit, const std::string& what, bool truncate = false);
 
 }  // namespace perfcast

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "import/gzip_file.h"
 #include "core/limits.h"
 
 namespace perfcast {
@@ -17,33 +18,6 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
-
-// Decompresses a gzip file, or reads a plain one (zlib's gzread passes plain files through), up to `limit` bytes.
-std::string read_maybe_gzip(const std::string& path, std::size_t limit) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError("cannot read trace '" + path + "': no such file");
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw InputError("cannot read trace '" + path + "'");
-  std::string out;
-  char buf[1 << 16];
-  while (out.size() < limit) {
-    const int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int code = 0;
-      const std::string why = gzerror(f, &code);
-      gzclose(f);
-      throw InputError("cannot read trace '" + path + "': " + why);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  int code = Z_OK;
-  const std::string why = gzerror(f, &code);
-  gzclose(f);
-  if (code != Z_OK && code != Z_STREAM_END)
-    throw InputError("cannot read trace '" + path + "': " + (code == Z_BUF_ERROR ? "the gzip stream is cut short" : why));
-  return out;
-}
 
 double number(element e, double fallback = 0) {
   switch (e.type()) {
@@ -240,7 +214,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
 KinetoTrace read_kineto_trace(const std::string& path) {
   // One byte past the limit tells a trace at the limit from a longer one, without reading the rest.
   const auto limit = static_cast<std::size_t>(input_limits().max_trace_bytes);
-  std::string text = read_maybe_gzip(path, limit + 1);
+  std::string text = read_maybe_gzip(path, limit + 1, "trace", true);
   if (text.size() > limit)
     throw InputError("trace '" + path + "' is larger than " + std::to_string(limit >> 20) +
                      " MiB decompressed (data/limits.toml max_decompressed_bytes); trace fewer steps");
@@ -250,7 +224,7 @@ KinetoTrace read_kineto_trace(const std::string& path) {
 
 bool looks_like_trace(const std::string& path) {
   try {
-    const std::string head = read_maybe_gzip(path, 1 << 20);
+    const std::string head = read_maybe_gzip(path, 1 << 20, "trace", true);
     return head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos;
   } catch (const InputError&) {
     return false;
