@@ -78,7 +78,7 @@ Graph build(const OpSpec& s) {
       } else if (f == "tanh") {
         g.tanh(x);
       } else if (f == "scale") {
-        g.dropout(x);  // a one-input, one-output pass: the same traffic as x * c
+        g.relu(x, false);  // x * c: one read, one write, one operation per element, as an out-of-place ReLU
       } else {
         throw_unknown("elementwise function", f, {"add", "mul", "div", "pow", "relu", "gelu", "tanh", "scale"});
       }
