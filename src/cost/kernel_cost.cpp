@@ -48,7 +48,7 @@ double KernelCostModel::pipe_peak(Pipe p) const {
   return std::min(peak, cap);
 }
 
-KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g, bool tensor) const {
+KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const {
   const auto& tiles = tensor ? c_.tiles_tensor : c_.tiles_cuda;
   const double slots = static_cast<double>(device_.sm_count) * c_.ctas_per_sm;
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
@@ -56,7 +56,9 @@ KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g
   // The library's own tile set on this architecture (cuBLAS picks among its kernels by heuristics, and its
   // batched kernels use fewer shapes); any tile where none is known.
   const bool batched = g.batch > 1;
-  const auto& allowed = tensor ? std::vector<std::pair<int, int>>{} : batched ? arch_.sgemm_tiles_batched : arch_.sgemm_tiles;
+  static const std::vector<std::pair<int, int>> kAnyTile;
+  const bool cublas_sets = !tensor && library == GemmLibrary::kCublas;
+  const auto& allowed = !cublas_sets ? kAnyTile : batched ? arch_.sgemm_tiles_batched : arch_.sgemm_tiles;
   const auto usable = [&](const GemmTile& t) {
     return allowed.empty() ||
            std::find(allowed.begin(), allowed.end(), std::pair{static_cast<int>(t.m), static_cast<int>(t.n)}) != allowed.end();
@@ -68,7 +70,7 @@ KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g
     const std::pair<int, int> mn{static_cast<int>(t.m), static_cast<int>(t.n)};
     const auto& a = arch_.sgemm_tiles;
     const auto& b = arch_.sgemm_tiles_batched;
-    return tensor || (a.empty() && b.empty()) || std::find(a.begin(), a.end(), mn) != a.end() ||
+    return !cublas_sets || (a.empty() && b.empty()) || std::find(a.begin(), a.end(), mn) != a.end() ||
            std::find(b.begin(), b.end(), mn) != b.end();
   };
   for (const auto& t : tiles)
@@ -113,14 +115,14 @@ KernelCost KernelCostModel::finish(KernelCost k, double per_launch_floor_us) con
 }
 
 KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flops, double bytes,
-                                 double efficiency, double launches) const {
+                                 double efficiency, double launches, GemmLibrary library) const {
   KernelCost k;
   k.pipe = pipe;
   k.launches = launches;
   k.flops = flops / launches;
   k.bytes = bytes / launches;
   const bool tensor = is_tensor_pipe(pipe);
-  const TileChoice tile = choose_tile(g, tensor);
+  const TileChoice tile = choose_tile(g, tensor, library);
   k.shape_efficiency = tile.efficiency;
   k.algorithm = "gemm";
   k.tile_m = tile.tile_m, k.tile_n = tile.tile_n, k.split_k = tile.split_k;

@@ -26,6 +26,10 @@ enum class Bound : std::uint8_t {
 };
 std::string_view bound_name(Bound b);
 
+// Whose GEMM kernels run: cuBLAS (matmul ops: its per-architecture tile sets, read off measured kernel names) or
+// any other library (cuDNN's implicit-GEMM convolutions, llama.cpp's own kernels: any tile of cost_model.toml).
+enum class GemmLibrary : std::uint8_t { kAny, kCublas };
+
 struct KernelCost {
   double flops = 0;
   double bytes = 0;
@@ -53,7 +57,7 @@ class KernelCostModel {
   // One GEMM (or implicit-GEMM convolution) launch of geometry g, repeated `launches` times.
   // `flops` may differ from 2*m*n*k (Winograd); `efficiency` scales the achievable rate (dgrad/wgrad).
   KernelCost gemm(const MatmulGeometry& g, Pipe pipe, double flops, double bytes, double efficiency,
-                  double launches = 1) const;
+                  double launches = 1, GemmLibrary library = GemmLibrary::kAny) const;
 
   // A streaming (memory-bound) kernel: elementwise, norm, pool, softmax, copies, optimizer updates.
   // `thread_instructions` (total over all launches, 0 = not known) bounds it by the SMs' instruction issue rate:
@@ -70,7 +74,7 @@ class KernelCostModel {
     int tile_m = 0, tile_n = 0;
     int split_k = 1;
   };
-  TileChoice choose_tile(const MatmulGeometry& g, bool tensor) const;
+  TileChoice choose_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library = GemmLibrary::kAny) const;
   double shape_efficiency(const MatmulGeometry& g, bool tensor) const { return choose_tile(g, tensor).efficiency; }
 
   // Sustained clock relative to boost for a kernel that keeps its math pipes `activity` busy (1 = every SM at

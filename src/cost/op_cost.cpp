@@ -246,13 +246,13 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const double flops = 2.0 * static_cast<double>(g.batch * g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   const double lib = ctx.runtime.library_efficiency * (is_tensor_pipe(pipe) ? ctx.runtime.tensor_library_efficiency : 1.0);
-  if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps);
+  if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
   MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};
-  KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().wgrad_efficiency, reps);
+  KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().wgrad_efficiency, reps, GemmLibrary::kCublas);
   if (op.needs_input_grad) {
     MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
-    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().dgrad_efficiency, reps));
+    accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().dgrad_efficiency, reps, GemmLibrary::kCublas));
   }
   return k;
 }
@@ -307,7 +307,7 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double score_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.kv_len);
   const double score_bytes = score_elems * ctx.plan.bytes.act;
   KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
-                         phase == Phase::kForward ? 2.0 : 4.0);
+                         phase == Phase::kForward ? 2.0 : 4.0, GemmLibrary::kCublas);  // torch.matmul: cuBLAS bmm
   const ScorePasses sp = score_passes(a, phase, ctx);
   KernelCost s = km.streaming(w.flops - gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
   accumulate(k, s);
