@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages perfcast builds against (only those missing). Needs root or sudo.
+# Installs the Debian packages perfcast builds against (only those missing), plus any packages named as
+# arguments (scripts/install_fuzz_deps.sh passes clang and its runtime). Needs root or sudo.
 set -euo pipefail
 pkgs=(build-essential cmake nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libsimdjson-dev libfccp-dev libonnx-dev libprotobuf-dev
       protobuf-compiler libonnx-testdata libnlopt-dev)
+pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

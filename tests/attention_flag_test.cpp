@@ -10,6 +10,7 @@
 
 #include "analysis/batch_predict.h"
 #include "analysis/predict.h"
+#include "step_entries.h"
 #include "cli_runner.h"
 #include "core/error.h"
 #include "cost/attention_kernels.h"
@@ -29,12 +30,7 @@ PredictRequest bert(const std::string& gpu, const std::string& precision, const 
   return r;
 }
 
-const OpCost& attention_entry(const Prediction& p, Phase phase) {
-  for (const auto& e : p.step.entries)
-    if (e.kind == OpKind::kAttention && e.phase == phase) return e;
-  ADD_FAILURE() << "no attention entry";
-  return p.step.entries.front();
-}
+using test::attention_entry;
 
 AttentionGeometry geometry(std::int64_t head_dim, bool causal = false, bool dropout = false) {
   AttentionGeometry a;

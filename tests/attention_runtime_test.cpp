@@ -13,6 +13,7 @@
 
 #include "analysis/batch_predict.h"
 #include "analysis/predict.h"
+#include "step_entries.h"
 #include "import/config_csv.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
@@ -32,13 +33,7 @@ PredictRequest bert(const std::string& runtime, const std::string& precision, co
   return r;
 }
 
-// The first attention core entry of a phase.
-const OpCost& attention_entry(const Prediction& p, Phase phase) {
-  for (const auto& e : p.step.entries)
-    if (e.kind == OpKind::kAttention && e.phase == phase) return e;
-  ADD_FAILURE() << "no attention entry";
-  return p.step.entries.front();
-}
+using test::attention_entry;
 
 constexpr double kScores = 32.0 * 12 * 128 * 128;  // batch x heads x seq x seq of BERT-base at seq 128
 

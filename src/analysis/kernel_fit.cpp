@@ -100,7 +100,6 @@ double global_value(const CostConstants& c, const std::string& key) {
   if (key == "gemm_efficiency_cuda") return 0;  // its start is the architectures' (see fit_kernels)
   if (key == "k_half_cuda") return c.k_half_cuda;
   if (key == "ramp_us") return c.ramp_us;
-  if (key == "winograd_fused_efficiency") return c.winograd_fused_efficiency;
   if (key == "reduction_bandwidth_efficiency") return c.reduction_bandwidth_efficiency;
   const std::size_t i = static_cast<std::size_t>(key.back() - '1');
   return i < c.tiles_cuda.size() ? c.tiles_cuda[i].efficiency : 1.0;
@@ -108,7 +107,6 @@ double global_value(const CostConstants& c, const std::string& key) {
 void set_global_value(CostConstants& c, const std::string& key, double v) {
   if (key == "k_half_cuda") c.k_half_cuda = v;
   else if (key == "ramp_us") c.ramp_us = v;
-  else if (key == "winograd_fused_efficiency") c.winograd_fused_efficiency = v;
   else if (key == "reduction_bandwidth_efficiency") c.reduction_bandwidth_efficiency = v;
   else if (const std::size_t i = static_cast<std::size_t>(key.back() - '1'); i < c.tiles_cuda.size())
     c.tiles_cuda[i].efficiency = v;
@@ -351,7 +349,6 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   KernelFit fit;
   fit.source_dir = options.kernels_dir;
   fit.rows_total = measured.size();
-  fit.device_ids = p.setup.devices;
   std::map<std::string, int> gpu_index;
   for (const auto& m : measured) {
     if (gpu_index.count(m.device)) continue;

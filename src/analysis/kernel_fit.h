@@ -34,7 +34,6 @@ struct KernelFit {
   std::vector<FitParameter> parameters;  // fitted on every GPU
   std::vector<GroupError> in_sample;
   std::vector<GroupError> leave_one_gpu_out;  // each GPU predicted by a fit on the others
-  std::map<std::string, std::string> device_ids;  // measured device name -> catalog id
   // SGEMM tiles the measured kernels ran per architecture ("sm_70"), for linear (plain) and bmm (batched).
   std::map<std::string, std::vector<std::pair<int, int>>> sgemm_tiles, sgemm_tiles_batched;
   std::size_t rows_used = 0, rows_total = 0;

@@ -2,15 +2,14 @@
 // runs and what bounds it; or a CSV of them (--configs).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "analysis/op_batch.h"
 #include "analysis/single_op.h"
 #include "cli/command.h"
 #include "core/output_file.h"
+#include "core/data_files.h"
 #include "core/error.h"
 
 namespace perfcast::cli {
@@ -108,11 +107,7 @@ Command op_command() {
             return std::function<int()>([s] {
               if (!s->configs.empty()) {
                 if (!s->out.empty()) check_output_path(s->out);
-                std::ifstream in(s->configs, std::ios::binary);
-                if (!in) throw InputError("cannot read '" + s->configs + "'");
-                std::ostringstream text;
-                text << in.rdbuf();
-                const OpBatchResult r = predict_op_configs(text.str());
+                const OpBatchResult r = predict_op_configs(read_text_file(s->configs));
                 if (s->out.empty()) std::cout << r.csv;
                 else write_output_file(s->out, r.csv);
                 std::cerr << fmt::format("{} ok, {} failed\n", r.ok, r.failed);

@@ -68,7 +68,6 @@ CostConstants apply_kernel_fit(CostConstants c) {
   TomlFields f(*g, path.string() + " [global]");
   c.k_half_cuda = f.number_or("k_half_cuda", c.k_half_cuda);
   c.ramp_us = f.number_or("ramp_us", c.ramp_us);
-  c.winograd_fused_efficiency = f.number_or("winograd_fused_efficiency", c.winograd_fused_efficiency);
   c.reduction_bandwidth_efficiency = f.number_or("reduction_bandwidth_efficiency", c.reduction_bandwidth_efficiency);
   for (std::size_t i = 1; i < c.tiles_cuda.size(); ++i)
     c.tiles_cuda[i].efficiency = f.number_or("tile_efficiency_" + std::to_string(i + 1), c.tiles_cuda[i].efficiency);

@@ -65,12 +65,11 @@ std::vector<ArchitectureProfile> apply_kernel_fit(std::vector<ArchitectureProfil
       }
       a.sources[key] = "cuBLAS kernel names in shared/kernels/neusight_train (data/kernel_fit.toml)";
     }
-    for (const char* key : {"gemm_efficiency_cuda", "dram_efficiency", "sm_power_w"}) {
+    for (const auto& [key, field] : {std::pair{"gemm_efficiency_cuda", &a.gemm_efficiency_cuda},
+                                     std::pair{"dram_efficiency", &a.dram_efficiency}}) {
       const double v = f.number_or(key, -1);
       if (v <= 0) continue;
-      if (std::string_view(key) == "gemm_efficiency_cuda") a.gemm_efficiency_cuda = v;
-      else if (std::string_view(key) == "dram_efficiency") a.dram_efficiency = v;
-      else a.sm_power_w = v;
+      *field = v;
       a.sources[key] = why;
     }
   }
