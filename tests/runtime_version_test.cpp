@@ -70,16 +70,24 @@ TEST(RuntimeVersion, PytorchTf32Defaults) {
   EXPECT_FALSE(at_version(pt, "1.6").tf32_conv_default);
 }
 
-TEST(RuntimeVersion, VersionFoundInSetupNotes) {
-  // Notes as published benchmark logs word them: Lambda's tf_cnn_benchmarks logs and system names
-  // (lambdal/lambda-tensorflow-benchmark: "..._TF2_3_XLA", "..._trt_TF1_15"), and an older cuDNN-only setup.
-  EXPECT_EQ(runtime_version_in_notes("TensorFlow 2.3 (tf_cnn_benchmarks, CUDA 11.0)"), "2.3");
-  EXPECT_EQ(runtime_version_in_notes("tf_cnn_benchmarks, TensorFlow 2.3, CUDA 11.0; "
-                                     "system 7742-A100-SXM4-40GB_TF2_3_XLA"),
-            "2.3");
-  EXPECT_EQ(runtime_version_in_notes("TF in log: 1.15"), "1.15");
-  EXPECT_EQ(runtime_version_in_notes("system Gold_6230-GeForce_RTX_2080_Ti_trt_TF1_15"), "1.15");
-  EXPECT_EQ(runtime_version_in_notes("CUDA 8.0; cuDNN 5.1"), "");
+TEST(RuntimeVersion, NotesNeverChangeAPrediction) {
+  // Issue 13: every input is an explicit column; free-text notes describe the setup and are never read. Rows of
+  // every validation file predict the same with their notes replaced by text naming other versions.
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(PERFCAST_SOURCE_DIR) + "/data/validation")) {
+    if (entry.path().extension() != ".csv") continue;
+    std::vector<ConfigRow> rows = read_config_csv(entry.path(), true);
+    std::vector<ConfigRow> renoted = rows;
+    for (auto& r : renoted) r.notes = "TensorFlow 1.0; PyTorch 0.4; MXNet 0.9; TensorRT 5.0; system X_TF1_2";
+    const auto a = predict_rows(rows);
+    const auto b = predict_rows(renoted);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i].prediction.has_value(), b[i].prediction.has_value()) << entry.path() << " row " << i;
+      if (a[i].prediction) {
+        EXPECT_EQ(a[i].prediction->step_us, b[i].prediction->step_us) << entry.path() << " row " << i;
+      }
+    }
+  }
 }
 
 PredictRequest a100_resnet50_fp32(const std::string& runtime_version) {
@@ -145,13 +153,13 @@ TEST_F(RuntimeVersionFiles, CsvColumnIsHonouredAndNotInherited) {
 
 TEST_F(RuntimeVersionFiles, RowsWithoutTheColumnDoNotInheritAVersion) {
   // Regression: fast-cpp-csv-parser does not assign columns missing from the file, so a row must not keep the
-  // version the previous row's notes named.
+  // version the previous row named; and a version named only in the notes is not read (issue 13).
   const fs::path file = dir_ / "configs.csv";
   test::write_text(file,
-                   "gpu,model,runtime,mode,precision,batch,notes\n"
-                   "a100-sxm4-40gb,resnet50,tensorflow,train,fp32,64,\"TensorFlow 2.3 (tf_cnn_benchmarks, CUDA 11.0)\"\n"
-                   "gtx-1080-ti,resnet50,tensorflow,train,fp32,64,\"CUDA 8.0; cuDNN 5.1\"\n"
-                   "gtx-1080-ti,resnet50,tensorflow,train,fp32,64,\n");
+                   "gpu,model,runtime,mode,precision,batch,runtime_version,notes\n"
+                   "a100-sxm4-40gb,resnet50,tensorflow,train,fp32,64,2.3,\"TensorFlow 2.3 (tf_cnn_benchmarks, CUDA 11.0)\"\n"
+                   "gtx-1080-ti,resnet50,tensorflow,train,fp32,64,,\"TensorFlow 1.0; CUDA 8.0; cuDNN 5.1\"\n"
+                   "gtx-1080-ti,resnet50,tensorflow,train,fp32,64,,\n");
   const std::vector<ConfigRow> rows = read_config_csv(file, false);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].runtime_version, "2.3");

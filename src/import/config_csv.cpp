@@ -4,7 +4,6 @@
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
 #include <libfccp/csv.h>
 
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <utility>
@@ -21,63 +20,6 @@ const std::vector<std::string>& config_columns() {
       "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
       "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention"};
   return cols;
-}
-
-namespace {
-
-// The dotted version starting at notes[pos] after at most a few blanks and an optional 'v' ("2.3", "1.15.4");
-// "" when there is none. A plain scanner: notes are free text of any length.
-std::string version_at(const std::string& notes, std::size_t pos) {
-  for (int blanks = 0; pos < notes.size() && (notes[pos] == ' ' || notes[pos] == '\t') && blanks < 4; ++blanks) ++pos;
-  if (pos < notes.size() && notes[pos] == 'v') ++pos;
-  std::string v;
-  int dots = 0;
-  while (pos < notes.size() && v.size() < 16) {
-    const char c = notes[pos];
-    if (std::isdigit(static_cast<unsigned char>(c))) v += c;
-    else if (c == '.' && !v.empty() && v.back() != '.' && pos + 1 < notes.size() &&
-             std::isdigit(static_cast<unsigned char>(notes[pos + 1])) && dots < 2) {
-      v += c;
-      ++dots;
-    } else {
-      break;
-    }
-    ++pos;
-  }
-  return dots > 0 ? v : "";
-}
-
-// The first "<name> <version>" in the notes.
-std::string named_version(const std::string& notes, const std::string& name) {
-  for (std::size_t at = notes.find(name); at != std::string::npos; at = notes.find(name, at + 1))
-    if (auto v = version_at(notes, at + name.size()); !v.empty()) return v;
-  return "";
-}
-
-}  // namespace
-
-std::string runtime_version_in_notes(const std::string& notes, const std::string& runtime) {
-  // The framework the row's runtime belongs to first, so that a note naming two frameworks ("TensorRT 7.1 on
-  // TensorFlow 2.3") gives each row its own.
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> frameworks{
-      {"tensorflow", {"TensorFlow", "TF in log:"}}, {"pytorch", {"PyTorch"}}, {"mxnet", {"MXNet"}}, {"tensorrt", {"TensorRT"}},
-      {"jax", {"JAX"}}, {"onnxruntime", {"ONNX Runtime", "onnxruntime"}}};
-  std::vector<std::string> names;
-  for (const auto& [prefix, n] : frameworks)
-    if (!runtime.empty() && runtime.rfind(prefix, 0) == 0) names.insert(names.end(), n.begin(), n.end());
-  for (const auto& [prefix, n] : frameworks) names.insert(names.end(), n.begin(), n.end());
-  for (const auto& name : names)
-    if (auto v = named_version(notes, name); !v.empty()) return v;
-  // lambdal system names: ..._TF2_3
-  for (std::size_t at = notes.find("TF"); at != std::string::npos; at = notes.find("TF", at + 1))
-    if (at + 5 <= notes.size() && std::isdigit(static_cast<unsigned char>(notes[at + 2])) && notes[at + 3] == '_' &&
-        std::isdigit(static_cast<unsigned char>(notes[at + 4]))) {
-      std::string minor;
-      for (std::size_t i = at + 4; i < notes.size() && std::isdigit(static_cast<unsigned char>(notes[i])) && minor.size() < 3; ++i)
-        minor += notes[i];
-      return std::string(1, notes[at + 2]) + "." + minor;
-    }
-  return "";
 }
 
 void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
@@ -123,7 +65,6 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
       }
     };
     while (next_row()) {
-      if (r.runtime_version.empty()) r.runtime_version = runtime_version_in_notes(r.notes, r.runtime);
       r.line = static_cast<int>(in.get_file_line());
       r.measured.reset();
       if (with_measurements && !value.empty()) {

@@ -14,7 +14,7 @@ struct ConfigRow {
   int line = 0;  // 1-based line in the file
   std::string error;  // "" or why the row could not be read (its other fields are then empty)
   std::string gpu, model, runtime, mode, precision, batch, seq, n_gpus, interconnect, data, optimizer_step;
-  std::string runtime_version;         // optional column; else found in the notes (see runtime_version_in_notes)
+  std::string runtime_version;         // optional column (notes are never read: a version must be stated here)
   std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
   std::string host, host_cores;        // optional columns: host CPU profile id (data/hosts) and cores feeding it
   std::string gpu_decode;              // optional column: yes when the input is decoded on the GPU (DALI/nvJPEG)
@@ -30,10 +30,6 @@ struct ConfigRow {
   std::optional<double> measured;      // only when read with measurements
 };
 
-// The framework version a measurement's setup notes name ("TensorFlow 2.3", "TF in log: 1.15", "TF2_3",
-// "PyTorch 1.8"), or "" when they name none.
-// The framework of `runtime` ("tensorflow-xla" -> TensorFlow) is looked for first.
-std::string runtime_version_in_notes(const std::string& notes, const std::string& runtime = "");
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();
