@@ -170,5 +170,13 @@ TEST(Validation, FrameworksCheckSetStaysWithinItsRatchet) {
   EXPECT_LE(s.median_ape, 21.0);
 }
 
+TEST(Validation, EvaluationFilesPredictEveryRow) {
+  // data/validation/README.md: eval_*.csv files are frozen evaluation data. No threshold here (a ratchet would
+  // invite tuning against them); every row must be predicted, and the figures are reported in docs/validation.md.
+  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/eval_torchvision_b12.csv");
+  EXPECT_EQ(rep.rows.size(), 84u);
+  for (const auto& r : rep.rows) EXPECT_TRUE(r.result.prediction.has_value()) << r.result.status;
+}
+
 }  // namespace
 }  // namespace perfcast
