@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/intervals.h"
+
 namespace perfcast {
 
 namespace {
@@ -86,7 +88,12 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
     sum += r->ape;
     if (r->ratio >= 0.5 && r->ratio <= 2.0) in2 += 1;
     if (r->result.prediction->memory.fits) fits += 1;
+    if (r->inside) {
+      ++s.with_interval;
+      if (*r->inside) s.coverage += 1;
+    }
   }
+  if (s.with_interval > 0) s.coverage /= static_cast<double>(s.with_interval);
   s.median_ape = median(apes);
   s.mean_ape = sum / static_cast<double>(rows.size());
   s.within_2x = in2 / static_cast<double>(rows.size());
@@ -115,6 +122,8 @@ ValidationReport validate_file(const std::string& path) {
     v.predicted = res.row.metric == "tokens_per_s" && p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
     v.ratio = v.predicted / *res.row.measured;
     v.ape = std::fabs(v.ratio - 1.0) * 100.0;
+    if (const auto iv = prediction_interval(p))
+      v.inside = *res.row.measured >= v.predicted * iv->low && *res.row.measured <= v.predicted * iv->high;
     v.result = std::move(res);
     rep.rows.push_back(std::move(v));
   }

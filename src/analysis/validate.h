@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct ErrorStats {
   double within_2x = 0;   // share of rows with prediction/measurement in [0.5, 2]
   double fits = 0;        // share of rows predicted to fit in memory
   double median_signed = 0;  // median of (predicted/measured - 1), %: the bias
+  int with_interval = 0;     // rows whose prediction carries an interval
+  double coverage = 0;       // share of those whose measurement lies inside it
 };
 
 struct ValidationRow {
@@ -23,6 +26,7 @@ struct ValidationRow {
   double predicted = 0;
   double ape = 0;     // %
   double ratio = 0;   // predicted / measured
+  std::optional<bool> inside;  // the measurement lies inside the prediction's interval (none: no interval)
 };
 
 // A measured what-if: the throughput ratio between two rows that differ only in precision (amp vs fp32).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/intervals.h"
 #include "report/prediction_report.h"
 
 namespace perfcast {
@@ -213,6 +214,10 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
                      {"cost_ratio", st.cost_ratio ? nlohmann::json(*st.cost_ratio) : nlohmann::json(nullptr)},
                      {"usd_per_million_samples",
                       st.usd_per_million_samples ? nlohmann::json(*st.usd_per_million_samples) : nlohmann::json(nullptr)}};
+    // The what-if's own interval (analysis/intervals.h): measured pairs that differ in the same kind of input.
+    const auto spread = st.applicable ? what_if_spread(st.category) : std::nullopt;
+    x["speedup_low"] = spread ? nlohmann::json(st.speedup / spread->spread) : nlohmann::json(nullptr);
+    x["speedup_high"] = spread ? nlohmann::json(st.speedup * spread->spread) : nlohmann::json(nullptr);
     if (st.prediction) {
       x["samples_per_s"] = st.prediction->samples_per_s;
       x["batch"] = st.prediction->request.batch;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/intervals.h"
 #include "report/messages.h"
 
 namespace perfcast {
@@ -75,6 +76,18 @@ nlohmann::json prediction_json(const Prediction& p) {
   const bool fits = p.memory.fits;
   j["throughput"] = {{"samples_per_s", fits ? json(p.samples_per_s) : json(nullptr)},
                      {"tokens_per_s", fits && p.tokens_per_s ? json(*p.tokens_per_s) : json(nullptr)}};
+  // The prediction interval (analysis/intervals.h): low/high bound the headline throughput (tokens/s where the
+  // prediction has them, else samples/s) at `level`, from the residuals of the prediction's regime.
+  if (const auto iv = prediction_interval(p)) {
+    const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
+    j["throughput"]["low"] = v * iv->low;
+    j["throughput"]["high"] = v * iv->high;
+    j["throughput"]["interval"] = {{"level", iv->level}, {"regime", iv->regime}, {"rows", iv->rows},
+                                   {"unit", p.tokens_per_s ? "tokens_per_s" : "samples_per_s"}};
+  } else {
+    j["throughput"]["low"] = nullptr;
+    j["throughput"]["high"] = nullptr;
+  }
   j["step_ms"] = fits ? json(p.step_us / 1e3) : json(nullptr);
   j["gpu_busy_ms"] = fits ? json(p.step.gpu_us / 1e3) : json(nullptr);
   j["host_dispatch_ms"] = fits ? json(p.step.host_us / 1e3) : json(nullptr);
@@ -186,6 +199,11 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   else
     s += fmt::format(m("p.throughput"), p.samples_per_s,
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
+  if (const auto iv = prediction_interval(p)) {
+    const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
+    s += fmt::format(m("p.interval"), iv->level * 100, v * iv->low, v * iv->high,
+                     msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
+  }
   if (fits)
     s += fmt::format(m("p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
                      static_cast<long long>(std::llround(p.step.launches)));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analysis/intervals.h"
 #include "core/error.h"
 #include "report/prediction_report.h"
 
@@ -40,7 +41,9 @@ std::string stats_table(const std::string& title, const std::map<std::string, Er
 
 nlohmann::json stats_json(const ErrorStats& s) {
   return {{"rows", s.rows},           {"median_ape_pct", s.median_ape}, {"mean_ape_pct", s.mean_ape},
-          {"within_2x", s.within_2x}, {"fits", s.fits},                 {"median_bias_pct", s.median_signed}};
+          {"within_2x", s.within_2x}, {"fits", s.fits},                 {"median_bias_pct", s.median_signed},
+          {"rows_with_interval", s.with_interval},
+          {"interval_coverage", s.with_interval > 0 ? nlohmann::json(s.coverage) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
@@ -54,6 +57,9 @@ std::string validation_summary_text(const ValidationReport& rep) {
   if (rep.amp_overall.pairs > 0)
     s += fmt::format("amp/fp32 what-ifs: {} pairs, median ratio error {:.1f}%, direction wrong in {}\n",
                      rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.direction_wrong);
+  if (o.with_interval > 0)
+    s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval\n", 100 * o.coverage,
+                     o.with_interval);
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("  {:>4} x {}\n", n, reason);
   return s;
 }
@@ -145,7 +151,8 @@ void write_predictions_csv_header(std::ostream& out) {
   std::string header;
   for (const auto& c : config_columns()) header += c + ",";
   out << header
-      << "predicted_samples_per_s,predicted_tokens_per_s,step_ms,memory_bytes,fits,bottleneck,status\n";
+      << "predicted_samples_per_s,predicted_tokens_per_s,predicted_low,predicted_high,step_ms,memory_bytes,fits,bottleneck,"
+         "status\n";
 }
 
 void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out) {
@@ -167,11 +174,18 @@ void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;
-      out << fmt::format("{:.6g},{},{:.6g},{:.0f},{},{},", p.samples_per_s,
-                         p.tokens_per_s ? fmt::format("{:.6g}", *p.tokens_per_s) : "", p.step_us / 1e3,
+      // predicted_low / predicted_high bound the headline throughput: tokens/s where there are, else samples/s.
+      std::string low, high;
+      if (const auto iv = prediction_interval(p)) {
+        const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
+        low = fmt::format("{:.6g}", v * iv->low);
+        high = fmt::format("{:.6g}", v * iv->high);
+      }
+      out << fmt::format("{:.6g},{},{},{},{:.6g},{:.0f},{},{},", p.samples_per_s,
+                         p.tokens_per_s ? fmt::format("{:.6g}", *p.tokens_per_s) : "", low, high, p.step_us / 1e3,
                          p.memory.total, p.memory.fits ? "true" : "false", bound_name(p.primary));
     } else {
-      out << ",,,,,,";
+      out << ",,,,,,,,";
     }
     out << csv_field(r.status) << '\n';
   }

@@ -15,7 +15,8 @@ std::string validation_markdown(const ValidationReport& rep);
 nlohmann::json validation_json(const ValidationReport& rep);
 std::string validation_summary_text(const ValidationReport& rep);
 
-// The input columns plus predicted_samples_per_s, predicted_tokens_per_s, step_ms, memory_bytes, fits,
+// The input columns plus predicted_samples_per_s, predicted_tokens_per_s, predicted_low, predicted_high (the
+// prediction interval of the headline throughput), step_ms, memory_bytes, fits,
 // bottleneck, status.
 void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out);
 // The same CSV a row at a time (predict --configs streams it): the header line, then one line per result.

@@ -1,0 +1,385 @@
+#include "analysis/intervals.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+
+#include "analysis/validate.h"
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+#include "cost/kernel_cost.h"
+
+namespace perfcast {
+
+namespace {
+
+std::string precision_class(const std::string& precision) {
+  if (precision == "fp32" || precision == "tf32") return precision;
+  if (precision == "amp" || precision == "fp16" || precision == "bf16" || precision == "amp-bf16" ||
+      precision == "f16")
+    return "half";
+  if (precision == "int8" || precision == "fp8") return precision;
+  return "quantized";  // GGUF types
+}
+
+std::string family_group(const std::string& family) {
+  if (family == "cnn" || family == "cnn3d" || family == "detection" || family == "segmentation") return "conv";
+  if (family == "transformer" || family == "vision_transformer") return "transformer";
+  return family.empty() ? "other" : family;
+}
+
+std::string runtime_family(const std::string& runtime) {
+  const auto dash = runtime.find('-');
+  return dash == std::string::npos ? runtime : runtime.substr(0, dash);
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
+}
+
+struct Table {
+  double level = 0;
+  std::map<std::string, IntervalRegime> regimes;
+  std::map<std::string, WhatIfSpread> what_ifs;
+};
+
+const Table& table() {
+  static Table t;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const auto path = data_dir() / "intervals.toml";
+    if (!std::filesystem::exists(path)) return;  // no table yet: predictions carry no interval
+    const toml::table doc = parse_toml_file(path);
+    const TomlFields top(doc, path.string());
+    t.level = top.number("level");
+    if (const auto* arr = doc["regime"].as_array())
+      for (const auto& node : *arr) {
+        const auto* tab = node.as_table();
+        if (!tab) continue;
+        const TomlFields f(*tab, path.string() + " [[regime]]");
+        IntervalRegime r;
+        r.key = f.text("key");
+        r.rows = static_cast<int>(f.number("rows"));
+        r.sources = static_cast<int>(f.number_or("sources", 0));
+        r.low = f.number("low");
+        r.median = f.number("median");
+        r.high = f.number("high");
+        t.regimes[r.key] = r;
+      }
+    if (const auto* arr = doc["what_if"].as_array())
+      for (const auto& node : *arr) {
+        const auto* tab = node.as_table();
+        if (!tab) continue;
+        const TomlFields f(*tab, path.string() + " [[what_if]]");
+        WhatIfSpread w;
+        w.kind = f.text("kind");
+        w.pairs = static_cast<int>(f.number("pairs"));
+        w.spread = f.number("spread");
+        t.what_ifs[w.kind] = w;
+      }
+  });
+  return t;
+}
+
+// The regime in `regimes` that the most specific of `keys` names.
+const IntervalRegime* lookup(const std::map<std::string, IntervalRegime>& regimes, const std::vector<std::string>& keys) {
+  for (const auto& k : keys)
+    if (auto it = regimes.find(k); it != regimes.end()) return &it->second;
+  return nullptr;
+}
+
+// The q-quantile of values carrying weights (linear between the midpoints of their cumulative weights).
+double weighted_quantile(std::vector<std::pair<double, double>> v, double q) {
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (const auto& [x, w] : v) total += w;
+  if (v.empty() || total <= 0) return 0;
+  double before = 0;
+  double prev_at = -1, prev_x = v.front().first;
+  for (const auto& [x, w] : v) {
+    const double at = (before + w / 2) / total;  // this value's midpoint on the cumulative scale
+    if (at >= q) {
+      if (prev_at < 0) return x;
+      return prev_x + (x - prev_x) * (q - prev_at) / (at - prev_at);
+    }
+    prev_at = at;
+    prev_x = x;
+    before += w;
+  }
+  return v.back().first;
+}
+
+std::map<std::string, IntervalRegime> fit_regimes(const std::vector<const IntervalSample*>& samples,
+                                                 const IntervalSetup& setup) {
+  std::map<std::string, std::vector<const IntervalSample*>> by_key;
+  for (const auto* s : samples)
+    for (const auto& k : s->keys) by_key[k].push_back(s);
+  std::map<std::string, IntervalRegime> out;
+  const double tail = (1.0 - setup.level) / 2.0;
+  for (auto& [k, v] : by_key) {
+    // Every source weighs the same inside a regime: one large benchmark log must not set the interval alone,
+    // and a regime seen by too few sources falls back to a coarser one.
+    std::map<std::string, int> per_source;
+    for (const auto* s : v) ++per_source[s->source];
+    if (k != "all" && (static_cast<int>(v.size()) < setup.min_rows ||
+                       static_cast<int>(per_source.size()) < setup.min_sources))
+      continue;
+    std::vector<std::pair<double, double>> w;
+    for (const auto* s : v) w.emplace_back(s->log_ratio, 1.0 / per_source[s->source]);
+    IntervalRegime r;
+    r.key = k;
+    r.rows = static_cast<int>(v.size());
+    r.sources = static_cast<int>(per_source.size());
+    r.low = std::exp(weighted_quantile(w, tail));
+    r.median = std::exp(weighted_quantile(w, 0.5));
+    r.high = std::exp(weighted_quantile(w, 1.0 - tail));
+    out[k] = r;
+  }
+  return out;
+}
+
+bool covers(const IntervalRegime& r, double log_ratio) {
+  return log_ratio >= std::log(r.low) && log_ratio <= std::log(r.high);
+}
+
+}  // namespace
+
+std::vector<std::string> regime_keys(const Prediction& p) {
+  const auto& q = p.request;
+  const std::vector<std::pair<const char*, std::string>> dims{
+      {"mode", q.mode},
+      {"family", family_group(p.model_family)},
+      {"precision", precision_class(q.precision)},
+      {"bound", std::string(bound_name(p.primary))},
+      {"batch", q.batch <= 16 ? "small" : "large"},
+      {"gpus", q.gpus * q.nodes > 1 ? "multi" : "one"},
+      {"arch", p.device.architecture},
+      {"runtime", runtime_family(q.runtime)}};
+  std::vector<std::string> keys;
+  for (std::size_t n = dims.size(); n >= 1; --n) {
+    std::string k;
+    for (std::size_t i = 0; i < n; ++i) k += (i ? ";" : "") + std::string(dims[i].first) + "=" + dims[i].second;
+    keys.push_back(k);
+  }
+  keys.emplace_back("all");
+  return keys;
+}
+
+std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
+  if (!p.memory.fits) return std::nullopt;
+  const Table& t = table();
+  const IntervalRegime* r = lookup(t.regimes, regime_keys(p));
+  if (!r) return std::nullopt;
+  return PredictionInterval{t.level, r->low, r->high, r->key, r->rows};
+}
+
+std::optional<WhatIfSpread> what_if_spread(const std::string& category) {
+  const std::string kind = category == "precision"   ? "precision"
+                           : category == "batch"     ? "batch"
+                           : category == "hardware"  ? "gpu"
+                           : category == "scale-out" ? "gpus"
+                                                     : "any";
+  const auto& w = table().what_ifs;
+  if (auto it = w.find(kind); it != w.end()) return it->second;
+  if (auto it = w.find("any"); it != w.end()) return it->second;
+  return std::nullopt;
+}
+
+std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<std::vector<const ValidationRow*>>& files,
+                                                 const IntervalSetup& setup) {
+  // Every input column of a row, the one that varies left out (metric too: ratios compare like with like).
+  const auto key_without = [](const ConfigRow& r, const std::string& skip) {
+    const std::vector<std::pair<const char*, const std::string*>> cols{
+        {"gpu", &r.gpu},       {"model", &r.model},         {"runtime", &r.runtime},
+        {"mode", &r.mode},     {"precision", &r.precision}, {"batch", &r.batch},
+        {"seq", &r.seq},       {"n_gpus", &r.n_gpus},       {"interconnect", &r.interconnect},
+        {"data", &r.data},     {"optimizer_step", &r.optimizer_step}, {"runtime_version", &r.runtime_version},
+        {"layout", &r.layout}, {"host", &r.host},           {"host_cores", &r.host_cores},
+        {"gpu_decode", &r.gpu_decode}, {"prefetch", &r.prefetch}, {"context", &r.context},
+        {"kv_precision", &r.kv_precision}, {"strategy", &r.strategy}, {"fused_optimizer", &r.fused_optimizer},
+        {"grad_accum", &r.grad_accum}, {"attention", &r.attention}, {"metric", &r.metric}};
+    std::string k;
+    for (const auto& [name, v] : cols)
+      if (skip != name) k += *v + "|";
+    return k;
+  };
+  const auto value_of = [](const ConfigRow& r, const std::string& field) -> const std::string& {
+    if (field == "precision") return r.precision;
+    if (field == "batch") return r.batch;
+    if (field == "gpu") return r.gpu;
+    return r.n_gpus;
+  };
+  std::map<std::string, std::vector<double>> abs_r;
+  for (const std::string field : {"precision", "batch", "gpu", "n_gpus"}) {
+    const std::string kind = field == "n_gpus" ? "gpus" : field;
+    for (const auto& rows : files) {
+      std::map<std::string, std::vector<const ValidationRow*>> groups;
+      for (const auto* v : rows) groups[key_without(v->result.row, field)].push_back(v);
+      for (const auto& [k, g] : groups) {
+        // Pairs within a group; a group is one configuration across the varied field, a handful of rows.
+        const std::size_t n = std::min<std::size_t>(g.size(), 64);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = i + 1; j < n; ++j) {
+            if (value_of(g[i]->result.row, field) == value_of(g[j]->result.row, field)) continue;
+            // ratio = predicted / measured, so ln(measured ratio / predicted ratio) = ln(ratio_j / ratio_i).
+            const double r = std::fabs(std::log(g[j]->ratio / g[i]->ratio));
+            abs_r[kind].push_back(r);
+            abs_r["any"].push_back(r);
+          }
+      }
+    }
+  }
+  std::map<std::string, WhatIfSpread> out;
+  for (auto& [kind, v] : abs_r) {
+    if (static_cast<int>(v.size()) < setup.min_rows) continue;
+    out[kind] = WhatIfSpread{kind, static_cast<int>(v.size()), std::exp(quantile(v, setup.level))};
+  }
+  return out;
+}
+
+IntervalSetup interval_setup() {
+  const auto path = data_dir() / "interval_setup.toml";
+  const toml::table doc = parse_toml_file(path);
+  const TomlFields f(doc, path.string());
+  IntervalSetup s;
+  s.level = f.number("level");
+  s.min_rows = static_cast<int>(f.number("min_rows"));
+  s.min_sources = static_cast<int>(f.number("min_sources"));
+  if (!(s.level > 0 && s.level < 1)) f.fail("level", "must lie between 0 and 1");
+  if (s.min_rows < 1) f.fail("min_rows", "must be at least 1");
+  return s;
+}
+
+std::string source_id(const std::string& col) {
+  std::string s = col;
+  for (const char* scheme : {"https://", "http://"})
+    if (s.rfind(scheme, 0) == 0) {
+      s = s.substr(std::string(scheme).size());
+      return s.substr(0, s.find('/'));
+    }
+  s = s.substr(0, s.find(':'));
+  const auto first = s.find('/');
+  if (first == std::string::npos) return s.empty() ? "unknown" : s;
+  const auto second = s.find('/', first + 1);
+  return s.substr(0, second);
+}
+
+IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup) {
+  IntervalFit fit;
+  fit.setup = setup;
+  fit.samples = static_cast<int>(samples.size());
+  std::vector<const IntervalSample*> all;
+  for (const auto& s : samples) all.push_back(&s);
+  fit.regimes = fit_regimes(all, setup);
+  int in = 0;
+  for (const auto& s : samples)
+    if (const auto* r = lookup(fit.regimes, s.keys); r && covers(*r, s.log_ratio)) ++in;
+  fit.in_sample_coverage = samples.empty() ? 0 : static_cast<double>(in) / static_cast<double>(samples.size());
+  std::map<std::string, std::vector<const IntervalSample*>> by_source;
+  for (const auto& s : samples) by_source[s.source].push_back(&s);
+  int loso_in = 0;
+  for (const auto& [source, rows] : by_source) {
+    std::vector<const IntervalSample*> rest;
+    for (const auto& s : samples)
+      if (s.source != source) rest.push_back(&s);
+    const auto regimes = fit_regimes(rest, setup);
+    int src_in = 0;
+    for (const auto* s : rows)
+      if (const auto* r = lookup(regimes, s->keys); r && covers(*r, s->log_ratio)) ++src_in;
+    loso_in += src_in;
+    fit.leave_one_source_out[source] = {static_cast<int>(rows.size()),
+                                        static_cast<double>(src_in) / static_cast<double>(rows.size())};
+  }
+  fit.loso_coverage = samples.empty() ? 0 : static_cast<double>(loso_in) / static_cast<double>(samples.size());
+  return fit;
+}
+
+IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
+  if (!std::filesystem::is_directory(dir)) throw InputError("cannot read validation folder '" + dir + "'");
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".csv" && e.path().filename().string().rfind("eval_", 0) != 0) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError("no calibration files (*.csv not named eval_*) in '" + dir + "'");
+  std::vector<IntervalSample> samples;
+  std::vector<std::string> names;
+  std::vector<ValidationReport> reports;
+  for (const auto& f : files) {
+    names.push_back(f.filename().string());
+    reports.push_back(validate_file(f.string()));
+    for (const auto& row : reports.back().rows) {
+      IntervalSample s;
+      s.keys = regime_keys(*row.result.prediction);
+      s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
+      s.source = source_id(row.result.row.source);
+      s.file = names.back();
+      samples.push_back(std::move(s));
+    }
+  }
+  IntervalFit fit = fit_intervals(samples, setup);
+  fit.files = names;
+  std::vector<std::vector<const ValidationRow*>> per_file;
+  for (const auto& rep : reports) {
+    per_file.emplace_back();
+    for (const auto& row : rep.rows) per_file.back().push_back(&row);
+  }
+  fit.what_ifs = fit_what_ifs(per_file, setup);
+  return fit;
+}
+
+std::string interval_fit_toml(const IntervalFit& fit) {
+  std::string files;
+  for (const auto& f : fit.files) files += (files.empty() ? "" : ", ") + f;
+  std::string s = fmt::format(
+      "# Prediction intervals: quantiles of measured / predicted throughput per regime.\n"
+      "# Generated by `perfcast fit-intervals` (src/analysis/intervals.h) from the calibration files of\n"
+      "# data/validation ({}); do not edit by hand. {} rows; in-sample coverage {:.1f}%, leave-one-source-out\n"
+      "# coverage {:.1f}% at level {:.2f}. Setup: data/interval_setup.toml.\n"
+      "level = {}\n",
+      files, fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.setup.level, fit.setup.level);
+  for (const auto& [k, w] : fit.what_ifs)
+    s += fmt::format("\n[[what_if]]\nkind = \"{}\"\npairs = {}\nspread = {:.4f}\n", k, w.pairs, w.spread);
+  for (const auto& [k, r] : fit.regimes)
+    s += fmt::format("\n[[regime]]\nkey = \"{}\"\nrows = {}\nsources = {}\nlow = {:.4f}\nmedian = {:.4f}\nhigh = {:.4f}\n", k,
+                     r.rows, r.sources, r.low, r.median, r.high);
+  return s;
+}
+
+std::string interval_fit_markdown(const IntervalFit& fit) {
+  std::string s = fmt::format(
+      "# Prediction intervals (generated by `perfcast fit-intervals`)\n\n"
+      "{} measured rows of the calibration files; {} regimes with at least {} rows from at least {} sources (plus `all`),\n"
+      "every source weighing the same inside a regime. Level {:.0f}%.\n\n"
+      "| coverage | share of rows inside their interval |\n|---|---:|\n"
+      "| in sample (the table judged on the rows it was fitted on) | {:.1f}% |\n"
+      "| leave one source out (each source judged by a table fitted without it) | {:.1f}% |\n\n"
+      "## Leave-one-source-out coverage per source\n\n| source | rows | coverage |\n|---|---:|---:|\n",
+      fit.samples, fit.regimes.size() - 1, fit.setup.min_rows, fit.setup.min_sources, fit.setup.level * 100, fit.in_sample_coverage * 100,
+      fit.loso_coverage * 100);
+  for (const auto& [src, c] : fit.leave_one_source_out)
+    s += fmt::format("| {} | {} | {:.0f}% |\n", src, c.rows, c.coverage * 100);
+  s += "\n## What-if speedups\n\nMeasured pairs of rows in one file that differ in one input only; a predicted speedup S "
+       "lies in [S / spread, S x spread] at the level above.\n\n| varied input | pairs | spread |\n|---|---:|---:|\n";
+  for (const auto& [k, w] : fit.what_ifs) s += fmt::format("| {} | {} | {:.2f} |\n", k, w.pairs, w.spread);
+  s += "\n## Widest and narrowest regimes (measured / predicted)\n\n| regime | rows | low | median | high |\n"
+       "|---|---:|---:|---:|---:|\n";
+  std::vector<const IntervalRegime*> v;
+  for (const auto& [k, r] : fit.regimes) v.push_back(&r);
+  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->high / a->low > b->high / b->low; });
+  const std::size_t n = std::min<std::size_t>(8, v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (i < n || i + n >= v.size())
+      s += fmt::format("| `{}` | {} | {:.2f} | {:.2f} | {:.2f} |\n", v[i]->key, v[i]->rows, v[i]->low, v[i]->median,
+                       v[i]->high);
+  return s;
+}
+
+}  // namespace perfcast
