@@ -112,5 +112,39 @@ TEST_F(IntervalsCli, ConfigsCsvHasLowAndHighBesideThePrediction) {
       << lines[0];
 }
 
+TEST_F(IntervalsCli, MeasuredStepAnchorsOnBatchOverStepTime) {
+  // --measured-step: 32 samples per 200 ms step is 160 samples/s, whatever the model predicts.
+  const test::CliResult r = run("predict --gpu gtx-1080-ti --model resnet50 --batch 32 --measured-step 200ms --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["anchor"]["measured"].get<double>(), 160.0, 1e-6);
+  EXPECT_NEAR(j["anchor"]["measured_over_predicted"].get<double>(),
+              160.0 / j["throughput"]["samples_per_s"].get<double>(), 1e-9);
+}
+
+TEST_F(IntervalsCli, AdviseScalesWhatIfsFromTheMeasurement) {
+  // Each applicable strategy's anchored throughput is the measurement times its predicted speedup.
+  const test::CliResult r = run("advise --gpu gtx-1080-ti --model resnet50 --batch 32 --measured 150/s --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int checked = 0;
+  for (const auto& st : j["strategies"])
+    if (st["applicable"].get<bool>()) {
+      EXPECT_NEAR(st["anchored"].get<double>(), 150.0 * st["speedup"].get<double>(), 1e-6);
+      ++checked;
+    }
+  EXPECT_GT(checked, 0);
+}
+
+TEST_F(IntervalsCli, BadMeasurementsAreOneLineErrors) {
+  for (const std::string args : {"predict --measured 12x", "predict --measured-step 5parsecs",
+                                 "predict --measured 100 --measured-step 10ms", "advise --measured -3"}) {
+    const test::CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << args << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/anchor.h"
 #include "cost/op_cost.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
@@ -116,6 +117,7 @@ struct Prediction {
   std::optional<ScaleOutCost> scale;
   std::optional<PowerCost> power;
   std::optional<LlmCost> llm;
+  std::optional<Anchor> anchor;    // the user's own measurement of this configuration (--measured), if given
 };
 
 // Throws InputError for bad ids and values, UnsupportedError for valid requests this GPU cannot run.

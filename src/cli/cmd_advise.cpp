@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "analysis/advisor.h"
+#include "analysis/anchor.h"
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "report/advice_html.h"
@@ -18,14 +19,17 @@ Command advise_command() {
             struct State {
               RequestFlags flags;
               ReportFlags report;
+              std::string measured, measured_step;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, advise_defaults());
             add_report_flags(app, s->report);
+            add_measured_flags(app, s->measured, s->measured_step);
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->report.html.empty()) check_output_path(s->report.html);
-              const Advice a = advise(s->flags.to_request());
+              Advice a = advise(s->flags.to_request());
+              a.baseline.anchor = make_anchor(a.baseline, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : advice_html(a, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
               std::cout << (s->report.json ? advice_json(a, lang).dump(2) + "\n" : advice_text(a, lang));

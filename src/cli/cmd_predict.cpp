@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/anchor.h"
 #include "analysis/batch_predict.h"
 #include "cli/command.h"
 #include "core/error.h"
@@ -21,7 +22,7 @@ Command predict_command() {
             struct State {
               RequestFlags flags;
               ReportFlags report;
-              std::string configs, out;
+              std::string configs, out, measured, measured_step;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, predict_defaults());
@@ -30,11 +31,14 @@ Command predict_command() {
                            "CSV of configurations (columns of published.csv), one prediction per row; exit 1 when a "
                            "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
+            add_measured_flags(app, s->measured, s->measured_step);
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->out.empty() && s->configs.empty())
                 throw InputError("--out writes the CSV of --configs; without --configs use --json or --html FILE");
               if (!s->configs.empty()) {
+                if (!s->measured.empty() || !s->measured_step.empty())
+                  throw InputError("--measured and --measured-step anchor one prediction, not a --configs file");
                 if (s->report.json || !s->report.html.empty())
                   throw InputError("--configs writes a CSV (--out); --json and --html apply to one prediction");
                 if (!s->out.empty()) check_output_path(s->out);
@@ -57,7 +61,8 @@ Command predict_command() {
                 return failed > 0 ? 1 : 0;
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
-              const Prediction p = predict(s->flags.to_request());
+              Prediction p = predict(s->flags.to_request());
+              p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page =
                   s->report.html.empty() ? "" : text_report_html(lang_code(lang), prediction_title(p, lang), prediction_text(p, lang));
               if (!s->report.html.empty()) write_output_file(s->report.html, page);

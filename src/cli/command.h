@@ -103,4 +103,7 @@ struct ReportFlags {
 };
 void add_report_flags(CLI::App& app, ReportFlags& flags);
 
+// --measured / --measured-step: the user's own measurement of the configuration (analysis/anchor.h).
+void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step);
+
 }  // namespace perfcast::cli

@@ -188,4 +188,11 @@ void add_report_flags(CLI::App& app, ReportFlags& f) {
   app.add_option("--html", f.html, "also write the report as a self-contained HTML page to this file");
 }
 
+void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step) {
+  app.add_option("--measured", measured,
+                 "your measured throughput of this configuration, e.g. 350 or 350/s (samples/s; tokens/s for token "
+                 "models): what-ifs scale from it");
+  app.add_option("--measured-step", measured_step, "your measured step time, e.g. 120ms, 0.12s or 120000us");
+}
+
 }  // namespace perfcast::cli

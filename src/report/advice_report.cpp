@@ -133,6 +133,12 @@ std::string advice_text(const Advice& a, Lang lang) {
   else
     s += fmt::format(m("summary_no_fit"), msg("summary", lang), does_not_fit_text(p, lang), msg("memory", lang),
                      format_bytes(p.memory.total), format_bytes(p.memory.capacity));
+  if (p.anchor) {
+    const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
+    s += p.anchor->predicted > 0
+             ? fmt::format(m("p.anchor"), p.anchor->measured, unit, (p.anchor->factor() - 1) * 100)
+             : fmt::format(m("p.anchor_no_fit"), p.anchor->measured, unit);
+  }
   s += "  " + fmt::format(m("pressure"), 100.0 * a.memory_pressure) + "\n";
   if (a.capacity_limited_batch)
     s += "  " + fmt::format(m("capacity"), *a.capacity_limited_batch) + "\n";
@@ -175,6 +181,20 @@ std::string advice_text(const Advice& a, Lang lang) {
   for (const auto& c : a.combinations) s += strategy_row(c);
   for (const auto& st : a.strategies)
     if (st.applicable) s += strategy_row(st);
+  // Anchored on the user's measurement: the what-ifs' predicted ratios applied to the measured throughput.
+  if (p.anchor) {
+    const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
+    s += fmt::format("\n{}\n", fmt::format(m("anchored"), p.anchor->measured, unit));
+    int shown = 0;
+    for (const auto& st : a.strategies)
+      if (st.applicable && shown++ < 5) {
+        const auto spread = what_if_spread(st.category);
+        s += fmt::format("  {:<40} {:>12.1f} {}{}\n", st.id.substr(0, 40), p.anchor->measured * st.speedup, unit,
+                         spread ? fmt::format("  ({:.1f} - {:.1f})", p.anchor->measured * st.speedup / spread->spread,
+                                              p.anchor->measured * st.speedup * spread->spread)
+                                : "");
+      }
+  }
   s += fmt::format("\n{}\n", msg("not_applicable", lang));
   for (const auto& st : a.strategies)
     if (!st.applicable) s += fmt::format("  {:<40} {}\n", st.id.substr(0, 40), reason(st));
@@ -218,6 +238,7 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
     const auto spread = st.applicable ? what_if_spread(st.category) : std::nullopt;
     x["speedup_low"] = spread ? nlohmann::json(st.speedup / spread->spread) : nlohmann::json(nullptr);
     x["speedup_high"] = spread ? nlohmann::json(st.speedup * spread->spread) : nlohmann::json(nullptr);
+    if (a.baseline.anchor && st.applicable) x["anchored"] = a.baseline.anchor->measured * st.speedup;
     if (st.prediction) {
       x["samples_per_s"] = st.prediction->samples_per_s;
       x["batch"] = st.prediction->request.batch;

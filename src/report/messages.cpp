@@ -51,6 +51,9 @@ const std::map<std::string_view, Text>& table() {
        {"memory capacity caps the batch at {}: a batch twice as large would run faster if it fit",
         "显存容量把批大小限制在 {}：若能放下两倍批大小会更快"}},
       {"pressure", {"memory in use: {:.0f}% of the card", "显存占用：{:.0f}%"}},
+      {"anchored",
+       {"From your measured {:.1f} {}: the top strategies' predicted speedups applied to it (80% interval)",
+        "以您实测的 {:.1f} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间）"}},
       {"legend",
        {"Legend: share = part of the step time; roofline = achieved FLOP/s over the pipe's peak (compute-bound) or "
         "achieved bytes/s over DRAM peak (bandwidth-bound); speedup = predicted throughput over the baseline; "
@@ -105,6 +108,10 @@ const std::map<std::string_view, Text>& table() {
       {"p.tokens", {"   ({:.0f} tokens/s)", "（{:.0f} 词元/秒）"}},
       {"p.interval", {"  {:.0f}% interval  {:.4g} - {:.4g} {} (measured residuals of {} runs like this one: {})\n",
                       "  {:.0f}% 区间      {:.4g} - {:.4g} {}（同类 {} 次实测的残差：{}）\n"}},
+      {"p.anchor", {"  you measured    {:>12.1f} {} (measured / predicted {:+.0f}%; what-ifs scale from your number)\n",
+                    "  您的实测        {:>12.1f} {}（实测比预测 {:+.0f}%；假设分析以您的数值为基准）\n"}},
+      {"p.anchor_no_fit", {"  you measured    {:>12.1f} {} (the model predicts it does not fit: your number stands)\n",
+                           "  您的实测        {:>12.1f} {}（模型预测放不下：以您的数值为准）\n"}},
       {"p.interval_samples", {"samples/s", "样本/秒"}},
       {"p.interval_tokens", {"tokens/s", "词元/秒"}},
       {"p.throughput_no_fit", {"  throughput      {}\n", "  吞吐量          {}\n"}},

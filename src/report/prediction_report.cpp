@@ -88,6 +88,12 @@ nlohmann::json prediction_json(const Prediction& p) {
     j["throughput"]["low"] = nullptr;
     j["throughput"]["high"] = nullptr;
   }
+  if (p.anchor)
+    j["anchor"] = {{"given", p.anchor->given},
+                   {"unit", p.anchor->unit},
+                   {"measured", p.anchor->measured},
+                   {"predicted", p.anchor->predicted > 0 ? json(p.anchor->predicted) : json(nullptr)},
+                   {"measured_over_predicted", p.anchor->predicted > 0 ? json(p.anchor->factor()) : json(nullptr)}};
   j["step_ms"] = fits ? json(p.step_us / 1e3) : json(nullptr);
   j["gpu_busy_ms"] = fits ? json(p.step.gpu_us / 1e3) : json(nullptr);
   j["host_dispatch_ms"] = fits ? json(p.step.host_us / 1e3) : json(nullptr);
@@ -203,6 +209,12 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
     s += fmt::format(m("p.interval"), iv->level * 100, v * iv->low, v * iv->high,
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
+  }
+  if (p.anchor) {
+    const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
+    s += p.anchor->predicted > 0
+             ? fmt::format(m("p.anchor"), p.anchor->measured, unit, (p.anchor->factor() - 1) * 100)
+             : fmt::format(m("p.anchor_no_fit"), p.anchor->measured, unit);
   }
   if (fits)
     s += fmt::format(m("p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,

@@ -1,0 +1,25 @@
+// Anchoring on the user's own measurement (issue 13): `--measured 350/s` or `--measured-step 120ms` makes the
+// measured throughput the baseline; what-ifs (advise's strategies) scale from it by their predicted ratios, which
+// travel better between setups than absolute numbers. Reports show the measurement beside the prediction.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace perfcast {
+
+struct Prediction;
+
+struct Anchor {
+  std::string given;             // the flag as the user wrote it
+  double measured = 0;           // headline throughput measured: tokens/s for token models, else samples/s
+  double predicted = 0;          // the model's headline throughput for the same configuration (0: does not fit)
+  std::string unit;              // "samples_per_s" or "tokens_per_s"
+  double factor() const { return predicted > 0 ? measured / predicted : 0; }  // measured / predicted
+};
+
+// The anchor for prediction `p` from --measured ("350", "350/s") and --measured-step ("120ms", "0.12s",
+// "120000us"); nullopt when both are empty. InputError on a malformed value or when both are given.
+std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measured, const std::string& measured_step);
+
+}  // namespace perfcast
