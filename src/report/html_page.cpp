@@ -36,7 +36,7 @@ std::string html_page_start(const std::string& lang, const std::string& title) {
   h += "<style>body{font-family:system-ui,sans-serif;margin:1.5em auto;padding:0 1em;max-width:72em;color:#222}"
        ".scroll{overflow-x:auto;max-width:100%}.scroll table{min-width:44em}td.why{min-width:16em}pre{overflow-x:auto;max-width:100%}"
        "h1{font-size:1.5em;overflow-wrap:anywhere}.charts figure{margin:1.2em 0}.charts figure svg{max-width:100%;"
-       "height:auto}.charts h2{font-size:1.15em;margin:.2em 0}.charts .note{color:#666;font-size:.85em;margin:.2em 0}"
+       "height:auto}.charts h2{font-size:1.15em;margin:.2em 0}.charts h3{font-size:1em;margin:.2em 0}.charts .note{color:#666;font-size:.85em;margin:.2em 0}"
        ".charts .facets{display:flex;flex-wrap:wrap;gap:1em}"
        "table{border-collapse:collapse;margin:1em 0;width:100%}th,td{border-bottom:1px solid #ddd;padding:.3em .6em;"
        "text-align:left;vertical-align:top}th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:"
