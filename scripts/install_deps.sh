@@ -4,7 +4,10 @@
 set -euo pipefail
 pkgs=(build-essential cmake nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libsimdjson-dev libfccp-dev libonnx-dev libprotobuf-dev
-      protobuf-compiler libonnx-testdata libnlopt-dev)
+      protobuf-compiler libonnx-testdata libnlopt-dev
+      chromium)  # the browser tests (tests/browser/)
+# Node and npm fetch the chart library (docs/charts.md); a machine with its own Node (npm included) keeps it.
+command -v npm >/dev/null || pkgs+=(nodejs npm)
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
@@ -15,4 +18,11 @@ if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq || true
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+# The chart library embedded in the HTML pages and the browser tests' driver, at the versions package-lock.json
+# pins; installed once, nothing is fetched when perfcast builds or runs. Skipped when node_modules is newer than
+# the lock.
+cd "$(dirname "$0")/.."
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
 fi

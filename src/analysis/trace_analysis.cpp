@@ -345,6 +345,59 @@ std::string catalog_gpu_for(const TraceDevice& device) {
   return all.empty() ? "" : all.front();
 }
 
+namespace {
+
+// Lanes of the window [lo, end) (kernels also in the step's GPU-side window): intervals sorted and merged where they
+// overlap or touch, so a lane has at most as many segments as the step has events.
+std::vector<TraceSegment> first_step_timeline(const KinetoTrace& t, int device, double lo, double end,
+                                              std::pair<double, double> gpu_window) {
+  const auto in_step = [&](double ts) {
+    return (ts >= lo && ts < end) || (ts >= gpu_window.first && ts < gpu_window.second);
+  };
+  std::map<std::string, std::pair<std::string, std::vector<std::pair<double, double>>>> lanes;
+  for (const auto& k : t.kernels)
+    if (k.device == device && in_step(k.ts_us)) {
+      auto& lane = lanes["stream " + std::to_string(k.stream)];
+      lane.first = "kernel";
+      lane.second.emplace_back(k.ts_us, k.ts_us + k.dur_us);
+    }
+  for (const auto& c : t.copies)
+    if (c.device == device && in_step(c.ts_us)) {
+      auto& lane = lanes["copies"];
+      lane.first = "copy";
+      lane.second.emplace_back(c.ts_us, c.ts_us + c.dur_us);
+    }
+  std::map<std::int64_t, double> per_thread;
+  for (const auto& op : t.cpu_ops)
+    if (op.category == "cpu_op" && op.ts_us >= lo && op.ts_us < end) per_thread[op.tid] += op.dur_us;
+  if (!per_thread.empty()) {
+    const std::int64_t tid = std::max_element(per_thread.begin(), per_thread.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    auto& lane = lanes["host"];
+    lane.first = "operator";
+    for (const auto& op : t.cpu_ops)
+      if (op.category == "cpu_op" && op.tid == tid && op.ts_us >= lo && op.ts_us < end)
+        lane.second.emplace_back(op.ts_us, op.ts_us + op.dur_us);
+  }
+  std::vector<TraceSegment> out;
+  for (auto& [name, lane] : lanes) {
+    auto& v = lane.second;
+    std::sort(v.begin(), v.end());
+    std::pair<double, double> cur = v.front();
+    for (std::size_t i = 1; i <= v.size(); ++i) {
+      if (i < v.size() && v[i].first <= cur.second) {
+        cur.second = std::max(cur.second, v[i].second);
+        continue;
+      }
+      out.push_back({name, lane.first, (cur.first - lo) / 1e3, (cur.second - lo) / 1e3});
+      if (i < v.size()) cur = v[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
   TraceSummary s;
   s.path = t.path;
@@ -464,6 +517,8 @@ TraceSummary summarize_trace(const KinetoTrace& t, int top_kernels) {
       default: s.d2d_ms += ms; break;
     }
   }
+  s.timeline = first_step_timeline(t, s.device, lo, steps.empty() ? hi : steps.front().ts_us + steps.front().dur_us,
+                                   gpu_windows.empty() ? std::pair<double, double>{0, 0} : gpu_windows.front());
   s.busy_ms = union_length(busy) / 1e3 / n_steps;
   s.kernel_ms /= n_steps;
   s.kernels /= n_steps;

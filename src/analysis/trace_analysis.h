@@ -46,6 +46,14 @@ struct TraceKernelTime {
   bool tensor_cores = false;
 };
 
+// One busy interval of a lane of the first step's timeline ("stream 7", "copies", "host"), in ms from its start.
+struct TraceSegment {
+  std::string lane;
+  std::string kind;  // "kernel", "copy" or "operator"
+  double start_ms = 0;
+  double end_ms = 0;
+};
+
 struct TraceSummary {
   std::string path;
   std::string device_name;   // from deviceProperties ("" when absent)
@@ -70,6 +78,9 @@ struct TraceSummary {
   std::string precision;     // what the operators' input types say: fp32, amp, fp16, amp-bf16, bf16
   std::string bound;         // host | communication | host_to_device | gpu
   std::string verdict;       // one sentence
+  // The first step (or the whole trace without step marks) as lanes: each stream's kernels and the copies on the
+  // device, and the host thread that ran the most operator time; overlapping or touching events merged.
+  std::vector<TraceSegment> timeline;
 };
 
 TraceSummary summarize_trace(const KinetoTrace& trace, int top_kernels = 10);

@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "core/error.h"
-#include "report/html_page.h"
+#include "report/chart_page.h"
 #include "report/messages.h"
 #include "report/prediction_report.h"
 
@@ -148,12 +148,12 @@ Command compare_command() {
               const DataParallelOptions dp = data_parallel_options(base);
               const auto rows = compare(base, entries, size, catalog, dp);
               const std::string text = compare_text(base, rows, size, catalog, lang);
+              nlohmann::json out = nlohmann::json::array();
+              for (const auto& r : rows) out.push_back(row_json(r, size));
               if (!s->report.html.empty())
-                write_output_file(s->report.html,
-                                      text_report_html(lang_code(lang), text.substr(0, text.find('\n')), text));
+                write_output_file(s->report.html, render_chart_page(ChartPage::kCompare, out, lang,
+                                                                    text.substr(0, text.find('\n')), preformatted_html(text)));
               if (s->report.json) {
-                nlohmann::json out = nlohmann::json::array();
-                for (const auto& r : rows) out.push_back(row_json(r, size));
                 std::cout << out.dump(2) << "\n";
               } else {
                 std::cout << text;

@@ -11,6 +11,7 @@
 #include "core/output_file.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "report/chart_page.h"
 
 namespace perfcast::cli {
 
@@ -55,7 +56,9 @@ nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& 
           {"compute_us", k.compute_us},
           {"memory_us", k.memory_us},
           {"shape_efficiency", k.shape_efficiency},
-          {"clock_factor", k.clock_factor}};
+          {"clock_factor", k.clock_factor},
+          // The ceilings of its roofline (the HTML page's chart): the datasheet peak of the pipe it ran on.
+          {"roofline", {{"pipe", pipe_name(k.pipe)}, {"peak_tflops", c.device.peak(k.pipe)}, {"dram_gbps", c.device.mem_bw_gbps}}}};
 }
 
 }  // namespace
@@ -68,6 +71,7 @@ Command op_command() {
               std::string gpu, precision = "fp32", runtime = "pytorch", configs, out;
               double power_limit = 0;
               bool json = false;
+              std::string html;
             };
             auto s = std::make_shared<State>();
             OpSpec& o = s->spec;
@@ -104,8 +108,10 @@ Command op_command() {
             app.add_option("--configs", s->configs, "CSV of ops, one prediction per row (columns: docs/kernel-model.md)");
             app.add_option("--out", s->out, "with --configs: write the CSV here instead of standard output");
             app.add_flag("--json", s->json, "machine-readable output");
+            app.add_option("--html", s->html, "also write the result as a self-contained HTML page (its roofline) to this file");
             return std::function<int()>([s] {
               if (!s->configs.empty()) {
+                if (!s->html.empty()) throw InputError("--html applies to one op, not --configs");
                 if (!s->out.empty()) check_output_path(s->out);
                 const OpBatchResult r = predict_op_configs(read_text_file(s->configs));
                 if (s->out.empty()) std::cout << r.csv;
@@ -114,10 +120,16 @@ Command op_command() {
                 return r.failed > 0 ? 1 : 0;
               }
               if (!s->out.empty()) throw InputError("--out applies with --configs");
+              if (!s->html.empty()) check_output_path(s->html);
               if (s->gpu.empty()) throw InputError("op: --gpu is required (or --configs FILE)");
               const OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit, s->spec.direction != "fwd");
               const OpPrediction p = predict_op(s->spec, ctx);
-              std::cout << (s->json ? op_json(s->spec, ctx, p).dump(2) + "\n" : op_text(s->spec, ctx, p));
+              const nlohmann::json j = op_json(s->spec, ctx, p);
+              const std::string text = op_text(s->spec, ctx, p);
+              if (!s->html.empty())
+                write_output_file(s->html, render_chart_page(ChartPage::kOp, j, Lang::kEn, "perfcast op: " + text.substr(0, text.find('\n')),
+                                                             preformatted_html(text)));
+              std::cout << (s->json ? j.dump(2) + "\n" : text);
               return 0;
             });
           }};

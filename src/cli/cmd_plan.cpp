@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "core/error.h"
-#include "report/html_page.h"
+#include "report/chart_page.h"
 #include "report/messages.h"
 
 namespace perfcast::cli {
@@ -161,10 +161,9 @@ Command plan_command() {
                 for (const auto& k : res.skipped) o += "  " + k + "\n";
               }
               o += msg("plan.legend", lang);
-              if (!s->report.html.empty())
-                write_output_file(s->report.html, text_report_html(lang_code(lang), o.substr(0, o.find('\n')), o));
               if (!s->report.json) std::cout << o;
-              if (s->report.json) {
+              // The JSON is the --json output and the HTML page's data (its charts).
+              if (s->report.json || !s->report.html.empty()) {
                 nlohmann::json j;
                 j["samples"] = res.samples;
                 j["deadline_hours"] = req.deadline_hours;
@@ -186,7 +185,10 @@ Command plan_command() {
                                           {"efficiency_after", sc.efficiency_after},
                                           {"always_pays", sc.always_pays}});
                 j["skipped"] = res.skipped;
-                std::cout << j.dump(2) << "\n";
+                if (!s->report.html.empty())
+                  write_output_file(s->report.html,
+                                    render_chart_page(ChartPage::kPlan, j, lang, o.substr(0, o.find('\n')), preformatted_html(o)));
+                if (s->report.json) std::cout << j.dump(2) << "\n";
               }
 
               return 0;

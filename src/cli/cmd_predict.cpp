@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/output_file.h"
 #include "import/config_csv.h"
-#include "report/html_page.h"
+#include "report/chart_page.h"
 #include "report/prediction_report.h"
 #include "report/validation_report.h"
 
@@ -63,8 +63,7 @@ Command predict_command() {
               if (!s->report.html.empty()) check_output_path(s->report.html);
               Prediction p = predict(s->flags.to_request());
               p.anchor = make_anchor(p, s->measured, s->measured_step);
-              const std::string page =
-                  s->report.html.empty() ? "" : text_report_html(lang_code(lang), prediction_title(p, lang), prediction_text(p, lang));
+              const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
               std::cout << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
               return 0;

@@ -11,17 +11,22 @@ namespace perfcast::cli {
 Command validate_command() {
   return {"validate", "predict every row of a measurements CSV and report the errors", [](CLI::App& app) {
             struct State {
-              std::string file, markdown;
+              std::string file, markdown, html;
               bool json = false;
             };
             auto s = std::make_shared<State>();
             app.add_option("file", s->file, "CSV with measured values (columns of published.csv)")->required();
             app.add_option("--markdown", s->markdown, "write the markdown report here");
             app.add_flag("--json", s->json, "machine-readable output");
+            app.add_option("--html", s->html,
+                           "also write the report as a self-contained HTML page (measured against predicted) to this file");
             return std::function<int()>([s] {
               if (!s->markdown.empty()) check_output_path(s->markdown);
+              if (!s->html.empty()) check_output_path(s->html);
               const ValidationReport rep = validate_file(s->file);
               if (!s->markdown.empty()) write_output_file(s->markdown, validation_markdown(rep));
+              if (!s->html.empty())
+                write_output_file(s->html, validation_html(rep));
               std::cout << (s->json ? validation_json(rep).dump(2) + "\n" : validation_summary_text(rep));
               return 0;
             });

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "report/advice_report.h"
+#include "report/chart_page.h"
 #include "report/html_page.h"
 #include "report/prediction_report.h"
 
@@ -31,10 +32,8 @@ std::string advice_html(const Advice& a, Lang lang) {
   const nlohmann::json j = advice_json(a, lang);
   const nlohmann::json& base = j.at("baseline");
   std::string h;
-  h += html_page_start(lang == Lang::kZh ? "zh" : "en", std::string(msg("html_title", lang)));
   // The same content as the text report (report/advice_report.cpp): title, verdict, prediction, breakdown,
-  // strategies, legend.
-  h += "<h1>" + html_escape(advice_title(a, lang)) + "</h1>\n";
+  // strategies, legend; the charts come first (report/chart_page.cpp).
   h += "<p class=\"verdict\">" + html_escape(text_of(j, "verdict")) + "</p>\n";
   const auto m = [lang](std::string_view key) { return html_escape(msg(key, lang)); };
   const std::string sep = lang == Lang::kZh ? "：" : ": ";
@@ -47,7 +46,7 @@ std::string advice_html(const Advice& a, Lang lang) {
   else
     h += fmt::format("<p>{}{}{}</p>\n", m("summary"), sep, html_escape(does_not_fit_text(a.baseline, lang)));
 
-  h += "<h2>" + html_escape(msg("breakdown", lang)) + "</h2>\n<table>\n";
+  h += "<h2>" + html_escape(msg("breakdown", lang)) + "</h2>\n<div class=\"scroll\"><table>\n";
   h += fmt::format("<tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th></th><th>GFLOP</th><th>GB</th><th>{}</th></tr>\n",
                    m("col.op_class"), m("col.bound"), m("col.time"), m("col.share"), m("col.roofline"));
   h += "<tr class=\"units\"><td></td><td></td><td>ms</td><td>%</td><td></td><td></td><td></td><td>%</td></tr>\n";
@@ -65,9 +64,9 @@ std::string advice_html(const Advice& a, Lang lang) {
                        "<td></td><td></td><td></td></tr>\n",
                        m("waiting"), waiting, share * number_of(base, "step_ms"), 100.0 * share, html_bar(share, "#8064a2"));
   }
-  h += "</table>\n";
+  h += "</table></div>\n";
 
-  h += "<h2>" + html_escape(msg("strategies", lang)) + "</h2>\n<table>\n";
+  h += "<h2>" + html_escape(msg("strategies", lang)) + "</h2>\n<div class=\"scroll\"><table>\n";
   h += fmt::format("<tr><th>{}</th><th>{}</th><th></th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
                    m("col.strategy"), m("col.speedup"), m("col.memory"), m("col.energy"), m("col.cost"), m("col.why"));
   h += fmt::format("<tr class=\"units\"><td></td><td>{}</td><td></td><td>GiB</td><td>{}</td><td>{}</td><td></td></tr>\n",
@@ -88,18 +87,18 @@ std::string advice_html(const Advice& a, Lang lang) {
       const bool has_energy = s.contains("energy_ratio") && s.at("energy_ratio").is_number();
       const bool has_cost = s.contains("usd_per_million_samples") && s.at("usd_per_million_samples").is_number();
       h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.2f}</td><td>{}</td><td class=\"n\">{:+.2f}</td>"
-                       "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                       "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"why\">{}</td></tr>\n",
                        html_escape(text_of(s, "id")), speedup, html_bar(speedup / best, speedup >= 1 ? "#4f81bd" : "#999"),
                        number_of(s, "memory_delta_bytes") / 1073741824.0,
                        has_energy ? fmt::format("{:.2f}", number_of(s, "energy_ratio")) : std::string("-"),
                        has_cost ? fmt::format("{:.2f}", number_of(s, "usd_per_million_samples")) : std::string("-"),
                        html_escape(text_of(s, "reason_in_language")));
     }
-  h += "</table>\n";
+  h += "</table></div>\n";
   if (!not_applicable.empty())
-    h += "<h2>" + html_escape(msg("not_applicable", lang)) + "</h2>\n<table>\n" + not_applicable + "</table>\n";
-  h += "<p class=\"na\">" + html_escape(msg("legend", lang)) + "</p>\n" + kHtmlPageEnd;
-  return h;
+    h += "<h2>" + html_escape(msg("not_applicable", lang)) + "</h2>\n<div class=\"scroll\"><table>\n" + not_applicable + "</table></div>\n";
+  h += "<p class=\"na\">" + html_escape(msg("legend", lang)) + "</p>\n";
+  return render_chart_page(ChartPage::kAdvise, j, lang, advice_title(a, lang), h);
 }
 
 }  // namespace perfcast

@@ -28,9 +28,16 @@ std::string html_bar(double fraction, const char* color) {
 }
 
 std::string html_page_start(const std::string& lang, const std::string& title) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"" + lang + "\">\n<head>\n<meta charset=\"utf-8\">\n";
+  std::string h = "<!DOCTYPE html>\n<html lang=\"" + lang + "\">\n<head>\n<meta charset=\"utf-8\">\n"
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += "<title>" + html_escape(title) + "</title>\n";
-  h += "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}"
+  // From 800 px up nothing overflows the page: a wide table or report scrolls inside its own box (.scroll, pre),
+  // charts take the width of their box (web/charts.js).
+  h += "<style>body{font-family:system-ui,sans-serif;margin:1.5em auto;padding:0 1em;max-width:72em;color:#222}"
+       ".scroll{overflow-x:auto;max-width:100%}.scroll table{min-width:44em}td.why{min-width:16em}pre{overflow-x:auto;max-width:100%}"
+       "h1{font-size:1.5em;overflow-wrap:anywhere}.charts figure{margin:1.2em 0}.charts figure svg{max-width:100%;"
+       "height:auto}.charts h2{font-size:1.15em;margin:.2em 0}.charts h3{font-size:1em;margin:.2em 0}.charts .note{color:#666;font-size:.85em;margin:.2em 0}"
+       ".charts .facets{display:flex;flex-wrap:wrap;gap:1em}"
        "table{border-collapse:collapse;margin:1em 0;width:100%}th,td{border-bottom:1px solid #ddd;padding:.3em .6em;"
        "text-align:left;vertical-align:top}th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:"
        "tabular-nums}tr.units td{color:#777;font-size:.85em}.bar{background:#eee;width:10em;height:.8em}"

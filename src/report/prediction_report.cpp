@@ -18,8 +18,13 @@ struct OpRow {
   OpKind kind = OpKind::kElementwise;
   double flops = 0, bytes = 0, time_us = 0, launches = 0;
   std::map<Bound, double> by_bound;
+  std::map<Pipe, double> by_pipe;
   Bound bound() const {
     return std::max_element(by_bound.begin(), by_bound.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  }
+  // The pipe of the op's kernels with the most time: the roofline its point is drawn against.
+  Pipe pipe() const {
+    return std::max_element(by_pipe.begin(), by_pipe.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   }
 };
 
@@ -29,15 +34,63 @@ std::vector<OpRow> merge_ops(const Prediction& p) {
   std::map<std::string, std::size_t> index;
   for (const auto& e : p.step.entries) {
     auto [it, fresh] = index.emplace(e.name, rows.size());
-    if (fresh) rows.push_back(OpRow{e.name, e.kind, 0, 0, 0, 0, {}});
+    if (fresh) rows.push_back(OpRow{e.name, e.kind, 0, 0, 0, 0, {}, {}});
     OpRow& r = rows[it->second];
     r.flops += e.cost.flops;
     r.bytes += e.cost.bytes;
     r.time_us += e.cost.time_us;
     r.launches += e.cost.launches;
     r.by_bound[e.cost.bound] += e.cost.time_us + 1e-12;
+    r.by_pipe[e.cost.pipe] += e.cost.time_us + 1e-12;
   }
   return rows;
+}
+
+// One step as lanes of phases (forward, backward, update) for the page's timeline. The schedule overlaps the host's
+// dispatch with the GPU's kernels (step = the longer of the two, schedule/step.h), so both lanes start at 0; each
+// phase's part of its lane follows its kernels' time (with the inter-kernel gaps) and its launches.
+nlohmann::json timeline_json(const Prediction& p) {
+  struct Segment {
+    Phase phase;
+    double gpu = 0, launches = 0;
+  };
+  std::vector<Segment> segments;
+  double gpu_total = 0, launch_total = 0;
+  for (const auto& e : p.step.entries) {
+    if (segments.empty() || segments.back().phase != e.phase) segments.push_back({e.phase});
+    const double gpu = e.cost.time_us + e.cost.launches * p.runtime.gpu_gap_per_kernel_us;
+    segments.back().gpu += gpu;
+    segments.back().launches += e.cost.launches;
+    gpu_total += gpu;
+    launch_total += e.cost.launches;
+  }
+  auto out = nlohmann::json::array();
+  if (gpu_total <= 0) return out;
+  static constexpr const char* kPhase[] = {"forward", "backward", "update"};
+  double gpu_at = 0, host_at = 0;
+  for (const auto& s : segments) {
+    const double gpu_ms = s.gpu / gpu_total * p.step.gpu_us / 1e3;
+    const double host_ms = launch_total > 0 ? s.launches / launch_total * p.step.host_us / 1e3 : 0;
+    const char* phase = kPhase[static_cast<int>(s.phase)];
+    out.push_back({{"lane", "gpu"}, {"phase", phase}, {"start_ms", gpu_at}, {"end_ms", gpu_at + gpu_ms}});
+    if (host_ms > 0)
+      out.push_back({{"lane", "host"}, {"phase", phase}, {"start_ms", host_at}, {"end_ms", host_at + host_ms}});
+    gpu_at += gpu_ms;
+    host_at += host_ms;
+  }
+  // The gradient all-reduce overlaps backward and ends `exposed` after the GPU's last kernel.
+  if (p.scale && p.scale->allreduce_ms > 0) {
+    const double end = gpu_at + p.scale->exposed_comm_ms;
+    out.push_back({{"lane", "communication"}, {"phase", "allreduce"}, {"start_ms", std::max(0.0, end - p.scale->allreduce_ms)},
+                   {"end_ms", end}});
+  }
+  // The host prepares the next batch while this one runs; a blocking copy waits before the first kernel.
+  if (p.input) {
+    out.push_back({{"lane", "input"}, {"phase", "input_pipeline"}, {"start_ms", 0.0}, {"end_ms", p.input->step_ms}});
+    if (p.input->serial_copy && p.input->h2d_ms > 0)
+      out.push_back({{"lane", "input"}, {"phase", "host_to_device"}, {"start_ms", 0.0}, {"end_ms", p.input->h2d_ms}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -120,9 +173,19 @@ nlohmann::json prediction_json(const Prediction& p) {
                    {"bytes", o.bytes},
                    {"time_ms", o.time_us / 1e3},
                    {"launches", count_json(o.launches)},
-                   {"bound", bound_name(o.bound())}});
+                   {"bound", bound_name(o.bound())},
+                   {"pipe", pipe_name(o.pipe())}});
   }
   j["ops"] = ops;
+  // The ceilings the ops' points sit under (the page's roofline): datasheet peaks of the pipes they run on.
+  json peaks = json::object();
+  for (const auto& o : ops) {
+    const std::string pipe = o.at("pipe");
+    for (int i = 0; i < kPipeCount; ++i)
+      if (pipe_name(static_cast<Pipe>(i)) == pipe) peaks[pipe] = p.device.peak(static_cast<Pipe>(i));
+  }
+  j["roofline"] = {{"dram_gbps", p.device.mem_bw_gbps}, {"peak_tflops", peaks}};
+  j["timeline"] = timeline_json(p);
   j["notes"] = p.notes;
   if (p.input)
     j["input_pipeline"] = {{"host", p.input->host},

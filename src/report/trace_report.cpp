@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/chart_page.h"
 #include "report/html_page.h"
 #include "report/prediction_report.h"
 
@@ -124,6 +125,9 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
   j["classes"] = nlohmann::json::array();
   for (const auto& k : s.classes)
     j["classes"].push_back({{"class", k.cls}, {"ms", k.ms}, {"kernels", count_json(k.kernels)}, {"tensor_core_ms", k.tensor_core_ms}});
+  j["timeline"] = nlohmann::json::array();
+  for (const auto& seg : s.timeline)
+    j["timeline"].push_back({{"lane", seg.lane}, {"phase", seg.kind}, {"start_ms", seg.start_ms}, {"end_ms", seg.end_ms}});
   j["top_kernels"] = nlohmann::json::array();
   for (const auto& k : s.top)
     j["top_kernels"].push_back({{"name", k.name}, {"class", k.cls}, {"ms", k.ms}, {"calls", count_json(k.calls)}, {"tensor_cores", k.tensor_cores}});
@@ -159,8 +163,7 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
 }
 
 std::string trace_html(const TraceSummary& s, const std::optional<TraceComparison>& c, const std::string& why) {
-  std::string h = html_page_start("en", "perfcast trace: " + s.path);
-  h += "<h1>perfcast trace: " + html_escape(s.path) + "</h1>\n";
+  std::string h;
   h += "<p class=\"verdict\">" + html_escape(s.bound + ": " + s.verdict) + "</p>\n";
   h += fmt::format("<p>{}{}; {}; step {:.2f} ms, GPU busy {:.2f} ms, idle {:.2f} ms; {} kernels per step ({:.2f} ms), "
                    "median {:.1f} us; tensor cores {:.0f}% of GEMM/convolution/attention time; {}, precision {}</p>\n",
@@ -170,7 +173,7 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                                : "no step marks: the whole trace as one step",
                    s.step_ms, s.busy_ms, s.idle_ms, count(s.kernels), s.kernel_ms, s.median_kernel_us,
                    100 * s.tensor_core_share, s.has_backward ? "training" : "forward only", html_escape(s.precision));
-  h += "<h2>Kernel time by class, per step</h2>\n<table>\n<tr><th>class</th><th>ms</th><th>share</th><th></th>"
+  h += "<h2>Kernel time by class, per step</h2>\n<div class=\"scroll\"><table>\n<tr><th>class</th><th>ms</th><th>share</th><th></th>"
        "<th>kernels</th><th>tensor cores</th></tr>\n";
   for (const auto& k : s.classes) {
     const double share = s.kernel_ms > 0 ? k.ms / s.kernel_ms : 0;
@@ -179,11 +182,11 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                      html_escape(k.cls), k.ms, 100 * share, html_bar(share, "#c0504d"), count(k.kernels),
                      k.ms > 0 ? 100 * k.tensor_core_ms / k.ms : 0.0);
   }
-  h += "</table>\n<h2>Top kernels, per step</h2>\n<table>\n<tr><th>ms</th><th>calls</th><th>class</th><th>kernel</th></tr>\n";
+  h += "</table></div>\n<h2>Top kernels, per step</h2>\n<div class=\"scroll\"><table>\n<tr><th>ms</th><th>calls</th><th>class</th><th>kernel</th></tr>\n";
   for (const auto& k : s.top)
     h += fmt::format("<tr><td class=\"n\">{:.3f}</td><td class=\"n\">{}</td><td>{}</td><td>{}{}</td></tr>\n", k.ms,
                      count(k.calls), html_escape(k.cls), html_escape(k.name), k.tensor_cores ? " [tensor cores]" : "");
-  h += "</table>\n";
+  h += "</table></div>\n";
   if (c) {
     const auto& p = c->prediction;
     h += fmt::format("<h2>perfcast on the same operators: {} on {}, {} {} {}, batch {}</h2>\n", html_escape(p.model_id),
@@ -194,7 +197,7 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
       h += "<p class=\"na\">note: " + html_escape(other) + "</p>\n";
     double longest = 0;
     for (const auto& k : c->classes) longest = std::max({longest, k.measured_ms, k.predicted_ms});
-    h += "<table>\n<tr><th>class</th><th>measured ms</th><th></th><th>predicted ms</th><th></th><th>ratio</th></tr>\n";
+    h += "<div class=\"scroll\"><table>\n<tr><th>class</th><th>measured ms</th><th></th><th>predicted ms</th><th></th><th>ratio</th></tr>\n";
     for (const auto& k : c->classes) {
       if (k.measured_ms < 1e-6 && k.predicted_ms < 1e-6) continue;
       h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.3f}</td><td>{}</td><td class=\"n\">{:.3f}</td><td>{}</td>"
@@ -204,12 +207,12 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                        k.measured_ms > 0 && k.predicted_ms > 0 ? fmt::format("{:.2f}", k.predicted_ms / k.measured_ms) : "-");
     }
     h += fmt::format("<tr><td>step</td><td class=\"n\">{:.3f}</td><td></td><td class=\"n\">{:.3f}</td><td></td>"
-                     "<td class=\"n\">{:.2f}</td></tr>\n</table>\n",
+                     "<td class=\"n\">{:.2f}</td></tr>\n</table></div>\n",
                      c->measured_step_ms, c->predicted_step_ms,
                      c->measured_step_ms > 0 ? c->predicted_step_ms / c->measured_step_ms : 0.0);
     if (!c->ops.empty()) {
       h += fmt::format("<h2>Operators of the first step</h2>\n<p>{:.0f}% of its kernel time tied to a forward operator "
-                       "(backward kernels through their autograd node's sequence number).</p>\n<table>\n"
+                       "(backward kernels through their autograd node's sequence number).</p>\n<div class=\"scroll\"><table>\n"
                        "<tr><th>operator</th><th>input shapes</th><th>measured fwd ms</th><th>measured bwd ms</th>"
                        "<th>predicted fwd ms</th><th>predicted bwd ms</th><th>ratio</th></tr>\n",
                        100 * c->attributed_share);
@@ -224,7 +227,7 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                          op.predicted_forward_ms, op.predicted_backward_ms,
                          m > 0 && p2 > 0 ? fmt::format("{:.2f}", p2 / m) : "-");
       }
-      h += "</table>\n";
+      h += "</table></div>\n";
     }
   } else if (!why.empty()) {
     h += "<p class=\"na\">no prediction beside it: " + html_escape(why) + "</p>\n";
@@ -232,8 +235,7 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
   h += "<p class=\"na\">Classes: data/trace_kernels.toml (kernel naming conventions of cuBLAS, cuDNN, CUTLASS, NCCL and "
        "PyTorch). Measured times are per profiler step; predicted times are perfcast's for the trace's own operators "
        "(docs/traces.md).</p>\n";
-  h += kHtmlPageEnd;
-  return h;
+  return render_chart_page(ChartPage::kTrace, trace_json(s, c, why), Lang::kEn, "perfcast trace: " + s.path, h);
 }
 
 std::string trace_folder_text(const TraceFolder& f) {

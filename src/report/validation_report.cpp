@@ -6,6 +6,8 @@
 
 #include "analysis/intervals.h"
 #include "core/error.h"
+#include "report/chart_page.h"
+#include "report/html_page.h"
 #include "report/prediction_report.h"
 
 namespace perfcast {
@@ -62,6 +64,26 @@ std::string validation_summary_text(const ValidationReport& rep) {
                      o.with_interval);
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("  {:>4} x {}\n", n, reason);
   return s;
+}
+
+std::string validation_html(const ValidationReport& rep) {
+  std::string body = preformatted_html(validation_summary_text(rep));
+  const auto table = [&](const std::string& scope, const std::map<std::string, ErrorStats>& m) {
+    body += "<h2>By " + html_escape(scope) + "</h2>\n<div class=\"scroll\"><table>\n<tr><th>" + html_escape(scope) +
+            "</th><th>rows</th><th>median APE</th><th>mean APE</th><th>median bias</th><th>within 2x</th>"
+            "<th>predicted to fit</th></tr>\n<tr class=\"units\"><td></td><td></td><td>%</td><td>%</td><td>%</td>"
+            "<td>%</td><td>%</td></tr>\n";
+    for (const auto& [k, v] : m)
+      body += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.1f}</td>"
+                          "<td class=\"n\">{:+.1f}</td><td class=\"n\">{:.0f}</td><td class=\"n\">{:.0f}</td></tr>\n",
+                          html_escape(k), v.rows, v.median_ape, v.mean_ape, v.median_signed, 100 * v.within_2x, 100 * v.fits);
+    body += "</table></div>\n";
+  };
+  table("gpu", rep.by_gpu);
+  table("model", rep.by_model);
+  table("runtime", rep.by_runtime);
+  body += "<p class=\"na\">APE = |predicted - measured| / measured; bias = median of predicted/measured - 1.</p>\n";
+  return render_chart_page(ChartPage::kValidate, validation_json(rep), Lang::kEn, "perfcast validate: " + rep.file, body);
 }
 
 std::string validation_markdown(const ValidationReport& rep) {

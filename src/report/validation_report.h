@@ -14,6 +14,9 @@ namespace perfcast {
 std::string validation_markdown(const ValidationReport& rep);
 nlohmann::json validation_json(const ValidationReport& rep);
 std::string validation_summary_text(const ValidationReport& rep);
+// `perfcast validate --html`: the summary, error tables by GPU, model and runtime, and measured against predicted
+// with the 2x band (report/chart_page.h).
+std::string validation_html(const ValidationReport& rep);
 
 // The input columns plus predicted_samples_per_s, predicted_tokens_per_s, predicted_low, predicted_high (the
 // prediction interval of the headline throughput), step_ms, memory_bytes, fits,
