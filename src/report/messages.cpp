@@ -25,8 +25,10 @@ const std::map<std::string_view, Text>& table() {
        {"bound by the host input pipeline: {} cores prepare {:.0f} samples/s, the GPU could take {:.0f}/s",
         "瓶颈是主机输入流水线：{} 个 CPU 核每秒只能准备 {:.0f} 个样本，而 GPU 每秒可处理 {:.0f} 个"}},
       {"verdict.host",
-       {"launch-bound: the framework needs {:.2f} ms to dispatch {:.0f} kernels, the GPU needs {:.2f} ms",
-        "受启动开销限制：框架派发 {1:.0f} 个内核需要 {0:.2f} ms，而 GPU 只需 {2:.2f} ms"}},
+       {"host-bound: the framework's CPU needs {:.2f} ms to issue {:.0f} kernels (Python, autograd and launches per "
+        "op), the GPU needs {:.2f} ms and waits {:.2f} ms of the step; CUDA graphs, torch.compile or a larger batch cure it",
+        "受主机限制：框架的 CPU 发出 {1:.0f} 个内核需要 {0:.2f} ms（每个算子的 Python、autograd 与启动），GPU 只需 {2:.2f} ms，"
+        "单步中等待 {3:.2f} ms；CUDA graphs、torch.compile 或更大的批量可以解决"}},
       {"verdict.h2d",
        {"bound by the host-to-device copy of each batch: {:.2f} ms ({}) in a {:.2f} ms step",
         "瓶颈是每批数据从主机到设备的拷贝：{:.2f} ms（{}），单步共 {:.2f} ms"}},

@@ -153,7 +153,7 @@ void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double
                        double gpu_gap_per_kernel_us) {
   // The host starts the step with its own bookkeeping, then issues each entry; an entry's first kernel may start
   // once it is issued and the GPU is free, its last once the host has issued it.
-  double host = host_step_us, gpu = 0, gpu_busy = 0, syncs = syncs_per_step;
+  double host = host_step_us, host_busy = host_step_us, gpu = 0, gpu_busy = 0, syncs = syncs_per_step;
   for (std::size_t k = 0; k < s.entries.size(); ++k) {
     const OpCost& e = s.entries[k];
     const double g = e.cost.time_us + e.cost.launches * gpu_gap_per_kernel_us;
@@ -162,6 +162,7 @@ void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double
       syncs += 1;
     }
     gpu_busy += g;
+    host_busy += e.host_us;
     if (e.cost.launches <= 0) {
       host += e.host_us;
       gpu += g;
@@ -174,11 +175,11 @@ void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double
     host += e.host_us;
   }
   s.gpu_us = gpu_busy;
-  s.host_us = host;
+  s.host_us = host_busy;
   s.syncs = syncs;
   // A step that ends in a synchronisation cannot overlap the next step's host work with this step's kernels: the
   // step is the whole timeline. Without one the host runs ahead and the slower of the two sets the pace.
-  s.step_us = syncs_per_step > 0 ? std::max(host, gpu) : std::max(gpu_busy, host);
+  s.step_us = syncs_per_step > 0 ? std::max(host, gpu) : std::max(gpu_busy, host_busy);
   s.gpu_wait_us = std::max(0.0, s.step_us - gpu_busy);
 }
 
