@@ -134,7 +134,8 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
     const CostContext ctx{kernels, runtime, plan, training};
     step = schedule_step(graph, ctx,
                          StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
-                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum});
+                                     r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum,
+                                     host_time_scale(r)});
     memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   }
 
@@ -151,7 +152,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (auto in = input_pipeline_cost(input_request(r, model), p.device, graph, p.step.step_us)) {
     if (r.gpu_decode && in->dataset_kind == "jpeg") {
       p.step.gpu_us += in->gpu_decode_us;
-      p.step.step_us = std::max(p.step.gpu_us, p.step.host_us);
+      p.step.step_us = std::max(p.step.step_us + in->gpu_decode_us, p.step.host_us);
     }
     p.input = std::move(in);
     finalize_prediction(p);
@@ -224,7 +225,8 @@ void finalize_prediction(Prediction& p) {
     p.bound_us[static_cast<int>(Bound::kLatency)] += e.cost.launches * runtime.gpu_gap_per_kernel_us;
   }
   double step = p.step.step_us;
-  if (p.step.host_us > p.step.gpu_us) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.host_us - p.step.gpu_us;
+  // The GPU idles while the host is behind it (docs/host-model.md): that wait is host-bound time.
+  if (p.step.step_us > p.step.gpu_us) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.step_us - p.step.gpu_us;
   if (p.input && p.input->serial_copy) {
     // The step waits for its own input copy before the first kernel (a blocking copy from pageable memory).
     p.bound_us[static_cast<int>(Bound::kHostToDevice)] = p.input->h2d_ms * 1e3;
@@ -251,7 +253,7 @@ void finalize_prediction(Prediction& p) {
     if (p.bound_us[i] > p.bound_us[best]) best = i;
   p.primary = static_cast<Bound>(best);
   // Making the GPU faster does not help a step that waits on the host or its input pipeline.
-  if (p.step.host_us > p.step.gpu_us) p.primary = Bound::kHost;
+  if (host_bound(p.step)) p.primary = Bound::kHost;
   if (p.input && !p.input->serial_copy && p.input->step_ms * 1e3 > p.step.step_us) {
     // An overlapped copy that outlasts the GPU step is a transfer bound; slow decoding is an input-pipeline one.
     const double decode_ms = p.input->host_samples_per_s > 0

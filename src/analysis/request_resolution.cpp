@@ -11,6 +11,7 @@
 #include "core/toml_reader.h"
 #include "cost/cost_constants.h"
 #include "device/catalog.h"
+#include "device/host_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -113,8 +114,18 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
     runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
+    // A replayed graph runs no Python, autograd or library setup per op, and a whole-step capture keeps the loss
+    // scaler's check on the GPU (capturable optimizers); the loop and its sync remain.
+    runtime.host_op_us = runtime.host_autograd_op_us = runtime.host_backward_op_us = 0;
+    runtime.host_library_call_us = runtime.host_optimizer_op_us = 0;
+    runtime.amp_sync_before_update = false;
   }
   return runtime;
+}
+
+double host_time_scale(const PredictRequest& r) {
+  const HostProfile& host = find_host(r.host.empty() ? kDefaultHost : r.host);
+  return cost_constants().host_reference_single_thread_score / host.single_thread_score;
 }
 
 OptimizerKind optimizer_for(const PredictRequest& r, bool sequence_model) {
@@ -148,7 +159,8 @@ void check_int8_convolutions(const Graph& graph, const RuntimeProfile& runtime, 
   for (const auto& rt : runtime_catalog())
     if (rt.int8_convolution) engines += (engines.empty() ? "" : ", ") + rt.id;
   throw UnsupportedError("precision 'int8' is not supported by " + runtime.id + " for convolutions on " + device.id +
-                             ": it has no CUDA INT8 convolution kernels (engines that have them: " + engines + ")",
+                             ": it has no CUDA INT8 convolution kernels (engines that run whole INT8 networks: " + engines +
+                             "; ONNX Runtime and Torch-TensorRT through TensorRT)",
                          {"precision.no_int8_convolution",
                           {{"precision", "int8"}, {"runtime", runtime.id}, {"gpu", device.id}, {"engines", engines}}});
 }

@@ -19,6 +19,10 @@ DeviceSpec device_for(const PredictRequest& r);
 // The request's runtime profile with --cuda-graphs applied (dispatch overhead and gaps of a captured graph).
 RuntimeProfile runtime_for(const PredictRequest& r);
 
+// CPU time on the request's host (--host, else the default) per unit of the runtime files' host costs, which are
+// quoted for the reference host: reference single-thread score / the host's.
+double host_time_scale(const PredictRequest& r);
+
 // The request's optimizer; without --optimizer, AdamW for sequence models and SGD with momentum otherwise.
 OptimizerKind optimizer_for(const PredictRequest& r, bool sequence_model);
 

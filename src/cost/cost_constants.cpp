@@ -50,6 +50,8 @@ CostConstants load() {
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");
+  c.host_reference_single_thread_score = h.number("reference_single_thread_score");
+  if (!(c.host_reference_single_thread_score > 0)) h.fail("reference_single_thread_score", "must be positive");
   TomlFields gd(top.table("gpu_decode"), path.string() + " [gpu_decode]");
   c.gpu_decode_us_per_mpixel = gd.number("gpu_us_per_mpixel");
   TomlFields at(top.table("attention"), path.string() + " [attention]");

@@ -32,6 +32,7 @@ struct CostConstants {
   double native_half_elementwise_efficiency = 0;
   double cuda_graph_host_us_per_kernel = 0;
   double cuda_graph_gap_us = 0;
+  double host_reference_single_thread_score = 0;  // the host the runtime files' per-op CPU costs are quoted for
   double gpu_decode_us_per_mpixel = 0;
   double fused_attention_efficiency = 0;       // fused (flash) attention kernels: share of the GEMM rate
   double decode_attention_fp32_efficiency = 0; // paged/XQA decode attention: share of the FP32 peak

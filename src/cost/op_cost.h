@@ -30,6 +30,7 @@ struct OpCost {
   Phase phase = Phase::kForward;
   Fusion fusion = Fusion::kNone;
   KernelCost cost;
+  double host_us = 0;  // CPU time the framework spends issuing this entry (its launches included); set by schedule/
 };
 
 struct CostContext {

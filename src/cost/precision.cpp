@@ -100,6 +100,14 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     plan.note_code = {"note.no_tensor_cores",
                       {{"sm", std::to_string(device.sm_version)}, {"pipe", std::string(pipe_name(*pipe))}}};
   }
+  if (precision == "int8" && !runtime.int8_convolution) {
+    // No whole-network INT8 engine: torch._int_mm / torchao quantize the linear layers' GEMMs (weights stored in
+    // INT8, each input quantized on the fly); the tensors between ops stay FP16. Convolutions are refused before
+    // this (check_int8_convolutions).
+    plan.bytes.act = storage_bytes("fp16");
+    plan.note = runtime.id + " runs INT8 only in the GEMMs torch._int_mm / torchao quantize; activations stay FP16";
+    plan.note_code = {"note.int8_gemm_only", {{"runtime", runtime.id}}};
+  }
   if (precision == "fp16" && device.peak(Pipe::kFp16) < device.peak(Pipe::kFp32)) {
     const std::string factor = std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5));
     const std::string sm = std::to_string(device.sm_version);

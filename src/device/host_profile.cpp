@@ -20,11 +20,13 @@ HostProfile load_host(const std::filesystem::path& path) {
   h.cores = static_cast<int>(f.number("cores"));
   h.threads = static_cast<int>(f.number("threads"));
   h.clock_ghz = f.number("clock_ghz");
+  h.single_thread_score = f.number("single_thread_score");
   h.smt_yield = f.number("smt_yield");
   h.reserved_cores = f.number("reserved_cores");
   h.storage_mb_per_s = f.number("storage_mb_per_s");
   h.pinned_memory = f.boolean("pinned_memory");
   if (h.cores <= 0 || h.clock_ghz <= 0) f.fail("cores", "and clock_ghz must be positive");
+  if (!(h.single_thread_score > 0) || h.single_thread_score > 1e6) f.fail("single_thread_score", "must be positive");
   return h;
 }
 

@@ -15,6 +15,7 @@ struct HostProfile {
   int cores = 0;
   int threads = 0;
   double clock_ghz = 0;
+  double single_thread_score = 0;  // PassMark single-thread mark (or derived, as its file says): framework dispatch speed
   double smt_yield = 0;          // extra throughput of a second hardware thread per core
   double reserved_cores = 0;     // cores the framework itself keeps busy
   double storage_mb_per_s = 0;

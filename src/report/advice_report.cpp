@@ -86,7 +86,8 @@ std::string advice_verdict(const Advice& a, Lang lang) {
     v = fmt::format(fmt::runtime(msg("verdict.h2d", lang)), p.input->h2d_ms,
                     msg(p.input->serial_copy ? "h2d.blocking" : "h2d.prefetched", lang), p.step_us / 1e3);
   } else if (p.primary == Bound::kHost) {
-    v = fmt::format(fmt::runtime(msg("verdict.host", lang)), p.step.host_us / 1e3, p.step.launches, p.step.gpu_us / 1e3);
+    v = fmt::format(fmt::runtime(msg("verdict.host", lang)), p.step.host_us / 1e3, p.step.launches, p.step.gpu_us / 1e3,
+                    p.step.gpu_wait_us / 1e3);
   } else {
     // The op classes that carry most of the primary bound.
     std::vector<const OpClassShare*> top;

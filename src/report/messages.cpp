@@ -64,8 +64,10 @@ const std::map<std::string_view, Text>& table() {
        {"bound by the host input pipeline: {} cores prepare {:.0f} samples/s, the GPU could take {:.0f}/s",
         "瓶颈是主机输入流水线：{} 个 CPU 核每秒只能准备 {:.0f} 个样本，而 GPU 每秒可处理 {:.0f} 个"}},
       {"verdict.host",
-       {"launch-bound: the framework needs {:.2f} ms to dispatch {:.0f} kernels, the GPU needs {:.2f} ms",
-        "受启动开销限制：框架派发 {1:.0f} 个内核需要 {0:.2f} ms，而 GPU 只需 {2:.2f} ms"}},
+       {"host-bound: the framework's CPU needs {:.2f} ms to issue {:.0f} kernels (Python, autograd and launches per "
+        "op), the GPU needs {:.2f} ms and waits {:.2f} ms of the step; CUDA graphs, torch.compile or a larger batch cure it",
+        "受主机限制：框架的 CPU 发出 {1:.0f} 个内核需要 {0:.2f} ms（每个算子的 Python、autograd 与启动），GPU 只需 {2:.2f} ms，"
+        "单步中等待 {3:.2f} ms；CUDA graphs、torch.compile 或更大的批量可以解决"}},
       {"verdict.h2d",
        {"bound by the host-to-device copy of each batch: {:.2f} ms ({}) in a {:.2f} ms step",
         "瓶颈是每批数据从主机到设备的拷贝：{:.2f} ms（{}），单步共 {:.2f} ms"}},
@@ -338,6 +340,9 @@ const std::map<std::string_view, Text>& table() {
       {"reason.note.no_tensor_cores",
        {"no tensor cores on sm_{sm}: mixed precision stores FP16 and computes in {pipe}; it saves memory traffic and capacity, not math",
         "sm_{sm} 没有张量核心：混合精度以 FP16 存储、以 {pipe} 计算；它节省显存流量和容量，不节省计算"}},
+      {"reason.note.int8_gemm_only",
+       {"{runtime} runs INT8 only in the GEMMs torch._int_mm / torchao quantize; activations stay FP16",
+        "{runtime} 只在 torch._int_mm / torchao 量化的 GEMM 中使用 INT8；激活值保持 FP16"}},
       {"reason.note.fp16_slow",
        {"native FP16 math on sm_{sm} runs at {factor}x below FP32", "sm_{sm} 上的原生 FP16 运算比 FP32 慢 {factor} 倍"}},
       {"reason.note.fp16_pseudo_half",
@@ -345,8 +350,9 @@ const std::map<std::string_view, Text>& table() {
         "sm_{sm} 上的 FP16 运算比 FP32 慢 {factor} 倍，因此 cuDNN/cuBLAS 以 {pipe} 计算 FP16 张量：fp16 节省显存流量和容量，不节省计算"}},
       {"reason.precision.no_int8_convolution",
        {"precision 'int8' is not supported by {runtime} for convolutions on {gpu}: it has no CUDA INT8 convolution "
-        "kernels (engines that have them: {engines})",
-        "{runtime} 在 {gpu} 上不支持以精度 'int8' 运行卷积：它没有 CUDA INT8 卷积内核（有此类内核的引擎：{engines}）"}},
+        "kernels (engines that run whole INT8 networks: {engines}; ONNX Runtime and Torch-TensorRT through TensorRT)",
+        "{runtime} 在 {gpu} 上不支持以精度 'int8' 运行卷积：它没有 CUDA INT8 卷积内核（运行完整 INT8 网络的引擎：{engines}；"
+        "ONNX Runtime 与 Torch-TensorRT 经由 TensorRT）"}},
       {"reason.power.limit_range",
        {"--power-limit {limit} is outside the range {gpu} accepts: {min} to {max}",
         "--power-limit {limit} 超出 {gpu} 可设定的范围：{min} 至 {max}"}},

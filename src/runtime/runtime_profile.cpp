@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 
@@ -35,6 +36,12 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
 double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "library_efficiency") return &r.library_efficiency;
   if (key == "host_overhead_per_kernel_us") return &r.host_overhead_per_kernel_us;
+  if (key == "host_op_us") return &r.host_op_us;
+  if (key == "host_autograd_op_us") return &r.host_autograd_op_us;
+  if (key == "host_backward_op_us") return &r.host_backward_op_us;
+  if (key == "host_library_call_us") return &r.host_library_call_us;
+  if (key == "host_optimizer_op_us") return &r.host_optimizer_op_us;
+  if (key == "host_step_us") return &r.host_step_us;
   if (key == "optimizer_tensors_per_launch") return &r.optimizer_tensors_per_launch;
   return nullptr;
 }
@@ -64,6 +71,14 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.name = f.text("name");
   r.host_overhead_per_kernel_us = f.number("host_overhead_per_kernel_us");
   r.gpu_gap_per_kernel_us = f.number("gpu_gap_per_kernel_us");
+  for (auto [key, field] : {std::pair{"host_op_us", &r.host_op_us}, {"host_autograd_op_us", &r.host_autograd_op_us},
+                            {"host_backward_op_us", &r.host_backward_op_us},
+                            {"host_library_call_us", &r.host_library_call_us},
+                            {"host_optimizer_op_us", &r.host_optimizer_op_us}, {"host_step_us", &r.host_step_us},
+                            {"syncs_per_step", &r.syncs_per_step}}) {
+    *field = f.number_or(key, 0);
+    if (*field < 0 || *field > 1e6) f.fail(key, "must be between 0 and 1e6");
+  }
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   // GEMM epilogues follow the convolution rule unless the file says otherwise.
@@ -97,6 +112,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");
+  r.amp_sync_before_update = flag_or("amp_sync_before_update", r.amp_sync_before_update);
   r.gradients_at_cluster_end = flag_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
   if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
     f.fail("unsupported_precisions", "must be an array of precision names");

@@ -22,6 +22,16 @@ struct RuntimeProfile {
   std::string name;
   double host_overhead_per_kernel_us = 8;  // CPU time per kernel dispatch
   double gpu_gap_per_kernel_us = 1;        // device idle between dependent kernels
+  // The host timeline (docs/host-model.md): CPU time beside each launch, at the reference host's single-thread
+  // speed (data/cost_model.toml [host]). Zero for runtimes whose file does not name them (per-launch cost only).
+  double host_op_us = 0;               // per forward op: interpreter, module call, argument parsing, dispatcher
+  double host_autograd_op_us = 0;      // per forward op in training: recording its autograd node
+  double host_backward_op_us = 0;      // per backward op: the autograd engine evaluating its node
+  double host_library_call_us = 0;     // per convolution / GEMM call: cuDNN / cuBLAS descriptors, algorithm cache
+  double host_optimizer_op_us = 0;     // per Python-level optimizer operation (per tensor in a for-loop, per list in foreach)
+  double host_step_us = 0;             // per step: the training loop, zero_grad, backward() and step() entries
+  double syncs_per_step = 0;           // host waits for the GPU this often per step (.item(), a timing harness's sync)
+  bool amp_sync_before_update = false; // mixed precision: the loss scaler reads found_inf on the host before the update
   bool fuse_elementwise_chains = false;    // elementwise/norm chains run as one kernel
   bool fuse_epilogue = false;              // bias/activation/residual fused into the producing conv (and GEMM)
   bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)

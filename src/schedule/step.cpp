@@ -1,6 +1,8 @@
 #include "schedule/step.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace perfcast {
 
@@ -16,20 +18,70 @@ double parameter_tensors(const Graph& graph) {
   return n;
 }
 
+namespace {
+
+// Where a step entry comes from, for its host cost.
+enum class EntrySource { kForward, kRecompute, kBackward, kAccumulate, kUnscale, kOptimizer, kOther };
+
+// CPU time (at the reference host) the framework spends issuing one entry beside its launches.
+double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
+                     const StepOptions& options, double tensors) {
+  const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
+  const bool library = op && (op->kind == OpKind::kConv || op->kind == OpKind::kMatmul);
+  switch (from) {
+    case EntrySource::kForward:
+      if (!runs) return 0;
+      return rt.host_op_us + (options.training ? rt.host_autograd_op_us : 0.0) + (library ? rt.host_library_call_us : 0.0);
+    case EntrySource::kRecompute:  // a checkpoint replays its forward without recording autograd nodes
+      return runs ? rt.host_op_us + (library ? rt.host_library_call_us : 0.0) : 0.0;
+    case EntrySource::kBackward:
+      if (!runs || (e.cost.launches <= 0 && !(op && op->is_view))) return 0;
+      return rt.host_backward_op_us + (library ? rt.host_library_call_us : 0.0);
+    case EntrySource::kAccumulate:  // an AccumulateGrad node per parameter tensor, for the later micro-batches
+      return rt.host_backward_op_us * tensors * (options.grad_accum - 1.0) / options.grad_accum;
+    case EntrySource::kUnscale:  // one multi-tensor unscale-and-check call
+      return rt.host_optimizer_op_us;
+    case EntrySource::kOptimizer: {
+      // A for-loop update issues every operation per tensor, a foreach update one call per operation over the
+      // tensor list, a fused update one call.
+      const bool per_tensor = !options.optimizer_fused && rt.optimizer_tensors_per_launch <= 1;
+      const double calls = options.optimizer_fused ? 1.0
+                           : per_tensor            ? unfused_optimizer_ops(options.optimizer) * tensors
+                                                   : unfused_optimizer_ops(options.optimizer);
+      return rt.host_optimizer_op_us * calls;
+    }
+    case EntrySource::kOther:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
   StepCost s;
   const auto& ops = graph.ops;
   const double params = static_cast<double>(graph.params());
   const double tensors = parameter_tensors(graph);
   const auto& km = ctx.kernels;
+  const RuntimeProfile& rt = ctx.runtime;
   // Forward, recompute and backward entries plus a few for casts, accumulation and the update.
   s.entries.reserve(ops.size() * (options.training ? (options.checkpointing ? 3 : 2) : 1) + 8);
+  std::vector<bool> sync_before;
+  sync_before.reserve(s.entries.capacity());
+  const auto push = [&](OpCost e, const Op* op, EntrySource from, bool sync = false) {
+    e.host_us = (entry_host_us(e, op, from, rt, options, tensors) + e.cost.launches * rt.host_overhead_per_kernel_us) *
+                options.host_time_scale;
+    s.entries.push_back(std::move(e));
+    sync_before.push_back(sync);
+  };
 
   // Mixed precision: fp32 master weights are cast to the compute precision before the forward pass.
   if (ctx.plan.mixed)
-    s.entries.push_back(kernel_entry("amp.cast_weights", OpKind::kElementwise,
-                                     km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)));
-  for (std::size_t i = 0; i < ops.size(); ++i) s.entries.push_back(cost_op(ops, i, Phase::kForward, ctx));
+    push(kernel_entry("amp.cast_weights", OpKind::kElementwise,
+                      km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)),
+         nullptr, EntrySource::kOther);
+  for (std::size_t i = 0; i < ops.size(); ++i) push(cost_op(ops, i, Phase::kForward, ctx), &ops[i], EntrySource::kForward);
   if (options.training) {
     // Checkpointing recomputes the forward pass (except the loss) once during backward.
     if (options.checkpointing)
@@ -37,35 +89,39 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
         if (ops[i].kind != OpKind::kLoss) {
           OpCost c = cost_op(ops, i, Phase::kForward, ctx);
           c.name += ".recompute";
-          s.entries.push_back(c);
+          push(std::move(c), &ops[i], EntrySource::kRecompute);
         }
-    for (std::size_t i = ops.size(); i-- > 0;) s.entries.push_back(cost_op(ops, i, Phase::kBackward, ctx));
+    for (std::size_t i = ops.size(); i-- > 0;) push(cost_op(ops, i, Phase::kBackward, ctx), &ops[i], EntrySource::kBackward);
     if (options.grad_accum > 1) {
       // Accumulating micro-batches: each backward after the first adds its gradients into the accumulators
       // (PyTorch's AccumulateGrad grad += new, TensorFlow's assign_add into accumulation variables): read both,
       // write one, in the parameters' precision (fp32 masters under mixed precision).
       const double grad_bytes = ctx.plan.mixed ? 4.0 : ctx.plan.bytes.weight;
       const double later = (options.grad_accum - 1.0) / options.grad_accum;
-      s.entries.push_back(kernel_entry("grad.accumulate", OpKind::kElementwise,
-                                       km.streaming(params * later, 3.0 * grad_bytes * params * later, tensors * later),
-                                       Phase::kBackward));
+      push(kernel_entry("grad.accumulate", OpKind::kElementwise,
+                        km.streaming(params * later, 3.0 * grad_bytes * params * later, tensors * later),
+                        Phase::kBackward),
+           nullptr, EntrySource::kAccumulate);
     }
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
-      s.entries.push_back(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
-                                       km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors),
-                                       Phase::kUpdate));
+      push(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
+                        km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors), Phase::kUpdate),
+           nullptr, EntrySource::kUnscale);
     if (options.optimizer_step) {
       const Work w = options.optimizer_fused ? optimizer_work(options.optimizer, params)
                                              : unfused_optimizer_work(options.optimizer, params);
       // Fused: the runtime's launches per tensor. Unfused: every operation of the update launches over the
       // tensors, a group of optimizer_tensors_per_launch at a time (1 for a per-tensor loop).
       const double launches = options.optimizer_fused
-                                  ? std::max(1.0, tensors * ctx.runtime.optimizer_kernels_per_tensor)
+                                  ? std::max(1.0, tensors * rt.optimizer_kernels_per_tensor)
                                   : unfused_optimizer_ops(options.optimizer) *
-                                        std::ceil(tensors / std::max(1.0, ctx.runtime.optimizer_tensors_per_launch));
-      s.entries.push_back(
-          kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate));
+                                        std::ceil(tensors / std::max(1.0, rt.optimizer_tensors_per_launch));
+      // PyTorch's GradScaler.step reads found_inf with .item() before it lets the optimizer run: a sync, once
+      // per update (with accumulation the update's share is small and the sync is left out).
+      const bool sync = ctx.plan.mixed && rt.amp_sync_before_update && options.grad_accum == 1;
+      push(kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate),
+           nullptr, EntrySource::kOptimizer, sync);
     }
   }
   if (options.grad_accum > 1) {
@@ -80,17 +136,51 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
         e.cost.flops *= share;
         e.cost.bytes *= share;
         e.cost.launches *= share;
+        e.host_us *= share;
       }
   }
   for (const auto& e : s.entries) {
-    s.gpu_us += e.cost.time_us + e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us;
-    s.host_us += e.cost.launches * ctx.runtime.host_overhead_per_kernel_us;
     s.launches += e.cost.launches;
     s.flops += e.cost.flops;
     s.bytes += e.cost.bytes;
   }
-  s.step_us = std::max(s.gpu_us, s.host_us);
+  run_host_timeline(s, sync_before, rt.host_step_us * options.host_time_scale, rt.syncs_per_step,
+                    rt.gpu_gap_per_kernel_us);
   return s;
+}
+
+void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double host_step_us, double syncs_per_step,
+                       double gpu_gap_per_kernel_us) {
+  // The host starts the step with its own bookkeeping, then issues each entry; an entry's first kernel may start
+  // once it is issued and the GPU is free, its last once the host has issued it.
+  double host = host_step_us, host_busy = host_step_us, gpu = 0, gpu_busy = 0, syncs = syncs_per_step;
+  for (std::size_t k = 0; k < s.entries.size(); ++k) {
+    const OpCost& e = s.entries[k];
+    const double g = e.cost.time_us + e.cost.launches * gpu_gap_per_kernel_us;
+    if (k < sync_before.size() && sync_before[k]) {
+      host = std::max(host, gpu);
+      syncs += 1;
+    }
+    gpu_busy += g;
+    host_busy += e.host_us;
+    if (e.cost.launches <= 0) {
+      host += e.host_us;
+      gpu += g;
+      continue;
+    }
+    const double launches = std::max(1.0, e.cost.launches);
+    const double per_launch = e.host_us / launches;
+    const double start = std::max(gpu, host + per_launch);
+    gpu = std::max(start + g, host + e.host_us + g / launches);
+    host += e.host_us;
+  }
+  s.gpu_us = gpu_busy;
+  s.host_us = host_busy;
+  s.syncs = syncs;
+  // A step that ends in a synchronisation cannot overlap the next step's host work with this step's kernels: the
+  // step is the whole timeline. Without one the host runs ahead and the slower of the two sets the pace.
+  s.step_us = syncs_per_step > 0 ? std::max(host, gpu) : std::max(gpu_busy, host_busy);
+  s.gpu_wait_us = std::max(0.0, s.step_us - gpu_busy);
 }
 
 }  // namespace perfcast

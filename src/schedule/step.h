@@ -16,19 +16,31 @@ struct StepOptions {
   bool checkpointing = false;  // backward recomputes the forward pass of each checkpointed segment
   bool optimizer_fused = true;  // one pass over weights, gradients and state (else one pass per elementwise op)
   int grad_accum = 1;           // micro-batches per weight update: the update runs once every grad_accum steps
+  double host_time_scale = 1;   // host CPU time per unit of the runtime's quoted cost (reference / host single-thread speed)
 };
 
 struct StepCost {
   std::vector<OpCost> entries;  // every op in every phase, in execution order
   double gpu_us = 0;            // kernel time plus inter-kernel gaps
-  double host_us = 0;           // CPU dispatch time for all launches
-  double step_us = 0;           // the step: the GPU waits for the host when dispatch is slower
+  double host_us = 0;           // CPU time the framework spends issuing the step (per op, per launch, per step)
+  double step_us = 0;           // the step on the host/GPU timeline: the GPU waits whenever the host is behind
+  double gpu_wait_us = 0;       // of step_us, time the GPU sits idle waiting for the host (or a sync)
+  double syncs = 0;             // host-GPU synchronisations per step
   double launches = 0;
   double flops = 0;
   double bytes = 0;
 };
 
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options);
+
+// Lays the costed entries on two timelines, the host issuing them in order and the GPU running each once it is
+// issued and the previous one is done; fills host_us, step_us and gpu_wait_us (docs/host-model.md).
+// `sync_before` marks entries the host may issue only after the GPU has finished everything before them.
+void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double host_step_us, double syncs_per_step,
+                       double gpu_gap_per_kernel_us);
+
+// The host sets the pace: issuing the step takes the CPU longer than the GPU needs to run it.
+inline bool host_bound(const StepCost& s) { return s.host_us > s.gpu_us; }
 
 // Parameter tensors (weights and biases counted separately), for per-tensor optimizer and cast kernels.
 double parameter_tensors(const Graph& graph);
