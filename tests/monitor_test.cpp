@@ -84,8 +84,9 @@ TEST_F(MonitorCli, CompareNamesTheInputPipeline) {
   EXPECT_NE(r.out.find("the input pipeline or the host"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU 1 (NVIDIA H200) ran no kernel"), std::string::npos) << r.out;
   // The same from a saved prediction.
-  const auto saved = run("predict --gpu h200-sxm-141gb --model resnet50 --precision amp --batch 128 --json > p.json");
+  const auto saved = run("predict --gpu h200-sxm-141gb --model resnet50 --precision amp --batch 128 --json");
   ASSERT_EQ(saved.code, 0) << saved.err;
+  test::write_text(dir_ / "p.json", saved.out);
   const auto j = run("monitor --replay '" + kSession.string() + "' --compare p.json --json");
   ASSERT_EQ(j.code, 0) << j.err;
   const auto doc = nlohmann::json::parse(j.out);

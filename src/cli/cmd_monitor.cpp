@@ -122,7 +122,11 @@ Command monitor_command() {
                 std::string out;
                 // On a terminal the lines are redrawn in place; piped, each round is appended.
                 if (redraw && drawn > 0) out += fmt::format("\x1b[{}A", drawn);
-                for (const auto& x : round) out += (redraw ? "\x1b[2K" : "") + monitor_live_line(x) + "\n";
+                for (const auto& x : round) {
+                  if (redraw) out += "\x1b[2K";  // clear the line before drawing it
+                  out += monitor_live_line(x);
+                  out += '\n';
+                }
                 drawn = round.size();
                 std::cout << out << std::flush;
               });
