@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+
 #include "analysis/cloud.h"
+#include "analysis/monitor.h"
 #include "core/error.h"
 #include "device/catalog.h"
 #include "import/config_csv.h"
@@ -20,13 +23,13 @@ namespace perfcast::fuzz {
 // The fuzz targets, as named under fuzz/ and fuzz/regressions/.
 inline const std::vector<std::string>& targets() {
   static const std::vector<std::string> names{"csv", "gpu_toml", "runtime_toml", "price_toml", "hf_config", "onnx",
-                                              "trace"};
+                                              "trace",     "monitor_session"};
   return names;
 }
 
 // The file name extension each reader expects (model files are recognised by it).
 inline std::string extension(const std::string& target) {
-  if (target == "csv") return ".csv";
+  if (target == "csv" || target == "monitor_session") return ".csv";
   if (target == "hf_config" || target == "trace") return ".json";
   if (target == "onnx") return ".onnx";
   return ".toml";
@@ -52,6 +55,11 @@ inline void read_as(const std::string& target, const std::filesystem::path& file
     read_kineto_trace(path);
     const ModelSource m = model_from_trace(path);
     m.build(ModelOptions{m.natural_batch > 0 ? m.natural_batch : 1, 0});
+  } else if (target == "monitor_session") {
+    // A recorded `perfcast monitor --csv` session, replayed through the analysis as --replay does.
+    const auto sampler = open_session_replay(file);
+    const std::atomic<bool> stop{false};
+    run_monitor(*sampler, MonitorOptions{}, stop, nullptr);
   } else {
     PERFCAST_ASSERT(false, "fuzz targets are the names in targets()");
   }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(csv gpu_toml runtime_toml price_toml hf_config onnx trace)
+((${#targets[@]})) || targets=(csv gpu_toml runtime_toml price_toml hf_config onnx trace monitor_session)
 
 ./scripts/install_fuzz_deps.sh
 build=build/fuzz
@@ -28,6 +28,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$seeds/$t" "$build/corpus/$t" "fuzz/regressions/$t"
   case $t in
     csv) cp data/validation/*.csv "$seeds/$t/" ;;
+    monitor_session) cp tests/data/monitor/*.csv "$seeds/$t/" ;;
     gpu_toml) cp data/gpus/*.toml "$seeds/$t/" ;;
     runtime_toml) cp data/runtimes/*.toml "$seeds/$t/" ;;
     price_toml) cp data/cloud/*.toml "$seeds/$t/" ;;

@@ -663,6 +663,32 @@ TEST_F(TraceCli, FolderOfRankTracesNamesTheStraggler) {
 }
 
 
+// Issue 14: the ROCm trace (an MI250, "AMD Radeon Graphics", compute 9.0, 104 compute units) put among the A100
+// traces of the HolisticTraceAnalysis fixtures is not a rank of their job: one line naming that file and both
+// devices, exit 2. A trace that names no device (sampled_rank-1 has no deviceProperties) is not compared.
+TEST_F(TraceCli, FolderMixingDevicesNamesTheOddTrace) {
+  fs::create_directory(dir_ / "mixed");
+  for (const char* f : {"benchmark_simple_add_trace.json.gz", "triton_example.json.gz",
+                        "mi250_minitoy_train_ROCm6_2_kineto.json.gz", "sampled_rank-1.json.gz"})
+    fs::copy_file(fixture(f), dir_ / "mixed" / f);
+  try {
+    (void)summarize_trace_folder((dir_ / "mixed").string());
+    FAIL() << "an MI250 trace among A100 traces is not one job";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'mi250_minitoy_train_ROCm6_2_kineto.json.gz' ran on AMD Radeon Graphics"), std::string::npos) << m;
+    EXPECT_NE(m.find("NVIDIA A100-PG509-200"), std::string::npos) << m;
+  }
+  const auto r = run("trace mixed");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  // Without it the A100 traces (and the one naming no device) read as one job.
+  fs::remove(dir_ / "mixed" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+  EXPECT_EQ(summarize_trace_folder((dir_ / "mixed").string()).ranks.size(), 3u);
+}
+
+
 // The GPU-timeline window widens the CPU window, never narrows it: on the ROCm fixture its gpu_user_annotation only
 // covers the main thread's kernels, not the backward ones the autograd thread launched.
 TEST(KinetoFixtures, GpuStepWindowsOnlyAddKernels) {

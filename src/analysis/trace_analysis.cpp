@@ -783,6 +783,35 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
   return "# Written by perfcast trace --write-gpu from " + origin + "\n" + tidy;
 }
 
+namespace {
+
+// Ranks of one data-parallel job run on one kind of device. The device most traces name is the job's; the first
+// trace (by file name) on another is the odd one.
+void check_one_kind_of_device(const std::string& folder, const std::vector<RankTrace>& ranks) {
+  std::map<std::string, std::vector<std::string>> files_by_device;
+  for (const auto& r : ranks)
+    if (!r.device.empty()) files_by_device[r.device].push_back(r.file);
+  if (files_by_device.size() < 2) return;
+  auto job = files_by_device.begin();
+  for (auto it = files_by_device.begin(); it != files_by_device.end(); ++it)
+    if (it->second.size() > job->second.size()) job = it;
+  std::string odd_file, odd_device;
+  for (const auto& [device, files] : files_by_device)
+    for (const auto& f : files)
+      if (device != job->first && (odd_file.empty() || f < odd_file)) {
+        odd_file = f;
+        odd_device = device;
+      }
+  const std::size_t others = job->second.size();
+  throw InputError(fmt::format(
+      "folder '{}' mixes devices: '{}' ran on {}, {} on {}; the traces of one job's ranks run on one kind of "
+      "device (read the odd trace on its own)",
+      folder, odd_file, odd_device, others == 1 ? "'" + job->second.front() + "'" : fmt::format("{} other traces", others),
+      job->first));
+}
+
+}  // namespace
+
 TraceFolder summarize_trace_folder(const std::string& folder) {
   std::vector<std::string> files;
   std::error_code ec;
@@ -814,6 +843,10 @@ TraceFolder summarize_trace_folder(const std::string& folder) {
     r.summary = summarize_trace(t, 3);
     for (const auto& c : r.summary.classes)
       if (c.cls == "communication") r.communication_ms = c.ms;
+    for (const auto& d : t.devices)
+      if (d.id == r.summary.device)
+        r.device = fmt::format("{} (compute {}.{}, {} SMs)", d.name.empty() ? "an unnamed device" : d.name,
+                               d.compute_major, d.compute_minor, d.sm_count);
     std::error_code tec;
     const auto mtime = std::filesystem::last_write_time(f, tec);
     if (r.rank >= 0) {
@@ -834,6 +867,7 @@ TraceFolder summarize_trace_folder(const std::string& folder) {
   std::stable_sort(out.ranks.begin(), out.ranks.end(), [](const RankTrace& a, const RankTrace& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.file < b.file;
   });
+  check_one_kind_of_device(folder, out.ranks);
   std::vector<double> steps;
   for (const auto& r : out.ranks)
     if (r.summary.step_ms > 0) steps.push_back(r.summary.step_ms);

@@ -144,6 +144,7 @@ struct RankTrace {
   int rank = -1;                 // distributedInfo.rank, -1 when absent
   TraceSummary summary;
   double communication_ms = 0;   // NCCL kernel time per step
+  std::string device;            // "NVIDIA A100-PG509-200 (compute 8.0, 108 SMs)"; "" when the trace names none
 };
 struct TraceFolder {
   std::vector<RankTrace> ranks;  // by rank, then file name
@@ -153,7 +154,9 @@ struct TraceFolder {
   std::vector<std::string> skipped;  // files left out, with why (not a trace; an older trace of the same rank)
 };
 // .json / .json.gz files that are not Chrome traces are skipped (run folders hold configs too), and of several
-// traces of one rank the newest stands for it. InputError when no trace remains, or a trace cannot be read.
+// traces of one rank the newest stands for it. InputError when no trace remains, a trace cannot be read, or the
+// traces ran on different kinds of device (an AMD MI250 trace among A100 traces is not a rank of the same job):
+// the message names the odd file and both devices. Traces that name no device are not compared.
 TraceFolder summarize_trace_folder(const std::string& folder);
 
 }  // namespace perfcast

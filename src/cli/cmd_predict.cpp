@@ -2,7 +2,13 @@
 // CSV with an "N ok, M failed" summary on stderr.
 #include <fmt/format.h>
 
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "analysis/anchor.h"
@@ -16,6 +22,11 @@
 #include "report/validation_report.h"
 
 namespace perfcast::cli {
+
+namespace {
+// CSV text gathered before it goes to the file: a few hundred rows.
+constexpr std::streamoff kCsvChunkBytes = 1 << 16;
+}  // namespace
 
 Command predict_command() {
   return {"predict", "predict step time, throughput, memory and bottlenecks", [](CLI::App& app) {
@@ -41,10 +52,25 @@ Command predict_command() {
                   throw InputError("--measured and --measured-step anchor one prediction, not a --configs file");
                 if (s->report.json || !s->report.html.empty())
                   throw InputError("--configs writes a CSV (--out); --json and --html apply to one prediction");
-                if (!s->out.empty()) check_output_path(s->out);
-                // Rows are predicted a chunk at a time on every core and only their CSV lines are kept (the
-                // output is written whole, or not at all, when every row is done).
+                // Rows are predicted a chunk at a time on every core and each chunk's CSV lines go straight to a
+                // temporary file: memory does not grow with the rows. --out's file becomes the target when every
+                // row is done (an error leaves no file); for standard output the lines wait in an unnamed
+                // temporary file, so that an error mid-file prints no half table either.
+                std::optional<OutputFileWriter> file;
+                if (!s->out.empty()) file.emplace(s->out);
+                std::unique_ptr<std::FILE, int (*)(std::FILE*)> spool(nullptr, &std::fclose);
+                if (!file) {
+                  spool.reset(std::tmpfile());
+                  if (!spool) throw InputError("cannot make a temporary file for the CSV: " + std::string(std::strerror(errno)));
+                }
                 std::ostringstream csv;
+                const auto drain = [&] {
+                  const std::string text = csv.str();
+                  if (file) file->write(text);
+                  else if (std::fwrite(text.data(), 1, text.size(), spool.get()) != text.size())
+                    throw InputError("cannot write the temporary CSV: " + std::string(std::strerror(errno)));
+                  csv.str("");
+                };
                 write_predictions_csv_header(csv);
                 std::size_t rows = 0, ok = 0, no_fit = 0, failed = 0;
                 predict_config_file(s->configs, [&](const RowResult& r) {
@@ -53,9 +79,17 @@ Command predict_command() {
                   if (!r.prediction) ++failed;
                   else if (!r.prediction->memory.fits) ++no_fit;
                   else ++ok;
+                  if (csv.tellp() > kCsvChunkBytes) drain();
                 });
-                if (s->out.empty()) std::cout << csv.str();
-                else write_output_file(s->out, csv.str());
+                drain();
+                if (file) {
+                  file->commit();
+                } else {
+                  std::rewind(spool.get());
+                  std::array<char, 1 << 16> buf;
+                  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), spool.get())) > 0;)
+                    std::cout.write(buf.data(), static_cast<std::streamsize>(n));
+                }
                 std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} rows)\n", ok, failed,
                                          no_fit ? fmt::format(", {} do not fit", no_fit) : "", rows);
                 return failed > 0 ? 1 : 0;

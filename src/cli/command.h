@@ -40,6 +40,7 @@ Command trace_command();
 Command op_command();
 Command fit_kernels_command();
 Command fit_intervals_command();
+Command monitor_command();
 
 // One command's defaults for the shared request flags: the help text prints them and the request takes them, so
 // that what `--help` says is what runs. A flag the user gives replaces its own default and nothing else.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -105,57 +106,104 @@ struct TempFile {
 
 void check_output_path(const fs::path& path) { resolve_target(path); }
 
-void write_output_file(const fs::path& path, std::string_view content) {
-  const Target t = resolve_target(path);
-  const fs::path dir = folder_of(t.file);
+struct OutputFileWriter::State {
+  fs::path shown;  // the path as the user gave it, for messages
+  Target target;
+  TempFile tmp;
+  std::string buffer;
+  bool committed = false;
+
+  void flush() {
+    const char* p = buffer.data();
+    std::size_t left = buffer.size();
+    while (left > 0) {
+      const ssize_t n = ::write(tmp.fd, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        refuse(shown, errno_text(errno));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    buffer.clear();
+  }
+};
+
+namespace {
+// Pieces are gathered up to this many bytes before a write(2): a few system calls per thousand CSV rows.
+constexpr std::size_t kWriteBufferBytes = std::size_t{1} << 16;
+}  // namespace
+
+OutputFileWriter::OutputFileWriter(const fs::path& path) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.shown = path;
+  s.target = resolve_target(path);
+  const fs::path dir = folder_of(s.target.file);
   // Hidden, beside the target (so the rename stays on one file system), with mkstemp's random suffix; the target's
   // name is shortened so that the temporary name stays within NAME_MAX.
   std::string hidden = ".";
-  hidden += t.file.filename().string().substr(0, 100);
+  hidden += s.target.file.filename().string().substr(0, 100);
   hidden += ".perfcast-XXXXXX";
-  TempFile tmp;
-  tmp.name = (dir / hidden).string();
-  tmp.fd = ::mkostemp(tmp.name.data(), O_CLOEXEC);
-  if (tmp.fd < 0) {
+  s.tmp.name = (dir / hidden).string();
+  s.tmp.fd = ::mkostemp(s.tmp.name.data(), O_CLOEXEC);
+  if (s.tmp.fd < 0) {
     const int err = errno;
-    tmp.name.clear();
+    s.tmp.name.clear();
     refuse(path, errno_text(err));
   }
   // mkstemp makes the file 0600: give it what the replaced file had, or what a new file would get.
-  if (t.exists) {
-    if (::fchown(tmp.fd, t.st.st_uid, t.st.st_gid) != 0) {
+  if (s.target.exists) {
+    if (::fchown(s.tmp.fd, s.target.st.st_uid, s.target.st.st_gid) != 0) {
       // Only the owner's own files or root can keep another owner; the new file is then the writer's.
     }
-    ::fchmod(tmp.fd, t.st.st_mode & 07777);
+    ::fchmod(s.tmp.fd, s.target.st.st_mode & 07777);
   } else {
-    ::fchmod(tmp.fd, 0666 & ~current_umask());
+    ::fchmod(s.tmp.fd, 0666 & ~current_umask());
   }
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    const ssize_t n = ::write(tmp.fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      refuse(path, errno_text(errno));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  s.buffer.reserve(kWriteBufferBytes);
+}
+
+OutputFileWriter::~OutputFileWriter() = default;  // TempFile removes an uncommitted temporary file
+
+void OutputFileWriter::write(std::string_view piece) {
+  State& s = *state_;
+  if (s.committed) throw std::logic_error("OutputFileWriter::write after commit");
+  if (s.buffer.size() + piece.size() > kWriteBufferBytes) s.flush();
+  if (piece.size() > kWriteBufferBytes) {
+    s.buffer.assign(piece);
+    s.flush();
+  } else {
+    s.buffer.append(piece);
   }
-  if (::fsync(tmp.fd) != 0) refuse(path, errno_text(errno));
-  const int fd = tmp.fd;
-  tmp.fd = -1;
+}
+
+void OutputFileWriter::commit() {
+  State& s = *state_;
+  if (s.committed) return;
+  s.flush();
+  const fs::path& path = s.shown;
+  if (::fsync(s.tmp.fd) != 0) refuse(path, errno_text(errno));
+  const int fd = s.tmp.fd;
+  s.tmp.fd = -1;
   if (::close(fd) != 0) refuse(path, errno_text(errno));
   // Checked again just before the rename, which would replace whatever is there by then.
   struct stat now {};
-  if (::lstat(t.file.c_str(), &now) == 0 && !S_ISREG(now.st_mode))
+  if (::lstat(s.target.file.c_str(), &now) == 0 && !S_ISREG(now.st_mode))
     refuse(path, "is " + kind_of(now.st_mode) + "; only regular files are replaced");
-  if (::rename(tmp.name.c_str(), t.file.c_str()) != 0) refuse(path, errno_text(errno));
-  tmp.name.clear();
+  if (::rename(s.tmp.name.c_str(), s.target.file.c_str()) != 0) refuse(path, errno_text(errno));
+  s.tmp.name.clear();
+  s.committed = true;
   // The rename itself reaches the disk with the folder's entry.
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+  if (const int dfd = ::open(folder_of(s.target.file).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_output_file(const fs::path& path, std::string_view content) {
+  OutputFileWriter out(path);
+  out.write(content);
+  out.commit();
 }
 
 }  // namespace perfcast

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Records `perfcast monitor` sessions on a GPU machine while a PyTorch job runs (README.md here, "perfcast monitor"):
+# ResNet-50 AMP training with its batches on the GPU, then with each batch made on the host, each watched for 50 s
+# at 1 s with --compare against perfcast's prediction of the GPU-fed job, nvidia-smi sampling beside it as a check
+# of the NVML readings. About 2.5 minutes. Writes at most 12 files to $OUT.
+set -u
+out=${OUT:?OUT must name the folder for the results}
+mkdir -p "$out"
+gpu_id=${1:-h200-sxm-141gb}
+bin=${PERFCAST_BIN:-build/release/perfcast}
+# perfcast built on the development machine, carried with the libraries the device machine lacks (.devlibs).
+export LD_LIBRARY_PATH="$PWD/.devlibs:${LD_LIBRARY_PATH:-}"
+"$bin" --version > "$out/perfcast-version.txt" 2>&1
+"$bin" predict --gpu "$gpu_id" --model resnet50 --mode train --precision amp --batch 128 --json \
+  > "$out/predict_resnet50_amp_b128.json" 2> "$out/predict.err"
+for phase in gpu host; do
+  nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw,clocks.sm,clocks_throttle_reasons.active \
+    --format=csv -lms 1000 > "$out/nvidia-smi_$phase.csv" 2>&1 &
+  smi=$!
+  python3 tools/device_session/monitor_job.py --phase "$phase" --seconds 40 > "$out/job_$phase.log" 2>&1 &
+  job=$!
+  timeout 70 "$bin" monitor --interval 1s --duration 50s --csv "$out/${gpu_id}_resnet50_amp_b128_$phase.csv" \
+    --compare "$out/predict_resnet50_amp_b128.json" > "$out/monitor_$phase.txt" 2>&1
+  echo "monitor exit $?" >> "$out/monitor_$phase.txt"
+  wait "$job"
+  kill "$smi" 2> /dev/null
+done
+echo "record_monitor.sh done"
