@@ -116,8 +116,10 @@ TEST(CpuValidation, PublishedCpuMeasurementsMeetTheTarget) {
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 11);
-  // Issue 15 target: median <= 20%. Ratchet: the value measured when the file was added plus a margin.
-  EXPECT_LE(s.median_ape, 20.0);
+  // Issue 15 target: median <= 20%. Ratchet: 7.4% when the file was added (in sample: it is calibration,
+  // data/validation/README.md), plus a margin; lower it as the model improves, never raise it quietly.
+  EXPECT_LE(s.median_ape, 9.0);
+  EXPECT_GE(s.within_2x, 1.0);
 }
 
 class CpuCli : public test::ScratchDirTest {};
