@@ -14,6 +14,7 @@ $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
+$bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -140,5 +141,15 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
   echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
+  echo
+  echo "# CPUs as devices: cpu.csv"
+  echo
+  echo "Issue 15: training on CPUs, predicted by the CPU cost path (docs/cpus.md). Calibration: the oneDNN convolution"
+  echo "and backward efficiencies and Torch7's CPU traits (per-image unfold + GEMM, serial elementwise loops) were set"
+  echo "with these rows in view. Torch7 rows: jcjohnson/cnn-benchmarks on dual Xeon E5-2630 v3 (forward + backward,"
+  echo "batch 16; the same tables time a GTX 1080 51x faster on ResNet-152). PaddlePaddle rows: MKL-DNN VGG-19 training"
+  echo "on two Xeon Gold 6148."
+  echo
+  cat "$tmp/cpu.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

@@ -175,6 +175,8 @@ std::vector<std::string> regime_keys(const Prediction& p) {
 
 std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   if (!p.memory.fits) return std::nullopt;
+  // The table holds the residuals of GPU predictions (fit_intervals skips CPU rows); a CPU gets no interval.
+  if (p.device.kind == DeviceKind::kCpu) return std::nullopt;
   const Table& t = table();
   const IntervalRegime* r = lookup(t.regimes, regime_keys(p));
   if (!r) return std::nullopt;
@@ -316,6 +318,7 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
     names.push_back(f.filename().string());
     reports.push_back(validate_file(f.string()));
     for (const auto& row : reports.back().rows) {
+      if (row.result.prediction->device.kind == DeviceKind::kCpu) continue;  // GPU residuals only (cpu.csv)
       IntervalSample s;
       s.keys = regime_keys(*row.result.prediction);
       s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
@@ -329,7 +332,8 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
   std::vector<std::vector<const ValidationRow*>> per_file;
   for (const auto& rep : reports) {
     per_file.emplace_back();
-    for (const auto& row : rep.rows) per_file.back().push_back(&row);
+    for (const auto& row : rep.rows)
+      if (row.result.prediction->device.kind != DeviceKind::kCpu) per_file.back().push_back(&row);
   }
   fit.what_ifs = fit_what_ifs(per_file, setup);
   return fit;

@@ -1,5 +1,7 @@
 #include "analysis/plan.h"
 
+#include "cost/cpu_cost.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -290,6 +292,27 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
     rows[i] = std::move(row);
   });
   return rows;
+}
+
+std::vector<GpuOverCpu> gpu_over_cpu(const std::vector<CompareRow>& rows) {
+  std::vector<GpuOverCpu> out;
+  const auto usable = [](const CompareRow& r) { return r.prediction && r.prediction->memory.fits && r.prediction->samples_per_s > 0; };
+  for (const auto& g : rows) {
+    if (!usable(g) || g.prediction->device.kind != DeviceKind::kGpu) continue;
+    for (const auto& c : rows) {
+      if (!usable(c) || c.prediction->device.kind != DeviceKind::kCpu) continue;
+      GpuOverCpu x;
+      x.gpu = g.gpu;
+      x.cpu = c.gpu;
+      x.gpu_samples_per_s = g.prediction->samples_per_s;
+      x.cpu_samples_per_s = c.prediction->samples_per_s;
+      x.speedup = x.gpu_samples_per_s / x.cpu_samples_per_s;
+      x.claim = cpu_cost_constants().gpu_over_cpu_claim;
+      x.claim_off_by = x.claim / x.speedup;
+      out.push_back(x);
+    }
+  }
+  return out;
 }
 
 }  // namespace perfcast

@@ -113,4 +113,17 @@ struct CompareRow {
 std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
                                 const PriceCatalog& catalog, const DataParallelOptions& options = {});
 
+// A GPU's throughput over a CPU's for the same model and request (compare --device with both kinds), set beside the
+// seed question's claim that a GP102 trains "thousands of times faster than a traditional CPU"
+// (data/cpu_cost.toml gpu_over_cpu_claim).
+struct GpuOverCpu {
+  std::string gpu, cpu;
+  double gpu_samples_per_s = 0, cpu_samples_per_s = 0;
+  double speedup = 0;          // gpu / cpu throughput
+  double claim = 0;            // the claimed factor
+  double claim_off_by = 0;     // claim / speedup (> 1: the claim is that many times too high)
+};
+// Every (GPU row, CPU row) pair of `rows` where both fit and were predicted.
+std::vector<GpuOverCpu> gpu_over_cpu(const std::vector<CompareRow>& rows);
+
 }  // namespace perfcast

@@ -169,11 +169,13 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
 
 Prediction predict(const PredictRequest& request) {
   check_request(request);
+  if (is_cpu_device(request.gpu)) return predict_cpu(request);
   if (routed_to_llm(request)) return predict_llm(request);
   return predict_fixed(request, data_parallel_options(request), nullptr);
 }
 
 Prediction predict_data_parallel(const PredictRequest& request, const DataParallelOptions& options) {
+  if (is_cpu_device(request.gpu)) return predict(request);
   PredictRequest one = request;
   one.gpus = 1;
   one.nodes = 1;
@@ -225,8 +227,11 @@ void finalize_prediction(Prediction& p) {
     p.bound_us[static_cast<int>(Bound::kLatency)] += e.cost.launches * runtime.gpu_gap_per_kernel_us;
   }
   double step = p.step.step_us;
+  // On a CPU the dispatching thread waits for each op, so dispatch adds to the step instead of hiding behind it.
+  const bool cpu = p.device.kind == DeviceKind::kCpu;
+  if (cpu) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.host_us;
   // The GPU idles while the host is behind it (docs/host-model.md): that wait is host-bound time.
-  if (p.step.step_us > p.step.gpu_us) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.step_us - p.step.gpu_us;
+  else if (p.step.step_us > p.step.gpu_us) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.step_us - p.step.gpu_us;
   if (p.input && p.input->serial_copy) {
     // The step waits for its own input copy before the first kernel (a blocking copy from pageable memory).
     p.bound_us[static_cast<int>(Bound::kHostToDevice)] = p.input->h2d_ms * 1e3;
@@ -253,7 +258,7 @@ void finalize_prediction(Prediction& p) {
     if (p.bound_us[i] > p.bound_us[best]) best = i;
   p.primary = static_cast<Bound>(best);
   // Making the GPU faster does not help a step that waits on the host or its input pipeline.
-  if (host_bound(p.step)) p.primary = Bound::kHost;
+  if (!cpu && host_bound(p.step)) p.primary = Bound::kHost;
   if (p.input && !p.input->serial_copy && p.input->step_ms * 1e3 > p.step.step_us) {
     // An overlapped copy that outlasts the GPU step is a transfer bound; slow decoding is an input-pipeline one.
     const double decode_ms = p.input->host_samples_per_s > 0

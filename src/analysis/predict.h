@@ -134,6 +134,10 @@ Prediction prediction_for(const PredictRequest& r, DeviceSpec device, RuntimePro
 // Language-model LoRA fine-tuning and prefill/decode/generate (analysis/llm_predict.cpp); predict() routes
 // these requests here.
 Prediction predict_llm(const PredictRequest& request);
+// Training and inference on a CPU of data/cpus (analysis/cpu_predict.cpp); predict() routes CPU ids here.
+Prediction predict_cpu(const PredictRequest& request);
+// Whether `id` names a CPU of the catalog (data/cpus) rather than a GPU.
+bool is_cpu_device(const std::string& id);
 // Board power and energy per step (analysis/power.cpp).
 void apply_power(Prediction& p);
 

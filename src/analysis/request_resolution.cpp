@@ -86,7 +86,7 @@ void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
 }  // namespace
 
 DeviceSpec device_for(const PredictRequest& r) {
-  DeviceSpec device = find_gpu(r.gpu);
+  DeviceSpec device = find_device(r.gpu);
   if (r.power_limit_w > 0) {
     // The driver refuses a limit outside the board's range (nvidia-smi -pl), so the what-if does too.
     const bool own = device.power_limit_min_w > 0 && device.power_limit_max_w > 0;

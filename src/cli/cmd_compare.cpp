@@ -34,6 +34,7 @@ std::string money(std::optional<double> usd) {
 
 nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
   nlohmann::json j{{"gpu", r.gpu}, {"gpus_per_node", r.gpus_per_node}, {"status", r.status}};
+  if (r.prediction) j["device_kind"] = r.prediction->device.kind == DeviceKind::kCpu ? "cpu" : "gpu";
   if (r.prediction) {
     const Prediction& p = *r.prediction;
     const bool fits = p.memory.fits;
@@ -103,7 +104,7 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
                      p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
                      r.run ? format_hours(r.run->hours) : std::string("-"),
                      r.run && r.rental ? money(r.run->usd) : std::string("-"),
-                     r.run ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
+                     r.run && p.power ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
                      p.power ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total) : std::string("-"),
                      format_bytes(r.memory_headroom_bytes), best);
   }
@@ -112,6 +113,12 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     if (r.rental && r.run)
       o += fmt::format(m("cmp.priced"), r.gpu, r.rental->instances, r.rental->instance->id, r.rental->instance->gpus,
                        money(r.rental->usd_per_hour), r.rental->gpus_paid);
+  const auto speedups = gpu_over_cpu(rows);
+  if (!speedups.empty()) o += "\n";
+  for (const auto& x : speedups)
+    o += fmt::format(m("cmp.gpu_over_cpu"), x.gpu, x.cpu, x.speedup, x.gpu_samples_per_s, x.cpu_samples_per_s, x.claim,
+                     x.claim_off_by > 1 ? fmt::format(m("cmp.claim_high"), x.claim_off_by)
+                                        : std::string(msg("cmp.claim_holds", lang)));
   o += fmt::format(m("cmp.legend"), catalog.file);
   return o;
 }
@@ -124,6 +131,7 @@ Command compare_command() {
               RequestFlags flags;
               ReportFlags report;
               std::string gpus = "gtx-1080-ti,v100-sxm2-16gb,a100-sxm4-40gb,h100-sxm5-80gb";
+              std::string devices;  // --device: GPUs and CPUs
               std::string dataset_size, epochs = "1", prices;
             };
             auto s = std::make_shared<State>();
@@ -132,14 +140,24 @@ Command compare_command() {
                            "comma-separated GPU ids to compare, each optionally with a count per node: "
                            "gtx-1080-ti:3,a100-sxm4-40gb")
                 ->capture_default_str();
+            auto* gpu_option = app.get_option("--gpu");
+            app.add_option("--device", s->devices,
+                           "comma-separated GPU and CPU ids (perfcast gpus, perfcast cpus) in place of --gpu: "
+                           "gtx-1080-ti,xeon-e5-2690-v4-2s; with both kinds it prints each GPU's speedup over each CPU");
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
             app.add_option("--prices", s->prices, "price catalog TOML (default: data/cloud/prices.toml)");
             add_report_flags(app, s->report);
-            return std::function<int()>([s] {
+            return std::function<int()>([s, gpu_option] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->report.html.empty()) check_output_path(s->report.html);
-              const auto entries = parse_gpu_counts(s->gpus);
+              if (!s->devices.empty() && gpu_option->count() > 0)
+                throw InputError("--gpu and --device name the same thing: give one");
+              const auto entries = parse_gpu_counts(s->devices.empty() ? s->gpus : s->devices);
+              if (s->devices.empty())
+                for (const auto& e : entries)
+                  if (is_cpu_device(e.gpu))
+                    throw InputError("'" + e.gpu + "' is a CPU (perfcast cpus): compare CPUs with --device");
               const PredictRequest base = s->flags.to_request();
               RunSize size;
               if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
@@ -149,7 +167,15 @@ Command compare_command() {
               const auto rows = compare(base, entries, size, catalog, dp);
               const std::string text = compare_text(base, rows, size, catalog, lang);
               nlohmann::json out = nlohmann::json::array();
-              for (const auto& r : rows) out.push_back(row_json(r, size));
+              const auto speedups = gpu_over_cpu(rows);
+              for (const auto& r : rows) {
+                nlohmann::json j = row_json(r, size);
+                for (const auto& x : speedups)
+                  if (x.cpu == r.gpu)
+                    j["gpu_speedup_over_this_cpu"][x.gpu] = {{"speedup", x.speedup}, {"claim", x.claim},
+                                                             {"claim_off_by", x.claim_off_by}};
+                out.push_back(j);
+              }
               if (!s->report.html.empty())
                 write_output_file(s->report.html, render_chart_page(ChartPage::kCompare, out, lang,
                                                                     text.substr(0, text.find('\n')), preformatted_html(text)));

@@ -1,4 +1,4 @@
-// perfcast gpus | models | runtimes: one entry per line, id first; --json for details.
+// perfcast gpus | cpus | models | runtimes: one entry per line, id first; --json for details.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "device/catalog.h"
+#include "device/cpu_catalog.h"
 #include "import/zoo/zoo.h"
 #include "runtime/runtime_profile.h"
 
@@ -54,6 +55,58 @@ Command list_gpus_command() {
                 std::cout << fmt::format("{:<18} {:<40} sm_{} {:>5.0f} GB {:>6.0f} GB/s {:>6.1f} FP32 TFLOPS{}\n", d.id,
                                          d.name, d.sm_version, d.memory_gb, d.mem_bw_gbps, d.peak(Pipe::kFp32),
                                          d.measured ? "  (measured efficiencies)" : "");
+              return 0;
+            });
+          }};
+}
+
+Command list_cpus_command() {
+  return {"cpus", "list the CPU catalog, one id per line (use an id with --device)", [](CLI::App& app) {
+            auto json = std::make_shared<bool>(false);
+            app.add_flag("--json", *json, "details as JSON");
+            return std::function<int()>([json] {
+              if (*json) {
+                nlohmann::json j = nlohmann::json::array();
+                for (const auto& c : cpu_catalog())
+                  j.push_back({{"id", c.id},
+                               {"name", c.name},
+                               {"vendor", c.vendor},
+                               {"microarchitecture", c.microarchitecture},
+                               {"isa", c.isa},
+                               {"sockets", c.sockets},
+                               {"cores_per_socket", c.cores},
+                               {"threads_per_socket", c.threads},
+                               {"base_clock_ghz", c.base_clock_ghz},
+                               {"avx2_allcore_ghz", c.avx2_allcore_ghz},
+                               {"avx512_allcore_ghz", c.avx512_allcore_ghz},
+                               {"amx_allcore_ghz", c.amx_allcore_ghz},
+                               {"vector_bits", c.vector_bits},
+                               {"fma_units", c.fma_units},
+                               {"avx512_bf16", c.avx512_bf16},
+                               {"vnni", c.vnni},
+                               {"amx_bf16_flops_per_clk", c.amx_bf16_flops_per_clk},
+                               {"amx_int8_ops_per_clk", c.amx_int8_ops_per_clk},
+                               {"fp32_tflops", c.peak_tflops("fp32")},
+                               {"bf16_tflops", c.peak_tflops("bf16")},
+                               {"int8_tops", c.peak_tflops("int8")},
+                               {"memory_channels_per_socket", c.memory_channels},
+                               {"memory_mt_s", c.memory_mt_s},
+                               {"memory_type", c.memory_type},
+                               {"mem_bw_gbps", c.mem_bw_gbps()},
+                               {"memory_gb", c.memory_gb * c.sockets},
+                               {"l2_bytes_per_core", c.l2_bytes_per_core},
+                               {"l3_bytes", c.l3_total_bytes()},
+                               {"tdp_w", c.tdp_w * c.sockets},
+                               {"launch_date", c.launch_date},
+                               {"file", c.file},
+                               {"sources", c.sources}});
+                std::cout << j.dump(2) << "\n";
+                return 0;
+              }
+              for (const auto& c : cpu_catalog())
+                std::cout << fmt::format("{:<26} {:<40} {:>4} cores {:>6.0f} GB/s {:>6.2f} FP32 TFLOPS {:>7.1f} BF16 {:>7.1f} INT8\n",
+                                         c.id, c.name, c.total_cores(), c.mem_bw_gbps(), c.peak_tflops("fp32"),
+                                         c.peak_tflops("bf16"), c.peak_tflops("int8"));
               return 0;
             });
           }};

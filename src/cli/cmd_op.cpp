@@ -76,6 +76,7 @@ Command op_command() {
             auto s = std::make_shared<State>();
             OpSpec& o = s->spec;
             app.add_option("--gpu", s->gpu, "GPU id from `perfcast gpus`, or a GPU .toml file");
+            app.add_option("--device", s->gpu, "the same as --gpu (one kernel is costed on GPUs only; a CPU id is refused)");
             app.add_option("--op", o.op, "matmul | linear | conv2d | elementwise | softmax | layernorm | attention")
                 ->capture_default_str();
             app.add_option("--precision", s->precision, "fp32 tf32 fp16 bf16 amp int8 fp8")->capture_default_str();

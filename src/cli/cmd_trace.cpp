@@ -28,6 +28,7 @@ Command trace_command() {
                            "trace .json or .json.gz (torch.profiler / Kineto Chrome trace), or a folder of one trace per rank")
                 ->required();
             app.add_option("--gpu", s->gpu, "GPU to predict the trace's operators on (default: the trace's own, when the catalog has it)");
+            app.add_option("--device", s->gpu, "the same as --gpu (a trace's GPU kernels are predicted on GPUs only)");
             app.add_option("--runtime", s->runtime, "runtime profile for the prediction")->capture_default_str();
             app.add_option("--runtime-version", s->runtime_version, "framework version for the prediction");
             app.add_option("--top", s->top, "kernels to list")->capture_default_str();

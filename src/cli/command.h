@@ -28,6 +28,7 @@ std::string version_text();
 
 // Commands, one file each.
 Command list_gpus_command();
+Command list_cpus_command();
 Command list_models_command();
 Command list_runtimes_command();
 Command predict_command();
@@ -73,6 +74,8 @@ struct RequestFlags {
   RequestDefaults defaults = predict_defaults();
   const CLI::Option* data_option = nullptr;  // to tell a --data the user gave from the default
   const CLI::Option* host_option = nullptr;
+  const CLI::Option* gpu_option = nullptr;  // --gpu, to refuse it beside --device
+  std::string device;  // --device: a GPU or a CPU id (replaces --gpu)
   std::string batch;  // "" = defaults.train_batch for train/infer, 1 sequence for prefill/decode
   std::string precision;  // "" = fp32 for train/infer; serving: fp16 (f16 on llama.cpp, which runs GGUF types)
   std::string seq;

@@ -73,6 +73,12 @@ const RequestDefaults& fleet_defaults() {
 
 PredictRequest RequestFlags::to_request() const {
   PredictRequest r = request;
+  if (!device.empty()) {
+    if (gpu_option && gpu_option->count() > 0) throw InputError("--gpu and --device name the same thing: give one");
+    r.gpu = device;
+  } else if (gpu_option && gpu_option->count() > 0 && is_cpu_device(r.gpu)) {
+    throw InputError("'" + r.gpu + "' is a CPU (perfcast cpus): pass it with --device");
+  }
   // Another model than the scenario's: batch, data and host are predict's defaults (help text of --batch, --data).
   const RequestDefaults& d = defaults.scenario && r.model != defaults.model ? predict_defaults() : defaults;
   if (defaults.scenario && r.model != defaults.model) {
@@ -119,7 +125,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   r.runtime = d.runtime;
   r.data = d.data;
   r.host = d.host;
-  if (with_gpu) app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
+  if (with_gpu) {
+    f.gpu_option = app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
+    app.add_option("--device", f.device, "a GPU id (perfcast gpus) or a CPU id (perfcast cpus) to run on, in place of --gpu");
+  }
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
   app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq)")
       ->capture_default_str();

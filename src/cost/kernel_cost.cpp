@@ -8,7 +8,8 @@ namespace perfcast {
 std::string_view bound_name(Bound b) {
   static constexpr std::string_view kNames[] = {"tensor_compute", "cuda_compute",  "dram_bandwidth",
                                                 "latency",        "host_overhead", "input_pipeline",
-                                                "host_to_device", "communication"};
+                                                "host_to_device", "communication", "cpu_vector_compute",
+                                                "cpu_matrix_compute"};
   static_assert(std::size(kNames) == static_cast<int>(Bound::kCount), "every Bound needs a name");
   return kNames[static_cast<int>(b)];
 }

@@ -22,6 +22,8 @@ enum class Bound : std::uint8_t {
   kInputPipeline,   // host data loading/decoding/augmentation slower than the GPU
   kHostToDevice,    // PCIe copies of the input not hidden behind compute
   kCommunication,   // gradient all-reduce not hidden behind backward
+  kCpuVector,       // CPU vector units (AVX2/AVX-512 FMAs, AVX512_BF16, VNNI)
+  kCpuMatrix,       // CPU matrix units (AMX tiles)
   kCount
 };
 std::string_view bound_name(Bound b);

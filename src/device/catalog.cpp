@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/toml_reader.h"
 #include "core/find_by_id.h"
+#include "device/cpu_catalog.h"
 
 namespace perfcast {
 
@@ -181,7 +182,48 @@ DeviceSpec find_gpu(std::string_view id_or_path) {
       throw InputError("GPU file '" + std::string(id_or_path) + "' does not exist or is not a file");
     return load_device_file(std::filesystem::path(id_or_path));
   }
+  if (cpu_by_id(id_or_path))
+    throw InputError("'" + std::string(id_or_path) +
+                     "' is a CPU (perfcast cpus): this needs a GPU; predict, compare and advise take CPUs with --device");
   return find_by_id(gpu_catalog(), id_or_path, "gpu");
+}
+
+DeviceSpec device_from_cpu(const CpuSpec& cpu) {
+  DeviceSpec d;
+  d.kind = DeviceKind::kCpu;
+  d.id = cpu.id;
+  d.name = cpu.name;
+  d.architecture = cpu.microarchitecture;
+  d.chip = cpu.name;
+  d.compute_capability = "cpu";
+  d.sm_count = cpu.total_cores();
+  d.base_clock_mhz = cpu.base_clock_ghz * 1e3;
+  d.boost_clock_mhz = cpu.vector_clock_ghz() * 1e3;
+  d.peak_tflops[static_cast<int>(Pipe::kFp32)] = cpu.peak_tflops("fp32");
+  d.memory_gb = cpu.memory_gb * cpu.sockets;
+  d.memory_type = cpu.memory_type;
+  d.mem_bw_gbps = cpu.mem_bw_gbps();
+  d.l2_bytes = cpu.l3_total_bytes();
+  d.tdp_w = cpu.tdp_w * cpu.sockets;
+  d.launch_date = cpu.launch_date;
+  d.launch_price_usd = cpu.launch_price_usd * cpu.sockets;
+  d.sources = cpu.sources;
+  d.file = cpu.file;
+  d.cpu = cpu;
+  return d;
+}
+
+DeviceSpec find_device(std::string_view id_or_path) {
+  if (id_or_path.empty()) throw InputError("empty device id (list them with `perfcast gpus` and `perfcast cpus`)");
+  if (const CpuSpec* cpu = cpu_by_id(id_or_path)) return device_from_cpu(*cpu);
+  if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".toml") return find_gpu(id_or_path);
+  std::vector<std::string> ids;
+  for (const auto& g : gpu_catalog()) {
+    if (g.id == id_or_path) return g;
+    ids.push_back(g.id);
+  }
+  for (const auto& c : cpu_catalog()) ids.push_back(c.id);
+  throw_unknown("device", id_or_path, ids);
 }
 
 }  // namespace perfcast

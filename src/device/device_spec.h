@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "device/cpu_spec.h"
+
 namespace perfcast {
 
 // Execution pipes with a published peak rate.
@@ -45,6 +47,8 @@ struct MeasuredEfficiency {
 };
 
 struct DeviceSpec {
+  DeviceKind kind = DeviceKind::kGpu;  // kCpu: the fields below are the CPU's (device_from_cpu), `cpu` holds the rest
+  std::optional<CpuSpec> cpu;          // the CPU's own spec when kind is kCpu
   std::string id;            // catalog id, e.g. "gtx-1080-ti"
   std::string name;          // marketing name
   std::string architecture;  // pascal, volta, turing, ampere, ada, hopper

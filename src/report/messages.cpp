@@ -138,6 +138,8 @@ const std::map<std::string_view, Text>& table() {
       {"bound.input_pipeline", {"the input pipeline", "输入流水线"}},
       {"bound.host_to_device", {"host-to-device copies", "主机到设备拷贝"}},
       {"bound.communication", {"communication", "通信"}},
+      {"bound.cpu_vector_compute", {"CPU vector (AVX) compute", "CPU 向量（AVX）计算"}},
+      {"bound.cpu_matrix_compute", {"CPU matrix (AMX) compute", "CPU 矩阵（AMX）计算"}},
       {"and", {" and ", "和"}},
 
       // perfcast predict (report/prediction_report.cpp): the English is the report as it always read.
@@ -164,6 +166,9 @@ const std::map<std::string_view, Text>& table() {
       {"p.step",
        {"  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
         "  单步时间        {:>12.2f} ms   （GPU 忙 {:.2f} ms，主机派发 {:.2f} ms，{} 次内核启动）\n"}},
+      {"p.step_cpu",
+       {"  step time       {:>12.2f} ms   (cores compute {:.2f} ms, framework dispatch {:.2f} ms, {} op calls)\n",
+        "  单步时间        {:>12.2f} ms   （核心计算 {:.2f} ms，框架派发 {:.2f} ms，{} 次算子调用）\n"}},
       {"p.update", {"  update          {:>12}   {}\n", "  参数更新        {:>12}   {}\n"}},
       {"p.fused", {"fused", "融合"}},
       {"p.unfused", {"unfused", "未融合"}},
@@ -235,6 +240,12 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.priced",
        {"  {}: priced on {} x {} ({} GPUs each) at {} per hour on demand, {} GPUs paid\n",
         "  {}：按 {} 台 {}（每台 {} 块 GPU）计价，按需每小时 {}，共付费 {} 块 GPU\n"}},
+      {"cmp.gpu_over_cpu",
+       {"{} over {}: {:.1f}x ({:.1f} vs {:.2f} samples/s); the claim \"thousands of times faster than a traditional "
+        "CPU\" (>= {:.0f}x) is {}\n",
+        "{} 相对 {}：{:.1f} 倍（{:.1f} 对 {:.2f} 样本/秒）；“比传统 CPU 快数千倍”（>= {:.0f} 倍）的说法{}\n"}},
+      {"cmp.claim_high", {"{:.0f}x too high for this workload", "对此负载高估了 {:.0f} 倍"}},
+      {"cmp.claim_holds", {"met for this workload", "对此负载成立"}},
       {"cmp.legend",
        {"\nscaling: throughput / (GPUs x one GPU); energy: GPU boards only; power: all GPUs, average over the step; mem "
         "free: per GPU; cost: whole instances of the cheapest type that holds one node's GPUs.\nprices: {} (list "

@@ -280,7 +280,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
              : fmt::format(m("p.anchor_no_fit"), p.anchor->measured, unit);
   }
   if (fits)
-    s += fmt::format(m("p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
+    s += fmt::format(m(p.device.kind == DeviceKind::kCpu ? "p.step_cpu" : "p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
                      static_cast<long long>(std::llround(p.step.launches)));
   if (r.mode == "train" && r.optimizer_step) {
     const bool fused = r.fused_optimizer.value_or(p.runtime.optimizer_fused);

@@ -1,0 +1,130 @@
+// Training and inference on a CPU (data/cpus): the same graph as on a GPU, costed op by op on the cores
+// (cost/cpu_cost.cpp) and scheduled as synchronous framework calls (schedule/cpu_step.cpp).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "analysis/predict.h"
+#include "analysis/request_resolution.h"
+#include "core/error.h"
+#include "cost/cpu_cost.h"
+#include "device/catalog.h"
+#include "device/cpu_catalog.h"
+#include "import/model_source.h"
+#include "runtime/cpu_runtime.h"
+#include "schedule/cpu_step.h"
+#include "schedule/memory.h"
+
+namespace perfcast {
+
+namespace {
+
+[[noreturn]] void not_on_cpu(const PredictRequest& r, const std::string& what) {
+  throw UnsupportedError(what + " does not apply to CPU '" + r.gpu + "' (perfcast models GPUs for it)");
+}
+
+// What the step's GEMMs run in and how tensors are stored, or UnsupportedError naming what the part lacks.
+PrecisionPlan cpu_precision(const PredictRequest& r, const CpuSpec& cpu, const CpuRuntimeProfile& runtime,
+                            bool training, std::string& math) {
+  PrecisionPlan plan;
+  plan.name = r.precision;
+  if (r.precision == "fp32") {
+    math = "fp32";
+    plan.bytes = {4, 4};
+  } else if (r.precision == "bf16") {
+    math = "bf16";
+    plan.bytes = {2, 2};
+  } else if (r.precision == "amp" || r.precision == "amp-bf16") {
+    // torch.autocast("cpu") casts to bfloat16 by default: bf16 GEMM inputs, fp32 master weights in training.
+    math = "bf16";
+    plan.bytes = {2, 2};
+    plan.mixed = training;
+  } else if (r.precision == "int8") {
+    if (training) throw UnsupportedError("int8 is an inference precision: --mode train runs fp32, bf16 or amp-bf16");
+    math = "int8";
+    plan.bytes = {1, 1};
+  } else {
+    throw UnsupportedError("precision '" + r.precision + "' is not modelled on CPUs (fp32, bf16, amp-bf16, int8): " +
+                           cpu.id + " has no " + r.precision + " GEMM units");
+  }
+  if (std::find(runtime.precisions.begin(), runtime.precisions.end(), r.precision) == runtime.precisions.end())
+    throw UnsupportedError(fmt::format("{} on CPU does not run --precision {} (its CPU kernels: {})", runtime.name,
+                                       r.precision, fmt::join(runtime.precisions, ", ")));
+  const std::string_view unit = cpu.math_unit(math);
+  if (unit.empty())
+    throw UnsupportedError(fmt::format("{} is not supported on {} ({}): it needs {}", r.precision, cpu.id,
+                                       cpu.microarchitecture,
+                                       math == "bf16" ? "AMX or AVX512_BF16" : "AMX or AVX-512 VNNI"));
+  plan.note = fmt::format("{} GEMMs on {} at {:.2f} T{}/s peak ({} cores x {:.2f} GHz all-core)", math, unit,
+                          cpu.peak_tflops(math), math == "int8" ? "OP" : "FLOP", cpu.total_cores(),
+                          unit == "amx" ? cpu.amx_allcore_ghz : cpu.vector_clock_ghz());
+  return plan;
+}
+
+}  // namespace
+
+bool is_cpu_device(const std::string& id) { return cpu_by_id(id) != nullptr; }
+
+Prediction predict_cpu(const PredictRequest& request) {
+  PredictRequest r = request;
+  const CpuSpec* cpu_ptr = cpu_by_id(r.gpu);
+  if (!cpu_ptr) throw InputError("'" + r.gpu + "' is not a CPU id (perfcast cpus)");
+  const CpuSpec& cpu = *cpu_ptr;
+  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
+  if (serving) not_on_cpu(r, "--mode " + r.mode + " (language-model serving)");
+  if (r.lora_rank > 0) not_on_cpu(r, "--lora-rank");
+  if (r.gpus * r.nodes > 1)
+    throw UnsupportedError("data parallelism over several CPUs is not modelled; a two-socket server is its own id (" +
+                           cpu.id + (cpu.max_sockets == 2 && cpu.sockets == 1 ? "-2s" : "") + ")");
+  if (!r.interconnect.empty() || !r.network.empty()) not_on_cpu(r, "--interconnect/--network");
+  if (r.data == "real" || r.data == "real-augmented")
+    throw UnsupportedError("--data " + r.data + " on a CPU decodes on the cores that train, which is not modelled; use "
+                           "--data synthetic or host");
+  if (r.cuda_graphs) not_on_cpu(r, "--cuda-graphs");
+  if (r.gpu_decode) not_on_cpu(r, "--gpu-decode");
+  if (r.channels_last) not_on_cpu(r, "--channels-last (oneDNN picks its own blocked layouts on CPUs)");
+  if (r.power_limit_w > 0) not_on_cpu(r, "--power-limit");
+  if (!r.attention.empty()) not_on_cpu(r, "--attention");
+  const CpuRuntimeProfile& crt = find_cpu_runtime(r.runtime);
+  const bool training = r.mode == "train";
+  if (training && crt.inference_only)
+    throw UnsupportedError(crt.name + " is an inference runtime: --mode train is not modelled for it");
+  std::string math;
+  const PrecisionPlan plan = cpu_precision(r, cpu, crt, training, math);
+  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
+  if (model.sequence && r.seq == 0) r.seq = model.default_seq;
+  if (!model.sequence && r.seq != 0)
+    throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
+  const RuntimeProfile runtime = crt.as_runtime();
+  const OptimizerKind optimizer = optimizer_for(r, model.sequence);
+  const MemoryOptions mem_opts = memory_options(r, optimizer);
+  DeviceSpec device = device_from_cpu(cpu);
+  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime); };
+  if (r.batch == 0) {
+    r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
+      return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;
+    });
+    if (r.batch == 0)
+      throw UnsupportedError("model '" + r.model + "' does not fit in " + cpu.id + "'s memory even at batch 1");
+  }
+  const Graph graph = build(r.batch);
+  const CpuCostModel costs(cpu, crt, cpu_cost_constants(), math);
+  const CpuCostContext ctx{costs, runtime, plan, training};
+  StepCost step = schedule_cpu_step(graph, ctx,
+                                    StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
+                                                r.fused_optimizer.value_or(crt.optimizer_fused), r.grad_accum});
+  const MemoryBreakdown memory = estimate_memory(graph, plan, runtime, device, mem_opts);
+  Prediction p = prediction_for(r, std::move(device), runtime, model);
+  if (!r.runtime_version.empty())
+    p.notes.push_back("--runtime-version has no rules for the CPU profile (" + crt.file + "); its defaults apply");
+  p.params = graph.params();
+  p.precision_note = plan.note;
+  p.step = std::move(step);
+  p.memory = memory;
+  p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
+  finalize_prediction(p);
+  return p;
+}
+
+}  // namespace perfcast

@@ -1,0 +1,198 @@
+#include "cost/cpu_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+#include "graph/op_arithmetic.h"
+
+namespace perfcast {
+
+namespace {
+
+CpuCostConstants load_constants() {
+  const auto path = data_dir() / "cpu_cost.toml";
+  const toml::table t = parse_toml_file(path);
+  const TomlFields f(t, "'" + path.string() + "'");
+  CpuCostConstants c;
+  c.file = path.string();
+  const auto positive = [&](std::string_view key) {
+    const double v = f.number(key);
+    if (!(v > 0) || !std::isfinite(v)) f.fail(key, "must be positive");
+    return v;
+  };
+  c.cache_bytes_per_clk_per_core = positive("cache_bytes_per_clk_per_core");
+  c.cache_resident_fraction = positive("cache_resident_fraction");
+  c.gemm_block_m = positive("gemm_block_m");
+  c.gemm_block_n = positive("gemm_block_n");
+  c.gemm_k_half = positive("gemm_k_half");
+  c.single_core_dram_gbps = positive("single_core_dram_gbps");
+  c.two_socket_efficiency = positive("two_socket_efficiency");
+  c.gpu_over_cpu_claim = positive("gpu_over_cpu_claim");
+  if (c.cache_resident_fraction > 1) f.fail("cache_resident_fraction", "must be at most 1");
+  if (c.two_socket_efficiency > 1) f.fail("two_socket_efficiency", "must be at most 1");
+  if (const auto* src = t["sources"].as_table())
+    for (const auto& [k, v] : *src)
+      if (auto s = v.value<std::string>()) c.sources[std::string(k.str())] = *s;
+  return c;
+}
+
+bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.c_in; }
+
+}  // namespace
+
+const CpuCostConstants& cpu_cost_constants() {
+  static const CpuCostConstants c = load_constants();
+  return c;
+}
+
+CpuCostModel::CpuCostModel(const CpuSpec& cpu, const CpuRuntimeProfile& runtime, const CpuCostConstants& constants,
+                           std::string math_precision)
+    : cpu_(cpu), runtime_(runtime), c_(constants), precision_(std::move(math_precision)),
+      unit_(cpu.math_unit(precision_)), socket_factor_(cpu.sockets > 1 ? constants.two_socket_efficiency : 1.0) {}
+
+double CpuCostModel::gemm_flops_per_us(double class_efficiency) const {
+  // The library's fraction of the unit's peak: AMX and the BF16/VNNI dot products have their own; FP32 FMAs take
+  // the op class's (convolution, GEMM).
+  double eff = class_efficiency;
+  if (unit_ == "amx") eff = runtime_.amx_efficiency;
+  else if (unit_ == "avx512_bf16" || unit_ == "vnni") eff = runtime_.low_precision_efficiency;
+  return cpu_.peak_tflops(precision_) * 1e6 * eff * socket_factor_;
+}
+
+double CpuCostModel::shape_efficiency(const MatmulGeometry& g) const {
+  const double blocks = static_cast<double>(g.batch) * std::ceil(static_cast<double>(g.m) / c_.gemm_block_m) *
+                        std::ceil(static_cast<double>(g.n) / c_.gemm_block_n);
+  const double cores = cpu_.total_cores();
+  const double rounds = std::ceil(blocks / cores);
+  const double spread = rounds > 0 ? blocks / (rounds * cores) : 1.0;
+  const double k = static_cast<double>(g.k);
+  return std::max(1e-3, spread * k / (k + c_.gemm_k_half));
+}
+
+double CpuCostModel::bandwidth_bytes_per_us(double working_set_bytes) const {
+  const double cache = (cpu_.l2_total_bytes() + cpu_.l3_total_bytes()) * c_.cache_resident_fraction;
+  if (working_set_bytes <= cache)
+    return cpu_.total_cores() * cpu_.vector_clock_ghz() * 1e3 * c_.cache_bytes_per_clk_per_core * socket_factor_;
+  return cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_;
+}
+
+KernelCost CpuCostModel::finish(KernelCost k, Bound compute_bound) const {
+  k.time_us = std::max(k.compute_us, k.memory_us);
+  k.bound = k.compute_us >= k.memory_us ? compute_bound : Bound::kMemory;
+  return k;
+}
+
+KernelCost CpuCostModel::gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency) const {
+  KernelCost k;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.algorithm = "gemm";
+  k.shape_efficiency = shape_efficiency(g);
+  k.compute_us = flops / (gemm_flops_per_us(efficiency) * k.shape_efficiency);
+  k.memory_us = bytes / bandwidth_bytes_per_us(bytes);
+  return finish(k, unit_ == "amx" ? Bound::kCpuMatrix : Bound::kCpuVector);
+}
+
+KernelCost CpuCostModel::depthwise(double flops, double bytes) const {
+  KernelCost k;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.algorithm = "depthwise";
+  k.compute_us = flops / (cpu_.peak_tflops("fp32") * 1e6 * runtime_.depthwise_efficiency * socket_factor_);
+  k.memory_us = bytes / bandwidth_bytes_per_us(bytes);
+  return finish(k, Bound::kCpuVector);
+}
+
+KernelCost CpuCostModel::streaming(double flops, double bytes, double launches) const {
+  KernelCost k;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.launches = launches;
+  k.algorithm = "streaming";
+  // Elementwise arithmetic runs on the FP32 FMA units at their peak; it rarely bounds a streaming op.
+  k.compute_us = flops / (cpu_.peak_tflops("fp32") * 1e6 * socket_factor_);
+  double bw = bandwidth_bytes_per_us(bytes);
+  const double cores = runtime_.streaming_cores;
+  if (cores > 0 && cores < cpu_.total_cores()) {
+    // A loop on `cores` cores: their share of the FMA peak, and at most what that many cores stream.
+    k.compute_us *= cpu_.total_cores() / cores;
+    bw = std::min(bw, cores * c_.single_core_dram_gbps * 1e3);
+  }
+  k.memory_us = bytes / bw;
+  return finish(k, Bound::kCpuVector);
+}
+
+OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CpuCostContext& ctx) {
+  const Op& op = ops[index];
+  OpCost out;
+  out.name = op.name;
+  out.kind = op.kind;
+  out.phase = phase;
+  out.fusion = fusion_of(ops, index, ctx.fusion, ctx.training);
+  out.cost.launches = 0;
+  if (op.is_view || out.fusion == Fusion::kSkipped || out.fusion == Fusion::kFolded) return out;
+  const bool forward = phase == Phase::kForward;
+  const Work w = forward ? forward_work(op, ctx.plan.bytes, ctx.training) : backward_work(op, ctx.plan.bytes);
+  if (w.flops <= 0 && w.bytes <= 0) return out;
+  if (out.fusion == Fusion::kIntoPrevious && forward) {
+    // Runs inside its producer's primitive (oneDNN post-op): its arithmetic only, no pass over memory, no call.
+    out.cost = ctx.model.streaming(w.flops, 0, 0);
+    return out;
+  }
+  const auto& m = ctx.model;
+  const auto& rt = m.runtime();
+  const double phase_eff = forward ? 1.0 : rt.backward_efficiency;
+  // Backward: one call for the input gradient and one for the weight gradient where each exists.
+  const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
+  switch (op.kind) {
+    case OpKind::kConv:
+      if (is_depthwise(op.conv)) {
+        out.cost = m.depthwise(w.flops, w.bytes);
+      } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
+        // One unfold + GEMM per image: the unfolded matrix (rows = one image's output pixels, columns = c_in/groups x
+        // kernel) is written and read once per GEMM: forward, and the backward's col2im and re-unfold.
+        MatmulGeometry g = conv_as_gemm(op.conv);
+        g.m /= op.conv.n;
+        const double unfolded = static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.k) *
+                                static_cast<double>(op.conv.n) * ctx.plan.bytes.act;
+        const double passes = forward ? 2.0 : 4.0;
+        const double images = static_cast<double>(op.conv.n);
+        out.cost = m.gemm(g, w.flops / images, (w.bytes + passes * unfolded) / images, rt.conv_efficiency * phase_eff);
+        out.cost.flops *= images;
+        out.cost.bytes *= images;
+        out.cost.compute_us *= images;
+        out.cost.memory_us *= images;
+        out.cost.time_us *= images;
+        // Calls per image: the forward GEMM; backward-data and backward-weights GEMMs.
+        const double gemm_calls = images * (forward ? 1.0 : calls);
+        out.cost.compute_us += gemm_calls * rt.gemm_call_overhead_us;
+        out.cost.time_us += gemm_calls * rt.gemm_call_overhead_us;
+      } else {
+        out.cost = m.gemm(conv_as_gemm(op.conv), w.flops, w.bytes, rt.conv_efficiency * phase_eff);
+      }
+      break;
+    case OpKind::kMatmul:
+      out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+      break;
+    case OpKind::kAttention: {
+      // The scores GEMM's shape: batch x heads products of [q_len, head_dim] x [head_dim, kv_len].
+      MatmulGeometry g;
+      g.batch = op.attn.batch * op.attn.heads;
+      g.m = op.attn.q_len;
+      g.n = op.attn.kv_len;
+      g.k = op.attn.head_dim;
+      out.cost = m.gemm(g, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+      break;
+    }
+    default:
+      out.cost = m.streaming(w.flops, w.bytes);
+      break;
+  }
+  out.cost.launches = calls * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+  return out;
+}
+
+}  // namespace perfcast

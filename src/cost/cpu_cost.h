@@ -1,0 +1,81 @@
+// Time of one op on a CPU: a roofline over the precision's vector or matrix peak (cores x all-core clock x FMA
+// units x lanes x 2, or AMX tiles) at the library's achievable fraction, and the bandwidth of DRAM or, for a working
+// set that fits the caches, of the caches; the framework's per-op dispatch is the host's share (schedule/cpu_step).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cost/kernel_cost.h"
+#include "cost/op_cost.h"
+#include "cost/precision.h"
+#include "device/cpu_spec.h"
+#include "graph/op.h"
+#include "runtime/cpu_runtime.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+
+// data/cpu_cost.toml: constants of the CPU cost path that are not a part's or a library's.
+struct CpuCostConstants {
+  double cache_bytes_per_clk_per_core = 0;  // sustained L2/L3 bandwidth per core for a cache-resident working set
+  double cache_resident_fraction = 0;       // share of L2 + L3 a working set may fill and still stay resident
+  double gemm_block_m = 0;                  // output rows one core computes per block (the parallel grain)
+  double gemm_block_n = 0;                  // output columns per block
+  double gemm_k_half = 0;                   // reduction depth at which a GEMM reaches half its large-K rate
+  double single_core_dram_gbps = 0;         // what one core's loads and stores stream from DRAM
+  double two_socket_efficiency = 0;         // two sockets' rate over twice one socket's (NUMA, UPI/xGMI traffic)
+  double gpu_over_cpu_claim = 0;            // the seed question's "thousands of times faster" as a number
+  std::string file;
+  std::map<std::string, std::string> sources;
+};
+const CpuCostConstants& cpu_cost_constants();
+
+class CpuCostModel {
+ public:
+  // `math_precision`: fp32, bf16 or int8 (the precision of the GEMM math; elementwise work runs in FP32 vectors).
+  CpuCostModel(const CpuSpec& cpu, const CpuRuntimeProfile& runtime, const CpuCostConstants& constants,
+               std::string math_precision);
+
+  // One GEMM-like op (convolution as implicit GEMM, linear, batched matmul, attention core) of geometry g:
+  // `efficiency` is the library's fraction of peak for this op class (and phase).
+  KernelCost gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency) const;
+  // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
+  KernelCost depthwise(double flops, double bytes) const;
+  // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls.
+  KernelCost streaming(double flops, double bytes, double launches = 1) const;
+
+  // Achievable bytes/us for an op that moves `working_set_bytes`: the caches' when it fits them, else DRAM's.
+  double bandwidth_bytes_per_us(double working_set_bytes) const;
+  // Achievable GEMM FLOP/us before shape effects (peak x the library's efficiency for the unit).
+  double gemm_flops_per_us(double class_efficiency) const;
+  // Fraction of the large-GEMM rate a GEMM of this shape reaches: blocks spread over the cores, and K depth.
+  double shape_efficiency(const MatmulGeometry& g) const;
+  bool matrix_unit() const { return unit_ == "amx"; }
+  const CpuSpec& cpu() const { return cpu_; }
+  const CpuRuntimeProfile& runtime() const { return runtime_; }
+
+ private:
+  KernelCost finish(KernelCost k, Bound compute_bound) const;
+
+  const CpuSpec& cpu_;
+  const CpuRuntimeProfile& runtime_;
+  const CpuCostConstants& c_;
+  std::string precision_;
+  std::string unit_;         // avx2, avx512, avx512_bf16, vnni, amx
+  double socket_factor_ = 1;  // two_socket_efficiency on two sockets
+};
+
+struct CpuCostContext {
+  const CpuCostModel& model;
+  const RuntimeProfile& fusion;  // the CPU runtime in GPU-runtime terms, for fusion_of
+  const PrecisionPlan& plan;
+  bool training = true;
+};
+
+// Forward or backward cost of ops[index] on the CPU (fusion decided by fusion_of with the CPU runtime's switches).
+OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CpuCostContext& ctx);
+
+}  // namespace perfcast

@@ -1,0 +1,149 @@
+#include "device/cpu_catalog.h"
+
+#include <algorithm>
+
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+double CpuSpec::peak_tflops(std::string_view precision) const {
+  const double cores_total = total_cores();
+  const double fp32_per_clk = fp32_flops_per_clk();
+  const std::string_view unit = math_unit(precision);
+  if (unit == "avx2") return cores_total * avx2_allcore_ghz * fp32_per_clk / 1e3;
+  if (unit == "avx512") return cores_total * avx512_allcore_ghz * fp32_per_clk / 1e3;
+  // VDPBF16PS: two BF16 products per FP32 lane per FMA; VPDPBUSD: four INT8 products per 32-bit lane.
+  if (unit == "avx512_bf16") return cores_total * vector_clock_ghz() * fp32_per_clk * 2.0 / 1e3;
+  if (unit == "vnni") return cores_total * vector_clock_ghz() * fp32_per_clk * 4.0 / 1e3;
+  if (unit == "amx")
+    return cores_total * amx_allcore_ghz * (precision == "int8" ? amx_int8_ops_per_clk : amx_bf16_flops_per_clk) / 1e3;
+  return 0;
+}
+
+std::string_view CpuSpec::math_unit(std::string_view precision) const {
+  if (precision == "fp32") return avx512_allcore_ghz > 0 ? "avx512" : "avx2";
+  if (precision == "bf16") {
+    if (amx_bf16_flops_per_clk > 0) return "amx";
+    if (avx512_bf16) return "avx512_bf16";
+    return "";
+  }
+  if (precision == "int8") {
+    if (amx_int8_ops_per_clk > 0) return "amx";
+    if (vnni) return "vnni";
+    return "";
+  }
+  return "";
+}
+
+std::string CpuSpec::source_of(const std::string& field) const {
+  if (auto it = sources.find(field); it != sources.end()) return it->second;
+  if (auto it = sources.find("default"); it != sources.end()) return it->second;
+  return "";
+}
+
+CpuSpec load_cpu_file(const std::filesystem::path& path) {
+  const toml::table t = parse_toml_file(path);
+  const TomlFields r(t, "CPU file '" + path.string() + "'");
+  CpuSpec c;
+  c.file = path.string();
+  c.id = r.text("id");
+  c.name = r.text("name");
+  c.vendor = r.text("vendor");
+  c.microarchitecture = r.text("microarchitecture");
+  c.isa = r.text("isa");
+  if (c.isa != "avx2" && c.isa != "avx512") r.fail("isa", "must be avx2 or avx512");
+  c.max_sockets = static_cast<int>(r.number("max_sockets"));
+  c.cores = static_cast<int>(r.number("cores"));
+  c.threads = static_cast<int>(r.number("threads"));
+  c.base_clock_ghz = r.number("base_clock_ghz");
+  c.avx2_allcore_ghz = r.number("avx2_allcore_ghz");
+  c.avx512_allcore_ghz = r.number("avx512_allcore_ghz");
+  c.amx_allcore_ghz = r.number("amx_allcore_ghz");
+  c.vector_bits = static_cast<int>(r.number("vector_bits"));
+  c.fma_units = static_cast<int>(r.number("fma_units"));
+  c.avx512_bf16 = r.boolean("avx512_bf16");
+  c.vnni = r.boolean("vnni");
+  c.amx_bf16_flops_per_clk = r.number("amx_bf16_flops_per_clk");
+  c.amx_int8_ops_per_clk = r.number("amx_int8_ops_per_clk");
+  c.memory_channels = static_cast<int>(r.number("memory_channels"));
+  c.memory_mt_s = r.number("memory_mt_s");
+  c.memory_type = r.text("memory_type");
+  c.memory_gb = r.number("memory_gb");
+  c.l2_bytes_per_core = r.number("l2_bytes_per_core");
+  c.l3_bytes = r.number("l3_bytes");
+  c.tdp_w = r.number("tdp_w");
+  c.launch_date = r.text("launch_date");
+  c.launch_price_usd = r.number("launch_price_usd");
+  if (c.max_sockets < 1 || c.max_sockets > 2) r.fail("max_sockets", "must be 1 or 2");
+  if (c.cores <= 0 || c.cores > 1024) r.fail("cores", "must be 1 to 1024");
+  if (c.threads < c.cores) r.fail("threads", "must be at least cores");
+  if (!(c.avx2_allcore_ghz > 0) || c.avx2_allcore_ghz > 10) r.fail("avx2_allcore_ghz", "must be in (0, 10]");
+  if (c.avx512_allcore_ghz < 0 || c.avx512_allcore_ghz > 10) r.fail("avx512_allcore_ghz", "must be in [0, 10]");
+  if ((c.isa == "avx512") != (c.avx512_allcore_ghz > 0))
+    r.fail("avx512_allcore_ghz", "must be positive exactly when isa is avx512");
+  if (c.amx_allcore_ghz < 0 || c.amx_allcore_ghz > 10) r.fail("amx_allcore_ghz", "must be in [0, 10]");
+  if ((c.amx_bf16_flops_per_clk > 0) != (c.amx_allcore_ghz > 0))
+    r.fail("amx_allcore_ghz", "must be positive exactly when the part has AMX (amx_bf16_flops_per_clk > 0)");
+  if (c.vector_bits != 128 && c.vector_bits != 256 && c.vector_bits != 512) r.fail("vector_bits", "must be 128, 256 or 512");
+  if (c.fma_units < 1 || c.fma_units > 4) r.fail("fma_units", "must be 1 to 4");
+  if (c.amx_bf16_flops_per_clk < 0 || c.amx_int8_ops_per_clk < 0) r.fail("amx_bf16_flops_per_clk", "must be non-negative");
+  if (c.memory_channels < 1 || c.memory_channels > 24) r.fail("memory_channels", "must be 1 to 24");
+  if (!(c.memory_mt_s > 0) || c.memory_mt_s > 20000) r.fail("memory_mt_s", "must be in (0, 20000]");
+  if (!(c.memory_gb > 0)) r.fail("memory_gb", "must be positive");
+  if (!(c.l3_bytes > 0) || !(c.l2_bytes_per_core > 0)) r.fail("l3_bytes", "caches must be positive");
+  if (!(c.tdp_w > 0)) r.fail("tdp_w", "must be positive");
+  if (const auto* src = t["sources"].as_table())
+    for (const auto& [k, v] : *src)
+      if (auto s = v.value<std::string>()) c.sources[std::string(k.str())] = *s;
+  return c;
+}
+
+namespace {
+
+std::vector<CpuSpec> load_all() {
+  std::vector<std::filesystem::path> dirs{data_dir() / "cpus"};
+  for (auto& p : env_paths("PERFCAST_CPU_PATH")) dirs.push_back(p);
+  std::vector<CpuSpec> out;
+  for (const auto& dir : dirs) {
+    if (!std::filesystem::is_directory(dir)) continue;
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".toml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      CpuSpec c = load_cpu_file(f);
+      auto same = std::find_if(out.begin(), out.end(), [&](const CpuSpec& x) { return x.id == c.id; });
+      if (same != out.end()) *same = std::move(c);
+      else out.push_back(std::move(c));
+    }
+  }
+  // Two-socket servers: the same part twice, each socket with its own memory channels and caches.
+  const std::size_t singles = out.size();
+  for (std::size_t i = 0; i < singles; ++i)
+    if (out[i].max_sockets == 2) {
+      CpuSpec two = out[i];
+      two.id += "-2s";
+      two.name = "2x " + two.name;
+      two.sockets = 2;
+      out.push_back(std::move(two));
+    }
+  std::sort(out.begin(), out.end(), [](const CpuSpec& a, const CpuSpec& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace
+
+const std::vector<CpuSpec>& cpu_catalog() {
+  static const std::vector<CpuSpec> catalog = load_all();
+  return catalog;
+}
+
+const CpuSpec* cpu_by_id(std::string_view id) {
+  for (const auto& c : cpu_catalog())
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+}  // namespace perfcast

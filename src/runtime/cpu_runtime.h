@@ -1,0 +1,56 @@
+// How a framework runs a graph on the CPU itself: its per-op dispatch, the share of the vector and matrix units'
+// peak its GEMM/convolution library (oneDNN, MLAS) reaches, what it fuses. Loaded from data/runtimes/cpu/<id>.toml;
+// the ids match the GPU profiles of the same framework (`--runtime pytorch` on a CPU reads cpu/pytorch.toml).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+
+struct CpuRuntimeProfile {
+  std::string id;
+  std::string name;
+  std::string library;               // GEMM/convolution library ("oneDNN", "MLAS")
+  double dispatch_us_per_op = 0;     // host time per op call (framework dispatch, primitive lookup, thread wake-up)
+  double conv_efficiency = 0;        // large convolutions: fraction of the FMA peak (fp32) reached
+  double matmul_efficiency = 0;      // large GEMMs (linear layers, batched matmuls): the same
+  double backward_efficiency = 0;    // backward-data/backward-weights kernels relative to forward
+  double depthwise_efficiency = 0;   // depthwise convolutions: fraction of the FMA peak
+  double amx_efficiency = 0;         // GEMMs on AMX tiles: fraction of the AMX peak
+  double low_precision_efficiency = 0;  // GEMMs on AVX512_BF16 / VNNI: fraction of that unit's peak
+  double dram_efficiency = 0;        // streaming kernels: fraction of peak DRAM bandwidth
+  // Convolutions as unfold + GEMM one image at a time (Torch7's SpatialConvolutionMM): the unfolded matrix is
+  // written and read back, and each GEMM covers one image's pixels.
+  bool conv_im2col_per_image = false;
+  // Time each GEMM call of the per-image unfold path costs beyond its FLOPs and bytes (the BLAS call's packing and
+  // thread start); 0 for libraries that run one primitive per op.
+  double gemm_call_overhead_us = 0;
+  // Cores its elementwise, norm and pooling loops run on (0 = all): Torch7's TH_TENSOR_APPLY loops were serial.
+  double streaming_cores = 0;
+  bool fuse_elementwise_chains = false;
+  bool fuse_epilogue = false;        // bias/activation (and residual add) fused into the convolution or GEMM
+  bool fold_bn_inference = false;
+  bool inference_only = false;
+  bool optimizer_fused = false;      // one pass over weights, gradients and state (else one pass per operation)
+  std::vector<std::string> precisions;  // precisions its CPU kernels run (fp32, bf16, amp-bf16, int8)
+  double context_bytes = 0;          // the framework's own host memory
+  std::map<std::string, std::string> sources;
+  std::string file;
+
+  // The profile in the GPU runtime's terms, for the fusion rules (cost/op_cost.h fusion_of), the memory estimate
+  // and reports: dispatch as host overhead per kernel, no device gap, no workspace.
+  RuntimeProfile as_runtime() const;
+};
+
+CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path);
+const std::vector<CpuRuntimeProfile>& cpu_runtime_catalog();
+// InputError naming the runtimes that have CPU profiles when `id` has none.
+const CpuRuntimeProfile& find_cpu_runtime(std::string_view id);
+
+}  // namespace perfcast

@@ -1,0 +1,158 @@
+// CPUs as devices: the catalog against datasheet figures, the CPU cost path on published measurements, and the
+// command line (perfcast cpus, --device, compare across GPUs and CPUs).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/predict.h"
+#include "analysis/validate.h"
+#include "cli_runner.h"
+#include "core/error.h"
+#include "device/catalog.h"
+#include "device/cpu_catalog.h"
+
+namespace perfcast {
+namespace {
+
+const CpuSpec& cpu(const char* id) {
+  const CpuSpec* c = cpu_by_id(id);
+  EXPECT_NE(c, nullptr) << id;
+  return *c;
+}
+
+TEST(CpuCatalog, PeaksMatchPublishedFigures) {
+  // oneDNN issue #1115: one Xeon Platinum 8180 core peaks at 160 GFLOPS FP32 at its 2.5 GHz nominal clock.
+  EXPECT_DOUBLE_EQ(cpu("xeon-platinum-8180").fp32_flops_per_clk() * 2.5, 160.0);
+  // Intel community FLOPS thread: Gold 6000 parts have two AVX-512 FMA units, 64 FP32 FLOPs per cycle.
+  EXPECT_DOUBLE_EQ(cpu("xeon-gold-6148").fp32_flops_per_clk(), 64.0);
+  // Haswell/Broadwell and Zen 2/3: two 256-bit FMA units, 32 FP32 FLOPs per cycle.
+  EXPECT_DOUBLE_EQ(cpu("xeon-e5-2690-v4").fp32_flops_per_clk(), 32.0);
+  EXPECT_DOUBLE_EQ(cpu("epyc-7742").fp32_flops_per_clk(), 32.0);
+  // Intel AMX: 1024 BF16 FLOPs and 2048 INT8 ops per cycle per core, 16x the AVX-512 FP32 rate for BF16.
+  const CpuSpec& spr = cpu("xeon-platinum-8480plus");
+  EXPECT_DOUBLE_EQ(spr.amx_bf16_flops_per_clk / spr.fp32_flops_per_clk(), 16.0);
+  EXPECT_EQ(spr.math_unit("bf16"), "amx");
+  EXPECT_EQ(cpu("xeon-platinum-8380").math_unit("int8"), "vnni");
+  EXPECT_EQ(cpu("xeon-platinum-8380").math_unit("bf16"), "");  // Ice Lake has neither AMX nor AVX512_BF16
+  EXPECT_EQ(cpu("epyc-9654").math_unit("bf16"), "avx512_bf16");
+}
+
+TEST(CpuCatalog, MemoryBandwidthIsChannelsTimesSpeed) {
+  // Intel ARK: E5-2690 v4 max memory bandwidth 76.8 GB/s (4 x DDR4-2400); Ice Lake 8 x DDR4-3200 = 204.8 GB/s.
+  EXPECT_NEAR(cpu("xeon-e5-2690-v4").mem_bw_gbps(), 76.8, 0.05);
+  EXPECT_NEAR(cpu("xeon-platinum-8380").mem_bw_gbps(), 204.8, 0.05);
+  // AMD: Genoa 12 channels of DDR5-4800 = 460.8 GB/s per socket; a two-socket entry doubles it.
+  EXPECT_NEAR(cpu("epyc-9654").mem_bw_gbps(), 460.8, 0.05);
+  EXPECT_NEAR(cpu("epyc-9654-2s").mem_bw_gbps(), 921.6, 0.1);
+  EXPECT_EQ(cpu("xeon-platinum-8180-2s").total_cores(), 56);
+  EXPECT_EQ(cpu_by_id("core-i7-6700k-2s"), nullptr);  // desktop parts have no two-socket entry
+}
+
+TEST(CpuCatalog, DeviceLookupSpansBothCatalogsAndSuggestsAcrossThem) {
+  EXPECT_EQ(find_device("xeon-platinum-8380").kind, DeviceKind::kCpu);
+  EXPECT_EQ(find_device("gtx-1080-ti").kind, DeviceKind::kGpu);
+  try {
+    find_device("xeon-platinum-838");
+    FAIL() << "a typo must be an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("xeon-platinum-8380"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(find_gpu("epyc-7742"), InputError);  // GPU-only commands refuse CPUs
+}
+
+PredictRequest cpu_request(const std::string& device, const std::string& model, std::int64_t batch) {
+  PredictRequest r;
+  r.gpu = device;
+  r.model = model;
+  r.batch = batch;
+  return r;
+}
+
+TEST(CpuPredict, TrainsOnTheCoresWithoutGpuKernels) {
+  const Prediction p = predict(cpu_request("xeon-platinum-8380-2s", "resnet50", 64));
+  EXPECT_EQ(p.device.kind, DeviceKind::kCpu);
+  EXPECT_GT(p.samples_per_s, 0);
+  // Dispatch adds to the compute on a CPU (the same threads run both).
+  EXPECT_NEAR(p.step.step_us, p.step.gpu_us + p.step.host_us, 1e-6 * p.step.step_us);
+  // No tensor-core or CUDA-core bound leaks into a CPU prediction.
+  EXPECT_EQ(p.bound_us[static_cast<int>(Bound::kTensorCompute)], 0);
+  EXPECT_EQ(p.bound_us[static_cast<int>(Bound::kCudaCompute)], 0);
+  EXPECT_GT(p.bound_us[static_cast<int>(Bound::kCpuVector)], 0);
+}
+
+TEST(CpuPredict, PrecisionsNeedTheirUnits) {
+  PredictRequest r = cpu_request("xeon-e5-2690-v4", "resnet50", 32);
+  r.precision = "bf16";
+  EXPECT_THROW(predict(r), UnsupportedError);  // Broadwell: no AMX, no AVX512_BF16
+  r.gpu = "xeon-platinum-8480plus";
+  const Prediction amx = predict(r);
+  r.precision = "fp32";
+  const Prediction fp32 = predict(r);
+  EXPECT_GT(amx.samples_per_s, fp32.samples_per_s);  // AMX tiles beat AVX-512 FMAs
+  r.precision = "fp16";
+  EXPECT_THROW(predict(r), UnsupportedError);
+  r.precision = "fp32";
+  r.runtime = "tensorrt";
+  EXPECT_THROW(predict(r), UnsupportedError);  // a GPU-only runtime
+}
+
+TEST(CpuPredict, GpuOverCpuMatchesTheMeasuredRatioWithinTwofold) {
+  // jcjohnson/cnn-benchmarks: ResNet-152 forward + backward at batch 16 takes 328.90 ms on a GTX 1080 (Torch7,
+  // cuDNN 5) and 16872.78 ms on dual Xeon E5-2630 v3 (Torch7 CPU): the GPU is 51x faster, not thousands.
+  PredictRequest gpu = cpu_request("gtx-1080", "resnet152", 16);
+  gpu.runtime = "torch7";
+  gpu.optimizer_step = false;
+  PredictRequest host = gpu;
+  host.gpu = "xeon-e5-2630-v3-2s";
+  const double ratio = predict(gpu).samples_per_s / predict(host).samples_per_s;
+  const double measured = 16872.78 / 328.90;
+  EXPECT_GT(ratio, measured / 2);
+  EXPECT_LT(ratio, measured * 2);
+}
+
+TEST(CpuValidation, PublishedCpuMeasurementsMeetTheTarget) {
+  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/cpu.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_GE(s.rows, 11);
+  // Issue 15 target: median <= 20%. Ratchet: 7.4% when the file was added (in sample: it is calibration,
+  // data/validation/README.md), plus a margin; lower it as the model improves, never raise it quietly.
+  EXPECT_LE(s.median_ape, 9.0);
+  EXPECT_GE(s.within_2x, 1.0);
+}
+
+class CpuCli : public test::ScratchDirTest {};
+
+TEST_F(CpuCli, ListsCpuIdsFirst) {
+  const auto r = run("cpus");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto ids = test::first_words(r.out);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "xeon-platinum-8480plus"), ids.end());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "epyc-9654-2s"), ids.end());
+  const auto j = run("cpus --json");
+  ASSERT_EQ(j.code, 0);
+  EXPECT_NE(j.out.find("\"amx_bf16_flops_per_clk\""), std::string::npos);
+}
+
+TEST_F(CpuCli, DeviceTakesCpusAndGpuRefersThemThere) {
+  const auto ok = run("predict --device xeon-gold-6148-2s --model resnet50 --batch 32");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("framework dispatch"), std::string::npos);
+  const auto wrong = run("predict --gpu xeon-gold-6148-2s --model resnet50");
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("--device"), std::string::npos) << wrong.err;
+  const auto typo = run("predict --device epyc-965");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("epyc-9654"), std::string::npos) << typo.err;
+}
+
+TEST_F(CpuCli, CompareGivesTheGpuSpeedupOverTheCpu) {
+  const auto r = run("compare --device gtx-1080-ti,xeon-e5-2690-v4-2s --model resnet50 --batch 32");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("gtx-1080-ti over xeon-e5-2690-v4-2s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("thousands of times"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfcast
