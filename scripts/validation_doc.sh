@@ -14,6 +14,8 @@ $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
+$bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
+$bin validate data/validation/recsys.csv --markdown "$tmp/recsys.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -140,5 +142,11 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
   echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
+  echo
+  cat docs/validation_recsys.md
+  echo
+  cat "$tmp/recsys_calibration.md"
+  echo
+  cat "$tmp/recsys.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"
