@@ -142,7 +142,16 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   {
     const KernelCostModel kernels(device, arch);
     const CostContext ctx{kernels, runtime, plan, training};
-    step = schedule_step(graph, ctx,
+    // Sharded tables: each GPU serves every sample's lookups into its own tables (the same lookups per GPU as
+    // one GPU with all of them) but holds and updates 1/n of the rows.
+    Graph costed;
+    if (placement && placement->where == TablePlacement::kSharded) {
+      costed = graph;
+      for (auto& op : costed.ops)
+        if (op.kind == OpKind::kEmbeddingBag)
+          for (auto& rows : op.bag.rows) rows = std::max<std::int64_t>(1, rows / placement->gpus);
+    }
+    step = schedule_step(costed.ops.empty() ? graph : costed, ctx,
                          StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
                                      r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum,
                                      host_time_scale(r)});

@@ -203,7 +203,8 @@ class TraceGraphBuilder {
         if (skipped) ++*skipped;
         continue;
       }
-      bool ok = std::all_of(op.input_dims.begin(), op.input_dims.end(), plausible);
+      // A table-batched lookup's flattened tables exceed any one activation dimension: add_tbe checks its sizes.
+      bool ok = is_tbe_lookup(op.name) || std::all_of(op.input_dims.begin(), op.input_dims.end(), plausible);
       if (ok) {
         try {
           name_ = trace_op_name(op.name, i);
@@ -265,6 +266,9 @@ class TraceGraphBuilder {
     const std::int64_t dev = elems_at(1), uvm = elems_at(2), d_offsets = elems_at(6);
     const std::int64_t lookups = elems_at(11), offsets = elems_at(12);
     const std::int64_t tables = d_offsets - 1;
+    const InputLimits& lim = input_limits();
+    for (std::int64_t v : {dev, uvm, lookups, offsets, d_offsets})
+      if (v < 0 || v > lim.max_elements) return false;
     if (tables <= 0 || offsets <= 1 || lookups <= 0 || dev + uvm <= 0 || (offsets - 1) % tables != 0) return false;
     const std::int64_t bags = (offsets - 1) / tables;  // samples each table pools for (the global batch when sharded)
     const bool adagrad = op.name.find("rowwise_adagrad") != std::string::npos;
