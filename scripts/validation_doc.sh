@@ -15,7 +15,7 @@ $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/nul
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
-$bin validate data/validation/recsys.csv --markdown "$tmp/recsys.md" >/dev/null
+$bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
