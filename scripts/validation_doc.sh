@@ -15,6 +15,8 @@ $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/nul
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
 $bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
+$bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
+$bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -151,5 +153,11 @@ $bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
   echo "on two Xeon Gold 6148."
   echo
   cat "$tmp/cpu.md"
+  echo
+  cat docs/validation_recsys.md
+  echo
+  cat "$tmp/recsys_calibration.md"
+  echo
+  cat "$tmp/recsys.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

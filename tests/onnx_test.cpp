@@ -80,6 +80,8 @@ std::string error_of(const std::function<void()>& f) {
 TEST_F(OnnxTest, EveryZooModelRoundTripsParamsAndMacs) {
   for (const ZooModel& z : zoo()) {
     SCOPED_TRACE(z.id);
+    // Recommendation models have no ONNX form here (embedding bags): export says so (tests/recsys_test.cpp).
+    if (z.family == "recsys") continue;
     const Graph zoo_graph = z.build({1, 0});
     const std::string path = export_zoo(z.id);
     const ModelSource m = model_from_onnx(path, {});

@@ -12,6 +12,7 @@
 #include "runtime/runtime_profile.h"
 #include "schedule/collectives.h"
 #include "schedule/data_parallel.h"
+#include "schedule/embedding_placement.h"
 #include "schedule/input_pipeline.h"
 
 namespace perfcast {
@@ -112,11 +113,20 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
-  const MemoryOptions mem_opts = memory_options(r, optimizer);
+  MemoryOptions mem_opts = memory_options(r, optimizer);
 
   const AttentionPlan attention = attention_plan_for(r, runtime, device, training);
   const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime, attention); };
   if (plan.name == "int8" && !runtime.int8_convolution) check_int8_convolutions(build(1), runtime, device);
+  // Recommendation models: where the embedding tables live (schedule/embedding_placement.h) sets how much of them
+  // each GPU holds before the batch is sized, and adds its transfers to the step below.
+  std::optional<EmbeddingPlacement> placement;
+  if (const Graph probe = build(std::max<std::int64_t>(1, r.batch)); probe.table_params() > 0) {
+    const Fabric fabric = resolve_fabric(device, r.gpus, r.nodes, r.interconnect, r.network);
+    const bool fits = fabric.gpus() > 1 || estimate_memory(probe, plan, runtime, device, mem_opts).fits;
+    placement = place_embeddings(probe, device, fabric, training, plan.bytes.act, fits);
+    mem_opts.table_share = placement->share_per_gpu;
+  }
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
       return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;
@@ -132,16 +142,33 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   {
     const KernelCostModel kernels(device, arch);
     const CostContext ctx{kernels, runtime, plan, training};
-    step = schedule_step(graph, ctx,
+    // Sharded tables: each GPU serves every sample's lookups into its own tables (the same lookups per GPU as
+    // one GPU with all of them) but holds and updates 1/n of the rows.
+    Graph costed;
+    if (placement && placement->where == TablePlacement::kSharded) {
+      costed = graph;
+      for (auto& op : costed.ops)
+        if (op.kind == OpKind::kEmbeddingBag)
+          for (auto& rows : op.bag.rows) rows = std::max<std::int64_t>(1, rows / placement->gpus);
+    }
+    step = schedule_step(costed.ops.empty() ? graph : costed, ctx,
                          StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
                                      r.fused_optimizer.value_or(runtime.optimizer_fused), r.grad_accum,
                                      host_time_scale(r)});
     memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   }
+  if (placement) {
+    // The transfers scale with the batch: place again at the batch predicted (same decision, its sizes).
+    const Fabric fabric = resolve_fabric(device, r.gpus, r.nodes, r.interconnect, r.network);
+    placement = place_embeddings(graph, device, fabric, training, plan.bytes.act,
+                                 placement->where != TablePlacement::kHost);
+    add_placement_costs(step, *placement, runtime.gpu_gap_per_kernel_us, runtime.host_overhead_per_kernel_us);
+  }
 
   // The prediction takes the specs as used (moved: device and runtime are not read below).
   Prediction p = prediction_for(r, std::move(device), std::move(runtime), model);
   if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
+  if (placement && !placement->note.empty()) p.notes.push_back(placement->note);
   p.params = graph.params();
   p.precision_note = plan.note;
   p.precision_note_code = plan.note_code;

@@ -100,7 +100,11 @@ std::string fmt_pct(double x) { return std::to_string(static_cast<int>(std::lrou
 
 // The op classes of the cost model as `perfcast trace` groups them: the op kind's name, with layout copies counted
 // as elementwise traffic (data/trace_kernels.toml puts transpose kernels there).
+// Embedding-bag lookups share the trace's "embedding" class (FBGEMM kernels); the dot interaction is a batched
+// product, with the matmuls.
 std::string class_of_op_kind(OpKind k) {
+  if (k == OpKind::kEmbeddingBag) return "embedding";
+  if (k == OpKind::kInteraction) return "matmul";
   return k == OpKind::kDataMovement ? "elementwise" : std::string(op_kind_name(k));
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cost/attention_kernels.h"
+#include "cost/embedding_cost.h"
 #include "graph/op_arithmetic.h"
 
 namespace perfcast {
@@ -415,6 +416,14 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
       return out;
     case OpKind::kAttention:
       out.cost = attention_cost(op, phase, ctx);
+      return out;
+    case OpKind::kEmbeddingBag:
+      out.cost = embedding_bag_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, km);
+      return out;
+    case OpKind::kInteraction:
+      // Its Gram products run on the matmul pipe (tensor cores where the precision has them: NVIDIA's
+      // dot_based_interact kernels use WMMA, TorchRec's a batched GEMM).
+      out.cost = interaction_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, ctx.plan.matmul_pipe, km);
       return out;
     default:
       break;

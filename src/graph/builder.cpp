@@ -46,6 +46,25 @@ std::int64_t Graph::params() const {
   return p;
 }
 
+std::int64_t Graph::table_params() const {
+  std::int64_t p = 0;
+  for (const auto& op : ops)
+    if (op.kind == OpKind::kEmbeddingBag) p += op.params;
+  return p;
+}
+
+double EmbeddingBagGeometry::lookups() const {
+  double per_sample = 0;
+  for (double p : pooling) per_sample += p;
+  return per_sample * static_cast<double>(batch);
+}
+
+double EmbeddingBagGeometry::table_elems() const {
+  double rows_total = 0;
+  for (std::int64_t r : rows) rows_total += static_cast<double>(r);
+  return rows_total * static_cast<double>(dim);
+}
+
 GraphBuilder::GraphBuilder(std::string model_id, std::int64_t batch) {
   PERFCAST_ASSERT(batch > 0, "callers validate the batch before building");
   graph_.model_id = std::move(model_id);
@@ -406,6 +425,43 @@ Tensor GraphBuilder::embedding(const Tensor& ids, std::int64_t vocab, std::int64
   op.weight_elems = product(op.out_shape);  // rows actually gathered (ids x dim, overflow-checked)
   op.saves_input = true;
   return out_of(push(std::move(op), name, "embedding"));
+}
+
+Tensor GraphBuilder::embedding_bag(const Tensor& ids, std::vector<std::int64_t> rows, std::vector<double> pooling,
+                                   std::int64_t dim, EmbeddingOptimizer optimizer, const std::string& name,
+                                   std::int64_t bags_per_table) {
+  PERFCAST_ASSERT(!rows.empty() && rows.size() == pooling.size(), "an embedding bag needs rows and pooling per table");
+  Op op;
+  op.kind = OpKind::kEmbeddingBag;
+  op.inputs = {ids.id};
+  const auto tables = static_cast<std::int64_t>(rows.size());
+  const std::int64_t bags = bags_per_table > 0 ? bags_per_table : graph_.batch;
+  op.out_shape = {bags, tables, dim};
+  op.bag.batch = bags;
+  op.bag.dim = dim;
+  op.bag.optimizer = optimizer;
+  op.bag.rows = std::move(rows);
+  op.bag.pooling = std::move(pooling);
+  op.in_elems = static_cast<std::int64_t>(op.bag.lookups());  // the ids
+  op.params = static_cast<std::int64_t>(op.bag.table_elems());
+  op.weight_elems = static_cast<std::int64_t>(op.bag.lookups()) * dim;  // rows gathered per batch
+  op.saves_input = true;  // backward needs the ids (and their offsets)
+  return out_of(push(std::move(op), name, "embedding_bag"));
+}
+
+Tensor GraphBuilder::dot_interaction(const Tensor& bottom, const Tensor& embeddings, const std::string& name) {
+  PERFCAST_ASSERT(bottom.shape.size() == 2 && embeddings.shape.size() == 3 && bottom.shape[1] == embeddings.shape[2],
+                  "dot interaction takes [N,d] and [N,T,d]");
+  Op op;
+  op.kind = OpKind::kInteraction;
+  op.inputs = {bottom.id, embeddings.id};
+  op.interaction.batch = graph_.batch;
+  op.interaction.features = embeddings.shape[1] + 1;
+  op.interaction.dim = bottom.shape[1];
+  op.out_shape = {graph_.batch, bottom.shape[1] + op.interaction.pairs()};
+  op.in_elems = bottom.elems() + embeddings.elems();
+  op.saves_input = true;  // the gradient of a dot product needs the other vector
+  return out_of(push(std::move(op), name, "interaction"));
 }
 
 Tensor GraphBuilder::concat(const std::vector<Tensor>& xs, int axis, const std::string& name) {

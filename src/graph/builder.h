@@ -81,6 +81,15 @@ class GraphBuilder {
   Tensor softmax(const Tensor& x, const std::string& name = "");
   // ids [N,S] -> [N,S,dim]; table of vocab x dim parameters.
   Tensor embedding(const Tensor& ids, std::int64_t vocab, std::int64_t dim, const std::string& name = "");
+  // Table-batched embedding bag (recommendation models): ids holds every table's lookups of a sample; one pooled
+  // (summed) row per table and sample -> [N, tables, dim]. `rows` and `pooling` are per table.
+  // `bags_per_table` (0 = the batch) is the samples each table pools for: a table-wise sharded GPU serves the
+  // global batch (a profiler trace of one rank of a TorchRec job).
+  Tensor embedding_bag(const Tensor& ids, std::vector<std::int64_t> rows, std::vector<double> pooling, std::int64_t dim,
+                       EmbeddingOptimizer optimizer, const std::string& name = "", std::int64_t bags_per_table = 0);
+  // DLRM dot interaction of the bottom MLP's output [N,dim] with the pooled embeddings [N,tables,dim]:
+  // -> [N, dim + F(F-1)/2] with F = tables + 1 (the pairwise dot products after the bottom output).
+  Tensor dot_interaction(const Tensor& bottom, const Tensor& embeddings, const std::string& name = "");
   Tensor concat(const std::vector<Tensor>& xs, int axis = 1, const std::string& name = "");
   Tensor reshape(const Tensor& x, std::vector<std::int64_t> shape_without_batch, const std::string& name = "");
   Tensor flatten(const Tensor& x, const std::string& name = "");  // -> [N, prod(rest)]
@@ -93,6 +102,8 @@ class GraphBuilder {
   void set_sequence(std::int64_t seq);
 
   Graph finish();
+  // The graph being built, for importers that refine the op just added (a traced table's element size).
+  Graph& graph_for_update() { return graph_; }
 
  private:
   Op& push(Op op, const std::string& name, const char* default_stem);

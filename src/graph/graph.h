@@ -20,6 +20,10 @@ struct Graph {
 
   // Learned parameters (sum over ops; tied weights count once).
   std::int64_t params() const;
+  // Parameters held in embedding-bag tables (updated sparsely inside backward, placed and sharded on their own).
+  std::int64_t table_params() const;
+  // params() without the tables: what the dense optimizer, AMP casts and the gradient all-reduce touch.
+  std::int64_t dense_params() const { return params() - table_params(); }
 };
 
 }  // namespace perfcast

@@ -23,6 +23,8 @@ enum class OpKind : std::uint8_t {
   kDataMovement,  // concat, transpose, pad, upsample-by-copy; reshape/view moves nothing
   kLoss,          // cross-entropy, MSE, ...
   kOptimizer,     // weight update (added by the step scheduler, not by importers)
+  kEmbeddingBag,  // pooled lookups into embedding tables (FBGEMM table-batched): row gathers, sum pooling
+  kInteraction,   // DLRM dot interaction: pairwise dot products of the feature vectors of each sample
   kCount
 };
 
@@ -34,6 +36,10 @@ std::string_view op_kind_name(OpKind kind);
 enum class NormKind : std::uint8_t { kBatch, kLayer, kGroup, kRms };
 enum class PoolKind : std::uint8_t { kMax, kAvg };
 enum class OptimizerKind : std::uint8_t { kSgdMomentum, kAdam, kAdamW, kLamb };
+// How a training step updates embedding tables. The sparse kinds run inside the backward kernel on the rows the
+// batch touched (FBGEMM's fused backward-optimizer, HugeCTR); kAdamDense updates every row (Keras's Adam applies
+// its moment decay and update to the whole variable even for sparse gradients).
+enum class EmbeddingOptimizer : std::uint8_t { kSgd, kRowwiseAdagrad, kAdamDense };
 // Which elementwise op, where a runtime's fusion rules depend on it (TF fuses batch norm + add + ReLU).
 enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd };
 
@@ -78,6 +84,29 @@ struct AttentionGeometry {
   bool dropout = false;  // dropout on the probabilities in training (BERT/GPT-2 0.1; Llama-family 0: no kernel)
 };
 
+// Table-batched embedding-bag geometry: one lookup op over all tables of a model, as FBGEMM and HugeCTR run them.
+struct EmbeddingBagGeometry {
+  std::int64_t batch = 1;
+  std::int64_t dim = 1;                // row length (every table of one op shares it)
+  std::vector<std::int64_t> rows;      // rows per table
+  std::vector<double> pooling;         // lookups per sample per table (1: one-hot; > 1: multi-hot, summed)
+  double table_elem_bytes = 4;         // storage of a table element (FP32 in the DLRM references, also under AMP)
+  double zipf_alpha = 0;               // ids drawn by rank with P(r) ~ r^-alpha (0: uniform); sets the cache hit rate
+  EmbeddingOptimizer optimizer = EmbeddingOptimizer::kSgd;
+  double lookups() const;              // per batch, all tables
+  double table_elems() const;          // all tables
+};
+
+// Dot interaction geometry: `features` vectors of length `dim` per sample (the bottom MLP's output and one pooled
+// embedding per table); the output is the strictly lower triangle of their Gram matrix, concatenated after the
+// bottom MLP's output (DLRM, Naumov et al. 2019).
+struct InteractionGeometry {
+  std::int64_t batch = 1;
+  std::int64_t features = 1;
+  std::int64_t dim = 1;
+  std::int64_t pairs() const { return features * (features - 1) / 2; }
+};
+
 struct Op {
   std::string name;  // unique within a graph, e.g. "layer1.0.conv2"
   OpKind kind = OpKind::kElementwise;
@@ -88,6 +117,8 @@ struct Op {
   ConvGeometry conv;
   MatmulGeometry mm;
   AttentionGeometry attn;
+  EmbeddingBagGeometry bag;
+  InteractionGeometry interaction;
   NormKind norm = NormKind::kBatch;
   PoolKind pool = PoolKind::kMax;
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;

@@ -1,5 +1,6 @@
 #include "graph/op_arithmetic.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace perfcast {
@@ -26,10 +27,36 @@ double attention_score_elems(const AttentionGeometry& a) {
 
 }  // namespace
 
+double embedding_unique_rows(const EmbeddingBagGeometry& g) {
+  double rows = 0;
+  for (std::size_t t = 0; t < g.rows.size(); ++t)
+    rows += std::min(static_cast<double>(g.rows[t]), g.pooling[t] * static_cast<double>(g.batch));
+  return rows;
+}
+
+Work embedding_update_work(const EmbeddingBagGeometry& g) {
+  const double d = static_cast<double>(g.dim);
+  const double unique = embedding_unique_rows(g);
+  const double row_bytes = d * g.table_elem_bytes;
+  switch (g.optimizer) {
+    case EmbeddingOptimizer::kSgd:
+      return {2.0 * unique * d, 2.0 * unique * row_bytes};  // w -= lr * g: read and write each touched row
+    case EmbeddingOptimizer::kRowwiseAdagrad:
+      // One FP32 accumulator per row: s += mean(g^2); w -= lr * g / sqrt(s) (FBGEMM rowwise_adagrad).
+      return {4.0 * unique * d, 2.0 * unique * (row_bytes + 4.0)};
+    case EmbeddingOptimizer::kAdamDense:
+      // Every element of the tables: read w, m, v and write them back (Keras Adam's _resource_apply_sparse
+      // decays m and v and updates the whole variable).
+      return {12.0 * g.table_elems(), 6.0 * 4.0 * g.table_elems()};
+  }
+  return {};
+}
+
 std::string_view op_kind_name(OpKind kind) {
   static constexpr std::string_view kNames[] = {"conv",    "matmul",  "attention", "elementwise",
                                                 "norm",    "pool",    "softmax",   "embedding",
-                                                "data_movement", "loss", "optimizer"};
+                                                "data_movement", "loss", "optimizer", "embedding_bag",
+                                                "interaction"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == kOpKindCount, "every OpKind needs a name");
   return kNames[static_cast<int>(kind)];
 }
@@ -85,6 +112,21 @@ Work forward_work(const Op& op, ElemBytes eb, bool training) {
       break;
     case OpKind::kOptimizer:
       return optimizer_work(op.optimizer, static_cast<double>(op.params));
+    case OpKind::kEmbeddingBag: {
+      // Sum pooling: one add per gathered element; ids (int64) and gathered rows in, pooled rows out.
+      const double gathered = op.bag.lookups() * static_cast<double>(op.bag.dim);
+      w.flops = gathered;
+      w.bytes = static_cast<double>(op.in_elems) * 8.0 + gathered * op.bag.table_elem_bytes + out;
+      break;
+    }
+    case OpKind::kInteraction: {
+      // The whole F x F Gram matrix per sample (kernels compute the full tile and keep the lower triangle).
+      const auto& g = op.interaction;
+      w.flops = 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.features * g.features) *
+                static_cast<double>(g.dim);
+      w.bytes = in + out;
+      break;
+    }
     case OpKind::kElementwise:
     case OpKind::kPool:
     case OpKind::kSoftmax:
@@ -165,6 +207,23 @@ Work backward_work(const Op& op, ElemBytes eb) {
       w.flops = static_cast<double>(op.in_elems) * 2.0;
       w.bytes = 2.0 * in;
       break;
+    case OpKind::kEmbeddingBag: {
+      // Each lookup reads its bag's output gradient and adds it into its row; the optimizer runs in the same
+      // kernel on the rows touched (FBGEMM split_embedding_backward_codegen_*, HugeCTR), or over every row.
+      const double gathered = op.bag.lookups() * static_cast<double>(op.bag.dim);
+      w.flops = gathered;
+      w.bytes = static_cast<double>(op.in_elems) * 8.0 + gathered * eb.act;
+      w += embedding_update_work(op.bag);
+      break;
+    }
+    case OpKind::kInteraction: {
+      // dX = (dZ + dZ^T) X per sample: one batched product of the Gram matrix's size; X and dZ in, dX out.
+      const auto& g = op.interaction;
+      w.flops = 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.features * g.features) *
+                static_cast<double>(g.dim);
+      w.bytes = 2.0 * in + out;
+      break;
+    }
     case OpKind::kOptimizer:
     case OpKind::kCount:
       break;

@@ -29,6 +29,11 @@ Work forward_work(const Op& op, ElemBytes eb, bool training);
 // All backward kernels of one op (input gradient when needed, weight gradient when it has weights).
 Work backward_work(const Op& op, ElemBytes eb);
 
+// Rows of an embedding bag one batch touches (at most the table's rows, at most its lookups), all tables.
+double embedding_unique_rows(const EmbeddingBagGeometry& g);
+// The table update of one training step (in backward for the sparse optimizers, over every row for kAdamDense).
+Work embedding_update_work(const EmbeddingBagGeometry& g);
+
 // Optimizer update of `params` fp32 master weights.
 Work optimizer_work(OptimizerKind kind, double params);
 // The same update as an eager framework's optimizer runs it (torch.optim's for-loop and foreach implementations):

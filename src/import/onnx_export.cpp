@@ -414,6 +414,12 @@ void Writer::write_op(std::size_t i) {
     }
     case OpKind::kDataMovement: return data_movement(id, op);
     case OpKind::kLoss: return loss(id, op);
+    case OpKind::kEmbeddingBag:
+    case OpKind::kInteraction:
+      // Table-batched lookups and the dot interaction are framework ops (FBGEMM, custom kernels) with no plain
+      // ONNX form, and tables of billions of rows would not fit an ONNX file.
+      throw InputError("ONNX export does not cover recommendation models ('" + g_.model_id + "': op '" + op.name +
+                       "' is " + std::string(op_kind_name(op.kind)) + ")");
     case OpKind::kOptimizer:
     case OpKind::kCount:
       return;

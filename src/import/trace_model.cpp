@@ -60,6 +60,13 @@ const std::set<std::string_view>& skipped_ops() {
   return s;
 }
 
+// FBGEMM's table-batched embedding forward (TorchRec's sharded EmbeddingBagCollection):
+// fbgemm::split_embedding_codegen_lookup_<optimizer>_function. Its backward and the table update run in the
+// autograd span of the same function and are derived by the cost model.
+bool is_tbe_lookup(std::string_view name) {
+  return starts_with(name, "fbgemm::split_embedding_codegen_lookup_") && name.ends_with("_function");
+}
+
 // "[1, 2]" or "2" -> {1, 2} / {2}; empty when the text is not a list of integers (floats, names, overflow).
 Shape parse_int_list(const std::string& s) {
   Shape out;
@@ -171,7 +178,7 @@ ForwardOps select_forward_ops(const KinetoTrace& t) {
       if (excluded_span(s->name)) excluded = true;
       if (starts_with(s->name, "aten::")) inside_aten = true;
     }
-    if (!excluded && !inside_aten && starts_with(op->name, "aten::")) {
+    if (!excluded && !inside_aten && (starts_with(op->name, "aten::") || is_tbe_lookup(op->name))) {
       f.ops.push_back(*op);
       f.source.push_back(static_cast<std::size_t>(op - t.cpu_ops.data()));
       if (!op->input_dims.empty()) f.has_shapes = true;
@@ -196,7 +203,8 @@ class TraceGraphBuilder {
         if (skipped) ++*skipped;
         continue;
       }
-      bool ok = std::all_of(op.input_dims.begin(), op.input_dims.end(), plausible);
+      // A table-batched lookup's flattened tables exceed any one activation dimension: add_tbe checks its sizes.
+      bool ok = is_tbe_lookup(op.name) || std::all_of(op.input_dims.begin(), op.input_dims.end(), plausible);
       if (ok) {
         try {
           name_ = trace_op_name(op.name, i);
@@ -248,9 +256,44 @@ class TraceGraphBuilder {
     return Shape(d.begin() + 2, d.end());
   }
 
+  // FBGEMM lookup_*_function arguments (fbgemm_gpu codegen embedding_backward_split_host_template.cpp):
+  // 1 dev_weights, 2 uvm_weights (flattened tables on the device / in host memory), 6 D_offsets (tables + 1),
+  // 11 indices, 12 offsets (bags + 1, bags = tables x samples), 20 momentum1_dev (one FP32 per row for row-wise
+  // Adagrad). Row length = table elements / rows when the rows are known, else from the lookup volume.
+  bool add_tbe(const TraceCpuOp& op) {
+    if (op.input_dims.size() < 13) return false;
+    const auto elems_at = [&](std::size_t i) { return dims_at(op, i).size() == 1 ? dims_at(op, i)[0] : 0; };
+    const std::int64_t dev = elems_at(1), uvm = elems_at(2), d_offsets = elems_at(6);
+    const std::int64_t lookups = elems_at(11), offsets = elems_at(12);
+    const std::int64_t tables = d_offsets - 1;
+    const InputLimits& lim = input_limits();
+    for (std::int64_t v : {dev, uvm, lookups, offsets, d_offsets})
+      if (v < 0 || v > lim.max_elements) return false;
+    if (tables <= 0 || offsets <= 1 || lookups <= 0 || dev + uvm <= 0 || (offsets - 1) % tables != 0) return false;
+    const std::int64_t bags = (offsets - 1) / tables;  // samples each table pools for (the global batch when sharded)
+    const bool adagrad = op.name.find("rowwise_adagrad") != std::string::npos;
+    std::int64_t rows = adagrad ? elems_at(20) : 0;
+    if (rows <= 0) rows = std::max<std::int64_t>(1, lookups);  // rows not recorded: at least one per lookup
+    const std::int64_t dim = std::max<std::int64_t>(1, (dev + uvm) / rows);
+    const std::string type = op.input_types.size() > 1 ? op.input_types[uvm > dev ? 2 : 1] : "float";
+    std::vector<std::int64_t> table_rows(static_cast<std::size_t>(tables), std::max<std::int64_t>(1, rows / tables));
+    std::vector<double> pooling(static_cast<std::size_t>(tables),
+                                static_cast<double>(lookups) / static_cast<double>(offsets - 1));
+    const EmbeddingOptimizer opt = adagrad ? EmbeddingOptimizer::kRowwiseAdagrad : EmbeddingOptimizer::kSgd;
+    const Tensor ids{-1, {lookups}};
+    const std::int64_t scaled_bags = scaled({bags})[0];
+    Tensor out = b_.embedding_bag(ids, std::move(table_rows), std::move(pooling), dim, opt, name_, scaled_bags);
+    Graph& g = b_.graph_for_update();
+    Op& added = g.ops.back();
+    added.bag.table_elem_bytes = type == "c10::Half" || type == "c10::BFloat16" ? 2.0 : type == "unsigned char" ? 1.0 : 4.0;
+    produced(out);
+    return true;
+  }
+
   bool add(const TraceCpuOp& op, const TraceCpuOp* next) {
     const std::string& n = op.name;
     const Shape& d0 = dims_at(op, 0);
+    if (is_tbe_lookup(n)) return add_tbe(op);
     if (n == "aten::embedding") {
       const Shape& w = d0;
       const Shape& ids = dims_at(op, 1);

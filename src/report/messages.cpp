@@ -184,6 +184,7 @@ const std::map<std::string_view, Text>& table() {
        {"    weights {}, gradients {}, optimizer {}, activations {}, workspace {}, runtime {}{}\n",
         "    权重 {}，梯度 {}，优化器状态 {}，激活 {}，工作区 {}，运行时 {}{}\n"}},
       {"p.buckets", {", gradient buckets {}", "，梯度桶 {}"}},
+      {"p.tables", {", embedding tables {}", "，嵌入表 {}"}},
       {"p.serving",
        {"  serving         {:>12.1f} ms to first token, {:.2f} ms per output token, KV cache {}\n",
         "  推理服务        {:>12.1f} ms 首词元延迟，每个输出词元 {:.2f} ms，KV 缓存 {}\n"}},

@@ -157,7 +157,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["memory"] = {{"weights_bytes", m.weights},         {"gradients_bytes", m.gradients},
                  {"optimizer_state_bytes", m.optimizer_state}, {"activations_bytes", m.activations},
                  {"workspace_bytes", m.workspace},     {"runtime_bytes", m.runtime},
-                 {"comm_buffers_bytes", m.comm_buffers},
+                 {"comm_buffers_bytes", m.comm_buffers}, {"embedding_tables_bytes", m.embedding_tables},
                  {"total_bytes", m.total},             {"capacity_bytes", m.capacity},
                  {"fits", m.fits}};
   json shares = json::object();
@@ -295,7 +295,9 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   s += fmt::format(m("p.memory_parts"), format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
                    format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
                    format_bytes(p.memory.workspace), format_bytes(p.memory.runtime),
-                   p.memory.comm_buffers > 0 ? fmt::format(m("p.buckets"), format_bytes(p.memory.comm_buffers)) : "");
+                   (p.memory.comm_buffers > 0 ? fmt::format(m("p.buckets"), format_bytes(p.memory.comm_buffers)) : "") +
+                       (p.memory.embedding_tables > 0 ? fmt::format(m("p.tables"), format_bytes(p.memory.embedding_tables))
+                                                      : ""));
   if (!fits) {
     s += std::string(msg("p.no_fit_rest", lang)) + "\n";
     return s;

@@ -36,7 +36,8 @@ namespace {
 // Parameter tensors of one op: weights plus a separate bias (or the second of gamma/beta).
 void op_tensors(const Op& op, std::vector<double>& out) {
   const double params = static_cast<double>(op.params);
-  if (params <= 0) return;
+  // Embedding tables are sharded (model parallel) and updated in their backward kernels: no all-reduce.
+  if (params <= 0 || op.kind == OpKind::kEmbeddingBag) return;
   double second = 0;
   if (op.kind == OpKind::kConv && op.conv.bias) second = static_cast<double>(op.conv.c_out);
   else if (op.kind == OpKind::kMatmul && op.mm.bias) second = static_cast<double>(op.mm.n);

@@ -92,11 +92,27 @@ double checkpointed_activation_elems(const Graph& graph) {
 
 }  // namespace
 
+double embedding_table_bytes(const Graph& graph, bool training) {
+  double bytes = 0;
+  for (const auto& op : graph.ops) {
+    if (op.kind != OpKind::kEmbeddingBag) continue;
+    const auto& g = op.bag;
+    const double elems = g.table_elems();
+    bytes += elems * g.table_elem_bytes;
+    if (!training) continue;
+    if (g.optimizer == EmbeddingOptimizer::kRowwiseAdagrad) bytes += elems / static_cast<double>(g.dim) * 4.0;
+    if (g.optimizer == EmbeddingOptimizer::kAdamDense) bytes += 2.0 * elems * 4.0;
+  }
+  return bytes;
+}
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& o) {
   MemoryBreakdown m;
   const auto& ops = graph.ops;
-  const double params = static_cast<double>(graph.params());
+  // Tables are counted on their own (placement decides how much of them this GPU holds); the rest are dense.
+  const double params = static_cast<double>(graph.dense_params());
+  m.embedding_tables = embedding_table_bytes(graph, o.training) * o.table_share;
   m.weights = params * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
   if (o.training) {
     m.gradients = params * (plan.mixed ? plan.bytes.weight + 4.0 : plan.bytes.weight);
@@ -118,8 +134,9 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   }
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
-  if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, graph.params());
-  m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace + m.comm_buffers) *
+  if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, params);
+  m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace + m.comm_buffers +
+             m.embedding_tables) *
                 runtime.allocator_overhead +
             m.runtime;
   m.capacity = device.memory_bytes();

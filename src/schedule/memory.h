@@ -23,6 +23,7 @@ struct MemoryBreakdown {
   double workspace = 0;        // cuDNN/cuBLAS workspace
   double runtime = 0;          // CUDA context, library kernels
   double comm_buffers = 0;     // data parallel: gradient buckets (DDP) or the fusion buffer (Horovod)
+  double embedding_tables = 0; // embedding-bag tables held on this GPU, with their optimizer state
   double total = 0;            // sum, times the allocator overhead
   double capacity = 0;         // the GPU's memory
   bool fits = true;
@@ -40,7 +41,13 @@ struct MemoryOptions {
   // schedule/collectives.h), and the training precision; none on one GPU. Points into the strategy catalog.
   const StrategySpec* reduction = nullptr;
   std::string precision;
+  // Share of the embedding-bag tables this GPU holds: 1 in its memory, 1/n sharded over n GPUs, 0 in host memory.
+  double table_share = 1;
 };
+
+// Bytes of a graph's embedding-bag tables with their optimizer state in training (row-wise Adagrad: one FP32 per
+// row; dense Adam: two FP32 moments per element; SGD: none), all tables.
+double embedding_table_bytes(const Graph& graph, bool training);
 
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& options);

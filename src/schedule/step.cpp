@@ -9,7 +9,7 @@ namespace perfcast {
 double parameter_tensors(const Graph& graph) {
   double n = 0;
   for (const auto& op : graph.ops) {
-    if (op.params <= 0) continue;
+    if (op.params <= 0 || op.kind == OpKind::kEmbeddingBag) continue;  // tables update inside backward
     n += 1;
     if ((op.kind == OpKind::kConv && op.conv.bias) || (op.kind == OpKind::kMatmul && op.mm.bias) ||
         (op.kind == OpKind::kNorm && op.norm != NormKind::kRms))
@@ -61,7 +61,9 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
   StepCost s;
   const auto& ops = graph.ops;
-  const double params = static_cast<double>(graph.params());
+  // Embedding tables are updated by their own backward kernels (op_cost): the dense update, AMP casts and loss
+  // scaling cover the other parameters.
+  const double params = static_cast<double>(graph.dense_params());
   const double tensors = parameter_tensors(graph);
   const auto& km = ctx.kernels;
   const RuntimeProfile& rt = ctx.runtime;

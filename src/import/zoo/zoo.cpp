@@ -14,6 +14,7 @@ const std::vector<ZooModel>& zoo() {
     register_dense_prediction(m);
     register_sequence_models(m);
     register_llms(m);
+    register_recommendation(m);
     return m;
   }();
   return models;

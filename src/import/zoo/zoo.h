@@ -19,7 +19,7 @@ struct ModelOptions {
 
 struct ZooModel {
   std::string id;           // stable CLI id, e.g. "resnet50"
-  std::string family;       // "cnn", "cnn3d", "detection", "segmentation", "transformer", "vision_transformer", "rnn", "llm"
+  std::string family;       // "cnn", "cnn3d", "detection", "segmentation", "transformer", "vision_transformer", "rnn", "llm", "recsys"
   std::string description;  // one line: input size, variant
   std::string citation;     // paper or reference implementation the shapes follow
   bool sequence = false;    // takes --seq and reports tokens/s
@@ -41,5 +41,6 @@ void register_torchvision_more(std::vector<ZooModel>& out); // squeezenet, mobil
 void register_dense_prediction(std::vector<ZooModel>& out); // ssd300, unet2d, unet3d, nodule3d
 void register_sequence_models(std::vector<ZooModel>& out);  // bert, gpt2, transformer_base, gnmt
 void register_llms(std::vector<ZooModel>& out);             // llama-2/3, mistral, mixtral, qwen2 (data/models/hf)
+void register_recommendation(std::vector<ZooModel>& out);   // dlrm, dlrm_dcnv2, wide_deep (data/models/recsys)
 
 }  // namespace perfcast

@@ -1,0 +1,138 @@
+// Recommendation models: zoo shapes against their published figures, the embedding-bag and interaction
+// arithmetic, table placement (device, sharded, host), a TorchRec profiler trace's FBGEMM lookups, and the
+// published DLRM/DCNv2 throughputs (data/validation/recsys*.csv) within a stated band.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis/predict.h"
+#include "analysis/validate.h"
+#include "core/error.h"
+#include "cost/embedding_cost.h"
+#include "graph/op_arithmetic.h"
+#include "import/model_source.h"
+#include "import/onnx_export.h"
+#include "import/zoo/zoo.h"
+
+namespace perfcast {
+namespace {
+
+const Op& only_bag(const Graph& g) {
+  const auto it = std::find_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.kind == OpKind::kEmbeddingBag; });
+  EXPECT_NE(it, g.ops.end());
+  return *it;
+}
+
+TEST(RecsysZoo, TableSizesMatchThePublishedModelSizes) {
+  // NVIDIA DeepLearningExamples doc/DLRM.md: small (threshold 15) 4.2B parameters, 15.6 GiB of tables; large
+  // (threshold 3) 22.8B, 84.9 GiB. Criteo Kaggle (facebookresearch/dlrm): 33,762,577 rows of 16.
+  const Graph t15 = find_zoo_model("dlrm_t15").build({.batch = 1});
+  EXPECT_NEAR(static_cast<double>(t15.table_params()) / 1e9, 4.2, 0.05);
+  EXPECT_NEAR(static_cast<double>(t15.table_params()) * 4 / 1073741824.0, 15.6, 0.1);
+  const Graph t3 = find_zoo_model("dlrm_t3").build({.batch = 1});
+  EXPECT_NEAR(static_cast<double>(t3.table_params()) / 1e9, 22.8, 0.1);
+  const Graph kaggle = find_zoo_model("dlrm_small").build({.batch = 1});
+  EXPECT_EQ(kaggle.table_params(), 33762577LL * 16);
+}
+
+TEST(RecsysZoo, DlrmLayersHaveTheReferenceWidths) {
+  // facebookresearch/dlrm, max_ind_range 40M branch: ln_top = 479-1024-1024-512-256-1 (128 + 27*26/2 = 479).
+  const Graph g = find_zoo_model("dlrm").build({.batch = 8});
+  const auto inter = std::find_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.kind == OpKind::kInteraction; });
+  ASSERT_NE(inter, g.ops.end());
+  EXPECT_EQ(inter->out_shape, (std::vector<std::int64_t>{8, 479}));
+  EXPECT_EQ(inter->interaction.features, 27);
+  // Dense parameters: bottom 13-512-256-128 and top 479-1024-1024-512-256-1 with biases.
+  const std::int64_t bottom = 13 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128;
+  const std::int64_t top = 479 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 512 + 512 + 512 * 256 + 256 + 256 + 1;
+  EXPECT_EQ(g.dense_params(), bottom + top);
+  // MLPerf DCNv2: 214 lookups per sample over 26 tables; cross layers on 27 x 128 = 3456 features.
+  const Graph d = find_zoo_model("dlrm_dcnv2").build({.batch = 2});
+  EXPECT_DOUBLE_EQ(only_bag(d).bag.lookups(), 2.0 * 214);
+  const auto v0 = std::find_if(d.ops.begin(), d.ops.end(), [](const Op& op) { return op.name == "cross.0.v"; });
+  ASSERT_NE(v0, d.ops.end());
+  EXPECT_EQ(v0->mm.k, 3456);
+  EXPECT_EQ(v0->mm.n, 512);
+}
+
+TEST(RecsysArithmetic, LookupsReadRowsAndDenseAdamTouchesEveryRow) {
+  const Graph g = find_zoo_model("dlrm_t15").build({.batch = 1000});
+  const Op& bag = only_bag(g);
+  const Work f = forward_work(bag, ElemBytes{2, 2}, true);
+  // 26 one-hot lookups per sample of 128 FP32 elements; int64 ids; FP16 pooled output.
+  EXPECT_DOUBLE_EQ(f.bytes, 26000.0 * 8 + 26000.0 * 128 * 4 + 26000.0 * 128 * 2);
+  const Graph adam = find_zoo_model("dcnv2_t15").build({.batch = 1000});
+  const Work u = embedding_update_work(only_bag(adam).bag);
+  EXPECT_DOUBLE_EQ(u.bytes, 6.0 * 4.0 * static_cast<double>(adam.table_params()));
+  // A 16-element FP32 row (64 B) is two 32-byte sectors; a 2-element row still costs a whole sector.
+  EXPECT_DOUBLE_EQ(row_dram_bytes(16, 4, 32), 64);
+  EXPECT_DOUBLE_EQ(row_dram_bytes(2, 4, 32), 32);
+}
+
+TEST(RecsysArithmetic, PowerLawIdsHitTheCacheAndUniformIdsDoNot) {
+  // P(rank <= k) for ids with P(r) ~ r^-alpha: uniform is k / n; alpha 1.45 puts most lookups on few rows.
+  EXPECT_NEAR(zipf_top_share(1000, 1e6, 0), 1e-3, 1e-12);
+  EXPECT_GT(zipf_top_share(1000, 8e6, 1.45), 0.9);
+  EXPECT_DOUBLE_EQ(zipf_top_share(10, 4, 1.45), 1.0);
+}
+
+TEST(RecsysPlacement, TablesLargerThanTheGpuGoToHostOrAreSharded) {
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "dlrm";  // 89.5 GiB of FP32 tables
+  r.precision = "amp";
+  r.batch = 16384;
+  const Prediction one = predict(r);
+  EXPECT_TRUE(one.memory.fits);
+  EXPECT_DOUBLE_EQ(one.memory.embedding_tables, 0.0);
+  EXPECT_TRUE(std::any_of(one.notes.begin(), one.notes.end(),
+                          [](const std::string& n) { return n.find("host memory") != std::string::npos; }));
+  r.gpus = 8;
+  const Prediction eight = predict(r);
+  EXPECT_NEAR(eight.memory.embedding_tables, 89.53 * 1073741824.0 / 8, 0.05 * 1073741824.0);
+  EXPECT_TRUE(std::any_of(eight.step.entries.begin(), eight.step.entries.end(),
+                          [](const OpCost& e) { return e.name == "embedding.all_to_all.forward"; }));
+  // --batch max works: the small model's tables fit one card beside the largest batch.
+  r.gpus = 1;
+  r.model = "dlrm_t15";
+  r.batch = 0;
+  const Prediction max = predict(r);
+  EXPECT_GT(max.request.batch, 65536);
+  EXPECT_TRUE(max.memory.fits);
+  EXPECT_GT(max.memory.embedding_tables, 15.5 * 1073741824.0);
+}
+
+TEST(RecsysExport, OnnxExportSaysItDoesNotCoverEmbeddingBags) {
+  const Graph g = find_zoo_model("dlrm_small").build({.batch = 2});
+  if (!onnx_supported()) GTEST_SKIP() << "built without ONNX";
+  EXPECT_THROW(graph_to_onnx(g), InputError);
+}
+
+TEST(RecsysTrace, FbgemmLookupsOfATorchRecTraceAreCosted) {
+  const std::string trace = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/kineto/sampled_rank-1.json.gz";
+  const ModelSource m = resolve_model(trace, ImportOptions{});
+  for (const auto& u : m.uncosted) EXPECT_EQ(u.find("split_embedding_codegen_lookup"), std::string::npos) << u;
+  const Graph g = m.build({.batch = m.natural_batch});
+  const Op& bag = only_bag(g);
+  // The recorded call: 74,465,606 ids over 10 tables of 262,144 bags each (2048 samples x 128 ranks), FP16 rows.
+  EXPECT_DOUBLE_EQ(bag.bag.lookups(), 74465606.0);
+  EXPECT_EQ(bag.bag.rows.size(), 10u);
+  EXPECT_EQ(bag.bag.batch, 262144);
+  EXPECT_DOUBLE_EQ(bag.bag.table_elem_bytes, 2.0);
+  EXPECT_EQ(bag.bag.optimizer, EmbeddingOptimizer::kRowwiseAdagrad);
+}
+
+// Published throughputs (NVIDIA DeepLearningExamples DLRM/DCNv2 READMEs). recsys_calibration.csv set the two
+// gather constants of data/recsys.toml; eval_recsys.csv is the evaluation file, frozen before they were chosen.
+TEST(RecsysValidation, PublishedThroughputsWithinTheStatedBand) {
+  const ValidationReport cal = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/recsys_calibration.csv");
+  EXPECT_EQ(cal.rows.size(), 4u);
+  EXPECT_LE(cal.overall.median_ape, 6.0);  // 4.3%: these rows set the constants
+  const ValidationReport ev = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/eval_recsys.csv");
+  EXPECT_EQ(ev.rows.size(), 20u);
+  EXPECT_LE(ev.overall.median_ape, 65.0);  // 62.5% (frozen run 59.4%): misses the 15% target, docs/validation.md
+}
+
+}  // namespace
+}  // namespace perfcast
