@@ -18,7 +18,7 @@ const std::vector<std::string>& config_columns() {
       "gpu",          "model",    "runtime",         "mode",       "precision",      "batch",
       "seq",          "n_gpus",   "interconnect",    "data",       "optimizer_step", "runtime_version",
       "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
-      "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention"};
+      "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel"};
   return cols;
 }
 
@@ -26,11 +26,11 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                          const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   try {
-    io::CSVReader<27, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
+    io::CSVReader<28, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
                    "batch", "seq", "n_gpus", "interconnect", "data", "optimizer_step", "metric", "value",
                    "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context",
-                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "notes", "source");
+                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes", "source");
     for (const char* required : {"gpu", "model"})
       if (!in.has_column(required))
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
@@ -46,7 +46,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
           return in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect,
                              r.data, r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host,
                              r.host_cores, r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy,
-                             r.fused_optimizer, r.grad_accum, r.attention, r.notes, r.source);
+                             r.fused_optimizer, r.grad_accum, r.attention, r.parallel, r.notes, r.source);
         } catch (const io::error::too_many_columns&) {
           r = ConfigRow{};
           r.error = "the row has more columns than the header";
