@@ -17,7 +17,6 @@ namespace {
 // Ratchets on the median error (%) of tokens/s per GPU; set from the measured error with a small margin (see
 // docs/validation.md), lower them as the model improves.
 constexpr double kLlmParallelCalibrationMedian = 100;
-constexpr double kLlmParallelEvaluationMedian = 100;
 
 // GPT-3 175B as Korthikanti et al. 2022 Table 2 gives it.
 TransformerDims gpt3_175b() {
@@ -149,7 +148,7 @@ TEST(LlmParallel, BadLayoutsAreOneLineInputErrors) {
   EXPECT_NE(error_of(r).find("mixture-of-experts"), std::string::npos) << error_of(r);
   r = llama70b_on(8, 4);
   r.recompute = "partial";
-  EXPECT_NE(error_of(r).find("selective"), std::string::npos) << error_of(r);
+  EXPECT_NE(error_of(r).find("unknown --recompute mode 'partial'"), std::string::npos) << error_of(r);
   for (const auto& message : {error_of(llama70b_on(8, 3)), error_of(r)}) EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
@@ -190,26 +189,29 @@ TEST(LlmParallel, PlanSearchFindsLayoutsThatFitFastestFirst) {
 
 // Published runs: calibration (llm_parallel.csv, read while the model was built) and evaluation
 // (llm_parallel_eval.csv, frozen at the commit that added it, before any prediction was run).
-ErrorStats stats_of(const std::string& file) {
+ValidationReport report_of(const std::string& file) {
   const auto here = std::filesystem::current_path();
   std::filesystem::current_path(PERFCAST_SOURCE_DIR);  // the rows name model configs by repository path
-  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
+  ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
   std::filesystem::current_path(here);
-  std::vector<const ValidationRow*> all;
-  for (const auto& r : rep.rows) all.push_back(&r);
-  return error_stats(all);
+  return rep;
 }
 
 TEST(LlmParallel, CalibrationRunsStayWithinTheirRatchet) {
-  const ErrorStats s = stats_of("llm_parallel.csv");
+  const ValidationReport rep = report_of("llm_parallel.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
   EXPECT_EQ(s.rows, 15);
   EXPECT_LE(s.median_ape, kLlmParallelCalibrationMedian);
 }
 
-TEST(LlmParallel, EvaluationRunsStayWithinTheirRatchet) {
-  const ErrorStats s = stats_of("llm_parallel_eval.csv");
-  EXPECT_EQ(s.rows, 16);
-  EXPECT_LE(s.median_ape, kLlmParallelEvaluationMedian);
+TEST(LlmParallel, EvaluationRunsAreAllPredicted) {
+  // eval_*.csv files carry no threshold (a ratchet would invite tuning against them; data/validation/README.md):
+  // every row must be predicted, the figures are reported in docs/validation.md.
+  const ValidationReport rep = report_of("eval_llm_parallel.csv");
+  EXPECT_EQ(rep.rows.size(), 16u);
+  for (const auto& r : rep.unpredicted) ADD_FAILURE() << r.status;
 }
 
 }  // namespace

@@ -207,7 +207,22 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
                      "models; '" + r.model + "' (" + s.model.family + ") is not one (see perfcast models, family llm)");
   if (r.lora_rank > 0) throw InputError("--lora-rank fine-tunes on one GPU; the training-layout flags apply to full training");
   if (r.seq == 0) r.seq = s.model.default_seq;
-  s.plan = resolve_precision(r.precision, s.device, s.arch, s.runtime, true);
+  if (r.precision == "fp8") {
+    // Transformer Engine FP8 training: the GEMMs run on the FP8 tensor pipe, everything else (and the master
+    // weights, gradients and optimizer) as bf16 mixed precision.
+    const auto fp8 = s.arch.math_pipe("fp8");
+    if (!fp8 || s.device.peak(*fp8) <= 0)
+      throw UnsupportedError("fp8 training needs FP8 tensor cores (sm_89 or newer); " + s.device.id + " is sm_" +
+                                 std::to_string(s.device.sm_version),
+                             {"precision.fp8_training", {{"gpu", s.device.id}}});
+    s.plan = resolve_precision("amp-bf16", s.device, s.arch, s.runtime, true);
+    s.plan.name = "fp8";
+    s.plan.matmul_pipe = *fp8;
+    s.plan.note = "FP8 GEMMs (Transformer Engine), bf16 mixed precision elsewhere";
+    s.plan.note_code = ReasonCode{};
+  } else {
+    s.plan = resolve_precision(r.precision, s.device, s.arch, s.runtime, true);
+  }
   s.attention = attention_plan_for(r, s.runtime, s.device, true);
   const auto& c = llm_training_constants();
   std::string network = r.network;
@@ -306,9 +321,13 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   return t;
 }
 
-ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, const ParallelLayout& l,
+ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, const ParallelLayout& layout,
                               std::map<std::tuple<std::int64_t, int, int, int, bool>, LayerTimes>* cache) {
   ParallelTrainingCost c;
+  ParallelLayout l = layout;
+  // Megatron forces fp32 gradient accumulation and reduction with bf16 and leaves it off with fp16
+  // (megatron/training/arguments.py: accumulate_allreduce_grads_in_fp32).
+  l.fp32_grad_reduce = s.plan.name != "amp" && s.plan.name != "fp16";
   c.layout = l;
   c.layout_text = join_layout(l);
   c.gpus = l.gpus();
@@ -404,7 +423,7 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
   const Graph probe = graph_as_run(s.model, ModelOptions{1, s.r.seq}, s.runtime, s.attention);
   const TransformerDims d = dims_of(probe, s.r.seq);
   const int gpus = s.r.gpus * s.r.nodes;
-  check_layout(d, ParallelLayout{.dp = gpus, .global_batch = std::max<std::int64_t>(gpus, request.global_batch)}, gpus,
+  check_layout(d, ParallelLayout{.dp = gpus, .global_batch = gpus}, gpus,
                s.model.max_positions);
   std::map<std::tuple<std::int64_t, int, int, int, bool>, LayerTimes> cache;
   std::vector<ParallelTrainingCost> out;

@@ -134,7 +134,7 @@ ParallelMemory parallel_memory(const TransformerDims& d, const ParallelLayout& l
   ParallelMemory m;
   const double p = params_per_gpu(d, l);
   const double dp = l.dp;
-  const double grad_bytes = l.fsdp ? c.grad_bytes : c.megatron_grad_reduce_bytes;
+  const double grad_bytes = l.fsdp || !l.fp32_grad_reduce ? c.grad_bytes : c.megatron_grad_reduce_bytes;
   m.weights = p * c.weight_bytes / (l.zero >= 3 ? dp : 1.0);
   if (l.zero >= 3)  // the layer being gathered (and the next, prefetched) in full
     m.weights += 2.0 * (d.params_layer_dense + d.params_layer_experts / l.ep) / l.tp * c.weight_bytes;
@@ -297,7 +297,9 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
 
   // Data parallelism over the replicas (expert parameters over the replicas that share an expert).
   const double overlap = l.overlap_grad_reduce ? c.fsdp_dp_overlap : c.megatron_dp_overlap;
-  const double grad_bytes = l.fsdp ? c.fsdp_grad_reduce_bytes : c.megatron_grad_reduce_bytes;
+  const double grad_bytes = l.fsdp ? c.fsdp_grad_reduce_bytes
+                            : l.fp32_grad_reduce ? c.megatron_grad_reduce_bytes
+                                                 : c.grad_bytes;
   const double p = params_per_gpu(d, l);
   const double p_experts = layers * d.params_layer_experts / (l.tp * l.ep);
   const double p_dense = p - p_experts;

@@ -49,6 +49,7 @@ struct ParallelLayout {
   Recompute recompute = Recompute::kNone;
   bool offload_optimizer = false;   // optimizer states and update on the host CPU
   bool overlap_grad_reduce = false; // data-parallel collectives overlap the backward pass (FSDP, Megatron-Core)
+  bool fp32_grad_reduce = true;     // Megatron keeps and reduces fp32 main grads (forced with bf16, off with fp16)
   std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp * cp; }
   // Micro-batches each pipeline runs per step.
   std::int64_t microbatches() const { return global_batch / (micro_batch * dp); }
