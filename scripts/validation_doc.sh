@@ -14,6 +14,8 @@ $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
+$bin validate data/validation/llm_parallel.csv --markdown "$tmp/llm_parallel.md" >/dev/null
+$bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_parallel.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -140,5 +142,13 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
   echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
+  echo
+  cat docs/validation_llm_parallel_intro.md
+  echo
+  cat "$tmp/llm_parallel.md"
+  echo
+  echo "# Parallel LLM training, evaluation: eval_llm_parallel.csv (frozen)"
+  echo
+  cat "$tmp/eval_llm_parallel.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

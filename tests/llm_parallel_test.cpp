@@ -4,7 +4,6 @@
 // (data/validation/llm_parallel*.csv) under ratchets that only go down.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 
 #include "analysis/llm_parallel.h"
@@ -16,7 +15,7 @@ namespace {
 
 // Ratchets on the median error (%) of tokens/s per GPU; set from the measured error with a small margin (see
 // docs/validation.md), lower them as the model improves.
-constexpr double kLlmParallelCalibrationMedian = 100;
+constexpr double kLlmParallelCalibrationMedian = 22.0;  // 21.2% when written
 
 // GPT-3 175B as Korthikanti et al. 2022 Table 2 gives it.
 TransformerDims gpt3_175b() {
@@ -189,12 +188,9 @@ TEST(LlmParallel, PlanSearchFindsLayoutsThatFitFastestFirst) {
 
 // Published runs: calibration (llm_parallel.csv, read while the model was built) and evaluation
 // (llm_parallel_eval.csv, frozen at the commit that added it, before any prediction was run).
+// The rows name model configs by repository path; the reader finds them from the file's folder's parents.
 ValidationReport report_of(const std::string& file) {
-  const auto here = std::filesystem::current_path();
-  std::filesystem::current_path(PERFCAST_SOURCE_DIR);  // the rows name model configs by repository path
-  ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
-  std::filesystem::current_path(here);
-  return rep;
+  return validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
 }
 
 TEST(LlmParallel, CalibrationRunsStayWithinTheirRatchet) {

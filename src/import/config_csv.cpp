@@ -22,6 +22,26 @@ const std::vector<std::string>& config_columns() {
   return cols;
 }
 
+namespace {
+
+// A model file named by a relative path that does not exist from the working folder is looked up from the
+// configurations file's folder and its parents, so that a file can name configs by repository path
+// (data/validation/models/x.json) and be read from anywhere.
+std::string model_path_near(const std::filesystem::path& csv, const std::string& model) {
+  namespace fs = std::filesystem;
+  const bool file = model.ends_with(".json") || model.ends_with(".json.gz") || model.ends_with(".onnx");
+  if (!file || model.empty() || fs::path(model).is_absolute()) return model;
+  std::error_code ec;
+  if (fs::exists(model, ec)) return model;
+  for (fs::path dir = fs::absolute(csv, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / model, ec)) return (dir / model).string();
+    if (dir == dir.root_path()) break;
+  }
+  return model;
+}
+
+}  // namespace
+
 void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
                          const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
@@ -77,6 +97,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                            value.substr(0, 40) + "' is not a positive number");
       }
       if (!with_measurements) r.metric.clear();
+      r.model = model_path_near(path, r.model);
       if (++count > input_limits().max_config_rows)
         throw InputError("configurations file '" + path.string() + "' has more than " +
                          std::to_string(input_limits().max_config_rows) + " rows (data/limits.toml max_config_rows)");
