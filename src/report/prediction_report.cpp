@@ -341,7 +341,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   if (fits)
     s += fmt::format(m("p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
                      static_cast<long long>(std::llround(p.step.launches)));
-  if (r.mode == "train" && r.optimizer_step) {
+  if (r.mode == "train" && r.optimizer_step && !p.parallel) {  // parallel training: one fused Adam, in its lines
     const bool fused = r.fused_optimizer.value_or(p.runtime.optimizer_fused);
     s += fmt::format(m("p.update"), msg(fused ? "p.fused" : "p.unfused", lang),
                      std::string(msg(fused ? "p.fused_how" : "p.unfused_how", lang)) +
@@ -395,6 +395,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
                        100.0 * p.bound_us[i] / p.step_us);
 
   auto rows = merge_ops(p);
+  // Parallel training reports its step by part (above), not per op.
+  if (rows.empty()) return s;
   std::stable_sort(rows.begin(), rows.end(), [](const OpRow& a, const OpRow& b) { return a.time_us > b.time_us; });
   s += "\n  " + std::string(msg("p.top_ops", lang)) + "\n";
   s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", msg("p.col.op", lang),
