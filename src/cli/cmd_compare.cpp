@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/llm_parallel.h"
 #include "analysis/plan.h"
 #include "cli/command.h"
 #include "core/output_file.h"
@@ -141,6 +142,8 @@ Command compare_command() {
               if (!s->report.html.empty()) check_output_path(s->report.html);
               const auto entries = parse_gpu_counts(s->gpus);
               const PredictRequest base = s->flags.to_request();
+              if (wants_parallel_training(base))
+                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not compare");
               RunSize size;
               if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
               size.epochs = positive_number(s->epochs, "--epochs");

@@ -170,6 +170,8 @@ Command plan_command() {
               if (!s->report.html.empty()) check_output_path(s->report.html);
               PlanRequest req;
               req.base = s->flags.to_request();
+              if (wants_parallel_training(req.base))
+                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to plan --layouts");
               // Without --precision, each GPU type runs the fastest precision it supports (plan searches them).
               if (s->flags.precision.empty()) req.base.precision = "best";
               req.deadline_hours = parse_duration_hours(s->deadline);
