@@ -17,6 +17,9 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
 $bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
+  echo
+$bin validate data/validation/llm_parallel.csv --markdown "$tmp/llm_parallel.md" >/dev/null
+$bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_parallel.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -159,5 +162,13 @@ $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/
   cat "$tmp/recsys_calibration.md"
   echo
   cat "$tmp/recsys.md"
+  echo
+  cat docs/validation_llm_parallel_intro.md
+  echo
+  cat "$tmp/llm_parallel.md"
+  echo
+  echo "# Parallel LLM training, evaluation: eval_llm_parallel.csv (frozen)"
+  echo
+  cat "$tmp/eval_llm_parallel.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

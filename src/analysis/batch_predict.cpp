@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -19,6 +20,59 @@ std::int64_t parse_count(const std::string& text, const char* what, std::int64_t
   if (ec != std::errc() || ptr != text.data() + text.size())
     throw InputError(std::string(what) + " '" + text + "' is not an integer");
   return v;
+}
+
+bool yes_no(const std::string& key, const std::string& v) {
+  if (v == "yes") return true;
+  if (v == "no") return false;
+  throw InputError("parallel: " + key + " takes yes or no, got '" + v + "'");
+}
+
+// The `parallel` column: space- or ';'-separated key=value pairs of the LLM training layout. The `batch` column is
+// the micro-batch unless mb= says otherwise; n_gpus is GPUs per node.
+void apply_parallel_column(const std::string& text, PredictRequest& r) {
+  static const std::vector<std::string> keys{"tp", "pp", "dp", "cp", "ep", "vpp", "zero", "fsdp", "mb", "gb",
+                                             "recompute", "sp", "offload", "overlap", "nodes", "train_tokens"};
+  r.micro_batch = r.batch;
+  std::string token;
+  auto apply = [&](const std::string& kv) {
+    if (kv.empty()) return;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw InputError("parallel: '" + kv + "' is not key=value");
+    const std::string key = kv.substr(0, eq), v = kv.substr(eq + 1);
+    auto count = [&](std::int64_t lo, std::int64_t hi) {
+      const std::int64_t n = parse_count(v, ("parallel " + key).c_str(), -1);
+      if (n < lo || n > hi) throw InputError("parallel: " + key + " must be " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v);
+      return n;
+    };
+    constexpr std::int64_t kInt = std::numeric_limits<int>::max();
+    if (key == "tp") r.tensor_parallel = static_cast<int>(count(1, kInt));
+    else if (key == "pp") r.pipeline_parallel = static_cast<int>(count(1, kInt));
+    else if (key == "dp") r.data_parallel = static_cast<int>(count(1, kInt));
+    else if (key == "cp") r.context_parallel = static_cast<int>(count(1, kInt));
+    else if (key == "ep") r.expert_parallel = static_cast<int>(count(1, kInt));
+    else if (key == "vpp") r.virtual_pipeline = static_cast<int>(count(1, kInt));
+    else if (key == "zero") r.zero_stage = static_cast<int>(count(0, 3));
+    else if (key == "fsdp") r.fsdp = yes_no(key, v);
+    else if (key == "mb") r.micro_batch = count(1, std::numeric_limits<std::int64_t>::max());
+    else if (key == "gb") r.global_batch = count(1, std::numeric_limits<std::int64_t>::max());
+    else if (key == "recompute") r.recompute = v;
+    else if (key == "sp") r.sequence_parallel = yes_no(key, v);
+    else if (key == "offload") r.offload_optimizer = yes_no(key, v);
+    else if (key == "overlap") r.overlap_grad_reduce = yes_no(key, v);
+    else if (key == "nodes") r.nodes = static_cast<int>(count(1, kInt));
+    else if (key == "train_tokens") r.train_tokens = static_cast<double>(count(1, std::numeric_limits<std::int64_t>::max()));
+    else throw_unknown("parallel key", key, keys);
+  };
+  for (char ch : text) {
+    if (ch == ' ' || ch == ';') {
+      apply(token);
+      token.clear();
+    } else {
+      token += ch;
+    }
+  }
+  apply(token);
 }
 
 }  // namespace
@@ -79,6 +133,7 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (row.prefetch == "yes") r.prefetch = true;
   else if (!row.prefetch.empty() && row.prefetch != "no")
     throw InputError("prefetch must be yes or no, got '" + row.prefetch + "'");
+  if (!row.parallel.empty()) apply_parallel_column(row.parallel, r);
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

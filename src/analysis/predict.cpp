@@ -1,5 +1,7 @@
 #include "analysis/predict.h"
 
+#include "analysis/llm_parallel.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -197,6 +199,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
 Prediction predict(const PredictRequest& request) {
   check_request(request);
   if (is_cpu_device(request.gpu)) return predict_cpu(request);
+  if (wants_parallel_training(request)) return predict_llm_training(request);
   if (routed_to_llm(request)) return predict_llm(request);
   return predict_fixed(request, data_parallel_options(request), nullptr);
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 namespace perfcast {
 
 struct ModelSource;
+struct ParallelTrainingCost;  // schedule/llm_parallel.h
 
 // Most micro-batches per weight update a request may accumulate.
 inline constexpr int kMaxGradAccum = 1000000;
@@ -71,6 +73,23 @@ struct PredictRequest {
   bool fp16_gradients = false;      // compress gradients to fp16 before reducing them
   bool hierarchical = false;        // force the hierarchical all-reduce across nodes
   double power_limit_w = 0;         // 0 = the board's TDP
+
+  // Parallel training of decoder language models (analysis/llm_parallel.h; any of these routes train there).
+  int tensor_parallel = 1;          // --tp
+  int pipeline_parallel = 1;        // --pp
+  int data_parallel = 0;            // --dp; 0 = the GPUs left by tp x pp x cp
+  int expert_parallel = 1;          // --ep
+  int context_parallel = 1;         // --cp
+  int virtual_pipeline = 1;         // --vpp: model chunks per stage (interleaved 1F1B)
+  int zero_stage = 0;               // --zero 0-3
+  bool fsdp = false;                // --fsdp (ZeRO-3 as PyTorch FSDP runs it)
+  std::optional<bool> sequence_parallel;  // default: on with tp > 1
+  std::int64_t micro_batch = 0;     // --micro-batch; 0 = 1
+  std::int64_t global_batch = 0;    // --global-batch; 0 = micro-batch x dp x (4 x pp micro-batches, or --grad-accum)
+  std::string recompute;            // --recompute none | selective | full ("" = none, full with --checkpointing)
+  bool offload_optimizer = false;   // --offload-optimizer
+  std::optional<bool> overlap_grad_reduce;  // --overlap-grad-reduce; default: FSDP overlaps, Megatron/ZeRO 0-2 not
+  double train_tokens = 0;          // --train-tokens: report time and cost to train this many
 };
 
 // Board power and energy.
@@ -118,6 +137,9 @@ struct Prediction {
   std::optional<PowerCost> power;
   std::optional<LlmCost> llm;
   std::optional<Anchor> anchor;    // the user's own measurement of this configuration (--measured), if given
+  // Parallel LLM training (schedule/llm_parallel.h): layout, MFU, tokens/s per GPU; shared so that this header
+  // does not pull in the layout model.
+  std::shared_ptr<const ParallelTrainingCost> parallel;
 };
 
 // Throws InputError for bad ids and values, UnsupportedError for valid requests this GPU cannot run.

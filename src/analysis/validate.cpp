@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/intervals.h"
+#include "schedule/llm_parallel.h"
 
 namespace perfcast {
 
@@ -120,6 +121,8 @@ ValidationReport validate_file(const std::string& path) {
     ValidationRow v;
     const auto& p = *res.prediction;
     v.predicted = res.row.metric == "tokens_per_s" && p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
+    if (res.row.metric == "tokens_per_s_per_gpu" && p.parallel) v.predicted = p.parallel->tokens_per_s_per_gpu;
+    if (res.row.metric == "mfu" && p.parallel) v.predicted = p.parallel->mfu;
     v.ratio = v.predicted / *res.row.measured;
     v.ape = std::fabs(v.ratio - 1.0) * 100.0;
     if (const auto iv = prediction_interval(p))

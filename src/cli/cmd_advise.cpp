@@ -5,6 +5,7 @@
 
 #include "analysis/advisor.h"
 #include "analysis/anchor.h"
+#include "analysis/llm_parallel.h"
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "report/advice_html.h"
@@ -28,7 +29,10 @@ Command advise_command() {
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->report.html.empty()) check_output_path(s->report.html);
-              Advice a = advise(s->flags.to_request());
+              const PredictRequest request = s->flags.to_request();
+              if (wants_parallel_training(request))
+                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not advise");
+              Advice a = advise(request);
               a.baseline.anchor = make_anchor(a.baseline, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : advice_html(a, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);

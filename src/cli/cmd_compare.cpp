@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/llm_parallel.h"
 #include "analysis/plan.h"
 #include "cli/command.h"
 #include "core/output_file.h"
@@ -159,6 +160,8 @@ Command compare_command() {
                   if (is_cpu_device(e.gpu))
                     throw InputError("'" + e.gpu + "' is a CPU (perfcast cpus): compare CPUs with --device");
               const PredictRequest base = s->flags.to_request();
+              if (wants_parallel_training(base))
+                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not compare");
               RunSize size;
               if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
               size.epochs = positive_number(s->epochs, "--epochs");

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/llm_parallel.h"
 #include "analysis/plan.h"
 #include "cli/command.h"
 #include "core/output_file.h"
@@ -46,6 +47,77 @@ nlohmann::json option_json(const PlanOption& o) {
           {"within_budget", o.within_budget}, {"cheapest", o.cheapest}};
 }
 
+nlohmann::json layout_json(const ParallelTrainingCost& c) {
+  const auto& l = c.layout;
+  return {{"layout", c.layout_text},
+          {"gpus", c.gpus},
+          {"tp", l.tp},
+          {"pp", l.pp},
+          {"dp", l.dp},
+          {"zero", l.zero},
+          {"micro_batch", l.micro_batch},
+          {"global_batch", l.global_batch},
+          {"recompute", recompute_name(l.recompute)},
+          {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
+          {"mfu", c.mfu},
+          {"step_ms", c.step.step_us / 1e3},
+          {"memory_per_gpu_bytes", c.memory.total()},
+          {"train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr)},
+          {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)}};
+}
+
+std::string layout_row(const ParallelTrainingCost& c) {
+  return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>12}\n", c.layout_text, c.gpus,
+                     c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total() / 1e9,
+                     c.train_tokens > 0 ? format_hours(c.train_hours) : "-",
+                     c.train_usd > 0 ? money(c.train_usd) : "-");
+}
+
+// `plan --layouts`: training layouts of a decoder language model for a GPU count, and with --deadline the
+// smallest count that meets it.
+int plan_layouts_command(const PredictRequest& base, const std::string& deadline, int max_gpus, std::size_t top,
+                         bool json) {
+  const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
+  const LayoutPlan plan = plan_layouts(base, hours, max_gpus);
+  if (json) {
+    nlohmann::json j;
+    j["model"] = base.model;
+    j["gpu"] = base.gpu;
+    j["gpus"] = base.gpus * base.nodes;
+    j["train_tokens"] = base.train_tokens > 0 ? nlohmann::json(base.train_tokens) : nlohmann::json(nullptr);
+    j["layouts"] = nlohmann::json::array();
+    for (const auto& c : plan.layouts) j["layouts"].push_back(layout_json(c));
+    j["by_count"] = nlohmann::json::array();
+    for (const auto& c : plan.by_count) j["by_count"].push_back(layout_json(c));
+    j["meeting"] = plan.meeting ? layout_json(*plan.meeting) : nlohmann::json(nullptr);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
+                              base.model, base.gpus * base.nodes, base.gpu, base.gpus, base.nodes, base.precision,
+                              base.seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
+  const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "layout", "GPUs",
+                                         "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "cost");
+  const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "", "", "", "%", "ms",
+                                        "GB", "", "USD");
+  if (plan.layouts.empty()) o += "  no layout fits in memory at this GPU count\n";
+  else {
+    o += fmt::format("{} layouts fit in memory; fastest first:\n", plan.layouts.size()) + header + units;
+    for (std::size_t i = 0; i < plan.layouts.size() && (top == 0 || i < top); ++i) o += layout_row(plan.layouts[i]);
+  }
+  if (hours > 0) {
+    o += fmt::format("\nFastest layout per node count (deadline {}):\n", format_hours(hours)) + header + units;
+    for (const auto& c : plan.by_count) o += layout_row(c);
+    o += plan.meeting ? "meets the deadline with the fewest GPU-hours:\n" + layout_row(*plan.meeting)
+                      : fmt::format("no count up to {} GPUs meets the deadline\n", max_gpus);
+  }
+  o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
+       "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
+       "in data/cloud/prices.toml\n";
+  std::cout << o;
+  return 0;
+}
+
 }  // namespace
 
 Command plan_command() {
@@ -55,11 +127,17 @@ Command plan_command() {
               std::string deadline, budget, dataset_size, epochs = "1", prices, threshold = "0.8";
               std::string max_gpus = "64", top = "15";
               bool spot = false;
+              bool layouts = false;
+              std::string gpu;
               ReportFlags report;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, fleet_defaults(), false);
-            app.add_option("--deadline", s->deadline, "time the run must finish in: 24h, 90m, 2d, 3600s")->required();
+            app.add_option("--deadline", s->deadline, "time the run must finish in: 24h, 90m, 2d, 3600s");
+            app.add_flag("--layouts", s->layouts,
+                         "search training layouts (tp x pp x dp x ZeRO x micro-batch x recompute) of a decoder language "
+                         "model on --gpu for --gpus x --nodes; with --deadline and --train-tokens also node counts");
+            app.add_option("--gpu", s->gpu, "GPU id for --layouts");
             app.add_option("--budget", s->budget, "most the run may cost, USD");
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
@@ -76,9 +154,24 @@ Command plan_command() {
             add_report_flags(app, s->report);
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
+              if (s->layouts) {
+                PredictRequest base = s->flags.to_request();
+                if (s->gpu.empty()) throw InputError("--layouts needs --gpu");
+                if (!s->report.html.empty()) throw InputError("--layouts reports as text or --json");
+                base.gpu = s->gpu;
+                base.mode = "train";
+                if (s->flags.precision.empty()) base.precision = "amp-bf16";
+                const double max_gpus = positive_number(s->max_gpus, "--max-gpus");
+                return plan_layouts_command(base, s->deadline, static_cast<int>(std::min(max_gpus, 1.0e6)),
+                                            s->top == "0" ? 0 : static_cast<std::size_t>(positive_number(s->top, "--top")),
+                                            s->report.json);
+              }
+              if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
               if (!s->report.html.empty()) check_output_path(s->report.html);
               PlanRequest req;
               req.base = s->flags.to_request();
+              if (wants_parallel_training(req.base))
+                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to plan --layouts");
               // Without --precision, each GPU type runs the fastest precision it supports (plan searches them).
               if (s->flags.precision.empty()) req.base.precision = "best";
               req.deadline_hours = parse_duration_hours(s->deadline);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "analysis/llm_parallel.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "cost/attention_kernels.h"
@@ -108,6 +109,29 @@ PredictRequest RequestFlags::to_request() const {
   if (!grad_accum.empty())
     r.grad_accum =
         static_cast<int>(std::min<std::int64_t>(parse_count(grad_accum, "--grad-accum", false), kMaxGradAccum + 1));
+  // Training layout: counts clamped before narrowing; check_layout refuses what no model or GPU count takes.
+  auto degree = [&](const std::string& text, const char* flag, int fallback) {
+    return text.empty() ? fallback : static_cast<int>(std::min(parse_count(text, flag, false), kCountCap));
+  };
+  r.tensor_parallel = degree(tp, "--tp", 1);
+  r.pipeline_parallel = degree(pp, "--pp", 1);
+  r.data_parallel = degree(dp, "--dp", 0);
+  r.expert_parallel = degree(ep, "--ep", 1);
+  r.context_parallel = degree(cp, "--cp", 1);
+  r.virtual_pipeline = degree(vpp, "--vpp", 1);
+  if (!zero.empty()) {
+    const std::int64_t z = parse_count(zero, "--zero", true);
+    if (z > 3) throw InputError(fmt::format("--zero takes a stage 0-3, got {}", z));
+    r.zero_stage = static_cast<int>(z);
+  }
+  if (!micro_batch.empty()) r.micro_batch = parse_count(micro_batch, "--micro-batch", false);
+  if (!global_batch.empty()) r.global_batch = parse_count(global_batch, "--global-batch", false);
+  if (!train_tokens.empty()) r.train_tokens = parse_number(train_tokens, "--train-tokens");
+  if (sequence_parallel && no_sequence_parallel)
+    throw InputError("--sequence-parallel and --no-sequence-parallel exclude each other");
+  if (sequence_parallel || no_sequence_parallel) r.sequence_parallel = sequence_parallel;
+  if (overlap_grad_reduce) r.overlap_grad_reduce = true;
+  if (precision.empty() && r.mode == "train" && wants_parallel_training(r)) r.precision = "amp-bf16";
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
@@ -187,6 +211,24 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                  "chainermn (default: the runtime's)");
   app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
   app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
+  app.add_option("--tp", f.tp, "tensor-parallel GPUs per layer (Megatron column/row split; LLM training)");
+  app.add_option("--pp", f.pp, "pipeline stages (1F1B; LLM training)");
+  app.add_option("--dp", f.dp, "data-parallel replicas (default: the GPUs left by tp x pp x cp)");
+  app.add_option("--ep", f.ep, "expert-parallel GPUs (mixture-of-experts models; inside --dp)");
+  app.add_option("--cp", f.cp, "context-parallel GPUs per sequence (ring attention)");
+  app.add_option("--vpp", f.vpp, "model chunks per pipeline stage (interleaved 1F1B; bubble (pp-1)/(m x vpp))");
+  app.add_option("--zero", f.zero, "ZeRO stage 0-3: shard optimizer states (1), gradients (2), parameters (3)");
+  app.add_flag("--fsdp", r.fsdp, "PyTorch FSDP full sharding (ZeRO-3, overlapped, 16-bit gradient reduction)");
+  app.add_option("--micro-batch", f.micro_batch, "sequences per micro-batch per replica (default 1)");
+  app.add_option("--global-batch", f.global_batch,
+                 "sequences per optimizer step over all replicas (default micro-batch x dp x 4 x pp)");
+  app.add_option("--recompute", r.recompute, "activation recomputation: none | selective | full");
+  app.add_flag("--offload-optimizer", r.offload_optimizer, "optimizer states and update on the host CPU (ZeRO-Offload)");
+  app.add_flag("--sequence-parallel", f.sequence_parallel, "Megatron sequence parallelism (default with --tp > 1)");
+  app.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "plain tensor parallelism (all-reduces)");
+  app.add_flag("--overlap-grad-reduce", f.overlap_grad_reduce,
+               "data-parallel reduction overlaps backward (Megatron-Core --overlap-grad-reduce; FSDP always)");
+  app.add_option("--train-tokens", f.train_tokens, "report the time and cost to train this many tokens (1e12, 2e12 ...)");
   app.add_option("--power-limit", f.power_limit,
                  "board power limit in watts (what-if), within the board's range (nvidia-smi -q: Min/Max Power Limit)");
 }

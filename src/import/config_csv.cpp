@@ -18,19 +18,39 @@ const std::vector<std::string>& config_columns() {
       "gpu",          "model",    "runtime",         "mode",       "precision",      "batch",
       "seq",          "n_gpus",   "interconnect",    "data",       "optimizer_step", "runtime_version",
       "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
-      "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention"};
+      "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel"};
   return cols;
 }
+
+namespace {
+
+// A model file named by a relative path that does not exist from the working folder is looked up from the
+// configurations file's folder and its parents, so that a file can name configs by repository path
+// (data/validation/models/x.json) and be read from anywhere.
+std::string model_path_near(const std::filesystem::path& csv, const std::string& model) {
+  namespace fs = std::filesystem;
+  const bool file = model.ends_with(".json") || model.ends_with(".json.gz") || model.ends_with(".onnx");
+  if (!file || model.empty() || fs::path(model).is_absolute()) return model;
+  std::error_code ec;
+  if (fs::exists(model, ec)) return model;
+  for (fs::path dir = fs::absolute(csv, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / model, ec)) return (dir / model).string();
+    if (dir == dir.root_path()) break;
+  }
+  return model;
+}
+
+}  // namespace
 
 void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
                          const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   try {
-    io::CSVReader<27, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
+    io::CSVReader<28, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
                    "batch", "seq", "n_gpus", "interconnect", "data", "optimizer_step", "metric", "value",
                    "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context",
-                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "notes", "source");
+                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes", "source");
     for (const char* required : {"gpu", "model"})
       if (!in.has_column(required))
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
@@ -46,7 +66,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
           return in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect,
                              r.data, r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host,
                              r.host_cores, r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy,
-                             r.fused_optimizer, r.grad_accum, r.attention, r.notes, r.source);
+                             r.fused_optimizer, r.grad_accum, r.attention, r.parallel, r.notes, r.source);
         } catch (const io::error::too_many_columns&) {
           r = ConfigRow{};
           r.error = "the row has more columns than the header";
@@ -77,6 +97,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                            value.substr(0, 40) + "' is not a positive number");
       }
       if (!with_measurements) r.metric.clear();
+      r.model = model_path_near(path, r.model);
       if (++count > input_limits().max_config_rows)
         throw InputError("configurations file '" + path.string() + "' has more than " +
                          std::to_string(input_limits().max_config_rows) + " rows (data/limits.toml max_config_rows)");

@@ -25,6 +25,7 @@ struct ConfigRow {
   std::string fused_optimizer;         // optional column: yes/no, the optimizer runs as one fused update kernel
   std::string grad_accum;              // optional column: micro-batches per weight update (gradient accumulation)
   std::string attention;               // optional column: eager, sdpa or flash (Hugging Face attn_implementation)
+  std::string parallel;                // optional column: LLM training layout, "tp=8 pp=4 zero=1 gb=512 recompute=full"
   std::string notes;                   // optional free text describing the setup (never read by a prediction)
   std::string source;                  // optional: where a measurement was read (groups rows by source; never read by a prediction)
   std::string metric;                  // only when read with measurements

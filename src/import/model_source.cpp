@@ -1,5 +1,8 @@
 #include "import/model_source.h"
 
+#include <filesystem>
+
+#include "core/data_files.h"
 #include "core/error.h"
 #include "import/kineto_trace.h"
 
@@ -20,6 +23,11 @@ ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& op
   m.decoder_llm = z.family == "llm" || z.id == "gpt2";  // GPT-2 is a causal LM too
   m.default_seq = z.default_seq;
   m.build = z.build;
+  // Zoo language models are their published configs (data/models/hf): their context limit comes from there.
+  if (m.decoder_llm) {
+    const auto config = data_dir() / "models" / "hf" / (z.id + ".json");
+    if (std::filesystem::exists(config)) m.max_positions = model_from_hf_config(config.string()).max_positions;
+  }
   return m;
 }
 

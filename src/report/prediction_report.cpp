@@ -8,6 +8,7 @@
 
 #include "analysis/intervals.h"
 #include "report/messages.h"
+#include "schedule/llm_parallel.h"
 
 namespace perfcast {
 
@@ -147,6 +148,14 @@ nlohmann::json prediction_json(const Prediction& p) {
                    {"measured", p.anchor->measured},
                    {"predicted", p.anchor->predicted > 0 ? json(p.anchor->predicted) : json(nullptr)},
                    {"measured_over_predicted", p.anchor->predicted > 0 ? json(p.anchor->factor()) : json(nullptr)}};
+  {
+    // Per GPU: the parallel-training layout's own figure, else the whole run's tokens over its GPUs.
+    const double gpus = p.parallel ? p.parallel->gpus : p.scale ? p.scale->gpus_total : 1;
+    j["throughput"]["tokens_per_s_per_gpu"] =
+        fits && p.parallel ? json(p.parallel->tokens_per_s_per_gpu)
+                           : fits && p.tokens_per_s ? json(*p.tokens_per_s / gpus) : json(nullptr);
+    j["mfu"] = fits && p.parallel ? json(p.parallel->mfu) : json(nullptr);
+  }
   j["step_ms"] = fits ? json(p.step_us / 1e3) : json(nullptr);
   j["gpu_busy_ms"] = fits ? json(p.step.gpu_us / 1e3) : json(nullptr);
   j["host_dispatch_ms"] = fits ? json(p.step.host_us / 1e3) : json(nullptr);
@@ -219,6 +228,36 @@ nlohmann::json prediction_json(const Prediction& p) {
                   {"clock_factor", p.power->clock_factor}};
   else
     j["power"] = nullptr;
+  if (p.parallel) {
+    const auto& c = *p.parallel;
+    const auto& l = c.layout;
+    const auto& st = c.step;
+    j["parallel_training"] = {
+        {"layout", {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep}, {"vpp", l.vpp},
+                    {"zero", l.zero}, {"fsdp", l.fsdp}, {"sequence_parallel", l.sequence_parallel},
+                    {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
+                    {"microbatches_per_pipeline", st.microbatches}, {"recompute", recompute_name(l.recompute)},
+                    {"offload_optimizer", l.offload_optimizer}}},
+        {"gpus", c.gpus},
+        {"model_flops_per_token", c.model_flops_per_token},
+        {"peak_tflops", c.peak_tflops},
+        {"step_parts_ms", {{"compute", st.compute_us / 1e3}, {"recompute", st.recompute_us / 1e3},
+                           {"pipeline_bubble", st.bubble_us / 1e3}, {"tp_comm", st.tp_comm_us / 1e3},
+                           {"pp_p2p", st.pp_comm_us / 1e3}, {"cp_comm", st.cp_comm_us / 1e3},
+                           {"ep_all_to_all", st.ep_comm_us / 1e3}, {"dp_exposed", st.dp_comm_us / 1e3},
+                           {"dp_total", st.dp_comm_total_us / 1e3}, {"optimizer", st.optimizer_us / 1e3}}},
+        {"bubble_fraction", st.bubble_fraction},
+        {"memory_per_gpu_bytes", {{"weights", c.memory.weights}, {"gradients", c.memory.gradients},
+                                  {"optimizer_state", c.memory.optimizer}, {"activations", c.memory.activations},
+                                  {"workspace", c.memory.workspace}, {"total", c.memory.total()}}},
+        {"train_tokens", c.train_tokens > 0 ? json(c.train_tokens) : json(nullptr)},
+        {"train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr)},
+        {"train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr)},
+        {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? json(c.usd_per_gpu_hour) : json(nullptr)},
+        {"price_instance", c.price_instance}};
+  } else {
+    j["parallel_training"] = nullptr;
+  }
   if (p.llm)
     j["llm"] = {{"time_to_first_token_ms", p.llm->time_to_first_token_ms},
                 {"time_per_output_token_ms", p.llm->time_per_output_token_ms},
@@ -251,6 +290,26 @@ std::string prediction_title(const Prediction& p, Lang lang) {
          (r.context > 0 ? fmt::format(fmt::runtime(msg("p.title_context", lang)), r.context) : "");
 }
 
+namespace {
+
+// The parallel-training lines: layout, tokens/s per GPU, MFU and its formula, the step's parts, the run.
+std::string parallel_text(const ParallelTrainingCost& c, Lang lang) {
+  const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
+  const auto& st = c.step;
+  std::string s = fmt::format(m("p.parallel"), c.layout_text, c.gpus, c.tokens_per_s_per_gpu, 100.0 * c.mfu,
+                              c.model_flops_per_token / 1e9, c.peak_tflops, st.compute_us / 1e3, st.recompute_us / 1e3,
+                              st.bubble_us / 1e3, 100.0 * st.bubble_fraction, st.tp_comm_us / 1e3, st.pp_comm_us / 1e3,
+                              st.cp_comm_us / 1e3, st.ep_comm_us / 1e3, st.dp_comm_us / 1e3, st.dp_comm_total_us / 1e3,
+                              st.optimizer_us / 1e3);
+  if (c.train_tokens <= 0) return s;
+  const std::string cost =
+      c.train_usd > 0 ? fmt::format(m("p.train_cost"), c.train_usd, c.usd_per_gpu_hour, c.price_instance) : "";
+  if (lang == Lang::kZh) return s + fmt::format(m("p.train_run"), c.train_tokens, c.gpus, c.train_hours, cost);
+  return s + fmt::format(m("p.train_run"), c.train_tokens, c.train_hours, c.gpus, cost);
+}
+
+}  // namespace
+
 std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   const auto& r = p.request;
   const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
@@ -282,7 +341,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   if (fits)
     s += fmt::format(m(p.device.kind == DeviceKind::kCpu ? "p.step_cpu" : "p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
                      static_cast<long long>(std::llround(p.step.launches)));
-  if (r.mode == "train" && r.optimizer_step) {
+  if (r.mode == "train" && r.optimizer_step && !p.parallel) {  // parallel training: one fused Adam, in its lines
     const bool fused = r.fused_optimizer.value_or(p.runtime.optimizer_fused);
     s += fmt::format(m("p.update"), msg(fused ? "p.fused" : "p.unfused", lang),
                      std::string(msg(fused ? "p.fused_how" : "p.unfused_how", lang)) +
@@ -302,6 +361,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     s += std::string(msg("p.no_fit_rest", lang)) + "\n";
     return s;
   }
+  if (p.parallel) s += parallel_text(*p.parallel, lang);
   if (p.llm)
     s += fmt::format(m("p.serving"), p.llm->time_to_first_token_ms, p.llm->time_per_output_token_ms,
                      format_bytes(p.llm->kv_cache_bytes));
@@ -337,6 +397,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
                        100.0 * p.bound_us[i] / p.step_us);
 
   auto rows = merge_ops(p);
+  // Parallel training reports its step by part (above), not per op.
+  if (rows.empty()) return s;
   std::stable_sort(rows.begin(), rows.end(), [](const OpRow& a, const OpRow& b) { return a.time_us > b.time_us; });
   s += "\n  " + std::string(msg("p.top_ops", lang)) + "\n";
   s += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>9} {:>7} {:>10} {:<15}\n", msg("p.col.op", lang),

@@ -9,6 +9,7 @@
 #include "report/chart_page.h"
 #include "report/html_page.h"
 #include "report/prediction_report.h"
+#include "schedule/llm_parallel.h"
 
 namespace perfcast {
 
@@ -174,7 +175,7 @@ void write_predictions_csv_header(std::ostream& out) {
   for (const auto& c : config_columns()) header += c + ",";
   out << header
       << "predicted_samples_per_s,predicted_tokens_per_s,predicted_low,predicted_high,step_ms,memory_bytes,fits,bottleneck,"
-         "status\n";
+         "predicted_tokens_per_s_per_gpu,mfu,status\n";
 }
 
 void write_predictions_csv(const std::vector<RowResult>& results, std::ostream& out) {
@@ -192,7 +193,7 @@ void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
                           &row.layout,       &row.host,           &row.host_cores,
                           &row.gpu_decode,   &row.prefetch,       &row.context,
                           &row.kv_precision, &row.strategy,       &row.fused_optimizer,
-                          &row.grad_accum,   &row.attention})
+                          &row.grad_accum,   &row.attention,      &row.parallel})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;
@@ -206,8 +207,9 @@ void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
       out << fmt::format("{:.6g},{},{},{},{:.6g},{:.0f},{},{},", p.samples_per_s,
                          p.tokens_per_s ? fmt::format("{:.6g}", *p.tokens_per_s) : "", low, high, p.step_us / 1e3,
                          p.memory.total, p.memory.fits ? "true" : "false", bound_name(p.primary));
+      out << (p.parallel ? fmt::format("{:.6g},{:.4f},", p.parallel->tokens_per_s_per_gpu, p.parallel->mfu) : ",,");
     } else {
-      out << ",,,,,,,,";
+      out << ",,,,,,,,,,";
     }
     out << csv_field(r.status) << '\n';
   }

@@ -375,3 +375,27 @@ CollectiveCost parameter_server(const Fabric& f, double bytes) {
 }
 
 }  // namespace perfcast
+
+namespace perfcast {
+
+double ring_reduce_scatter_us(int n, double bytes, double bw_gbps, double alpha_us) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double steps = n - 1.0;
+  return steps * alpha_us + steps / n * bytes / (bw_gbps * 1e3);
+}
+
+double ring_all_gather_us(int n, double bytes, double bw_gbps, double alpha_us) {
+  return ring_reduce_scatter_us(n, bytes, bw_gbps, alpha_us);
+}
+
+double all_to_all_us(int n, double bytes, double bw_gbps, double alpha_us) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return (n - 1.0) * alpha_us + (n - 1.0) / n * bytes / (bw_gbps * 1e3);
+}
+
+double send_recv_us(double bytes, double bw_gbps, double alpha_us) {
+  if (bytes <= 0) return 0;
+  return alpha_us + bytes / (bw_gbps * 1e3);
+}
+
+}  // namespace perfcast

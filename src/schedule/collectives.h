@@ -141,3 +141,16 @@ CollectiveCost copy_to_device(const Fabric& f, double bytes);
 CollectiveCost parameter_server(const Fabric& f, double bytes);
 
 }  // namespace perfcast
+
+namespace perfcast {
+
+// Ring reduce-scatter or all-gather of a `bytes` buffer (the whole, not one shard) over n participants: n-1 steps
+// of alpha and (n-1)/n of the buffer through each link (nccl-tests: busbw = algbw x (n-1)/n).
+double ring_reduce_scatter_us(int n, double bytes, double bw_gbps, double alpha_us);
+double ring_all_gather_us(int n, double bytes, double bw_gbps, double alpha_us);
+// All-to-all of `bytes` per participant: each sends (n-1)/n of its buffer, one step of alpha per peer.
+double all_to_all_us(int n, double bytes, double bw_gbps, double alpha_us);
+// One point-to-point transfer of `bytes`.
+double send_recv_us(double bytes, double bw_gbps, double alpha_us);
+
+}  // namespace perfcast

@@ -1,0 +1,40 @@
+// Parallel training of decoder language models (analysis/llm_parallel_prediction.cpp): one layout predicted
+// (predict routes requests with the layout flags here) and the search over layouts that `perfcast plan` runs.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "analysis/predict.h"
+#include "schedule/llm_parallel.h"
+
+namespace perfcast {
+
+// True when the request names any training-layout flag (--tp --pp --dp --cp --ep --vpp --zero --fsdp
+// --micro-batch --global-batch --recompute --offload-optimizer --train-tokens --sequence-parallel).
+bool wants_parallel_training(const PredictRequest& request);
+
+// The step, memory per GPU, tokens/s per GPU and MFU of the request's layout over gpus x nodes; InputError for a
+// layout the model or the GPU count cannot take, or a model that is not a decoder language model.
+Prediction predict_llm_training(const PredictRequest& request);
+
+struct LayoutSearch {
+  std::int64_t max_micro_batch = 8;
+  std::int64_t global_batch_tokens = 0;  // tokens per step when the request has no --global-batch (0: 4 Mi)
+};
+// Every layout (tp x pp x dp x ZeRO stage x micro-batch x recomputation, tp inside a node, powers of two) of
+// gpus x nodes that fits in memory, fastest first.
+std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, const LayoutSearch& search = {});
+
+// `perfcast plan --layouts`: the layouts at the request's GPU count, fastest first; with a deadline (and
+// --train-tokens) also the best layout at each node count 1, 2, 4 ... up to max_gpus and the cheapest count
+// that meets it.
+struct LayoutPlan {
+  std::vector<ParallelTrainingCost> layouts;    // at request.gpus x request.nodes, fastest first
+  std::vector<ParallelTrainingCost> by_count;   // deadline search: the fastest layout per node count
+  std::optional<ParallelTrainingCost> meeting;  // the cheapest (fewest GPU-hours) count that meets the deadline
+};
+LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus,
+                        const LayoutSearch& search = {});
+
+}  // namespace perfcast

@@ -1,0 +1,489 @@
+// Parallel training of decoder language models: resolves the request into a layout, costs one transformer block
+// (and the embedding and LM head) of one micro-batch with each GPU's shard of the tensors (the Megatron
+// column/row split over TP, heads over TP, experts over EP, the sequence over CP), and hands those times to the
+// step schedule of schedule/llm_parallel.cpp (collectives, pipeline bubble, data-parallel reduction, optimizer).
+#include "analysis/llm_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "analysis/cloud.h"
+#include "analysis/request_resolution.h"
+#include "core/error.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
+#include "graph/op_arithmetic.h"
+#include "import/model_source.h"
+
+namespace perfcast {
+
+namespace {
+
+// The block a graph op belongs to ("blk.3.attn_q", "h.3.attn.q") or -1, and its name inside the block.
+int block_of(const std::string& name, std::string* local) {
+  for (const std::string prefix : {"blk.", "h."}) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::size_t dot = name.find('.', prefix.size());
+    if (dot == std::string::npos) break;
+    const std::string index = name.substr(prefix.size(), dot - prefix.size());
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) break;
+    if (local) *local = name.substr(dot + 1);
+    return std::atoi(index.c_str());
+  }
+  if (local) *local = name;
+  return -1;
+}
+
+enum class Split { kNone, kColumn, kKeyValue, kRow, kVocab };
+
+// Megatron's split of each weight matmul: column-parallel into the block's wide side, row-parallel out of it.
+Split split_of(const std::string& local) {
+  for (const char* n : {"attn_q", "attn.q", "ffn_gate", "ffn_up", "mlp.c_fc", "ffn_gate_exps", "ffn_up_exps",
+                        "ffn_gate_shexp", "ffn_up_shexp"})
+    if (local == n) return Split::kColumn;
+  for (const char* n : {"attn_k", "attn_v", "attn.k", "attn.v"})
+    if (local == n) return Split::kKeyValue;
+  for (const char* n : {"attn_output", "attn.out", "ffn_down", "mlp.c_proj", "ffn_down_exps", "ffn_down_shexp"})
+    if (local == n) return Split::kRow;
+  if (local == "output" || local == "lm_head") return Split::kVocab;
+  return Split::kNone;
+}
+
+std::int64_t shard(std::int64_t v, double by) {
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(static_cast<double>(v) / by)));
+}
+
+void shard_elems(Op& op, double by) {
+  if (by <= 1) return;
+  op.in_elems = shard(op.in_elems, by);
+  op.out_elems = shard(op.out_elems, by);
+  if (!op.out_shape.empty() && op.out_shape.back() % static_cast<std::int64_t>(by) == 0)
+    op.out_shape.back() /= static_cast<std::int64_t>(by);
+}
+
+// One GPU's shard of every op of the graph under this layout.
+std::vector<Op> sharded_ops(const Graph& g, const TransformerDims& d, const ParallelLayout& l) {
+  std::vector<Op> ops = g.ops;
+  const double tp = l.tp;
+  for (Op& op : ops) {
+    std::string local;
+    block_of(op.name, &local);
+    if (op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0) {
+      const Split s = split_of(local);
+      const double by = s == Split::kKeyValue ? std::min<double>(tp, static_cast<double>(d.kv_heads)) : tp;
+      if (s == Split::kColumn || s == Split::kKeyValue || s == Split::kVocab) {
+        op.mm.n = shard(op.mm.n, by);
+        op.out_elems = shard(op.out_elems, by);
+      } else if (s == Split::kRow) {
+        op.mm.k = shard(op.mm.k, by);
+        op.in_elems = shard(op.in_elems, by);
+      }
+      if (s != Split::kNone) {
+        op.params = shard(op.params, by);
+        op.weight_elems = shard(op.weight_elems, by);
+      }
+      if (op.mm.batch > 1 && l.ep > 1) {
+        // Expert parallelism: E/ep experts here, each receiving its tokens from every rank of the group.
+        op.mm.batch = shard(op.mm.batch, l.ep);
+        op.mm.m *= l.ep;
+        op.params = shard(op.params, l.ep);
+        op.weight_elems = shard(op.weight_elems, l.ep);
+      }
+      continue;
+    }
+    if (op.kind == OpKind::kAttention) {
+      op.attn.heads = shard(op.attn.heads, tp);
+      op.attn.kv_heads = shard(op.attn.kv_heads, tp);
+      // Ring attention: this rank's queries against the whole sequence's keys and values.
+      if (l.cp > 1) op.attn.kv_len = d.seq;
+      shard_elems(op, tp);
+      continue;
+    }
+    if (op.kind == OpKind::kEmbedding) {
+      if (local == "token_embd" || local == "wte") op.params = shard(op.params, tp);
+      if (l.sequence_parallel) shard_elems(op, tp);
+      continue;
+    }
+    if (op.kind == OpKind::kLoss) {  // vocabulary-parallel cross-entropy
+      shard_elems(op, tp);
+      continue;
+    }
+    // Streaming ops: inside the TP region (wider than the residual stream) each rank has its slice; on the
+    // residual stream only sequence parallelism splits them.
+    const bool residual = !op.out_shape.empty() && op.out_shape.back() == d.hidden;
+    if (!residual || l.sequence_parallel) shard_elems(op, tp);
+  }
+  return ops;
+}
+
+TransformerDims dims_of(const Graph& g, std::int64_t seq) {
+  TransformerDims d;
+  d.seq = seq;
+  const double tokens = static_cast<double>(g.batch * std::max<std::int64_t>(1, g.seq));
+  int first_block = -1, last_block = -1;
+  for (const auto& op : g.ops) {
+    std::string local;
+    const int block = block_of(op.name, &local);
+    if (block >= 0) {
+      if (first_block < 0) first_block = block;
+      last_block = std::max(last_block, block);
+    }
+    if (op.kind == OpKind::kAttention && block == 0) {
+      d.heads = op.attn.heads;
+      d.kv_heads = op.attn.kv_heads;
+      d.head_dim = op.attn.head_dim;
+      d.fused_attention = op.attn.fused;
+    }
+    if (op.kind == OpKind::kAttention) ++d.layers;
+    if (op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0) {
+      if (local == "output" || local == "lm_head") {
+        d.vocab = op.mm.n;
+        d.hidden = op.mm.k;
+      }
+      if (block == 0 && (local == "ffn_up" || local == "mlp.c_fc")) d.ffn = op.mm.n;
+      if (block == 0 && local == "ffn_gate") d.gated_mlp = true;
+      if (block == 0 && op.mm.batch > 1) {
+        d.experts = op.mm.batch;
+        d.experts_per_token = static_cast<double>(op.in_elems / op.mm.k) / tokens;
+        if (local == "ffn_up_exps") d.ffn = op.mm.n;
+        d.gated_mlp = true;
+      }
+    }
+    const double params = static_cast<double>(op.params);
+    if (block == 0) {
+      if (op.kind == OpKind::kMatmul && op.mm.batch > 1) d.params_layer_experts += params;
+      else d.params_layer_dense += params;
+    } else if (block < 0) {
+      if (first_block < 0) d.params_embedding += params;
+      else d.params_head += params;
+    }
+    d.params_total += params;
+  }
+  if (d.layers == 0 || d.vocab == 0 || d.hidden == 0)
+    throw InputError("model '" + g.model_id + "' has no attention blocks or LM head: not a decoder language model");
+  // A tied head: Megatron keeps a copy of the word embeddings on the last stage for it.
+  if (d.params_head < static_cast<double>(d.vocab * d.hidden)) d.params_head += static_cast<double>(d.vocab * d.hidden);
+  const double active_share = d.experts > 0 ? d.experts_per_token / static_cast<double>(d.experts) : 1.0;
+  d.params_active = d.params_total - d.layers * d.params_layer_experts * (1.0 - active_share);
+  return d;
+}
+
+std::string join_layout(const ParallelLayout& l) {
+  std::string s = "tp" + std::to_string(l.tp) + " pp" + std::to_string(l.pp) + " dp" + std::to_string(l.dp);
+  if (l.cp > 1) s += " cp" + std::to_string(l.cp);
+  if (l.ep > 1) s += " ep" + std::to_string(l.ep);
+  if (l.vpp > 1) s += " vpp" + std::to_string(l.vpp);
+  s += l.fsdp ? " fsdp" : " zero" + std::to_string(l.zero);
+  s += " mb" + std::to_string(l.micro_batch) + " gb" + std::to_string(l.global_batch);
+  s += std::string(" recompute-") + recompute_name(l.recompute);
+  if (l.sequence_parallel) s += " sp";
+  if (l.offload_optimizer) s += " offload";
+  if (l.overlap_grad_reduce) s += " overlap";
+  return s;
+}
+
+// What a request resolves to once: device, runtime, precision, model and fabric (shared by every layout a
+// search evaluates).
+struct TrainingSetup {
+  PredictRequest r;
+  DeviceSpec device;
+  RuntimeProfile runtime;
+  ArchitectureProfile arch;
+  ModelSource model;
+  PrecisionPlan plan;
+  AttentionPlan attention;
+  Fabric fabric;
+  double peak_tflops = 0;   // the compute precision's dense tensor peak (MFU denominator)
+  std::optional<std::pair<double, std::string>> price;  // USD per GPU-hour and the instance it comes from
+};
+
+TrainingSetup resolve_setup(const PredictRequest& request) {
+  TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model), {}, {}, {}, 0, std::nullopt};
+  PredictRequest& r = s.r;
+  s.arch = architecture_for(s.device);
+  if (!s.model.decoder_llm)
+    throw InputError("--tp, --pp, --dp, --zero, --fsdp and the other training-layout flags apply to decoder language "
+                     "models; '" + r.model + "' (" + s.model.family + ") is not one (see perfcast models, family llm)");
+  if (r.lora_rank > 0) throw InputError("--lora-rank fine-tunes on one GPU; the training-layout flags apply to full training");
+  if (r.seq == 0) r.seq = s.model.default_seq;
+  if (r.precision == "fp8") {
+    // Transformer Engine FP8 training: the GEMMs run on the FP8 tensor pipe, everything else (and the master
+    // weights, gradients and optimizer) as bf16 mixed precision.
+    const auto fp8 = s.arch.math_pipe("fp8");
+    if (!fp8 || s.device.peak(*fp8) <= 0)
+      throw UnsupportedError("fp8 training needs FP8 tensor cores (sm_89 or newer); " + s.device.id + " is sm_" +
+                                 std::to_string(s.device.sm_version),
+                             {"precision.fp8_training", {{"gpu", s.device.id}}});
+    s.plan = resolve_precision("amp-bf16", s.device, s.arch, s.runtime, true);
+    s.plan.name = "fp8";
+    s.plan.matmul_pipe = *fp8;
+    s.plan.note = "FP8 GEMMs (Transformer Engine), bf16 mixed precision elsewhere";
+    s.plan.note_code = ReasonCode{};
+  } else {
+    s.plan = resolve_precision(r.precision, s.device, s.arch, s.runtime, true);
+  }
+  s.attention = attention_plan_for(r, s.runtime, s.device, true);
+  const auto& c = llm_training_constants();
+  std::string network = r.network;
+  if (network.empty() && r.nodes > 1) {
+    const auto it = c.network_by_sm.find(s.device.sm_version / 10 * 10);
+    network = it != c.network_by_sm.end() ? it->second : c.default_network;
+  }
+  const int nics = std::max(1, static_cast<int>(std::lround(c.nics_per_gpu * r.gpus)));
+  s.fabric = resolve_fabric(s.device, r.gpus, r.nodes, r.interconnect, network, nics);
+  s.peak_tflops = s.device.peak(s.plan.matmul_pipe);
+  double best = 0;
+  std::string where;
+  for (const auto& inst : default_price_catalog().instances)
+    if (inst.gpu == s.device.id && inst.gpus > 0) {
+      const double per_gpu = inst.on_demand_usd_per_hour / inst.gpus;
+      if (best == 0 || per_gpu < best) {
+        best = per_gpu;
+        where = inst.id;
+      }
+    }
+  if (best > 0) s.price = std::pair{best, where};
+  return s;
+}
+
+ParallelLayout layout_of(const PredictRequest& r, const TransformerDims& d, int gpus_total) {
+  ParallelLayout l;
+  l.tp = r.tensor_parallel;
+  l.pp = r.pipeline_parallel;
+  l.cp = r.context_parallel;
+  l.ep = r.expert_parallel;
+  l.vpp = r.virtual_pipeline;
+  l.fsdp = r.fsdp;
+  l.zero = r.fsdp ? 3 : r.zero_stage;
+  if (r.fsdp && r.zero_stage != 0 && r.zero_stage != 3)
+    throw InputError("--fsdp shards parameters, gradients and optimizer states (ZeRO-3); it excludes --zero " +
+                     std::to_string(r.zero_stage));
+  const std::int64_t model = static_cast<std::int64_t>(std::max(1, l.tp)) * std::max(1, l.pp) * std::max(1, l.cp);
+  l.dp = r.data_parallel > 0 ? r.data_parallel : static_cast<int>(std::max<std::int64_t>(1, gpus_total / model));
+  l.sequence_parallel = r.sequence_parallel.value_or(l.tp > 1);
+  l.micro_batch = r.micro_batch > 0 ? r.micro_batch : 1;
+  l.global_batch = r.global_batch > 0
+                       ? r.global_batch
+                       : l.micro_batch * l.dp *
+                             (l.pp > 1 ? static_cast<std::int64_t>(llm_training_constants().default_microbatches_per_stage) * l.pp
+                                       : std::max(1, r.grad_accum));
+  l.recompute = r.recompute.empty() ? (r.checkpointing ? Recompute::kFull : Recompute::kNone) : parse_recompute(r.recompute);
+  l.offload_optimizer = r.offload_optimizer;
+  l.overlap_grad_reduce = r.overlap_grad_reduce.value_or(l.fsdp);
+  (void)d;
+  return l;
+}
+
+double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx) {
+  const OpCost e = cost_op(ops, i, phase, ctx);
+  return e.cost.time_us + e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us;
+}
+
+// The per-micro-batch kernel times of one GPU's shard.
+LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const ParallelLayout& l,
+                       std::map<std::tuple<std::int64_t, int, int, int, bool>, LayerTimes>* cache) {
+  const auto key = std::tuple{l.micro_batch, l.tp, l.cp, l.ep, l.sequence_parallel};
+  if (cache) {
+    const auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  const Graph g = graph_as_run(s.model, ModelOptions{l.micro_batch, d.seq / l.cp}, s.runtime, s.attention);
+  const std::vector<Op> ops = sharded_ops(g, d, l);
+  const KernelCostModel km(s.device, s.arch);
+  const CostContext ctx{km, s.runtime, s.plan, true};
+  LayerTimes t;
+  int first_block = -1;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const int block = block_of(ops[i].name, nullptr);
+    if (block >= 0 && first_block < 0) first_block = block;
+    if (block > 0) continue;
+    const double f = phase_us(ops, i, Phase::kForward, ctx);
+    // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
+    const double b = phase_us(ops, i, Phase::kBackward, ctx);
+    if (block == 0) {
+      t.layer_fwd_us += f;
+      t.layer_bwd_us += b;
+      if (ops[i].kind == OpKind::kAttention || ops[i].kind == OpKind::kSoftmax) t.layer_attention_fwd_us += f;
+    } else if (first_block < 0) {
+      t.first_fwd_us += f;
+      t.first_bwd_us += b;
+    } else {
+      t.last_fwd_us += f;
+      t.last_bwd_us += b;
+    }
+  }
+  // The update: one fused multi-tensor Adam pass over the parameters (Megatron's and FSDP's fused Adam).
+  const double n = 1e9;
+  const Work w = optimizer_work(OptimizerKind::kAdamW, n);
+  t.optimizer_us_per_param = km.streaming(w.flops, w.bytes).time_us / n;
+  if (cache) (*cache)[key] = t;
+  return t;
+}
+
+ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, const ParallelLayout& layout,
+                              std::map<std::tuple<std::int64_t, int, int, int, bool>, LayerTimes>* cache) {
+  ParallelTrainingCost c;
+  ParallelLayout l = layout;
+  // Megatron forces fp32 gradient accumulation and reduction with bf16 and leaves it off with fp16
+  // (megatron/training/arguments.py: accumulate_allreduce_grads_in_fp32).
+  l.fp32_grad_reduce = s.plan.name != "amp" && s.plan.name != "fp16";
+  c.layout = l;
+  c.layout_text = join_layout(l);
+  c.gpus = l.gpus();
+  c.memory = parallel_memory(d, l);
+  c.capacity_bytes = s.device.memory_bytes();
+  c.fits = c.memory.total() <= c.capacity_bytes;
+  const LayerTimes t = layer_times(s, d, l, cache);
+  c.step = schedule_parallel_step(d, l, t, s.fabric, s.plan.bytes.act);
+  const double tokens = static_cast<double>(l.global_batch) * static_cast<double>(d.seq);
+  c.tokens_per_step = tokens;
+  c.tokens_per_s_per_gpu = tokens / (c.step.step_us * 1e-6) / c.gpus;
+  c.model_flops_per_token = model_flops_per_token(d);
+  c.peak_tflops = s.peak_tflops;
+  c.mfu = c.peak_tflops > 0 ? c.tokens_per_s_per_gpu * c.model_flops_per_token / (c.peak_tflops * 1e12) : 0;
+  if (s.r.train_tokens > 0) {
+    c.train_tokens = s.r.train_tokens;
+    c.train_hours = s.r.train_tokens / (c.tokens_per_s_per_gpu * c.gpus) / 3600.0;
+    if (s.price) {
+      c.usd_per_gpu_hour = s.price->first;
+      c.price_instance = s.price->second;
+      c.train_usd = c.train_hours * c.gpus * c.usd_per_gpu_hour;
+    }
+  }
+  return c;
+}
+
+Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const ParallelTrainingCost& c) {
+  Prediction p = prediction_for(s.r, s.device, s.runtime, s.model);
+  p.request.batch = c.layout.micro_batch;
+  p.request.seq = d.seq;
+  p.params = static_cast<std::int64_t>(d.params_total);
+  p.precision_note = s.plan.note;
+  p.precision_note_code = s.plan.note_code;
+  const ParallelStepCost& st = c.step;
+  p.step.gpu_us = st.compute_us;
+  p.step.step_us = st.step_us;
+  p.step.flops = c.model_flops_per_token * c.tokens_per_step / c.gpus;
+  p.step_us = st.step_us;
+  p.flops_per_sample = c.model_flops_per_token * static_cast<double>(d.seq);
+  p.bound_us.fill(0);
+  p.bound_us[static_cast<int>(Bound::kTensorCompute)] = st.compute_us + st.optimizer_us;
+  p.bound_us[static_cast<int>(Bound::kLatency)] = st.bubble_us;
+  p.bound_us[static_cast<int>(Bound::kCommunication)] = st.tp_comm_us + st.cp_comm_us + st.ep_comm_us + st.pp_comm_us + st.dp_comm_us;
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(Bound::kCount); ++i)
+    if (p.bound_us[i] > p.bound_us[best]) best = i;
+  p.primary = static_cast<Bound>(best);
+  p.samples_per_s = static_cast<double>(c.layout.global_batch) / (st.step_us * 1e-6);
+  p.tokens_per_s = c.tokens_per_step / (st.step_us * 1e-6);
+  p.memory.weights = c.memory.weights;
+  p.memory.gradients = c.memory.gradients;
+  p.memory.optimizer_state = c.memory.optimizer;
+  p.memory.activations = c.memory.activations;
+  p.memory.workspace = c.memory.workspace;
+  p.memory.total = c.memory.total();
+  p.memory.capacity = c.capacity_bytes;
+  p.memory.fits = c.fits;
+  p.notes.push_back("layout " + c.layout_text + " on " + std::to_string(c.gpus) + " GPUs (" +
+                    std::to_string(s.r.gpus) + " per node x " + std::to_string(s.r.nodes) + " nodes): " +
+                    std::to_string(st.microbatches) + " micro-batches per pipeline, bubble " +
+                    std::to_string(static_cast<int>(std::lround(100 * st.bubble_fraction))) + "%");
+  if (const std::string note = attention_note(s.attention, graph_as_run(s.model, ModelOptions{1, 1}, s.runtime, s.attention));
+      !note.empty())
+    p.notes.push_back(note);
+  p.parallel = std::make_shared<const ParallelTrainingCost>(c);
+  return p;
+}
+
+}  // namespace
+
+bool wants_parallel_training(const PredictRequest& r) {
+  return r.tensor_parallel != 1 || r.pipeline_parallel != 1 || r.data_parallel != 0 || r.expert_parallel != 1 ||
+         r.context_parallel != 1 || r.virtual_pipeline != 1 || r.zero_stage != 0 || r.fsdp || r.micro_batch != 0 ||
+         r.global_batch != 0 || !r.recompute.empty() || r.offload_optimizer || r.train_tokens > 0 ||
+         r.sequence_parallel.has_value() || r.overlap_grad_reduce.has_value();
+}
+
+Prediction predict_llm_training(const PredictRequest& request) {
+  if (request.mode != "train")
+    throw InputError("the training-layout flags (--tp --pp --dp --zero ...) apply to --mode train; multi-GPU serving "
+                     "is not this path");
+  const TrainingSetup s = resolve_setup(request);
+  const Graph probe = graph_as_run(s.model, ModelOptions{1, s.r.seq}, s.runtime, s.attention);
+  const TransformerDims d = dims_of(probe, s.r.seq);
+  const int gpus = s.r.gpus * s.r.nodes;
+  const ParallelLayout l = layout_of(s.r, d, gpus);
+  check_layout(d, l, gpus, s.model.max_positions);
+  return to_prediction(s, d, evaluate(s, d, l, nullptr));
+}
+
+std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, const LayoutSearch& search) {
+  const TrainingSetup s = resolve_setup(request);
+  const Graph probe = graph_as_run(s.model, ModelOptions{1, s.r.seq}, s.runtime, s.attention);
+  const TransformerDims d = dims_of(probe, s.r.seq);
+  const int gpus = s.r.gpus * s.r.nodes;
+  check_layout(d, ParallelLayout{.dp = gpus, .global_batch = gpus}, gpus,
+               s.model.max_positions);
+  std::map<std::tuple<std::int64_t, int, int, int, bool>, LayerTimes> cache;
+  std::vector<ParallelTrainingCost> out;
+  const std::int64_t tokens_per_step = search.global_batch_tokens > 0 ? search.global_batch_tokens : 4 * 1024 * 1024;
+  const std::int64_t global = request.global_batch > 0 ? request.global_batch
+                                                       : std::max<std::int64_t>(1, tokens_per_step / d.seq);
+  for (int tp = 1; tp <= std::min(gpus, s.r.gpus); tp *= 2) {
+    if (d.heads % tp != 0) continue;
+    for (int pp = 1; pp <= gpus / tp; pp *= 2) {
+      if (d.layers % pp != 0 || gpus % (tp * pp) != 0) continue;
+      const int dp = gpus / (tp * pp);
+      for (const int zero : {0, 1, 2, 3})
+        for (const Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+          for (std::int64_t mb = 1; mb <= search.max_micro_batch; mb *= 2) {
+            if (zero > 0 && dp == 1) continue;
+            ParallelLayout l;
+            l.tp = tp;
+            l.pp = pp;
+            l.dp = dp;
+            l.zero = zero;
+            l.sequence_parallel = tp > 1;
+            l.micro_batch = mb;
+            l.recompute = rc;
+            l.overlap_grad_reduce = request.overlap_grad_reduce.value_or(true);
+            const std::int64_t step = mb * dp;
+            l.global_batch = std::max<std::int64_t>(step, (global + step - 1) / step * step);
+            try {
+              check_layout(d, l, gpus, s.model.max_positions);
+            } catch (const InputError&) {
+              continue;
+            }
+            ParallelTrainingCost c = evaluate(s, d, l, &cache);
+            if (c.fits) out.push_back(std::move(c));
+          }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ParallelTrainingCost& a, const ParallelTrainingCost& b) {
+    return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
+  });
+  return out;
+}
+
+LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus, const LayoutSearch& search) {
+  if (deadline_hours > 0 && request.train_tokens <= 0)
+    throw InputError("--deadline with --layouts needs --train-tokens (the tokens the run must train)");
+  LayoutPlan plan;
+  plan.layouts = search_layouts(request, search);
+  if (deadline_hours <= 0) return plan;
+  for (int nodes = 1; static_cast<std::int64_t>(nodes) * request.gpus <= max_gpus; nodes *= 2) {
+    PredictRequest r = request;
+    r.nodes = nodes;
+    const auto found = search_layouts(r, search);
+    if (found.empty()) continue;
+    plan.by_count.push_back(found.front());
+    const auto& best = found.front();
+    if (best.train_hours <= deadline_hours &&
+        (!plan.meeting || best.train_hours * best.gpus < plan.meeting->train_hours * plan.meeting->gpus))
+      plan.meeting = best;
+  }
+  return plan;
+}
+
+}  // namespace perfcast

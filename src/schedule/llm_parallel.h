@@ -1,0 +1,160 @@
+// Parallel training of a decoder language model: how a layout (tensor x pipeline x data x context x expert
+// parallel, ZeRO stage or FSDP, micro-batch, activation recomputation, optimizer offload) splits the model over
+// GPUs, what each GPU holds in memory, and one step's schedule: the costed per-layer compute of one micro-batch
+// (analysis/llm_parallel_prediction.cpp costs the sharded kernels), the collectives each kind of parallelism
+// adds on its group's links, the pipeline bubble and the optimizer.
+//
+// References: Shoeybi et al. 2019 and Narayanan et al. 2021 (Megatron-LM tensor and pipeline parallelism, 1F1B
+// and interleaved schedules), Korthikanti et al. 2022 (sequence parallelism, selective recomputation and the
+// activation memory formulas), Rajbhandari et al. 2020 (ZeRO stages), Zhao et al. 2023 (PyTorch FSDP).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "schedule/collectives.h"
+
+namespace perfcast {
+
+enum class Recompute { kNone, kSelective, kFull };
+// "none" | "selective" | "full"; InputError otherwise.
+Recompute parse_recompute(const std::string& text);
+const char* recompute_name(Recompute r);
+
+// The model as the layout sees it (from its graph).
+struct TransformerDims {
+  int layers = 0;
+  std::int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0, seq = 0;
+  std::int64_t experts = 0;         // 0 = dense
+  double experts_per_token = 0;     // top-k of a mixture of experts
+  bool gated_mlp = false;           // SwiGLU (three MLP matrices)
+  bool fused_attention = false;     // flash-style attention: no score matrix kept for backward
+  double params_total = 0;          // every parameter
+  double params_active = 0;         // used per token (a mixture of experts runs top-k of its experts)
+  double params_layer_dense = 0;    // one block without its routed experts
+  double params_layer_experts = 0;  // one block's routed experts
+  double params_embedding = 0;      // token (and position) embeddings: first pipeline stage
+  double params_head = 0;           // untied LM head and the final norm: last pipeline stage
+};
+
+struct ParallelLayout {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+  int vpp = 1;                      // model chunks per pipeline stage (interleaved 1F1B when > 1)
+  int zero = 0;                     // 0-3; FSDP full sharding is stage 3
+  bool fsdp = false;                // PyTorch FSDP (overlapped, parameter-dtype reduction) rather than Megatron/ZeRO
+  bool sequence_parallel = false;   // Megatron sequence parallelism with tp > 1
+  std::int64_t micro_batch = 1;     // sequences per micro-batch per model replica
+  std::int64_t global_batch = 0;    // sequences per optimizer step over all replicas
+  Recompute recompute = Recompute::kNone;
+  bool offload_optimizer = false;   // optimizer states and update on the host CPU
+  bool overlap_grad_reduce = false; // data-parallel collectives overlap the backward pass (FSDP, Megatron-Core)
+  bool fp32_grad_reduce = true;     // Megatron keeps and reduces fp32 main grads (forced with bf16, off with fp16)
+  std::int64_t gpus() const { return static_cast<std::int64_t>(tp) * pp * dp * cp; }
+  // Micro-batches each pipeline runs per step.
+  std::int64_t microbatches() const { return global_batch / (micro_batch * dp); }
+};
+
+// data/llm_training.toml, loaded once.
+struct LlmTrainingConstants {
+  double nics_per_gpu = 1;
+  std::string default_network;
+  std::map<int, std::string> network_by_sm;
+  double weight_bytes = 2, grad_bytes = 2, optimizer_bytes = 12;
+  double megatron_grad_reduce_bytes = 4, fsdp_grad_reduce_bytes = 2;
+  double act_bytes_unsharded = 10, act_bytes_sharded = 24, act_bytes_attention = 5, act_bytes_full_recompute = 2;
+  double act_bytes_gated_mlp_per_width = 2;
+  double workspace_bytes = 0;
+  int default_microbatches_per_stage = 4;
+  double megatron_dp_overlap = 0, fsdp_dp_overlap = 0;
+  double tp_comm_exposed = 1;
+  double offload_bytes_per_param = 6, offload_host_params_per_s = 1e9;
+  double attention_flops_per_token_coeff = 12;
+};
+const LlmTrainingConstants& llm_training_constants();
+
+// One-line InputErrors for layouts the model or the GPU count cannot take: degrees that do not divide the GPUs,
+// the layers, the heads or the sequence; TP above the heads; a context beyond `max_positions` (0 = unknown);
+// expert parallelism on a dense model; a global batch that the replicas and micro-batches do not divide.
+void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_total, std::int64_t max_positions);
+
+// Memory per GPU on the busiest pipeline stage, bytes.
+struct ParallelMemory {
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, workspace = 0;
+  double total() const { return weights + gradients + optimizer + activations + workspace; }
+};
+// Parameters one GPU holds before ZeRO sharding (the largest pipeline stage).
+double params_per_gpu(const TransformerDims& d, const ParallelLayout& l);
+ParallelMemory parallel_memory(const TransformerDims& d, const ParallelLayout& l);
+
+// Costed compute of one micro-batch on one GPU (its tensor/context/expert shard), microseconds.
+struct LayerTimes {
+  double layer_fwd_us = 0;          // one transformer block, forward
+  double layer_bwd_us = 0;          // one block, backward (data and weight gradients)
+  double layer_attention_fwd_us = 0;  // the attention core's forward (what selective recomputation repeats)
+  double first_fwd_us = 0, first_bwd_us = 0;  // embedding (first stage)
+  double last_fwd_us = 0, last_bwd_us = 0;    // final norm, LM head and loss (last stage)
+  double optimizer_us_per_param = 0;          // the update of one parameter on the GPU
+};
+
+// The collective groups' links: tensor parallel innermost, then context, data (expert parallel inside it) and
+// pipeline outermost, as Megatron orders its ranks.
+struct GroupLink {
+  int size = 1;
+  int per_node = 1;               // members in one node
+  double intra_bw_gbps = 0, intra_alpha_us = 0;
+  double inter_bw_gbps = 0, inter_alpha_us = 0;  // per GPU: its rail of the node's network
+  bool spans_nodes() const { return per_node < size; }
+};
+GroupLink group_link(const Fabric& f, int size, int stride);
+// Collectives over a group, hierarchical (inside the node, then across its rails) when it spans nodes.
+double group_allreduce_us(const GroupLink& g, double bytes);
+double group_reduce_scatter_us(const GroupLink& g, double bytes);
+double group_all_gather_us(const GroupLink& g, double bytes);
+double group_all_to_all_us(const GroupLink& g, double bytes);
+double group_send_recv_us(const GroupLink& g, double bytes);
+
+struct ParallelStepCost {
+  double step_us = 0;
+  double compute_us = 0;       // m micro-batches of the busiest stage's kernels (recomputation included)
+  double recompute_us = 0;     // of which recomputation
+  double bubble_us = 0;        // pipeline fill and drain: (p - 1) / v stage times
+  double bubble_fraction = 0;  // (p - 1) / (v m)
+  double tp_comm_us = 0;       // tensor-parallel all-reduces (or all-gathers + reduce-scatters), exposed
+  double cp_comm_us = 0;       // context-parallel KV exchange left after the attention it overlaps
+  double ep_comm_us = 0;       // expert-parallel all-to-alls
+  double pp_comm_us = 0;       // activations and their gradients between stages
+  double dp_comm_us = 0;       // data-parallel reduction / ZeRO gathers left after overlap
+  double dp_comm_total_us = 0; // the same before overlap
+  double optimizer_us = 0;     // the update (on the host with offload, with its PCIe copies)
+  std::int64_t microbatches = 0;
+};
+// `act_bytes`: bytes per activation element of the compute precision. `host_link_gbps`: the GPU's PCIe link.
+ParallelStepCost schedule_parallel_step(const TransformerDims& d, const ParallelLayout& l, const LayerTimes& t,
+                                        const Fabric& f, double act_bytes);
+
+// Model FLOPs per token: 6 per active parameter and the attention scores (12 L h s, PaLM appendix B).
+double model_flops_per_token(const TransformerDims& d);
+
+// One layout evaluated: its step, memory per GPU, throughput, MFU and (with a token count) time and cost.
+struct ParallelTrainingCost {
+  ParallelLayout layout;
+  std::string layout_text;        // "tp8 pp4 dp2 zero1 mb1 gb512 recompute-selective sp"
+  int gpus = 1;
+  ParallelStepCost step;
+  ParallelMemory memory;
+  double capacity_bytes = 0;
+  bool fits = true;
+  double tokens_per_step = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops_per_token = 0;
+  double peak_tflops = 0;         // the compute precision's dense tensor peak
+  double mfu = 0;                 // tokens/s/GPU x model FLOPs per token / peak
+  double train_tokens = 0;        // --train-tokens (0 = not asked)
+  double train_hours = 0;
+  double train_usd = 0;           // 0 when no price is known for the GPU
+  double usd_per_gpu_hour = 0;
+  std::string price_instance;     // the cheapest on-demand instance with this GPU (data/cloud/prices.toml)
+};
+
+}  // namespace perfcast
