@@ -161,7 +161,7 @@ Command plan_command() {
                 for (const auto& k : res.skipped) o += "  " + k + "\n";
               }
               o += msg("plan.legend", lang);
-              if (!s->report.json) std::cout << o;
+              if (!s->report.json) report_out() << o;
               // The JSON is the --json output and the HTML page's data (its charts).
               if (s->report.json || !s->report.html.empty()) {
                 nlohmann::json j;
@@ -188,7 +188,7 @@ Command plan_command() {
                 if (!s->report.html.empty())
                   write_output_file(s->report.html,
                                     render_chart_page(ChartPage::kPlan, j, lang, o.substr(0, o.find('\n')), preformatted_html(o)));
-                if (s->report.json) std::cout << j.dump(2) << "\n";
+                if (s->report.json) report_out() << j.dump(2) << "\n";
               }
 
               return 0;

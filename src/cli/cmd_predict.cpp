@@ -54,7 +54,7 @@ Command predict_command() {
                   else if (!r.prediction->memory.fits) ++no_fit;
                   else ++ok;
                 });
-                if (s->out.empty()) std::cout << csv.str();
+                if (s->out.empty()) report_out() << csv.str();
                 else write_output_file(s->out, csv.str());
                 std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} rows)\n", ok, failed,
                                          no_fit ? fmt::format(", {} do not fit", no_fit) : "", rows);
@@ -65,7 +65,7 @@ Command predict_command() {
               p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
-              std::cout << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
+              report_out() << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
               return 0;
             });
           }};
