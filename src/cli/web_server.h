@@ -4,7 +4,7 @@
 //   GET  /                      the page
 //   GET  /api/catalog           GPU, model and runtime ids for the page's forms
 //   GET|POST /api/<command>     predict, advise, compare, plan, op: exactly `perfcast <command> --json`
-//   GET|POST /page/<command>    the page `perfcast <command> --html FILE` writes (predict, advise, compare, plan)
+//   GET|POST /page/<command>    the page `perfcast <command> --html FILE` writes (predict, advise, compare, plan, op)
 //
 // Options come as query parameters, a JSON object (POST, application/json) or a multipart form whose files
 // gpu_file (a GPU .toml) and model_file (.onnx, config.json, profiler trace .json / .json.gz) are written under
