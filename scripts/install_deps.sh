@@ -5,7 +5,9 @@ set -euo pipefail
 pkgs=(build-essential cmake nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev
       libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libsimdjson-dev libfccp-dev libonnx-dev libprotobuf-dev
       protobuf-compiler libonnx-testdata libnlopt-dev
-      chromium)  # the browser tests (tests/browser/)
+      chromium  # the browser tests (tests/browser/)
+      libcpp-httplib-dev                         # perfcast serve (optional at build time)
+      pybind11-dev python3-dev python3-matplotlib)  # import perfcast and docs/python.md (optional)
 # Node and npm fetch the chart library (docs/charts.md); a machine with its own Node (npm included) keeps it.
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 pkgs+=("$@")

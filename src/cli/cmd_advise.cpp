@@ -36,7 +36,7 @@ Command advise_command() {
               a.baseline.anchor = make_anchor(a.baseline, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : advice_html(a, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
-              std::cout << (s->report.json ? advice_json(a, lang).dump(2) + "\n" : advice_text(a, lang));
+              report_out() << (s->report.json ? advice_json(a, lang).dump(2) + "\n" : advice_text(a, lang));
               return 0;
             });
           }};

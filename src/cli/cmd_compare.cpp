@@ -183,9 +183,9 @@ Command compare_command() {
                 write_output_file(s->report.html, render_chart_page(ChartPage::kCompare, out, lang,
                                                                     text.substr(0, text.find('\n')), preformatted_html(text)));
               if (s->report.json) {
-                std::cout << out.dump(2) << "\n";
+                report_out() << out.dump(2) << "\n";
               } else {
-                std::cout << text;
+                report_out() << text;
               }
               return 0;
             });

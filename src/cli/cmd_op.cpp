@@ -113,9 +113,10 @@ Command op_command() {
             return std::function<int()>([s] {
               if (!s->configs.empty()) {
                 if (!s->html.empty()) throw InputError("--html applies to one op, not --configs");
+                if (s->json) throw InputError("--configs writes a CSV (--out); --json applies to one op");
                 if (!s->out.empty()) check_output_path(s->out);
                 const OpBatchResult r = predict_op_configs(read_text_file(s->configs));
-                if (s->out.empty()) std::cout << r.csv;
+                if (s->out.empty()) report_out() << r.csv;
                 else write_output_file(s->out, r.csv);
                 std::cerr << fmt::format("{} ok, {} failed\n", r.ok, r.failed);
                 return r.failed > 0 ? 1 : 0;
@@ -130,7 +131,7 @@ Command op_command() {
               if (!s->html.empty())
                 write_output_file(s->html, render_chart_page(ChartPage::kOp, j, Lang::kEn, "perfcast op: " + text.substr(0, text.find('\n')),
                                                              preformatted_html(text)));
-              std::cout << (s->json ? j.dump(2) + "\n" : text);
+              report_out() << (s->json ? j.dump(2) + "\n" : text);
               return 0;
             });
           }};

@@ -90,7 +90,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
     j["by_count"] = nlohmann::json::array();
     for (const auto& c : plan.by_count) j["by_count"].push_back(layout_json(c));
     j["meeting"] = plan.meeting ? layout_json(*plan.meeting) : nlohmann::json(nullptr);
-    std::cout << j.dump(2) << "\n";
+    report_out() << j.dump(2) << "\n";
     return 0;
   }
   std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
@@ -114,7 +114,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
        "in data/cloud/prices.toml\n";
-  std::cout << o;
+  report_out() << o;
   return 0;
 }
 
@@ -254,7 +254,7 @@ Command plan_command() {
                 for (const auto& k : res.skipped) o += "  " + k + "\n";
               }
               o += msg("plan.legend", lang);
-              if (!s->report.json) std::cout << o;
+              if (!s->report.json) report_out() << o;
               // The JSON is the --json output and the HTML page's data (its charts).
               if (s->report.json || !s->report.html.empty()) {
                 nlohmann::json j;
@@ -281,7 +281,7 @@ Command plan_command() {
                 if (!s->report.html.empty())
                   write_output_file(s->report.html,
                                     render_chart_page(ChartPage::kPlan, j, lang, o.substr(0, o.find('\n')), preformatted_html(o)));
-                if (s->report.json) std::cout << j.dump(2) << "\n";
+                if (s->report.json) report_out() << j.dump(2) << "\n";
               }
 
               return 0;

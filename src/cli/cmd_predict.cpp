@@ -88,7 +88,7 @@ Command predict_command() {
                   std::rewind(spool.get());
                   std::array<char, 1 << 16> buf;
                   for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), spool.get())) > 0;)
-                    std::cout.write(buf.data(), static_cast<std::streamsize>(n));
+                    report_out().write(buf.data(), static_cast<std::streamsize>(n));
                 }
                 std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} rows)\n", ok, failed,
                                          no_fit ? fmt::format(", {} do not fit", no_fit) : "", rows);
@@ -99,7 +99,7 @@ Command predict_command() {
               p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
-              std::cout << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
+              report_out() << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
               return 0;
             });
           }};

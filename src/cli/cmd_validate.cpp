@@ -27,7 +27,7 @@ Command validate_command() {
               if (!s->markdown.empty()) write_output_file(s->markdown, validation_markdown(rep));
               if (!s->html.empty())
                 write_output_file(s->html, validation_html(rep));
-              std::cout << (s->json ? validation_json(rep).dump(2) + "\n" : validation_summary_text(rep));
+              report_out() << (s->json ? validation_json(rep).dump(2) + "\n" : validation_summary_text(rep));
               return 0;
             });
           }};

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,16 @@ struct Command {
 
 // Every command, in the order `perfcast --help` lists them.
 std::vector<Command> commands();
+
+// Parses `argv` (argv[0] is the program's name) and runs its command as `perfcast` does, returning the exit code;
+// bad input is an InputError for the caller to print (cli/main.cpp) or hand on (cli/api.h). src/cli/run.cpp.
+int run_command_line(const std::vector<std::string>& argv);
+
+// Where commands print their report (and CLI11 its help): std::cout, unless this thread has set another stream, so
+// that concurrent in-process runs (the API, perfcast serve) each capture their own output.
+std::ostream& report_out();
+// Sets this thread's report stream (nullptr: std::cout again) and returns the previous one.
+std::ostream* set_report_out(std::ostream* out);
 
 // What `perfcast --version` prints: "perfcast <version> (git <revision>)" and the data catalog's date and folder.
 std::string version_text();
@@ -42,6 +53,7 @@ Command op_command();
 Command fit_kernels_command();
 Command fit_intervals_command();
 Command monitor_command();
+Command serve_command();
 
 // One command's defaults for the shared request flags: the help text prints them and the request takes them, so
 // that what `--help` says is what runs. A flag the user gives replaces its own default and nothing else.

@@ -1,90 +1,14 @@
-// perfcast command line: builds the subcommands, parses, turns errors into one line and an exit code.
-#include <CLI/CLI.hpp>
-
+// perfcast command line: runs the command (cli/run.cpp) and turns errors into one line and an exit code.
 #include <iostream>
-#include <string_view>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
 #include "core/error.h"
 
-namespace perfcast::cli {
-
-std::vector<Command> commands() {
-  return {list_gpus_command(), list_cpus_command(), list_models_command(), list_runtimes_command(), predict_command(),
-          advise_command(),    compare_command(),     plan_command(),          validate_command(),
-          trace_command(),     op_command(),          fit_kernels_command(), fit_intervals_command(), export_command(),
-          monitor_command()};
-}
-
-namespace {
-
-int run(int argc, char** argv) {
-  CLI::App app{"perfcast: predict, explain and improve deep-learning performance on NVIDIA GPUs.\n"
-               "With no command it runs the built-in default scenario (perfcast advise)."};
-  app.require_subcommand(0, 1);
-  app.set_version_flag("--version", version_text, "print the version, the git revision and the data catalog's date");
-  const auto all = commands();
-  std::vector<std::string> names;
-  std::vector<std::pair<CLI::App*, std::function<int()>>> runners;
-  for (const auto& c : all) {
-    CLI::App* sub = app.add_subcommand(c.name, c.help);
-    runners.emplace_back(sub, c.setup(*sub));
-    names.push_back(c.name);
-  }
-  // An unknown first word is a mistyped command, not an argument.
-  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end())
-    throw_unknown("command", argv[1], names);
-  // No command: the flags are advise's (`perfcast --lang zh` is `perfcast advise --lang zh`). Only the top-level
-  // help and version flags stay the program's own.
-  std::vector<char*> args(argv, argv + argc);
-  static char advise_word[] = "advise";
-  const bool own_flag = argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h" ||
-                                     std::string_view(argv[1]) == "--help-all" || std::string_view(argv[1]) == "--version");
-  if (!own_flag && (argc == 1 || argv[1][0] == '-')) args.insert(args.begin() + 1, advise_word);
-  argc = static_cast<int>(args.size());
-  argv = args.data();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ExtrasError& e) {
-    // An unknown flag is usually a typo: name it and suggest the nearest flag of the command.
-    CLI::App* sub = nullptr;
-    for (auto& [candidate, unused] : runners)
-      if (argc > 1 && candidate->get_name() == argv[1]) sub = candidate;
-    for (int i = 1; i < argc; ++i) {
-      const std::string word = argv[i];
-      if (word.rfind("--", 0) != 0 || !sub) continue;
-      std::vector<std::string> flags;
-      bool known = false;
-      for (const CLI::Option* o : sub->get_options()) {
-        for (const auto& name : o->get_lnames()) {
-          flags.push_back("--" + name);
-          if (word == "--" + name || word.rfind("--" + name + "=", 0) == 0) known = true;
-        }
-      }
-      if (!known) throw_unknown("flag of 'perfcast " + sub->get_name() + "':", word, flags);
-    }
-    throw InputError(e.what());
-  } catch (const CLI::ParseError& e) {
-    throw InputError(e.what());
-  }
-  for (auto& [sub, run_it] : runners)
-    if (sub->parsed()) return run_it();
-  return 0;
-}
-
-}  // namespace
-}  // namespace perfcast::cli
-
 int main(int argc, char** argv) {
   try {
-    return perfcast::cli::run(argc, argv);
+    return perfcast::cli::run_command_line(std::vector<std::string>(argv, argv + argc));
   } catch (const perfcast::InputError& e) {
     std::cerr << "perfcast: error: " << e.what() << "\n";
     return 2;

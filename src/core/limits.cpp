@@ -48,6 +48,7 @@ InputLimits load_limits() {
   l.max_batch = count(counts, "max_batch");
   l.max_seq = count(counts, "max_seq");
   l.max_config_rows = count(counts, "max_config_rows");
+  l.max_upload_bytes = count(section("serve"), "max_upload_bytes");
   return l;
 }
 

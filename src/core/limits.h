@@ -35,6 +35,8 @@ struct InputLimits {
   std::int64_t max_batch = 0;
   std::int64_t max_seq = 0;
   std::int64_t max_config_rows = 0;
+  // [serve]
+  std::int64_t max_upload_bytes = 0;  // perfcast serve: largest request body
 };
 
 // data/limits.toml, read once (InputError when it is missing or malformed).
