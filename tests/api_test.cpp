@@ -73,7 +73,7 @@ TEST_F(ApiTest, BadInputThrowsTheCommandLinesMessage) {
   EXPECT_EQ(message({{"model", "resnet50"}, {"batch", "-3"}}), cli_error("predict --model resnet50 --batch=-3"));
   EXPECT_EQ(message({{"gpux", "a100-sxm4-40gb"}}), cli_error("predict --gpux a100-sxm4-40gb"));
   // A value that starts with dashes stays the flag's value, never another flag.
-  EXPECT_NE(message({{"gpu", "--html=/tmp/x"}}).find("unknown gpu"), std::string::npos);
+  EXPECT_NE(message({{"gpu", "--html=/tmp/x"}}).find("unknown device '--html=/tmp/x'"), std::string::npos);
   EXPECT_THROW(api::run_json("serve", nlohmann::json::object()), InputError);
   EXPECT_THROW(api::predict({{"Bad Name", 1}}), InputError);
   EXPECT_THROW(api::predict(nlohmann::json::array()), InputError);

@@ -120,8 +120,14 @@ void throw_unknown(std::string_view what, std::string_view wanted, const std::ve
   } else if (candidates.size() <= 12) {
     msg += "; expected one of:";
     for (const auto& c : candidates) msg += " " + c;
-  } else {
-    msg += " (list them with `perfcast " + std::string(what == "gpu" ? "gpus" : "models") + "`)";
+  } else if (what == "gpu" || what == "device" || what == "model" || what == "cpu") {
+    msg += what == "gpu"      ? " (list them with `perfcast gpus`)"
+           : what == "device" ? " (list them with `perfcast gpus` and `perfcast cpus`)"
+           : what == "cpu"    ? " (list them with `perfcast cpus`)"
+                              : " (list them with `perfcast models`)";
+  } else if (what.rfind("flag of 'perfcast ", 0) == 0) {
+    const auto name = what.substr(18, what.find('\'', 18) - 18);
+    msg += " (list them with `perfcast " + std::string(name) + " --help`)";
   }
   throw InputError(msg);
 }
