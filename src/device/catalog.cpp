@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include "core/data_files.h"
+#include "core/toml_folder.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
 #include "core/find_by_id.h"
@@ -51,20 +52,8 @@ class Reader {
 std::vector<DeviceSpec> load_all() {
   std::vector<std::filesystem::path> dirs{data_dir() / "gpus"};
   for (auto& p : env_paths("PERFCAST_GPU_PATH")) dirs.push_back(p);
-  std::vector<DeviceSpec> out;
-  for (const auto& dir : dirs) {
-    if (!std::filesystem::is_directory(dir)) continue;
-    std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".toml") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      DeviceSpec d = load_device_file(f);
-      auto same = std::find_if(out.begin(), out.end(), [&](const DeviceSpec& x) { return x.id == d.id; });
-      if (same != out.end()) *same = std::move(d);
-      else out.push_back(std::move(d));
-    }
-  }
+  std::vector<DeviceSpec> out =
+      load_toml_folders_overriding<DeviceSpec>(dirs, [](const std::filesystem::path& f) { return load_device_file(f); });
   std::sort(out.begin(), out.end(), [](const DeviceSpec& a, const DeviceSpec& b) { return a.id < b.id; });
   // Boards whose sustained clock was fitted to measured kernels (perfcast fit-kernels).
   const auto fit = data_dir() / "kernel_fit.toml";

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/data_files.h"
+#include "core/toml_folder.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
 
@@ -105,20 +106,8 @@ namespace {
 std::vector<CpuSpec> load_all() {
   std::vector<std::filesystem::path> dirs{data_dir() / "cpus"};
   for (auto& p : env_paths("PERFCAST_CPU_PATH")) dirs.push_back(p);
-  std::vector<CpuSpec> out;
-  for (const auto& dir : dirs) {
-    if (!std::filesystem::is_directory(dir)) continue;
-    std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".toml") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      CpuSpec c = load_cpu_file(f);
-      auto same = std::find_if(out.begin(), out.end(), [&](const CpuSpec& x) { return x.id == c.id; });
-      if (same != out.end()) *same = std::move(c);
-      else out.push_back(std::move(c));
-    }
-  }
+  std::vector<CpuSpec> out =
+      load_toml_folders_overriding<CpuSpec>(dirs, [](const std::filesystem::path& f) { return load_cpu_file(f); });
   // Two-socket servers: the same part twice, each socket with its own memory channels and caches.
   const std::size_t singles = out.size();
   for (std::size_t i = 0; i < singles; ++i)
