@@ -87,6 +87,7 @@ struct RequestFlags {
   bool fused_optimizer = false;    // --fused-optimizer
   bool unfused_optimizer = false;  // --unfused-optimizer
   std::string grad_accum;
+  std::string tp = "1", pp = "1";  // --tp, --pp
 
   // Validated request; InputError naming the flag on a bad value.
   PredictRequest to_request() const;

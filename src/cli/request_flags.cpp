@@ -79,7 +79,7 @@ PredictRequest RequestFlags::to_request() const {
     if (!data_option || data_option->count() == 0) r.data = d.data;
     if (!host_option || host_option->count() == 0) r.host = d.host;
   }
-  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
+  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate" || r.mode == "serve";
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
   if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
@@ -92,6 +92,8 @@ PredictRequest RequestFlags::to_request() const {
   constexpr std::int64_t kCountCap = std::numeric_limits<int>::max();
   r.gpus = static_cast<int>(std::min(parse_count(gpus, "--gpus", false), kCountCap));
   r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
+  r.tensor_parallel = static_cast<int>(std::min(parse_count(tp, "--tp", false), kCountCap));
+  r.pipeline_parallel = static_cast<int>(std::min(parse_count(pp, "--pp", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   parse_attention_impl(r.attention);  // a typo fails here, before any prediction
@@ -121,7 +123,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   r.host = d.host;
   if (with_gpu) app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
-  app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq)")
+  app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq) | serve "
+                 "(predict: continuous batching under load, --request-rate)")
       ->capture_default_str();
   app.add_option("--precision", f.precision,
                  "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
@@ -171,6 +174,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_flag("--gpu-decode", r.gpu_decode, "decode and augment input on the GPU (DALI/nvJPEG)");
   app.add_option("--gpus", f.gpus, "GPUs per node (data parallel)")->capture_default_str();
   app.add_option("--nodes", f.nodes, "nodes (data parallel)")->capture_default_str();
+  app.add_option("--tp", f.tp, "tensor-parallel degree (--mode serve: GPUs each layer is split across)")->capture_default_str();
+  app.add_option("--pp", f.pp, "pipeline-parallel degree (--mode serve: stages of consecutive layers)")->capture_default_str();
   app.add_option("--interconnect", r.interconnect, "pcie3|pcie4|pcie5|nvlink-bridge|nvlink|nvswitch");
   app.add_option("--network", r.network, "10gbe|25gbe|100gbe|ib-edr|ib-hdr|ib-ndr");
   app.add_option("--strategy", r.strategy,

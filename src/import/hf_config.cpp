@@ -830,6 +830,7 @@ ModelSource model_from_hf_config(const std::string& path) {
   m.sequence = true;
   m.description = describe(c);
   m.uncosted = c.notes;
+  m.max_positions = c.max_positions;
   switch (c.family) {
     case Family::kBert:
       m.family = "transformer";
