@@ -1,5 +1,6 @@
 #include "import/serving_csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -95,6 +96,16 @@ std::vector<ServingRow> read_serving_csv(const std::filesystem::path& path) {
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+bool is_serving_measurements(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  bool ok = true;
+  const std::vector<std::string> header = split_record(line, &ok);
+  auto has = [&](const char* c) { return std::find(header.begin(), header.end(), c) != header.end(); };
+  return has("input_len") && has("output_len") && has("engine");
 }
 
 }  // namespace perfcast

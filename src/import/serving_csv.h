@@ -20,5 +20,8 @@ struct ServingRow {
 // InputError naming the file and line on a missing file, a missing column, a row of the wrong width or a
 // measurement that is not a positive number.
 std::vector<ServingRow> read_serving_csv(const std::filesystem::path& path);
+// True when the file's header has the serving columns (input_len, output_len, engine): perfcast validate
+// checks such a file with --mode serve predictions.
+bool is_serving_measurements(const std::filesystem::path& path);
 
 }  // namespace perfcast

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "report/prediction_report.h"
 
 namespace perfcast {
@@ -122,6 +125,81 @@ std::string serving_text(const ServePrediction& p) {
   s += "legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per request;\n"
        "        output tokens/s = all output tokens / (last token - first arrival); p50/p99 over the requests\n";
   for (const auto& n : p.notes) s += "note: " + n + "\n";
+  return s;
+}
+
+namespace {
+
+struct ErrorStats {
+  std::size_t rows = 0;
+  double median = 0, mean = 0, within_25 = 0;
+};
+
+ErrorStats stats_of(std::vector<double> e) {
+  ErrorStats s;
+  s.rows = e.size();
+  if (e.empty()) return s;
+  std::sort(e.begin(), e.end());
+  s.median = e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+  for (double x : e) {
+    s.mean += x / static_cast<double>(e.size());
+    if (x <= 0.25) s.within_25 += 1.0 / static_cast<double>(e.size());
+  }
+  return s;
+}
+
+std::string stats_table(const std::map<std::string, std::vector<double>>& groups, const std::string& what) {
+  std::string s = fmt::format("| {} | rows | median error | mean error | within 25% |\n|---|---:|---:|---:|---:|\n", what);
+  for (const auto& [k, v] : groups) {
+    const ErrorStats e = stats_of(v);
+    s += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.0f}% |\n", k, e.rows, 100 * e.median, 100 * e.mean, 100 * e.within_25);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string serving_validation_summary(const std::vector<ServingCheck>& checks) {
+  std::map<std::string, std::vector<double>> by_metric;
+  std::size_t failed = 0;
+  for (const auto& c : checks) {
+    if (c.predicted) by_metric[c.row.metric].push_back(c.relative_error());
+    else ++failed;
+  }
+  std::string s = fmt::format("{} rows, {} not predicted\n", checks.size(), failed);
+  for (const auto& [m, v] : by_metric) {
+    const ErrorStats e = stats_of(v);
+    s += fmt::format("{}: {} rows, median error {:.1f}%, mean {:.1f}%\n", m, e.rows, 100 * e.median, 100 * e.mean);
+  }
+  return s;
+}
+
+std::string serving_validation_markdown(const std::vector<ServingCheck>& checks, const std::string& file) {
+  std::map<std::string, std::vector<double>> by_metric, by_engine, by_gpu, by_tp;
+  for (const auto& c : checks) {
+    if (!c.predicted) continue;
+    by_metric[c.row.metric].push_back(c.relative_error());
+    if (c.row.metric != "output_tokens_per_s") continue;
+    by_engine[c.row.engine].push_back(c.relative_error());
+    by_gpu[c.row.gpu].push_back(c.relative_error());
+    by_tp["tp " + c.row.tp + ", pp " + c.row.pp].push_back(c.relative_error());
+  }
+  std::string s = fmt::format("## Validation: `{}`\n\n", file);
+  s += "Error = |predicted - measured| / measured. Each row is one `perfcast predict --mode serve` run of the row's "
+       "engine, GPU, model, precision, degrees, lengths, request count and rate.\n\n";
+  s += stats_table(by_metric, "metric") + "\n";
+  s += "Serving throughput (output tokens/s) by engine, GPU and layout:\n\n";
+  s += stats_table(by_engine, "engine") + "\n" + stats_table(by_gpu, "gpu") + "\n" + stats_table(by_tp, "layout") + "\n";
+  s += "### Every row\n\n| line | engine | gpu | model | tp x pp | in / out | rate | metric | measured | predicted | error |\n"
+       "|---:|---|---|---|---|---|---|---|---:|---:|---:|\n";
+  for (const auto& c : checks) {
+    const std::string model = c.row.model.substr(c.row.model.find_last_of('/') + 1);
+    s += fmt::format("| {} | {} | {} | {} | {} x {} | {} / {} | {} | {} | {:g} | {} | {} |\n", c.row.line, c.row.engine,
+                     c.row.gpu, model, c.row.tp, c.row.pp, c.row.input_len, c.row.output_len,
+                     c.row.request_rate.empty() ? "offline" : c.row.request_rate, c.row.metric, c.row.measured,
+                     c.predicted ? fmt::format("{:.1f}", *c.predicted) : "-",
+                     c.predicted ? fmt::format("{:+.1f}%", 100 * (*c.predicted / c.row.measured - 1)) : c.error);
+  }
   return s;
 }
 

@@ -5,10 +5,15 @@
 #include <string>
 
 #include "analysis/llm_serving.h"
+#include "analysis/serving_validation.h"
 
 namespace perfcast {
 
 nlohmann::json serving_json(const ServePrediction& p);
 std::string serving_text(const ServePrediction& p);
+
+// perfcast validate on a serving measurements file: the error by metric, engine and GPU, then every row.
+std::string serving_validation_markdown(const std::vector<ServingCheck>& checks, const std::string& file);
+std::string serving_validation_summary(const std::vector<ServingCheck>& checks);
 
 }  // namespace perfcast
