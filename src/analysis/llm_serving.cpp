@@ -101,6 +101,7 @@ ServeMetrics run(const Engine& e, const ServeRequest& r, const std::vector<Serve
   lim.max_running = max_batch;
   lim.max_batched_tokens = static_cast<std::int64_t>(e.profile.max_batched_tokens);
   lim.chunked_prefill = e.profile.chunked_prefill;
+  lim.mixed_batches = e.profile.mixed_batches;
   lim.lanes = e.pp;
   lim.max_steps = input_limits().max_serving_steps;
   const BatchingResult b = simulate_continuous_batching(reqs, lim, [&](const BatchShape& s) { return e.step_us(s) / 1e6; });

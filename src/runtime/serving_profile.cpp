@@ -18,6 +18,7 @@ std::optional<ServingProfile> read_serving_table(const toml::table& runtime_file
   s.eager_host_us_per_kernel = f.number("eager_host_us_per_kernel");
   s.block_tokens = f.number("block_tokens");
   s.chunked_prefill = f.boolean("chunked_prefill");
+  s.mixed_batches = f.boolean("mixed_batches");
   s.max_batched_tokens = f.number("max_batched_tokens");
   s.max_running_requests = f.number("max_running_requests");
   s.kv_memory_rule = f.text("kv_memory_rule");

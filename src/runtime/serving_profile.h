@@ -17,6 +17,7 @@ struct ServingProfile {
   double eager_host_us_per_kernel = 0; // host launch cost per kernel outside a CUDA graph
   double block_tokens = 0;             // tokens per paged KV-cache block
   bool chunked_prefill = false;        // long prompts split over steps beside the running decodes
+  bool mixed_batches = false;          // prompts and decodes share a step (else a step is all prompts or all decodes)
   double max_batched_tokens = 0;       // tokens one step may schedule (prefill chunks + one per decode)
   double max_running_requests = 0;     // requests in the running batch (vLLM max_num_seqs)
   std::string kv_memory_rule;          // "total": memory_fraction of the GPU for weights+KV; "free": of what is left

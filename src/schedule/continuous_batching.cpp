@@ -98,33 +98,39 @@ BatchingResult simulate_continuous_batching(const std::vector<ServedRequest>& re
     std::int64_t budget = limits.max_batched_tokens;
     std::vector<std::pair<std::size_t, std::int64_t>> chunks;  // (request, tokens)
     std::vector<std::size_t> decodes;
-    // Decodes first: one token each, a new block when the last one is full (preempting the newest when none is free).
-    for (std::size_t i = 0; i < lane.running.size() && budget > 0; ++i) {
-      const std::size_t r = lane.running[i];
-      Live& x = live[r];
-      if (x.cache < x.target) continue;  // still prefilling
-      const std::int64_t need = blocks_for(x.cache + 1, x.shared, block) - x.blocks;
-      bool preempted_self = false;
-      while (need > free_blocks) {
-        preempted_self = lane.running.back() == r;
-        preempt(lane);
+    // Decodes: one token each, a new block when the last one is full (preempting the newest when none is free).
+    auto schedule_decodes = [&] {
+      for (std::size_t i = 0; i < lane.running.size() && budget > 0; ++i) {
+        const std::size_t r = lane.running[i];
+        Live& x = live[r];
+        if (x.cache < x.target) continue;  // still prefilling
+        const std::int64_t need = blocks_for(x.cache + 1, x.shared, block) - x.blocks;
+        bool preempted_self = false;
+        while (need > free_blocks) {
+          preempted_self = lane.running.back() == r;
+          preempt(lane);
+          if (preempted_self) break;
+        }
         if (preempted_self) break;
+        free_blocks -= need;
+        x.blocks += need;
+        decodes.push_back(r);
+        shape.decode_kv_tokens += static_cast<double>(x.cache + 1);
+        --budget;
       }
-      if (preempted_self) break;
-      free_blocks -= need;
-      x.blocks += need;
-      decodes.push_back(r);
-      shape.decode_kv_tokens += static_cast<double>(x.cache + 1);
-      --budget;
-    }
-    shape.decode_seqs = static_cast<std::int64_t>(decodes.size());
+      shape.decode_seqs = static_cast<std::int64_t>(decodes.size());
+    };
     // Prompts: those already running continue their chunks, then new requests join while blocks, room and the
     // token budget allow.
     auto schedule_prefill = [&](std::size_t r) {
       Live& x = live[r];
       const std::int64_t remaining = x.target - x.cache;
-      if (!limits.chunked_prefill && remaining > budget && !(decodes.empty() && chunks.empty())) return false;
-      const std::int64_t chunk = limits.chunked_prefill ? std::min(remaining, budget) : remaining;
+      // A prompt longer than a whole step's budget runs in chunks even where the engine does not chunk by
+      // default: engines refuse such a prompt otherwise (vLLM: "exceeds limit of max_num_batched_tokens"), so a
+      // run that served it had chunking on.
+      const bool chunked = limits.chunked_prefill || remaining > limits.max_batched_tokens;
+      if (!chunked && remaining > budget) return false;
+      const std::int64_t chunk = chunked ? std::min(remaining, budget) : remaining;
       if (chunk <= 0) return false;
       const std::int64_t need = blocks_for(x.cache + chunk, x.shared, block) - x.blocks;
       if (need > free_blocks) return false;
@@ -134,14 +140,25 @@ BatchingResult simulate_continuous_batching(const std::vector<ServedRequest>& re
       budget -= chunk;
       return true;
     };
-    for (const std::size_t r : lane.running)
-      if (budget > 0 && live[r].cache < live[r].target) schedule_prefill(r);
-    while (!waiting.empty() && budget > 0 && static_cast<std::int64_t>(lane.running.size()) < limits.max_running) {
-      const std::size_t r = waiting.front();
-      if (!schedule_prefill(r)) break;
-      waiting.pop_front();
-      lane.running.push_back(r);
-      ++running_now;
+    auto schedule_prefills = [&] {
+      for (const std::size_t r : lane.running)
+        if (budget > 0 && live[r].cache < live[r].target) schedule_prefill(r);
+      while (!waiting.empty() && budget > 0 && static_cast<std::int64_t>(lane.running.size()) < limits.max_running) {
+        const std::size_t r = waiting.front();
+        if (!schedule_prefill(r)) break;
+        waiting.pop_front();
+        lane.running.push_back(r);
+        ++running_now;
+      }
+    };
+    if (limits.mixed_batches) {
+      schedule_decodes();
+      schedule_prefills();
+    } else {
+      // Engines that run prompts and decodes as separate steps (vLLM V0, SGLang without mixed chunks) take
+      // waiting prompts first and decode when none can start.
+      schedule_prefills();
+      if (chunks.empty()) schedule_decodes();
     }
     for (const auto& [r, t] : chunks) {
       const bool last = live[r].cache + t >= live[r].target;

@@ -40,6 +40,7 @@ struct BatchingLimits {
   std::int64_t max_running = 256;       // requests in one lane's batch
   std::int64_t max_batched_tokens = 8192;
   bool chunked_prefill = true;
+  bool mixed_batches = true;            // prompts and decodes share a step (else prompt steps come first, alone)
   int lanes = 1;                        // batches in flight (pipeline stages)
   std::int64_t max_steps = 10000000;    // the simulation stops here (reported as truncated)
 };
