@@ -14,6 +14,7 @@ $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
+$bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -140,5 +141,9 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
   echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
+  echo
+  cat docs/serving_validation_intro.md
+  echo
+  cat "$tmp/serving.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"
