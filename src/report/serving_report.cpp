@@ -120,6 +120,9 @@ std::string serving_text(const ServePrediction& p) {
     if (p.slo->at_best_batch) {
       s += fmt::format("  best batch limit at the offered rate: {}\n", p.slo->at_best_batch->max_batch);
       s += metrics_lines(*p.slo->at_best_batch, "    ");
+    } else {
+      s += "  no batch limit meets them at the offered rate" +
+           std::string(r.request_rate > 0 ? "" : " (all requests at once: give --request-rate)") + "\n";
     }
   }
   s += "legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per request;\n"
