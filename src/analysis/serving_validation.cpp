@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "analysis/llm_serving.h"
+#include "core/data_files.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -42,7 +43,10 @@ std::vector<ServingCheck> check_serving_file(const std::filesystem::path& path) 
     try {
       ServeRequest r;
       r.base.gpu = row.gpu;
+      // Model files are named relative to the data folder (models/hf/...), so the file checks from any directory.
       r.base.model = row.model;
+      if (row.model.ends_with(".json") && !std::filesystem::exists(row.model) && std::filesystem::exists(data_dir() / row.model))
+        r.base.model = (data_dir() / row.model).string();
       r.base.runtime = row.engine;
       r.base.precision = row.precision;
       r.base.kv_precision = row.kv_precision;
