@@ -20,6 +20,8 @@ $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/
   echo
 $bin validate data/validation/llm_parallel.csv --markdown "$tmp/llm_parallel.md" >/dev/null
 $bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_parallel.md" >/dev/null
+  echo
+$bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev/null
 {
   cat docs/validation_intro.md
   echo
@@ -170,5 +172,9 @@ $bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_pa
   echo "# Parallel LLM training, evaluation: eval_llm_parallel.csv (frozen)"
   echo
   cat "$tmp/eval_llm_parallel.md"
+  echo
+  cat docs/serving_validation_intro.md
+  echo
+  cat "$tmp/serving.md"
 } > docs/validation.md
 echo "wrote docs/validation.md"

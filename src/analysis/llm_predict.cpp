@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/llm_step_model.h"
 #include "analysis/predict.h"
 #include "analysis/request_resolution.h"
 #include "core/error.h"
@@ -317,7 +318,9 @@ std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferCont
 }
 
 // One forward pass of `graph` (q tokens per sequence) against `kv_len` cached positions.
-std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool all_logits, const InferContext& c) {
+// dense_only: without the attention cores and the LM head (the serving step model costs those per request).
+std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool all_logits, const InferContext& c,
+                                 bool dense_only = false) {
   std::vector<OpCost> out;
   const CostContext ctx{c.km, c.runtime, c.plan, false};
   const double tokens = static_cast<double>(graph.batch * graph.seq);
@@ -328,7 +331,10 @@ std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool a
       int layer = 0;
       double rows = static_cast<double>(op.in_elems / op.mm.k);
       double groups = 1;
-      if (role_of(op.name, &layer) == TensorRole::kOutput && !all_logits) rows = static_cast<double>(graph.batch);
+      if (role_of(op.name, &layer) == TensorRole::kOutput) {
+        if (dense_only) continue;
+        if (!all_logits) rows = static_cast<double>(graph.batch);
+      }
       if (op.mm.batch > 1) {
         // Routed experts: the distinct experts the batch's tokens reach (uniform routing).
         const double e = static_cast<double>(op.mm.batch), share = rows / tokens / e;
@@ -336,6 +342,7 @@ std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool a
       }
       kernels = weight_matmul(op, weight_format(op, c), rows, groups, c);
     } else if (op.kind == OpKind::kAttention) {
+      if (dense_only) continue;
       kernels = attention(op, kv_len, c);
     } else if (op.kind == OpKind::kLoss) {
       continue;
@@ -601,23 +608,45 @@ Prediction predict_lora(const PredictRequest& request) {
 
 // ---- inference ----------------------------------------------------------------------------------------------
 
-Prediction predict_inference(const PredictRequest& request) {
-  PredictRequest r = request;
-  if (r.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
-  if (r.gpus * r.nodes > 1)
-    throw UnsupportedError("--mode " + r.mode + " predicts one GPU; tensor/pipeline parallel serving is not modelled",
-                           {"serving.single_gpu", {{"mode", r.mode}}});
-  const DeviceSpec device = device_for(r);
-  const WeightPrecision weights = resolve_weight_precision(r.precision);
+// What an inference request resolves to: device, weights, runtime, model, pipes and KV-cache type, with the
+// checks every inference mode makes (predict_inference, and the serving engine's step model).
+struct InferSetup {
+  PredictRequest r;
+  DeviceSpec device;
+  WeightPrecision weights;
+  RuntimeProfile runtime;
+  ArchitectureProfile arch;
+  ModelSource model;
+  std::optional<Pipe> half;
+  Pipe float_pipe = Pipe::kFp32;
+  std::string kv_name;
+  double kv_bytes = 2;
+  Graph probe;
+  LlmShape shape;
+  PrecisionPlan plan;
   std::vector<std::string> notes;
+};
+
+InferSetup resolve_inference(const PredictRequest& request) {
+  InferSetup s;
+  PredictRequest& r = s.r;
+  r = request;
+  s.device = device_for(r);
+  const DeviceSpec& device = s.device;
+  s.weights = resolve_weight_precision(r.precision);
+  const WeightPrecision& weights = s.weights;
+  std::vector<std::string>& notes = s.notes;
   // GGUF files run on llama.cpp; the default framework profile cannot load them.
   if (weights.scheme == WeightScheme::kGguf && weights.name != "f16" && r.runtime == "pytorch") {
     r.runtime = "llama.cpp";
     notes.push_back("GGUF type " + weights.name + " runs with llama.cpp's kernels (--runtime llama.cpp)");
   }
-  RuntimeProfile runtime = runtime_for(r);
-  const ArchitectureProfile arch = architecture_for(device);
-  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
+  s.runtime = runtime_for(r);
+  RuntimeProfile& runtime = s.runtime;
+  s.arch = architecture_for(device);
+  const ArchitectureProfile& arch = s.arch;
+  s.model = resolve_model(r.model, ImportOptions{r.dims});
+  const ModelSource& model = s.model;
   if (!model.decoder_llm)
     throw InputError("--mode " + r.mode + " needs a decoder language model; '" + r.model + "' (" + model.family +
                      ") is not one (see perfcast models, family llm)");
@@ -640,16 +669,16 @@ Prediction predict_inference(const PredictRequest& request) {
     throw UnsupportedError("GGUF type '" + weights.name + "' runs on llama.cpp (--runtime llama.cpp); " + runtime.id +
                                " takes fp16, bf16, fp32, int8, int4 or fp8",
                            {"runtime.no_gguf", {{"runtime", runtime.id}, {"precision", weights.name}}});
-  if (r.seq == 0) r.seq = r.mode == "prefill" ? 512 : 128;  // llama-bench's pp512 / tg128
 
   // Pipes: the serving engines' GEMM precision, llama.cpp's fp16 cuBLAS path where tensor cores exist.
-  std::optional<Pipe> half = arch.math_pipe("fp16");
+  std::optional<Pipe>& half = s.half;
+  half = arch.math_pipe("fp16");
   if (half && (!is_tensor_pipe(*half) || device.peak(*half) <= 0)) half.reset();
   // llama.cpp asks cuBLAS for FP16 accumulation: GeForce boards run it at twice their FP32-accumulate rate.
   // (>=: TITAN RTX / Quadro RTX / T4 list equal peaks but sustain less with FP32 accumulation, see pipe_peak.)
   if (half && runtime.llm_fp16_accumulate && device.peak(Pipe::kTcFp16Fp16Acc) >= device.peak(*half))
     half = Pipe::kTcFp16Fp16Acc;
-  Pipe float_pipe = Pipe::kFp32;
+  Pipe& float_pipe = s.float_pipe;
   if (!runtime.llm_gguf) {
     std::string compute = weights.name == "fp8" ? "fp8" : weights.name == "bf16" ? "bf16" : weights.name == "fp32" ? "fp32" : "fp16";
     if (weights.name == "f16") compute = "fp16";
@@ -662,27 +691,50 @@ Prediction predict_inference(const PredictRequest& request) {
                                {"runtime", runtime.id}}});
     float_pipe = *pipe;
   }
-  const std::string kv_name = r.kv_precision.empty() ? runtime.llm_kv_default : r.kv_precision;
-  const double kv_bytes = kv_element_bytes(kv_name);
+  s.kv_name = r.kv_precision.empty() ? runtime.llm_kv_default : r.kv_precision;
+  s.kv_bytes = kv_element_bytes(s.kv_name);
 
-  const Graph probe = model.build(ModelOptions{1, 1});
+  s.probe = model.build(ModelOptions{1, 1});
+  const Graph& probe = s.probe;
   const AttentionPlan attention = attention_plan_for(r, runtime, device, false);
   runtime.llm_fused_attention = serving_attention_fused(attention, model, probe, runtime);
   if (attention.impl != AttentionImpl::kRuntime)
     notes.push_back("--attention " + std::string(attention_impl_name(attention.impl)) + ": " +
                     (runtime.llm_fused_attention ? "one fused kernel per attention core (no score matrix in DRAM)"
                                                  : "the eager kernels (scores through DRAM)"));
-  const LlmShape shape = shape_of(probe);
+  s.shape = shape_of(probe);
+
+  s.plan.name = weights.name;
+  s.plan.bytes.act = runtime.llm_activation_bytes;
+  s.plan.bytes.weight = runtime.llm_gguf ? 4.0 : runtime.llm_activation_bytes;
+  return s;
+}
+
+Prediction predict_inference(const PredictRequest& request) {
+  if (request.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
+  if (request.gpus * request.nodes > 1)
+    throw UnsupportedError("--mode " + request.mode + " predicts one GPU; tensor/pipeline parallel serving is --mode serve",
+                           {"serving.single_gpu", {{"mode", request.mode}}});
+  InferSetup s = resolve_inference(request);
+  PredictRequest& r = s.r;
+  if (r.seq == 0) r.seq = r.mode == "prefill" ? 512 : 128;  // llama-bench's pp512 / tg128
+  const DeviceSpec& device = s.device;
+  const WeightPrecision& weights = s.weights;
+  const RuntimeProfile& runtime = s.runtime;
+  const ArchitectureProfile& arch = s.arch;
+  const ModelSource& model = s.model;
+  const std::optional<Pipe>& half = s.half;
+  const Pipe float_pipe = s.float_pipe;
+  const std::string& kv_name = s.kv_name;
+  const double kv_bytes = s.kv_bytes;
+  const Graph& probe = s.probe;
+  const LlmShape& shape = s.shape;
+  std::vector<std::string>& notes = s.notes;
   if (shape.positions > 0 && r.context + r.seq > shape.positions)
     throw InputError(model.id + ": context " + std::to_string(r.context) + " + " + std::to_string(r.seq) +
                      " tokens exceed its " + std::to_string(shape.positions) + " learned positions");
-
   const KernelCostModel km(device, arch);
-  PrecisionPlan plan;
-  plan.name = weights.name;
-  plan.bytes.act = runtime.llm_activation_bytes;
-  plan.bytes.weight = runtime.llm_gguf ? 4.0 : runtime.llm_activation_bytes;
-  InferContext c{device, arch, km, runtime, weights, shape, plan, kv_bytes, float_pipe, half};
+  InferContext c{device, arch, km, runtime, weights, shape, s.plan, kv_bytes, float_pipe, half};
   const bool prefill = r.mode == "prefill";
 
   // Memory: weights at their stored size, the KV cache of every sequence's positions, one pass's buffers.
@@ -851,5 +903,184 @@ Prediction predict_llm(const PredictRequest& request) {
     throw InputError("predict_llm serves --mode prefill, decode, generate or train, got '" + request.mode + "'");
   return predict_inference(request);
 }
+
+// ---- the serving engine's step model --------------------------------------------------------------------------
+
+namespace {
+
+// Megatron tensor parallelism applied to a graph: the degree's share of every sharded op on one GPU.
+void shard_tensor_parallel(Graph& g, int tp, const LlmShape& shape) {
+  if (tp <= 1) return;
+  const std::int64_t kv_per_gpu = std::max<std::int64_t>(1, shape.kv_heads / tp);
+  std::int64_t ffn = 0;  // the MLP's inner width: the elementwise ops at this width run on the shard
+  int layer = 0;
+  for (const auto& op : g.ops)
+    if (is_weight_matmul(op) && (role_of(op.name, &layer) == TensorRole::kFfnGate || role_of(op.name, &layer) == TensorRole::kFfnUp))
+      ffn = op.mm.n;
+  auto scale_by = [](std::int64_t v, std::int64_t num, std::int64_t den) { return v / den * num + v % den * num / den; };
+  for (auto& op : g.ops) {
+    if (is_weight_matmul(op)) {
+      const TensorRole role = role_of(op.name, &layer);
+      std::int64_t n = op.mm.n, k = op.mm.k;
+      if (role == TensorRole::kAttnK || role == TensorRole::kAttnV) n = kv_per_gpu * shape.head_dim;
+      else if (role == TensorRole::kAttnQ || role == TensorRole::kAttnQkv || role == TensorRole::kFfnGate ||
+               role == TensorRole::kFfnUp || role == TensorRole::kOutput)
+        n = (op.mm.n + tp - 1) / tp;
+      else if (role == TensorRole::kAttnOutput || role == TensorRole::kFfnDown) k = (op.mm.k + tp - 1) / tp;
+      else continue;  // routers and anything unnamed stay whole on every GPU
+      const std::int64_t old = op.mm.n * op.mm.k, now = n * k;
+      op.params = scale_by(op.params, now, old);
+      op.weight_elems = scale_by(op.weight_elems, now, old);
+      op.out_elems = scale_by(op.out_elems, n, op.mm.n);
+      op.in_elems = scale_by(op.in_elems, k, op.mm.k);
+      op.mm.n = n;
+      op.mm.k = k;
+      if (!op.out_shape.empty()) op.out_shape.back() = n;
+    } else if (op.kind == OpKind::kAttention) {
+      op.attn.heads /= tp;
+      op.attn.kv_heads = kv_per_gpu;
+      op.in_elems /= tp;
+      op.out_elems /= tp;
+    } else if (op.kind == OpKind::kEmbedding && role_of(op.name, &layer) == TensorRole::kTokenEmbedding) {
+      op.params /= tp;
+    } else if (ffn > 0 && !op.out_shape.empty() && op.out_shape.back() == ffn) {
+      op.in_elems /= tp;
+      op.out_elems /= tp;
+    }
+  }
+}
+
+StepPart part_of(std::vector<OpCost> entries, const RuntimeProfile& runtime, double times = 1) {
+  const StepCost c = sum_step(std::move(entries), runtime);
+  return {c.gpu_us * times, c.launches * times};
+}
+
+}  // namespace
+
+struct LlmStepModel::Impl {
+  InferSetup s;
+  int tp = 1;
+  std::unique_ptr<KernelCostModel> km;
+  std::unique_ptr<InferContext> c;
+  Graph probe;  // batch 1, one token, sharded
+  Op attention_op, head_op;
+  std::int64_t kv_per_gpu = 1;
+  double weights = 0;
+  std::vector<std::pair<double, StepPart>> grid;  // dense passes by token count
+  Graph pass(double tokens) const {
+    Graph g = s.model.build(ModelOptions{std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(tokens))), 1});
+    shard_tensor_parallel(g, tp, s.shape);
+    return g;
+  }
+};
+
+LlmStepModel::LlmStepModel(const PredictRequest& request, int tensor_parallel) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.s = resolve_inference(request);
+  m.tp = tensor_parallel;
+  const LlmShape& shape = m.s.shape;
+  const std::string who = m.s.model.id + " (" + std::to_string(shape.heads) + " attention heads, " +
+                          std::to_string(shape.kv_heads) + " KV heads)";
+  if (tensor_parallel < 1) throw InputError("--tp must be at least 1");
+  if (tensor_parallel > shape.heads)
+    throw InputError("--tp " + std::to_string(tensor_parallel) + " is larger than the attention heads of " + who);
+  if (shape.heads % tensor_parallel != 0)
+    throw InputError("--tp " + std::to_string(tensor_parallel) + " does not divide the attention heads of " + who);
+  if (tensor_parallel <= shape.kv_heads ? shape.kv_heads % tensor_parallel != 0 : tensor_parallel % shape.kv_heads != 0)
+    throw InputError("--tp " + std::to_string(tensor_parallel) + " neither divides nor is a multiple of the KV heads of " + who);
+  m.km = std::make_unique<KernelCostModel>(m.s.device, m.s.arch);
+  m.c = std::make_unique<InferContext>(InferContext{m.s.device, m.s.arch, *m.km, m.s.runtime, m.s.weights, m.s.shape,
+                                                    m.s.plan, m.s.kv_bytes, m.s.float_pipe, m.s.half});
+  m.probe = m.pass(1);
+  m.kv_per_gpu = std::max<std::int64_t>(1, shape.kv_heads / tensor_parallel);
+  int layer = 0;
+  bool have_attention = false, have_head = false;
+  for (const auto& op : m.probe.ops) {
+    if (op.kind == OpKind::kAttention && !have_attention) {
+      m.attention_op = op;
+      have_attention = true;
+    }
+    if (is_weight_matmul(op) && role_of(op.name, &layer) == TensorRole::kOutput) {
+      m.head_op = op;
+      have_head = true;
+    }
+  }
+  // shape_of() refused graphs without attention blocks or an LM head.
+  if (!have_attention || !have_head) throw InputError("model '" + m.s.model.id + "' is not a decoder language model");
+  m.weights = weight_bytes(m.probe, *m.c);
+}
+
+LlmStepModel::~LlmStepModel() = default;
+
+void LlmStepModel::prepare(double max_tokens) {
+  Impl& m = *impl_;
+  m.grid.clear();
+  for (double t = 1;; t *= 2) {
+    const double tokens = std::min(t, std::max(1.0, max_tokens));
+    m.grid.push_back({tokens, part_of(forward_pass(m.pass(tokens), 1, false, *m.c, true), m.s.runtime)});
+    if (tokens >= max_tokens) break;
+  }
+}
+
+StepPart LlmStepModel::dense(double tokens) const {
+  const auto& g = impl_->grid;
+  if (g.empty() || tokens <= 0) return {};
+  std::size_t i = 1;
+  while (i + 1 < g.size() && g[i].first < tokens) ++i;
+  if (g.size() == 1) return g[0].second;
+  const auto& [t0, p0] = g[i - 1];
+  const auto& [t1, p1] = g[i];
+  const double w = (tokens - t0) / (t1 - t0);  // beyond the last point: extrapolated along the last segment
+  return {p0.gpu_us + w * (p1.gpu_us - p0.gpu_us), p0.launches + w * (p1.launches - p0.launches)};
+}
+
+StepPart LlmStepModel::lm_head(double rows) const {
+  const Impl& m = *impl_;
+  if (rows <= 0) return {};
+  return part_of(weight_matmul(m.head_op, weight_format(m.head_op, *m.c), rows, 1, *m.c), m.s.runtime);
+}
+
+StepPart LlmStepModel::decode_attention(double seqs, double mean_kv) const {
+  const Impl& m = *impl_;
+  if (seqs <= 0) return {};
+  Op op = m.attention_op;
+  op.attn.batch = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(seqs)));
+  op.attn.q_len = 1;
+  const auto kv = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(mean_kv)));
+  op.attn.kv_len = kv;
+  return part_of(attention(op, kv, *m.c), m.s.runtime, m.s.shape.layers);
+}
+
+StepPart LlmStepModel::prefill_attention(double q, double kv_end) const {
+  const Impl& m = *impl_;
+  if (q <= 0) return {};
+  Op op = m.attention_op;
+  op.attn.batch = 1;
+  op.attn.q_len = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(q)));
+  const auto kv = std::max<std::int64_t>(op.attn.q_len, static_cast<std::int64_t>(std::llround(kv_end)));
+  op.attn.kv_len = kv;
+  return part_of(attention(op, kv, *m.c), m.s.runtime, m.s.shape.layers);
+}
+
+int LlmStepModel::layers() const { return impl_->s.shape.layers; }
+std::int64_t LlmStepModel::hidden() const { return impl_->s.shape.hidden; }
+std::int64_t LlmStepModel::heads() const { return impl_->s.shape.heads; }
+std::int64_t LlmStepModel::kv_heads() const { return impl_->s.shape.kv_heads; }
+double LlmStepModel::activation_bytes_per_element() const { return impl_->s.runtime.llm_activation_bytes; }
+double LlmStepModel::weight_bytes_per_gpu() const { return impl_->weights; }
+double LlmStepModel::kv_bytes_per_token_per_gpu() const {
+  const Impl& m = *impl_;
+  return static_cast<double>(m.s.shape.layers) * 2.0 * static_cast<double>(m.kv_per_gpu * m.s.shape.head_dim) * m.s.kv_bytes;
+}
+double LlmStepModel::pass_buffer_bytes(double tokens) const { return activation_bytes(impl_->pass(tokens), 1, *impl_->c); }
+std::int64_t LlmStepModel::max_positions() const {
+  return impl_->s.shape.positions > 0 ? impl_->s.shape.positions : impl_->s.model.max_positions;
+}
+const std::string& LlmStepModel::model_id() const { return impl_->s.model.id; }
+const DeviceSpec& LlmStepModel::device() const { return impl_->s.device; }
+const RuntimeProfile& LlmStepModel::runtime() const { return impl_->s.runtime; }
+const std::string& LlmStepModel::kv_name() const { return impl_->s.kv_name; }
+const std::string& LlmStepModel::precision_note() const { return impl_->s.weights.description; }
+const std::vector<std::string>& LlmStepModel::notes() const { return impl_->s.notes; }
 
 }  // namespace perfcast

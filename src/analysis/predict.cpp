@@ -21,7 +21,12 @@ namespace perfcast {
 
 void check_request(const PredictRequest& r) {
   const std::vector<std::string> modes{"train", "infer", "prefill", "decode", "generate"};
+  if (r.mode == "serve")
+    throw InputError("--mode serve (continuous batching under load) is for perfcast predict with --request-rate, --input-len, --output-len");
   if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) throw_unknown("mode", r.mode, modes);
+  if ((r.tensor_parallel > 1 || r.pipeline_parallel > 1) && r.mode != "train")
+    throw InputError("--tp and --pp split a model across GPUs for training (--mode train) or for serving under load "
+                     "(perfcast predict --mode serve)");
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
   // Beyond these no GPU holds even the input tensor, and no system has that many GPUs (data/limits.toml); they

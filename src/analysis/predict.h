@@ -35,7 +35,7 @@ struct PredictRequest {
   std::string runtime = "pytorch";
   std::string runtime_version;      // e.g. "2.3": applies the runtime's [[version]] rules ("" = profile default)
   std::string attention;            // eager | sdpa | flash (Hugging Face attn_implementation); "" = the runtime's
-  std::string mode = "train";       // train | infer | prefill | decode
+  std::string mode = "train";       // train | infer | prefill | decode | generate | serve (predict_serving)
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits
   std::int64_t seq = 0;             // 0 = the model's default
@@ -67,6 +67,8 @@ struct PredictRequest {
   // Scale-out and power.
   int gpus = 1;                     // GPUs per node, data parallel
   int nodes = 1;
+  int tensor_parallel = 1;          // --tp: GPUs one model's layers are split across (Megatron column/row split)
+  int pipeline_parallel = 1;        // --pp: pipeline stages (consecutive layers per stage)
   std::string interconnect;         // inside a node ("" = the GPU's default)
   std::string network;              // between nodes
   std::string strategy;             // gradient reduction ("" = the runtime's, data/interconnects.toml)

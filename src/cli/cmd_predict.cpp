@@ -14,11 +14,14 @@
 #include "analysis/anchor.h"
 #include "analysis/batch_predict.h"
 #include "cli/command.h"
+#include "cli/serving_flags.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "import/config_csv.h"
 #include "report/chart_page.h"
+#include "report/html_page.h"
 #include "report/prediction_report.h"
+#include "report/serving_report.h"
 #include "report/validation_report.h"
 
 namespace perfcast::cli {
@@ -33,11 +36,15 @@ Command predict_command() {
             struct State {
               RequestFlags flags;
               ReportFlags report;
+              ServingFlags serving;
+              const CLI::Option* runtime_option = nullptr;
               std::string configs, out, measured, measured_step;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, predict_defaults());
             add_report_flags(app, s->report);
+            add_serving_flags(app, s->serving);
+            s->runtime_option = app.get_option("--runtime");
             app.add_option("--configs", s->configs,
                            "CSV of configurations (columns of published.csv), one prediction per row; exit 1 when a "
                            "row failed");
@@ -95,6 +102,17 @@ Command predict_command() {
                 return failed > 0 ? 1 : 0;
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
+              if (s->flags.request.mode == "serve") {
+                // Continuous batching under load: its own report (analysis/llm_serving.h).
+                const ServeRequest request =
+                    s->serving.to_request(s->flags.to_request(), s->runtime_option->count() > 0);
+                const ServePrediction p = predict_serving(request);
+                const std::string text = serving_text(p);
+                if (!s->report.html.empty())
+                  write_output_file(s->report.html, text_report_html(lang_code(lang), "perfcast serving: " + p.model, text));
+                std::cout << (s->report.json ? serving_json(p).dump(2) + "\n" : text);
+                return 0;
+              }
               Prediction p = predict(s->flags.to_request());
               p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);

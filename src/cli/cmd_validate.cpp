@@ -1,9 +1,14 @@
 // perfcast validate: predict every row of a measurements CSV and report the errors.
 #include <iostream>
 
+#include "core/error.h"
+
+#include "analysis/serving_validation.h"
 #include "analysis/validate.h"
 #include "cli/command.h"
 #include "core/output_file.h"
+#include "import/serving_csv.h"
+#include "report/serving_report.h"
 #include "report/validation_report.h"
 
 namespace perfcast::cli {
@@ -23,6 +28,15 @@ Command validate_command() {
             return std::function<int()>([s] {
               if (!s->markdown.empty()) check_output_path(s->markdown);
               if (!s->html.empty()) check_output_path(s->html);
+              if (is_serving_measurements(s->file)) {
+                // Serving benchmarks (data/validation/llm_serving.csv): --mode serve predictions per row.
+                if (s->json || !s->html.empty())
+                  throw InputError("--json and --html are not available for serving measurement files; use --markdown");
+                const std::vector<ServingCheck> checks = check_serving_file(s->file);
+                if (!s->markdown.empty()) write_output_file(s->markdown, serving_validation_markdown(checks, s->file));
+                std::cout << serving_validation_summary(checks);
+                return 0;
+              }
               const ValidationReport rep = validate_file(s->file);
               if (!s->markdown.empty()) write_output_file(s->markdown, validation_markdown(rep));
               if (!s->html.empty())

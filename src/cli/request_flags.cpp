@@ -86,7 +86,7 @@ PredictRequest RequestFlags::to_request() const {
     if (!data_option || data_option->count() == 0) r.data = d.data;
     if (!host_option || host_option->count() == 0) r.host = d.host;
   }
-  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
+  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate" || r.mode == "serve";
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
   if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
@@ -154,7 +154,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
     app.add_option("--device", f.device, "a GPU id (perfcast gpus) or a CPU id (perfcast cpus) to run on, in place of --gpu");
   }
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
-  app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq)")
+  app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq) | serve "
+                 "(predict: continuous batching under load, --request-rate)")
       ->capture_default_str();
   app.add_option("--precision", f.precision,
                  "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
@@ -211,8 +212,8 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                  "chainermn (default: the runtime's)");
   app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
   app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
-  app.add_option("--tp", f.tp, "tensor-parallel GPUs per layer (Megatron column/row split; LLM training)");
-  app.add_option("--pp", f.pp, "pipeline stages (1F1B; LLM training)");
+  app.add_option("--tp", f.tp, "tensor-parallel GPUs per layer (Megatron column/row split; LLM training and --mode serve)");
+  app.add_option("--pp", f.pp, "pipeline stages (1F1B in LLM training; consecutive layers per stage in --mode serve)");
   app.add_option("--dp", f.dp, "data-parallel replicas (default: the GPUs left by tp x pp x cp)");
   app.add_option("--ep", f.ep, "expert-parallel GPUs (mixture-of-experts models; inside --dp)");
   app.add_option("--cp", f.cp, "context-parallel GPUs per sequence (ring attention)");

@@ -49,6 +49,8 @@ InputLimits load_limits() {
   l.max_seq = count(counts, "max_seq");
   l.max_config_rows = count(counts, "max_config_rows");
   l.max_upload_bytes = count(section("serve"), "max_upload_bytes");
+  l.max_serving_requests = count(counts, "max_serving_requests");
+  l.max_serving_steps = count(counts, "max_serving_steps");
   return l;
 }
 

@@ -22,6 +22,7 @@ ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& op
   m.sequence = z.sequence;
   m.decoder_llm = z.family == "llm" || z.id == "gpt2";  // GPT-2 is a causal LM too
   m.default_seq = z.default_seq;
+  m.max_positions = z.max_positions;
   m.build = z.build;
   // Zoo language models are their published configs (data/models/hf): their context limit comes from there.
   if (m.decoder_llm) {

@@ -17,6 +17,7 @@ struct ModelSource {
   bool sequence = false;    // takes --seq, reports tokens/s
   bool decoder_llm = false; // supports --mode prefill/decode
   std::int64_t default_seq = 0;
+  std::int64_t max_positions = 0;  // the context length its config states (max_position_embeddings); 0 = unknown
   std::int64_t natural_batch = 0;  // the batch the source was recorded at (a trace), 0 when it has none
   std::int64_t max_positions = 0;  // the longest context the model takes (its config's positions; 0 = unknown)
   std::function<Graph(const ModelOptions&)> build;

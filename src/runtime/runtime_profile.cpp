@@ -179,6 +179,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
       }
       r.version_rules.push_back(std::move(v));
     }
+  r.serving = read_serving_table(t, "runtime file '" + path.string() + "'");
   if (const auto* s = t["sources"].as_table())
     for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
   return r;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/serving_profile.h"
+
 namespace perfcast {
 
 // Switches that change with the framework version, applied by --runtime-version (e.g. TF32 arrived in TF 2.4).
@@ -76,6 +78,7 @@ struct RuntimeProfile {
   double llm_min_sm = 0;                  // oldest compute capability the runtime runs on (70 = sm_70)
   double llm_memory_fraction = 1;         // share of GPU memory the runtime may use (vLLM gpu_memory_utilization)
   double llm_step_host_us = 0;            // host work per forward pass the GPU waits for (graph build, logits sync)
+  std::optional<ServingProfile> serving;     // serving engines: how they batch requests (--mode serve)
   std::string framework;                    // runtimes of one framework share versions ("tensorflow" for -xla too)
   std::string default_version;              // the version the profile's defaults describe ("" = unspecified)
   std::vector<VersionRule> version_rules;  // in file order; later rules win

@@ -20,6 +20,7 @@ void add(std::vector<ZooModel>& out, std::string id, std::string description, st
   m.citation = std::move(citation);
   m.sequence = true;
   m.default_seq = 2048;
+  m.max_positions = model_from_hf_config((data_dir() / "models" / "hf" / (id + ".json")).string()).max_positions;
   m.build = [id](const ModelOptions& o) {
     Graph g = model_from_hf_config((data_dir() / "models" / "hf" / (id + ".json")).string()).build(o);
     g.model_id = id;

@@ -25,6 +25,7 @@ struct ZooModel {
   bool sequence = false;    // takes --seq and reports tokens/s
   std::int64_t default_seq = 0;
   std::function<Graph(const ModelOptions&)> build;  // forward graph ending in the training loss
+  std::int64_t max_positions = 0;  // context length of its published config (decoder LLMs); 0 = not stated
 };
 
 // All zoo models, in a stable order.

@@ -1,0 +1,85 @@
+#include "cli/serving_flags.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace perfcast::cli {
+
+namespace {
+
+double number(const std::string& text, const char* flag, bool allow_zero, bool allow_inf = false) {
+  if (allow_inf && (text == "inf" || text == "max")) return 0;
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || v < 0 || (v == 0 && !allow_zero))
+    throw InputError(fmt::format("{} must be a {} number{}, got '{}'", flag, allow_zero ? "non-negative" : "positive",
+                                 allow_inf ? " or 'inf'" : "", text));
+  return v;
+}
+
+std::int64_t count(const std::string& text, const char* flag) {
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < 1)
+    throw InputError(fmt::format("{} must be a positive integer, got '{}'", flag, text));
+  return v;
+}
+
+}  // namespace
+
+ServeRequest ServingFlags::to_request(const PredictRequest& base, bool runtime_given) const {
+  ServeRequest r;
+  r.base = base;
+  r.tensor_parallel = base.tensor_parallel;
+  r.pipeline_parallel = base.pipeline_parallel;
+  if (!engine.empty()) {
+    if (runtime_given && base.runtime != engine)
+      throw InputError("--engine " + engine + " and --runtime " + base.runtime + " disagree: give one");
+    r.base.runtime = engine;
+  } else if (!runtime_given) {
+    r.base.runtime = "vllm";
+  }
+  if (input_len.empty() || output_len.empty())
+    throw InputError("--mode serve needs --input-len and --output-len (prompt and output tokens per request)");
+  r.input_len = count(input_len, "--input-len");
+  r.output_len = count(output_len, "--output-len");
+  if (!request_rate.empty()) r.request_rate = number(request_rate, "--request-rate", false, true);
+  r.length_dist = length_dist;
+  {
+    std::uint64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), v);
+    if (ec != std::errc() || ptr != seed.data() + seed.size())
+      throw InputError("--seed must be a non-negative integer, got '" + seed + "'");
+    r.seed = v;
+  }
+  if (!num_requests.empty()) r.num_requests = count(num_requests, "--num-requests");
+  if (!prefix_cache_hit.empty()) r.prefix_cache_hit = number(prefix_cache_hit, "--prefix-cache-hit", true);
+  if (!max_batch.empty()) r.max_batch = count(max_batch, "--max-batch");
+  if (!slo_ttft.empty()) r.slo_ttft_ms = number(slo_ttft, "--slo-ttft", false);
+  if (!slo_tpot.empty()) r.slo_tpot_ms = number(slo_tpot, "--slo-tpot", false);
+  return r;
+}
+
+void add_serving_flags(CLI::App& app, ServingFlags& f) {
+  app.add_option("--engine", f.engine, "--mode serve: vllm | tensorrt-llm | sglang (default vllm, or --runtime)");
+  app.add_option("--request-rate", f.request_rate,
+                 "--mode serve: requests per second (Poisson arrivals); inf or absent = all at once (offline)");
+  app.add_option("--input-len", f.input_len, "--mode serve: prompt tokens per request (mean for a distribution)");
+  app.add_option("--output-len", f.output_len, "--mode serve: output tokens per request (mean for a distribution)");
+  app.add_option("--length-dist", f.length_dist,
+                 "--mode serve: fixed | uniform (mean +-50%) | exponential lengths")
+      ->capture_default_str();
+  app.add_option("--seed", f.seed, "--mode serve: seed of the arrivals and lengths")->capture_default_str();
+  app.add_option("--num-requests", f.num_requests, "--mode serve: requests in the run (default 1000)");
+  app.add_option("--prefix-cache-hit", f.prefix_cache_hit,
+                 "--mode serve: share 0..1 of each prompt already in the prefix cache (default 0)");
+  app.add_option("--max-batch", f.max_batch, "--mode serve: running requests per batch (default: the engine's)");
+  app.add_option("--slo-ttft", f.slo_ttft, "--mode serve: p99 time-to-first-token target, ms");
+  app.add_option("--slo-tpot", f.slo_tpot, "--mode serve: p99 time-per-output-token target, ms");
+}
+
+}  // namespace perfcast::cli

@@ -1,0 +1,209 @@
+#include "report/serving_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "report/prediction_report.h"
+
+namespace perfcast {
+
+namespace {
+
+nlohmann::json metrics_json(const ServeMetrics& m) {
+  nlohmann::json j;
+  j["request_rate_per_s"] = m.request_rate > 0 ? nlohmann::json(m.request_rate) : nlohmann::json(nullptr);
+  j["max_batch"] = m.max_batch;
+  j["completed_requests"] = m.completed;
+  j["duration_s"] = m.duration_s;
+  j["throughput"] = {{"output_tokens_per_s", m.output_tokens_per_s},
+                     {"requests_per_s", m.requests_per_s},
+                     {"total_tokens_per_s", m.total_tokens_per_s}};
+  j["latency_ms"] = {{"ttft_p50", m.ttft_p50_ms}, {"ttft_p99", m.ttft_p99_ms}, {"tpot_p50", m.tpot_p50_ms},
+                     {"tpot_p99", m.tpot_p99_ms}, {"e2e_p50", m.e2e_p50_ms},   {"e2e_p99", m.e2e_p99_ms}};
+  j["schedule"] = {{"steps", m.steps},
+                   {"mean_running_requests", m.mean_running},
+                   {"peak_running_requests", m.peak_running},
+                   {"preemptions", m.preemptions},
+                   {"truncated", m.truncated}};
+  return j;
+}
+
+std::string metrics_lines(const ServeMetrics& m, const std::string& indent) {
+  std::string s;
+  s += fmt::format("{}throughput   {:>10.1f} output tokens/s  {:>8.2f} requests/s  {:>10.1f} total tokens/s\n", indent,
+                   m.output_tokens_per_s, m.requests_per_s, m.total_tokens_per_s);
+  s += fmt::format("{}TTFT         {:>10.1f} ms p50  {:>10.1f} ms p99\n", indent, m.ttft_p50_ms, m.ttft_p99_ms);
+  s += fmt::format("{}TPOT         {:>10.2f} ms p50  {:>10.2f} ms p99\n", indent, m.tpot_p50_ms, m.tpot_p99_ms);
+  s += fmt::format("{}end to end   {:>10.1f} ms p50  {:>10.1f} ms p99\n", indent, m.e2e_p50_ms, m.e2e_p99_ms);
+  s += fmt::format("{}batch        {:>10.1f} running on average, {} at most, {} preemptions, {} steps{}\n", indent,
+                   m.mean_running, m.peak_running, m.preemptions, m.steps, m.truncated ? " (stopped at the step limit)" : "");
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json serving_json(const ServePrediction& p) {
+  const ServeRequest& r = p.request;
+  nlohmann::json j;
+  j["mode"] = "serve";
+  j["gpu"] = p.gpu;
+  j["model"] = p.model;
+  j["engine"] = p.engine;
+  j["precision"] = r.base.precision;
+  j["kv_precision"] = p.kv_precision;
+  j["tensor_parallel"] = r.tensor_parallel;
+  j["pipeline_parallel"] = r.pipeline_parallel;
+  j["gpus"] = p.gpus;
+  j["interconnect"] = p.interconnect;
+  j["workload"] = {{"request_rate_per_s", r.request_rate > 0 ? nlohmann::json(r.request_rate) : nlohmann::json(nullptr)},
+                   {"num_requests", r.num_requests},
+                   {"input_len", r.input_len},
+                   {"output_len", r.output_len},
+                   {"length_distribution", r.length_dist},
+                   {"seed", r.seed},
+                   {"prefix_cache_hit", r.prefix_cache_hit}};
+  j["memory_per_gpu"] = {{"capacity_bytes", p.memory_bytes_per_gpu},
+                         {"weights_bytes", p.weights_bytes_per_gpu},
+                         {"buffers_bytes", p.buffers_bytes_per_gpu},
+                         {"kv_cache_bytes", p.kv_cache_bytes_per_gpu},
+                         {"kv_bytes_per_token", p.kv_bytes_per_token_per_gpu}};
+  j["kv_cache"] = {{"block_tokens", p.kv_block_tokens},
+                   {"blocks", p.kv_blocks},
+                   {"capacity_tokens", p.kv_capacity_tokens},
+                   {"max_concurrency", p.kv_max_concurrency},
+                   {"max_batch", p.max_batch}};
+  j["decode_step_ms"] = p.decode_step_ms;
+  j["allreduce_us_per_step"] = p.allreduce_us_per_step;
+  const nlohmann::json m = metrics_json(p.metrics);
+  for (const auto& [k, v] : m.items()) j[k] = v;
+  if (p.slo) {
+    nlohmann::json s;
+    s["ttft_p99_target_ms"] = p.slo->ttft_ms > 0 ? nlohmann::json(p.slo->ttft_ms) : nlohmann::json(nullptr);
+    s["tpot_p99_target_ms"] = p.slo->tpot_ms > 0 ? nlohmann::json(p.slo->tpot_ms) : nlohmann::json(nullptr);
+    s["max_request_rate"] = p.slo->at_max_rate ? metrics_json(*p.slo->at_max_rate) : nlohmann::json(nullptr);
+    s["best_max_batch"] = p.slo->at_best_batch ? metrics_json(*p.slo->at_best_batch) : nlohmann::json(nullptr);
+    if (!p.slo->note.empty()) s["note"] = p.slo->note;
+    j["slo"] = s;
+  }
+  j["notes"] = p.notes;
+  return j;
+}
+
+std::string serving_text(const ServePrediction& p) {
+  const ServeRequest& r = p.request;
+  std::string s;
+  s += fmt::format("perfcast serving: {} on {} x {} (tp {} x pp {}, {}), {} {}, {} KV cache\n", p.model, p.gpus, p.gpu,
+                   r.tensor_parallel, r.pipeline_parallel, p.interconnect, p.engine, r.base.precision, p.kv_precision);
+  s += fmt::format("workload: {} requests, {} arrivals, input {} / output {} tokens ({}), seed {}, prefix-cache hit {:.0f}%\n",
+                   r.num_requests, r.request_rate > 0 ? fmt::format("Poisson {:.3g}/s", r.request_rate) : std::string("all-at-once"),
+                   r.input_len, r.output_len, r.length_dist, r.seed, r.prefix_cache_hit * 100);
+  s += fmt::format("memory per GPU: {} weights + {} context/workspace/step buffers, {} KV cache of {}\n",
+                   format_bytes(p.weights_bytes_per_gpu), format_bytes(p.buffers_bytes_per_gpu),
+                   format_bytes(p.kv_cache_bytes_per_gpu), format_bytes(p.memory_bytes_per_gpu));
+  s += fmt::format("KV cache: {} blocks of {} tokens = {} tokens; holds {} requests of {} tokens at once; batch limit {}\n",
+                   p.kv_blocks, p.kv_block_tokens, p.kv_capacity_tokens, p.kv_max_concurrency, r.input_len + r.output_len,
+                   p.max_batch);
+  s += fmt::format("decode step at the mean batch: {:.2f} ms (all-reduces {:.2f} ms)\n", p.decode_step_ms,
+                   p.allreduce_us_per_step / 1e3);
+  s += metrics_lines(p.metrics, "  ");
+  if (p.slo) {
+    s += fmt::format("latency targets (p99): TTFT {} ms, TPOT {} ms\n", p.slo->ttft_ms > 0 ? fmt::format("{:g}", p.slo->ttft_ms) : "-",
+                     p.slo->tpot_ms > 0 ? fmt::format("{:g}", p.slo->tpot_ms) : "-");
+    if (p.slo->at_max_rate) {
+      s += fmt::format("  highest request rate meeting them: {:.3g} requests/s\n", p.slo->at_max_rate->request_rate);
+      s += metrics_lines(*p.slo->at_max_rate, "    ");
+    } else {
+      s += "  " + p.slo->note + "\n";
+    }
+    if (p.slo->at_best_batch) {
+      s += fmt::format("  best batch limit at the offered rate: {}\n", p.slo->at_best_batch->max_batch);
+      s += metrics_lines(*p.slo->at_best_batch, "    ");
+    } else {
+      s += "  no batch limit meets them at the offered rate" +
+           std::string(r.request_rate > 0 ? "" : " (all requests at once: give --request-rate)") + "\n";
+    }
+  }
+  s += "legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per request;\n"
+       "        output tokens/s = all output tokens / (last token - first arrival); p50/p99 over the requests\n";
+  for (const auto& n : p.notes) s += "note: " + n + "\n";
+  return s;
+}
+
+namespace {
+
+struct ErrorStats {
+  std::size_t rows = 0;
+  double median = 0, mean = 0, within_25 = 0;
+};
+
+ErrorStats stats_of(std::vector<double> e) {
+  ErrorStats s;
+  s.rows = e.size();
+  if (e.empty()) return s;
+  std::sort(e.begin(), e.end());
+  s.median = e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+  for (double x : e) {
+    s.mean += x / static_cast<double>(e.size());
+    if (x <= 0.25) s.within_25 += 1.0 / static_cast<double>(e.size());
+  }
+  return s;
+}
+
+std::string stats_table(const std::map<std::string, std::vector<double>>& groups, const std::string& what) {
+  std::string s = fmt::format("| {} | rows | median error | mean error | within 25% |\n|---|---:|---:|---:|---:|\n", what);
+  for (const auto& [k, v] : groups) {
+    const ErrorStats e = stats_of(v);
+    s += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.0f}% |\n", k, e.rows, 100 * e.median, 100 * e.mean, 100 * e.within_25);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string serving_validation_summary(const std::vector<ServingCheck>& checks) {
+  std::map<std::string, std::vector<double>> by_metric;
+  std::size_t failed = 0;
+  for (const auto& c : checks) {
+    if (c.predicted) by_metric[c.row.metric].push_back(c.relative_error());
+    else ++failed;
+  }
+  std::string s = fmt::format("{} rows, {} not predicted\n", checks.size(), failed);
+  for (const auto& [m, v] : by_metric) {
+    const ErrorStats e = stats_of(v);
+    s += fmt::format("{}: {} rows, median error {:.1f}%, mean {:.1f}%\n", m, e.rows, 100 * e.median, 100 * e.mean);
+  }
+  return s;
+}
+
+std::string serving_validation_markdown(const std::vector<ServingCheck>& checks, const std::string& file) {
+  std::map<std::string, std::vector<double>> by_metric, by_engine, by_gpu, by_tp;
+  for (const auto& c : checks) {
+    if (!c.predicted) continue;
+    by_metric[c.row.metric].push_back(c.relative_error());
+    if (c.row.metric != "output_tokens_per_s") continue;
+    by_engine[c.row.engine].push_back(c.relative_error());
+    by_gpu[c.row.gpu].push_back(c.relative_error());
+    by_tp["tp " + c.row.tp + ", pp " + c.row.pp].push_back(c.relative_error());
+  }
+  std::string s = fmt::format("## Validation: `{}`\n\n", file);
+  s += "Error = |predicted - measured| / measured. Each row is one `perfcast predict --mode serve` run of the row's "
+       "engine, GPU, model, precision, degrees, lengths, request count and rate.\n\n";
+  s += stats_table(by_metric, "metric") + "\n";
+  s += "Serving throughput (output tokens/s) by engine, GPU and layout:\n\n";
+  s += stats_table(by_engine, "engine") + "\n" + stats_table(by_gpu, "gpu") + "\n" + stats_table(by_tp, "layout") + "\n";
+  s += "### Every row\n\n| line | engine | gpu | model | tp x pp | in / out | rate | metric | measured | predicted | error |\n"
+       "|---:|---|---|---|---|---|---|---|---:|---:|---:|\n";
+  for (const auto& c : checks) {
+    const std::string model = c.row.model.substr(c.row.model.find_last_of('/') + 1);
+    s += fmt::format("| {} | {} | {} | {} | {} x {} | {} / {} | {} | {} | {:g} | {} | {} |\n", c.row.line, c.row.engine,
+                     c.row.gpu, model, c.row.tp, c.row.pp, c.row.input_len, c.row.output_len,
+                     c.row.request_rate.empty() ? "offline" : c.row.request_rate, c.row.metric, c.row.measured,
+                     c.predicted ? fmt::format("{:.1f}", *c.predicted) : "-",
+                     c.predicted ? fmt::format("{:+.1f}%", 100 * (*c.predicted / c.row.measured - 1)) : c.error);
+  }
+  return s;
+}
+
+}  // namespace perfcast
