@@ -76,9 +76,8 @@ struct PredictRequest {
   bool hierarchical = false;        // force the hierarchical all-reduce across nodes
   double power_limit_w = 0;         // 0 = the board's TDP
 
-  // Parallel training of decoder language models (analysis/llm_parallel.h; any of these routes train there).
-  int tensor_parallel = 1;          // --tp
-  int pipeline_parallel = 1;        // --pp
+  // Parallel training of decoder language models (analysis/llm_parallel.h; any of these, or --tp/--pp above,
+  // routes train there; --mode serve reads --tp/--pp too).
   int data_parallel = 0;            // --dp; 0 = the GPUs left by tp x pp x cp
   int expert_parallel = 1;          // --ep
   int context_parallel = 1;         // --cp

@@ -19,7 +19,6 @@ struct ModelSource {
   std::int64_t default_seq = 0;
   std::int64_t max_positions = 0;  // the context length its config states (max_position_embeddings); 0 = unknown
   std::int64_t natural_batch = 0;  // the batch the source was recorded at (a trace), 0 when it has none
-  std::int64_t max_positions = 0;  // the longest context the model takes (its config's positions; 0 = unknown)
   std::function<Graph(const ModelOptions&)> build;
   std::vector<std::string> uncosted;  // importer notes: ops that could not be costed, with counts
   // Why the model's code runs only its own (eager) attention, as Hugging Face's T5-style models do ("" when
