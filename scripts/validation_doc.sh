@@ -15,6 +15,7 @@ $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/nul
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
 $bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
+$bin validate data/validation/eval_torchvision_b12.csv --markdown "$tmp/eval_torchvision.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -148,6 +149,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
+  echo
+  echo "# Evaluation: eval_torchvision_b12.csv (frozen)"
+  echo
+  echo "Issue 13's first evaluation file, frozen in session 8 before the host model was built and never tuned against"
+  echo "(data/validation/README.md): aisensiy/pytorch-gpu-benchmark, 14 torchvision models at batch 12 in PyTorch eager"
+  echo "FP32, training (no optimizer step) and inference, GTX 1080 Ti, Tesla T4 and V100 PCIe 32GB, the image batch copied"
+  echo "from pageable host memory inside each step. At freeze: median 17.8%, mean 48.2%, within 2x 83.3%. The light"
+  echo "models (ShuffleNet, SqueezeNet, MobileNet) are host-bound at this batch and still predicted 2-4x too fast."
+  echo
+  cat "$tmp/eval_torchvision.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
