@@ -180,7 +180,7 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   cat "$tmp/llm_parallel.md"
   echo
-  echo "# Parallel LLM training, evaluation: eval_llm_parallel.csv (frozen)"
+  echo "# Parallel LLM training: eval_llm_parallel.csv (gathered as evaluation; calibration since the session-8 review, data/validation/README.md)"
   echo
   cat "$tmp/eval_llm_parallel.md"
   echo
