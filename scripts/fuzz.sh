@@ -2,8 +2,10 @@
 # Builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan in build/fuzz and runs each briefly.
 #   scripts/fuzz.sh [seconds per target] [target ...]      (default: 20 s, every target)
 # Seeds: the shipped data files and test fixtures, plus fuzz/regressions/<target>/. What a target finds (crash-*,
-# leak-*, timeout-*, oom-*) is written to fuzz/regressions/<target>/, where tests/hostile_input_test.cpp replays it
-# after it is fixed. Exit status 1 when any target found something. Long runs: docs/fuzzing.md.
+# leak-*, timeout-*, oom-*) is written to build/fuzz/findings/<target>/, outside the source tree: a finding is
+# moved into fuzz/regressions/<target>/ (which tests/hostile_input_test.cpp replays) together with its fix, so a
+# run never fails the test stages that follow it on the same checkout. Exit status 1 when any target found
+# something. Long runs: docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -25,7 +27,7 @@ seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"
 for t in "${targets[@]}"; do
-  mkdir -p "$seeds/$t" "$build/corpus/$t" "fuzz/regressions/$t"
+  mkdir -p "$seeds/$t" "$build/corpus/$t" "$build/findings/$t" "fuzz/regressions/$t"
   case $t in
     csv) cp data/validation/*.csv "$seeds/$t/" ;;
     monitor_session) cp tests/data/monitor/*.csv "$seeds/$t/" ;;
@@ -54,7 +56,7 @@ for t in "${targets[@]}"; do
   [ "$t" = trace ] && max_len=262144
   echo "== fuzz_$t: ${seconds}s"
   if ! "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-       -print_final_stats=1 -artifact_prefix="fuzz/regressions/$t/" \
+       -print_final_stats=1 -artifact_prefix="$build/findings/$t/" \
        "$build/corpus/$t" "$seeds/$t" "fuzz/regressions/$t" 2>"$build/fuzz_$t.log"; then
     found+=("$t")
     grep -E "ERROR|SUMMARY|Test unit written" "$build/fuzz_$t.log" | head -5 || true
@@ -62,7 +64,8 @@ for t in "${targets[@]}"; do
   grep -E "stat::number_of_executed_units|cov:" "$build/fuzz_$t.log" | tail -2 || true
 done
 if ((${#found[@]})); then
-  echo "fuzz: findings in ${found[*]} (inputs in fuzz/regressions/<target>/, logs in $build/fuzz_<target>.log)"
+  echo "fuzz: findings in ${found[*]} (inputs in $build/findings/<target>/, logs in $build/fuzz_<target>.log);" \
+    "fix the reader, then move each input into fuzz/regressions/<target>/"
   exit 1
 fi
 echo "fuzz: no findings in ${targets[*]} (${seconds}s each)"

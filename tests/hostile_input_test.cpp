@@ -258,6 +258,21 @@ TEST_F(HostileOnnxTest, ConvTransposeWithAScalarWeightIsRefused) {
   EXPECT_NE(msg.find("rank 0"), std::string::npos) << msg;
 }
 
+TEST_F(HostileOnnxTest, ComputedLowRankWeightCannotTakeTheProcessDown) {
+  // The case check_nodes() cannot see (docs/fuzzing.md): the ConvTranspose weight is a rank-1 tensor that another
+  // node computes, so its rank is known only inside libonnx's shape inference, whose ConvTranspose rule reads the
+  // weight's second dimension unchecked. Inference runs in a child process: the file is an InputError naming it.
+  onnx::ModelProto m = onnx_model(11);
+  add_input(m, "x", {1, 1, 3, 3});
+  add_input(m, "v", {1});
+  add_node(m, "Identity", {"v"}, "w");
+  add_node(m, "ConvTranspose", {"x", "w"}, "y");
+  set_output(m, "y");
+  const std::string msg = error_of("computed_weight.onnx", m);
+  EXPECT_NE(msg.find("computed_weight.onnx"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
 TEST_F(HostileOnnxTest, EmptyOrMistypedAttributeIsRefused) {
   // An attribute with a name and no value (SIGSEGV in shape inference when it indexed the missing ints).
   onnx::ModelProto m = onnx_model();

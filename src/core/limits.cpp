@@ -40,6 +40,7 @@ InputLimits load_limits() {
   l.max_attribute_values = count(tensor, "max_attribute_values");
   l.max_window = count(tensor, "max_window");
   l.max_file_bytes = count(tensor, "max_file_bytes");
+  l.max_shape_inference_seconds = count(tensor, "max_shape_inference_seconds");
   const auto trace = section("trace");
   l.max_trace_bytes = count(trace, "max_decompressed_bytes");
   const auto counts = section("counts");

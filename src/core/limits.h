@@ -27,6 +27,7 @@ struct InputLimits {
   std::int64_t max_attribute_values = 0;
   std::int64_t max_window = 0;        // convolution/pool kernel, stride, dilation, padding
   std::int64_t max_file_bytes = 0;
+  std::int64_t max_shape_inference_seconds = 0;  // libonnx shape inference, run in a child process
   // [trace]
   std::int64_t max_trace_bytes = 0;   // decompressed
   // [counts]

@@ -21,9 +21,112 @@
 #include <vector>
 #include <sstream>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <stdexcept>
+
 #include "core/limits.h"
 
 namespace perfcast::onnx_import {
+
+namespace {
+
+// Writes all of `bytes` to `fd` (a pipe); false when the reader went away.
+bool write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads `fd` to its end, keeping at most `limit` bytes (more is a failure: nullopt).
+std::optional<std::string> read_all(int fd, std::size_t limit) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return out;
+    if (out.size() + static_cast<std::size_t>(n) > limit) return std::nullopt;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+// libonnx's shape rules index dimensions they never check (a ConvTranspose weight of rank 1, a pool over a tensor of
+// rank 0 that another node computes: SIGSEGVs found by fuzz_onnx), and check_nodes() can only test what the file
+// declares. So inference runs in a forked child: it writes back the inferred value_info and outputs, and a child that
+// dies (a signal, a sanitizer report) or runs past data/limits.toml max_shape_inference_seconds makes the file an
+// InputError instead of taking perfcast down. The child touches nothing but its own copy of the model and the pipe.
+void GraphBuild::infer_shapes_isolated() {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for ONNX shape inference");
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error("cannot start a process for ONNX shape inference");
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    // Plain deaths: no sanitizer or fuzzer handler reports (or saves an input for) what the parent handles.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) ::signal(sig, SIG_DFL);
+    ::alarm(static_cast<unsigned>(std::min<std::int64_t>(input_limits().max_shape_inference_seconds, 1 << 30)));
+    int code = 0;
+    try {
+      try {
+        ox::ShapeInferenceOptions options(false, 0, true);
+        ox::shape_inference::InferShapes(proto_, ox::OpSchemaRegistry::Instance(), options);
+      } catch (const std::exception&) {
+        // libonnx gave up part way (unknown domain, a schema newer than it knows): what it inferred before
+        // stays, the per-op rules fill the rest.
+      }
+      ox::GraphProto inferred;
+      *inferred.mutable_value_info() = proto_.graph().value_info();
+      *inferred.mutable_output() = proto_.graph().output();
+      std::string bytes;
+      if (!inferred.SerializeToString(&bytes) || !write_all(fds[1], bytes)) code = 3;
+    } catch (...) {
+      code = 4;
+    }
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  // What comes back is the graph's value_info: bounded by the model's own size (a name and a shape per tensor).
+  const std::optional<std::string> bytes = read_all(fds[0], 64 * m_.model_.ByteSizeLong() + (1u << 20));
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ox::GraphProto inferred;
+  if (!bytes || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !inferred.ParseFromString(*bytes)) {
+    std::string why = "it stopped";
+    if (WIFSIGNALED(status))
+      why = WTERMSIG(status) == SIGALRM
+                ? fmt::format("it ran past {} s (data/limits.toml max_shape_inference_seconds)",
+                              input_limits().max_shape_inference_seconds)
+                : fmt::format("it crashed with signal {}", WTERMSIG(status));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      why = fmt::format("it failed with status {}", WEXITSTATUS(status));
+    throw InputError(fmt::format("ONNX model '{}' is malformed: libonnx's shape inference could not process it ({}); "
+                                 "check it with onnx.checker.check_model(model, full_check=True)",
+                                 m_.path(), why));
+  }
+  auto* g = proto_.mutable_graph();
+  *g->mutable_value_info() = inferred.value_info();
+  *g->mutable_output() = inferred.output();
+}
 
 void GraphBuild::substitute_and_infer() {
   proto_ = m_.model_;
@@ -64,13 +167,7 @@ void GraphBuild::substitute_and_infer() {
       d->set_dim_value(v);
     }
   }
-  try {
-    ox::ShapeInferenceOptions options(false, 0, true);
-    ox::shape_inference::InferShapes(proto_, ox::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception&) {
-    // libonnx gave up part way (unknown domain, a schema newer than it knows): what it inferred before
-    // stays, the per-op rules fill the rest.
-  }
+  infer_shapes_isolated();
   auto collect = [&](const ox::ValueInfoProto& vi) {
     if (!vi.type().has_tensor_type()) return;
     const auto& tt = vi.type().tensor_type();

@@ -33,6 +33,7 @@ class GraphBuild {
  private:
   // ---- setup
   void substitute_and_infer();
+  void infer_shapes_isolated();  // libonnx shape inference in a child process
   void seed_values();
   void process(int k);
 
