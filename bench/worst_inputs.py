@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Worst-input benchmarks (issue 14): the perfcast binary on a 200,000-row `predict --configs` file and a 500 MB
-PyTorch profiler trace, generated here into a temporary folder (never committed) and removed afterwards. For each
+"""Worst-input benchmarks (issue 14): the perfcast binary on 200,000-row `predict --configs` and `validate` files
+and a 500 MB PyTorch profiler trace, generated here into a temporary folder (never committed) and removed afterwards. For each
 run: wall time, user+system CPU time and the process's peak resident memory (ru_maxrss of the child, from wait4).
 
     python3 bench/worst_inputs.py [--perfcast build/release/perfcast] [--rows 20000,200000] [--trace-mb 500]
-                                  [--json results.json] [--keep DIR]
+                                  [--validate-rows 20000,200000] [--json results.json] [--keep DIR]
 
 Prints one table (text) and, with --json, the same rows as JSON. The configurations are drawn with a fixed seed
 from the same lists as bench/sweep_bench.cpp (12 GPUs x 8 CNNs x train/infer x fp32/amp x batch 16-128 x 1-8 GPUs);
@@ -26,14 +26,16 @@ GPUS = ["gtx-1080-ti", "rtx-2080-ti", "rtx-3090", "rtx-4090", "t4", "l4", "v100-
 MODELS = ["resnet50", "resnet152", "vgg16", "alexnet", "inception_v3", "inception_v4", "resnet18", "googlenet"]
 
 
-def write_configs(path, rows):
+def write_configs(path, rows, measured=False):
+    # measured: a validation file (`perfcast validate`), with a made-up throughput in the value column.
     rng = random.Random(42)
     with open(path, "w") as f:
-        f.write("gpu,model,runtime,mode,precision,batch,seq,n_gpus,interconnect,data,optimizer_step\n")
+        f.write("gpu,model,runtime,mode,precision,batch,seq,n_gpus,interconnect,data,optimizer_step"
+                + (",metric,value\n" if measured else "\n"))
         for _ in range(rows):
             f.write(f"{rng.choice(GPUS)},{rng.choice(MODELS)},pytorch,{rng.choice(['train', 'infer'])},"
                     f"{rng.choice(['fp32', 'amp'])},{rng.choice([16, 32, 64, 128])},,{rng.choice([1, 1, 2, 4, 8])},"
-                    ",synthetic,\n")
+                    ",synthetic," + (f",samples_per_s,{rng.uniform(50, 5000):.1f}\n" if measured else "\n"))
 
 
 # Output shapes of a ResNet-50-like forward pass at batch 64 (stem, then the four stages' blocks).
@@ -105,6 +107,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--perfcast", default="build/release/perfcast")
     ap.add_argument("--rows", default="20000,200000", help="comma-separated row counts for predict --configs")
+    ap.add_argument("--validate-rows", default="20000,200000", help="comma-separated row counts for validate")
     ap.add_argument("--trace-mb", type=float, default=500, help="trace size in MB (0: no trace run)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--keep", help="generate into this folder and keep it (default: a temporary folder, removed)")
@@ -119,6 +122,13 @@ def main():
                 write_configs(csv, rows)
             r = run([a.perfcast, "predict", "--configs", csv, "--out", os.path.join(tmp, f"out-{rows}.csv")])
             r.update({"input": f"predict --configs, {rows} rows", "input_mb": round(os.path.getsize(csv) / 1e6, 1)})
+            results.append(r)
+        for rows in [int(r) for r in a.validate_rows.split(",") if r]:
+            csv = os.path.join(tmp, f"measured-{rows}.csv")
+            if not os.path.exists(csv):
+                write_configs(csv, rows, measured=True)
+            r = run([a.perfcast, "validate", csv])
+            r.update({"input": f"validate, {rows} rows", "input_mb": round(os.path.getsize(csv) / 1e6, 1)})
             results.append(r)
         if a.trace_mb > 0:
             trace = os.path.join(tmp, f"trace-{int(a.trace_mb)}mb.json")

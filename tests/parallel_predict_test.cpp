@@ -36,7 +36,7 @@ std::string streamed_csv(unsigned threads) {
   ThreadCount t(threads);
   std::ostringstream out;
   write_predictions_csv_header(out);
-  predict_config_file(kPublished, [&](const RowResult& r) { write_prediction_csv_row(r, out); });
+  predict_config_file(kPublished, [&](RowResult&& r) { write_prediction_csv_row(r, out); });
   return out.str();
 }
 

@@ -164,16 +164,17 @@ std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows) {
   return out;
 }
 
-void predict_config_file(const std::filesystem::path& path, const std::function<void(const RowResult&)>& emit) {
+void predict_config_file(const std::filesystem::path& path, const std::function<void(RowResult&&)>& emit,
+                         bool with_measurements) {
   // Enough rows per chunk to keep every worker busy between the (serial) reads and writes.
   const std::size_t chunk = 64 * static_cast<std::size_t>(worker_threads());
   std::vector<ConfigRow> rows;
   rows.reserve(chunk);
   auto flush = [&] {
-    for (const auto& r : predict_rows(rows)) emit(r);
+    for (auto& r : predict_rows(rows)) emit(std::move(r));
     rows.clear();
   };
-  for_each_config_row(path, false, [&](ConfigRow&& r) {
+  for_each_config_row(path, with_measurements, [&](ConfigRow&& r) {
     rows.push_back(std::move(r));
     if (rows.size() >= chunk) flush();
   });

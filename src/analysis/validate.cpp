@@ -106,7 +106,9 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
 ValidationReport validate_file(const std::string& path) {
   ValidationReport rep;
   rep.file = path;
-  for (auto& res : predict_rows(read_config_csv(path, true))) {
+  // Streamed (issue 14): rows are read and predicted a chunk at a time, and each kept prediction drops its per-op
+  // entries, which no report of a validation reads: memory grows by a few kB per row, not by the step's kernels.
+  predict_config_file(path, [&](RowResult&& res) {
     if (!res.prediction || !res.row.measured) {
       if (!res.prediction) {
         // Group reasons by their first clause so the summary stays short.
@@ -115,8 +117,9 @@ ValidationReport validate_file(const std::string& path) {
       } else {
         rep.unpredicted_reasons["no measured value"] += 1;
       }
+      res.prediction.reset();
       rep.unpredicted.push_back(std::move(res));
-      continue;
+      return;
     }
     ValidationRow v;
     const auto& p = *res.prediction;
@@ -128,8 +131,9 @@ ValidationReport validate_file(const std::string& path) {
     if (const auto iv = prediction_interval(p))
       v.inside = *res.row.measured >= v.predicted * iv->low && *res.row.measured <= v.predicted * iv->high;
     v.result = std::move(res);
+    std::vector<OpCost>().swap(v.result.prediction->step.entries);
     rep.rows.push_back(std::move(v));
-  }
+  }, true);
   // An error statistic over no rows would read as 0% error: nothing to validate is a failure.
   if (rep.rows.empty()) {
     std::string why;

@@ -80,7 +80,7 @@ Command predict_command() {
                 };
                 write_predictions_csv_header(csv);
                 std::size_t rows = 0, ok = 0, no_fit = 0, failed = 0;
-                predict_config_file(s->configs, [&](const RowResult& r) {
+                predict_config_file(s->configs, [&](RowResult&& r) {
                   write_prediction_csv_row(r, csv);
                   ++rows;
                   if (!r.prediction) ++failed;
