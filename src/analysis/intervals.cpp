@@ -153,7 +153,7 @@ bool covers(const IntervalRegime& r, double log_ratio) {
 
 }  // namespace
 
-std::vector<std::string> regime_keys(const Prediction& p) {
+std::vector<std::string> regime_keys(const PredictionFacts& p) {
   const auto& q = p.request;
   const std::vector<std::pair<const char*, std::string>> dims{
       {"mode", q.mode},
@@ -179,7 +179,7 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   // The table holds the residuals of GPU predictions (fit_intervals skips CPU rows); a CPU gets no interval.
   if (p.device.kind == DeviceKind::kCpu) return std::nullopt;
   const Table& t = table();
-  const IntervalRegime* r = lookup(t.regimes, regime_keys(p));
+  const IntervalRegime* r = lookup(t.regimes, regime_keys(facts_of(p)));
   if (!r) return std::nullopt;
   return PredictionInterval{t.level, r->low, r->high, r->key, r->rows};
 }

@@ -31,7 +31,7 @@ struct PredictionInterval {
 };
 
 // The regime keys of a prediction, most specific first; the last is "all".
-std::vector<std::string> regime_keys(const Prediction& p);
+std::vector<std::string> regime_keys(const PredictionFacts& p);
 
 // The interval for a prediction from data/intervals.toml; nullopt when it does not fit in memory (no throughput).
 std::optional<PredictionInterval> prediction_interval(const Prediction& p);

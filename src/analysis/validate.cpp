@@ -103,11 +103,21 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
   return s;
 }
 
+PredictionFacts facts_of(const Prediction& p) {
+  PredictionFacts f;
+  const auto& q = p.request;
+  f.request = {q.gpu, q.model, q.runtime, q.mode, q.precision, q.data, q.batch, q.gpus, q.nodes};
+  f.memory.fits = p.memory.fits;
+  f.device = {p.device.kind, p.device.architecture};
+  f.model_family = p.model_family;
+  f.primary = p.primary;
+  return f;
+}
+
 ValidationReport validate_file(const std::string& path) {
   ValidationReport rep;
   rep.file = path;
-  // Streamed (issue 14): rows are read and predicted a chunk at a time, and each kept prediction drops its per-op
-  // entries, which no report of a validation reads: memory grows by a few kB per row, not by the step's kernels.
+  // Streamed (issue 14): rows are read and predicted a chunk at a time; each row keeps the facts of its prediction.
   predict_config_file(path, [&](RowResult&& res) {
     if (!res.prediction || !res.row.measured) {
       if (!res.prediction) {
@@ -117,8 +127,7 @@ ValidationReport validate_file(const std::string& path) {
       } else {
         rep.unpredicted_reasons["no measured value"] += 1;
       }
-      res.prediction.reset();
-      rep.unpredicted.push_back(std::move(res));
+      rep.unpredicted.push_back({std::move(res.row), std::move(res.status), std::nullopt});
       return;
     }
     ValidationRow v;
@@ -130,8 +139,7 @@ ValidationReport validate_file(const std::string& path) {
     v.ape = std::fabs(v.ratio - 1.0) * 100.0;
     if (const auto iv = prediction_interval(p))
       v.inside = *res.row.measured >= v.predicted * iv->low && *res.row.measured <= v.predicted * iv->high;
-    v.result = std::move(res);
-    std::vector<OpCost>().swap(v.result.prediction->step.entries);
+    v.result = {std::move(res.row), std::move(res.status), facts_of(p)};
     rep.rows.push_back(std::move(v));
   }, true);
   // An error statistic over no rows would read as 0% error: nothing to validate is a failure.

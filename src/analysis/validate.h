@@ -21,8 +21,37 @@ struct ErrorStats {
   double coverage = 0;       // share of those whose measurement lies inside it
 };
 
+// What a validation keeps of a row's prediction: the facts its reports, statistics and interval regimes read,
+// under the same names as in Prediction. A whole Prediction is about 5 kB plus copies of the catalogs' source notes;
+// kept for every row, a 200,000-row file took 3 GB (issue 14, bench/README.md).
+struct PredictionFacts {
+  struct Request {
+    std::string gpu, model, runtime, mode, precision, data;
+    std::int64_t batch = 0;
+    int gpus = 1, nodes = 1;
+  } request;
+  struct Memory {
+    bool fits = true;
+  } memory;
+  struct Device {
+    DeviceKind kind = DeviceKind::kGpu;
+    std::string architecture;
+  } device;
+  std::string model_family;
+  Bound primary = Bound::kMemory;
+};
+
+PredictionFacts facts_of(const Prediction& p);
+
+// A row of a validation file as validated: the row as read, and the facts of its prediction.
+struct ValidatedResult {
+  ConfigRow row;
+  std::string status;
+  std::optional<PredictionFacts> prediction;
+};
+
 struct ValidationRow {
-  RowResult result;
+  ValidatedResult result;
   double predicted = 0;
   double ape = 0;     // %
   double ratio = 0;   // predicted / measured
@@ -49,7 +78,7 @@ struct RatioStats {
 struct ValidationReport {
   std::string file;
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
-  std::vector<RowResult> unpredicted;            // rows that could not be predicted
+  std::vector<ValidatedResult> unpredicted;      // rows that could not be predicted (no prediction facts)
   ErrorStats overall;
   std::map<std::string, ErrorStats> by_gpu, by_model, by_runtime, by_mode_precision, by_data, by_mode;
   std::map<std::string, int> unpredicted_reasons;  // reason -> count
