@@ -95,9 +95,18 @@ StrategyResult not_applicable(const std::string& id, const std::string& category
   return s;
 }
 
-std::vector<StrategyResult> precision_strategies(const Prediction& base, const PredictRequest& r) {
-  std::vector<StrategyResult> out;
-  const bool training = r.mode == "train";
+// What every strategy reads: the baseline prediction and the request it answered.
+struct Baseline {
+  const Prediction& base;
+  const PredictRequest& request;
+  bool training;
+};
+
+// Precision: the other precisions (weight types for language-model serving) the GPU and runtime run.
+void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool training = on.training;
   // Pure FP16 training (no FP32 master weights) is left out: it is not a safe recommendation.
   std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32", "int8"}
                                                  : std::vector<std::string>{"amp", "int8", "fp8", "tf32"};
@@ -110,7 +119,7 @@ std::vector<StrategyResult> precision_strategies(const Prediction& base, const P
     PredictRequest t = r;
     t.precision = prec;
     const std::string id = prec;
-    out.push_back(evaluate(id, "precision", base, t, [&, prec](const Prediction& p) {
+    s.push_back(evaluate(id, "precision", base, t, [&, prec](const Prediction& p) {
       if (p.llm)
         return fmt::format("weights {:.2f} -> {:.2f} GiB; every forward pass reads all of them ({})",
                            base.memory.weights / 1073741824.0, p.memory.weights / 1073741824.0, p.precision_note);
@@ -125,7 +134,292 @@ std::vector<StrategyResult> precision_strategies(const Prediction& base, const P
       return p.precision_note.empty() ? std::string("lower-precision storage halves memory traffic") : p.precision_note;
     }));
   }
-  return out;
+}
+
+// Memory: activation checkpointing, alone and with the larger batch it allows.
+void add_checkpointing(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool training = on.training;
+  if (training) {
+    PredictRequest t = r;
+    t.checkpointing = true;
+    s.push_back(evaluate("checkpointing", "memory", base, t, [&](const Prediction& p) {
+      return fmt::format("recomputes the forward pass in backward: activations {:.1f} -> {:.1f} GiB",
+                         base.memory.activations / 1073741824.0, p.memory.activations / 1073741824.0);
+    }));
+    t.batch = 0;
+    s.push_back(evaluate("checkpointing+larger-batch", "memory", base, t, [&](const Prediction& p) {
+      return fmt::format("checkpointing frees room for batch {} (from {})", p.request.batch, r.batch);
+    }));
+  } else {
+    s.push_back(not_applicable("checkpointing", "memory", "activation checkpointing only applies to training",
+                               {"checkpointing.training_only", {}}));
+  }
+}
+
+// Batch: the largest that fits; or, when the batch does not fit, a smaller one with gradient accumulation.
+void add_batch(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool training = on.training;
+  PredictRequest t = r;
+  t.batch = 0;
+  if (!base.memory.fits && training) {
+    // Accumulate micro-batches of the largest batch that fits up to the requested one: one update per group.
+    const Attempt fit = attempt(t);
+    if (fit.prediction && fit.prediction->request.batch > 0 && fit.prediction->request.batch < r.batch) {
+      t.batch = fit.prediction->request.batch;
+      t.grad_accum = static_cast<int>((r.batch + t.batch - 1) / t.batch) * std::max(1, r.grad_accum);
+    }
+  }
+  StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
+                              [&](const Prediction& p) {
+                                if (!base.memory.fits)
+                                  return fmt::format(
+                                      "batch {} fits; accumulate {} micro-batches for an update of at "
+                                      "least {} samples",
+                                      p.request.batch, p.request.grad_accum, r.batch);
+                                return fmt::format("batch {} fits (from {}): fewer, fuller kernels per sample",
+                                                   p.request.batch, r.batch);
+                              });
+  if (b.prediction && b.prediction->request.batch == r.batch) {
+    b.applicable = false;
+    b.reason = "the batch is already the largest that fits";
+    b.reason_code = {"batch.already_largest", {}};
+  }
+  s.push_back(std::move(b));
+}
+
+// Optimizer: one fused update kernel where the framework's default makes a pass per operation.
+void add_fused_optimizer(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool training = on.training;
+  if (training && r.optimizer_step && !r.fused_optimizer.value_or(base.runtime.optimizer_fused)) {
+    PredictRequest t = r;
+    t.fused_optimizer = true;
+    s.push_back(evaluate("fused-optimizer", "optimizer", base, t, [&](const Prediction& p) {
+      return fmt::format(
+          "one fused update kernel (torch.optim fused=True, apex FusedAdam): {:.1f} -> {:.1f} GB of DRAM "
+          "traffic per step",
+          base.step.bytes / 1e9, p.step.bytes / 1e9);
+    }));
+  }
+}
+
+// Fusion: a compiler for the same framework, or TensorRT for inference.
+void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool training = on.training;
+  std::vector<std::string> alternatives;
+  if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
+  if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
+  if (!training && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  for (const auto& alt : alternatives) {
+    PredictRequest t = r;
+    t.runtime = alt;
+    // The same framework at the same version (TF 2.3 with and without XLA); another framework at its own.
+    const RuntimeProfile& other = find_runtime(alt);
+    t.runtime_version = other.framework == base.runtime.framework
+                            ? (base.runtime.version.empty() ? base.runtime.default_version : base.runtime.version)
+                            : "";
+    if (other.framework != base.runtime.framework) t.attention.clear();  // --attention is PyTorch's
+    const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
+    s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
+      return fmt::format("fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB per step",
+                         base.step.bytes / 1e9, p.step.bytes / 1e9);
+    }));
+  }
+  if (alternatives.empty())
+    s.push_back(not_applicable("fusion", "fusion",
+                               "runtime '" + r.runtime + "' already fuses (or has no compiler profile)",
+                               {"fusion.already_fused", {{"runtime", r.runtime}}}));
+}
+
+// Layout: channels-last removes NCHW<->NHWC transposes around tensor-core convolutions.
+void add_channels_last(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool has_conv = std::any_of(base.step.entries.begin(), base.step.entries.end(),
+                                    [](const OpCost& e) { return e.kind == OpKind::kConv; });
+  if (!has_conv) {
+    s.push_back(not_applicable("channels-last", "layout", "the model has no convolutions: layout does not matter",
+                               {"layout.no_convolutions", {}}));
+  } else if (!base.runtime.nchw_tensor_core_transposes) {
+    s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC",
+                               {"layout.runtime_nhwc", {{"runtime", r.runtime}}}));
+  } else if (!uses_tensor_cores(base)) {
+    // Layout only matters for tensor-core convolutions: evaluate it on top of mixed precision where AMP runs there.
+    PredictRequest t = r;
+    t.precision = "amp";
+    Attempt with_amp = attempt(t);
+    if (with_amp.prediction && uses_tensor_cores(*with_amp.prediction)) {
+      t.channels_last = true;
+      s.push_back(evaluate("amp+channels-last", "layout", base, t, [&](const Prediction& p) {
+        return fmt::format("AMP on tensor cores plus NHWC tensors: {:.2f}x over AMP alone",
+                           p.samples_per_s / with_amp.prediction->samples_per_s);
+      }));
+    } else {
+      s.push_back(not_applicable("channels-last", "layout",
+                                 "no tensor-core convolutions on " + base.device.id + ": nothing to transpose",
+                                 {"layout.no_tensor_cores", {{"gpu", base.device.id}}}));
+    }
+  } else {
+    PredictRequest t = r;
+    t.channels_last = true;
+    s.push_back(evaluate("channels-last", "layout", base, t, [](const Prediction&) {
+      return std::string("NHWC tensors: tensor-core convolutions skip the layout transposes");
+    }));
+  }
+}
+
+// Launch: CUDA graphs.
+void add_cuda_graphs(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  PredictRequest t = r;
+  t.cuda_graphs = true;
+  s.push_back(evaluate("cuda-graphs", "launch", base, t, [&](const Prediction&) {
+    return fmt::format("{:.0f} kernel launches: host dispatch {:.2f} ms vs GPU {:.2f} ms per step",
+                       base.step.launches, base.step.host_us / 1e3, base.step.gpu_us / 1e3);
+  }));
+}
+
+// Input pipeline: loader workers, GPU decoding, pinned buffers, prefetching the copy.
+void add_input_pipeline(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  if (r.data == "synthetic") {
+    s.push_back(not_applicable("data-loader-workers", "input", "synthetic data: no input pipeline",
+                               {"input.synthetic", {}}));
+  } else if (r.data == "host") {
+    if (!r.prefetch) {
+      PredictRequest t = r;
+      t.prefetch = true;
+      s.push_back(evaluate("prefetch", "input", base, t, [&](const Prediction& p) {
+        return fmt::format("the {:.1f} ms blocking copy of each batch overlaps the previous step ({:.1f} ms from pinned memory)",
+                           base.input ? base.input->h2d_ms : 0.0, p.input ? p.input->h2d_ms : 0.0);
+      }));
+    }
+  } else {
+    PredictRequest t = r;
+    t.host_cores = (base.input ? base.input->cores : 6) * 2;
+    s.push_back(evaluate("data-loader-workers", "input", base, t, [&](const Prediction& p) {
+      std::string why = fmt::format("{} host cores prepare {:.0f} samples/s (from {:.0f})", t.host_cores,
+                                    p.input ? p.input->host_samples_per_s : 0.0,
+                                    base.input ? base.input->host_samples_per_s : 0.0);
+      if (p.input && p.input->limited_by == "storage") why += "; storage reads cap the pipeline";
+      return why;
+    }));
+    if (base.input && base.input->dataset_kind == "jpeg") {
+      t = r;
+      t.gpu_decode = true;
+      s.push_back(evaluate("gpu-decode", "input", base, t, [](const Prediction&) {
+        return std::string("JPEG decode and augmentation on the GPU (DALI/nvJPEG) frees the host cores");
+      }));
+    } else {
+      s.push_back(not_applicable("gpu-decode", "input", "GPU decoding (DALI/nvJPEG) applies to JPEG datasets",
+                                 {"input.not_jpeg", {}}));
+    }
+    if (base.input && !r.pinned_memory.value_or(true)) {
+      t = r;
+      t.pinned_memory = true;
+      s.push_back(evaluate("pinned-memory", "input", base, t, [](const Prediction&) {
+        return std::string("pinned host buffers double the host-to-device copy rate");
+      }));
+    }
+  }
+}
+
+// Scale-out: the same GPU, data parallel over more of them in one server (its default link and the runtime's
+// gradient reduction), while the modelled efficiency stays useful.
+void add_scale_out(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool training = on.training;
+  if (training && r.nodes == 1) {
+    for (int count : {2, 4, 8}) {
+      if (count <= r.gpus) continue;
+      PredictRequest t = r;
+      t.gpus = count;
+      StrategyResult g = evaluate("gpus:" + std::to_string(t.gpus), "scale-out", base, t, [&](const Prediction& p) {
+        if (!p.scale) return fmt::format("{} GPUs", t.gpus);
+        return fmt::format("{} x {} over {} ({}): scaling efficiency {:.0f}%, {:.1f} ms per step waiting on gradients",
+                           t.gpus, p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
+                           p.scale->exposed_comm_ms);
+      });
+      if (g.applicable && g.prediction && g.prediction->scale && g.prediction->scale->efficiency < 0.5) break;
+      s.push_back(std::move(g));
+    }
+  }
+}
+
+// Hardware: the three catalog GPUs that run this fastest.
+void add_hardware(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  std::vector<StrategyResult> gpus;
+  for (const auto& d : gpu_catalog()) {
+    if (d.id == base.device.id) continue;
+    PredictRequest t = r;
+    t.gpu = d.id;
+    StrategyResult g = evaluate("gpu:" + d.id, "hardware", base, t, [&](const Prediction& p) {
+      std::string why = fmt::format("{}: {:.0f} GB at {:.0f} GB/s, {:.1f} FP32 TFLOPS", p.device.name,
+                                    p.device.memory_gb, p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32));
+      if (p.device.launch_price_usd > 0) why += fmt::format(", launch price ${:.0f}", p.device.launch_price_usd);
+      if (p.primary == Bound::kInputPipeline)
+        why += fmt::format("; capped by the host input pipeline at {:.0f} samples/s", p.samples_per_s);
+      return why;
+    });
+    if (g.applicable) gpus.push_back(std::move(g));
+  }
+  std::sort(gpus.begin(), gpus.end(), [](const auto& x, const auto& y) { return x.speedup > y.speedup; });
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, gpus.size()); ++i) s.push_back(gpus[i]);
+}
+
+void combine_batch(PredictRequest& t, const PredictRequest& x) {
+  t.batch = 0;  // the largest batch that fits under the combination's precision
+  t.checkpointing = x.checkpointing;
+}
+
+// A family of what-ifs: its category, what it adds for a baseline (each strategy applicable, or with the reason it
+// is not), and how its request joins a combination with other categories' (none: hardware and scale-out change what
+// is bought, not how it runs). Tried in this order; a new strategy is one row here and its function above.
+struct StrategyFamily {
+  std::string_view category;
+  void (*add)(const Baseline&, std::vector<StrategyResult>&);
+  void (*combine)(PredictRequest& combined, const PredictRequest& chosen);
+};
+
+constexpr StrategyFamily kStrategyFamilies[] = {
+    {"precision", add_precision, [](PredictRequest& t, const PredictRequest& x) { t.precision = x.precision; }},
+    {"memory", add_checkpointing, combine_batch},
+    {"batch", add_batch, combine_batch},
+    {"optimizer", add_fused_optimizer, [](PredictRequest& t, const PredictRequest&) { t.fused_optimizer = true; }},
+    {"fusion", add_fusion, [](PredictRequest& t, const PredictRequest& x) { t.runtime = x.runtime; }},
+    {"layout", add_channels_last,
+     [](PredictRequest& t, const PredictRequest& x) {
+       t.channels_last = true;
+       t.precision = x.precision;
+     }},
+    {"launch", add_cuda_graphs, [](PredictRequest& t, const PredictRequest&) { t.cuda_graphs = true; }},
+    {"input", add_input_pipeline,
+     [](PredictRequest& t, const PredictRequest& x) {
+       t.host_cores = x.host_cores;
+       t.gpu_decode = x.gpu_decode;
+       t.pinned_memory = x.pinned_memory;
+       t.prefetch = x.prefetch;
+     }},
+    {"scale-out", add_scale_out, nullptr},
+    {"hardware", add_hardware, nullptr},
+};
+
+const StrategyFamily& family_of(std::string_view category) {
+  for (const auto& f : kStrategyFamilies)
+    if (f.category == category) return f;
+  throw std::logic_error("advisor: no strategy family for category '" + std::string(category) + "'");
 }
 
 }  // namespace
@@ -178,216 +472,13 @@ Advice advise(const PredictRequest& request) {
   std::sort(a.breakdown.begin(), a.breakdown.end(), [](const auto& x, const auto& y) { return x.time_ms > y.time_ms; });
   a.memory_pressure = base.memory.total / base.memory.capacity;
 
-  std::vector<StrategyResult> s = precision_strategies(base, r);
-
-  // Memory: activation checkpointing, alone and with the larger batch it allows.
-  if (training) {
-    PredictRequest t = r;
-    t.checkpointing = true;
-    s.push_back(evaluate("checkpointing", "memory", base, t, [&](const Prediction& p) {
-      return fmt::format("recomputes the forward pass in backward: activations {:.1f} -> {:.1f} GiB",
-                         base.memory.activations / 1073741824.0, p.memory.activations / 1073741824.0);
-    }));
-    t.batch = 0;
-    s.push_back(evaluate("checkpointing+larger-batch", "memory", base, t, [&](const Prediction& p) {
-      return fmt::format("checkpointing frees room for batch {} (from {})", p.request.batch, r.batch);
-    }));
-  } else {
-    s.push_back(not_applicable("checkpointing", "memory", "activation checkpointing only applies to training",
-                               {"checkpointing.training_only", {}}));
-  }
-
-  // Batch: the largest that fits; or, when the batch does not fit, a smaller one with gradient accumulation.
-  {
-    PredictRequest t = r;
-    t.batch = 0;
-    if (!base.memory.fits && training) {
-      // Accumulate micro-batches of the largest batch that fits up to the requested one: one update per group.
-      const Attempt fit = attempt(t);
-      if (fit.prediction && fit.prediction->request.batch > 0 && fit.prediction->request.batch < r.batch) {
-        t.batch = fit.prediction->request.batch;
-        t.grad_accum = static_cast<int>((r.batch + t.batch - 1) / t.batch) * std::max(1, r.grad_accum);
-      }
-    }
-    StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
-                                [&](const Prediction& p) {
-                                  if (!base.memory.fits)
-                                    return fmt::format(
-                                        "batch {} fits; accumulate {} micro-batches for an update of at "
-                                        "least {} samples",
-                                        p.request.batch, p.request.grad_accum, r.batch);
-                                  return fmt::format("batch {} fits (from {}): fewer, fuller kernels per sample",
-                                                     p.request.batch, r.batch);
-                                });
-    if (b.prediction && b.prediction->request.batch == r.batch) {
-      b.applicable = false;
-      b.reason = "the batch is already the largest that fits";
-      b.reason_code = {"batch.already_largest", {}};
-    }
-    s.push_back(std::move(b));
-  }
-
-  // Optimizer: one fused update kernel where the framework's default makes a pass per operation.
-  if (training && r.optimizer_step && !r.fused_optimizer.value_or(base.runtime.optimizer_fused)) {
-    PredictRequest t = r;
-    t.fused_optimizer = true;
-    s.push_back(evaluate("fused-optimizer", "optimizer", base, t, [&](const Prediction& p) {
-      return fmt::format(
-          "one fused update kernel (torch.optim fused=True, apex FusedAdam): {:.1f} -> {:.1f} GB of DRAM "
-          "traffic per step",
-          base.step.bytes / 1e9, p.step.bytes / 1e9);
-    }));
-  }
-
-  // Fusion: a compiler for the same framework, or TensorRT for inference.
-  {
-    std::vector<std::string> alternatives;
-    if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
-    if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
-    if (!training && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
-    for (const auto& alt : alternatives) {
-      PredictRequest t = r;
-      t.runtime = alt;
-      // The same framework at the same version (TF 2.3 with and without XLA); another framework at its own.
-      const RuntimeProfile& other = find_runtime(alt);
-      t.runtime_version = other.framework == base.runtime.framework
-                              ? (base.runtime.version.empty() ? base.runtime.default_version : base.runtime.version)
-                              : "";
-      if (other.framework != base.runtime.framework) t.attention.clear();  // --attention is PyTorch's
-      const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
-      s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
-        return fmt::format("fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB per step",
-                           base.step.bytes / 1e9, p.step.bytes / 1e9);
-      }));
-    }
-    if (alternatives.empty())
-      s.push_back(not_applicable("fusion", "fusion",
-                                 "runtime '" + r.runtime + "' already fuses (or has no compiler profile)",
-                                 {"fusion.already_fused", {{"runtime", r.runtime}}}));
-  }
-
-  // Layout: channels-last removes NCHW<->NHWC transposes around tensor-core convolutions.
-  const bool has_conv = std::any_of(base.step.entries.begin(), base.step.entries.end(),
-                                    [](const OpCost& e) { return e.kind == OpKind::kConv; });
-  if (!has_conv) {
-    s.push_back(not_applicable("channels-last", "layout", "the model has no convolutions: layout does not matter",
-                               {"layout.no_convolutions", {}}));
-  } else if (!base.runtime.nchw_tensor_core_transposes) {
-    s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC",
-                               {"layout.runtime_nhwc", {{"runtime", r.runtime}}}));
-  } else if (!uses_tensor_cores(base)) {
-    // Layout only matters for tensor-core convolutions: evaluate it on top of mixed precision where AMP runs there.
-    PredictRequest t = r;
-    t.precision = "amp";
-    Attempt with_amp = attempt(t);
-    if (with_amp.prediction && uses_tensor_cores(*with_amp.prediction)) {
-      t.channels_last = true;
-      s.push_back(evaluate("amp+channels-last", "layout", base, t, [&](const Prediction& p) {
-        return fmt::format("AMP on tensor cores plus NHWC tensors: {:.2f}x over AMP alone",
-                           p.samples_per_s / with_amp.prediction->samples_per_s);
-      }));
-    } else {
-      s.push_back(not_applicable("channels-last", "layout",
-                                 "no tensor-core convolutions on " + base.device.id + ": nothing to transpose",
-                                 {"layout.no_tensor_cores", {{"gpu", base.device.id}}}));
-    }
-  } else {
-    PredictRequest t = r;
-    t.channels_last = true;
-    s.push_back(evaluate("channels-last", "layout", base, t, [](const Prediction&) {
-      return std::string("NHWC tensors: tensor-core convolutions skip the layout transposes");
-    }));
-  }
-
-  // Launch: CUDA graphs.
-  {
-    PredictRequest t = r;
-    t.cuda_graphs = true;
-    s.push_back(evaluate("cuda-graphs", "launch", base, t, [&](const Prediction&) {
-      return fmt::format("{:.0f} kernel launches: host dispatch {:.2f} ms vs GPU {:.2f} ms per step",
-                         base.step.launches, base.step.host_us / 1e3, base.step.gpu_us / 1e3);
-    }));
-  }
-
-  // Input pipeline.
-  if (r.data == "synthetic") {
-    s.push_back(not_applicable("data-loader-workers", "input", "synthetic data: no input pipeline",
-                               {"input.synthetic", {}}));
-  } else if (r.data == "host") {
-    if (!r.prefetch) {
-      PredictRequest t = r;
-      t.prefetch = true;
-      s.push_back(evaluate("prefetch", "input", base, t, [&](const Prediction& p) {
-        return fmt::format("the {:.1f} ms blocking copy of each batch overlaps the previous step ({:.1f} ms from pinned memory)",
-                           base.input ? base.input->h2d_ms : 0.0, p.input ? p.input->h2d_ms : 0.0);
-      }));
-    }
-  } else {
-    PredictRequest t = r;
-    t.host_cores = (base.input ? base.input->cores : 6) * 2;
-    s.push_back(evaluate("data-loader-workers", "input", base, t, [&](const Prediction& p) {
-      std::string why = fmt::format("{} host cores prepare {:.0f} samples/s (from {:.0f})", t.host_cores,
-                                    p.input ? p.input->host_samples_per_s : 0.0,
-                                    base.input ? base.input->host_samples_per_s : 0.0);
-      if (p.input && p.input->limited_by == "storage") why += "; storage reads cap the pipeline";
-      return why;
-    }));
-    if (base.input && base.input->dataset_kind == "jpeg") {
-      t = r;
-      t.gpu_decode = true;
-      s.push_back(evaluate("gpu-decode", "input", base, t, [](const Prediction&) {
-        return std::string("JPEG decode and augmentation on the GPU (DALI/nvJPEG) frees the host cores");
-      }));
-    } else {
-      s.push_back(not_applicable("gpu-decode", "input", "GPU decoding (DALI/nvJPEG) applies to JPEG datasets",
-                                 {"input.not_jpeg", {}}));
-    }
-    if (base.input && !r.pinned_memory.value_or(true)) {
-      t = r;
-      t.pinned_memory = true;
-      s.push_back(evaluate("pinned-memory", "input", base, t, [](const Prediction&) {
-        return std::string("pinned host buffers double the host-to-device copy rate");
-      }));
-    }
-  }
-
-  // Scale-out: the same GPU, data parallel over more of them in one server (its default link and the runtime's
-  // gradient reduction), while the modelled efficiency stays useful.
-  if (training && r.nodes == 1) {
-    for (int count : {2, 4, 8}) {
-      if (count <= r.gpus) continue;
-      PredictRequest t = r;
-      t.gpus = count;
-      StrategyResult g = evaluate("gpus:" + std::to_string(t.gpus), "scale-out", base, t, [&](const Prediction& p) {
-        if (!p.scale) return fmt::format("{} GPUs", t.gpus);
-        return fmt::format("{} x {} over {} ({}): scaling efficiency {:.0f}%, {:.1f} ms per step waiting on gradients",
-                           t.gpus, p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
-                           p.scale->exposed_comm_ms);
-      });
-      if (g.applicable && g.prediction && g.prediction->scale && g.prediction->scale->efficiency < 0.5) break;
-      s.push_back(std::move(g));
-    }
-  }
-
-  // Hardware: the catalog GPUs that run this fastest.
-  {
-    std::vector<StrategyResult> gpus;
-    for (const auto& d : gpu_catalog()) {
-      if (d.id == base.device.id) continue;
-      PredictRequest t = r;
-      t.gpu = d.id;
-      StrategyResult g = evaluate("gpu:" + d.id, "hardware", base, t, [&](const Prediction& p) {
-        std::string why = fmt::format("{}: {:.0f} GB at {:.0f} GB/s, {:.1f} FP32 TFLOPS", p.device.name,
-                                      p.device.memory_gb, p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32));
-        if (p.device.launch_price_usd > 0) why += fmt::format(", launch price ${:.0f}", p.device.launch_price_usd);
-        if (p.primary == Bound::kInputPipeline)
-          why += fmt::format("; capped by the host input pipeline at {:.0f} samples/s", p.samples_per_s);
-        return why;
-      });
-      if (g.applicable) gpus.push_back(std::move(g));
-    }
-    std::sort(gpus.begin(), gpus.end(), [](const auto& x, const auto& y) { return x.speedup > y.speedup; });
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, gpus.size()); ++i) s.push_back(gpus[i]);
+  std::vector<StrategyResult> s;
+  const Baseline baseline{base, r, training};
+  for (const auto& family : kStrategyFamilies) {
+    const std::size_t before = s.size();
+    family.add(baseline, s);
+    for (std::size_t i = before; i < s.size(); ++i)
+      PERFCAST_ASSERT(s[i].category == family.category, "a strategy reports its family's category");
   }
 
   std::stable_sort(s.begin(), s.end(), [](const StrategyResult& x, const StrategyResult& y) {
@@ -401,28 +492,11 @@ Advice advise(const PredictRequest& request) {
     std::vector<std::string> parts;
     std::vector<std::string> used_categories;
     for (const auto& st : s) {
-      if (!st.applicable || st.speedup < 1.02 || st.category == "hardware" || st.category == "scale-out") continue;
+      const StrategyFamily& family = family_of(st.category);
+      if (!st.applicable || st.speedup < 1.02 || !family.combine) continue;
       if (std::find(used_categories.begin(), used_categories.end(), st.category) != used_categories.end()) continue;
       PredictRequest t = combined;
-      const PredictRequest& x = st.request;
-      if (st.category == "precision") t.precision = x.precision;
-      if (st.category == "fusion") t.runtime = x.runtime;
-      if (st.category == "layout") {
-        t.channels_last = true;
-        t.precision = x.precision;
-      }
-      if (st.category == "launch") t.cuda_graphs = true;
-      if (st.category == "optimizer") t.fused_optimizer = true;
-      if (st.category == "batch" || st.category == "memory") {
-        t.batch = 0;  // the largest batch that fits under the combination's precision
-        t.checkpointing = x.checkpointing;
-      }
-      if (st.category == "input") {
-        t.host_cores = x.host_cores;
-        t.gpu_decode = x.gpu_decode;
-        t.pinned_memory = x.pinned_memory;
-        t.prefetch = x.prefetch;
-      }
+      family.combine(t, st.request);
       Attempt at = attempt(t);
       const double before = parts.empty() ? base.samples_per_s : attempt(combined).prediction->samples_per_s;
       if (at.prediction && at.prediction->memory.fits && at.prediction->samples_per_s > before * 1.01) {
