@@ -13,6 +13,7 @@
 #include "analysis/single_op.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 #include "cost/cost_constants.h"
 #include "device/architecture.h"
@@ -562,11 +563,9 @@ std::string kernel_fit_toml(const KernelFit& fit) {
   std::sort(measured_sm.begin(), measured_sm.end());
   for (const ArchitectureProfile& a : architecture_priors()) {
     if (std::find(measured_sm.begin(), measured_sm.end(), a.sm_version) != measured_sm.end()) continue;
-    int from = 0;
-    for (int sm : measured_sm)
-      if (sm <= a.sm_version) from = sm;
-    if (from == 0) continue;
-    const std::string src = "sm_" + std::to_string(from);
+    const int* from = nearest_sm_at_or_below(measured_sm, a.sm_version, [](int sm) { return sm; });
+    if (!from) continue;
+    const std::string src = "sm_" + std::to_string(*from);
     o << fmt::format("\n[arch.sm_{}]   # no measured kernels: carried from {}\n", a.sm_version, src);
     {
       // Their stated SGEMM efficiency, scaled as the measured architectures' moved: sm_86/89 count twice the FP32

@@ -24,6 +24,8 @@
 #include "device/catalog.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
+#include "schedule/memory.h"
+#include "schedule/step.h"
 
 namespace perfcast {
 
@@ -104,28 +106,6 @@ LlmShape shape_of(const Graph& g) {
 
 // ---- kernels ------------------------------------------------------------------------------------------------
 
-// A kernel from its compute time and DRAM bytes, with the bandwidth ramp and the architecture's floor (as
-// KernelCostModel does for its own kernels).
-KernelCost make_kernel(const KernelCostModel& km, double compute_us, double flops, double bytes, Pipe pipe,
-                       double launches = 1) {
-  KernelCost k;
-  k.pipe = pipe;
-  k.launches = launches;
-  k.flops = flops * launches;
-  k.bytes = bytes * launches;
-  k.compute_us = compute_us;
-  k.memory_us = bytes / km.dram_bytes_per_us() + cost_constants().ramp_us;
-  const double per = std::max({compute_us, k.memory_us, km.arch().kernel_floor_us});
-  if (per == compute_us && compute_us >= k.memory_us)
-    k.bound = is_tensor_pipe(pipe) ? Bound::kTensorCompute : Bound::kCudaCompute;
-  else if (per == k.memory_us)
-    k.bound = Bound::kMemory;
-  else
-    k.bound = Bound::kLatency;
-  k.time_us = per * launches;
-  return k;
-}
-
 struct InferContext {
   const DeviceSpec& device;
   const ArchitectureProfile& arch;
@@ -178,7 +158,7 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
   const double weights = groups * n * k;
   const double wbytes = weights * wf.bits / 8.0;
   const double rows = tokens / groups;  // per weight matrix
-  const double flops = 2.0 * tokens * n * k;
+  const double flops = gemm_flops(tokens, n, k);
   const double act = c.runtime.llm_activation_bytes;
   const double io = tokens * (k + n) * act;
   const MatmulGeometry geo{static_cast<std::int64_t>(std::llround(groups)),
@@ -201,7 +181,7 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
       // (split-K over the SMs), so the token count is not padded up to a tile.
       const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;
       const double rate = km.pipe_peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
-      out.push_back(kernel_entry(name, OpKind::kMatmul, make_kernel(km, flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
+      out.push_back(kernel_entry(name, OpKind::kMatmul, km.timed(flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
       return out;
     }
     out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, pipe, flops, wbytes + io, eff)));
@@ -215,12 +195,12 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
     const bool mmvq = bt.quantized && sm >= 61;
     if (mmvq)
       out.push_back(kernel_entry(name + ".quantize_q8_1", OpKind::kElementwise,
-                                 make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
+                                 km.streaming(0, tokens * k * act + q8_act)));
     const double slots = q.mmvq_slots_per_weight(mmvq ? bt.name : (bt.quantized ? "q8_0" : bt.name), sm);
     const double compute_us = slots * weights * rows / (slots_per_us * q.issue_rates(sm).mmvq_efficiency);
     const double bytes = (wbytes + (mmvq ? q8_act : tokens * k * act) + tokens * n * act) / groups;
     out.push_back(kernel_entry(name, OpKind::kMatmul,
-                               make_kernel(km, compute_us / groups, flops / groups, bytes,
+                               km.timed(compute_us / groups, flops / groups, bytes,
                                            mmvq ? Pipe::kDp4a : Pipe::kFp32, groups)));
     return out;
   }
@@ -229,7 +209,7 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
   if (bt.quantized && sm >= 61 && !tensor_path) {
     // int8 tile kernels (mul_mat_q): activations quantized to q8_1, weights unpacked into shared memory.
     out.push_back(kernel_entry(name + ".quantize_q8_1", OpKind::kElementwise,
-                               make_kernel(km, 0, 0, tokens * k * act + q8_act, Pipe::kFp32)));
+                               km.streaming(0, tokens * k * act + q8_act)));
     const double eff = q.mmq_dp4a_efficiency * q.mmq_relative_rate(bt.name) / c.arch.gemm_efficiency_cuda;
     out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, Pipe::kDp4a, flops, wbytes + q8_act + tokens * n * act, eff)));
     return out;
@@ -238,19 +218,19 @@ std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double t
     // Dequantize to fp16, convert the activations, cuBLAS fp16 GEMM, convert the result back to f32.
     if (bt.name != "f16")
       out.push_back(kernel_entry(name + ".to_fp16", OpKind::kElementwise,
-                                 make_kernel(km, 0, 0, wbytes + 2.0 * weights, Pipe::kFp32)));
+                                 km.streaming(0, wbytes + 2.0 * weights)));
     out.push_back(kernel_entry(name + ".src1_to_fp16", OpKind::kElementwise,
-                               make_kernel(km, 0, 0, tokens * k * (act + 2.0), Pipe::kFp32)));
+                               km.streaming(0, tokens * k * (act + 2.0))));
     out.push_back(kernel_entry(name, OpKind::kMatmul,
                                km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), c.runtime.library_efficiency)));
     out.push_back(kernel_entry(name + ".dst_to_fp32", OpKind::kElementwise,
-                               make_kernel(km, 0, 0, tokens * n * (2.0 + act), Pipe::kFp32)));
+                               km.streaming(0, tokens * n * (2.0 + act))));
     return out;
   }
   // No int8 or tensor-core path (f16/f32 weights on Pascal, any weights on sm_60): convert the weights to f32
   // and run SGEMM (llama.cpp ggml_cuda_op_mul_mat_cublas below Volta).
   if (bt.name != "f32")
-    out.push_back(kernel_entry(name + ".to_fp32", OpKind::kElementwise, make_kernel(km, 0, 0, wbytes + 4.0 * weights, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".to_fp32", OpKind::kElementwise, km.streaming(0, wbytes + 4.0 * weights)));
   out.push_back(kernel_entry(name, OpKind::kMatmul,
                              km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, c.runtime.library_efficiency)));
   return out;
@@ -267,15 +247,15 @@ std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferCont
   const double cache = B * L * Hk * d * c.kv_bytes;  // K or V
   const double fresh = B * q * Hk * d;             // new K or V elements
   const double scores = B * H * q * L;
-  const double qkv_flops = 4.0 * scores * d;
+  const double qkv_flops = 2.0 * gemm_flops(B * H * q, L, d);  // QK^T and PV
   const double q_bytes = B * q * H * d * act;
   const std::string& name = op.name;
   if (c.runtime.llm_fused_attention) {
-    out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * fresh * (act + c.kv_bytes), Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, km.streaming(0, 2.0 * fresh * (act + c.kv_bytes))));
     if (q <= 1) {
       // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
       const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency);
-      out.push_back(kernel_entry(name, OpKind::kAttention, make_kernel(km, compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
+      out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
     } else {
       // Flash attention: causal blocks above the diagonal are skipped.
       const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
@@ -288,16 +268,16 @@ std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferCont
   }
   // Unfused (llama.cpp without flash attention, eager frameworks): store K and V, KQ, masked softmax, KQV,
   // then the permute back to [tokens, heads x dim].
-  out.push_back(kernel_entry(name + ".k_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
-  out.push_back(kernel_entry(name + ".v_store", OpKind::kDataMovement, make_kernel(km, 0, 0, fresh * (act + c.kv_bytes), Pipe::kFp32)));
+  out.push_back(kernel_entry(name + ".k_store", OpKind::kDataMovement, km.streaming(0, fresh * (act + c.kv_bytes))));
+  out.push_back(kernel_entry(name + ".v_store", OpKind::kDataMovement, km.streaming(0, fresh * (act + c.kv_bytes))));
   const double score_bytes = scores * 4.0;  // f32 scores
   if (q <= 1) {
     const double fp_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().elementwise_compute_efficiency * 2.0;
     out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
-                               make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + q_bytes + score_bytes, Pipe::kFp32)));
-    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
+                               km.timed(0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + q_bytes + score_bytes, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, km.timed(0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
     out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
-                               make_kernel(km, 0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + score_bytes + q_bytes, Pipe::kFp32)));
+                               km.timed(0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + score_bytes + q_bytes, Pipe::kFp32)));
   } else {
     const MatmulGeometry kq{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
     const MatmulGeometry kqv{a.batch * a.heads, a.q_len, a.head_dim, kv_len, false, false};
@@ -305,15 +285,15 @@ std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferCont
     const Pipe pipe = half ? *c.half_pipe : Pipe::kFp32;
     if (!half && c.kv_bytes < 4)  // K and V converted to f32 for SGEMM
       out.push_back(kernel_entry(name + ".kv_to_fp32", OpKind::kElementwise,
-                                 make_kernel(km, 0, 0, 2.0 * (cache + cache / c.kv_bytes * 4.0), Pipe::kFp32)));
+                                 km.streaming(0, 2.0 * (cache + cache / c.kv_bytes * 4.0))));
     const double operand = half ? 2.0 : 4.0;
     out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
                                km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, c.runtime.library_efficiency)));
-    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, make_kernel(km, 0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
+    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, km.timed(0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
     out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
                                km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, c.runtime.library_efficiency)));
   }
-  out.push_back(kernel_entry(name + ".permute", OpKind::kDataMovement, make_kernel(km, 0, 0, 2.0 * q_bytes, Pipe::kFp32)));
+  out.push_back(kernel_entry(name + ".permute", OpKind::kDataMovement, km.streaming(0, 2.0 * q_bytes)));
   return out;
 }
 
@@ -364,34 +344,11 @@ std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool a
   return out;
 }
 
-void scale(std::vector<OpCost>& entries, double w) {
-  for (auto& e : entries) {
-    e.cost.time_us *= w;
-    e.cost.launches *= w;
-    e.cost.flops *= w;
-    e.cost.bytes *= w;
-  }
-}
-
-StepCost sum_step(std::vector<OpCost> entries, const RuntimeProfile& runtime) {
-  StepCost s;
-  s.entries = std::move(entries);
-  for (const auto& e : s.entries) {
-    s.gpu_us += e.cost.time_us + e.cost.launches * runtime.gpu_gap_per_kernel_us;
-    s.host_us += e.cost.launches * runtime.host_overhead_per_kernel_us;
-    s.launches += e.cost.launches;
-    s.flops += e.cost.flops;
-    s.bytes += e.cost.bytes;
-  }
-  s.step_us = std::max(s.gpu_us, s.host_us);
-  return s;
+void repeat(std::vector<OpCost>& entries, double times) {
+  for (auto& e : entries) repeat(e, times);
 }
 
 // ---- memory -------------------------------------------------------------------------------------------------
-
-struct LlmMemory {
-  double weights = 0, kv_cache = 0, activations = 0, workspace = 0;
-};
 
 double weight_bytes(const Graph& g, const InferContext& c) {
   double bytes = 0;
@@ -421,29 +378,15 @@ double kv_cache_bytes(const LlmShape& s, double batch, double positions, double 
 // Working buffers of one pass: the largest producer/consumer pair, the score matrix of unfused attention, and
 // llama.cpp's fp16 copy of the largest weight on its cuBLAS path.
 double activation_bytes(const Graph& g, std::int64_t kv_len, const InferContext& c) {
-  double peak = 0, widest = 0;
-  for (const auto& op : g.ops) {
-    peak = std::max(peak, static_cast<double>(op.in_elems + op.out_elems));
+  double widest = 0;
+  for (const auto& op : g.ops)
     if (is_weight_matmul(op)) widest = std::max(widest, static_cast<double>(op.mm.n * op.mm.k));
-  }
-  double bytes = peak * c.runtime.llm_activation_bytes;
+  double bytes = live_buffer_elems(g) * c.runtime.llm_activation_bytes;
   if (!c.runtime.llm_fused_attention)
     bytes += static_cast<double>(g.batch * c.shape.heads * g.seq * kv_len) * 4.0;
   if (c.runtime.llm_gguf && c.half_pipe && static_cast<double>(g.batch * g.seq) > c.runtime.llm_int8_tile_max_batch)
     bytes += widest * 2.0;
   return bytes;
-}
-
-MemoryBreakdown to_breakdown(const LlmMemory& m, const RuntimeProfile& runtime, const DeviceSpec& device) {
-  MemoryBreakdown b;
-  b.weights = m.weights;
-  b.activations = m.activations + m.kv_cache;  // the KV cache is reported again in llm.kv_cache_bytes
-  b.workspace = m.workspace;
-  b.runtime = runtime.context_bytes;
-  b.total = (b.weights + b.activations + b.workspace) * runtime.allocator_overhead + b.runtime;
-  b.capacity = device.memory_bytes() * runtime.llm_memory_fraction;
-  b.fits = b.total <= b.capacity;
-  return b;
 }
 
 // ---- request resolution -------------------------------------------------------------------------------------
@@ -518,16 +461,9 @@ Prediction predict_lora(const PredictRequest& request) {
         adapter_act += static_cast<double>(op.in_elems / op.mm.k * rank);
       }
     if (adapter_params) *adapter_params = static_cast<std::int64_t>(adapters);
-    MemoryBreakdown m = estimate_memory(g, plan, runtime, device, memory_options(r, optimizer));
-    const double frozen = static_cast<double>(g.params());
-    const double low = plan.mixed ? 2.0 : plan.bytes.weight;  // the frozen model is held in the compute type
-    m.weights = frozen * low + adapters * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
-    m.gradients = adapters * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
-    m.optimizer_state = r.optimizer_step ? adapters * optimizer_state_bytes_per_param(optimizer) : 0;
-    m.activations += adapter_act * plan.bytes.act * (r.checkpointing ? 0.0 : 1.0);
-    m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace) * runtime.allocator_overhead + m.runtime;
-    m.fits = m.total <= m.capacity;
-    return m;
+    MemoryOptions options = memory_options(r, optimizer);
+    options.lora = MemoryOptions::Adapters{adapters, adapter_act};
+    return estimate_memory(g, plan, runtime, device, options);
   };
   if (r.batch == 0) {
     r.batch = largest_batch_that_fits(1 << 16, [&](std::int64_t b) { return memory_at(b, nullptr).fits; });
@@ -564,7 +500,7 @@ Prediction predict_lora(const PredictRequest& request) {
       if (!op.needs_input_grad) continue;
       // Frozen projection: the data gradient only (dA = dY W^T), no weight gradient.
       const auto& g = op.mm;
-      const double flops = 2.0 * static_cast<double>(g.batch * g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+      const double flops = matmul_flops(g);
       const double bytes = static_cast<double>(op.in_elems + op.out_elems) * plan.bytes.act +
                            static_cast<double>(op.weight_elems) * plan.bytes.weight;
       const MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
@@ -598,7 +534,7 @@ Prediction predict_lora(const PredictRequest& request) {
                     fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
                     fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");
   if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
-  p.step = sum_step(std::move(entries), runtime);
+  p.step = schedule_pass(std::move(entries), runtime);
   p.memory = memory_at(r.batch, nullptr);
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);
   finalize_prediction(p);
@@ -752,18 +688,21 @@ Prediction predict_inference(const PredictRequest& request) {
     auto it = pass_graphs.find(batch);
     if (it == pass_graphs.end()) it = pass_graphs.emplace(batch, model.build(ModelOptions{batch, pass_tokens})).first;
     const Graph& g = it->second;
-    LlmMemory m;
-    m.weights = wbytes;
-    m.kv_cache = kv_cache_bytes(shape, static_cast<double>(batch), static_cast<double>(positions), kv_bytes);
-    m.activations = activation_bytes(g, positions, c);
+    MemoryOptions::Serving m;
+    m.weight_bytes = wbytes;
+    m.kv_cache_bytes = kv_cache_bytes(shape, static_cast<double>(batch), static_cast<double>(positions), kv_bytes);
+    m.buffer_bytes = activation_bytes(g, positions, c);
     if (prompt_pass_tokens > 0) {
       auto pit = prompt_graphs.find(batch);
       if (pit == prompt_graphs.end())
         pit = prompt_graphs.emplace(batch, model.build(ModelOptions{batch, prompt_pass_tokens})).first;
-      m.activations = std::max(m.activations, activation_bytes(pit->second, r.context, c));
+      m.buffer_bytes = std::max(m.buffer_bytes, activation_bytes(pit->second, r.context, c));
     }
-    m.workspace = runtime.workspace_bytes;
-    return to_breakdown(m, runtime, device);
+    m.capacity_fraction = runtime.llm_memory_fraction;
+    MemoryOptions options;
+    options.training = false;
+    options.serving = m;
+    return estimate_memory(g, c.plan, runtime, device, options);
   };
   const std::int64_t positions = r.context + r.seq;
   if (r.batch == 0) {
@@ -793,7 +732,7 @@ Prediction predict_inference(const PredictRequest& request) {
       const std::int64_t q = passes <= 16 ? std::min(chunk, tokens - i * chunk) : chunk;
       const Graph g = model.build(ModelOptions{B, q});
       auto e = forward_pass(g, start + i * chunk + q, runtime.llm_prefill_all_logits, c);
-      scale(e, w);
+      repeat(e, w);
       for (auto& x : e) all.push_back(std::move(x));
     }
     return all;
@@ -806,10 +745,10 @@ Prediction predict_inference(const PredictRequest& request) {
   LlmCost llm;
   if (prefill) {
     entries = prefill_entries(r.context, r.seq);
-    llm.time_per_output_token_ms = sum_step(decode_entries(positions + 1), runtime).step_us / 1e3;
+    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime).step_us / 1e3;
   } else {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
-    if (r.mode == "generate" && r.context > 0) prompt = sum_step(prefill_entries(0, r.context), runtime);
+    if (r.mode == "generate" && r.context > 0) prompt = schedule_pass(prefill_entries(0, r.context), runtime);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -817,7 +756,7 @@ Prediction predict_inference(const PredictRequest& request) {
     else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
     for (const auto& [kv, w] : at) {
       auto e = decode_entries(kv);
-      scale(e, w);
+      repeat(e, w);
       for (auto& x : e) entries.push_back(std::move(x));
     }
   }
@@ -827,21 +766,10 @@ Prediction predict_inference(const PredictRequest& request) {
   p.precision_note = weights.description + ", " + kv_name + " KV cache" +
                      (runtime.llm_gguf ? ", f32 activations" : "");
   for (auto& n : notes) p.notes.push_back(std::move(n));
-  p.step = sum_step(std::move(entries), runtime);
-  if (prompt) {
-    // The decode phase cannot start before the prefill's logits: the two phases add, each bound by its own
-    // slower side (GPU or host).
-    const double decode_us = p.step.step_us;
-    std::vector<OpCost> all = std::move(prompt->entries);
-    for (auto& e : p.step.entries) all.push_back(std::move(e));
-    p.step.entries = std::move(all);
-    p.step.gpu_us += prompt->gpu_us;
-    p.step.host_us += prompt->host_us;
-    p.step.launches += prompt->launches;
-    p.step.flops += prompt->flops;
-    p.step.bytes += prompt->bytes;
-    p.step.step_us = prompt->step_us + decode_us;
-  }
+  p.step = schedule_pass(std::move(entries), runtime);
+  // The decode phase cannot start before the prefill's logits: the two phases add, each bound by its own
+  // slower side (GPU or host).
+  if (prompt) p.step = append_phase(*prompt, std::move(p.step));
   p.memory = memory_at(B, positions);
   p.flops_per_sample = p.step.flops / static_cast<double>(B);
   finalize_prediction(p);
@@ -852,8 +780,8 @@ Prediction predict_inference(const PredictRequest& request) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
     llm.time_to_first_token_ms = prompt ? prompt->step_us / 1e3
-                                 : r.context > 0 ? sum_step(prefill_entries(0, r.context), runtime).step_us / 1e3
-                                                 : sum_step(decode_entries(1), runtime).step_us / 1e3;
+                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime).step_us / 1e3
+                                                 : schedule_pass(decode_entries(1), runtime).step_us / 1e3;
     const double decode_ms = p.step_us / 1e3 - (prompt ? llm.time_to_first_token_ms : 0.0);
     llm.time_per_output_token_ms = decode_ms / static_cast<double>(r.seq);
   }
@@ -951,7 +879,7 @@ void shard_tensor_parallel(Graph& g, int tp, const LlmShape& shape) {
 }
 
 StepPart part_of(std::vector<OpCost> entries, const RuntimeProfile& runtime, double times = 1) {
-  const StepCost c = sum_step(std::move(entries), runtime);
+  const StepCost c = schedule_pass(std::move(entries), runtime);
   return {c.gpu_us * times, c.launches * times};
 }
 

@@ -106,7 +106,8 @@ void apply_power(Prediction& p) {
   for (const auto& e : p.step.entries) {
     const double t = e.cost.time_us;
     if (t <= 0) continue;
-    const double per_launch = t / std::max(1.0, e.cost.launches);
+    // Entries repeated a fraction of a time (an update's share per micro-batch) keep their per-launch figures.
+    const double per_launch = e.cost.launches > 0 ? t / e.cost.launches : t;
     const double uc = std::isfinite(e.cost.compute_us) ? std::clamp(e.cost.compute_us / per_launch, 0.0, 1.0) : 0.0;
     const double um = std::clamp(e.cost.memory_us / per_launch, 0.0, 1.0);
     const double shape = c.shape_activity_floor + (1 - c.shape_activity_floor) * std::clamp(e.cost.shape_efficiency, 0.0, 1.0);

@@ -137,6 +137,17 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   return finish(k, arch_.kernel_floor_us);
 }
 
+KernelCost KernelCostModel::timed(double compute_us, double flops, double bytes, Pipe pipe, double launches) const {
+  KernelCost k;
+  k.pipe = pipe;
+  k.launches = launches;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.compute_us = compute_us;
+  k.memory_us = bytes / bw_bytes_per_us_ + c_.ramp_us;
+  return finish(k, arch_.kernel_floor_us);
+}
+
 KernelCost KernelCostModel::streaming(double flops, double bytes, double launches, Pipe pipe,
                                       double compute_efficiency, double thread_instructions,
                                       double bandwidth_efficiency) const {

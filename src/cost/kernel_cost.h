@@ -69,6 +69,11 @@ class KernelCostModel {
                        double compute_efficiency = -1, double thread_instructions = 0,
                        double bandwidth_efficiency = 1) const;
 
+  // A kernel whose per-launch compute time its caller has from the kernel's own instruction count (llama.cpp's
+  // quantized mat-vec kernels, decode attention): DRAM time, launch floor and bound as for the others.
+  // `flops` and `bytes` are per launch.
+  KernelCost timed(double compute_us, double flops, double bytes, Pipe pipe, double launches = 1) const;
+
   // The threadblock tile a library would pick for a GEMM of this shape, and the fraction of the large-GEMM rate
   // it reaches (tiles, waves over the SMs, K depth, split-K).
   struct TileChoice {

@@ -19,6 +19,15 @@ OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase
   return c;
 }
 
+void repeat(OpCost& entry, double times) {
+  KernelCost& k = entry.cost;
+  k.time_us *= times;
+  k.flops *= times;
+  k.bytes *= times;
+  k.launches *= times;
+  entry.host_us *= times;
+}
+
 namespace {
 
 bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.repeats == 1; }
@@ -196,7 +205,7 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double in_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const MatmulGeometry fwd = conv_as_gemm(c);
-  const double flops = 2.0 * static_cast<double>(fwd.batch * fwd.m) * static_cast<double>(fwd.n) * static_cast<double>(fwd.k);
+  const double flops = matmul_flops(fwd);
 
   if (is_depthwise(c)) {
     const double passes = phase == Phase::kForward ? 1.0 : (op.needs_input_grad ? 2.0 : 1.0);
@@ -245,7 +254,7 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double reps = static_cast<double>(op.repeats);
   const double a_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
-  const double flops = 2.0 * static_cast<double>(g.batch * g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  const double flops = matmul_flops(g);
   const double lib = ctx.runtime.library_efficiency * (is_tensor_pipe(pipe) ? ctx.runtime.tensor_library_efficiency : 1.0);
   if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
@@ -302,15 +311,14 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const MatmulGeometry scores{a.batch * a.heads, a.q_len, a.kv_len, a.head_dim, false, false};
   if (a.fused) return km.gemm(scores, ctx.plan.matmul_pipe, w.flops, w.bytes, cost_constants().fused_attention_efficiency * fused_attention_rate(a));
   // Unfused: QK^T and PV GEMMs plus elementwise kernels over the score matrix between them.
-  const double gemm_flops = 4.0 * static_cast<double>(a.batch * a.heads) * static_cast<double>(a.q_len) *
-                            static_cast<double>(a.kv_len) * static_cast<double>(a.head_dim) *
-                            (phase == Phase::kForward ? 1.0 : 2.0);
+  // Two GEMMs per head (QK^T, then PV), each [q_len x kv_len x head_dim].
+  const double score_gemm_flops = 2.0 * matmul_flops(scores) * (phase == Phase::kForward ? 1.0 : 2.0);
   const double score_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.kv_len);
   const double score_bytes = score_elems * ctx.plan.bytes.act;
-  KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
+  KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, score_gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
                          phase == Phase::kForward ? 2.0 : 4.0, GemmLibrary::kCublas);  // torch.matmul: cuBLAS bmm
   const ScorePasses sp = score_passes(a, phase, ctx);
-  KernelCost s = km.streaming(w.flops - gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
+  KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
   accumulate(k, s);
   return k;
 }

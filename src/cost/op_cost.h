@@ -40,6 +40,11 @@ struct CostContext {
   bool training = true;
 };
 
+// The entry run `times` times (fractions too: a Simpson weight over decode steps, or the share of an update that
+// runs once every few micro-batches): its time, work, launches and host time scale; the per-launch compute and
+// memory times stay, so what one launch keeps busy (power) does not change.
+void repeat(OpCost& entry, double times);
+
 // A kernel no graph op produces on its own (weight casts, optimizer updates, serving kernels) as a step entry.
 OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase = Phase::kForward);
 

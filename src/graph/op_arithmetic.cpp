@@ -16,16 +16,18 @@ double conv_flops(const ConvGeometry& c) {
   return 2.0 * static_cast<double>(c.n) * pixels * per_pixel;
 }
 
-double matmul_flops(const MatmulGeometry& m) {
-  return 2.0 * static_cast<double>(m.batch) * static_cast<double>(m.m) * static_cast<double>(m.n) *
-         static_cast<double>(m.k);
-}
-
 double attention_score_elems(const AttentionGeometry& a) {
   return static_cast<double>(a.batch * a.heads) * static_cast<double>(a.q_len) * static_cast<double>(a.kv_len);
 }
 
 }  // namespace
+
+double gemm_flops(double rows, double n, double k) { return 2.0 * rows * n * k; }
+
+double matmul_flops(const MatmulGeometry& m) {
+  return gemm_flops(static_cast<double>(m.batch) * static_cast<double>(m.m), static_cast<double>(m.n),
+                    static_cast<double>(m.k));
+}
 
 double embedding_unique_rows(const EmbeddingBagGeometry& g) {
   double rows = 0;

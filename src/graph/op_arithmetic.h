@@ -42,6 +42,12 @@ Work unfused_optimizer_work(OptimizerKind kind, double params);
 // Elementwise operations (kernels per tensor) of that unfused update.
 int unfused_optimizer_ops(OptimizerKind kind);
 
+// FLOPs of a GEMM: `rows` rows (every batch's together; an expected count may be fractional) of depth k times a
+// [k x n] matrix, a multiply-add counted as 2. Every GEMM-shaped kernel's FLOPs come from here.
+double gemm_flops(double rows, double n, double k);
+// The same for a matmul geometry (batch x m rows).
+double matmul_flops(const MatmulGeometry& m);
+
 // Multiply-accumulates per sample of conv and matmul ops (the figure papers publish as "FLOPs" or MACs).
 double conv_linear_macs(const Graph& g);
 

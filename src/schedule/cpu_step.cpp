@@ -45,16 +45,9 @@ StepCost schedule_cpu_step(const Graph& graph, const CpuCostContext& ctx, const 
     }
   }
   if (options.grad_accum > 1) {
-    const double share = 1.0 / options.grad_accum;
+    // The update runs once every grad_accum micro-batches: each carries its share (as schedule_step does).
     for (auto& e : s.entries)
-      if (e.phase == Phase::kUpdate) {
-        e.cost.time_us *= share;
-        e.cost.compute_us *= share;
-        e.cost.memory_us *= share;
-        e.cost.flops *= share;
-        e.cost.bytes *= share;
-        e.cost.launches *= share;
-      }
+      if (e.phase == Phase::kUpdate) repeat(e, 1.0 / options.grad_accum);
   }
   const double dispatch_us = m.runtime().dispatch_us_per_op;
   for (const auto& e : s.entries) {

@@ -30,6 +30,12 @@ double elems_of(const std::vector<Op>& ops, int id) { return id >= 0 ? static_ca
 
 }  // namespace
 
+double live_buffer_elems(const Graph& graph) {
+  double peak = 0;
+  for (const auto& op : graph.ops) peak = std::max(peak, static_cast<double>(op.in_elems + op.out_elems));
+  return peak;
+}
+
 double saved_activation_elems(const Graph& graph) {
   const auto& ops = graph.ops;
   std::unordered_set<int> saved;
@@ -113,24 +119,32 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   // Tables are counted on their own (placement decides how much of them this GPU holds); the rest are dense.
   const double params = static_cast<double>(graph.dense_params());
   m.embedding_tables = embedding_table_bytes(graph, o.training) * o.table_share;
-  m.weights = params * (plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight);
-  if (o.training) {
-    m.gradients = params * (plan.mixed ? plan.bytes.weight + 4.0 : plan.bytes.weight);
-    if (o.optimizer_step) m.optimizer_state = params * optimizer_state_bytes_per_param(o.optimizer);
-    const double side = saved_mask_bytes(graph) + saved_attention_score_bytes(graph, plan, runtime);
-    const double full = saved_activation_elems(graph) * plan.bytes.act + side;
-    // Checkpointed: the recomputed segment also holds its share of masks and attention scores (one of about
-    // sqrt(n) segments).
-    const double segments = std::max(1.0, std::ceil(std::sqrt(static_cast<double>(ops.size()))));
-    m.activations = o.checkpointing
-                        ? std::min(full, checkpointed_activation_elems(graph) * plan.bytes.act + side / segments)
-                        : full;
+  if (o.serving) {
+    // Language-model inference: the weights as stored, the KV cache beside one pass's working buffers.
+    m.weights = o.serving->weight_bytes;
+    m.activations = o.serving->buffer_bytes + o.serving->kv_cache_bytes;
   } else {
-    // Inference frees each tensor after its last use: the peak is the largest producer/consumer pair
-    // (plus a concat's inputs held together).
-    double peak = 0;
-    for (const auto& op : ops) peak = std::max(peak, static_cast<double>(op.in_elems + op.out_elems));
-    m.activations = peak * plan.bytes.act;
+    // A trained weight: its copy in the compute precision, plus the fp32 master under mixed precision. LoRA
+    // trains only its adapters; the frozen model stays in the compute type (half under mixed precision).
+    const double trained_bytes = plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight;
+    const double trained = o.lora ? o.lora->params : params;
+    m.weights = o.lora ? params * (plan.mixed ? 2.0 : plan.bytes.weight) + trained * trained_bytes
+                       : params * trained_bytes;
+    if (o.training) {
+      m.gradients = trained * trained_bytes;
+      if (o.optimizer_step) m.optimizer_state = trained * optimizer_state_bytes_per_param(o.optimizer);
+      const double side = saved_mask_bytes(graph) + saved_attention_score_bytes(graph, plan, runtime);
+      const double full = saved_activation_elems(graph) * plan.bytes.act + side;
+      // Checkpointed: the recomputed segment also holds its share of masks and attention scores (one of about
+      // sqrt(n) segments).
+      const double segments = std::max(1.0, std::ceil(std::sqrt(static_cast<double>(ops.size()))));
+      m.activations = o.checkpointing
+                          ? std::min(full, checkpointed_activation_elems(graph) * plan.bytes.act + side / segments)
+                          : full;
+      if (o.lora && !o.checkpointing) m.activations += o.lora->saved_elems * plan.bytes.act;
+    } else {
+      m.activations = live_buffer_elems(graph) * plan.bytes.act;
+    }
   }
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
@@ -139,7 +153,7 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
              m.embedding_tables) *
                 runtime.allocator_overhead +
             m.runtime;
-  m.capacity = device.memory_bytes();
+  m.capacity = device.memory_bytes() * (o.serving ? o.serving->capacity_fraction : 1.0);
   m.fits = m.total <= m.capacity;
   return m;
 }

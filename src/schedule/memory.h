@@ -1,10 +1,12 @@
 // Device memory of a step: weights, gradients, optimizer state, activations kept for backward, workspace
-// and the runtime's own footprint, against the GPU's capacity.
+// and the runtime's own footprint, against the GPU's capacity. One model for every mode: training and inference,
+// data-parallel buffers and embedding tables, LoRA adapters and language-model serving (MemoryOptions).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "cost/precision.h"
@@ -43,6 +45,23 @@ struct MemoryOptions {
   std::string precision;
   // Share of the embedding-bag tables this GPU holds: 1 in its memory, 1/n sharded over n GPUs, 0 in host memory.
   double table_share = 1;
+  // LoRA fine-tuning (training): the graph's weights are frozen, held in the compute precision with no gradients
+  // or optimizer state; only the adapters train, with masters, gradients and state as any trained weight.
+  struct Adapters {
+    double params = 0;       // trainable adapter parameters
+    double saved_elems = 0;  // their activations kept for backward (none with checkpointing: recomputed)
+  };
+  std::optional<Adapters> lora;
+  // Language-model inference (prefill/decode, the serving engines): weights at their stored size (quantized
+  // formats), the KV cache, and the working buffers of the largest pass, against the share of the card the
+  // engine allocates.
+  struct Serving {
+    double weight_bytes = 0;
+    double kv_cache_bytes = 0;  // reported inside activations
+    double buffer_bytes = 0;
+    double capacity_fraction = 1;
+  };
+  std::optional<Serving> serving;
 };
 
 // Bytes of a graph's embedding-bag tables with their optimizer state in training (row-wise Adagrad: one FP32 per
@@ -51,6 +70,10 @@ double embedding_table_bytes(const Graph& graph, bool training);
 
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& options);
+
+// Elements live at once in an inference pass, which frees each tensor after its last use: the largest
+// producer/consumer pair (a concat's inputs held together).
+double live_buffer_elems(const Graph& graph);
 
 // Activation elements kept for backward (no checkpointing): every distinct buffer some op saves. The attention
 // score matrices are not included: see saved_attention_score_bytes.

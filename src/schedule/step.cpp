@@ -129,17 +129,8 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   if (options.grad_accum > 1) {
     // Gradient accumulation: the update phase (unscale, optimizer) runs once per grad_accum micro-batches, so each
     // micro-batch step carries 1/grad_accum of it.
-    const double share = 1.0 / options.grad_accum;
     for (auto& e : s.entries)
-      if (e.phase == Phase::kUpdate) {
-        e.cost.time_us *= share;
-        e.cost.compute_us *= share;
-        e.cost.memory_us *= share;
-        e.cost.flops *= share;
-        e.cost.bytes *= share;
-        e.cost.launches *= share;
-        e.host_us *= share;
-      }
+      if (e.phase == Phase::kUpdate) repeat(e, 1.0 / options.grad_accum);
   }
   for (const auto& e : s.entries) {
     s.launches += e.cost.launches;
@@ -148,6 +139,33 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   }
   run_host_timeline(s, sync_before, rt.host_step_us * options.host_time_scale, rt.syncs_per_step,
                     rt.gpu_gap_per_kernel_us);
+  return s;
+}
+
+StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime) {
+  StepCost s;
+  s.entries = std::move(entries);
+  for (auto& e : s.entries) {
+    e.host_us = e.cost.launches * runtime.host_overhead_per_kernel_us;
+    s.launches += e.cost.launches;
+    s.flops += e.cost.flops;
+    s.bytes += e.cost.bytes;
+  }
+  run_host_timeline(s, {}, 0, 0, runtime.gpu_gap_per_kernel_us);
+  return s;
+}
+
+StepCost append_phase(StepCost first, StepCost second) {
+  StepCost s = std::move(first);
+  for (auto& e : second.entries) s.entries.push_back(std::move(e));
+  s.gpu_us += second.gpu_us;
+  s.host_us += second.host_us;
+  s.step_us += second.step_us;
+  s.gpu_wait_us += second.gpu_wait_us;
+  s.syncs += second.syncs;
+  s.launches += second.launches;
+  s.flops += second.flops;
+  s.bytes += second.bytes;
   return s;
 }
 

@@ -33,6 +33,16 @@ struct StepCost {
 
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options);
 
+// A forward pass costed kernel by kernel outside a graph's step (a language model's prefill and decode passes,
+// with their entries already repeated by Simpson weights): each launch costs the host the runtime's per-kernel
+// overhead, and host and GPU run side by side (run_host_timeline without per-step work or syncs; a pass's own
+// host work is an entry of its own).
+StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime);
+
+// Two phases one after the other, the second waiting for the first's result (a prompt's prefill, then the
+// decode steps that need its logits): entries in order, times and work added.
+StepCost append_phase(StepCost first, StepCost second);
+
 // Lays the costed entries on two timelines, the host issuing them in order and the GPU running each once it is
 // issued and the previous one is done; fills host_us, step_us and gpu_wait_us (docs/host-model.md).
 // `sync_before` marks entries the host may issue only after the GPU has finished everything before them.
