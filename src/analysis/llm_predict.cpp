@@ -1,11 +1,8 @@
-// Language-model inference (prefill and decode) and LoRA fine-tuning.
-//
-// Inference runs the model's graph one forward pass at a time: a prefill pass over the prompt tokens (split in
-// micro-batches as the runtime does), or a decode step of one token per sequence against a KV cache of the
-// context so far. Each weight matmul takes the kernel path the runtime takes for its weight type and token
-// count (llama.cpp: mat-vec kernels on the quantized blocks, int8 dp4a tile kernels, or dequantize + cuBLAS;
-// serving engines: fp16/bf16/fp8 tensor-core GEMMs and weight-only int8/int4 GEMMs), attention reads the KV
-// cache at its precision, and the other ops are costed as in training/inference (cost_op).
+// Language-model inference (prefill, decode, generate) and LoRA fine-tuning: request resolution and the order of
+// the passes. Inference runs the model's graph one forward pass at a time: a prefill pass over the prompt tokens
+// (split in micro-batches as the runtime does), or a decode step of one token per sequence against a KV cache of
+// the context so far. The passes' kernels come from cost/llm_kernels.cpp, their sum from schedule_pass
+// (schedule/step.h) and their memory from estimate_memory (schedule/memory.h), as every other mode's.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -19,6 +16,7 @@
 #include "analysis/request_resolution.h"
 #include "core/error.h"
 #include "cost/cost_constants.h"
+#include "cost/llm_kernels.h"
 #include "cost/quantization.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
@@ -31,345 +29,11 @@ namespace perfcast {
 
 namespace {
 
-// ---- the model, read from its graph -----------------------------------------------------------------------
-
-struct LlmShape {
-  int layers = 0;
-  std::int64_t heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0;
-  std::int64_t experts = 0;       // 0 = dense
-  double experts_per_tok = 0;
-  bool tied = false;              // LM head shares the token embedding
-  std::int64_t positions = 0;     // learned positions (GPT-2); 0 = rotary
-};
-
-bool is_weight_matmul(const Op& op) { return op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0; }
-
-// The op name without its block scope: "blk.3.attn_v" -> "attn_v", "h.3.attn.q" -> "attn.q".
-std::string local_name(const std::string& name, int* layer) {
-  *layer = 0;
-  for (const std::string prefix : {"blk.", "h."}) {
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::size_t dot = name.find('.', prefix.size());
-    if (dot == std::string::npos) break;
-    *layer = std::atoi(name.substr(prefix.size(), dot - prefix.size()).c_str());
-    return name.substr(dot + 1);
-  }
-  return name;
-}
-
-TensorRole role_of(const std::string& name, int* layer) {
-  const std::string n = local_name(name, layer);
-  if (n.rfind("ffn_gate_inp", 0) == 0) return TensorRole::kRouter;
-  if (n.rfind("ffn_gate", 0) == 0) return TensorRole::kFfnGate;
-  if (n.rfind("ffn_up", 0) == 0 || n == "mlp.c_fc") return TensorRole::kFfnUp;
-  if (n.rfind("ffn_down", 0) == 0 || n == "mlp.c_proj") return TensorRole::kFfnDown;
-  if (n == "attn_q") return TensorRole::kAttnQ;
-  if (n == "attn_k") return TensorRole::kAttnK;
-  if (n == "attn_v") return TensorRole::kAttnV;
-  if (n == "attn.q" || n == "attn.k" || n == "attn.v") return TensorRole::kAttnQkv;
-  if (n == "attn_output" || n == "attn.out") return TensorRole::kAttnOutput;
-  if (n == "output" || n == "lm_head") return TensorRole::kOutput;
-  if (n == "token_embd" || n == "wte") return TensorRole::kTokenEmbedding;
-  return TensorRole::kOther;
-}
-
-LlmShape shape_of(const Graph& g) {
-  LlmShape s;
-  const double tokens = static_cast<double>(g.batch * std::max<std::int64_t>(1, g.seq));
-  for (const auto& op : g.ops) {
-    int layer = 0;
-    if (op.kind == OpKind::kAttention) {
-      if (s.layers == 0) {
-        s.heads = op.attn.heads;
-        s.kv_heads = op.attn.kv_heads;
-        s.head_dim = op.attn.head_dim;
-      }
-      ++s.layers;
-    } else if (is_weight_matmul(op)) {
-      const TensorRole role = role_of(op.name, &layer);
-      if (role == TensorRole::kOutput) {
-        s.vocab = op.mm.n;
-        s.hidden = op.mm.k;
-        s.tied = op.params < op.mm.n * op.mm.k;
-      } else if (op.mm.batch > 1 && s.experts == 0) {
-        s.experts = op.mm.batch;
-        s.experts_per_tok = static_cast<double>(op.in_elems / op.mm.k) / tokens;
-      }
-    } else if (op.kind == OpKind::kEmbedding && local_name(op.name, &layer) == "wpe") {
-      s.positions = op.params / op.out_shape.back();
-    }
-  }
-  if (s.layers == 0 || s.vocab == 0)
-    throw InputError("model '" + g.model_id + "' has no attention blocks or LM head: not a decoder language model");
-  return s;
-}
-
-// ---- kernels ------------------------------------------------------------------------------------------------
-
-struct InferContext {
-  const DeviceSpec& device;
-  const ArchitectureProfile& arch;
-  const KernelCostModel& km;
-  const RuntimeProfile& runtime;
-  const WeightPrecision& weights;
-  const LlmShape& shape;
-  PrecisionPlan plan;       // activations/norm weights for the streaming ops
-  double kv_bytes = 2;      // per KV element
-  Pipe float_pipe = Pipe::kFp32;   // fp16/bf16/fp32 GEMMs of the serving engines
-  std::optional<Pipe> half_pipe;   // llama.cpp's cuBLAS fp16 path (tensor cores)
-};
-
-// Below this many tokens per weight matrix the serving engines run skinny-GEMM (GEMV-like) kernels.
-constexpr double kSkinnyRows = 16;
-
-struct WeightFormat {
-  std::string type;  // block type or precision name
-  double bits = 16;
-};
-
-WeightFormat weight_format(const Op& op, const InferContext& c) {
-  int layer = 0;
-  const TensorRole role = role_of(op.name, &layer);
-  const WeightPrecision& w = c.weights;
-  if (role == TensorRole::kRouter) return {c.runtime.llm_gguf ? "f32" : "f16", c.runtime.llm_gguf ? 32.0 : 16.0};
-  if (w.scheme == WeightScheme::kGguf) {
-    TensorInfo t;
-    t.role = role;
-    t.layer = layer;
-    t.n_layers = c.shape.layers;
-    t.row_elems = op.kind == OpKind::kEmbedding ? op.out_shape.back() : op.mm.k;
-    t.n_gqa = static_cast<int>(c.shape.heads / std::max<std::int64_t>(1, c.shape.kv_heads));
-    t.n_expert = static_cast<int>(c.shape.experts);
-    t.model_70b = c.shape.layers == 80;
-    t.has_output = !c.shape.tied;
-    const BlockType& b = gguf_tensor_type(w, t);
-    return {b.name, b.bits_per_weight()};
-  }
-  if (w.scheme == WeightScheme::kFloat) return {w.name == "fp32" ? "f32" : w.name == "bf16" ? "bf16" : "f16", w.bits_per_weight};
-  return {w.name, w.bits_per_weight};
-}
-
-// Kernels of one weight matmul: `tokens` rows over `groups` weight matrices of [k x n] (experts touched).
-std::vector<OpCost> weight_matmul(const Op& op, const WeightFormat& wf, double tokens, double groups,
-                                  const InferContext& c) {
-  std::vector<OpCost> out;
-  const auto& km = c.km;
-  const double n = static_cast<double>(op.mm.n), k = static_cast<double>(op.mm.k);
-  const double weights = groups * n * k;
-  const double wbytes = weights * wf.bits / 8.0;
-  const double rows = tokens / groups;  // per weight matrix
-  const double flops = gemm_flops(tokens, n, k);
-  const double act = c.runtime.llm_activation_bytes;
-  const double io = tokens * (k + n) * act;
-  const MatmulGeometry geo{static_cast<std::int64_t>(std::llround(groups)),
-                           std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(rows))), op.mm.n, op.mm.k,
-                           true, op.mm.bias};
-  const auto& q = quant_kernel_constants();
-  const int sm = c.device.sm_version;
-  const double slots_per_us = static_cast<double>(c.device.sm_count) * q.full_rate_lanes_per_sm_clk * c.device.boost_clock_mhz *
-                              km.compute_clock_factor();
-  const std::string& name = op.name;
-
-  if (!c.runtime.llm_gguf) {
-    // Serving engines: one GEMM (cuBLAS/CUTLASS) on the precision's pipe; weight-only kernels dequantize in
-    // registers and read only the packed bytes.
-    double eff = c.runtime.library_efficiency;
-    const Pipe pipe = c.float_pipe;
-    if (c.weights.scheme == WeightScheme::kWeightOnly) eff *= q.weight_only_dequant_efficiency;
-    if (rows < kSkinnyRows) {
-      // A few tokens: skinny-GEMM / GEMV kernels stream the weights once and keep every fetched row busy
-      // (split-K over the SMs), so the token count is not padded up to a tile.
-      const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;
-      const double rate = km.pipe_peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
-      out.push_back(kernel_entry(name, OpKind::kMatmul, km.timed(flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
-      return out;
-    }
-    out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, pipe, flops, wbytes + io, eff)));
-    return out;
-  }
-
-  const BlockType& bt = block_type(wf.type);
-  const double q8_act = tokens * k * (34.0 / 32.0);  // activations quantized to q8_1 blocks
-  if (rows <= c.runtime.llm_matvec_max_batch) {
-    // Mat-vec: mul_mat_vec_q on int8-quantized activations (dp4a, sm_61+), dequantize_mul_mat_vec otherwise.
-    const bool mmvq = bt.quantized && sm >= 61;
-    if (mmvq)
-      out.push_back(kernel_entry(name + ".quantize_q8_1", OpKind::kElementwise,
-                                 km.streaming(0, tokens * k * act + q8_act)));
-    const double slots = q.mmvq_slots_per_weight(mmvq ? bt.name : (bt.quantized ? "q8_0" : bt.name), sm);
-    const double compute_us = slots * weights * rows / (slots_per_us * q.issue_rates(sm).mmvq_efficiency);
-    const double bytes = (wbytes + (mmvq ? q8_act : tokens * k * act) + tokens * n * act) / groups;
-    out.push_back(kernel_entry(name, OpKind::kMatmul,
-                               km.timed(compute_us / groups, flops / groups, bytes,
-                                           mmvq ? Pipe::kDp4a : Pipe::kFp32, groups)));
-    return out;
-  }
-  // Tensor-core GPUs take cuBLAS fp16 for float weights and for quantized ones beyond the int8 tile kernels.
-  const bool tensor_path = c.half_pipe && (!bt.quantized || rows > c.runtime.llm_int8_tile_max_batch);
-  if (bt.quantized && sm >= 61 && !tensor_path) {
-    // int8 tile kernels (mul_mat_q): activations quantized to q8_1, weights unpacked into shared memory.
-    out.push_back(kernel_entry(name + ".quantize_q8_1", OpKind::kElementwise,
-                               km.streaming(0, tokens * k * act + q8_act)));
-    const double eff = q.mmq_dp4a_efficiency * q.mmq_relative_rate(bt.name) / c.arch.gemm_efficiency_cuda;
-    out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, Pipe::kDp4a, flops, wbytes + q8_act + tokens * n * act, eff)));
-    return out;
-  }
-  if (tensor_path) {
-    // Dequantize to fp16, convert the activations, cuBLAS fp16 GEMM, convert the result back to f32.
-    if (bt.name != "f16")
-      out.push_back(kernel_entry(name + ".to_fp16", OpKind::kElementwise,
-                                 km.streaming(0, wbytes + 2.0 * weights)));
-    out.push_back(kernel_entry(name + ".src1_to_fp16", OpKind::kElementwise,
-                               km.streaming(0, tokens * k * (act + 2.0))));
-    out.push_back(kernel_entry(name, OpKind::kMatmul,
-                               km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), c.runtime.library_efficiency)));
-    out.push_back(kernel_entry(name + ".dst_to_fp32", OpKind::kElementwise,
-                               km.streaming(0, tokens * n * (2.0 + act))));
-    return out;
-  }
-  // No int8 or tensor-core path (f16/f32 weights on Pascal, any weights on sm_60): convert the weights to f32
-  // and run SGEMM (llama.cpp ggml_cuda_op_mul_mat_cublas below Volta).
-  if (bt.name != "f32")
-    out.push_back(kernel_entry(name + ".to_fp32", OpKind::kElementwise, km.streaming(0, wbytes + 4.0 * weights)));
-  out.push_back(kernel_entry(name, OpKind::kMatmul,
-                             km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, c.runtime.library_efficiency)));
-  return out;
-}
-
-// Attention of `q` new tokens per sequence against `kv` cached positions (the new ones included).
-std::vector<OpCost> attention(const Op& op, std::int64_t kv_len, const InferContext& c) {
-  std::vector<OpCost> out;
-  const auto& km = c.km;
-  const auto& a = op.attn;
-  const double B = static_cast<double>(a.batch), q = static_cast<double>(a.q_len), L = static_cast<double>(kv_len);
-  const double H = static_cast<double>(a.heads), Hk = static_cast<double>(a.kv_heads), d = static_cast<double>(a.head_dim);
-  const double act = c.runtime.llm_activation_bytes;
-  const double cache = B * L * Hk * d * c.kv_bytes;  // K or V
-  const double fresh = B * q * Hk * d;             // new K or V elements
-  const double scores = B * H * q * L;
-  const double qkv_flops = 2.0 * gemm_flops(B * H * q, L, d);  // QK^T and PV
-  const double q_bytes = B * q * H * d * act;
-  const std::string& name = op.name;
-  if (c.runtime.llm_fused_attention) {
-    out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, km.streaming(0, 2.0 * fresh * (act + c.kv_bytes))));
-    if (q <= 1) {
-      // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
-      const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency);
-      out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
-    } else {
-      // Flash attention: causal blocks above the diagonal are skipped.
-      const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
-      const MatmulGeometry g{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
-      out.push_back(kernel_entry(name, OpKind::kAttention,
-                                 km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes,
-                                         cost_constants().fused_attention_efficiency)));
-    }
-    return out;
-  }
-  // Unfused (llama.cpp without flash attention, eager frameworks): store K and V, KQ, masked softmax, KQV,
-  // then the permute back to [tokens, heads x dim].
-  out.push_back(kernel_entry(name + ".k_store", OpKind::kDataMovement, km.streaming(0, fresh * (act + c.kv_bytes))));
-  out.push_back(kernel_entry(name + ".v_store", OpKind::kDataMovement, km.streaming(0, fresh * (act + c.kv_bytes))));
-  const double score_bytes = scores * 4.0;  // f32 scores
-  if (q <= 1) {
-    const double fp_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().elementwise_compute_efficiency * 2.0;
-    out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
-                               km.timed(0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + q_bytes + score_bytes, Pipe::kFp32)));
-    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, km.timed(0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
-    out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
-                               km.timed(0.5 * qkv_flops / fp_rate, 0.5 * qkv_flops, cache + score_bytes + q_bytes, Pipe::kFp32)));
-  } else {
-    const MatmulGeometry kq{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
-    const MatmulGeometry kqv{a.batch * a.heads, a.q_len, a.head_dim, kv_len, false, false};
-    const bool half = c.half_pipe.has_value();
-    const Pipe pipe = half ? *c.half_pipe : Pipe::kFp32;
-    if (!half && c.kv_bytes < 4)  // K and V converted to f32 for SGEMM
-      out.push_back(kernel_entry(name + ".kv_to_fp32", OpKind::kElementwise,
-                                 km.streaming(0, 2.0 * (cache + cache / c.kv_bytes * 4.0))));
-    const double operand = half ? 2.0 : 4.0;
-    out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
-                               km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, c.runtime.library_efficiency)));
-    out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, km.timed(0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
-    out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
-                               km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, c.runtime.library_efficiency)));
-  }
-  out.push_back(kernel_entry(name + ".permute", OpKind::kDataMovement, km.streaming(0, 2.0 * q_bytes)));
-  return out;
-}
-
-// One forward pass of `graph` (q tokens per sequence) against `kv_len` cached positions.
-// dense_only: without the attention cores and the LM head (the serving step model costs those per request).
-std::vector<OpCost> forward_pass(const Graph& graph, std::int64_t kv_len, bool all_logits, const InferContext& c,
-                                 bool dense_only = false) {
-  std::vector<OpCost> out;
-  const CostContext ctx{c.km, c.runtime, c.plan, false};
-  const double tokens = static_cast<double>(graph.batch * graph.seq);
-  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
-    const Op& op = graph.ops[i];
-    std::vector<OpCost> kernels;
-    if (is_weight_matmul(op)) {
-      int layer = 0;
-      double rows = static_cast<double>(op.in_elems / op.mm.k);
-      double groups = 1;
-      if (role_of(op.name, &layer) == TensorRole::kOutput) {
-        if (dense_only) continue;
-        if (!all_logits) rows = static_cast<double>(graph.batch);
-      }
-      if (op.mm.batch > 1) {
-        // Routed experts: the distinct experts the batch's tokens reach (uniform routing).
-        const double e = static_cast<double>(op.mm.batch), share = rows / tokens / e;
-        groups = std::clamp(e * (1.0 - std::pow(1.0 - share, tokens)), 1.0, e);
-      }
-      kernels = weight_matmul(op, weight_format(op, c), rows, groups, c);
-    } else if (op.kind == OpKind::kAttention) {
-      if (dense_only) continue;
-      kernels = attention(op, kv_len, c);
-    } else if (op.kind == OpKind::kLoss) {
-      continue;
-    } else {
-      OpCost e = cost_op(graph.ops, i, Phase::kForward, ctx);
-      if (e.fusion == Fusion::kSkipped || e.fusion == Fusion::kFolded) continue;
-      kernels.push_back(e);
-    }
-    for (auto& k : kernels) out.push_back(std::move(k));
-  }
-  if (c.runtime.llm_step_host_us > 0) {
-    // Per pass the host builds and schedules the graph and waits for the logits: the GPU idles meanwhile.
-    KernelCost k;
-    k.launches = 0;
-    k.time_us = c.runtime.llm_step_host_us;
-    k.bound = Bound::kHost;
-    out.push_back(kernel_entry("host.graph_and_logits_sync", OpKind::kDataMovement, k));
-  }
-  return out;
-}
-
-void repeat(std::vector<OpCost>& entries, double times) {
+void repeat_all(std::vector<OpCost>& entries, double times) {
   for (auto& e : entries) repeat(e, times);
 }
 
 // ---- memory -------------------------------------------------------------------------------------------------
-
-double weight_bytes(const Graph& g, const InferContext& c) {
-  double bytes = 0;
-  const double small = c.runtime.llm_gguf ? 4.0 : c.runtime.llm_activation_bytes;  // norms, biases, routers
-  for (const auto& op : g.ops) {
-    if (op.params <= 0) continue;
-    if (is_weight_matmul(op)) {
-      const double groups = static_cast<double>(op.mm.batch);
-      const double matrix = groups * static_cast<double>(op.mm.n * op.mm.k);
-      const double owned = std::min(static_cast<double>(op.params), matrix);  // 0 when tied (bias only)
-      bytes += owned * weight_format(op, c).bits / 8.0 + (static_cast<double>(op.params) - owned) * small;
-    } else if (op.kind == OpKind::kEmbedding) {
-      int layer = 0;
-      const bool token = role_of(op.name, &layer) == TensorRole::kTokenEmbedding;
-      bytes += static_cast<double>(op.params) * (token ? weight_format(op, c).bits / 8.0 : small);
-    } else {
-      bytes += static_cast<double>(op.params) * small;
-    }
-  }
-  return bytes;
-}
 
 double kv_cache_bytes(const LlmShape& s, double batch, double positions, double kv_bytes) {
   return static_cast<double>(s.layers) * batch * positions * 2.0 * static_cast<double>(s.kv_heads * s.head_dim) * kv_bytes;
@@ -377,7 +41,7 @@ double kv_cache_bytes(const LlmShape& s, double batch, double positions, double 
 
 // Working buffers of one pass: the largest producer/consumer pair, the score matrix of unfused attention, and
 // llama.cpp's fp16 copy of the largest weight on its cuBLAS path.
-double activation_bytes(const Graph& g, std::int64_t kv_len, const InferContext& c) {
+double activation_bytes(const Graph& g, std::int64_t kv_len, const LlmKernelContext& c) {
   double widest = 0;
   for (const auto& op : g.ops)
     if (is_weight_matmul(op)) widest = std::max(widest, static_cast<double>(op.mm.n * op.mm.k));
@@ -430,7 +94,7 @@ Op adapter_op(std::int64_t rows, std::int64_t in, std::int64_t out, bool needs_i
 bool lora_target(const Op& op) {
   if (!is_weight_matmul(op) || op.params <= 0) return false;
   int layer = 0;
-  const TensorRole role = role_of(op.name, &layer);
+  const TensorRole role = tensor_role(op.name, &layer);
   return role != TensorRole::kOutput && role != TensorRole::kRouter && role != TensorRole::kTokenEmbedding;
 }
 
@@ -638,7 +302,7 @@ InferSetup resolve_inference(const PredictRequest& request) {
     notes.push_back("--attention " + std::string(attention_impl_name(attention.impl)) + ": " +
                     (runtime.llm_fused_attention ? "one fused kernel per attention core (no score matrix in DRAM)"
                                                  : "the eager kernels (scores through DRAM)"));
-  s.shape = shape_of(probe);
+  s.shape = llm_shape_of(probe);
 
   s.plan.name = weights.name;
   s.plan.bytes.act = runtime.llm_activation_bytes;
@@ -670,11 +334,11 @@ Prediction predict_inference(const PredictRequest& request) {
     throw InputError(model.id + ": context " + std::to_string(r.context) + " + " + std::to_string(r.seq) +
                      " tokens exceed its " + std::to_string(shape.positions) + " learned positions");
   const KernelCostModel km(device, arch);
-  InferContext c{device, arch, km, runtime, weights, shape, s.plan, kv_bytes, float_pipe, half};
+  LlmKernelContext c{device, arch, km, runtime, weights, shape, s.plan, kv_bytes, float_pipe, half};
   const bool prefill = r.mode == "prefill";
 
   // Memory: weights at their stored size, the KV cache of every sequence's positions, one pass's buffers.
-  const double wbytes = weight_bytes(probe, c);
+  const double wbytes = stored_weight_bytes(probe, c);
   const std::int64_t pass_tokens =
       prefill ? std::min<std::int64_t>(r.seq, runtime.llm_ubatch > 0 ? static_cast<std::int64_t>(runtime.llm_ubatch) : r.seq) : 1;
   std::map<std::int64_t, Graph> pass_graphs;  // by batch: the searches below probe many contexts per batch
@@ -731,14 +395,14 @@ Prediction predict_inference(const PredictRequest& request) {
     for (const auto& [i, w] : at) {
       const std::int64_t q = passes <= 16 ? std::min(chunk, tokens - i * chunk) : chunk;
       const Graph g = model.build(ModelOptions{B, q});
-      auto e = forward_pass(g, start + i * chunk + q, runtime.llm_prefill_all_logits, c);
-      repeat(e, w);
+      auto e = llm_forward_pass(g, start + i * chunk + q, runtime.llm_prefill_all_logits, c);
+      repeat_all(e, w);
       for (auto& x : e) all.push_back(std::move(x));
     }
     return all;
   };
   const Graph step_graph = model.build(ModelOptions{B, 1});
-  auto decode_entries = [&](std::int64_t kv) { return forward_pass(step_graph, kv, false, c); };
+  auto decode_entries = [&](std::int64_t kv) { return llm_forward_pass(step_graph, kv, false, c); };
 
   std::vector<OpCost> entries;
   std::optional<StepCost> prompt;  // generate: the prompt's prefill, a phase of its own (it ends on its logits)
@@ -756,7 +420,7 @@ Prediction predict_inference(const PredictRequest& request) {
     else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
     for (const auto& [kv, w] : at) {
       auto e = decode_entries(kv);
-      repeat(e, w);
+      repeat_all(e, w);
       for (auto& x : e) entries.push_back(std::move(x));
     }
   }
@@ -843,12 +507,12 @@ void shard_tensor_parallel(Graph& g, int tp, const LlmShape& shape) {
   std::int64_t ffn = 0;  // the MLP's inner width: the elementwise ops at this width run on the shard
   int layer = 0;
   for (const auto& op : g.ops)
-    if (is_weight_matmul(op) && (role_of(op.name, &layer) == TensorRole::kFfnGate || role_of(op.name, &layer) == TensorRole::kFfnUp))
+    if (is_weight_matmul(op) && (tensor_role(op.name, &layer) == TensorRole::kFfnGate || tensor_role(op.name, &layer) == TensorRole::kFfnUp))
       ffn = op.mm.n;
   auto scale_by = [](std::int64_t v, std::int64_t num, std::int64_t den) { return v / den * num + v % den * num / den; };
   for (auto& op : g.ops) {
     if (is_weight_matmul(op)) {
-      const TensorRole role = role_of(op.name, &layer);
+      const TensorRole role = tensor_role(op.name, &layer);
       std::int64_t n = op.mm.n, k = op.mm.k;
       if (role == TensorRole::kAttnK || role == TensorRole::kAttnV) n = kv_per_gpu * shape.head_dim;
       else if (role == TensorRole::kAttnQ || role == TensorRole::kAttnQkv || role == TensorRole::kFfnGate ||
@@ -869,7 +533,7 @@ void shard_tensor_parallel(Graph& g, int tp, const LlmShape& shape) {
       op.attn.kv_heads = kv_per_gpu;
       op.in_elems /= tp;
       op.out_elems /= tp;
-    } else if (op.kind == OpKind::kEmbedding && role_of(op.name, &layer) == TensorRole::kTokenEmbedding) {
+    } else if (op.kind == OpKind::kEmbedding && tensor_role(op.name, &layer) == TensorRole::kTokenEmbedding) {
       op.params /= tp;
     } else if (ffn > 0 && !op.out_shape.empty() && op.out_shape.back() == ffn) {
       op.in_elems /= tp;
@@ -889,7 +553,7 @@ struct LlmStepModel::Impl {
   InferSetup s;
   int tp = 1;
   std::unique_ptr<KernelCostModel> km;
-  std::unique_ptr<InferContext> c;
+  std::unique_ptr<LlmKernelContext> c;
   Graph probe;  // batch 1, one token, sharded
   Op attention_op, head_op;
   std::int64_t kv_per_gpu = 1;
@@ -917,7 +581,7 @@ LlmStepModel::LlmStepModel(const PredictRequest& request, int tensor_parallel) :
   if (tensor_parallel <= shape.kv_heads ? shape.kv_heads % tensor_parallel != 0 : tensor_parallel % shape.kv_heads != 0)
     throw InputError("--tp " + std::to_string(tensor_parallel) + " neither divides nor is a multiple of the KV heads of " + who);
   m.km = std::make_unique<KernelCostModel>(m.s.device, m.s.arch);
-  m.c = std::make_unique<InferContext>(InferContext{m.s.device, m.s.arch, *m.km, m.s.runtime, m.s.weights, m.s.shape,
+  m.c = std::make_unique<LlmKernelContext>(LlmKernelContext{m.s.device, m.s.arch, *m.km, m.s.runtime, m.s.weights, m.s.shape,
                                                     m.s.plan, m.s.kv_bytes, m.s.float_pipe, m.s.half});
   m.probe = m.pass(1);
   m.kv_per_gpu = std::max<std::int64_t>(1, shape.kv_heads / tensor_parallel);
@@ -928,14 +592,14 @@ LlmStepModel::LlmStepModel(const PredictRequest& request, int tensor_parallel) :
       m.attention_op = op;
       have_attention = true;
     }
-    if (is_weight_matmul(op) && role_of(op.name, &layer) == TensorRole::kOutput) {
+    if (is_weight_matmul(op) && tensor_role(op.name, &layer) == TensorRole::kOutput) {
       m.head_op = op;
       have_head = true;
     }
   }
-  // shape_of() refused graphs without attention blocks or an LM head.
+  // llm_shape_of() refused graphs without attention blocks or an LM head.
   if (!have_attention || !have_head) throw InputError("model '" + m.s.model.id + "' is not a decoder language model");
-  m.weights = weight_bytes(m.probe, *m.c);
+  m.weights = stored_weight_bytes(m.probe, *m.c);
 }
 
 LlmStepModel::~LlmStepModel() = default;
@@ -945,7 +609,7 @@ void LlmStepModel::prepare(double max_tokens) {
   m.grid.clear();
   for (double t = 1;; t *= 2) {
     const double tokens = std::min(t, std::max(1.0, max_tokens));
-    m.grid.push_back({tokens, part_of(forward_pass(m.pass(tokens), 1, false, *m.c, true), m.s.runtime)});
+    m.grid.push_back({tokens, part_of(llm_forward_pass(m.pass(tokens), 1, false, *m.c, true), m.s.runtime)});
     if (tokens >= max_tokens) break;
   }
 }
@@ -965,7 +629,7 @@ StepPart LlmStepModel::dense(double tokens) const {
 StepPart LlmStepModel::lm_head(double rows) const {
   const Impl& m = *impl_;
   if (rows <= 0) return {};
-  return part_of(weight_matmul(m.head_op, weight_format(m.head_op, *m.c), rows, 1, *m.c), m.s.runtime);
+  return part_of(weight_matmul_kernels(m.head_op, weight_format(m.head_op, *m.c), rows, 1, *m.c), m.s.runtime);
 }
 
 StepPart LlmStepModel::decode_attention(double seqs, double mean_kv) const {
@@ -976,7 +640,7 @@ StepPart LlmStepModel::decode_attention(double seqs, double mean_kv) const {
   op.attn.q_len = 1;
   const auto kv = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(mean_kv)));
   op.attn.kv_len = kv;
-  return part_of(attention(op, kv, *m.c), m.s.runtime, m.s.shape.layers);
+  return part_of(kv_attention_kernels(op, kv, *m.c), m.s.runtime, m.s.shape.layers);
 }
 
 StepPart LlmStepModel::prefill_attention(double q, double kv_end) const {
@@ -987,7 +651,7 @@ StepPart LlmStepModel::prefill_attention(double q, double kv_end) const {
   op.attn.q_len = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(q)));
   const auto kv = std::max<std::int64_t>(op.attn.q_len, static_cast<std::int64_t>(std::llround(kv_end)));
   op.attn.kv_len = kv;
-  return part_of(attention(op, kv, *m.c), m.s.runtime, m.s.shape.layers);
+  return part_of(kv_attention_kernels(op, kv, *m.c), m.s.runtime, m.s.shape.layers);
 }
 
 int LlmStepModel::layers() const { return impl_->s.shape.layers; }
