@@ -78,6 +78,12 @@ TEST(TrainingOptions, AccumulationArithmetic) {
   ASSERT_NE(entry(four, "grad.accumulate"), nullptr);
   EXPECT_EQ(entry(one, "grad.accumulate"), nullptr);
   EXPECT_NEAR(entry(four, "grad.accumulate")->cost.bytes, 12.0 * params * 3.0 / 4.0, 1e-6 * params);
+  // It is the same kernel run a quarter as often: each launch takes as long and keeps DRAM as busy as before
+  // (what the power model reads), only the count and the totals shrink.
+  const KernelCost& u1 = entry(one, "optimizer.update")->cost;
+  const KernelCost& u4 = entry(four, "optimizer.update")->cost;
+  EXPECT_DOUBLE_EQ(u4.memory_us, u1.memory_us);
+  EXPECT_DOUBLE_EQ(u4.time_us / u4.launches, u1.time_us / u1.launches);
 }
 
 TEST(TrainingOptions, GradientAccumulationSharesTheUpdateAndTheAllReduce) {
