@@ -74,7 +74,7 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   const double t_in = planes * static_cast<double>(tiles * c_a) * act_bytes;
   const double t_out = planes * static_cast<double>(tiles * c_b) * act_bytes;
   const MatmulGeometry g{alpha * alpha, tiles, c_b, c_a, true, false};
-  const double flops = 2.0 * planes * static_cast<double>(tiles) * static_cast<double>(c_a) * static_cast<double>(c_b);
+  const double flops = matmul_flops(g);
   KernelCost k = km.streaming(0, in_b + t_in, 1);                                   // input transform
   accumulate(k, km.gemm(g, pipe, flops, t_in + t_out + w_b * planes / static_cast<double>(c.kernel[0] * c.kernel[1]), efficiency));  // batched GEMM
   accumulate(k, km.streaming(0, t_out + out_b, 1));                                 // output transform
