@@ -43,6 +43,8 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "host_optimizer_op_us") return &r.host_optimizer_op_us;
   if (key == "host_step_us") return &r.host_step_us;
   if (key == "optimizer_tensors_per_launch") return &r.optimizer_tensors_per_launch;
+  if (key == "host_accumulate_grad_us") return &r.host_accumulate_grad_us;
+  if (key == "zero_grad_kernels_per_tensor") return &r.zero_grad_kernels_per_tensor;
   return nullptr;
 }
 
@@ -75,7 +77,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
                             {"host_backward_op_us", &r.host_backward_op_us},
                             {"host_library_call_us", &r.host_library_call_us},
                             {"host_optimizer_op_us", &r.host_optimizer_op_us}, {"host_step_us", &r.host_step_us},
-                            {"syncs_per_step", &r.syncs_per_step}}) {
+                            {"syncs_per_step", &r.syncs_per_step},
+                            {"host_accumulate_grad_us", &r.host_accumulate_grad_us},
+                            {"zero_grad_kernels_per_tensor", &r.zero_grad_kernels_per_tensor}}) {
     *field = f.number_or(key, 0);
     if (*field < 0 || *field > 1e6) f.fail(key, "must be between 0 and 1e6");
   }

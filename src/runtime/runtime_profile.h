@@ -31,6 +31,8 @@ struct RuntimeProfile {
   double host_backward_op_us = 0;      // per backward op: the autograd engine evaluating its node
   double host_library_call_us = 0;     // per convolution / GEMM call: cuDNN / cuBLAS descriptors, algorithm cache
   double host_optimizer_op_us = 0;     // per Python-level optimizer operation (per tensor in a for-loop, per list in foreach)
+  double host_accumulate_grad_us = 0;  // per parameter tensor per backward: the engine's AccumulateGrad node
+  double zero_grad_kernels_per_tensor = 0;  // zero_grad() launches per parameter tensor (zeroing kept gradients)
   double host_step_us = 0;             // per step: the training loop, zero_grad, backward() and step() entries
   double syncs_per_step = 0;           // host waits for the GPU this often per step (.item(), a timing harness's sync)
   bool amp_sync_before_update = false; // mixed precision: the loss scaler reads found_inf on the host before the update

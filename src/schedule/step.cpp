@@ -21,7 +21,9 @@ double parameter_tensors(const Graph& graph) {
 namespace {
 
 // Where a step entry comes from, for its host cost.
-enum class EntrySource { kForward, kRecompute, kBackward, kAccumulate, kUnscale, kOptimizer, kOther };
+enum class EntrySource {
+  kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer, kOther
+};
 
 // CPU time (at the reference host) the framework spends issuing one entry beside its launches.
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
@@ -37,8 +39,14 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
     case EntrySource::kBackward:
       if (!runs || (e.cost.launches <= 0 && !(op && op->is_view))) return 0;
       return rt.host_backward_op_us + (library ? rt.host_library_call_us : 0.0);
-    case EntrySource::kAccumulate:  // an AccumulateGrad node per parameter tensor, for the later micro-batches
-      return rt.host_backward_op_us * tensors * (options.grad_accum - 1.0) / options.grad_accum;
+    case EntrySource::kAccumulateGrad:  // the engine runs an AccumulateGrad node per parameter tensor every backward
+      return rt.host_accumulate_grad_us * tensors;
+    case EntrySource::kAccumulate:  // the later micro-batches' AccumulateGrad nodes, unless kAccumulateGrad has them
+      return rt.host_accumulate_grad_us > 0
+                 ? 0.0
+                 : rt.host_backward_op_us * tensors * (options.grad_accum - 1.0) / options.grad_accum;
+    case EntrySource::kZeroGrad:  // zero_grad()'s Python loop: one zeroing call per parameter tensor
+      return rt.host_op_us * tensors;
     case EntrySource::kUnscale:  // one multi-tensor unscale-and-check call
       return rt.host_optimizer_op_us;
     case EntrySource::kOptimizer: {
@@ -94,11 +102,22 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
           push(std::move(c), &ops[i], EntrySource::kRecompute);
         }
     for (std::size_t i = ops.size(); i-- > 0;) push(cost_op(ops, i, Phase::kBackward, ctx), &ops[i], EntrySource::kBackward);
+    // Gradients in the parameters' precision (fp32 masters under mixed precision).
+    const double grad_bytes = ctx.plan.mixed ? 4.0 : ctx.plan.bytes.weight;
+    if (rt.host_accumulate_grad_us > 0 || rt.zero_grad_kernels_per_tensor > 0) {
+      // The leaves' AccumulateGrad nodes (torch/csrc/autograd/functions/accumulate_grad.h): into a gradient that
+      // zero_grad() kept (zeroed, not set to None) the first micro-batch adds with a kernel per tensor; into None
+      // it takes the new gradient without one. Later micro-batches add in grad.accumulate below.
+      const double first = 1.0 / options.grad_accum;
+      const double adds = rt.zero_grad_kernels_per_tensor > 0 ? first : 0.0;
+      push(kernel_entry("autograd.accumulate_grad", OpKind::kElementwise,
+                        km.streaming(params * adds, 3.0 * grad_bytes * params * adds, tensors * adds), Phase::kBackward),
+           nullptr, EntrySource::kAccumulateGrad);
+    }
     if (options.grad_accum > 1) {
       // Accumulating micro-batches: each backward after the first adds its gradients into the accumulators
       // (PyTorch's AccumulateGrad grad += new, TensorFlow's assign_add into accumulation variables): read both,
       // write one, in the parameters' precision (fp32 masters under mixed precision).
-      const double grad_bytes = ctx.plan.mixed ? 4.0 : ctx.plan.bytes.weight;
       const double later = (options.grad_accum - 1.0) / options.grad_accum;
       push(kernel_entry("grad.accumulate", OpKind::kElementwise,
                         km.streaming(params * later, 3.0 * grad_bytes * params * later, tensors * later),
@@ -110,6 +129,12 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
       push(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
                         km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors), Phase::kUpdate),
            nullptr, EntrySource::kUnscale);
+    if (options.optimizer_step && rt.zero_grad_kernels_per_tensor > 0)
+      // zero_grad() without set_to_none (the default before PyTorch 2.0) fills every gradient with zeros, a kernel
+      // per tensor, once per update.
+      push(kernel_entry("optimizer.zero_grad", OpKind::kElementwise,
+                        km.streaming(0, grad_bytes * params, tensors * rt.zero_grad_kernels_per_tensor), Phase::kUpdate),
+           nullptr, EntrySource::kZeroGrad);
     if (options.optimizer_step) {
       const Work w = options.optimizer_fused ? optimizer_work(options.optimizer, params)
                                              : unfused_optimizer_work(options.optimizer, params);
