@@ -42,7 +42,7 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "DeepLearningExamples ResNet-50 v1.5 and BERT, lambdal/deeplearning-benchmark), each with its source and setup in"
   echo "the notes. No constant was fitted to them; two modelling fixes came from reading why they missed (GP102 FP16"
   echo "computes in FP32 on half storage; eager attention's elementwise kernels). Known misses: batch-1 inference"
-  echo "in NVIDIA's benchmark (host- and loader-bound, 3-6x too fast), PyTorch 0.3 on V100 (early cuDNN 7.0 Volta"
+  echo "in NVIDIA's benchmark (host- and loader-bound: 3-6x too fast until session 8, 19-40% with the per-op host costs measured in profiler traces), PyTorch 0.3 on V100 (early cuDNN 7.0 Volta"
   echo "kernels, 25-100% too fast), BERT with TF32 matmuls on Ampere (21-123% too fast in the 2020 containers; the"
   echo "RTX 3080 BERT-large row at batch 2 is the worst). Session 4 relabelled the BERT rows to bert_*_squad, the SQuAD"
   echo "question-answering model their notes say they ran (no 30522-way MLM decoder): 9.4 -> 9.1%. Session 5: eager"
@@ -156,7 +156,8 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "(data/validation/README.md): aisensiy/pytorch-gpu-benchmark, 14 torchvision models at batch 12 in PyTorch eager"
   echo "FP32, training (no optimizer step) and inference, GTX 1080 Ti, Tesla T4 and V100 PCIe 32GB, the image batch copied"
   echo "from pageable host memory inside each step. At freeze: median 17.8%, mean 48.2%, within 2x 83.3%. The light"
-  echo "models (ShuffleNet, SqueezeNet, MobileNet) are host-bound at this batch and still predicted 2-4x too fast."
+  echo "models (ShuffleNet, SqueezeNet, MobileNet) are host-bound at this batch; they were 2-4x too fast until session 8's"
+  echo "per-op host costs measured in profiler traces (docs/host-trace-fit.md, chosen without this file in view)."
   echo
   cat "$tmp/eval_torchvision.md"
   echo
