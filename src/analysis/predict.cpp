@@ -70,6 +70,11 @@ void check_request(const PredictRequest& r) {
 
 namespace {
 
+// The framework's collectives: the row's or flag's strategy, else the runtime's default.
+const StrategySpec& reduction_strategy(const PredictRequest& r) {
+  return r.strategy.empty() ? strategy_for_runtime(r.runtime) : find_strategy(r.strategy);
+}
+
 // Requests predict_llm serves: language-model serving and LoRA fine-tuning.
 bool routed_to_llm(const PredictRequest& r) {
   return r.mode == "prefill" || r.mode == "decode" || r.mode == "generate" || (r.mode == "train" && r.lora_rank > 0);
@@ -131,7 +136,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (const Graph probe = build(std::max<std::int64_t>(1, r.batch)); probe.table_params() > 0) {
     const Fabric fabric = resolve_fabric(device, r.gpus, r.nodes, r.interconnect, r.network);
     const bool fits = fabric.gpus() > 1 || estimate_memory(probe, plan, runtime, device, mem_opts).fits;
-    placement = place_embeddings(probe, device, fabric, training, plan.bytes.act, fits);
+    placement = place_embeddings(probe, device, fabric, training, reduction_strategy(r), fits);
     mem_opts.table_share = placement->share_per_gpu;
   }
   if (r.batch == 0) {
@@ -157,6 +162,10 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
       for (auto& op : costed.ops)
         if (op.kind == OpKind::kEmbeddingBag)
           for (auto& rows : op.bag.rows) rows = std::max<std::int64_t>(1, rows / placement->gpus);
+      // The busiest GPU's share of the lookups (whole tables per GPU).
+      for (auto& op : costed.ops)
+        if (op.kind == OpKind::kEmbeddingBag)
+          for (auto& pool : op.bag.pooling) pool *= placement->lookup_scale;
     }
     step = schedule_step(costed.ops.empty() ? graph : costed, ctx,
                          StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
@@ -167,7 +176,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (placement) {
     // The transfers scale with the batch: place again at the batch predicted (same decision, its sizes).
     const Fabric fabric = resolve_fabric(device, r.gpus, r.nodes, r.interconnect, r.network);
-    placement = place_embeddings(graph, device, fabric, training, plan.bytes.act,
+    placement = place_embeddings(graph, device, fabric, training, reduction_strategy(r),
                                  placement->where != TablePlacement::kHost);
     add_placement_costs(step, *placement, runtime.gpu_gap_per_kernel_us, runtime.host_overhead_per_kernel_us);
   }

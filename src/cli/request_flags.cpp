@@ -208,7 +208,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_option("--interconnect", r.interconnect, "pcie3|pcie4|pcie5|nvlink-bridge|nvlink|nvswitch");
   app.add_option("--network", r.network, "10gbe|25gbe|100gbe|ib-edr|ib-hdr|ib-ndr");
   app.add_option("--strategy", r.strategy,
-                 "gradient reduction with --gpus/--nodes: ddp, horovod, replicated, nccl, kvstore, ps, cntk, "
+                 "gradient reduction with --gpus/--nodes: ddp, horovod, horovod21 (Horovod 0.21+: 1 ms cycle), replicated, nccl, kvstore, ps, cntk, "
                  "chainermn (default: the runtime's)");
   app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
   app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");

@@ -37,9 +37,10 @@ enum class NormKind : std::uint8_t { kBatch, kLayer, kGroup, kRms };
 enum class PoolKind : std::uint8_t { kMax, kAvg };
 enum class OptimizerKind : std::uint8_t { kSgdMomentum, kAdam, kAdamW, kLamb };
 // How a training step updates embedding tables. The sparse kinds run inside the backward kernel on the rows the
-// batch touched (FBGEMM's fused backward-optimizer, HugeCTR); kAdamDense updates every row (Keras's Adam applies
-// its moment decay and update to the whole variable even for sparse gradients).
-enum class EmbeddingOptimizer : std::uint8_t { kSgd, kRowwiseAdagrad, kAdamDense };
+// batch touched (FBGEMM's fused backward-optimizer, HugeCTR, TensorFlow Addons' LazyAdam: kAdamLazy); kAdamDense
+// updates every row (Keras's Adam applies its moment decay and update to the whole variable even for sparse
+// gradients).
+enum class EmbeddingOptimizer : std::uint8_t { kSgd, kRowwiseAdagrad, kAdamDense, kAdamLazy };
 // Which elementwise op, where a runtime's fusion rules depend on it (TF fuses batch norm + add + ReLU).
 enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd };
 

@@ -46,6 +46,10 @@ Work embedding_update_work(const EmbeddingBagGeometry& g) {
     case EmbeddingOptimizer::kRowwiseAdagrad:
       // One FP32 accumulator per row: s += mean(g^2); w -= lr * g / sqrt(s) (FBGEMM rowwise_adagrad).
       return {4.0 * unique * d, 2.0 * unique * (row_bytes + 4.0)};
+    case EmbeddingOptimizer::kAdamLazy:
+      // Touched rows only: read w, m, v and write them back (tfa.optimizers.LazyAdam updates the moments and the
+      // weights of the rows in the sparse gradient's indices).
+      return {12.0 * unique * d, 6.0 * unique * d * 4.0};
     case EmbeddingOptimizer::kAdamDense:
       // Every element of the tables: read w, m, v and write them back (Keras Adam's _resource_apply_sparse
       // decays m and v and updates the whole variable).

@@ -30,6 +30,8 @@ LinkSpec load_link(const std::string& id, const toml::table& t, const std::strin
   l.latency_us = f.number("latency_us");
   l.pcie_gen = static_cast<int>(f.number_or("pcie_gen", 0));
   l.max_group = static_cast<int>(f.number_or("max_group", 0));
+  l.direct_peers = static_cast<int>(f.number_or("direct_peers", 0));
+  if (l.direct_peers < 0) f.fail("direct_peers", "must not be negative");
   l.requires_form = f.text_or("requires_form", "");
   if (l.bw_gbps <= 0 && l.nvlink_efficiency <= 0) f.fail("bw_gbps", "must be positive (or give nvlink_efficiency)");
   if (l.latency_us < 0) f.fail("latency_us", "must not be negative");
@@ -278,6 +280,13 @@ Fabric resolve_fabric(const DeviceSpec& device, int gpus_per_node, int nodes, co
       f.intra_bw_gbps = nv;
       f.intra_latency_us = intra.latency_us;
     }
+  }
+  f.all_to_all_bw_gbps = f.intra_bw_gbps;
+  if (intra.direct_peers > 0 && g - 1 > intra.direct_peers) {
+    // A mesh reaches some peers only through another GPU (NCCL's PATH_NVB): those transfers cross two links, so
+    // sending to g-1 peers loads direct + 2 x indirect link-transfers.
+    const double peers = g - 1.0, direct = intra.direct_peers;
+    f.all_to_all_bw_gbps = f.intra_bw_gbps * peers / (direct + 2.0 * (peers - direct));
   }
   if (nodes > 1) {
     f.inter_id = network.empty() ? "100gbe" : network;

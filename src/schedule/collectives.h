@@ -21,6 +21,7 @@ struct LinkSpec {
   double latency_us = 0;     // per ring/tree step (alpha)
   int pcie_gen = 0;          // PCIe kinds: generation
   int max_group = 0;         // GPUs one such link joins (2 for an NVLink bridge); 0 = any
+  int direct_peers = 0;      // NVLink meshes: peers one GPU reaches in one hop (the rest through another GPU); 0 = all
   std::string requires_form; // "sxm": SXM modules only, "pcie-card": add-in cards only, "" = any
   std::map<std::string, std::string> sources;
 };
@@ -105,6 +106,7 @@ struct Fabric {
   std::string intra_id, inter_id;
   double intra_bw_gbps = 0;     // bottleneck per-direction bandwidth of a ring over the node's GPUs
   double intra_latency_us = 0;
+  double all_to_all_bw_gbps = 0;  // per-direction bandwidth one GPU reaches in an all-to-all inside the node
   double inter_bw_gbps = 0;     // per node, all its network links together
   double inter_latency_us = 0;
   double host_link_gbps = 0;    // one GPU's PCIe link to the host (parameter server on the CPU)

@@ -1,6 +1,8 @@
 #include "schedule/embedding_placement.h"
 
 #include <algorithm>
+#include <functional>
+#include <vector>
 #include <fmt/format.h>
 
 #include "cost/embedding_cost.h"
@@ -15,36 +17,55 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / 1073741
 }  // namespace
 
 EmbeddingPlacement place_embeddings(const Graph& graph, const DeviceSpec& device, const Fabric& fabric, bool training,
-                                    double act_bytes, bool fits_on_device) {
+                                    const StrategySpec& strategy, bool fits_on_device) {
   EmbeddingPlacement p;
   p.table_bytes = embedding_table_bytes(graph, training);
   if (p.table_bytes <= 0) return p;
   p.gpus = fabric.gpus();
-  double pooled_bytes = 0, missed_row_bytes = 0;
+  double missed_row_bytes = 0;
+  std::vector<double> table_pooled_bytes;  // per table: its pooled vectors for one GPU's batch
   const RecsysConstants& c = recsys_constants();
   for (const auto& op : graph.ops) {
     if (op.kind != OpKind::kEmbeddingBag) continue;
-    pooled_bytes += static_cast<double>(op.out_elems) * act_bytes;
-    const double hit = embedding_l2_hit_rate(op.bag, device.l2_bytes * c.l2_row_share, c.sector_bytes);
-    missed_row_bytes += op.bag.lookups() * (1.0 - hit) * row_dram_bytes(op.bag.dim, op.bag.table_elem_bytes, c.sector_bytes);
+    const auto& g = op.bag;
+    for (std::size_t t = 0; t < g.rows.size(); ++t)
+      table_pooled_bytes.push_back(static_cast<double>(g.batch) * static_cast<double>(g.dim) * g.table_elem_bytes);
+    const double hit = embedding_l2_hit_rate(g, device.l2_bytes * c.l2_row_share, c.sector_bytes);
+    missed_row_bytes += g.lookups() * (1.0 - hit) * row_dram_bytes(g.dim, g.table_elem_bytes, c.sector_bytes);
   }
   if (p.gpus > 1) {
-    // Table-wise sharding: each GPU looks up its tables for every sample of the global batch and sends the pooled
-    // vectors of other GPUs' samples to them, (n-1)/n of its per-GPU share; backward returns their gradients.
+    // Table-wise sharding: each GPU looks up its whole tables for every sample of the global batch and sends the
+    // pooled vectors of other GPUs' samples to them; backward returns their gradients. Tables are dealt to the
+    // least-loaded GPU, largest first (the balance distributed-embeddings' memory_balanced and TorchRec's planner
+    // reach for tables of equal lookups), and the busiest GPU sets the step.
     p.where = TablePlacement::kSharded;
     p.share_per_gpu = 1.0 / p.gpus;
     const double n = p.gpus;
-    const double bytes = pooled_bytes * (n - 1.0) / n;
+    std::vector<double> load(static_cast<std::size_t>(p.gpus), 0.0);
+    std::vector<double> sorted = table_pooled_bytes;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    double total = 0;
+    for (double b : sorted) {
+      *std::min_element(load.begin(), load.end()) += b;
+      total += b;
+    }
+    const double busiest = *std::max_element(load.begin(), load.end());
+    p.lookup_scale = total > 0 ? busiest * n / total : 1.0;
+    // The busiest GPU sends its tables' vectors for the other GPUs' samples: (n-1)/n of n batches' worth.
+    const double bytes = busiest * n;
     const bool across_nodes = fabric.nodes > 1;
-    const double bw = across_nodes ? std::min(fabric.intra_bw_gbps, fabric.inter_bw_gbps / fabric.gpus_per_node)
-                                   : fabric.intra_bw_gbps;
+    const double bw = across_nodes ? std::min(fabric.all_to_all_bw_gbps, fabric.inter_bw_gbps / fabric.gpus_per_node)
+                                   : fabric.all_to_all_bw_gbps;
     const double latency = across_nodes ? fabric.inter_latency_us : fabric.intra_latency_us;
-    const double us = bytes / (bw * 1e3) + (n - 1.0) * latency;
+    // Each all-to-all is one collective of the framework's: Horovod's background thread picks it up at its next
+    // cycle (half a cycle on average) and negotiates it.
+    const double pickup = strategy.cycle_ms * 1e3 / 2.0 + strategy.per_collective_us;
+    const double us = all_to_all_us(p.gpus, bytes, bw, latency) + pickup;
     p.all_to_all_forward_us = us;
     p.all_to_all_backward_us = training ? us : 0.0;
-    p.note = fmt::format("embedding tables {} sharded table-wise over {} GPUs ({} each); all-to-all of the pooled "
-                         "vectors {:.2f} ms forward{}",
-                         gib(p.table_bytes), p.gpus, gib(p.table_bytes / n), us / 1e3,
+    p.note = fmt::format("embedding tables {} sharded table-wise over {} GPUs ({} each; the busiest GPU does {:.2f}x "
+                         "an even share of the lookups); all-to-all of the pooled vectors {:.2f} ms forward{}",
+                         gib(p.table_bytes), p.gpus, gib(p.table_bytes / n), p.lookup_scale, us / 1e3,
                          training ? fmt::format(" + {:.2f} ms backward", us / 1e3) : "");
     return p;
   }

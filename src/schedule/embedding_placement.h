@@ -19,6 +19,9 @@ struct EmbeddingPlacement {
   double table_bytes = 0;       // all tables with their optimizer state (training)
   double share_per_gpu = 1;     // share of table_bytes each GPU holds
   int gpus = 1;
+  // Sharded: the busiest GPU's lookups over the lookups of one GPU's batch into every table (1 when the tables
+  // split evenly; whole tables per GPU make it ceil(T/n) / (T/n) for T equal tables).
+  double lookup_scale = 1;
   double all_to_all_forward_us = 0;   // pooled vectors to the GPUs that own the samples
   double all_to_all_backward_us = 0;  // their gradients back to the tables' owners
   double host_forward_us = 0;   // missed rows read from host memory over PCIe
@@ -27,9 +30,10 @@ struct EmbeddingPlacement {
 };
 
 // Tables on `gpus` GPUs joined by `fabric`: sharded when several, on the device when `fits_on_device` says one GPU
-// holds them beside the rest of the step, else in host memory. `act_bytes` sizes the pooled vectors exchanged.
+// holds them beside the rest of the step, else in host memory. The pooled vectors cross the all-to-all in the
+// tables' element type, and each all-to-all pays `strategy`'s per-collective cost (Horovod's cycle pickup).
 EmbeddingPlacement place_embeddings(const Graph& graph, const DeviceSpec& device, const Fabric& fabric, bool training,
-                                    double act_bytes, bool fits_on_device);
+                                    const StrategySpec& strategy, bool fits_on_device);
 
 // Adds the placement's transfers to the step as entries (communication for all-to-all, host-to-device for PCIe
 // gathers) and re-derives the step's totals.

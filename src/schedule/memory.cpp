@@ -107,7 +107,8 @@ double embedding_table_bytes(const Graph& graph, bool training) {
     bytes += elems * g.table_elem_bytes;
     if (!training) continue;
     if (g.optimizer == EmbeddingOptimizer::kRowwiseAdagrad) bytes += elems / static_cast<double>(g.dim) * 4.0;
-    if (g.optimizer == EmbeddingOptimizer::kAdamDense) bytes += 2.0 * elems * 4.0;
+    if (g.optimizer == EmbeddingOptimizer::kAdamDense || g.optimizer == EmbeddingOptimizer::kAdamLazy)
+      bytes += 2.0 * elems * 4.0;  // both moments for every row
   }
   return bytes;
 }

@@ -67,7 +67,8 @@ RecsysSpec load_spec(const std::string& id) {
   if (opt == "sgd") s.optimizer = EmbeddingOptimizer::kSgd;
   else if (opt == "rowwise_adagrad") s.optimizer = EmbeddingOptimizer::kRowwiseAdagrad;
   else if (opt == "adam_dense") s.optimizer = EmbeddingOptimizer::kAdamDense;
-  else f.fail("optimizer", "must be sgd, rowwise_adagrad or adam_dense");
+  else if (opt == "adam_lazy") s.optimizer = EmbeddingOptimizer::kAdamLazy;
+  else f.fail("optimizer", "must be sgd, rowwise_adagrad, adam_dense or adam_lazy");
   s.zipf_alpha = f.number("zipf_alpha");
   s.bottom_mlp = ints(f, "bottom_mlp", false);
   s.top_mlp = ints(f, "top_mlp");
