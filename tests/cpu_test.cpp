@@ -125,11 +125,12 @@ TEST(CpuValidation, PublishedCpuMeasurementsMeetTheTarget) {
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a
 // Core i7-8700 (ONNX Runtime's CPU BERT notebook) and one Xeon Platinum 8180 socket (Intel's convnet-benchmark-py).
 // At freeze: 318% median, every row predicted 2-5.4x too fast (the batch-1 regime, not in the calibration rows).
-// Ratchet: lower it as the model improves, never raise it quietly.
-TEST(CpuValidation, EvaluationFileErrorIsReportedAsFrozen) {
+// As for every eval_* file, no threshold (a ratchet would invite tuning against it): every row must be predicted,
+// and the figures are reported in README.md and docs/validation.md.
+TEST(CpuValidation, EvaluationFilePredictsEveryRow) {
   const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/eval_cpu.csv");
   EXPECT_EQ(rep.rows.size(), 3u);
-  EXPECT_LE(rep.overall.median_ape, 320.0);
+  EXPECT_TRUE(rep.unpredicted.empty());
 }
 
 class CpuCli : public test::ScratchDirTest {};
