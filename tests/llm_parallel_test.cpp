@@ -127,6 +127,29 @@ std::string error_of(const PredictRequest& r) {
   return "";
 }
 
+TEST(LlmParallel, MegatronFusedSoftmaxSitsBetweenEagerAndFlashAttention) {
+  // Megatron-LM's fused scale-mask-softmax keeps the score matrix in DRAM but reads and writes it once per pass
+  // where PyTorch's eager chain (autocast, FP32 softmax) makes several passes; FlashAttention never writes it.
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "llama-2-7b";
+  r.mode = "train";
+  r.precision = "amp";
+  r.seq = 2048;
+  r.gpus = 8;
+  r.tensor_parallel = 2;
+  r.global_batch = 64;
+  r.attention = "eager";
+  r.runtime = "pytorch";
+  const double eager = predict(r).parallel->tokens_per_s_per_gpu;
+  r.runtime = "megatron-lm";
+  const double fused = predict(r).parallel->tokens_per_s_per_gpu;
+  r.attention = "flash";
+  const double flash = predict(r).parallel->tokens_per_s_per_gpu;
+  EXPECT_GT(fused, eager);
+  EXPECT_GT(flash, fused);
+}
+
 TEST(LlmParallel, BadLayoutsAreOneLineInputErrors) {
   PredictRequest r = llama70b_on(8, 3);  // 24 GPUs: tp 8 x pp 4 = 32 does not divide them
   EXPECT_NE(error_of(r).find("does not divide the 24 GPUs"), std::string::npos) << error_of(r);
