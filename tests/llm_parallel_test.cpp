@@ -15,7 +15,7 @@ namespace {
 
 // Ratchets on the median error (%) of tokens/s per GPU; set from the measured error with a small margin (see
 // docs/validation.md), lower them as the model improves.
-constexpr double kLlmParallelCalibrationMedian = 22.0;  // 21.2% when written
+constexpr double kLlmParallelCalibrationMedian = 10.0;  // 9.1% when written (21.2% before the megatron-lm runtime)
 
 // GPT-3 175B as Korthikanti et al. 2022 Table 2 gives it.
 TransformerDims gpt3_175b() {
@@ -125,6 +125,29 @@ std::string error_of(const PredictRequest& r) {
     return e.what();
   }
   return "";
+}
+
+TEST(LlmParallel, MegatronFusedSoftmaxSitsBetweenEagerAndFlashAttention) {
+  // Megatron-LM's fused scale-mask-softmax keeps the score matrix in DRAM but reads and writes it once per pass
+  // where PyTorch's eager chain (autocast, FP32 softmax) makes several passes; FlashAttention never writes it.
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "llama-2-7b";
+  r.mode = "train";
+  r.precision = "amp";
+  r.seq = 2048;
+  r.gpus = 8;
+  r.tensor_parallel = 2;
+  r.global_batch = 64;
+  r.attention = "eager";
+  r.runtime = "pytorch";
+  const double eager = predict(r).parallel->tokens_per_s_per_gpu;
+  r.runtime = "megatron-lm";
+  const double fused = predict(r).parallel->tokens_per_s_per_gpu;
+  r.attention = "flash";
+  const double flash = predict(r).parallel->tokens_per_s_per_gpu;
+  EXPECT_GT(fused, eager);
+  EXPECT_GT(flash, fused);
 }
 
 TEST(LlmParallel, BadLayoutsAreOneLineInputErrors) {

@@ -40,6 +40,18 @@ std::string input_error(const ServeRequest& r) {
   return "";
 }
 
+TEST(LlmServing, SchedulerHostTimeFollowsTheEngineRelease) {
+  // SGLang's overlap scheduler is new in 0.4 (v0.4 release post): under the same load a 0.3 server's tokens come
+  // further apart.
+  ServeRequest r = serve("a100-sxm4-80gb", "llama-3-8b", 1, 256, 128);
+  r.base.runtime = "sglang";
+  r.request_rate = 4;
+  r.base.runtime_version = "0.3.0";
+  const double old_tpot = predict_serving(r).metrics.tpot_p50_ms;
+  r.base.runtime_version = "0.4";
+  EXPECT_GT(old_tpot, predict_serving(r).metrics.tpot_p50_ms);
+}
+
 TEST(LlmServing, KvCachePerTokenFollowsThePublishedShape) {
   // Llama 3 8B: 32 layers x 8 KV heads x 128 dims x (K and V) x 2 bytes = 128 KiB per token in fp16.
   const ServePrediction one = predict_serving(serve("h100-sxm5-80gb", "llama-3-8b", 1, 512, 128));

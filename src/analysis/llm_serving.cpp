@@ -80,7 +80,11 @@ struct Engine {
                                             tokens * static_cast<double>(model.hidden()) * model.activation_bytes_per_element() /
                                                 (node_fabric.intra_bw_gbps * 1e3))
                               : 0.0;
-    return std::max(gpu.gpu_us + ar, host) + p2p + profile.scheduler_us_per_step * (1.0 - profile.scheduler_overlap);
+    // A step that runs prompts may expose more of the host's turnaround (vLLM's multi-step scheduling falls back
+    // to single steps when prompts join).
+    const double overlap = b.prefills.empty() ? profile.scheduler_overlap
+                                              : std::min(profile.scheduler_overlap, profile.scheduler_overlap_with_prompts);
+    return std::max(gpu.gpu_us + ar, host) + p2p + profile.scheduler_us_per_step * (1.0 - overlap);
   }
 };
 

@@ -48,6 +48,9 @@ std::vector<ServingCheck> check_serving_file(const std::filesystem::path& path) 
       if (row.model.ends_with(".json") && !std::filesystem::exists(row.model) && std::filesystem::exists(data_dir() / row.model))
         r.base.model = (data_dir() / row.model).string();
       r.base.runtime = row.engine;
+      // "0.6.0 (--num-scheduler-steps 10)": the leading dotted version picks the engine's version rules.
+      const std::string version = row.engine_version.substr(0, row.engine_version.find(' '));
+      if (!version.empty() && version.find_first_not_of("0123456789.") == std::string::npos) r.base.runtime_version = version;
       r.base.precision = row.precision;
       r.base.kv_precision = row.kv_precision;
       r.tensor_parallel = static_cast<int>(to_count(row.tp, 1));

@@ -279,6 +279,19 @@ struct ScorePasses {
 
 ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostContext& ctx) {
   const double a = ctx.plan.bytes.act;
+  if (ctx.runtime.fused_scale_mask_softmax) {
+    // One kernel reads the raw scores and writes the probabilities in the activation type (softmax in fp32
+    // registers); dropout stays a kernel of its own. Backward: dropout's, then one softmax-and-scale kernel
+    // (gradient and probabilities in, gradient out).
+    ScorePasses sp{2.0 * a, 1.0};
+    const bool dropout = attn.dropout && (phase == Phase::kBackward || ctx.training);
+    if (phase == Phase::kBackward) sp.bytes_per_elem = 3.0 * a;
+    if (dropout) {
+      sp.bytes_per_elem += 2.0 * a + 1.0;
+      sp.kernels += 1;
+    }
+    return sp;
+  }
   if (ctx.runtime.fuse_elementwise_chains) return {2.0 * a, 1.0};
   const bool fp32_softmax = ctx.runtime.autocast_softmax_fp32 && ctx.plan.mixed && a < 4.0;
   const double p = fp32_softmax ? 4.0 : a;  // probability bytes

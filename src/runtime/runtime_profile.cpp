@@ -45,6 +45,9 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "optimizer_tensors_per_launch") return &r.optimizer_tensors_per_launch;
   if (key == "host_accumulate_grad_us") return &r.host_accumulate_grad_us;
   if (key == "zero_grad_kernels_per_tensor") return &r.zero_grad_kernels_per_tensor;
+  // A serving engine's scheduler changed between releases (SGLang's overlap scheduler arrived in 0.4).
+  if (r.serving && key == "serving.scheduler_us_per_step") return &r.serving->scheduler_us_per_step;
+  if (r.serving && key == "serving.scheduler_overlap") return &r.serving->scheduler_overlap;
   return nullptr;
 }
 
@@ -107,6 +110,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
+  r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);
   r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
@@ -155,6 +159,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.framework = f.text_or("framework", r.id);
   r.default_version = f.text_or("default_version", "");
   if (!r.default_version.empty()) checked_version("default_version", r.default_version);
+  r.serving = read_serving_table(t, "runtime file '" + path.string() + "'");
   if (t["version"] && !t["version"].as_array()) f.fail("version", "must be an array of tables ([[version]])");
   if (const auto* rules = t["version"].as_array())
     for (const auto& node : *rules) {
@@ -170,8 +175,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
         } else if (key == "source") {
         } else if (version_number(r, key)) {
           const auto number = val.value<double>();
-          if (!number || !std::isfinite(*number) || *number < 0 || (key == "library_efficiency" && *number == 0))
-            f.fail("version." + key, "must be a finite number >= 0 (library_efficiency > 0)");
+          if (!number || !std::isfinite(*number) || *number < 0 || (key == "library_efficiency" && *number == 0) ||
+              (key == "serving.scheduler_overlap" && *number > 1))
+            f.fail("version." + key, "must be a finite number >= 0 (library_efficiency > 0, serving.scheduler_overlap at most 1)");
           v.numbers[key] = *number;
         } else if (!version_switch(r, key)) {
           f.fail("version." + key, "is not a switch or number a version rule can set");
@@ -183,7 +189,6 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
       }
       r.version_rules.push_back(std::move(v));
     }
-  r.serving = read_serving_table(t, "runtime file '" + path.string() + "'");
   if (const auto* s = t["sources"].as_table())
     for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
   return r;

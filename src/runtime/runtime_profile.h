@@ -55,6 +55,9 @@ struct RuntimeProfile {
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
   bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)
+  // Unfused attention whose scale, mask and softmax run as one kernel (Megatron-LM's fused scale-mask-softmax),
+  // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
+  bool fused_scale_mask_softmax = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
   std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})

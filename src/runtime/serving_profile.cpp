@@ -13,6 +13,9 @@ std::optional<ServingProfile> read_serving_table(const toml::table& runtime_file
   ServingProfile s;
   s.scheduler_us_per_step = f.number("scheduler_us_per_step");
   s.scheduler_overlap = f.number("scheduler_overlap");
+  s.scheduler_overlap_with_prompts = f.number_or("scheduler_overlap_with_prompts", s.scheduler_overlap);
+  if (s.scheduler_overlap_with_prompts < 0 || s.scheduler_overlap_with_prompts > 1)
+    f.fail("scheduler_overlap_with_prompts", "must be within 0..1");
   s.cuda_graphs = f.boolean("cuda_graphs");
   s.cuda_graph_max_tokens = f.number("cuda_graph_max_tokens");
   s.eager_host_us_per_kernel = f.number("eager_host_us_per_kernel");

@@ -12,6 +12,7 @@ namespace perfcast {
 struct ServingProfile {
   double scheduler_us_per_step = 0;    // host time per engine step (scheduling, input preparation, sampling output)
   double scheduler_overlap = 0;        // share of that time hidden behind the previous step's GPU work (0..1)
+  double scheduler_overlap_with_prompts = 0;  // the same for a step that runs prompts (at most scheduler_overlap)
   bool cuda_graphs = false;            // steps up to cuda_graph_max_tokens replay captured CUDA graphs
   double cuda_graph_max_tokens = 0;    // largest step (tokens) with a captured graph
   double eager_host_us_per_kernel = 0; // host launch cost per kernel outside a CUDA graph
