@@ -43,6 +43,7 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "host_optimizer_op_us") return &r.host_optimizer_op_us;
   if (key == "host_step_us") return &r.host_step_us;
   if (key == "optimizer_tensors_per_launch") return &r.optimizer_tensors_per_launch;
+  if (key == "context_bytes") return &r.context_bytes;
   return nullptr;
 }
 
