@@ -90,7 +90,7 @@ TEST(Memory, PublishedPeaksAndOutOfMemoryOutcomes) {
                             << r.result.row.batch << " seq " << r.result.row.seq << " ran but is predicted not to fit";
   // Configurations reported out of memory must be predicted not to fit. The file's twelve are google-research/bert's
   // TensorFlow 1.11 fine-tuning limits on a 12 GB Titan X, and none is caught: TensorFlow holds far more than the
-  // graph's ops save (perfcast predicts 5.2-8.0 GB where the card ran out; docs/memory.md, "Known misses").
+  // graph's ops save (perfcast predicts 5.3-7.7 GiB where the 12 GiB card ran out; docs/memory.md, "Known misses").
   // Ratchet: the count caught only goes up.
   EXPECT_GE(s.oom_rows, 12);
   EXPECT_GE(s.oom_predicted, 0);
