@@ -84,10 +84,12 @@ TEST(Memory, PublishedPeaksAndOutOfMemoryOutcomes) {
   // Every configuration reported to run must be predicted to fit.
   EXPECT_GE(s.ran_rows, 15);
   EXPECT_EQ(s.ran_predicted, s.ran_rows);
-  for (const auto& r : rep.memory_rows)
-    if (r.oom && !*r.oom)
+  for (const auto& r : rep.memory_rows) {
+    if (r.oom && !*r.oom) {
       EXPECT_TRUE(r.fit_ok) << "line " << r.result.row.line << ": " << r.result.row.model << " batch "
                             << r.result.row.batch << " seq " << r.result.row.seq << " ran but is predicted not to fit";
+    }
+  }
   // Configurations reported out of memory must be predicted not to fit. The file's twelve are google-research/bert's
   // TensorFlow 1.11 fine-tuning limits on a 12 GB Titan X, and none is caught: TensorFlow holds far more than the
   // graph's ops save (perfcast predicts 5.3-7.7 GiB where the 12 GiB card ran out; docs/memory.md, "Known misses").

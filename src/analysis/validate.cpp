@@ -100,7 +100,7 @@ std::optional<MemoryRow> memory_row(const RowResult& res) {
     m.oom = row.oom == "yes";
     m.fit_ok = *m.oom != mem.fits;
   }
-  m.result = res;
+  m.result = {res.row, res.status, facts_of(*res.prediction)};
   return m;
 }
 
@@ -178,7 +178,6 @@ ValidationReport validate_file(const std::string& path) {
   predict_config_file(path, [&](RowResult&& res) {
     if (res.prediction)
       if (auto m = memory_row(res)) {
-        std::vector<OpCost>().swap(m->result.prediction->step.entries);
         rep.memory_rows.push_back(std::move(*m));
         if (!res.row.measured) return;  // a memory-only row
       }

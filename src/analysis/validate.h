@@ -77,7 +77,7 @@ struct RatioStats {
 
 // A measured peak memory (or a reported out-of-memory) against the prediction, under the measure the row names.
 struct MemoryRow {
-  RowResult result;
+  ValidatedResult result;
   std::string measure;             // allocated, reserved or nvidia-smi ("" for an oom-only row)
   std::optional<double> measured;  // bytes
   double predicted = 0;            // bytes, under `measure` (nvidia-smi when the row has no measure)

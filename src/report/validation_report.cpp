@@ -150,7 +150,7 @@ std::string validation_markdown(const ValidationReport& rep) {
     for (const auto& r : rep.memory_rows) {
       const auto& q = r.result.prediction->request;
       s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
-                       r.result.row.model, q.runtime, q.mode, q.precision, q.batch, q.seq, r.measure,
+                       r.result.row.model, q.runtime, q.mode, q.precision, q.batch, r.result.row.seq, r.measure,
                        r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "", r.predicted / 1048576.0,
                        r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
                        r.oom ? (*r.oom ? "out of memory" : "ran") : "",
