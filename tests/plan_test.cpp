@@ -197,6 +197,9 @@ TEST(Plan, BadRequestsAreInputErrors) {
   EXPECT_THROW(plan(r, default_price_catalog()), InputError);
   r = resnet_plan(24);
   r.base.model = "gpt2";  // no default dataset
+  // Eager attention at seq 1024 keeps 12 x 12 x 1024^2 scores per sample (Korthikanti et al. 2022 count 5 bytes
+  // each in FP16; FP32 softmax under autocast adds 2): batch 64 needs over 80 GB, batch 16 fits.
+  r.base.batch = 16;
   EXPECT_THROW(plan(r, default_price_catalog()), InputError);
   r.size.dataset_samples = 1e6;
   EXPECT_NO_THROW(plan(r, default_price_catalog()));

@@ -134,6 +134,10 @@ PredictRequest request_from_row(const ConfigRow& row) {
   else if (!row.prefetch.empty() && row.prefetch != "no")
     throw InputError("prefetch must be yes or no, got '" + row.prefetch + "'");
   if (!row.parallel.empty()) apply_parallel_column(row.parallel, r);
+  if (!row.optimizer.empty()) r.optimizer = row.optimizer;
+  if (row.checkpointing == "yes") r.checkpointing = true;
+  else if (!row.checkpointing.empty() && row.checkpointing != "no")
+    throw InputError("checkpointing must be yes or no, got '" + row.checkpointing + "'");
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

@@ -43,9 +43,7 @@ void apply_scale_out(Prediction& p, const GradientProfile& profile, int gpus_per
     if (!interconnect.empty()) check_interconnect(p.device, interconnect);
     if (!network.empty()) find_link(network, "network");
     p.scale.reset();
-    p.memory.total -= p.memory.comm_buffers * p.runtime.allocator_overhead;
-    p.memory.comm_buffers = 0;
-    p.memory.fits = p.memory.total <= p.memory.capacity;
+    set_comm_buffers(p.memory, 0, p.runtime.allocator_overhead);
   } else {
     if (p.request.mode != "train" && p.request.mode != "infer")
       throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode,
@@ -53,10 +51,7 @@ void apply_scale_out(Prediction& p, const GradientProfile& profile, int gpus_per
     p.scale = scale_out(p.device, replica_step(p), profile, gpus_per_node, nodes, interconnect, network, options);
     // The reduction's buffers in memory: set (not added), so a single-GPU prediction that already counted them, or
     // one made for another GPU count, ends with the right figure.
-    MemoryBreakdown& m = p.memory;
-    m.total += (p.scale->bucket_buffer_bytes - m.comm_buffers) * p.runtime.allocator_overhead;
-    m.comm_buffers = p.scale->bucket_buffer_bytes;
-    m.fits = m.total <= m.capacity;
+    set_comm_buffers(p.memory, p.scale->bucket_buffer_bytes, p.runtime.allocator_overhead);
     if (p.input) {
       // One host pipeline feeds every GPU of its node.
       const double decode_ms = p.input->host_samples_per_s > 0

@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "analysis/intervals.h"
+#include "core/error.h"
 #include "schedule/llm_parallel.h"
+#include "schedule/memory.h"
 
 namespace perfcast {
 
@@ -75,6 +77,61 @@ void amp_what_ifs(ValidationReport& rep) {
   for (auto& [k, v] : by_gpu) rep.amp_by_gpu[k] = ratio_stats(v);
 }
 
+constexpr double kMiB = 1048576.0;
+
+// A row's memory columns against its prediction; none when the row has neither a measured peak nor an outcome.
+std::optional<MemoryRow> memory_row(const RowResult& res) {
+  const auto& row = res.row;
+  if (!row.memory_mib && row.oom.empty()) return std::nullopt;
+  const std::string where = "line " + std::to_string(row.line) + ": ";
+  if (row.memory_mib && row.memory_measure.empty())
+    throw InputError(where + "memory_mib needs memory_measure (allocated, reserved or nvidia-smi)");
+  if (!row.oom.empty() && row.oom != "yes" && row.oom != "no")
+    throw InputError(where + "oom must be yes or no, got '" + row.oom.substr(0, 40) + "'");
+  MemoryRow m;
+  m.measure = row.memory_measure.empty() ? "nvidia-smi" : row.memory_measure;
+  const auto& mem = res.prediction->memory;
+  m.predicted = memory_measure_bytes(mem, m.measure);
+  if (row.memory_mib) {
+    m.measured = *row.memory_mib * kMiB;
+    m.error_pct = std::fabs(m.predicted / *m.measured - 1.0) * 100.0;
+  }
+  if (!row.oom.empty()) {
+    m.oom = row.oom == "yes";
+    m.fit_ok = *m.oom != mem.fits;
+  }
+  m.result = {res.row, res.status, facts_of(*res.prediction)};
+  return m;
+}
+
+MemoryStats memory_stats(const std::vector<MemoryRow>& rows) {
+  MemoryStats s;
+  std::vector<double> e, signed_err;
+  double sum = 0;
+  for (const auto& r : rows) {
+    if (r.measured) {
+      e.push_back(r.error_pct);
+      signed_err.push_back((r.predicted / *r.measured - 1.0) * 100.0);
+      sum += r.error_pct;
+    }
+    if (r.oom) {
+      ++s.outcome_rows;
+      if (*r.oom) {
+        ++s.oom_rows;
+        if (r.fit_ok) ++s.oom_predicted;
+      } else {
+        ++s.ran_rows;
+        if (r.fit_ok) ++s.ran_predicted;
+      }
+    }
+  }
+  s.measured_rows = static_cast<int>(e.size());
+  s.median_error_pct = median(e);
+  s.mean_error_pct = e.empty() ? 0 : sum / static_cast<double>(e.size());
+  s.median_signed_pct = median(signed_err);
+  return s;
+}
+
 }  // namespace
 
 ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
@@ -119,6 +176,11 @@ ValidationReport validate_file(const std::string& path) {
   rep.file = path;
   // Streamed (issue 14): rows are read and predicted a chunk at a time; each row keeps the facts of its prediction.
   predict_config_file(path, [&](RowResult&& res) {
+    if (res.prediction)
+      if (auto m = memory_row(res)) {
+        rep.memory_rows.push_back(std::move(*m));
+        if (!res.row.measured) return;  // a memory-only row
+      }
     if (!res.prediction || !res.row.measured) {
       if (!res.prediction) {
         // Group reasons by their first clause so the summary stays short.
@@ -143,7 +205,8 @@ ValidationReport validate_file(const std::string& path) {
     rep.rows.push_back(std::move(v));
   }, true);
   // An error statistic over no rows would read as 0% error: nothing to validate is a failure.
-  if (rep.rows.empty()) {
+  rep.memory = memory_stats(rep.memory_rows);
+  if (rep.rows.empty() && rep.memory_rows.empty()) {
     std::string why;
     for (const auto& [reason, count] : rep.unpredicted_reasons)
       why += (why.empty() ? "" : "; ") + std::to_string(count) + " x " + reason;

@@ -75,6 +75,27 @@ struct RatioStats {
   int direction_wrong = 0;
 };
 
+// A measured peak memory (or a reported out-of-memory) against the prediction, under the measure the row names.
+struct MemoryRow {
+  ValidatedResult result;
+  std::string measure;             // allocated, reserved or nvidia-smi ("" for an oom-only row)
+  std::optional<double> measured;  // bytes
+  double predicted = 0;            // bytes, under `measure` (nvidia-smi when the row has no measure)
+  double error_pct = 0;            // |predicted/measured - 1|, when measured
+  std::optional<bool> oom;         // reported: yes = it did not fit, no = it ran
+  bool fit_ok = true;              // the prediction's fit agrees with the reported outcome
+};
+
+struct MemoryStats {
+  int measured_rows = 0;
+  double median_error_pct = 0;
+  double mean_error_pct = 0;
+  double median_signed_pct = 0;  // median of (predicted/measured - 1): the bias
+  int outcome_rows = 0;          // rows reporting whether the run fitted
+  int oom_rows = 0, oom_predicted = 0;   // reported out of memory; of those, predicted not to fit
+  int ran_rows = 0, ran_predicted = 0;   // reported to run; of those, predicted to fit
+};
+
 struct ValidationReport {
   std::string file;
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
@@ -85,6 +106,8 @@ struct ValidationReport {
   std::vector<RatioRow> amp_ratios;                // mixed-precision what-ifs measured in the file
   RatioStats amp_overall;
   std::map<std::string, RatioStats> amp_by_gpu;
+  std::vector<MemoryRow> memory_rows;              // rows with a measured peak memory or an out-of-memory outcome
+  MemoryStats memory;
 };
 
 ErrorStats error_stats(const std::vector<const ValidationRow*>& rows);

@@ -18,7 +18,7 @@ const std::vector<std::string>& config_columns() {
       "gpu",          "model",    "runtime",         "mode",       "precision",      "batch",
       "seq",          "n_gpus",   "interconnect",    "data",       "optimizer_step", "runtime_version",
       "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
-      "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel"};
+      "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "optimizer", "checkpointing"};
   return cols;
 }
 
@@ -46,16 +46,17 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                          const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   try {
-    io::CSVReader<28, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
+    io::CSVReader<33, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
                    "batch", "seq", "n_gpus", "interconnect", "data", "optimizer_step", "metric", "value",
                    "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context",
-                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes", "source");
+                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes", "source",
+                   "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom");
     for (const char* required : {"gpu", "model"})
       if (!in.has_column(required))
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
     ConfigRow r;
-    std::string value;
+    std::string value, memory_value;
     std::int64_t count = 0;  // rows handed on (the error rows of the reader included only in the limit below)
     // A row the reader cannot split (a column too many or too few, an unclosed quote) is that row's error, kept
     // with its line; the reader has consumed the line, so the next row reads on.
@@ -66,7 +67,8 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
           return in.read_row(r.gpu, r.model, r.runtime, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.interconnect,
                              r.data, r.optimizer_step, r.metric, value, r.runtime_version, r.layout, r.host,
                              r.host_cores, r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy,
-                             r.fused_optimizer, r.grad_accum, r.attention, r.parallel, r.notes, r.source);
+                             r.fused_optimizer, r.grad_accum, r.attention, r.parallel, r.notes, r.source,
+                             r.optimizer, r.checkpointing, memory_value, r.memory_measure, r.oom);
         } catch (const io::error::too_many_columns&) {
           r = ConfigRow{};
           r.error = "the row has more columns than the header";
@@ -96,7 +98,21 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
           throw InputError(path.string() + " line " + std::to_string(r.line) + ": measured value '" +
                            value.substr(0, 40) + "' is not a positive number");
       }
-      if (!with_measurements) r.metric.clear();
+      r.memory_mib.reset();
+      if (with_measurements && !memory_value.empty()) {
+        try {
+          r.memory_mib = std::stod(memory_value);
+        } catch (const std::exception&) {
+        }
+        if (!r.memory_mib || !std::isfinite(*r.memory_mib) || *r.memory_mib <= 0)
+          throw InputError(path.string() + " line " + std::to_string(r.line) + ": memory_mib '" +
+                           memory_value.substr(0, 40) + "' is not a positive number");
+      }
+      if (!with_measurements) {
+        r.metric.clear();
+        r.memory_measure.clear();
+        r.oom.clear();
+      }
       r.model = model_path_near(path, r.model);
       if (++count > input_limits().max_config_rows)
         throw InputError("configurations file '" + path.string() + "' has more than " +

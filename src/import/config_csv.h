@@ -26,6 +26,11 @@ struct ConfigRow {
   std::string grad_accum;              // optional column: micro-batches per weight update (gradient accumulation)
   std::string attention;               // optional column: eager, sdpa or flash (Hugging Face attn_implementation)
   std::string parallel;                // optional column: LLM training layout, "tp=8 pp=4 zero=1 gb=512 recompute=full"
+  std::string optimizer;               // optional column: sgd, adam, adamw or lamb (default: the model family's)
+  std::string checkpointing;           // optional column: yes/no, activation checkpointing
+  std::string memory_measure;          // memory columns, read only with measurements: allocated, reserved or nvidia-smi
+  std::optional<double> memory_mib;    //   the measured peak in MiB under that measure
+  std::string oom;                     //   yes: the run did not fit in memory; no: it ran
   std::string notes;                   // optional free text describing the setup (never read by a prediction)
   std::string source;                  // optional: where a measurement was read (groups rows by source; never read by a prediction)
   std::string metric;                  // only when read with measurements

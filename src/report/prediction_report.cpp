@@ -167,7 +167,9 @@ nlohmann::json prediction_json(const Prediction& p) {
                  {"optimizer_state_bytes", m.optimizer_state}, {"activations_bytes", m.activations},
                  {"workspace_bytes", m.workspace},     {"runtime_bytes", m.runtime},
                  {"comm_buffers_bytes", m.comm_buffers}, {"embedding_tables_bytes", m.embedding_tables},
-                 {"total_bytes", m.total},             {"capacity_bytes", m.capacity},
+                 {"transient_bytes", m.transient},     {"allocated_bytes", m.allocated},
+                 {"reserved_bytes", m.reserved},       {"total_bytes", m.total},
+                 {"capacity_bytes", m.capacity},
                  {"fits", m.fits}};
   json shares = json::object();
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)

@@ -53,16 +53,29 @@ nlohmann::json stats_json(const ErrorStats& s) {
 
 std::string validation_summary_text(const ValidationReport& rep) {
   const auto& o = rep.overall;
-  std::string s = fmt::format(
-      "validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, predicted to fit {:.1f}%; "
-      "{} rows not predicted\n",
-      o.rows, rep.file, o.median_ape, o.mean_ape, 100 * o.within_2x, 100 * o.fits, rep.unpredicted.size());
+  std::string s =
+      o.rows > 0 || rep.memory_rows.empty()
+          ? fmt::format("validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, predicted to "
+                        "fit {:.1f}%; {} rows not predicted\n",
+                        o.rows, rep.file, o.median_ape, o.mean_ape, 100 * o.within_2x, 100 * o.fits,
+                        rep.unpredicted.size())
+          : fmt::format("validated the memory of {} rows of {}; {} rows not predicted\n", rep.memory_rows.size(),
+                        rep.file, rep.unpredicted.size());
   if (rep.amp_overall.pairs > 0)
     s += fmt::format("amp/fp32 what-ifs: {} pairs, median ratio error {:.1f}%, direction wrong in {}\n",
                      rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.direction_wrong);
   if (o.with_interval > 0)
     s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval\n", 100 * o.coverage,
                      o.with_interval);
+  const auto& m = rep.memory;
+  if (m.measured_rows > 0)
+    s += fmt::format("peak memory: {} rows, median error {:.1f}%, mean {:.1f}%, median bias {:+.1f}% (each row's own "
+                     "measure: allocated, reserved or nvidia-smi)\n",
+                     m.measured_rows, m.median_error_pct, m.mean_error_pct, m.median_signed_pct);
+  if (m.outcome_rows > 0)
+    s += fmt::format("memory outcomes: {} of {} out-of-memory rows predicted not to fit, {} of {} rows that ran "
+                     "predicted to fit\n",
+                     m.oom_predicted, m.oom_rows, m.ran_predicted, m.ran_rows);
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("  {:>4} x {}\n", n, reason);
   return s;
 }
@@ -120,6 +133,30 @@ std::string validation_markdown(const ValidationReport& rep) {
                        x.mode, x.data, x.batch_fp32, x.batch_amp, x.measured, x.predicted, x.error_pct,
                        x.direction_ok ? "" : " (direction)");
   }
+  if (!rep.memory_rows.empty()) {
+    const auto& m = rep.memory;
+    s += "\n### Peak memory and out-of-memory outcomes\n\n";
+    s += "Each row is compared under the measure its source reports: `allocated` (torch.cuda.max_memory_allocated), "
+         "`reserved` (max_memory_reserved) or `nvidia-smi` (the process's device memory, CUDA context included). "
+         "Error = |predicted / measured - 1|. An out-of-memory row must be predicted not to fit, a row that ran to "
+         "fit.\n\n";
+    s += fmt::format("Overall: {} measured peaks, median error {:.1f}%, mean {:.1f}%, median bias {:+.1f}%; {} of {} "
+                     "out-of-memory rows predicted not to fit, {} of {} rows that ran predicted to fit.\n\n",
+                     m.measured_rows, m.median_error_pct, m.mean_error_pct, m.median_signed_pct, m.oom_predicted,
+                     m.oom_rows, m.ran_predicted, m.ran_rows);
+    s += "| gpu | model | runtime | mode | precision | batch | seq | measure | measured | predicted | error | reported | "
+         "predicted to fit |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| | | | | | | | | MiB | MiB | % | "
+         "| |\n";
+    for (const auto& r : rep.memory_rows) {
+      const auto& q = r.result.prediction->request;
+      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
+                       r.result.row.model, q.runtime, q.mode, q.precision, q.batch, r.result.row.seq, r.measure,
+                       r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "", r.predicted / 1048576.0,
+                       r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
+                       r.oom ? (*r.oom ? "out of memory" : "ran") : "",
+                       r.result.prediction->memory.fits ? "yes" : "no", r.fit_ok ? "" : " (wrong)");
+    }
+  }
   s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("- {} x {}\n", n, reason);
   s += "\n### Every row\n\n";
@@ -149,6 +186,27 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                        {"median_error_pct", rep.amp_overall.median_error_pct},
                        {"mean_error_pct", rep.amp_overall.mean_error_pct},
                        {"direction_wrong", rep.amp_overall.direction_wrong}};
+  j["memory"] = {{"measured_rows", rep.memory.measured_rows},
+                 {"median_error_pct", rep.memory.median_error_pct},
+                 {"mean_error_pct", rep.memory.mean_error_pct},
+                 {"median_signed_pct", rep.memory.median_signed_pct},
+                 {"oom_rows", rep.memory.oom_rows},
+                 {"oom_predicted_not_to_fit", rep.memory.oom_predicted},
+                 {"ran_rows", rep.memory.ran_rows},
+                 {"ran_predicted_to_fit", rep.memory.ran_predicted}};
+  j["memory_rows"] = nlohmann::json::array();
+  for (const auto& r : rep.memory_rows) {
+    nlohmann::json x{{"line", r.result.row.line},       {"gpu", r.result.row.gpu},
+                     {"model", r.result.row.model},     {"batch", r.result.prediction->request.batch},
+                     {"measure", r.measure},            {"predicted_mib", r.predicted / 1048576.0},
+                     {"fits", r.result.prediction->memory.fits}};
+    if (r.measured) {
+      x["measured_mib"] = *r.measured / 1048576.0;
+      x["error_pct"] = r.error_pct;
+    }
+    if (r.oom) x["oom"] = *r.oom;
+    j["memory_rows"].push_back(std::move(x));
+  }
   j["unpredicted"] = rep.unpredicted.size();
   for (const auto& [k, v] : rep.unpredicted_reasons) j["unpredicted_reasons"][k] = v;
   j["rows"] = nlohmann::json::array();
@@ -193,7 +251,8 @@ void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
                           &row.layout,       &row.host,           &row.host_cores,
                           &row.gpu_decode,   &row.prefetch,       &row.context,
                           &row.kv_precision, &row.strategy,       &row.fused_optimizer,
-                          &row.grad_accum,   &row.attention,      &row.parallel})
+                          &row.grad_accum,   &row.attention,      &row.parallel,
+                          &row.optimizer,    &row.checkpointing})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;

@@ -48,6 +48,7 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   // A serving engine's scheduler changed between releases (SGLang's overlap scheduler arrived in 0.4).
   if (r.serving && key == "serving.scheduler_us_per_step") return &r.serving->scheduler_us_per_step;
   if (r.serving && key == "serving.scheduler_overlap") return &r.serving->scheduler_overlap;
+  if (key == "context_bytes") return &r.context_bytes;
   return nullptr;
 }
 

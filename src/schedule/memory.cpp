@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <unordered_map>
+
+#include "core/data_files.h"
+#include "core/error.h"
+#include "core/toml_reader.h"
 
 namespace perfcast {
 
@@ -36,17 +40,65 @@ double live_buffer_elems(const Graph& graph) {
   return peak;
 }
 
-double saved_activation_elems(const Graph& graph) {
+namespace {
+
+// The caching allocator's block and segment sizes (data/memory.toml).
+struct AllocatorGranularity {
+  double min_block_bytes = 0;
+  double min_large_alloc_bytes = 0;
+  double round_large_bytes = 0;
+};
+
+const AllocatorGranularity& allocator_granularity() {
+  static const AllocatorGranularity g = [] {
+    const auto path = data_dir() / "memory.toml";
+    const toml::table root = parse_toml_file(path);
+    TomlFields top(root, path.string());
+    TomlFields a(top.table("caching_allocator"), path.string() + " [caching_allocator]");
+    AllocatorGranularity c;
+    c.min_block_bytes = a.number("min_block_bytes");
+    c.min_large_alloc_bytes = a.number("min_large_alloc_bytes");
+    c.round_large_bytes = a.number("round_large_bytes");
+    for (const char* key : {"min_block_bytes", "min_large_alloc_bytes", "round_large_bytes"})
+      if (!(a.number(key) > 0)) a.fail(key, "must be positive");
+    return c;
+  }();
+  return g;
+}
+
+double round_up(double bytes, double unit) { return std::ceil(bytes / unit) * unit; }
+
+// A distinct buffer some op saves for backward, and the earliest op (in forward order) that saves it: backward
+// runs in reverse, so the buffer is freed once that op's backward has run.
+struct SavedBuffer {
+  double elems = 0;
+  std::size_t first_saver = 0;
+};
+
+std::vector<SavedBuffer> saved_buffers(const Graph& graph) {
   const auto& ops = graph.ops;
-  std::unordered_set<int> saved;
+  std::unordered_map<int, std::size_t> first;  // storage id -> earliest saver
+  const auto note = [&](int storage, std::size_t saver) {
+    const auto [it, added] = first.emplace(storage, saver);
+    if (!added) it->second = std::min(it->second, saver);
+  };
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     if (op.saves_input)
-      for (int in : op.inputs) saved.insert(storage_of(ops, in));
-    if (op.saves_output) saved.insert(storage_of(ops, static_cast<int>(i)));
+      for (int in : op.inputs) note(storage_of(ops, in), i);
+    if (op.saves_output) note(storage_of(ops, static_cast<int>(i)), i);
   }
+  std::vector<SavedBuffer> out;
+  out.reserve(first.size());
+  for (const auto& [id, saver] : first) out.push_back({elems_of(ops, id), saver});
+  return out;
+}
+
+}  // namespace
+
+double saved_activation_elems(const Graph& graph) {
   double elems = 0;
-  for (int id : saved) elems += elems_of(ops, id);
+  for (const auto& b : saved_buffers(graph)) elems += b.elems;
   return elems;
 }
 
@@ -57,20 +109,31 @@ double saved_mask_bytes(const Graph& graph) {
   return bytes;
 }
 
-double saved_attention_score_bytes(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime) {
+namespace {
+
+// Bytes of unfused attention's score-sized tensors one attention op keeps for backward (0 for other ops).
+double attention_score_bytes(const Op& op, const PrecisionPlan& plan, const RuntimeProfile& runtime) {
+  if (op.kind != OpKind::kAttention || op.attn.fused) return 0;
   const double a = plan.bytes.act;
+  const auto& at = op.attn;
+  // What autograd holds per score element. The softmax output (its backward reads it): FP32 under autocast
+  // where softmax runs in FP32. In eager frameworks with dropout, the one-byte mask and the dropped
+  // probabilities the PV GEMM saves (at the activation precision: under autocast the FP16 copy it read);
+  // without dropout, under autocast, the FP16 copy of the FP32 probabilities the GEMM saves.
+  const bool fp32_probs = runtime.autocast_softmax_fp32 && plan.mixed && a < 4.0;
+  double per = fp32_probs ? 4.0 : a;
+  if (!runtime.fuse_elementwise_chains && at.dropout)
+    per += 1.0 + a;
+  else if (!runtime.fuse_elementwise_chains && fp32_probs)
+    per += a;
+  return per * static_cast<double>(at.batch * at.heads * at.q_len * at.kv_len);
+}
+
+}  // namespace
+
+double saved_attention_score_bytes(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime) {
   double bytes = 0;
-  for (const auto& op : graph.ops) {
-    if (op.kind != OpKind::kAttention || op.attn.fused) continue;
-    const auto& at = op.attn;
-    // The probabilities at the activation precision, and in eager training with dropout its one-byte mask.
-    // PyTorch's autograd also holds the dropped probabilities the PV GEMM read (and, under autocast, an FP32
-    // softmax output): counting those puts Lambda's published BERT batch sizes on 80 GB cards, which ran, 4-11%
-    // over the card (data/validation/check_recent.csv), so the estimate stays at what the measurements allow.
-    double per = a;
-    if (!runtime.fuse_elementwise_chains && at.dropout) per += 1.0;
-    bytes += per * static_cast<double>(at.batch * at.heads * at.q_len * at.kv_len);
-  }
+  for (const auto& op : graph.ops) bytes += attention_score_bytes(op, plan, runtime);
   return bytes;
 }
 
@@ -113,9 +176,27 @@ double embedding_table_bytes(const Graph& graph, bool training) {
   return bytes;
 }
 
+void set_comm_buffers(MemoryBreakdown& m, double bytes, double allocator_overhead) {
+  const double delta = bytes - m.comm_buffers;
+  m.comm_buffers = bytes;
+  m.allocated += delta;
+  m.reserved += delta * allocator_overhead;
+  m.total += delta * allocator_overhead;
+  m.fits = m.total <= m.capacity;
+}
+
+double memory_measure_bytes(const MemoryBreakdown& m, const std::string& measure) {
+  if (measure == "allocated") return m.allocated;
+  if (measure == "reserved") return m.reserved;
+  if (measure == "nvidia-smi") return m.total;
+  throw InputError("memory measure must be allocated, reserved or nvidia-smi, got '" + measure.substr(0, 40) + "'");
+}
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& o) {
+  const AllocatorGranularity& gran = allocator_granularity();
   MemoryBreakdown m;
+  double segment_rounding = 0;  // reserved beyond allocated: large requests rounded up to whole segments
   const auto& ops = graph.ops;
   // Tables are counted on their own (placement decides how much of them this GPU holds); the rest are dense.
   const double params = static_cast<double>(graph.dense_params());
@@ -132,28 +213,70 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
     m.weights = o.lora ? params * (plan.mixed ? 2.0 : plan.bytes.weight) + trained * trained_bytes
                        : params * trained_bytes;
     if (o.training) {
-      m.gradients = trained * trained_bytes;
+      // Mixed precision keeps FP32 gradients only: autocast's FP16 weight copies pass their gradient back through
+      // the cast, which frees it once the FP32 .grad has it (Hugging Face, "Model training anatomy": "4 bytes *
+      // number of parameters for either fp32 or mixed precision training (gradients are always kept in fp32)").
+      m.gradients = trained * (plan.mixed ? 4.0 : plan.bytes.weight);
       if (o.optimizer_step) m.optimizer_state = trained * optimizer_state_bytes_per_param(o.optimizer);
+      // What each op's backward frees: the saved buffers whose earliest saver it is (each its own allocation: rounded
+      // to min_block_bytes, and from min_large_alloc_bytes up to whole segments), its dropout mask, its attention
+      // scores.
+      std::vector<double> freed_at(ops.size(), 0.0);
+      double saved = 0, rounding = 0;
+      for (const auto& b : saved_buffers(graph)) {
+        const double bytes = round_up(b.elems * plan.bytes.act, gran.min_block_bytes);
+        freed_at[b.first_saver] += bytes;
+        saved += bytes;
+        if (bytes >= gran.min_large_alloc_bytes) rounding += round_up(bytes, gran.round_large_bytes) - bytes;
+      }
+      for (std::size_t i = 0; i < ops.size(); ++i)
+        freed_at[i] += (ops[i].saves_mask ? static_cast<double>(ops[i].out_elems) : 0.0) +
+                       attention_score_bytes(ops[i], plan, runtime);
       const double side = saved_mask_bytes(graph) + saved_attention_score_bytes(graph, plan, runtime);
-      const double full = saved_activation_elems(graph) * plan.bytes.act + side;
+      const double full = saved + side;
       // Checkpointed: the recomputed segment also holds its share of masks and attention scores (one of about
       // sqrt(n) segments).
       const double segments = std::max(1.0, std::ceil(std::sqrt(static_cast<double>(ops.size()))));
       m.activations = o.checkpointing
                           ? std::min(full, checkpointed_activation_elems(graph) * plan.bytes.act + side / segments)
                           : full;
+      segment_rounding = full > 0 ? rounding * m.activations / full : 0;
+      // Backward runs the ops in reverse; at op i autograd still holds what ops 0..i saved, plus the gradient of
+      // op i's output and the one it makes for its input (none where the input needs no gradient). The peak over
+      // the walk beyond everything saved is the working set at the peak (`transient`). With checkpointing the
+      // recomputed segment stands in for the saved buffers: the largest gradient pair is added.
+      const double a = plan.bytes.act;
+      const auto pair_at = [&](const Op& op) {
+        return (static_cast<double>(op.out_elems) + (op.needs_input_grad ? static_cast<double>(op.in_elems) : 0.0)) * a;
+      };
+      double peak = 0, alive = 0, pair = 0;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        alive += freed_at[i];
+        peak = std::max(peak, alive + pair_at(ops[i]));
+        pair = std::max(pair, pair_at(ops[i]));
+      }
+      m.transient = o.checkpointing ? pair : std::max(0.0, peak - full);
       if (o.lora && !o.checkpointing) m.activations += o.lora->saved_elems * plan.bytes.act;
     } else {
-      m.activations = live_buffer_elems(graph) * plan.bytes.act;
+      // Unfused attention also holds score-sized tensors while it runs: eager frameworks make each elementwise step
+      // (scale, mask, softmax) a new tensor, so two are alive at once; fused chains keep one.
+      double peak = live_buffer_elems(graph);
+      for (const auto& op : ops)
+        if (op.kind == OpKind::kAttention && !op.attn.fused)
+          peak = std::max(peak, static_cast<double>(op.in_elems + op.out_elems) +
+                                    (runtime.fuse_elementwise_chains ? 1.0 : 2.0) *
+                                        static_cast<double>(op.attn.batch * op.attn.heads * op.attn.q_len *
+                                                            op.attn.kv_len));
+      m.activations = peak * plan.bytes.act;
     }
   }
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
   if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, params);
-  m.total = (m.weights + m.gradients + m.optimizer_state + m.activations + m.workspace + m.comm_buffers +
-             m.embedding_tables) *
-                runtime.allocator_overhead +
-            m.runtime;
+  m.allocated = m.weights + m.gradients + m.optimizer_state + m.activations + m.transient + m.workspace +
+                m.comm_buffers + m.embedding_tables;
+  m.reserved = (m.allocated + segment_rounding) * runtime.allocator_overhead;
+  m.total = m.reserved + m.runtime;
   m.capacity = device.memory_bytes() * (o.serving ? o.serving->capacity_fraction : 1.0);
   m.fits = m.total <= m.capacity;
   return m;

@@ -1,6 +1,9 @@
-// Device memory of a step: weights, gradients, optimizer state, activations kept for backward, workspace
-// and the runtime's own footprint, against the GPU's capacity. One model for every mode: training and inference,
-// data-parallel buffers and embedding tables, LoRA adapters and language-model serving (MemoryOptions).
+// Device memory of a step: weights, gradients, optimizer state, activations kept for backward, the working set of
+// the op in flight, workspace and the runtime's own footprint, against the GPU's capacity. One model for every mode:
+// training and inference, data-parallel buffers and embedding tables, LoRA adapters and language-model serving
+// (MemoryOptions). Three measures, as PyTorch reports them: `allocated` (torch.cuda.max_memory_allocated),
+// `reserved` (max_memory_reserved: with the caching allocator's rounding and slack) and `total` (reserved plus the
+// CUDA context: what nvidia-smi shows and what must fit in the card).
 #pragma once
 
 #include <cstdint>
@@ -26,10 +29,19 @@ struct MemoryBreakdown {
   double runtime = 0;          // CUDA context, library kernels
   double comm_buffers = 0;     // data parallel: gradient buckets (DDP) or the fusion buffer (Horovod)
   double embedding_tables = 0; // embedding-bag tables held on this GPU, with their optimizer state
-  double total = 0;            // sum, times the allocator overhead
+  double transient = 0;        // training: the gradients of the op in flight in backward (its output's and input's)
+  double allocated = 0;        // peak bytes held by tensors: the sum above (without runtime), blocks rounded
+  double reserved = 0;         // allocated with the caching allocator's segment rounding and slack
+  double total = 0;            // reserved plus the runtime's context (nvidia-smi)
   double capacity = 0;         // the GPU's memory
   bool fits = true;
 };
+
+// The data-parallel reduction's buffers set to `bytes` (replacing what was counted), every measure kept consistent.
+void set_comm_buffers(MemoryBreakdown& m, double bytes, double allocator_overhead);
+
+// The three measures of a breakdown; `measure` is allocated, reserved or nvidia-smi. InputError for another name.
+double memory_measure_bytes(const MemoryBreakdown& m, const std::string& measure);
 
 // Bytes of optimizer state per parameter (fp32): momentum 4, Adam 8, LAMB 8.
 double optimizer_state_bytes_per_param(OptimizerKind kind);
