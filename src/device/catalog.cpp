@@ -99,13 +99,17 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   d.chip = r.text("chip");
   d.compute_capability = r.text("compute_capability");
   {
-    const auto dot = d.compute_capability.find('.');
-    try {
-      if (dot == std::string::npos) throw std::invalid_argument("no dot");
-      d.sm_version = std::stoi(d.compute_capability.substr(0, dot)) * 10 + std::stoi(d.compute_capability.substr(dot + 1));
-    } catch (const std::exception&) {
+    // Major and minor are one or two digits each (1.0 to 12.x so far): no overflow on "666666666.6" (found by
+    // fuzz_gpu_toml, fuzz/regressions/gpu_toml/).
+    const std::string& cc = d.compute_capability;
+    const auto dot = cc.find('.');
+    auto digits = [](std::string_view v) {
+      return !v.empty() && v.size() <= 2 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (dot == std::string::npos || !digits(std::string_view(cc).substr(0, dot)) ||
+        !digits(std::string_view(cc).substr(dot + 1)))
       r.fail("compute_capability", "is not of the form '8.6'");
-    }
+    d.sm_version = std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
   }
   d.sm_count = static_cast<int>(r.number("sm_count"));
   d.cuda_cores = static_cast<int>(r.number("cuda_cores"));
