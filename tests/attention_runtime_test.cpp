@@ -212,7 +212,8 @@ TEST(RuntimeProfiles, CaffeChoosesConvolutionsUnderItsEightMegabyteWorkspace) {
   const Prediction caffe = predict(r);
   const RuntimeProfile& profile = find_runtime("caffe");
   EXPECT_LE(profile.conv_workspace_limit_bytes, 8.0 * 1024 * 1024);
-  r.runtime = "mxnet";  // the same cuDNN 5 generation and autotuning, without the cap
+  r.runtime = "mxnet";  // the same cuDNN 5 generation (MXNet 0.x) and autotuning, without the cap
+  r.runtime_version = "0.9";
   const Prediction mxnet = predict(r);
   EXPECT_LT(caffe.samples_per_s, mxnet.samples_per_s);
   // Caffe's SGD touches each parameter blob with four kernels (clear, weight decay, momentum update, apply).

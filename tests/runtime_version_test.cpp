@@ -284,19 +284,21 @@ TEST(TuringTensorCap, LambdaTitanRtxOver2080TiFp32) {
   EXPECT_LE(ratio, 1.22) << "geometric mean " << ratio;
 }
 
-// MXNet's default (0.9) is the 2016 cuDNN 5 generation of published.csv's MXNet rows; MXNet 1.x builds against
-// cuDNN 7+, whose kernels run at today's rate (library_efficiency 0.60 -> 1.0 by a [[version]] rule).
+// MXNet's default is its last release (1.9, cuDNN 7+ builds, kernels at today's rate); the 2016-17 0.x builds
+// of published.csv's and DLInfBench's MXNet rows ran cuDNN 5 (library_efficiency 1.0 -> 0.70 by a [[version]] rule).
 TEST(RuntimeVersion, VersionRulesSetNumbersToo) {
-  const RuntimeProfile old_mxnet = find_runtime("mxnet");
+  const RuntimeProfile mxnet = find_runtime("mxnet");
+  EXPECT_DOUBLE_EQ(mxnet.library_efficiency, 1.0);
   // The cuDNN 5 generation runs below today's kernels (the torch7 value, docs/calibration.md); 1.x is at 1.0.
-  EXPECT_LT(old_mxnet.library_efficiency, 0.8);
-  EXPECT_DOUBLE_EQ(at_version(old_mxnet, "1.7").library_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(at_version(old_mxnet, "0.12").library_efficiency, old_mxnet.library_efficiency);
+  EXPECT_LT(at_version(mxnet, "0.9").library_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(at_version(mxnet, "0.12").library_efficiency, at_version(mxnet, "0.9").library_efficiency);
+  EXPECT_DOUBLE_EQ(at_version(mxnet, "1.7").library_efficiency, 1.0);
   PredictRequest r;
   r.model = "vgg16";
   r.gpu = "titan-x-pascal";
   r.runtime = "mxnet";
   r.batch = 32;
+  r.runtime_version = "0.9";
   const double v09 = predict(r).samples_per_s;
   r.runtime_version = "1.7";
   const double v17 = predict(r).samples_per_s;
