@@ -212,6 +212,35 @@ TEST(LlmParallel, PlanSearchFindsLayoutsThatFitFastestFirst) {
 // Published runs: calibration (llm_parallel.csv, read while the model was built) and evaluation
 // (llm_parallel_eval.csv, frozen at the commit that added it, before any prediction was run).
 // The rows name model configs by repository path; the reader finds them from the file's folder's parents.
+TEST(LlmParallel, Fp8SpeedsUpOnlyTheLinearGemmsAndAddsCasts) {
+  // Transformer Engine's GEMM profiling guide (docs/features/low_precision_training/gemm_profiling): the linear
+  // projections are the only ops whose speed the FP8 setting changes; attention (FlashAttention), norms and
+  // activations run the same in every mode, and FP8 adds quantization (cast) work. So FP8 training is faster than
+  // BF16 but by less than the FP8/BF16 tensor peak ratio (2x on H100), and the gap widens as attention grows
+  // with the sequence.
+  PredictRequest r;
+  r.gpu = "h100-sxm5-80gb";
+  r.model = "llama-3-8b";
+  r.mode = "train";
+  r.runtime = "megatron-lm";
+  r.attention = "flash";
+  r.gpus = 8;
+  r.global_batch = 64;
+  const auto speedup = [&](std::int64_t seq) {
+    r.seq = seq;
+    r.precision = "amp-bf16";
+    const double bf16 = predict(r).parallel->tokens_per_s_per_gpu;
+    r.precision = "fp8";
+    const auto fp8 = predict(r).parallel;
+    EXPECT_GT(fp8->step.fp8_scaling_us, 0);
+    return fp8->tokens_per_s_per_gpu / bf16;
+  };
+  const double short_seq = speedup(2048), long_seq = speedup(8192);
+  EXPECT_GT(short_seq, 1.0);
+  EXPECT_LT(short_seq, 2.0);
+  EXPECT_LT(long_seq, short_seq);
+}
+
 ValidationReport report_of(const std::string& file) {
   return validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
 }

@@ -192,6 +192,9 @@ struct TrainingSetup {
   ArchitectureProfile arch;
   ModelSource model;
   PrecisionPlan plan;
+  // FP8 training: the plan of the transformer blocks' linear GEMMs (Transformer Engine modules); `plan` runs the
+  // rest (attention core, LM head, elementwise) in BF16.
+  std::optional<PrecisionPlan> fp8_linear;
   AttentionPlan attention;
   Fabric fabric;
   double peak_tflops = 0;   // the compute precision's dense tensor peak (MFU denominator)
@@ -199,7 +202,7 @@ struct TrainingSetup {
 };
 
 TrainingSetup resolve_setup(const PredictRequest& request) {
-  TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model), {}, {}, {}, 0, std::nullopt};
+  TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model), {}, std::nullopt, {}, {}, 0, std::nullopt};
   PredictRequest& r = s.r;
   s.arch = architecture_for(s.device);
   if (!s.model.decoder_llm)
@@ -208,8 +211,9 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
   if (r.lora_rank > 0) throw InputError("--lora-rank fine-tunes on one GPU; the training-layout flags apply to full training");
   if (r.seq == 0) r.seq = s.model.default_seq;
   if (r.precision == "fp8") {
-    // Transformer Engine FP8 training: the GEMMs run on the FP8 tensor pipe, everything else (and the master
-    // weights, gradients and optimizer) as bf16 mixed precision.
+    // Transformer Engine FP8 training: the blocks' linear layers (TE modules) run FP8 GEMMs; the attention core,
+    // the LM head (Megatron-Core's output_layer is a plain ColumnParallelLinear), everything else and the master
+    // weights, gradients and optimizer run as bf16 mixed precision.
     const auto fp8 = s.arch.math_pipe("fp8");
     if (!fp8 || s.device.peak(*fp8) <= 0)
       throw UnsupportedError("fp8 training needs FP8 tensor cores (sm_89 or newer); " + s.device.id + " is sm_" +
@@ -217,9 +221,10 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
                              {"precision.fp8_training", {{"gpu", s.device.id}}});
     s.plan = resolve_precision("amp-bf16", s.device, s.arch, s.runtime, true);
     s.plan.name = "fp8";
-    s.plan.matmul_pipe = *fp8;
-    s.plan.note = "FP8 GEMMs (Transformer Engine), bf16 mixed precision elsewhere";
+    s.plan.note = "FP8 GEMMs in the blocks' linear layers (Transformer Engine, with its cast kernels), attention and LM head in bf16";
     s.plan.note_code = ReasonCode{};
+    s.fp8_linear = s.plan;
+    s.fp8_linear->matmul_pipe = *fp8;
   } else {
     s.plan = resolve_precision(r.precision, s.device, s.arch, s.runtime, true);
   }
@@ -232,7 +237,7 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
   }
   const int nics = std::max(1, static_cast<int>(std::lround(c.nics_per_gpu * r.gpus)));
   s.fabric = resolve_fabric(s.device, r.gpus, r.nodes, r.interconnect, network, nics);
-  s.peak_tflops = s.device.peak(s.plan.matmul_pipe);
+  s.peak_tflops = s.device.peak(s.fp8_linear ? s.fp8_linear->matmul_pipe : s.plan.matmul_pipe);
   double best = 0;
   std::string where;
   for (const auto& inst : default_price_catalog().instances)
@@ -292,15 +297,36 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   const std::vector<Op> ops = sharded_ops(g, d, l);
   const KernelCostModel km(s.device, s.arch);
   const CostContext ctx{km, s.runtime, s.plan, true};
+  const std::optional<CostContext> fp8_ctx =
+      s.fp8_linear ? std::optional<CostContext>{CostContext{km, s.runtime, *s.fp8_linear, true}} : std::nullopt;
+  const auto& c = llm_training_constants();
   LayerTimes t;
   int first_block = -1;
+  std::vector<int> fp8_inputs;  // graph inputs of the block's FP8 linears already cast (Q, K and V share one)
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const int block = block_of(ops[i].name, nullptr);
     if (block >= 0 && first_block < 0) first_block = block;
     if (block > 0) continue;
-    const double f = phase_us(ops, i, Phase::kForward, ctx);
+    const Op& op = ops[i];
+    const bool te_linear = fp8_ctx && block == 0 && op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0;
+    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx);
     // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
-    const double b = phase_us(ops, i, Phase::kBackward, ctx);
+    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx);
+    if (te_linear) {
+      // Transformer Engine's casts around the FP8 GEMMs: the input once per distinct input (a norm writes FP8
+      // itself and only its transpose is built, in backward), the output gradient of every linear.
+      const int input = op.inputs.empty() ? -1 : op.inputs.front();
+      if (std::find(fp8_inputs.begin(), fp8_inputs.end(), input) == fp8_inputs.end()) {
+        fp8_inputs.push_back(input);
+        const bool from_norm = input >= 0 && ops[static_cast<std::size_t>(input)].kind == OpKind::kNorm;
+        const double in = static_cast<double>(op.in_elems);
+        const KernelCost cast = km.streaming(0, in * (from_norm ? c.fp8_norm_output_transpose_bytes : c.fp8_input_cast_transpose_bytes));
+        (from_norm ? b : f) += cast.time_us + cast.launches * s.runtime.gpu_gap_per_kernel_us;
+      }
+      const KernelCost grad = km.streaming(0, static_cast<double>(op.out_elems) * c.fp8_grad_cast_transpose_bytes);
+      b += grad.time_us + grad.launches * s.runtime.gpu_gap_per_kernel_us;
+      t.fp8_amax_bytes_per_layer += c.fp8_amax_bytes_per_linear;
+    }
     if (block == 0) {
       t.layer_fwd_us += f;
       t.layer_bwd_us += b;
@@ -317,6 +343,7 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   const double n = 1e9;
   const Work w = optimizer_work(OptimizerKind::kAdamW, n);
   t.optimizer_us_per_param = km.streaming(w.flops, w.bytes).time_us / n;
+  if (s.fp8_linear) t.fp8_weight_cast_us_per_param = km.streaming(0, n * c.fp8_weight_cast_transpose_bytes_per_param).time_us / n;
   if (cache) (*cache)[key] = t;
   return t;
 }
@@ -370,7 +397,9 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.bound_us.fill(0);
   p.bound_us[static_cast<int>(Bound::kTensorCompute)] = st.compute_us + st.optimizer_us;
   p.bound_us[static_cast<int>(Bound::kLatency)] = st.bubble_us;
-  p.bound_us[static_cast<int>(Bound::kCommunication)] = st.tp_comm_us + st.cp_comm_us + st.ep_comm_us + st.pp_comm_us + st.dp_comm_us;
+  // FP8's per-step scaling work is mostly its amax all-reduces (latency-bound collectives).
+  p.bound_us[static_cast<int>(Bound::kCommunication)] =
+      st.tp_comm_us + st.cp_comm_us + st.ep_comm_us + st.pp_comm_us + st.dp_comm_us + st.fp8_scaling_us;
   int best = 0;
   for (int i = 1; i < static_cast<int>(Bound::kCount); ++i)
     if (p.bound_us[i] > p.bound_us[best]) best = i;

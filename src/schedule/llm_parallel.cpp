@@ -48,6 +48,17 @@ LlmTrainingConstants load_constants() {
     if (v < 0 || v > 1) sch.fail("megatron_dp_overlap", "fsdp_dp_overlap and tp_comm_exposed are shares in [0, 1]");
   TomlFields mfu(top.table("mfu"), file + " [mfu]");
   c.attention_flops_per_token_coeff = mfu.number("attention_flops_per_token_coeff");
+  TomlFields fp8(top.table("fp8"), file + " [fp8]");
+  c.fp8_input_cast_transpose_bytes = fp8.number("input_cast_transpose_bytes_per_elem");
+  c.fp8_norm_output_transpose_bytes = fp8.number("norm_output_transpose_bytes_per_elem");
+  c.fp8_grad_cast_transpose_bytes = fp8.number("grad_cast_transpose_bytes_per_elem");
+  c.fp8_weight_cast_transpose_bytes_per_param = fp8.number("weight_cast_transpose_bytes_per_param");
+  c.fp8_amax_bytes_per_linear = fp8.number("amax_bytes_per_linear");
+  c.fp8_amax_reductions_per_microbatch = static_cast<int>(fp8.number("amax_reductions_per_microbatch"));
+  for (double v : {c.fp8_input_cast_transpose_bytes, c.fp8_norm_output_transpose_bytes, c.fp8_grad_cast_transpose_bytes,
+                   c.fp8_weight_cast_transpose_bytes_per_param, c.fp8_amax_bytes_per_linear,
+                   static_cast<double>(c.fp8_amax_reductions_per_microbatch)})
+    if (v < 0) fp8.fail("input_cast_transpose_bytes_per_elem", "the [fp8] byte counts and reductions cannot be negative");
   return c;
 }
 
@@ -293,6 +304,15 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   out.cp_comm_us = mm * layers * (cp_fwd + cp_bwd);
   out.ep_comm_us = mm * layers * (ep_fwd + ep_bwd);
   out.pp_comm_us = mm * 2.0 * p2p;
+  // FP8 delayed scaling: the amaxes of every FP8 tensor are all-reduced (MAX) over the tensor x context x data
+  // ranks when each micro-batch's forward and backward end (a synchronising collective of a few KB, so its
+  // latency); the weights are cast to FP8 once per step.
+  double amax_per_mb = 0;
+  if (t.fp8_amax_bytes_per_layer > 0) {
+    const GroupLink amax_group = group_link(f, l.tp * l.cp * l.dp, 1);
+    amax_per_mb = c.fp8_amax_reductions_per_microbatch *
+                  group_allreduce_us(amax_group, layers * t.fp8_amax_bytes_per_layer);
+  }
   const double pipeline = mm * stage + out.bubble_us;
 
   // Data parallelism over the replicas (expert parameters over the replicas that share an expert).
@@ -334,7 +354,8 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   else
     out.optimizer_us = owned * t.optimizer_us_per_param;
 
-  out.step_us = pipeline + out.dp_comm_us + out.optimizer_us;
+  out.fp8_scaling_us = mm * amax_per_mb + params_per_gpu(d, l) * t.fp8_weight_cast_us_per_param;
+  out.step_us = pipeline + out.dp_comm_us + out.optimizer_us + out.fp8_scaling_us;
   return out;
 }
 

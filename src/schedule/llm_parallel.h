@@ -70,6 +70,11 @@ struct LlmTrainingConstants {
   double tp_comm_exposed = 1;
   double offload_bytes_per_param = 6, offload_host_params_per_s = 1e9;
   double attention_flops_per_token_coeff = 12;
+  // Transformer Engine FP8 training ([fp8]): cast kernel bytes, the per-step weight cast and the amax reductions.
+  double fp8_input_cast_transpose_bytes = 4, fp8_norm_output_transpose_bytes = 2, fp8_grad_cast_transpose_bytes = 4;
+  double fp8_weight_cast_transpose_bytes_per_param = 4;
+  double fp8_amax_bytes_per_linear = 12;
+  int fp8_amax_reductions_per_microbatch = 2;
 };
 const LlmTrainingConstants& llm_training_constants();
 
@@ -95,6 +100,10 @@ struct LayerTimes {
   double first_fwd_us = 0, first_bwd_us = 0;  // embedding (first stage)
   double last_fwd_us = 0, last_bwd_us = 0;    // final norm, LM head and loss (last stage)
   double optimizer_us_per_param = 0;          // the update of one parameter on the GPU
+  // FP8 training (Transformer Engine); zero otherwise. The cast kernels around each FP8 GEMM are inside the
+  // layer times above; these are what runs once per step or as a collective.
+  double fp8_weight_cast_us_per_param = 0;    // the BF16 -> FP8 weight cast and transpose, once per step
+  double fp8_amax_bytes_per_layer = 0;        // amaxes of one block's FP8 tensors, all-reduced per micro-batch
 };
 
 // The collective groups' links: tensor parallel innermost, then context, data (expert parallel inside it) and
@@ -127,6 +136,7 @@ struct ParallelStepCost {
   double dp_comm_us = 0;       // data-parallel reduction / ZeRO gathers left after overlap
   double dp_comm_total_us = 0; // the same before overlap
   double optimizer_us = 0;     // the update (on the host with offload, with its PCIe copies)
+  double fp8_scaling_us = 0;   // FP8: amax all-reduces per micro-batch and the weight casts once per step
   std::int64_t microbatches = 0;
 };
 // `act_bytes`: bytes per activation element of the compute precision. `host_link_gbps`: the GPU's PCIe link.
