@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace perfcast {
@@ -278,17 +280,31 @@ Tensor GraphBuilder::norm(const Tensor& x, NormKind kind, std::int64_t channels,
   return out_of(push(std::move(op), name, stem));
 }
 
+namespace {
+// A norm's channel axis must exist: axis 1 for batch and group norm, the last axis for layer and RMS norm. An
+// imported graph can hand a scalar or a vector to any of them.
+void require_rank(const Tensor& x, std::size_t rank, const char* what, const std::string& name) {
+  if (x.shape.size() < rank)
+    throw InputError(fmt::format("{} '{}' needs an input of rank {} or more, got rank {}", what, name, rank,
+                                 x.shape.size()));
+}
+}  // namespace
+
 Tensor GraphBuilder::batch_norm(const Tensor& x, const std::string& name) {
+  require_rank(x, 2, "batch norm", name);
   return norm(x, NormKind::kBatch, x.shape[1], 8, name);
 }
 Tensor GraphBuilder::layer_norm(const Tensor& x, const std::string& name) {
+  require_rank(x, 1, "layer norm", name);
   return norm(x, NormKind::kLayer, x.shape.back(), 8, name);
 }
 Tensor GraphBuilder::rms_norm(const Tensor& x, const std::string& name) {
+  require_rank(x, 1, "RMS norm", name);
   return norm(x, NormKind::kRms, x.shape.back(), 5, name);
 }
 Tensor GraphBuilder::group_norm(const Tensor& x, std::int64_t groups, const std::string& name) {
-  if (x.shape[1] % groups != 0) throw InputError("group_norm channels not divisible by groups");
+  require_rank(x, 2, "group norm", name);
+  if (groups <= 0 || x.shape[1] % groups != 0) throw InputError("group_norm channels not divisible by groups");
   return norm(x, NormKind::kGroup, x.shape[1], 8, name);
 }
 
