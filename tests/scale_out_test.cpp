@@ -93,7 +93,10 @@ TEST(Collectives, PcieServersShareSwitchesAndSockets) {
   const double four = resolve_fabric(quadro, 4, 1, "pcie3", "").intra_bw_gbps;
   const double eight = resolve_fabric(quadro, 8, 1, "pcie3", "").intra_bw_gbps;
   EXPECT_GT(two, four);
-  EXPECT_GT(four, eight);
+  // NCCL's topology model (src/graph/topo.h): a hop through an Intel root complex costs INTEL_P2P_OVERHEAD (6/5),
+  // PCI_BW 12 -> 10 GB/s; Skylake-and-later UPI (SKL_QPI_BW 10 GB/s) takes nothing further from that.
+  EXPECT_NEAR(four / two, 1.0 / 1.2, 0.01);
+  EXPECT_LE(eight, four + 1e-9);
   // GeForce Turing has no PCIe peer-to-peer: staged through host memory.
   const Fabric ti = resolve_fabric(find_gpu("rtx-2080-ti"), 4, 1, "pcie3", "");
   EXPECT_TRUE(ti.staged_through_host);
