@@ -168,7 +168,9 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "and backward efficiencies and Torch7's CPU traits (per-image unfold + GEMM, serial elementwise loops) were set"
   echo "with these rows in view. Torch7 rows: jcjohnson/cnn-benchmarks on dual Xeon E5-2630 v3 (forward + backward,"
   echo "batch 16; the same tables time a GTX 1080 51x faster on ResNet-152). PaddlePaddle rows: MKL-DNN VGG-19 training"
-  echo "on two Xeon Gold 6148."
+  echo "on two Xeon Gold 6148. Session 10 added batch-1 BERT-base inference in PyTorch 1.8.1 on two Xeon Platinum 8275CL"
+  echo "(Hugging Face's CPU scaling blog, sequence 20-512) and the batch-1 terms of data/cpu_cost.toml (taken from"
+  echo "sources with those rows in view, none fitted): they went from 2.8-4.5x to 1.5-2.5x too fast."
   echo
   cat "$tmp/cpu.md"
   echo
