@@ -181,7 +181,8 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "ONNX Runtime 1.2 on the offline-fused model) and ResNeXt-101 32x8d at batch 1 on one Xeon Platinum 8180 socket"
   echo "(Intel's convnet-benchmark-py, PyTorch 1.2). Every row is predicted 2-5.4x too fast: batch-1 inference reaches"
   echo "4-8% of these CPUs' FP32 peak, a regime the calibration rows (training at batch 16-256) do not hold. Too few"
-  echo "rows to judge the 20% target; reported as it came out."
+  echo "rows to judge the 20% target; reported as it came out. Session 10's batch-1 terms (data/cpu_cost.toml, chosen"
+  echo "without this file in view) moved it from median 318% / mean 284% to 202% / 196%."
   echo
   cat "$tmp/eval_cpu.md"
   echo
