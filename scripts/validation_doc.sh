@@ -168,7 +168,9 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "and backward efficiencies and Torch7's CPU traits (per-image unfold + GEMM, serial elementwise loops) were set"
   echo "with these rows in view. Torch7 rows: jcjohnson/cnn-benchmarks on dual Xeon E5-2630 v3 (forward + backward,"
   echo "batch 16; the same tables time a GTX 1080 51x faster on ResNet-152). PaddlePaddle rows: MKL-DNN VGG-19 training"
-  echo "on two Xeon Gold 6148."
+  echo "on two Xeon Gold 6148. Session 10 added batch-1 BERT-base inference in PyTorch 1.8.1 on two Xeon Platinum 8275CL"
+  echo "(Hugging Face's CPU scaling blog, sequence 20-512) and the batch-1 terms of data/cpu_cost.toml (taken from"
+  echo "sources with those rows in view, none fitted): they went from 2.8-4.5x to 1.5-2.5x too fast."
   echo
   cat "$tmp/cpu.md"
   echo
@@ -179,7 +181,8 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "ONNX Runtime 1.2 on the offline-fused model) and ResNeXt-101 32x8d at batch 1 on one Xeon Platinum 8180 socket"
   echo "(Intel's convnet-benchmark-py, PyTorch 1.2). Every row is predicted 2-5.4x too fast: batch-1 inference reaches"
   echo "4-8% of these CPUs' FP32 peak, a regime the calibration rows (training at batch 16-256) do not hold. Too few"
-  echo "rows to judge the 20% target; reported as it came out."
+  echo "rows to judge the 20% target; reported as it came out. Session 10's batch-1 terms (data/cpu_cost.toml, chosen"
+  echo "without this file in view) moved it from median 318% / mean 284% to 202% / 196%."
   echo
   cat "$tmp/eval_cpu.md"
   echo

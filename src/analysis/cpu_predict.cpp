@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/predict.h"
 #include "analysis/request_resolution.h"
@@ -110,10 +111,23 @@ Prediction predict_cpu(const PredictRequest& request) {
   }
   const Graph graph = build(r.batch);
   const CpuCostModel costs(cpu, crt, cpu_cost_constants(), math);
-  const CpuCostContext ctx{costs, runtime, plan, training};
-  StepCost step = schedule_cpu_step(graph, ctx,
-                                    StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,
-                                                r.fused_optimizer.value_or(crt.optimizer_fused), r.grad_accum});
+  // The framework's per-op host costs come from its GPU profile (the same Python, dispatcher and autograd); the
+  // CUDA launch and cuDNN/cuBLAS setup terms do not apply on a CPU. The CPU itself is the host: its clock scales them.
+  std::optional<RuntimeProfile> framework_host;
+  const auto& gpu_runtimes = runtime_catalog();
+  const auto same = std::find_if(gpu_runtimes.begin(), gpu_runtimes.end(), [&](const RuntimeProfile& g) { return g.id == crt.id; });
+  if (same != gpu_runtimes.end() && same->host_op_us > 0) {
+    framework_host = *same;
+    framework_host->host_overhead_per_kernel_us = 0;
+    framework_host->host_library_call_us = 0;
+  }
+  CpuCostContext ctx{costs, runtime, plan, training};
+  ctx.framework_host = framework_host ? &*framework_host : nullptr;
+  ctx.weight_bytes = static_cast<double>(graph.params()) * plan.bytes.weight;
+  StepOptions step_options{training, r.optimizer_step, optimizer, r.checkpointing,
+                           r.fused_optimizer.value_or(crt.optimizer_fused), r.grad_accum};
+  step_options.host_time_scale = cpu_cost_constants().reference_host_ghz / cpu.avx2_allcore_ghz;
+  StepCost step = schedule_cpu_step(graph, ctx, step_options);
   const MemoryBreakdown memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   Prediction p = prediction_for(r, std::move(device), runtime, model);
   if (!r.runtime_version.empty())

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/data_files.h"
+#include "cost/attention_passes.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
 #include "graph/op_arithmetic.h"
@@ -31,6 +32,9 @@ CpuCostConstants load_constants() {
   c.single_core_dram_gbps = positive("single_core_dram_gbps");
   c.two_socket_efficiency = positive("two_socket_efficiency");
   c.gpu_over_cpu_claim = positive("gpu_over_cpu_claim");
+  c.parallel_grain_elements = positive("parallel_grain_elements");
+  c.omp_fork_join_us_per_thread = positive("omp_fork_join_us_per_thread");
+  c.reference_host_ghz = positive("reference_host_ghz");
   if (c.cache_resident_fraction > 1) f.fail("cache_resident_fraction", "must be at most 1");
   if (c.two_socket_efficiency > 1) f.fail("two_socket_efficiency", "must be at most 1");
   if (const auto* src = t["sources"].as_table())
@@ -72,6 +76,20 @@ double CpuCostModel::shape_efficiency(const MatmulGeometry& g) const {
   return std::max(1e-3, spread * k / (k + c_.gemm_k_half));
 }
 
+double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {
+  const double blocks = static_cast<double>(g.batch) * std::ceil(static_cast<double>(g.m) / c_.gemm_block_m) *
+                        std::ceil(static_cast<double>(g.n) / c_.gemm_block_n);
+  return std::clamp(blocks, 1.0, static_cast<double>(cpu_.total_cores()));
+}
+
+double CpuCostModel::streaming_threads(double elements) const {
+  const double cores = cpu_.total_cores();
+  if (!(elements > 0)) return cores;
+  return std::clamp(std::ceil(elements / c_.parallel_grain_elements), 1.0, cores);
+}
+
+double CpuCostModel::fork_join_us() const { return c_.omp_fork_join_us_per_thread * cpu_.total_cores(); }
+
 double CpuCostModel::bandwidth_bytes_per_us(double working_set_bytes) const {
   const double cache = (cpu_.l2_total_bytes() + cpu_.l3_total_bytes()) * c_.cache_resident_fraction;
   if (working_set_bytes <= cache)
@@ -85,14 +103,22 @@ KernelCost CpuCostModel::finish(KernelCost k, Bound compute_bound) const {
   return k;
 }
 
-KernelCost CpuCostModel::gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency) const {
+KernelCost CpuCostModel::gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency,
+                              double cold_bytes) const {
   KernelCost k;
   k.flops = flops;
   k.bytes = bytes;
   k.algorithm = "gemm";
   k.shape_efficiency = shape_efficiency(g);
   k.compute_us = flops / (gemm_flops_per_us(efficiency) * k.shape_efficiency);
-  k.memory_us = bytes / bandwidth_bytes_per_us(bytes);
+  cold_bytes = std::clamp(cold_bytes, 0.0, bytes);
+  const double warm = bytes - cold_bytes;
+  k.memory_us = warm > 0 ? warm / bandwidth_bytes_per_us(warm) : 0.0;
+  if (cold_bytes > 0) {
+    // Only the cores that hold output blocks stream the weights: few streams reach less than the channels' peak.
+    const double dram = cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_;
+    k.memory_us += cold_bytes / std::min(dram, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
+  }
   return finish(k, unit_ == "amx" ? Bound::kCpuMatrix : Bound::kCpuVector);
 }
 
@@ -106,7 +132,7 @@ KernelCost CpuCostModel::depthwise(double flops, double bytes) const {
   return finish(k, Bound::kCpuVector);
 }
 
-KernelCost CpuCostModel::streaming(double flops, double bytes, double launches) const {
+KernelCost CpuCostModel::streaming(double flops, double bytes, double launches, double elements) const {
   KernelCost k;
   k.flops = flops;
   k.bytes = bytes;
@@ -120,6 +146,15 @@ KernelCost CpuCostModel::streaming(double flops, double bytes, double launches) 
     // A loop on `cores` cores: their share of the FMA peak, and at most what that many cores stream.
     k.compute_us *= cpu_.total_cores() / cores;
     bw = std::min(bw, cores * c_.single_core_dram_gbps * 1e3);
+  }
+  const double threads = streaming_threads(elements);
+  if (threads < cpu_.total_cores()) {
+    // Below the grain the loop runs on `threads` cores: their share of the FMA peak and of the bandwidth.
+    const double cached = (launches > 0 ? bytes / launches : bytes) <= (cpu_.l2_total_bytes() + cpu_.l3_total_bytes()) * c_.cache_resident_fraction;
+    const double per_core = cached ? cpu_.vector_clock_ghz() * 1e3 * c_.cache_bytes_per_clk_per_core
+                                   : c_.single_core_dram_gbps * 1e3;
+    k.compute_us = std::max(k.compute_us, flops / (cpu_.peak_tflops("fp32") * 1e6 * threads / cpu_.total_cores()));
+    bw = std::min(bw, threads * per_core);
   }
   k.memory_us = bytes / bw;
   return finish(k, Bound::kCpuVector);
@@ -145,6 +180,12 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   const auto& m = ctx.model;
   const auto& rt = m.runtime();
   const double phase_eff = forward ? 1.0 : rt.backward_efficiency;
+  // A pass over a model whose weights overflow the caches evicts each op's weights before the next pass uses
+  // them: at batch 1 they stream from DRAM every time.
+  const auto& cc = cpu_cost_constants();
+  const double cache = (m.cpu().l2_total_bytes() + m.cpu().l3_total_bytes()) * cc.cache_resident_fraction;
+  const double cold = ctx.weight_bytes > cache ? static_cast<double>(op.params) * ctx.plan.bytes.weight : 0.0;
+  bool parallel = true;  // the op's calls each open a parallel region over the intra-op team
   // Backward: one call for the input gradient and one for the weight gradient where each exists.
   const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
   switch (op.kind) {
@@ -171,11 +212,11 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         out.cost.compute_us += gemm_calls * rt.gemm_call_overhead_us;
         out.cost.time_us += gemm_calls * rt.gemm_call_overhead_us;
       } else {
-        out.cost = m.gemm(conv_as_gemm(op.conv), w.flops, w.bytes, rt.conv_efficiency * phase_eff);
+        out.cost = m.gemm(conv_as_gemm(op.conv), w.flops, w.bytes, rt.conv_efficiency * phase_eff, cold);
       }
       break;
     case OpKind::kMatmul:
-      out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+      out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff, cold);
       break;
     case OpKind::kAttention: {
       // The scores GEMM's shape: batch x heads products of [q_len, head_dim] x [head_dim, kv_len].
@@ -184,14 +225,41 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       g.m = op.attn.q_len;
       g.n = op.attn.kv_len;
       g.k = op.attn.head_dim;
-      out.cost = m.gemm(g, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+      if (op.attn.fused) {
+        out.cost = m.gemm(g, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+        break;
+      }
+      // Unfused (eager): the QK^T and PV batched GEMMs, then each elementwise pass over the scores between them
+      // as its own call (scale, mask, softmax, dropout in training: the GPU path's chain, cost/attention_passes.h).
+      const double gemms = forward ? 2.0 : 4.0;
+      const double gemm_flops = 2.0 * matmul_flops(g) * (forward ? 1.0 : 2.0);
+      const double score_elems = static_cast<double>(g.batch * g.m * g.n);
+      const ScorePasses sp = score_passes(op.attn, phase, ctx.fusion, ctx.plan, ctx.training);
+      out.cost = m.gemm(g, gemm_flops, std::max(0.0, w.bytes - 2.0 * score_elems * ctx.plan.bytes.act),
+                        rt.matmul_efficiency * phase_eff);
+      const KernelCost s = m.streaming(std::max(0.0, w.flops - gemm_flops), score_elems * sp.bytes_per_elem,
+                                       sp.kernels, score_elems);
+      out.cost.flops += s.flops;
+      out.cost.bytes += s.bytes;
+      out.cost.compute_us += s.compute_us;
+      out.cost.memory_us += s.memory_us;
+      out.cost.time_us += s.time_us;
+      out.cost.launches = (gemms + sp.kernels) * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+      out.host_us = out.cost.launches * m.fork_join_us();
+      return out;
+    }
+    default: {
+      // Elements per call: the op reads its input and writes its output.
+      const double elements = w.bytes / (2.0 * ctx.plan.bytes.act * calls);
+      out.cost = m.streaming(w.flops, w.bytes, calls, elements);
+      parallel = m.streaming_threads(elements) > 1;
       break;
     }
-    default:
-      out.cost = m.streaming(w.flops, w.bytes);
-      break;
   }
   out.cost.launches = calls * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+  // The cores' side of each call: the OpenMP region's fork and join (the framework's own dispatch is added by
+  // schedule/cpu_step.cpp).
+  out.host_us = parallel ? out.cost.launches * m.fork_join_us() : 0.0;
   return out;
 }
 

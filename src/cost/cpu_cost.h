@@ -28,6 +28,9 @@ struct CpuCostConstants {
   double single_core_dram_gbps = 0;         // what one core's loads and stores stream from DRAM
   double two_socket_efficiency = 0;         // two sockets' rate over twice one socket's (NUMA, UPI/xGMI traffic)
   double gpu_over_cpu_claim = 0;            // the seed question's "thousands of times faster" as a number
+  double parallel_grain_elements = 0;       // elementwise loops below this many elements run on one thread
+  double omp_fork_join_us_per_thread = 0;   // one OpenMP parallel region per thread of the team
+  double reference_host_ghz = 0;            // clock of the host the runtimes' per-op host costs are quoted for
   std::string file;
   std::map<std::string, std::string> sources;
 };
@@ -41,11 +44,20 @@ class CpuCostModel {
 
   // One GEMM-like op (convolution as implicit GEMM, linear, batched matmul, attention core) of geometry g:
   // `efficiency` is the library's fraction of peak for this op class (and phase).
-  KernelCost gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency) const;
+  // `cold_bytes` of `bytes` (weights a batch-1 pass evicted since their last use) come from DRAM whatever the
+  // working set, at what the GEMM's working cores stream.
+  KernelCost gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency, double cold_bytes = 0) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
-  // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls.
-  KernelCost streaming(double flops, double bytes, double launches = 1) const;
+  // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls over
+  // `elements` each (0 = large): below the grain a loop runs on fewer threads, at what those threads stream.
+  KernelCost streaming(double flops, double bytes, double launches = 1, double elements = 0) const;
+  // Threads an elementwise loop of `elements` runs on (all cores when 0).
+  double streaming_threads(double elements) const;
+  // Time of one OpenMP parallel region over all the cores (the intra-op team).
+  double fork_join_us() const;
+  // Cores a GEMM's output blocks keep busy.
+  double gemm_threads(const MatmulGeometry& g) const;
 
   // Achievable bytes/us for an op that moves `working_set_bytes`: the caches' when it fits them, else DRAM's.
   double bandwidth_bytes_per_us(double working_set_bytes) const;
@@ -73,6 +85,11 @@ struct CpuCostContext {
   const RuntimeProfile& fusion;  // the CPU runtime in GPU-runtime terms, for fusion_of
   const PrecisionPlan& plan;
   bool training = true;
+  // The framework's per-op host costs (the GPU profile of the same framework, launch and GPU-library terms
+  // zeroed: docs/host-model.md), or null to charge the CPU profile's dispatch_us_per_op per call.
+  const RuntimeProfile* framework_host = nullptr;
+  // The model's weight bytes: when they overflow the caches a pass reads each op's weights from DRAM.
+  double weight_bytes = 0;
 };
 
 // Forward or backward cost of ops[index] on the CPU (fusion decided by fusion_of with the CPU runtime's switches).

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cost/attention_kernels.h"
+#include "cost/attention_passes.h"
 #include "cost/embedding_cost.h"
 #include "graph/op_arithmetic.h"
 
@@ -267,24 +268,22 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   return k;
 }
 
+}  // namespace
+
 // DRAM traffic of the elementwise kernels between the two GEMMs of unfused attention, per score element.
 // A framework that fuses elementwise chains runs one softmax kernel (read, write). An eager one runs each
 // step of the textbook code (BERT/GPT-2 in Hugging Face and NVIDIA's examples) as its own kernel: scale by
 // 1/sqrt(d), add the mask, softmax, dropout (training; it also writes a 1-byte mask); autocast runs softmax in
 // FP32 (a cast in, FP32 probabilities and dropout, a cast back to FP16 for the PV GEMM). Backward mirrors it.
-struct ScorePasses {
-  double bytes_per_elem = 0;
-  double kernels = 1;
-};
-
-ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostContext& ctx) {
-  const double a = ctx.plan.bytes.act;
-  if (ctx.runtime.fused_scale_mask_softmax) {
+ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const RuntimeProfile& runtime,
+                         const PrecisionPlan& plan, bool training) {
+  const double a = plan.bytes.act;
+  if (runtime.fused_scale_mask_softmax) {
     // One kernel reads the raw scores and writes the probabilities in the activation type (softmax in fp32
     // registers); dropout stays a kernel of its own. Backward: dropout's, then one softmax-and-scale kernel
     // (gradient and probabilities in, gradient out).
     ScorePasses sp{2.0 * a, 1.0};
-    const bool dropout = attn.dropout && (phase == Phase::kBackward || ctx.training);
+    const bool dropout = attn.dropout && (phase == Phase::kBackward || training);
     if (phase == Phase::kBackward) sp.bytes_per_elem = 3.0 * a;
     if (dropout) {
       sp.bytes_per_elem += 2.0 * a + 1.0;
@@ -292,8 +291,8 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostC
     }
     return sp;
   }
-  if (ctx.runtime.fuse_elementwise_chains) return {2.0 * a, 1.0};
-  const bool fp32_softmax = ctx.runtime.autocast_softmax_fp32 && ctx.plan.mixed && a < 4.0;
+  if (runtime.fuse_elementwise_chains) return {2.0 * a, 1.0};
+  const bool fp32_softmax = runtime.autocast_softmax_fp32 && plan.mixed && a < 4.0;
   const double p = fp32_softmax ? 4.0 : a;  // probability bytes
   ScorePasses sp{0, 0};
   const auto kernel = [&](double bytes) {
@@ -305,7 +304,7 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostC
     kernel(2 * a);  // + mask
     if (fp32_softmax) kernel(a + p);  // cast to FP32
     kernel(2 * p);  // softmax
-    if (ctx.training && attn.dropout) kernel(2 * p + 1);  // dropout: output and its mask
+    if (training && attn.dropout) kernel(2 * p + 1);  // dropout: output and its mask
     if (fp32_softmax) kernel(p + a);  // cast for the PV GEMM
   } else {
     if (fp32_softmax) kernel(a + p);  // gradient of the cast back
@@ -315,6 +314,12 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostC
     kernel(2 * a);  // scale backward (the mask add passes the gradient through)
   }
   return sp;
+}
+
+namespace {
+
+ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostContext& ctx) {
+  return score_passes(attn, phase, ctx.runtime, ctx.plan, ctx.training);
 }
 
 KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {

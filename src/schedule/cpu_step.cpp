@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "graph/op_arithmetic.h"
+#include "schedule/step.h"
 
 namespace perfcast {
 
@@ -49,10 +50,46 @@ StepCost schedule_cpu_step(const Graph& graph, const CpuCostContext& ctx, const 
     for (auto& e : s.entries)
       if (e.phase == Phase::kUpdate) repeat(e, 1.0 / options.grad_accum);
   }
+  // The framework's issue cost per entry: its measured per-op host costs (the same keys and rules as the GPU
+  // path, docs/host-model.md) when the framework has them, else the CPU profile's dispatch per call. Entries are
+  // forward ops, backward ops in reverse, then the casts, accumulation and update pushed above.
   const double dispatch_us = m.runtime().dispatch_us_per_op;
+  const RuntimeProfile* fh = ctx.framework_host;
+  const std::size_t n = ops.size();
+  const std::size_t first_op = ctx.plan.mixed ? 1 : 0;
+  const std::size_t recompute_end = first_op + n + (options.training && options.checkpointing ? n - 1 : 0);
+  for (std::size_t k = 0; k < s.entries.size(); ++k) {
+    auto& e = s.entries[k];
+    if (fh) {
+      const Op* op = nullptr;
+      EntrySource from = EntrySource::kOther;
+      if (k >= first_op && k < first_op + n) {
+        op = &ops[k - first_op];
+        from = EntrySource::kForward;
+      } else if (k >= first_op + n && k < recompute_end) {
+        from = EntrySource::kRecompute;  // op unknown here: recompute entries skip the loss
+      } else if (options.training && k >= recompute_end && k < recompute_end + n) {
+        op = &ops[n - 1 - (k - recompute_end)];
+        from = EntrySource::kBackward;
+      } else if (e.phase == Phase::kUpdate) {
+        from = EntrySource::kOptimizer;
+      }
+      const double framework = from == EntrySource::kRecompute
+                                   ? (e.cost.launches > 0 ? fh->host_op_us * e.cost.launches : 0.0)
+                                   : entry_host_us(e, op, from, *fh, options, tensors);
+      e.host_us += framework * options.host_time_scale;
+    } else {
+      e.host_us += e.cost.launches * dispatch_us;
+    }
+  }
+  if (fh) {
+    // The loop's own Python once per step; in training the engine's AccumulateGrad node per parameter tensor.
+    s.host_us += fh->host_step_us * options.host_time_scale;
+    if (options.training) s.host_us += fh->host_accumulate_grad_us * tensors * options.host_time_scale;
+  }
   for (const auto& e : s.entries) {
     s.gpu_us += e.cost.time_us;
-    s.host_us += e.cost.launches * dispatch_us;
+    s.host_us += e.host_us;
     s.launches += e.cost.launches;
     s.flops += e.cost.flops;
     s.bytes += e.cost.bytes;

@@ -18,14 +18,6 @@ double parameter_tensors(const Graph& graph) {
   return n;
 }
 
-namespace {
-
-// Where a step entry comes from, for its host cost.
-enum class EntrySource {
-  kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer, kOther
-};
-
-// CPU time (at the reference host) the framework spends issuing one entry beside its launches.
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
                      const StepOptions& options, double tensors) {
   const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
@@ -63,8 +55,6 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
   }
   return 0;
 }
-
-}  // namespace
 
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
   StepCost s;

@@ -19,6 +19,16 @@ struct StepOptions {
   double host_time_scale = 1;   // host CPU time per unit of the runtime's quoted cost (reference / host single-thread speed)
 };
 
+// Where a step entry comes from, for its host cost (docs/host-model.md).
+enum class EntrySource {
+  kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer, kOther
+};
+
+// CPU time (at the reference host) the framework spends issuing one entry beside its launches: the runtime's
+// per-op, autograd, library-call and optimizer costs. `op` is null for entries that are not a graph op.
+double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
+                     const StepOptions& options, double tensors);
+
 struct StepCost {
   std::vector<OpCost> entries;  // every op in every phase, in execution order
   double gpu_us = 0;            // kernel time plus inter-kernel gaps
