@@ -372,7 +372,7 @@ TEST(ScaleOutValidation, PublishedMultiGpuRunsMeetTheTargets) {
 
 TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatchet) {
   // data/validation/check_scaling.csv: NVIDIA DeepLearningExamples multi-GPU tables (PyTorch DDP, MXNet and TF
-  // Horovod on DGX-1, DGX-2 and DGX A100), gathered after the multi-GPU model was set. Since session 11 one constant
+  // Horovod on DGX-1, DGX-2 and DGX A100), gathered after the multi-GPU model was set. Since session 10 one constant
   // is fitted to it (sync_cv of the one-process-per-GPU strategies, leave-one-source-out 4.95 points: tools/fit_scaling.py).
   const ScalingStats s = scaling_stats(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/check_scaling.csv");
   std::printf("check_scaling: multi-GPU median APE %.1f%% (1-GPU %.1f%%), efficiency error %.1f points over %d rows\n",
@@ -381,7 +381,7 @@ TEST(ScaleOutValidation, DeepLearningExamplesMultiGpuCheckSetStaysWithinItsRatch
   EXPECT_EQ(s.multi_rows, 88);
   // Ratchets (session 5: median APE 16.1%, efficiency error 5.5 points; session 6 with the bucket copies: 14.4%,
   // 5.0 points; perfect scaling is 9.1 points off). Its misses are listed in docs/scale-out-validation.md.
-  EXPECT_LE(s.mean_eff_error, 4.8) << "mean efficiency error, points";  // session 11: 4.50 (sync_cv fitted here)
+  EXPECT_LE(s.mean_eff_error, 4.8) << "mean efficiency error, points";  // session 10: 4.50 (sync_cv fitted here)
   EXPECT_LE(s.median_ape, 15.5) << "median throughput APE of multi-GPU rows, %";
 }
 
