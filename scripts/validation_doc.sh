@@ -115,7 +115,9 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "(median 47.1% -> 12.8%, every row predicted 17-53% too slow before): the BERT engine runs packed tokens without"
   echo "padding (the seq_mean column: 177 real tokens of 384, SQuAD v1.1's 54% padding), and the RGB layer runs on INT8"
   echo "tensor cores over kCHW4-padded channels instead of FP32 CUDA cores (a third of the A100 step at batch 2048)."
-  echo "Known miss: L4 ResNet-50 at batch 32 with CUDA graphs, 48% too slow."
+  echo "Known miss: L4 ResNet-50 at batch 32 with CUDA graphs, 48% too slow: at that batch each INT8 activation (26 MB"
+  echo "at most) fits the L4's 48 MB L2 between kernels, where perfcast sends every kernel's bytes to DRAM (73% of its"
+  echo "predicted step); L2 residency between kernels is not modelled."
   echo
   cat "$tmp/mlperf.md"
   echo
