@@ -98,6 +98,7 @@ PredictRequest request_from_row(const ConfigRow& row) {
     if (r.batch <= 0) throw InputError("batch must be positive, got " + row.batch);
   }
   r.seq = parse_count(row.seq, "seq", 0);
+  r.seq_mean = parse_count(row.seq_mean, "seq_mean", 0);
   const std::int64_t n_gpus = parse_count(row.n_gpus, "n_gpus", 1);
   if (n_gpus <= 0) throw InputError("n_gpus must be positive, got " + row.n_gpus);
   r.gpus = static_cast<int>(n_gpus);

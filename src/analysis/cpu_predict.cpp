@@ -97,6 +97,8 @@ Prediction predict_cpu(const PredictRequest& request) {
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
+  if (r.seq_mean > 0)
+    throw InputError("--seq-mean needs a GPU runtime that runs sequences without padding (tensorrt), not a CPU runtime");
   const RuntimeProfile runtime = crt.as_runtime();
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   const MemoryOptions mem_opts = memory_options(r, optimizer);

@@ -29,6 +29,9 @@ void check_request(const PredictRequest& r) {
                      "(perfcast predict --mode serve)");
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
+  if (r.seq_mean < 0) throw InputError("seq_mean must be a positive integer, got " + std::to_string(r.seq_mean));
+  if (r.seq_mean > 0 && r.mode != "infer")
+    throw InputError("--seq-mean (sequences run without padding) applies to --mode infer, not --mode " + r.mode);
   // Beyond these no GPU holds even the input tensor, and no system has that many GPUs (data/limits.toml); they
   // also keep shape products inside 64 bits.
   const InputLimits& limits = input_limits();
@@ -125,10 +128,22 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");
+  if (r.seq_mean > 0) {
+    if (!model.sequence)
+      throw InputError("--seq-mean applies to sequence models; '" + r.model + "' takes fixed-size inputs");
+    if (r.seq_mean > r.seq)
+      throw InputError("--seq-mean " + std::to_string(r.seq_mean) + " is longer than --seq " + std::to_string(r.seq) +
+                       " (the longest sequence)");
+    if (!runtime.variable_sequence_length)
+      throw InputError("runtime '" + runtime.id + "' pads every sequence to --seq; --seq-mean needs a runtime that "
+                       "runs without padding (variable_sequence_length in data/runtimes: tensorrt)");
+  }
+  // Without padding every layer works on the real tokens only: the graph is built at their mean length.
+  const std::int64_t costed_seq = r.seq_mean > 0 ? r.seq_mean : r.seq;
   MemoryOptions mem_opts = memory_options(r, optimizer);
 
   const AttentionPlan attention = attention_plan_for(r, runtime, device, training);
-  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime, attention); };
+  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, costed_seq}, runtime, attention); };
   if (plan.name == "int8" && !runtime.int8_convolution) check_int8_convolutions(build(1), runtime, device);
   // Recommendation models: where the embedding tables live (schedule/embedding_placement.h) sets how much of them
   // each GPU holds before the batch is sized, and adds its transfers to the step below.
@@ -294,7 +309,8 @@ void finalize_prediction(Prediction& p) {
   p.step_us = step;
   const double gpus = p.scale ? p.scale->gpus_total : 1;
   p.samples_per_s = static_cast<double>(p.request.batch) * gpus / (step * 1e-6);
-  if (p.sequence) p.tokens_per_s = p.samples_per_s * static_cast<double>(p.request.seq);
+  if (p.sequence)
+    p.tokens_per_s = p.samples_per_s * static_cast<double>(p.request.seq_mean > 0 ? p.request.seq_mean : p.request.seq);
   // The primary bound is where most of the step goes; a step waiting on the host, the input pipeline or
   // communication is bound there even when kernels dominate the busy time.
   int best = 0;

@@ -39,6 +39,9 @@ struct PredictRequest {
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits
   std::int64_t seq = 0;             // 0 = the model's default
+  // Mean real tokens per sequence when the runtime drops padding (variable sequence length, e.g. TensorRT's
+  // BERT plugins over packed tokens): the encoder is costed at this length; 0 = every sequence padded to seq.
+  std::int64_t seq_mean = 0;
   bool optimizer_step = true;
   std::optional<std::string> optimizer;  // sgd | adam | adamw | lamb; default by model family
   std::optional<bool> fused_optimizer;   // fused update kernel (apex FusedAdam, fused=True); default: the runtime's

@@ -103,6 +103,7 @@ struct RequestFlags {
   bool fused_optimizer = false;    // --fused-optimizer
   bool unfused_optimizer = false;  // --unfused-optimizer
   std::string grad_accum;
+  std::string seq_mean;
   // Parallel LLM training layout (--tp --pp --dp --ep --cp --vpp --zero --micro-batch --global-batch --train-tokens).
   std::string tp, pp, dp, ep, cp, vpp, zero, micro_batch, global_batch, train_tokens;
   bool sequence_parallel = false, no_sequence_parallel = false, overlap_grad_reduce = false;

@@ -92,6 +92,7 @@ PredictRequest RequestFlags::to_request() const {
   if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
+  if (!seq_mean.empty()) r.seq_mean = parse_count(seq_mean, "--seq-mean", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
   if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
   if (!host_cores.empty()) r.host_cores = static_cast<int>(parse_count(host_cores, "--host-cores", false));
@@ -163,6 +164,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_option("--batch", f.batch,
                  "samples per GPU per step, or 'max' for the largest that fits (" + d.batch_help + ")");
   app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
+  app.add_option("--seq-mean", f.seq_mean,
+                 "mean real tokens per sequence for a runtime that runs without padding (TensorRT's variable-length "
+                 "BERT plugins): cost follows these tokens, --seq stays the longest");
   app.add_option("--context", f.context, "decode: tokens already in the KV cache");
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
   app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();

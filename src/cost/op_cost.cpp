@@ -194,15 +194,12 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   return best;
 }
 
-KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
+// One convolution on `pipe`, its channels as given (conv_cost decides the pipe and any channel padding).
+KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe pipe) {
   const auto& c = op.conv;
   const auto& km = ctx.kernels;
   const auto& cc = ctx.kernels.constants();
   const ElemBytes eb = ctx.plan.bytes;
-  // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
-  // layer) run on CUDA cores in FP32 math (cuDNN 7/8 tensor-op requirements; padding C to 8 needs NHWC inputs
-  // prepared by the framework, which the runtimes modelled here do not do).
-  const Pipe pipe = (is_tensor_pipe(ctx.plan.conv_pipe) && (c.c_in / c.groups) % 8 != 0) ? Pipe::kFp32 : ctx.plan.conv_pipe;
   const double in_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const MatmulGeometry fwd = conv_as_gemm(c);
@@ -245,6 +242,29 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
     accumulate(k, km.streaming(0, 2.0 * (in_b + out_b) * passes, 2.0 * passes));
   }
   return k;
+}
+
+KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
+  const auto& c = op.conv;
+  // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
+  // layer) run on CUDA cores in FP32 math (cuDNN 7/8 tensor-op requirements), unless the runtime reformats the
+  // input into a channel-padded vectorized layout itself (TensorRT's kCHW4 / kHWC8): then the layer stays on
+  // tensor cores and its padded channels cost math and bytes.
+  const bool tensor = is_tensor_pipe(ctx.plan.conv_pipe);
+  const bool odd_channels = (c.c_in / c.groups) % 8 != 0;
+  if (!tensor || !odd_channels) return conv_cost_on(op, phase, ctx, ctx.plan.conv_pipe);
+  const double pad = ctx.plan.bytes.act == 1.0   ? ctx.runtime.conv_input_channel_pad_int8
+                     : ctx.plan.bytes.act == 2.0 ? ctx.runtime.conv_input_channel_pad_half
+                                                 : 0.0;
+  if (pad <= 0 || c.groups != 1 || is_depthwise(c)) return conv_cost_on(op, phase, ctx, Pipe::kFp32);
+  const auto step = static_cast<std::int64_t>(pad);
+  const std::int64_t ci = (c.c_in + step - 1) / step * step;
+  const double grow = static_cast<double>(ci) / static_cast<double>(c.c_in);
+  Op wide = op;
+  wide.conv.c_in = ci;
+  wide.in_elems = static_cast<std::int64_t>(static_cast<double>(op.in_elems) * grow);
+  wide.weight_elems = static_cast<std::int64_t>(static_cast<double>(op.weight_elems) * grow);
+  return conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
 }
 
 KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {

@@ -28,6 +28,7 @@ struct ConfigRow {
   std::string parallel;                // optional column: LLM training layout, "tp=8 pp=4 zero=1 gb=512 recompute=full"
   std::string optimizer;               // optional column: sgd, adam, adamw or lamb (default: the model family's)
   std::string checkpointing;           // optional column: yes/no, activation checkpointing
+  std::string seq_mean;                // optional column: mean real tokens per sequence run without padding (<= seq)
   std::string memory_measure;          // memory columns, read only with measurements: allocated, reserved or nvidia-smi
   std::optional<double> memory_mib;    //   the measured peak in MiB under that measure
   std::string oom;                     //   yes: the run did not fit in memory; no: it ran

@@ -145,6 +145,7 @@ const std::map<std::string_view, Text>& table() {
       // perfcast predict (report/prediction_report.cpp): the English is the report as it always read.
       {"p.title", {"perfcast prediction: {} on {} ({}), {} {} {}, batch {}", "perfcast 预测：{} 在 {}（{}）上，{} {} {}，批大小 {}"}},
       {"p.title_seq", {", seq {}", "，序列长度 {}"}},
+      {"p.title_seq_mean", {" (mean {} real tokens, no padding)", "（平均 {} 个真实词元，无填充）"}},
       {"p.title_context", {", context {}", "，上下文 {}"}},
       {"p.note", {"  note: ", "  注："}},
       {"p.throughput", {"  throughput      {:>12.1f} samples/s{}\n", "  吞吐量          {:>12.1f} 样本/秒{}\n"}},

@@ -119,6 +119,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["precision_note"] = p.precision_note;
   j["batch"] = r.batch;
   j["seq"] = p.sequence ? json(r.seq) : json(nullptr);
+  if (p.sequence && r.seq_mean > 0) j["seq_mean"] = r.seq_mean;
   if (r.context > 0) j["context"] = r.context;
   if (!r.kv_precision.empty()) j["kv_precision"] = r.kv_precision;
   j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
@@ -290,6 +291,7 @@ std::string prediction_title(const Prediction& p, Lang lang) {
   return fmt::format(fmt::runtime(msg("p.title", lang)), r.model, p.device.id, p.device.name, runtime_label(r), r.mode,
                      r.precision, r.batch) +
          (p.sequence ? fmt::format(fmt::runtime(msg("p.title_seq", lang)), r.seq) : "") +
+         (p.sequence && r.seq_mean > 0 ? fmt::format(fmt::runtime(msg("p.title_seq_mean", lang)), r.seq_mean) : "") +
          (r.context > 0 ? fmt::format(fmt::runtime(msg("p.title_context", lang)), r.context) : "");
 }
 

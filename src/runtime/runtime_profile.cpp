@@ -118,6 +118,13 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
   r.int8_convolution = flag_or("int8_convolution", r.int8_convolution);
+  r.variable_sequence_length = flag_or("variable_sequence_length", r.variable_sequence_length);
+  r.conv_input_channel_pad_int8 = f.number_or("conv_input_channel_pad_int8", r.conv_input_channel_pad_int8);
+  r.conv_input_channel_pad_half = f.number_or("conv_input_channel_pad_half", r.conv_input_channel_pad_half);
+  for (const char* key : {"conv_input_channel_pad_int8", "conv_input_channel_pad_half"}) {
+    const double v = f.number_or(key, 0);
+    if (v < 0 || v > 64 || v != static_cast<double>(static_cast<int>(v))) f.fail(key, "must be a whole number 0-64");
+  }
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");

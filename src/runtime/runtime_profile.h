@@ -52,6 +52,13 @@ struct RuntimeProfile {
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
+  // Runs sequences without padding (packed tokens with per-sequence offsets): --seq-mean is what is costed.
+  bool variable_sequence_length = false;
+  // Tensor-core convolutions on inputs whose channels are not a multiple of 8 (the RGB layer): the runtime
+  // reformats the input into a vectorized layout padded to this many channels (TensorRT kCHW4 for INT8, kHWC8
+  // for FP16) and keeps the layer on tensor cores; 0 = the layer runs on CUDA cores in FP32 math.
+  double conv_input_channel_pad_int8 = 0;
+  double conv_input_channel_pad_half = 0;
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
   bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)

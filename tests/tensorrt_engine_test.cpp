@@ -1,0 +1,105 @@
+// TensorRT as NVIDIA's MLPerf Inference submissions run it, checked against what the engine is documented to do
+// and against published MLPerf results (data/validation/mlperf_inference.csv):
+// - layer fusion (TensorRT developer guide, 'Types of Fusions'): batch norm folds into the convolution's weights,
+//   bias, ReLU and the residual add run in its epilogue, so ResNet-50 v1.5 launches one kernel per convolution
+//   (53 of them: the stem, 16 bottlenecks of three, 4 projection shortcuts) and none for its 53 batch norms,
+//   49 ReLUs and 16 adds;
+// - the RGB input layer runs on tensor cores over channels padded to the vectorized layout (kCHW4 for INT8),
+//   where cuDNN under PyTorch runs it on CUDA cores;
+// - BERT runs packed tokens without padding (the MLPerf BERT builder's cu_seqlens input), so its cost follows the
+//   real tokens per sequence; runtimes that pad refuse --seq-mean.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/predict.h"
+#include "analysis/validate.h"
+#include "core/error.h"
+
+namespace perfcast {
+namespace {
+
+PredictRequest engine(const std::string& gpu, const std::string& model, std::int64_t batch) {
+  PredictRequest r;
+  r.gpu = gpu;
+  r.model = model;
+  r.runtime = "tensorrt";
+  r.mode = "infer";
+  r.precision = "int8";
+  r.batch = batch;
+  return r;
+}
+
+double launches_of(const Prediction& p, OpKind kind) {
+  double n = 0;
+  for (const auto& e : p.step.entries)
+    if (e.kind == kind) n += e.cost.launches;
+  return n;
+}
+
+TEST(TensorRtEngine, ResNet50LaunchesOneKernelPerConvolutionAndNoneForItsBatchNormsReluOrAdds) {
+  const Prediction p = predict(engine("a100-pcie-40gb", "resnet50_v1_5", 256));
+  EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kConv), 53);
+  EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kNorm), 0);
+  EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kElementwise), 0);
+}
+
+TEST(TensorRtEngine, RgbLayerRunsOnInt8TensorCoresOverPaddedChannels) {
+  const Prediction trt = predict(engine("a100-pcie-40gb", "resnet50_v1_5", 256));
+  PredictRequest eager = engine("a100-pcie-40gb", "resnet50_v1_5", 256);
+  eager.runtime = "pytorch";
+  eager.precision = "fp16";
+  const Prediction torch = predict(eager);
+  const auto first_conv = [](const Prediction& p) -> const OpCost& {
+    for (const auto& e : p.step.entries)
+      if (e.kind == OpKind::kConv) return e;
+    ADD_FAILURE() << "no convolution";
+    return p.step.entries.front();
+  };
+  EXPECT_EQ(first_conv(trt).cost.pipe, Pipe::kTcInt8);
+  EXPECT_EQ(first_conv(torch).cost.pipe, Pipe::kFp32);  // cuDNN: tensor-op convolutions need C % 8 == 0
+}
+
+// MLPerf Inference v1.0 closed, NVIDIA A100-PCIex1_TRT, ResNet-50 Offline: 31063.5 samples/s at batch 2048;
+// v3.0 A100-PCIe-80GBx1_TRT bert-99 Offline: 3168.14 samples/s (SQuAD v1.1, 46% of the 384 positions real).
+TEST(TensorRtEngine, MlperfOfflineThroughputsWithinAQuarter) {
+  const Prediction rn = predict(engine("a100-pcie-40gb", "resnet50_v1_5", 2048));
+  EXPECT_NEAR(rn.samples_per_s / 31063.5, 1.0, 0.25);
+  PredictRequest b = engine("a100-pcie-80gb", "bert_large_squad", 1024);
+  b.seq = 384;
+  b.seq_mean = 177;
+  const Prediction bert = predict(b);
+  EXPECT_NEAR(bert.samples_per_s / 3168.14, 1.0, 0.25);
+  // Tokens per second count the real tokens only.
+  ASSERT_TRUE(bert.tokens_per_s);
+  EXPECT_DOUBLE_EQ(*bert.tokens_per_s, bert.samples_per_s * 177);
+}
+
+TEST(TensorRtEngine, PaddedRuntimesAndLongerThanSeqRefuseSeqMean) {
+  PredictRequest r = engine("a100-pcie-80gb", "bert_large_squad", 64);
+  r.seq = 384;
+  r.seq_mean = 400;
+  EXPECT_THROW(predict(r), InputError);
+  r.seq_mean = 177;
+  r.runtime = "pytorch";
+  r.precision = "fp16";
+  EXPECT_THROW(predict(r), InputError);
+  r.runtime = "tensorrt";
+  r.mode = "train";
+  EXPECT_THROW(predict(r), InputError);
+}
+
+// data/validation/mlperf_inference.csv (calibration): 47.1% median before the two engine facts above, 12.8% with
+// them. Ratchet at that figure plus a margin; every row within 2x.
+TEST(TensorRtEngine, MlperfCalibrationFileStaysWithinItsRatchet) {
+  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/mlperf_inference.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_EQ(s.rows, 10);
+  EXPECT_LE(s.median_ape, 14.0);
+  EXPECT_GE(s.within_2x, 1.0);
+}
+
+}  // namespace
+}  // namespace perfcast
