@@ -40,16 +40,6 @@ Pipe cuda_pipe_for(const PrecisionPlan& plan, const DeviceSpec& d) {
   return Pipe::kFp32;
 }
 
-// Adds a second kernel's cost to a running total for one op.
-void accumulate(KernelCost& total, const KernelCost& k) {
-  total.flops += k.flops;
-  total.bytes += k.bytes;
-  total.compute_us += k.compute_us;
-  total.memory_us += k.memory_us;
-  total.time_us += k.time_us;
-  total.launches += k.launches;
-}
-
 // Output tile of the non-fused Winograd variant cuDNN offers for an r x r filter. cuDNN names these kernels by
 // their input tile: winogradForwardData4x4 / Output4x4 for 3x3 filters, i.e. alpha = 4 and F(2x2,3x3) (its 5x5
 // kernels are ..._9x9_5x5: alpha = 9). The 5x5 case stays at F(2x2,5x5): the alpha = 9 transforms carry arithmetic
