@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/toml_reader.h"
 #include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
 
 namespace perfcast {
 
@@ -147,8 +148,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   const double phase_eff = forward ? 1.0 : rt.backward_efficiency;
   // Backward: one call for the input gradient and one for the weight gradient where each exists.
   const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
-  switch (op.kind) {
-    case OpKind::kConv:
+  switch (op_kind_info(op.kind).cost_rule) {
+    case CostRule::kConv:
       if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
       } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
@@ -174,10 +175,10 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         out.cost = m.gemm(conv_as_gemm(op.conv), w.flops, w.bytes, rt.conv_efficiency * phase_eff);
       }
       break;
-    case OpKind::kMatmul:
+    case CostRule::kMatmul:
       out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
       break;
-    case OpKind::kAttention: {
+    case CostRule::kAttention: {
       // The scores GEMM's shape: batch x heads products of [q_len, head_dim] x [head_dim, kv_len].
       MatmulGeometry g;
       g.batch = op.attn.batch * op.attn.heads;
@@ -187,7 +188,9 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       out.cost = m.gemm(g, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
       break;
     }
-    default:
+    case CostRule::kEmbeddingBag:  // no CPU rule of their own: their forward_work/backward_work bytes, streamed
+    case CostRule::kInteraction:
+    case CostRule::kStreaming:
       out.cost = m.streaming(w.flops, w.bytes);
       break;
   }

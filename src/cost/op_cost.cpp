@@ -7,6 +7,7 @@
 #include "cost/attention_kernels.h"
 #include "cost/embedding_cost.h"
 #include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
 
 namespace perfcast {
 
@@ -418,26 +419,26 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
     return out;
   }
   const auto& km = ctx.kernels;
-  switch (op.kind) {
-    case OpKind::kConv:
+  switch (op_kind_info(op.kind).cost_rule) {
+    case CostRule::kConv:
       out.cost = conv_cost(op, phase, ctx);
       return out;
-    case OpKind::kMatmul:
+    case CostRule::kMatmul:
       out.cost = matmul_cost(op, phase, ctx);
       return out;
-    case OpKind::kAttention:
+    case CostRule::kAttention:
       out.cost = attention_cost(op, phase, ctx);
       return out;
-    case OpKind::kEmbeddingBag:
+    case CostRule::kEmbeddingBag:
       out.cost = embedding_bag_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, km);
       return out;
-    case OpKind::kInteraction:
+    case CostRule::kInteraction:
       // Its Gram products run on the matmul pipe (tensor cores where the precision has them: NVIDIA's
       // dot_based_interact kernels use WMMA, TorchRec's a batched GEMM).
       out.cost = interaction_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, ctx.plan.matmul_pipe, km);
       return out;
-    default:
-      break;
+    case CostRule::kStreaming:
+      break;  // below: the op's forward_work/backward_work bytes as one streaming kernel
   }
   Work w = phase == Phase::kForward ? forward_work(op, ctx.plan.bytes, ctx.training) : backward_work(op, ctx.plan.bytes);
   double launches = static_cast<double>(op.repeats);
