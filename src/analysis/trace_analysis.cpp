@@ -15,6 +15,7 @@
 #include "core/toml_reader.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
+#include "graph/op_kinds.h"
 #include "import/model_source.h"
 #include "import/trace_model.h"
 
@@ -98,15 +99,8 @@ double union_length(std::vector<std::pair<double, double>> iv) {
 
 std::string fmt_pct(double x) { return std::to_string(static_cast<int>(std::lround(100 * x))) + "%"; }
 
-// The op classes of the cost model as `perfcast trace` groups them: the op kind's name, with layout copies counted
-// as elementwise traffic (data/trace_kernels.toml puts transpose kernels there).
-// Embedding-bag lookups share the trace's "embedding" class (FBGEMM kernels); the dot interaction is a batched
-// product, with the matmuls.
-std::string class_of_op_kind(OpKind k) {
-  if (k == OpKind::kEmbeddingBag) return "embedding";
-  if (k == OpKind::kInteraction) return "matmul";
-  return k == OpKind::kDataMovement ? "elementwise" : std::string(op_kind_name(k));
-}
+// The op classes of the cost model as `perfcast trace` groups them: the op table's trace class.
+std::string class_of_op_kind(OpKind k) { return std::string(op_kind_info(k).trace_class); }
 
 bool backward_span(const std::string& name) {
   return name.find("Backward") != std::string::npos || name.find("evaluate_function") != std::string::npos;

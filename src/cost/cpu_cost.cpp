@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/toml_reader.h"
 #include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
 
 namespace perfcast {
 
@@ -188,8 +189,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   bool parallel = true;  // the op's calls each open a parallel region over the intra-op team
   // Backward: one call for the input gradient and one for the weight gradient where each exists.
   const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
-  switch (op.kind) {
-    case OpKind::kConv:
+  switch (op_kind_info(op.kind).cost_rule) {
+    case CostRule::kConv:
       if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
       } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
@@ -215,10 +216,10 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         out.cost = m.gemm(conv_as_gemm(op.conv), w.flops, w.bytes, rt.conv_efficiency * phase_eff, cold);
       }
       break;
-    case OpKind::kMatmul:
+    case CostRule::kMatmul:
       out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff, cold);
       break;
-    case OpKind::kAttention: {
+    case CostRule::kAttention: {
       // The scores GEMM's shape: batch x heads products of [q_len, head_dim] x [head_dim, kv_len].
       MatmulGeometry g;
       g.batch = op.attn.batch * op.attn.heads;
@@ -248,7 +249,9 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       out.host_us = out.cost.launches * m.fork_join_us();
       return out;
     }
-    default: {
+    case CostRule::kEmbeddingBag:  // no CPU rule of their own: their forward_work/backward_work bytes, streamed
+    case CostRule::kInteraction:
+    case CostRule::kStreaming: {
       // Elements per call: the op reads its input and writes its output.
       const double elements = w.bytes / (2.0 * ctx.plan.bytes.act * calls);
       out.cost = m.streaming(w.flops, w.bytes, calls, elements);

@@ -92,13 +92,7 @@ KernelCost embedding_bag_cost(const Op& op, bool backward, double act_bytes, con
   // The table update: touched rows (sparse optimizers, a miss share of them from DRAM) or every row.
   Work update = embedding_update_work(g);
   if (g.optimizer != EmbeddingOptimizer::kAdamDense) update.bytes *= (1.0 - hit);
-  const KernelCost u = km.streaming(update.flops, update.bytes, 1);
-  k.flops += u.flops;
-  k.bytes += u.bytes;
-  k.compute_us += u.compute_us;
-  k.memory_us += u.memory_us;
-  k.time_us += u.time_us;
-  k.launches += u.launches;
+  accumulate(k, km.streaming(update.flops, update.bytes, 1));
   return k;
 }
 

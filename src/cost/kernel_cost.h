@@ -50,6 +50,17 @@ struct KernelCost {
   double clock_factor = 1;  // sustained clock over boost during this kernel
 };
 
+// Adds a second kernel's cost to a running total for one op (several kernels of one op: transforms and GEMM,
+// lookup and table update): work, times and launches add; the total keeps its first kernel's pipe and tile.
+inline void accumulate(KernelCost& total, const KernelCost& k) {
+  total.flops += k.flops;
+  total.bytes += k.bytes;
+  total.compute_us += k.compute_us;
+  total.memory_us += k.memory_us;
+  total.time_us += k.time_us;
+  total.launches += k.launches;
+}
+
 class KernelCostModel {
  public:
   KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch);

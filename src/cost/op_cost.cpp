@@ -8,6 +8,7 @@
 #include "cost/attention_passes.h"
 #include "cost/embedding_cost.h"
 #include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
 
 namespace perfcast {
 
@@ -39,16 +40,6 @@ bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.
 Pipe cuda_pipe_for(const PrecisionPlan& plan, const DeviceSpec& d) {
   if (plan.bytes.act <= 2 && !plan.mixed && d.peak(Pipe::kFp16) >= d.peak(Pipe::kFp32)) return Pipe::kFp16;
   return Pipe::kFp32;
-}
-
-// Adds a second kernel's cost to a running total for one op.
-void accumulate(KernelCost& total, const KernelCost& k) {
-  total.flops += k.flops;
-  total.bytes += k.bytes;
-  total.compute_us += k.compute_us;
-  total.memory_us += k.memory_us;
-  total.time_us += k.time_us;
-  total.launches += k.launches;
 }
 
 // Output tile of the non-fused Winograd variant cuDNN offers for an r x r filter. cuDNN names these kernels by
@@ -453,26 +444,26 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
     return out;
   }
   const auto& km = ctx.kernels;
-  switch (op.kind) {
-    case OpKind::kConv:
+  switch (op_kind_info(op.kind).cost_rule) {
+    case CostRule::kConv:
       out.cost = conv_cost(op, phase, ctx);
       return out;
-    case OpKind::kMatmul:
+    case CostRule::kMatmul:
       out.cost = matmul_cost(op, phase, ctx);
       return out;
-    case OpKind::kAttention:
+    case CostRule::kAttention:
       out.cost = attention_cost(op, phase, ctx);
       return out;
-    case OpKind::kEmbeddingBag:
+    case CostRule::kEmbeddingBag:
       out.cost = embedding_bag_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, km);
       return out;
-    case OpKind::kInteraction:
+    case CostRule::kInteraction:
       // Its Gram products run on the matmul pipe (tensor cores where the precision has them: NVIDIA's
       // dot_based_interact kernels use WMMA, TorchRec's a batched GEMM).
       out.cost = interaction_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, ctx.plan.matmul_pipe, km);
       return out;
-    default:
-      break;
+    case CostRule::kStreaming:
+      break;  // below: the op's forward_work/backward_work bytes as one streaming kernel
   }
   Work w = phase == Phase::kForward ? forward_work(op, ctx.plan.bytes, ctx.training) : backward_work(op, ctx.plan.bytes);
   double launches = static_cast<double>(op.repeats);

@@ -9,8 +9,15 @@
 
 namespace perfcast {
 
-// Closed set of operator classes. Adding one means adding its name, its arithmetic (op_arithmetic.cpp),
-// its cost rule (cost/) and a test; the static_asserts next to the tables fail until all exist.
+// Closed set of operator classes. Adding one touches:
+//   1. its row in kOpKinds (graph/op_kinds.h): name, cost rule, trace class, library call, update in backward;
+//      static_asserts fail until the row exists at the kind's enum value;
+//   2. its formulas, in switches over OpKind with no `default:` that -Werror=switch flags until they have a case:
+//      forward_work, backward_work and second_param_elems (graph/op_arithmetic.cpp), the ONNX export's
+//      write_op and input_shape (import/onnx_export.cpp) and the ONNX importer's generic() (onnx_emitter.h);
+//   3. a new CostRule only if none of the existing ones times it (then cost_op in cost/op_cost.cpp and
+//      cost_cpu_op in cost/cpu_cost.cpp fail until they handle it);
+//   4. a builder call (graph/builder.cpp) and a test for the importers that produce it.
 enum class OpKind : std::uint8_t {
   kConv,          // 1D/2D/3D convolution with groups, stride, dilation, padding (and transposed)
   kMatmul,        // linear layer, matmul, batched matmul: batch x [m,k] x [k,n]

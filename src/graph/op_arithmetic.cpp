@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "graph/op_kinds.h"
+
 namespace perfcast {
 
 namespace {
@@ -58,13 +60,30 @@ Work embedding_update_work(const EmbeddingBagGeometry& g) {
   return {};
 }
 
-std::string_view op_kind_name(OpKind kind) {
-  static constexpr std::string_view kNames[] = {"conv",    "matmul",  "attention", "elementwise",
-                                                "norm",    "pool",    "softmax",   "embedding",
-                                                "data_movement", "loss", "optimizer", "embedding_bag",
-                                                "interaction"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == kOpKindCount, "every OpKind needs a name");
-  return kNames[static_cast<int>(kind)];
+std::string_view op_kind_name(OpKind kind) { return op_kind_info(kind).name; }
+
+double second_param_elems(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kConv:
+      return op.conv.bias ? static_cast<double>(op.conv.c_out) : 0.0;
+    case OpKind::kMatmul:
+      return op.mm.bias ? static_cast<double>(op.mm.n) : 0.0;
+    case OpKind::kNorm:  // gamma and beta; RMS norm has a scale only
+      return op.norm != NormKind::kRms ? static_cast<double>(op.params) / 2 : 0.0;
+    case OpKind::kAttention:
+    case OpKind::kElementwise:
+    case OpKind::kPool:
+    case OpKind::kSoftmax:
+    case OpKind::kEmbedding:
+    case OpKind::kDataMovement:
+    case OpKind::kLoss:
+    case OpKind::kOptimizer:
+    case OpKind::kEmbeddingBag:
+    case OpKind::kInteraction:
+    case OpKind::kCount:
+      return 0.0;
+  }
+  return 0.0;
 }
 
 MatmulGeometry conv_as_gemm(const ConvGeometry& c) {

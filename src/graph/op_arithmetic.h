@@ -51,6 +51,10 @@ double matmul_flops(const MatmulGeometry& m);
 // Multiply-accumulates per sample of conv and matmul ops (the figure papers publish as "FLOPs" or MACs).
 double conv_linear_macs(const Graph& g);
 
+// Elements of an op's second parameter tensor (a bias, or the beta of a norm's gamma and beta); 0 when its
+// parameters are one tensor. Schedules count parameter tensors (AccumulateGrad nodes, all-reduce buckets) with it.
+double second_param_elems(const Op& op);
+
 // GEMM view of a convolution (implicit GEMM): rows = N*out spatial, cols = c_out/groups, depth = c_in/groups*k.
 MatmulGeometry conv_as_gemm(const ConvGeometry& c);
 

@@ -280,9 +280,17 @@ Shape Writer::input_shape(const Op& op, std::size_t i) const {
     }
     case OpKind::kLoss:
       return {op.out_shape[0], op.in_elems / std::max<std::int64_t>(1, op.out_shape[0])};
-    default:
+    case OpKind::kElementwise:
+    case OpKind::kNorm:
+    case OpKind::kSoftmax:
+    case OpKind::kDataMovement:
+    case OpKind::kOptimizer:
+    case OpKind::kEmbeddingBag:
+    case OpKind::kInteraction:
+    case OpKind::kCount:
       return op.out_shape;
   }
+  return op.out_shape;
 }
 
 std::string Writer::graph_input(const Shape& shape, int dtype, bool loss_input, const std::string& base) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/limits.h"
@@ -290,239 +291,385 @@ class TraceGraphBuilder {
     return true;
   }
 
+  // One aten:: operator's rule: adds its op(s) at the traced shapes; false when the shapes do not fit it (the
+  // operator is then listed as uncosted). `d0` is the first input's shape, never empty here.
+  using Handler = bool (TraceGraphBuilder::*)(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next);
+  struct AtenRule {
+    std::string_view name;
+    Handler handler;
+  };
+
+  // The aten:: operators perfcast costs, each with its handler (in-place variants share their operator's).
+  static const std::unordered_map<std::string_view, Handler>& aten_rules() {
+    static constexpr AtenRule kRules[] = {
+        {"aten::embedding", &TraceGraphBuilder::add_embedding},
+        {"aten::linear", &TraceGraphBuilder::add_linear},
+        {"aten::addmm", &TraceGraphBuilder::add_addmm},
+        {"aten::mm", &TraceGraphBuilder::add_mm},
+        {"aten::matmul", &TraceGraphBuilder::add_matmul},
+        {"aten::bmm", &TraceGraphBuilder::add_bmm},
+        {"aten::baddbmm", &TraceGraphBuilder::add_bmm},
+        {"aten::conv1d", &TraceGraphBuilder::add_conv},
+        {"aten::conv2d", &TraceGraphBuilder::add_conv},
+        {"aten::conv3d", &TraceGraphBuilder::add_conv},
+        {"aten::convolution", &TraceGraphBuilder::add_conv},
+        {"aten::_convolution", &TraceGraphBuilder::add_conv},
+        {"aten::cudnn_convolution", &TraceGraphBuilder::add_conv},
+        {"aten::batch_norm", &TraceGraphBuilder::add_batch_norm},
+        {"aten::cudnn_batch_norm", &TraceGraphBuilder::add_batch_norm},
+        {"aten::native_batch_norm", &TraceGraphBuilder::add_batch_norm},
+        {"aten::_batch_norm_impl_index", &TraceGraphBuilder::add_batch_norm},
+        {"aten::layer_norm", &TraceGraphBuilder::add_layer_norm},
+        {"aten::native_layer_norm", &TraceGraphBuilder::add_layer_norm},
+        {"aten::rms_norm", &TraceGraphBuilder::add_rms_norm},
+        {"aten::group_norm", &TraceGraphBuilder::add_group_norm},
+        {"aten::relu6", &TraceGraphBuilder::add_relu6},
+        {"aten::hardtanh", &TraceGraphBuilder::add_relu6},
+        {"aten::hardtanh_", &TraceGraphBuilder::add_relu6},
+        {"aten::gelu", &TraceGraphBuilder::add_gelu},
+        {"aten::gelu_", &TraceGraphBuilder::add_gelu},
+        {"aten::silu", &TraceGraphBuilder::add_silu},
+        {"aten::silu_", &TraceGraphBuilder::add_silu},
+        {"aten::sigmoid", &TraceGraphBuilder::add_sigmoid},
+        {"aten::sigmoid_", &TraceGraphBuilder::add_sigmoid},
+        {"aten::tanh", &TraceGraphBuilder::add_tanh},
+        {"aten::tanh_", &TraceGraphBuilder::add_tanh},
+        {"aten::hardswish", &TraceGraphBuilder::add_hardswish},
+        {"aten::hardswish_", &TraceGraphBuilder::add_hardswish},
+        {"aten::hardsigmoid", &TraceGraphBuilder::add_hardsigmoid},
+        {"aten::hardsigmoid_", &TraceGraphBuilder::add_hardsigmoid},
+        {"aten::dropout", &TraceGraphBuilder::add_dropout},
+        {"aten::dropout_", &TraceGraphBuilder::add_dropout},
+        {"aten::native_dropout", &TraceGraphBuilder::add_dropout},
+        {"aten::feature_dropout", &TraceGraphBuilder::add_dropout},
+        // Binary: a same-sized second tensor is read too.
+        {"aten::add", &TraceGraphBuilder::add_binary},
+        {"aten::add_", &TraceGraphBuilder::add_binary},
+        {"aten::sub", &TraceGraphBuilder::add_binary},
+        {"aten::sub_", &TraceGraphBuilder::add_binary},
+        {"aten::div", &TraceGraphBuilder::add_binary},
+        {"aten::div_", &TraceGraphBuilder::add_binary},
+        {"aten::mul", &TraceGraphBuilder::add_binary},
+        {"aten::mul_", &TraceGraphBuilder::add_binary},
+        {"aten::where", &TraceGraphBuilder::add_binary},
+        {"aten::pow", &TraceGraphBuilder::add_binary},
+        {"aten::rsqrt", &TraceGraphBuilder::add_binary},
+        {"aten::exp", &TraceGraphBuilder::add_binary},
+        {"aten::neg", &TraceGraphBuilder::add_binary},
+        {"aten::masked_fill", &TraceGraphBuilder::add_binary},
+        {"aten::masked_fill_", &TraceGraphBuilder::add_binary},
+        // One-input elementwise kernels: one read and one write per element (ReLU's cost).
+        {"aten::relu", &TraceGraphBuilder::add_unary},
+        {"aten::relu_", &TraceGraphBuilder::add_unary},
+        {"aten::threshold", &TraceGraphBuilder::add_unary},
+        {"aten::leaky_relu", &TraceGraphBuilder::add_unary},
+        {"aten::leaky_relu_", &TraceGraphBuilder::add_unary},
+        {"aten::elu", &TraceGraphBuilder::add_unary},
+        {"aten::clamp", &TraceGraphBuilder::add_unary},
+        {"aten::clamp_", &TraceGraphBuilder::add_unary},
+        {"aten::clamp_min", &TraceGraphBuilder::add_unary},
+        {"aten::clamp_max", &TraceGraphBuilder::add_unary},
+        {"aten::log", &TraceGraphBuilder::add_unary},
+        {"aten::log2", &TraceGraphBuilder::add_unary},
+        {"aten::sqrt", &TraceGraphBuilder::add_unary},
+        {"aten::square", &TraceGraphBuilder::add_unary},
+        {"aten::abs", &TraceGraphBuilder::add_unary},
+        {"aten::rsub", &TraceGraphBuilder::add_unary},
+        {"aten::nan_to_num", &TraceGraphBuilder::add_unary},
+        {"aten::logit", &TraceGraphBuilder::add_unary},
+        {"aten::reciprocal", &TraceGraphBuilder::add_unary},
+        {"aten::erf", &TraceGraphBuilder::add_unary},
+        {"aten::cos", &TraceGraphBuilder::add_unary},
+        {"aten::sin", &TraceGraphBuilder::add_unary},
+        {"aten::eq", &TraceGraphBuilder::add_unary},
+        {"aten::ne", &TraceGraphBuilder::add_unary},
+        {"aten::lt", &TraceGraphBuilder::add_unary},
+        {"aten::le", &TraceGraphBuilder::add_unary},
+        {"aten::gt", &TraceGraphBuilder::add_unary},
+        {"aten::ge", &TraceGraphBuilder::add_unary},
+        {"aten::floor", &TraceGraphBuilder::add_unary},
+        {"aten::sign", &TraceGraphBuilder::add_unary},
+        {"aten::round", &TraceGraphBuilder::add_unary},
+        {"aten::softmax", &TraceGraphBuilder::add_softmax},
+        {"aten::_softmax", &TraceGraphBuilder::add_softmax},
+        {"aten::log_softmax", &TraceGraphBuilder::add_softmax},
+        {"aten::_log_softmax", &TraceGraphBuilder::add_softmax},
+        {"aten::max_pool1d", &TraceGraphBuilder::add_pool},
+        {"aten::max_pool2d", &TraceGraphBuilder::add_pool},
+        {"aten::max_pool3d", &TraceGraphBuilder::add_pool},
+        {"aten::max_pool2d_with_indices", &TraceGraphBuilder::add_pool},
+        {"aten::avg_pool1d", &TraceGraphBuilder::add_pool},
+        {"aten::avg_pool2d", &TraceGraphBuilder::add_pool},
+        {"aten::avg_pool3d", &TraceGraphBuilder::add_pool},
+        {"aten::adaptive_avg_pool1d", &TraceGraphBuilder::add_pool},
+        {"aten::adaptive_avg_pool2d", &TraceGraphBuilder::add_pool},
+        {"aten::adaptive_avg_pool3d", &TraceGraphBuilder::add_pool},
+        {"aten::adaptive_max_pool2d", &TraceGraphBuilder::add_pool},
+        {"aten::scaled_dot_product_attention", &TraceGraphBuilder::add_sdpa},
+        {"aten::_scaled_dot_product_flash_attention", &TraceGraphBuilder::add_sdpa},
+        {"aten::_scaled_dot_product_efficient_attention", &TraceGraphBuilder::add_sdpa},
+        {"aten::_scaled_dot_product_cudnn_attention", &TraceGraphBuilder::add_sdpa},
+        {"aten::cross_entropy_loss", &TraceGraphBuilder::add_cross_entropy},
+        {"aten::nll_loss", &TraceGraphBuilder::add_cross_entropy},
+        {"aten::nll_loss_nd", &TraceGraphBuilder::add_cross_entropy},
+        {"aten::binary_cross_entropy_with_logits", &TraceGraphBuilder::add_cross_entropy},
+        {"aten::mse_loss", &TraceGraphBuilder::add_mse_loss},
+        {"aten::l1_loss", &TraceGraphBuilder::add_mse_loss},
+        {"aten::smooth_l1_loss", &TraceGraphBuilder::add_mse_loss},
+    };
+    static const std::unordered_map<std::string_view, Handler> kByName = [] {
+      std::unordered_map<std::string_view, Handler> m;
+      for (const auto& r : kRules) m.emplace(r.name, r.handler);
+      return m;
+    }();
+    return kByName;
+  }
+
   bool add(const TraceCpuOp& op, const TraceCpuOp* next) {
-    const std::string& n = op.name;
+    if (is_tbe_lookup(op.name)) return add_tbe(op);
+    const auto& rules = aten_rules();
+    const auto it = rules.find(op.name);
     const Shape& d0 = dims_at(op, 0);
-    if (is_tbe_lookup(n)) return add_tbe(op);
-    if (n == "aten::embedding") {
-      const Shape& w = d0;
-      const Shape& ids = dims_at(op, 1);
-      if (w.size() != 2 || ids.empty()) return false;
-      if (first_) {
-        input_bytes_ = 8;
-        if (ids.size() == 2) b_.set_sequence(ids[1]);
-      }
-      produced(b_.embedding(activation(ids), w[0], w[1], name_));
-      return true;
+    if (it == rules.end() || d0.empty()) return false;
+    return (this->*(it->second))(op, d0, next);
+  }
+
+  bool add_embedding(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    const Shape& w = d0;
+    const Shape& ids = dims_at(op, 1);
+    if (w.size() != 2 || ids.empty()) return false;
+    if (first_) {
+      input_bytes_ = 8;
+      if (ids.size() == 2) b_.set_sequence(ids[1]);
     }
-    if (d0.empty()) return false;
-    if (n == "aten::linear") {
-      // input [..., in], weight [out, in], bias [out]: the first consistent pair (some writers prepend inputs).
-      for (std::size_t i = 0; i + 1 < op.input_dims.size(); ++i) {
-        const Shape& x = op.input_dims[i];
-        const Shape& w = op.input_dims[i + 1];
-        if (x.empty() || w.size() != 2 || x.back() != w[1]) continue;
-        produced(b_.linear(activation(x), w[0], !dims_at(op, i + 2).empty(), name_));
-        return true;
-      }
-      return false;
-    }
-    if (n == "aten::addmm") {
-      const Shape& a = dims_at(op, 1);
-      const Shape& w = dims_at(op, 2);
-      if (a.size() != 2 || w.size() != 2 || a[1] != w[0]) return false;
-      produced(b_.linear(activation(a), w[1], true, name_));
-      return true;
-    }
-    if (n == "aten::mm" || (n == "aten::matmul" && dims_at(op, 1).size() == 2)) {
-      const Shape& w = dims_at(op, 1);
-      if (w.size() != 2 || d0.back() != w[0]) return false;
-      produced(b_.linear(activation(d0), w[1], false, name_));
-      return true;
-    }
-    if (n == "aten::bmm" || n == "aten::matmul" || n == "aten::baddbmm") {
-      const std::size_t ia = n == "aten::baddbmm" ? 1 : 0;
-      const Shape& a = dims_at(op, ia);
-      const Shape& bb = dims_at(op, ia + 1);
-      if (a.size() < 3 || bb.size() < 3 || a.back() != bb[bb.size() - 2]) return false;
-      const Tensor ta = activation(a);
-      produced(b_.matmul(ta, Tensor{-1, scaled(bb)}, name_));
-      return true;
-    }
-    if (n == "aten::conv1d" || n == "aten::conv2d" || n == "aten::conv3d" || n == "aten::convolution" ||
-        n == "aten::_convolution" || n == "aten::cudnn_convolution") {
-      const Shape& w = dims_at(op, 1);
-      if (w.size() != d0.size() || d0.size() < 3 || w[1] <= 0) return false;
-      // conv2d(input, weight, bias, stride, padding, dilation, groups); convolution(..., transposed, output_padding,
-      // groups); cudnn_convolution(input, weight, padding, stride, dilation, groups, ...) has no bias argument.
-      const bool cudnn = n == "aten::cudnn_convolution";
-      const bool generic = n == "aten::convolution" || n == "aten::_convolution";
-      if (generic && concrete_true(op, 6)) return false;  // transposed
-      const std::size_t sd = d0.size() - 2;
-      if (d0[1] % w[1] != 0) return false;
-      const std::int64_t groups = d0[1] / w[1];
-      Shape k(w.begin() + 2, w.end());
-      Shape stride = concrete_list(op, cudnn ? 3 : 3).value_or(Shape{});
-      Shape pad = concrete_list(op, cudnn ? 2 : 4).value_or(Shape{});
-      Shape dil = concrete_list(op, cudnn ? 4 : 5).value_or(Shape{1});
-      const bool has_bias = !cudnn && !dims_at(op, 2).empty();
-      if (!at_least(dil, 1) || (!stride.empty() && !at_least(stride, 1)) || (!pad.empty() && !at_least(pad, 0)))
-        return false;
-      if ((stride.size() > 1 && stride.size() != sd) || (pad.size() > 1 && pad.size() != sd) ||
-          (dil.size() > 1 && dil.size() != sd))
-        return false;
-      if (stride.empty() || pad.empty()) {
-        // Infer from the next op's input: stride from the size ratio, padding that gives that size.
-        stride.assign(sd, 1);
-        pad.assign(sd, 0);
-        const auto out = next_spatial(next, d0.size(), w[0]);
-        for (std::size_t i = 0; i < sd; ++i) {
-          const std::int64_t in = d0[2 + i];
-          const std::int64_t o = out ? std::max<std::int64_t>(1, (*out)[i]) : in;
-          stride[i] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(in) / static_cast<double>(o))));
-          pad[i] = std::max<std::int64_t>(0, ((o - 1) * stride[i] + (k[i] - 1) + 1 - in + 1) / 2);
-        }
-      }
-      produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, has_bias, name_));
-      return true;
-    }
-    if (n == "aten::batch_norm" || n == "aten::cudnn_batch_norm" || n == "aten::native_batch_norm" ||
-        n == "aten::_batch_norm_impl_index") {
-      produced(b_.batch_norm(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::layer_norm" || n == "aten::native_layer_norm") {
-      produced(b_.layer_norm(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::rms_norm") {
-      produced(b_.rms_norm(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::group_norm") {
-      const auto g = concrete_list(op, 1);
-      const std::int64_t groups = g ? (*g)[0] : 32;
-      if (d0.size() < 2 || groups < 1 || d0[1] % groups != 0) return false;
-      produced(b_.group_norm(activation(d0), groups, name_));
-      return true;
-    }
-    if (n == "aten::relu" || n == "aten::relu_" || n == "aten::threshold" || n == "aten::leaky_relu" ||
-        n == "aten::leaky_relu_" || n == "aten::elu") {
-      produced(b_.relu(activation(d0), n.back() == '_', name_));
-      return true;
-    }
-    if (n == "aten::hardtanh" || n == "aten::hardtanh_" || n == "aten::relu6") {
-      produced(b_.relu6(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::gelu" || n == "aten::gelu_") {
-      produced(b_.gelu(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::silu" || n == "aten::silu_") {
-      produced(b_.silu(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::sigmoid" || n == "aten::sigmoid_") {
-      produced(b_.sigmoid(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::tanh" || n == "aten::tanh_") {
-      produced(b_.tanh(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::hardswish" || n == "aten::hardswish_") {
-      produced(b_.hardswish(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::hardsigmoid" || n == "aten::hardsigmoid_") {
-      produced(b_.hardsigmoid(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::dropout" || n == "aten::native_dropout" || n == "aten::feature_dropout" ||
-        n == "aten::dropout_") {
-      produced(b_.dropout(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::add" || n == "aten::add_" || n == "aten::sub" || n == "aten::sub_" || n == "aten::div" ||
-        n == "aten::div_" || n == "aten::mul" || n == "aten::mul_" || n == "aten::where" || n == "aten::pow" ||
-        n == "aten::rsqrt" || n == "aten::exp" || n == "aten::neg" || n == "aten::masked_fill" ||
-        n == "aten::masked_fill_") {
-      const Tensor a = activation(d0);
-      const Shape& d1 = dims_at(op, 1);
-      // A tensor second operand of the same size is read too; a scalar or broadcast one is not counted.
-      const Tensor other = !d1.empty() && product(scaled(d1)) == a.elems() ? Tensor{-1, a.shape} : a;
-      const bool multiply = n.find("mul") != std::string::npos || n.find("div") != std::string::npos;
-      produced(multiply ? b_.mul(a, other, name_) : b_.add(a, other, name_));
-      return true;
-    }
-    if (n == "aten::clamp" || n == "aten::clamp_" || n == "aten::clamp_min" || n == "aten::clamp_max" ||
-        n == "aten::log" || n == "aten::log2" || n == "aten::sqrt" || n == "aten::square" || n == "aten::abs" ||
-        n == "aten::rsub" || n == "aten::nan_to_num" || n == "aten::logit" || n == "aten::reciprocal" ||
-        n == "aten::erf" || n == "aten::cos" || n == "aten::sin" || n == "aten::eq" || n == "aten::ne" ||
-        n == "aten::lt" || n == "aten::le" || n == "aten::gt" || n == "aten::ge" || n == "aten::floor" ||
-        n == "aten::sign" || n == "aten::round") {
-      // A one-input elementwise kernel: one read and one write per element.
-      produced(b_.relu(activation(d0), n.back() == '_', name_));
-      return true;
-    }
-    if (n == "aten::softmax" || n == "aten::_softmax" || n == "aten::log_softmax" || n == "aten::_log_softmax") {
-      produced(b_.softmax(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::max_pool1d" || n == "aten::max_pool2d" || n == "aten::max_pool3d" ||
-        n == "aten::max_pool2d_with_indices" || n == "aten::avg_pool2d" || n == "aten::avg_pool3d" ||
-        n == "aten::avg_pool1d" || n == "aten::adaptive_avg_pool2d" || n == "aten::adaptive_avg_pool1d" ||
-        n == "aten::adaptive_avg_pool3d" || n == "aten::adaptive_max_pool2d") {
-      if (d0.size() < 3) return false;
-      const std::size_t sd = d0.size() - 2;
-      const bool adaptive = n.find("adaptive") != std::string::npos;
-      const bool is_max = n.find("max") != std::string::npos;
-      Shape out;
-      if (adaptive) {
-        out = concrete_list(op, 1).value_or(Shape{});
-        if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
-        if (out.size() == 1) out.assign(sd, out[0]);
-        if (product(out) == 1) {
-          produced(b_.global_avg_pool(activation(d0), name_));
-          return true;
-        }
-      }
-      Shape k = adaptive ? Shape{} : concrete_list(op, 1).value_or(Shape{});
-      Shape s = adaptive ? Shape{} : concrete_list(op, 2).value_or(Shape{});
-      Shape p = adaptive ? Shape{} : concrete_list(op, 3).value_or(Shape{0});
-      if (k.empty()) {
-        if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
-        if (out.size() != sd) return false;
-        k.assign(sd, 1);
-        for (std::size_t i = 0; i < sd; ++i) k[i] = std::max<std::int64_t>(1, d0[2 + i] / std::max<std::int64_t>(1, out[i]));
-        s = k;
-        p = {0};
-      }
-      if (s.empty()) s = k;
-      if (!at_least(k, 1) || !at_least(s, 1) || !at_least(p, 0)) return false;
-      // max_pool2d(input, kernel, stride, padding, dilation, ceil_mode); avg_pool2d(input, kernel, stride, padding, ceil_mode)
-      const bool ceil_mode = concrete_true(op, is_max ? 5 : 4);
-      const Tensor x = activation(d0);
-      produced(is_max ? b_.max_pool(x, k, s, p, ceil_mode, name_) : b_.avg_pool(x, k, s, p, ceil_mode, name_));
-      return true;
-    }
-    if (n == "aten::scaled_dot_product_attention" || n == "aten::_scaled_dot_product_flash_attention" ||
-        n == "aten::_scaled_dot_product_efficient_attention" || n == "aten::_scaled_dot_product_cudnn_attention") {
-      const Shape& k = dims_at(op, 1);
-      if (d0.size() != 4 || k.size() != 4) return false;
-      // q [B, H, S, D] -> the builder's [B, S, H*D]
-      const Tensor q = activation(d0);
-      const Shape qs = {q.shape[0], d0[2], d0[1] * d0[3]};
-      const Shape ks = {q.shape[0], k[2], k[1] * k[3]};
-      if (k[1] < 1 || d0[1] % k[1] != 0) return false;
-      // is_causal: scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal),
-      // _flash(q, k, v, dropout_p, is_causal), _efficient(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal)
-      const std::size_t causal_at = n == "aten::_scaled_dot_product_flash_attention" ? 4
-                                    : n == "aten::_scaled_dot_product_efficient_attention" ? 6 : 5;
-      produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], concrete_true(op, causal_at), true, name_));
-      return true;
-    }
-    if (n == "aten::cross_entropy_loss" || n == "aten::nll_loss" || n == "aten::nll_loss_nd" ||
-        n == "aten::binary_cross_entropy_with_logits") {
-      produced(b_.cross_entropy(activation(d0), name_));
-      return true;
-    }
-    if (n == "aten::mse_loss" || n == "aten::l1_loss" || n == "aten::smooth_l1_loss") {
-      produced(b_.mse_loss(activation(d0), name_));
+    produced(b_.embedding(activation(ids), w[0], w[1], name_));
+    return true;
+  }
+
+  bool add_linear(const TraceCpuOp& op, const Shape&, const TraceCpuOp*) {
+    // input [..., in], weight [out, in], bias [out]: the first consistent pair (some writers prepend inputs).
+    for (std::size_t i = 0; i + 1 < op.input_dims.size(); ++i) {
+      const Shape& x = op.input_dims[i];
+      const Shape& w = op.input_dims[i + 1];
+      if (x.empty() || w.size() != 2 || x.back() != w[1]) continue;
+      produced(b_.linear(activation(x), w[0], !dims_at(op, i + 2).empty(), name_));
       return true;
     }
     return false;
+  }
+
+  bool add_addmm(const TraceCpuOp& op, const Shape&, const TraceCpuOp*) {
+    const Shape& a = dims_at(op, 1);
+    const Shape& w = dims_at(op, 2);
+    if (a.size() != 2 || w.size() != 2 || a[1] != w[0]) return false;
+    produced(b_.linear(activation(a), w[1], true, name_));
+    return true;
+  }
+
+  bool add_mm(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    const Shape& w = dims_at(op, 1);
+    if (w.size() != 2 || d0.back() != w[0]) return false;
+    produced(b_.linear(activation(d0), w[1], false, name_));
+    return true;
+  }
+
+  // aten::matmul by a 2-D second operand is a linear map (mm), else a batched product (bmm).
+  bool add_matmul(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next) {
+    return dims_at(op, 1).size() == 2 ? add_mm(op, d0, next) : add_bmm(op, d0, next);
+  }
+
+  bool add_bmm(const TraceCpuOp& op, const Shape&, const TraceCpuOp*) {
+    const std::size_t ia = op.name == "aten::baddbmm" ? 1 : 0;
+    const Shape& a = dims_at(op, ia);
+    const Shape& bb = dims_at(op, ia + 1);
+    if (a.size() < 3 || bb.size() < 3 || a.back() != bb[bb.size() - 2]) return false;
+    const Tensor ta = activation(a);
+    produced(b_.matmul(ta, Tensor{-1, scaled(bb)}, name_));
+    return true;
+  }
+
+  bool add_conv(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next) {
+    const std::string& n = op.name;
+    const Shape& w = dims_at(op, 1);
+    if (w.size() != d0.size() || d0.size() < 3 || w[1] <= 0) return false;
+    // conv2d(input, weight, bias, stride, padding, dilation, groups); convolution(..., transposed, output_padding,
+    // groups); cudnn_convolution(input, weight, padding, stride, dilation, groups, ...) has no bias argument.
+    const bool cudnn = n == "aten::cudnn_convolution";
+    const bool generic = n == "aten::convolution" || n == "aten::_convolution";
+    if (generic && concrete_true(op, 6)) return false;  // transposed
+    const std::size_t sd = d0.size() - 2;
+    if (d0[1] % w[1] != 0) return false;
+    const std::int64_t groups = d0[1] / w[1];
+    Shape k(w.begin() + 2, w.end());
+    Shape stride = concrete_list(op, cudnn ? 3 : 3).value_or(Shape{});
+    Shape pad = concrete_list(op, cudnn ? 2 : 4).value_or(Shape{});
+    Shape dil = concrete_list(op, cudnn ? 4 : 5).value_or(Shape{1});
+    const bool has_bias = !cudnn && !dims_at(op, 2).empty();
+    if (!at_least(dil, 1) || (!stride.empty() && !at_least(stride, 1)) || (!pad.empty() && !at_least(pad, 0)))
+      return false;
+    if ((stride.size() > 1 && stride.size() != sd) || (pad.size() > 1 && pad.size() != sd) ||
+        (dil.size() > 1 && dil.size() != sd))
+      return false;
+    if (stride.empty() || pad.empty()) {
+      // Infer from the next op's input: stride from the size ratio, padding that gives that size.
+      stride.assign(sd, 1);
+      pad.assign(sd, 0);
+      const auto out = next_spatial(next, d0.size(), w[0]);
+      for (std::size_t i = 0; i < sd; ++i) {
+        const std::int64_t in = d0[2 + i];
+        const std::int64_t o = out ? std::max<std::int64_t>(1, (*out)[i]) : in;
+        stride[i] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(in) / static_cast<double>(o))));
+        pad[i] = std::max<std::int64_t>(0, ((o - 1) * stride[i] + (k[i] - 1) + 1 - in + 1) / 2);
+      }
+    }
+    produced(b_.conv(activation(d0), w[0], k, stride, pad, dil, groups, has_bias, name_));
+    return true;
+  }
+
+  bool add_batch_norm(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.batch_norm(activation(d0), name_));
+    return true;
+  }
+
+  bool add_layer_norm(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.layer_norm(activation(d0), name_));
+    return true;
+  }
+
+  bool add_rms_norm(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.rms_norm(activation(d0), name_));
+    return true;
+  }
+
+  bool add_group_norm(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    const auto g = concrete_list(op, 1);
+    const std::int64_t groups = g ? (*g)[0] : 32;
+    if (d0.size() < 2 || groups < 1 || d0[1] % groups != 0) return false;
+    produced(b_.group_norm(activation(d0), groups, name_));
+    return true;
+  }
+
+  bool add_unary(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.relu(activation(d0), op.name.back() == '_', name_));
+    return true;
+  }
+
+  bool add_relu6(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.relu6(activation(d0), name_));
+    return true;
+  }
+
+  bool add_gelu(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.gelu(activation(d0), name_));
+    return true;
+  }
+
+  bool add_silu(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.silu(activation(d0), name_));
+    return true;
+  }
+
+  bool add_sigmoid(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.sigmoid(activation(d0), name_));
+    return true;
+  }
+
+  bool add_tanh(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.tanh(activation(d0), name_));
+    return true;
+  }
+
+  bool add_hardswish(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.hardswish(activation(d0), name_));
+    return true;
+  }
+
+  bool add_hardsigmoid(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.hardsigmoid(activation(d0), name_));
+    return true;
+  }
+
+  bool add_dropout(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.dropout(activation(d0), name_));
+    return true;
+  }
+
+  bool add_binary(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    const Tensor a = activation(d0);
+    const Shape& d1 = dims_at(op, 1);
+    // A tensor second operand of the same size is read too; a scalar or broadcast one is not counted.
+    const Tensor other = !d1.empty() && product(scaled(d1)) == a.elems() ? Tensor{-1, a.shape} : a;
+    const bool multiply = op.name.find("mul") != std::string::npos || op.name.find("div") != std::string::npos;
+    produced(multiply ? b_.mul(a, other, name_) : b_.add(a, other, name_));
+    return true;
+  }
+
+  bool add_softmax(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.softmax(activation(d0), name_));
+    return true;
+  }
+
+  bool add_pool(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next) {
+    const std::string& n = op.name;
+    if (d0.size() < 3) return false;
+    const std::size_t sd = d0.size() - 2;
+    const bool adaptive = n.find("adaptive") != std::string::npos;
+    const bool is_max = n.find("max") != std::string::npos;
+    Shape out;
+    if (adaptive) {
+      out = concrete_list(op, 1).value_or(Shape{});
+      if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
+      if (out.size() == 1) out.assign(sd, out[0]);
+      if (product(out) == 1) {
+        produced(b_.global_avg_pool(activation(d0), name_));
+        return true;
+      }
+    }
+    Shape k = adaptive ? Shape{} : concrete_list(op, 1).value_or(Shape{});
+    Shape s = adaptive ? Shape{} : concrete_list(op, 2).value_or(Shape{});
+    Shape p = adaptive ? Shape{} : concrete_list(op, 3).value_or(Shape{0});
+    if (k.empty()) {
+      if (out.empty()) out = next_spatial(next, d0.size(), d0[1]).value_or(Shape(sd, 1));
+      if (out.size() != sd) return false;
+      k.assign(sd, 1);
+      for (std::size_t i = 0; i < sd; ++i) k[i] = std::max<std::int64_t>(1, d0[2 + i] / std::max<std::int64_t>(1, out[i]));
+      s = k;
+      p = {0};
+    }
+    if (s.empty()) s = k;
+    if (!at_least(k, 1) || !at_least(s, 1) || !at_least(p, 0)) return false;
+    // max_pool2d(input, kernel, stride, padding, dilation, ceil_mode); avg_pool2d(input, kernel, stride, padding, ceil_mode)
+    const bool ceil_mode = concrete_true(op, is_max ? 5 : 4);
+    const Tensor x = activation(d0);
+    produced(is_max ? b_.max_pool(x, k, s, p, ceil_mode, name_) : b_.avg_pool(x, k, s, p, ceil_mode, name_));
+    return true;
+  }
+
+  bool add_sdpa(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    const std::string& n = op.name;
+    const Shape& k = dims_at(op, 1);
+    if (d0.size() != 4 || k.size() != 4) return false;
+    // q [B, H, S, D] -> the builder's [B, S, H*D]
+    const Tensor q = activation(d0);
+    const Shape qs = {q.shape[0], d0[2], d0[1] * d0[3]};
+    const Shape ks = {q.shape[0], k[2], k[1] * k[3]};
+    if (k[1] < 1 || d0[1] % k[1] != 0) return false;
+    // is_causal: scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal),
+    // _flash(q, k, v, dropout_p, is_causal), _efficient(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal)
+    const std::size_t causal_at = n == "aten::_scaled_dot_product_flash_attention" ? 4
+                                  : n == "aten::_scaled_dot_product_efficient_attention" ? 6 : 5;
+    produced(b_.attention(Tensor{q.id, qs}, Tensor{-1, ks}, Tensor{-1, ks}, d0[1], k[1], concrete_true(op, causal_at), true, name_));
+    return true;
+  }
+
+  bool add_cross_entropy(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.cross_entropy(activation(d0), name_));
+    return true;
+  }
+
+  bool add_mse_loss(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
+    produced(b_.mse_loss(activation(d0), name_));
+    return true;
   }
 
   ForwardOps f_;

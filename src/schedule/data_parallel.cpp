@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "device/architecture.h"
+#include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
 
 namespace perfcast {
 
@@ -37,12 +39,8 @@ namespace {
 void op_tensors(const Op& op, std::vector<double>& out) {
   const double params = static_cast<double>(op.params);
   // Embedding tables are sharded (model parallel) and updated in their backward kernels: no all-reduce.
-  if (params <= 0 || op.kind == OpKind::kEmbeddingBag) return;
-  double second = 0;
-  if (op.kind == OpKind::kConv && op.conv.bias) second = static_cast<double>(op.conv.c_out);
-  else if (op.kind == OpKind::kMatmul && op.mm.bias) second = static_cast<double>(op.mm.n);
-  else if (op.kind == OpKind::kNorm && op.norm != NormKind::kRms) second = params / 2;
-  second = std::min(second, params / 2);
+  if (params <= 0 || op_kind_info(op.kind).updates_in_backward) return;
+  const double second = std::min(second_param_elems(op), params / 2);
   out.push_back(params - second);
   if (second > 0) out.push_back(second);
 }

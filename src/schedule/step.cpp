@@ -4,16 +4,17 @@
 #include <cmath>
 #include <utility>
 
+#include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
+
 namespace perfcast {
 
 double parameter_tensors(const Graph& graph) {
   double n = 0;
   for (const auto& op : graph.ops) {
-    if (op.params <= 0 || op.kind == OpKind::kEmbeddingBag) continue;  // tables update inside backward
+    if (op.params <= 0 || op_kind_info(op.kind).updates_in_backward) continue;
     n += 1;
-    if ((op.kind == OpKind::kConv && op.conv.bias) || (op.kind == OpKind::kMatmul && op.mm.bias) ||
-        (op.kind == OpKind::kNorm && op.norm != NormKind::kRms))
-      n += 1;
+    if (second_param_elems(op) > 0) n += 1;
   }
   return n;
 }
@@ -21,7 +22,7 @@ double parameter_tensors(const Graph& graph) {
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
                      const StepOptions& options, double tensors) {
   const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
-  const bool library = op && (op->kind == OpKind::kConv || op->kind == OpKind::kMatmul);
+  const bool library = op && op_kind_info(op->kind).library_call;
   switch (from) {
     case EntrySource::kForward:
       if (!runs) return 0;

@@ -57,7 +57,17 @@ class Emitter {
       case OpKind::kLoss: t = b_.cross_entropy(h1, name); break;
       case OpKind::kMatmul: t = b_.matmul(h2, h2, name); break;
       case OpKind::kEmbedding: t = b_.embedding(h2, 1, 1, name); break;
-      default: t = b_.relu(h1, false, name); break;
+      case OpKind::kElementwise:
+      // The importer's handlers emit the kinds above through here; the others have builder calls of their own
+      // (conv, attention) or no ONNX form, and take the elementwise defaults.
+      case OpKind::kConv:
+      case OpKind::kAttention:
+      case OpKind::kOptimizer:
+      case OpKind::kEmbeddingBag:
+      case OpKind::kInteraction:
+      case OpKind::kCount:
+        t = b_.relu(h1, false, name);
+        break;
     }
     patch(t.id, [=](Op& op) {
       op.inputs = inputs;
