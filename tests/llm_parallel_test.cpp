@@ -221,7 +221,7 @@ TEST(LlmParallel, Fp8SpeedsUpOnlyTheLinearGemmsAndAddsCasts) {
   PredictRequest r;
   r.gpu = "h100-sxm5-80gb";
   r.model = "llama-3-8b";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.runtime = "megatron-lm";
   r.attention = "flash";
   r.gpus = 8;
