@@ -29,8 +29,8 @@ void check_request(const PredictRequest& r) {
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
   if (r.seq_mean < 0) throw InputError("seq_mean must be a positive integer, got " + std::to_string(r.seq_mean));
-  if (r.seq_mean > 0 && r.mode != "infer")
-    throw InputError("--seq-mean (sequences run without padding) applies to --mode infer, not --mode " + r.mode);
+  if (r.seq_mean > 0 && r.mode != Mode::kInfer)
+    throw InputError("--seq-mean (sequences run without padding) applies to --mode infer, not --mode " + mode_string(r.mode));
   // Beyond these no GPU holds even the input tensor, and no system has that many GPUs (data/limits.toml); they
   // also keep shape products inside 64 bits.
   const InputLimits& limits = input_limits();
