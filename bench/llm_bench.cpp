@@ -29,7 +29,7 @@ void BM_PredictLlama3DecodeP40(benchmark::State& state) {
   request.gpu = "tesla-p40";
   request.model = "llama-3-8b";
   request.runtime = "llama.cpp";
-  request.mode = "decode";
+  request.mode = perfcast::Mode::kDecode;
   request.precision = "q4_k_m";
   request.batch = 1;
   request.seq = 128;

@@ -20,7 +20,7 @@ void BM_PredictResNet50Train(benchmark::State& state) {
   request.gpu = "gtx-1080-ti";
   request.model = "resnet50";
   request.runtime = "pytorch";
-  request.mode = "train";
+  request.mode = perfcast::Mode::kTrain;
   request.precision = "fp32";
   request.batch = 64;
   for (auto _ : state) {
@@ -82,7 +82,7 @@ void BM_PredictBertBaseTrainSeq128(benchmark::State& state) {
   request.gpu = "gtx-1080-ti";
   request.model = "bert_base";
   request.runtime = "pytorch";
-  request.mode = "train";
+  request.mode = perfcast::Mode::kTrain;
   request.precision = "fp32";
   request.batch = 32;
   request.seq = 128;

@@ -31,7 +31,7 @@ PredictRequest request(const std::string& model, const std::string& gpu, const s
   PredictRequest r;
   r.model = model;
   r.gpu = gpu;
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = precision;
   r.batch = batch;
   return r;
@@ -145,7 +145,7 @@ TEST(AdviceZh, EveryNotApplicableStrategyHasACodeAndBothSentences) {
     const Advice a = advise(r);
     for (const auto& st : a.strategies) {
       if (st.applicable) continue;
-      const std::string where = r.model + " on " + r.gpu + " " + r.mode + ", " + st.id + ": " + st.reason;
+      const std::string where = r.model + " on " + r.gpu + " " + mode_string(r.mode) + ", " + st.id + ": " + st.reason;
       ASSERT_FALSE(st.reason_code.id.empty()) << "no reason code: " << where;
       seen.insert(st.reason_code.id);
       EXPECT_EQ(reason_text(st.reason_code, Lang::kEn), st.reason) << where;

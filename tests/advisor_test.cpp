@@ -25,7 +25,7 @@ PredictRequest resnet50_request(const std::string& gpu, const std::string& mode 
   r.gpu = gpu;
   r.model = "resnet50";
   r.runtime = "pytorch";
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = "fp32";
   r.batch = 64;
   r.data = "synthetic";
@@ -138,7 +138,7 @@ TEST(Advisor, Int8InferenceOnTeslaP40IsApplicableAndFasterInTensorRt) {
   ASSERT_TRUE(int8->prediction.has_value());
   EXPECT_GT(int8->prediction->samples_per_s, a.baseline.samples_per_s);
   EXPECT_EQ(int8->prediction->request.precision, "int8");
-  EXPECT_EQ(int8->prediction->request.mode, "infer");
+  EXPECT_EQ(mode_name(int8->prediction->request.mode), "infer");
 }
 
 TEST(Advisor, Int8InPyTorchEagerIsNotApplicableAndNamesEnginesThatRunIt) {

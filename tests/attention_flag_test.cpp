@@ -163,7 +163,7 @@ TEST(AttentionFlag, FlashAndSdpaRefusedWhereTheyCannotRun) {
   EXPECT_NO_THROW(predict(bert("a100-sxm4-40gb", "amp-bf16", "flash")));
   PredictRequest trt = bert("a100-sxm4-40gb", "fp16", "sdpa");
   trt.runtime = "tensorrt";
-  trt.mode = "infer";
+  trt.mode = Mode::kInfer;
   EXPECT_THROW(predict(trt), InputError);  // --attention is PyTorch's
   PredictRequest old = bert("a100-sxm4-40gb", "amp", "sdpa");
   old.runtime_version = "1.13";
@@ -184,7 +184,7 @@ TEST(AttentionFlag, ServingUsesTheChosenKernel) {
   PredictRequest r;
   r.gpu = "a100-sxm4-80gb";
   r.model = "llama-2-7b";
-  r.mode = "prefill";
+  r.mode = Mode::kPrefill;
   r.precision = "fp16";
   r.batch = 1;
   r.seq = 2048;

@@ -27,7 +27,7 @@ PredictRequest bert(const std::string& runtime, const std::string& precision, co
   r.gpu = "v100-sxm2-16gb";
   r.runtime = runtime;
   r.precision = precision;
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.batch = 32;
   r.seq = 128;
   return r;
@@ -158,7 +158,7 @@ PredictRequest llama_serving(const std::string& gpu, const std::string& runtime,
   r.model = "llama-2-7b";
   r.gpu = gpu;
   r.runtime = runtime;
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = runtime == "llama.cpp" ? "f16" : "fp16";
   r.batch = 1;
   return r;
@@ -172,7 +172,7 @@ PredictRequest a100(const std::string& runtime, const std::string& model, const 
   r.gpu = "a100-sxm4-40gb";
   r.model = model;
   r.runtime = runtime;
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = precision;
   r.batch = 64;
   return r;
@@ -206,7 +206,7 @@ TEST(RuntimeProfiles, CaffeChoosesConvolutionsUnderItsEightMegabyteWorkspace) {
   PredictRequest r;
   r.gpu = "gtx-1080-ti";
   r.model = "vgg16";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.batch = 32;
   r.runtime = "caffe";
   const Prediction caffe = predict(r);
@@ -231,12 +231,12 @@ TEST(GenerateMode, PromptPrefillThenDecodeAddUp) {
   EXPECT_NEAR(p.step_us / 1e3, p.llm->time_to_first_token_ms + 128 * p.llm->time_per_output_token_ms,
               1e-6 * p.step_us);
   PredictRequest pre = g;
-  pre.mode = "prefill";
+  pre.mode = Mode::kPrefill;
   pre.seq = 2048;
   pre.context = 0;
   EXPECT_NEAR(p.llm->time_to_first_token_ms, predict(pre).step_us / 1e3, 1e-6 * p.step_us);
   PredictRequest dec = g;
-  dec.mode = "decode";
+  dec.mode = Mode::kDecode;
   const Prediction d = predict(dec);
   EXPECT_LT(*p.tokens_per_s, *d.tokens_per_s) << "the prompt's prefill is part of the request";
   // Without a prompt, generate is decode.
@@ -253,7 +253,7 @@ TEST(GenerateMode, MemoryCountsThePromptPass) {
   g.seq = 128;
   g.batch = 16;
   PredictRequest dec = g;
-  dec.mode = "decode";
+  dec.mode = Mode::kDecode;
   EXPECT_GT(predict(g).memory.total, predict(dec).memory.total);
 }
 

@@ -60,7 +60,7 @@ PredictRequest resnet50_on_gp102() {
   PredictRequest r;
   r.gpu = "gtx-1080-ti";
   r.model = "resnet50";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.batch = 32;
   return r;
 }

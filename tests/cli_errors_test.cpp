@@ -123,6 +123,12 @@ TEST_F(CliTest, UnknownCommandSuggestsNearest) {
 }
 
 TEST_F(CliTest, UnknownMode) { expect_input_error("predict --mode trian", {"trian"}); }
+// Every mode the --mode help lists is a candidate for the hint, serve included; case matters ("Train" is a typo).
+TEST_F(CliTest, UnknownModeSuggestsNearest) {
+  expect_input_error("predict --mode serv", {"'serv'", "did you mean 'serve'"});
+  expect_input_error("predict --mode Train", {"'Train'", "did you mean 'train'"});
+  expect_input_error("advise --mode decod", {"'decod'", "did you mean 'decode'"});
+}
 
 TEST_F(CliTest, UnknownOptimizer) { expect_input_error("predict --optimizer adamx9", {"adamx9"}); }
 

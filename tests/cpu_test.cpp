@@ -87,7 +87,7 @@ TEST(CpuPredict, TrainsOnTheCoresWithoutGpuKernels) {
 TEST(CpuPredict, BatchOneBertPrefersOneSocketUntilTheSequenceIsLong) {
   const auto latency = [](const char* device, int seq) {
     PredictRequest r = cpu_request(device, "bert_base_squad", 1);
-    r.mode = "infer";
+    r.mode = Mode::kInfer;
     r.seq = seq;
     return predict(r).step.step_us;
   };

@@ -218,7 +218,7 @@ TEST(HfModels, EveryNewFamilyPredictsTrainingAndTheDecodersServe) {
     const Prediction p = predict(r);
     EXPECT_GT(p.samples_per_s, 0) << file;
     if (std::string(file) != "switch-base-8.json") {
-      r.mode = "prefill";
+      r.mode = Mode::kPrefill;
       r.precision = "bf16";
       EXPECT_GT(predict(r).tokens_per_s.value_or(0), 0) << file;
     }
@@ -227,7 +227,7 @@ TEST(HfModels, EveryNewFamilyPredictsTrainingAndTheDecodersServe) {
   PredictRequest s;
   s.gpu = "a100-sxm4-80gb";
   s.model = kHf + "switch-base-8.json";
-  s.mode = "decode";
+  s.mode = Mode::kDecode;
   s.precision = "fp16";
   EXPECT_THROW(predict(s), InputError);
 }

@@ -26,7 +26,7 @@ PredictRequest small_batch(const std::string& model, const std::string& mode, st
   r.gpu = "gtx-1080-ti";
   r.model = model;
   r.runtime = "pytorch";
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = "fp32";
   r.batch = batch;
   r.host = "desktop-6c";

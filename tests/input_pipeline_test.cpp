@@ -24,7 +24,7 @@ PredictRequest lambda_1080ti(const std::string& model, const std::string& mode, 
   r.gpu = "gtx-1080-ti";
   r.model = model;
   r.runtime = "tensorflow";
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = "fp32";
   r.batch = batch;
   r.data = data;
@@ -152,7 +152,7 @@ PredictRequest nodule3d_request() {
   r.gpu = "gtx-1080-ti";
   r.model = "nodule3d";
   r.runtime = "pytorch";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.precision = "fp32";
   r.batch = 4;
   r.data = "real-augmented";
@@ -268,7 +268,7 @@ TEST(InputPipeline, HostDataDoesNotApplyToServingModes) {
   r.model = "llama-2-7b";
   r.gpu = "rtx-3090";
   r.runtime = "llama.cpp";
-  r.mode = "decode";
+  r.mode = Mode::kDecode;
   r.precision = "q4_0";
   r.batch = 1;
   r.data = "host";

@@ -107,7 +107,7 @@ PredictRequest llama70b_on(int gpus, int nodes) {
   PredictRequest r;
   r.gpu = "h100-sxm5-80gb";
   r.model = "llama-2-70b";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.precision = "amp-bf16";
   r.seq = 4096;
   r.gpus = gpus;
@@ -133,7 +133,7 @@ TEST(LlmParallel, MegatronFusedSoftmaxSitsBetweenEagerAndFlashAttention) {
   PredictRequest r;
   r.gpu = "a100-sxm4-80gb";
   r.model = "llama-2-7b";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.precision = "amp";
   r.seq = 2048;
   r.gpus = 8;
@@ -221,7 +221,7 @@ TEST(LlmParallel, Fp8SpeedsUpOnlyTheLinearGemmsAndAddsCasts) {
   PredictRequest r;
   r.gpu = "h100-sxm5-80gb";
   r.model = "llama-3-8b";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.runtime = "megatron-lm";
   r.attention = "flash";
   r.gpus = 8;

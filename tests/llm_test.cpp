@@ -87,7 +87,7 @@ PredictRequest llm_request(const std::string& gpu, const std::string& model, con
   r.gpu = gpu;
   r.model = model;
   r.runtime = runtime;
-  r.mode = mode;
+  r.mode = parse_mode(mode);
   r.precision = precision;
   r.batch = batch;
   r.seq = seq;
@@ -445,7 +445,7 @@ TEST(LlmTraining, FullFineTuneAndLora) {
   const Prediction ckpt = predict_llm(r);
   EXPECT_LT(ckpt.memory.activations, 0.5 * lora.memory.activations);
   EXPECT_GT(ckpt.step_us, lora.step_us);
-  r.mode = "decode";
+  r.mode = Mode::kDecode;
   EXPECT_THROW(predict(r), InputError) << "--lora-rank is for training";
 }
 

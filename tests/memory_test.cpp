@@ -22,7 +22,7 @@ PredictRequest bert_large_train(const std::string& precision, const std::string&
   r.model = "bert_large_squad";
   r.runtime = "pytorch";
   r.runtime_version = version;
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.precision = precision;
   r.batch = 4;
   r.seq = 512;
@@ -60,7 +60,7 @@ TEST(Memory, BackwardHoldsTheGradientsInFlight) {
   const Prediction p = predict(bert_large_train("fp32", "2.1"));
   EXPECT_GT(p.memory.transient, 0);
   PredictRequest infer = bert_large_train("fp32", "2.1");
-  infer.mode = "infer";
+  infer.mode = Mode::kInfer;
   EXPECT_EQ(predict(infer).memory.transient, 0);
 }
 

@@ -97,7 +97,7 @@ PredictRequest a100_resnet50_fp32(const std::string& runtime_version) {
   r.model = "resnet50";
   r.runtime = "tensorflow-xla";
   r.runtime_version = runtime_version;
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.precision = "fp32";
   r.batch = 64;
   return r;
@@ -258,7 +258,7 @@ double titan_over_2080ti(const std::string& precision) {
     r.model = c.model;
     r.batch = c.batch;
     r.runtime = "tensorflow";
-    r.mode = "train";
+    r.mode = Mode::kTrain;
     r.precision = precision;
     r.gpu = "titan-rtx";
     const double titan = predict(r).samples_per_s;
@@ -315,7 +315,7 @@ TEST(RuntimeVersion, OldTensorflowTransposesEveryNhwcConvolution) {
   r.model = "resnet50";
   r.gpu = "gtx-1080-ti";
   r.runtime = "tensorflow";
-  r.mode = "infer";
+  r.mode = Mode::kInfer;
   r.batch = 32;
   r.runtime_version = "1.2.1";
   const Prediction nchw = predict(r);

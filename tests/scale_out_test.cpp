@@ -239,7 +239,7 @@ TEST(DataParallel, BucketsFollowTheBackwardTimeline) {
 
 TEST(DataParallel, InferenceHasNoGradients) {
   PredictRequest r = request("a100-sxm4-40gb", "resnet50", 8, "amp");
-  r.mode = "infer";
+  r.mode = Mode::kInfer;
   const Prediction p = predict(r);
   ASSERT_TRUE(p.scale);
   EXPECT_EQ(p.scale->gradient_bytes, 0);
@@ -408,7 +408,7 @@ TEST(DataParallel, GradientBucketsTakeMemory) {
   EXPECT_NEAR(predict_data_parallel(r, data_parallel_options(r)).memory.total, ddp.memory.total, 1.0);
   r.strategy = "horovod";
   EXPECT_DOUBLE_EQ(predict(r).memory.comm_buffers, 64.0 * 1048576.0);
-  r.mode = "infer";
+  r.mode = Mode::kInfer;
   r.strategy = "ddp";
   EXPECT_EQ(predict(r).memory.comm_buffers, 0.0);
 }

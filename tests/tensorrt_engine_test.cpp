@@ -24,7 +24,7 @@ PredictRequest engine(const std::string& gpu, const std::string& model, std::int
   r.gpu = gpu;
   r.model = model;
   r.runtime = "tensorrt";
-  r.mode = "infer";
+  r.mode = Mode::kInfer;
   r.precision = "int8";
   r.batch = batch;
   return r;
@@ -85,7 +85,7 @@ TEST(TensorRtEngine, PaddedRuntimesAndLongerThanSeqRefuseSeqMean) {
   r.precision = "fp16";
   EXPECT_THROW(predict(r), InputError);
   r.runtime = "tensorrt";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   EXPECT_THROW(predict(r), InputError);
 }
 

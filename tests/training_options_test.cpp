@@ -16,7 +16,7 @@ PredictRequest bert_train(const std::string& runtime) {
   PredictRequest r;
   r.gpu = "v100-sxm2-16gb";
   r.model = "bert_base_squad";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.batch = 8;
   r.seq = 384;
   r.runtime = runtime;
@@ -54,7 +54,7 @@ TEST(TrainingOptions, EagerSgdMakesElevenPasses) {
   // buf.add_(d_p) (3), param.add_(buf) (3); one fused kernel reads param, grad, buf and writes param, buf (5).
   PredictRequest r;
   r.gpu = "gtx-1080-ti";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.runtime = "pytorch";
   r.optimizer = "sgd";
   const Prediction eager = predict(r);
@@ -102,7 +102,7 @@ TEST(TrainingOptions, GradientAccumulationSharesTheUpdateAndTheAllReduce) {
   EXPECT_LT(d.scale->exposed_comm_ms, c.scale->exposed_comm_ms);
   // Accumulation is a training notion, and at least one micro-batch.
   PredictRequest infer = bert_train("pytorch");
-  infer.mode = "infer";
+  infer.mode = Mode::kInfer;
   infer.grad_accum = 4;
   EXPECT_THROW(predict(infer), InputError);
   PredictRequest zero = bert_train("pytorch");
@@ -141,7 +141,7 @@ TEST(TrainingOptions, FrameworkReductionStrategies) {
   // packs all of them into one buffer, also after backward; BVLC Caffe reduces layer by layer during backward.
   PredictRequest r;
   r.gpu = "v100-sxm2-16gb";
-  r.mode = "train";
+  r.mode = Mode::kTrain;
   r.gpus = 8;
   r.interconnect = "nvlink";
   r.runtime = "cntk";

@@ -111,7 +111,7 @@ void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
   std::vector<std::string> candidates = training ? std::vector<std::string>{"amp", "amp-bf16", "tf32", "int8"}
                                                  : std::vector<std::string>{"amp", "int8", "fp8", "tf32"};
   // Serving a language model: the what-ifs are weight types (GGUF block types on llama.cpp).
-  if (r.mode == "prefill" || r.mode == "decode" || r.mode == "generate")
+  if (is_llm_pass(r.mode))
     candidates = base.runtime.llm_gguf ? std::vector<std::string>{"f16", "q8_0", "q6_k", "q4_k_m", "q4_0"}
                                        : std::vector<std::string>{"fp16", "int8", "int4", "fp8"};
   for (const auto& prec : candidates) {
@@ -443,7 +443,7 @@ Advice advise(const PredictRequest& request) {
   a.baseline = predict(request);
   const Prediction& base = a.baseline;
   const PredictRequest& r = base.request;
-  const bool training = r.mode == "train";
+  const bool training = r.mode == Mode::kTrain;
 
   // Breakdown by op class and bound.
   std::map<std::pair<std::string, Bound>, OpClassShare> classes;

@@ -87,13 +87,13 @@ PredictRequest request_from_row(const ConfigRow& row) {
     parse_attention_impl(row.attention);  // a typo is the row's error
     r.attention = row.attention;
   }
-  if (!row.mode.empty()) r.mode = row.mode;
+  if (!row.mode.empty()) r.mode = parse_mode(row.mode);  // a typo is the row's error
   if (!row.precision.empty()) r.precision = row.precision;
-  else if (row.mode == "prefill" || row.mode == "decode" || row.mode == "generate")
+  else if (is_llm_pass(r.mode))
     r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // as on the command line
   if (row.batch == "max") r.batch = 0;
   else {
-    const bool serving = row.mode == "prefill" || row.mode == "decode" || row.mode == "generate";
+    const bool serving = is_llm_pass(r.mode);
     r.batch = parse_count(row.batch, "batch", serving ? 1 : 64);
     if (r.batch <= 0) throw InputError("batch must be positive, got " + row.batch);
   }

@@ -72,8 +72,8 @@ Prediction predict_cpu(const PredictRequest& request) {
   const CpuSpec* cpu_ptr = cpu_by_id(r.gpu);
   if (!cpu_ptr) throw InputError("'" + r.gpu + "' is not a CPU id (perfcast cpus)");
   const CpuSpec& cpu = *cpu_ptr;
-  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
-  if (serving) not_on_cpu(r, "--mode " + r.mode + " (language-model serving)");
+  const bool serving = is_llm_pass(r.mode);
+  if (serving) not_on_cpu(r, "--mode " + mode_string(r.mode) + " (language-model serving)");
   if (r.lora_rank > 0) not_on_cpu(r, "--lora-rank");
   if (r.gpus * r.nodes > 1)
     throw UnsupportedError("data parallelism over several CPUs is not modelled; a two-socket server is its own id (" +
@@ -88,7 +88,7 @@ Prediction predict_cpu(const PredictRequest& request) {
   if (r.power_limit_w > 0) not_on_cpu(r, "--power-limit");
   if (!r.attention.empty()) not_on_cpu(r, "--attention");
   const CpuRuntimeProfile& crt = find_cpu_runtime(r.runtime);
-  const bool training = r.mode == "train";
+  const bool training = r.mode == Mode::kTrain;
   if (training && crt.inference_only)
     throw UnsupportedError(crt.name + " is an inference runtime: --mode train is not modelled for it");
   std::string math;

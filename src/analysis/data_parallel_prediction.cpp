@@ -31,7 +31,7 @@ ReplicaStep replica_step(const Prediction& single) {
 }
 
 GradientProfile gradient_profile(const Prediction& single, const Graph& graph) {
-  return gradient_profile(single.step, graph, single.request.precision, single.request.mode == "train",
+  return gradient_profile(single.step, graph, single.request.precision, single.request.mode == Mode::kTrain,
                           single.runtime.gpu_gap_per_kernel_us);
 }
 
@@ -45,9 +45,9 @@ void apply_scale_out(Prediction& p, const GradientProfile& profile, int gpus_per
     p.scale.reset();
     set_comm_buffers(p.memory, 0, p.runtime.allocator_overhead);
   } else {
-    if (p.request.mode != "train" && p.request.mode != "infer")
-      throw UnsupportedError("data parallelism applies to --mode train and infer, not " + p.request.mode,
-                             {"data_parallel.mode", {{"mode", p.request.mode}}});
+    if (p.request.mode != Mode::kTrain && p.request.mode != Mode::kInfer)
+      throw UnsupportedError("data parallelism applies to --mode train and infer, not " + mode_string(p.request.mode),
+                             {"data_parallel.mode", {{"mode", mode_string(p.request.mode)}}});
     p.scale = scale_out(p.device, replica_step(p), profile, gpus_per_node, nodes, interconnect, network, options);
     // The reduction's buffers in memory: set (not added), so a single-GPU prediction that already counted them, or
     // one made for another GPU count, ends with the right figure.

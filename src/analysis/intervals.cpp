@@ -156,7 +156,7 @@ bool covers(const IntervalRegime& r, double log_ratio) {
 std::vector<std::string> regime_keys(const PredictionFacts& p) {
   const auto& q = p.request;
   const std::vector<std::pair<const char*, std::string>> dims{
-      {"mode", q.mode},
+      {"mode", mode_string(q.mode)},
       {"family", family_group(p.model_family)},
       {"precision", precision_class(q.precision)},
       {"bound", std::string(bound_name(p.primary))},

@@ -435,7 +435,7 @@ bool wants_parallel_training(const PredictRequest& r) {
 }
 
 Prediction predict_llm_training(const PredictRequest& request) {
-  if (request.mode != "train")
+  if (request.mode != Mode::kTrain)
     throw InputError("the training-layout flags (--tp --pp --dp --zero ...) apply to --mode train; multi-GPU serving "
                      "is not this path");
   const TrainingSetup s = resolve_setup(request);

@@ -248,7 +248,7 @@ InferSetup resolve_inference(const PredictRequest& request) {
   s.model = resolve_model(r.model, ImportOptions{r.dims});
   const ModelSource& model = s.model;
   if (!model.decoder_llm)
-    throw InputError("--mode " + r.mode + " needs a decoder language model; '" + r.model + "' (" + model.family +
+    throw InputError("--mode " + mode_string(r.mode) + " needs a decoder language model; '" + r.model + "' (" + model.family +
                      ") is not one (see perfcast models, family llm)");
   if (device.sm_version < runtime.llm_min_sm) {
     const std::string min_cc = std::to_string(static_cast<int>(runtime.llm_min_sm) / 10) + "." +
@@ -313,11 +313,11 @@ InferSetup resolve_inference(const PredictRequest& request) {
 Prediction predict_inference(const PredictRequest& request) {
   if (request.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
   if (request.gpus * request.nodes > 1)
-    throw UnsupportedError("--mode " + request.mode + " predicts one GPU; tensor/pipeline parallel serving is --mode serve",
-                           {"serving.single_gpu", {{"mode", request.mode}}});
+    throw UnsupportedError("--mode " + mode_string(request.mode) + " predicts one GPU; tensor/pipeline parallel serving is --mode serve",
+                           {"serving.single_gpu", {{"mode", mode_string(request.mode)}}});
   InferSetup s = resolve_inference(request);
   PredictRequest& r = s.r;
-  if (r.seq == 0) r.seq = r.mode == "prefill" ? 512 : 128;  // llama-bench's pp512 / tg128
+  if (r.seq == 0) r.seq = r.mode == Mode::kPrefill ? 512 : 128;  // llama-bench's pp512 / tg128
   const DeviceSpec& device = s.device;
   const WeightPrecision& weights = s.weights;
   const RuntimeProfile& runtime = s.runtime;
@@ -335,7 +335,7 @@ Prediction predict_inference(const PredictRequest& request) {
                      " tokens exceed its " + std::to_string(shape.positions) + " learned positions");
   const KernelCostModel km(device, arch);
   LlmKernelContext c{device, arch, km, runtime, weights, shape, s.plan, kv_bytes, float_pipe, half};
-  const bool prefill = r.mode == "prefill";
+  const bool prefill = r.mode == Mode::kPrefill;
 
   // Memory: weights at their stored size, the KV cache of every sequence's positions, one pass's buffers.
   const double wbytes = stored_weight_bytes(probe, c);
@@ -344,7 +344,7 @@ Prediction predict_inference(const PredictRequest& request) {
   std::map<std::int64_t, Graph> pass_graphs;  // by batch: the searches below probe many contexts per batch
   // generate also runs the prompt's prefill, in passes of up to llm_ubatch tokens: its buffers count too.
   const std::int64_t prompt_pass_tokens =
-      r.mode == "generate" && r.context > 0
+      r.mode == Mode::kGenerate && r.context > 0
           ? std::min<std::int64_t>(r.context, runtime.llm_ubatch > 0 ? static_cast<std::int64_t>(runtime.llm_ubatch) : r.context)
           : 0;
   std::map<std::int64_t, Graph> prompt_graphs;
@@ -412,7 +412,7 @@ Prediction predict_inference(const PredictRequest& request) {
     llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime).step_us / 1e3;
   } else {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
-    if (r.mode == "generate" && r.context > 0) prompt = schedule_pass(prefill_entries(0, r.context), runtime);
+    if (r.mode == Mode::kGenerate && r.context > 0) prompt = schedule_pass(prefill_entries(0, r.context), runtime);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -486,13 +486,13 @@ Prediction predict_inference(const PredictRequest& request) {
 
 Prediction predict_llm(const PredictRequest& request) {
   check_request(request);
-  if (request.mode == "train") {
+  if (request.mode == Mode::kTrain) {
     if (request.lora_rank > 0) return predict_lora(request);
     // Full fine-tuning is the ordinary training step, which predict() schedules.
     throw InputError("predict_llm serves --mode train with --lora-rank; full fine-tuning is predict()'s training step");
   }
-  if (request.mode != "prefill" && request.mode != "decode" && request.mode != "generate")
-    throw InputError("predict_llm serves --mode prefill, decode, generate or train, got '" + request.mode + "'");
+  if (!is_llm_pass(request.mode))
+    throw InputError("predict_llm serves --mode prefill, decode, generate or train, got '" + mode_string(request.mode) + "'");
   return predict_inference(request);
 }
 

@@ -182,7 +182,7 @@ ServePrediction predict_serving(const ServeRequest& request) {
   ServeRequest r = request;
   check_request_values(r);
   if (r.num_requests == 0) r.num_requests = kDefaultRequests;
-  r.base.mode = "serve";
+  r.base.mode = Mode::kServe;
   const int tp = r.tensor_parallel, pp = r.pipeline_parallel;
 
   LlmStepModel model(r.base, tp);

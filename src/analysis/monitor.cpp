@@ -225,7 +225,7 @@ MonitorExpectation expectation_from(const Prediction& p) {
   MonitorExpectation e;
   e.gpu_id = p.device.id;
   e.gpu_name = p.device.name;
-  e.job = fmt::format("{} {} {} batch {} ({})", p.model_id, p.request.mode, p.request.precision, p.request.batch,
+  e.job = fmt::format("{} {} {} batch {} ({})", p.model_id, mode_name(p.request.mode), p.request.precision, p.request.batch,
                       p.request.runtime);
   const double step = p.step_us;
   e.busy_pct = p.power ? 100 * p.power->busy_share : 100 * std::min(p.step.gpu_us, step) / step;

@@ -19,8 +19,8 @@ namespace perfcast {
 bool wants_best_precision(const PredictRequest& request) { return request.precision == "best"; }
 
 Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options) {
-  const bool training = request.mode == "train";
-  const bool serving = request.mode == "prefill" || request.mode == "decode" || request.mode == "generate";
+  const bool training = request.mode == Mode::kTrain;
+  const bool serving = is_llm_pass(request.mode);
   // Serving a language model: the candidates are weight types (GGUF block types on llama.cpp), as in advise.
   const std::vector<std::string> candidates =
       serving ? (find_runtime(request.runtime).llm_gguf

@@ -20,18 +20,17 @@
 namespace perfcast {
 
 void check_request(const PredictRequest& r) {
-  const std::vector<std::string> modes{"train", "infer", "prefill", "decode", "generate"};
-  if (r.mode == "serve")
+  if (r.mode == Mode::kServe)
     throw InputError("--mode serve (continuous batching under load) is for perfcast predict with --request-rate, --input-len, --output-len");
-  if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) throw_unknown("mode", r.mode, modes);
-  if ((r.tensor_parallel > 1 || r.pipeline_parallel > 1) && r.mode != "train")
+  PERFCAST_ASSERT(r.mode < Mode::kCount, "modes are parsed where a request enters (parse_mode)");
+  if ((r.tensor_parallel > 1 || r.pipeline_parallel > 1) && r.mode != Mode::kTrain)
     throw InputError("--tp and --pp split a model across GPUs for training (--mode train) or for serving under load "
                      "(perfcast predict --mode serve)");
   if (r.batch < 0) throw InputError("batch must be a positive integer or 'max', got " + std::to_string(r.batch));
   if (r.seq < 0) throw InputError("seq must be a positive integer, got " + std::to_string(r.seq));
   if (r.seq_mean < 0) throw InputError("seq_mean must be a positive integer, got " + std::to_string(r.seq_mean));
-  if (r.seq_mean > 0 && r.mode != "infer")
-    throw InputError("--seq-mean (sequences run without padding) applies to --mode infer, not --mode " + r.mode);
+  if (r.seq_mean > 0 && r.mode != Mode::kInfer)
+    throw InputError("--seq-mean (sequences run without padding) applies to --mode infer, not --mode " + mode_string(r.mode));
   // Beyond these no GPU holds even the input tensor, and no system has that many GPUs (data/limits.toml); they
   // also keep shape products inside 64 bits.
   const InputLimits& limits = input_limits();
@@ -54,16 +53,15 @@ void check_request(const PredictRequest& r) {
   const std::vector<std::string> data{"synthetic", "host", "real", "real-augmented"};
   if (std::find(data.begin(), data.end(), r.data) == data.end()) throw_unknown("data", r.data, data);
   if (r.prefetch && r.data != "host") throw InputError("--prefetch applies to --data host (batches held in host memory)");
-  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate";
-  if (r.data == "host" && (serving || r.lora_rank > 0))
-    throw InputError("--data host applies to --mode train and infer of fixed-size models, not --mode " + r.mode +
+  if (r.data == "host" && (is_llm_pass(r.mode) || r.lora_rank > 0))
+    throw InputError("--data host applies to --mode train and infer of fixed-size models, not --mode " + mode_string(r.mode) +
                      (r.lora_rank > 0 ? " with --lora-rank" : ""));
-  if (r.checkpointing && r.mode != "train") throw InputError("--checkpointing applies to --mode train only");
+  if (r.checkpointing && r.mode != Mode::kTrain) throw InputError("--checkpointing applies to --mode train only");
   if (r.grad_accum < 1 || r.grad_accum > kMaxGradAccum)
     throw InputError("gradient accumulation takes 1 to " + std::to_string(kMaxGradAccum) + " micro-batches, got " +
                      std::to_string(r.grad_accum));
-  if (r.grad_accum > 1 && (r.mode != "train" || r.lora_rank > 0))
-    throw InputError("--grad-accum applies to --mode train of fixed-size models, not --mode " + r.mode +
+  if (r.grad_accum > 1 && (r.mode != Mode::kTrain || r.lora_rank > 0))
+    throw InputError("--grad-accum applies to --mode train of fixed-size models, not --mode " + mode_string(r.mode) +
                      (r.lora_rank > 0 ? " with --lora-rank" : ""));
   // Ids are checked even where this request does not use them (a host with synthetic data): a typo is a typo.
   if (!r.host.empty()) find_host(r.host);
@@ -80,7 +78,7 @@ const StrategySpec& reduction_strategy(const PredictRequest& r) {
 
 // Requests predict_llm serves: language-model serving and LoRA fine-tuning.
 bool routed_to_llm(const PredictRequest& r) {
-  return r.mode == "prefill" || r.mode == "decode" || r.mode == "generate" || (r.mode == "train" && r.lora_rank > 0);
+  return is_llm_pass(r.mode) || (r.mode == Mode::kTrain && r.lora_rank > 0);
 }
 
 // Dataset a model reads when none is given: images for 2D vision models, CT volumes for 3D ones.
@@ -122,7 +120,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   std::optional<ArchitectureProfile> measured_arch;
   if (device.measured) measured_arch = architecture_for(device);
   const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(device);
-  const bool training = r.mode == "train";
+  const bool training = r.mode == Mode::kTrain;
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
@@ -242,7 +240,7 @@ Prediction predict_data_parallel(const PredictRequest& request, const DataParall
   one.network.clear();
   check_request(one);
   // --batch max with several GPUs: the largest batch that fits beside the reduction's buffers.
-  if (request.batch == 0 && request.mode == "train" && request.gpus * request.nodes > 1 && request.lora_rank == 0)
+  if (request.batch == 0 && request.mode == Mode::kTrain && request.gpus * request.nodes > 1 && request.lora_rank == 0)
     one.batch = predict(request).request.batch;
   const int gpus = request.gpus, nodes = request.nodes;
   if (gpus <= 0 || nodes <= 0)

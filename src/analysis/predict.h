@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/anchor.h"
+#include "core/mode.h"
 #include "cost/op_cost.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
@@ -35,7 +36,7 @@ struct PredictRequest {
   std::string runtime = "pytorch";
   std::string runtime_version;      // e.g. "2.3": applies the runtime's [[version]] rules ("" = profile default)
   std::string attention;            // eager | sdpa | flash (Hugging Face attn_implementation); "" = the runtime's
-  std::string mode = "train";       // train | infer | prefill | decode | generate | serve (predict_serving)
+  Mode mode = Mode::kTrain;         // serve: predict_serving
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits
   std::int64_t seq = 0;             // 0 = the model's default

@@ -108,7 +108,7 @@ DeviceSpec device_for(const PredictRequest& r) {
 
 RuntimeProfile runtime_for(const PredictRequest& r) {
   RuntimeProfile runtime = find_runtime(r.runtime);
-  if (runtime.inference_only && r.mode == "train")
+  if (runtime.inference_only && r.mode == Mode::kTrain)
     throw InputError("runtime '" + r.runtime + "' is an inference engine: use mode infer (or a training runtime such as pytorch)");
   if (!r.runtime_version.empty()) runtime = at_version(std::move(runtime), r.runtime_version);
   if (r.cuda_graphs) {
@@ -140,7 +140,7 @@ OptimizerKind optimizer_for(const PredictRequest& r, bool sequence_model) {
 
 MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
   MemoryOptions m;
-  m.training = r.mode == "train";
+  m.training = r.mode == Mode::kTrain;
   m.optimizer_step = r.optimizer_step;
   m.optimizer = optimizer;
   m.checkpointing = r.checkpointing;

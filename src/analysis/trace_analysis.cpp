@@ -609,7 +609,7 @@ TraceComparison compare_trace(const KinetoTrace& trace, const TraceSummary& summ
   r.model = trace.path;
   r.runtime = runtime;
   r.runtime_version = runtime_version;
-  r.mode = summary.has_backward ? "train" : "infer";
+  r.mode = summary.has_backward ? Mode::kTrain : Mode::kInfer;
   r.precision = summary.precision.empty() ? "fp32" : summary.precision;
   // TF32 is what FP32 operators ran as on the traced card; a GPU without TF32 runs them as FP32.
   if (r.precision == "tf32" && find_gpu(gpu).peak(Pipe::kTcTf32) <= 0) r.precision = "fp32";

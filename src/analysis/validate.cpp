@@ -44,7 +44,7 @@ void amp_what_ifs(ValidationReport& rep) {
   std::map<std::string, const ValidationRow*> fp32, amp;
   for (const auto& r : rep.rows) {
     const auto& q = r.result.prediction->request;
-    const std::string key = q.gpu + "|" + q.model + "|" + q.runtime + "|" + q.mode + "|" + q.data;
+    const std::string key = q.gpu + "|" + q.model + "|" + q.runtime + "|" + mode_string(q.mode) + "|" + q.data;
     if (q.precision == "fp32") fp32.emplace(key, &r);
     if (q.precision == "amp") amp.emplace(key, &r);
   }
@@ -57,7 +57,7 @@ void amp_what_ifs(ValidationReport& rep) {
     x.gpu = qa.gpu;
     x.model = qa.model;
     x.runtime = qa.runtime;
-    x.mode = qa.mode;
+    x.mode = mode_string(qa.mode);
     x.data = qa.data;
     x.batch_amp = qa.batch;
     x.batch_fp32 = f->second->result.prediction->request.batch;
@@ -220,9 +220,9 @@ ValidationReport validate_file(const std::string& path) {
     g[r.result.row.gpu].push_back(&r);
     m[r.result.row.model].push_back(&r);
     rt[r.result.prediction->request.runtime].push_back(&r);
-    mp[r.result.prediction->request.mode + " " + r.result.prediction->request.precision].push_back(&r);
+    mp[mode_string(r.result.prediction->request.mode) + " " + r.result.prediction->request.precision].push_back(&r);
     data[r.result.prediction->request.data].push_back(&r);
-    mode[r.result.prediction->request.mode].push_back(&r);
+    mode[mode_string(r.result.prediction->request.mode)].push_back(&r);
   }
   rep.overall = error_stats(all);
   amp_what_ifs(rep);

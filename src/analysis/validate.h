@@ -26,7 +26,9 @@ struct ErrorStats {
 // kept for every row, a 200,000-row file took 3 GB (issue 14, bench/README.md).
 struct PredictionFacts {
   struct Request {
-    std::string gpu, model, runtime, mode, precision, data;
+    std::string gpu, model, runtime;
+    Mode mode = Mode::kTrain;
+    std::string precision, data;
     std::int64_t batch = 0;
     int gpus = 1, nodes = 1;
   } request;

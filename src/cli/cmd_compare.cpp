@@ -79,7 +79,7 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
       run_desc = fmt::format(m("cmp.run"), size.epochs, lang == Lang::kEn && size.epochs != 1 ? "s" : "", r.run->samples);
       break;
     }
-  o += fmt::format(m("cmp.title"), base.model, base.runtime, base.mode, base.precision,
+  o += fmt::format(m("cmp.title"), base.model, base.runtime, mode_name(base.mode), base.precision,
                    base.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(base.batch), run_desc);
   o += fmt::format("{:<18} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", msg("cmp.col.gpu", lang),
                    msg("cmp.col.count", lang), msg("cmp.col.precision", lang), msg("cmp.col.samples", lang),

@@ -159,7 +159,7 @@ Command plan_command() {
                 if (s->gpu.empty()) throw InputError("--layouts needs --gpu");
                 if (!s->report.html.empty()) throw InputError("--layouts reports as text or --json");
                 base.gpu = s->gpu;
-                base.mode = "train";
+                base.mode = Mode::kTrain;
                 if (s->flags.precision.empty()) base.precision = "amp-bf16";
                 const double max_gpus = positive_number(s->max_gpus, "--max-gpus");
                 return plan_layouts_command(base, s->deadline, static_cast<int>(std::min(max_gpus, 1.0e6)),
@@ -194,7 +194,7 @@ Command plan_command() {
               const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
               const auto& b = req.base;
               std::string o;
-              o += fmt::format(m("plan.title"), b.model, b.runtime, b.mode, b.precision,
+              o += fmt::format(m("plan.title"), b.model, b.runtime, mode_name(b.mode), b.precision,
                                b.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(b.batch), res.samples,
                                req.size.epochs, req.size.epochs == 1 ? "" : "s", format_hours(req.deadline_hours),
                                req.budget_usd ? fmt::format(m("plan.budget"), money(*req.budget_usd)) : std::string());

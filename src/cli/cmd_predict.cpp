@@ -102,18 +102,18 @@ Command predict_command() {
                 return failed > 0 ? 1 : 0;
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
-              if (s->flags.request.mode == "serve") {
+              const PredictRequest request = s->flags.to_request();
+              if (request.mode == Mode::kServe) {
                 // Continuous batching under load: its own report (analysis/llm_serving.h).
-                const ServeRequest request =
-                    s->serving.to_request(s->flags.to_request(), s->runtime_option->count() > 0);
-                const ServePrediction p = predict_serving(request);
+                const ServeRequest serve = s->serving.to_request(request, s->runtime_option->count() > 0);
+                const ServePrediction p = predict_serving(serve);
                 const std::string text = serving_text(p);
                 if (!s->report.html.empty())
                   write_output_file(s->report.html, text_report_html(lang_code(lang), "perfcast serving: " + p.model, text));
                 std::cout << (s->report.json ? serving_json(p).dump(2) + "\n" : text);
                 return 0;
               }
-              Prediction p = predict(s->flags.to_request());
+              Prediction p = predict(request);
               p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);

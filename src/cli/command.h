@@ -88,6 +88,7 @@ struct RequestFlags {
   const CLI::Option* host_option = nullptr;
   const CLI::Option* gpu_option = nullptr;  // --gpu, to refuse it beside --device
   std::string device;  // --device: a GPU or a CPU id (replaces --gpu)
+  std::string mode = "train";  // --mode, parsed by to_request (add_request_flags sets the command's default)
   std::string batch;  // "" = defaults.train_batch for train/infer, 1 sequence for prefill/decode
   std::string precision;  // "" = fp32 for train/infer; serving: fp16 (f16 on llama.cpp, which runs GGUF types)
   std::string seq;

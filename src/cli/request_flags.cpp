@@ -74,6 +74,7 @@ const RequestDefaults& fleet_defaults() {
 
 PredictRequest RequestFlags::to_request() const {
   PredictRequest r = request;
+  r.mode = parse_mode(mode);
   if (!device.empty()) {
     if (gpu_option && gpu_option->count() > 0) throw InputError("--gpu and --device name the same thing: give one");
     r.gpu = device;
@@ -86,7 +87,7 @@ PredictRequest RequestFlags::to_request() const {
     if (!data_option || data_option->count() == 0) r.data = d.data;
     if (!host_option || host_option->count() == 0) r.host = d.host;
   }
-  const bool serving = r.mode == "prefill" || r.mode == "decode" || r.mode == "generate" || r.mode == "serve";
+  const bool serving = is_serving(r.mode);
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
   if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
@@ -132,7 +133,7 @@ PredictRequest RequestFlags::to_request() const {
     throw InputError("--sequence-parallel and --no-sequence-parallel exclude each other");
   if (sequence_parallel || no_sequence_parallel) r.sequence_parallel = sequence_parallel;
   if (overlap_grad_reduce) r.overlap_grad_reduce = true;
-  if (precision.empty() && r.mode == "train" && wants_parallel_training(r)) r.precision = "amp-bf16";
+  if (precision.empty() && r.mode == Mode::kTrain && wants_parallel_training(r)) r.precision = "amp-bf16";
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
@@ -146,7 +147,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   f.defaults = d;
   r.gpu = d.gpu;
   r.model = d.model;
-  r.mode = d.mode;
+  f.mode = d.mode;
   r.runtime = d.runtime;
   r.data = d.data;
   r.host = d.host;
@@ -155,7 +156,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
     app.add_option("--device", f.device, "a GPU id (perfcast gpus) or a CPU id (perfcast cpus) to run on, in place of --gpu");
   }
   app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
-  app.add_option("--mode", r.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq) | serve "
+  app.add_option("--mode", f.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq) | serve "
                  "(predict: continuous batching under load, --request-rate)")
       ->capture_default_str();
   app.add_option("--precision", f.precision,

@@ -29,9 +29,6 @@ std::string local_name(const std::string& name, int* layer) {
   return name;
 }
 
-// Below this many tokens per weight matrix the serving engines run skinny-GEMM (GEMV-like) kernels.
-constexpr double kSkinnyRows = 16;
-
 }  // namespace
 
 TensorRole tensor_role(const std::string& name, int* layer) {
@@ -132,7 +129,7 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
     double eff = c.runtime.library_efficiency;
     const Pipe pipe = c.float_pipe;
     if (c.weights.scheme == WeightScheme::kWeightOnly) eff *= q.weight_only_dequant_efficiency;
-    if (rows < kSkinnyRows) {
+    if (rows < q.skinny_gemm_below_tokens) {
       // A few tokens: skinny-GEMM / GEMV kernels stream the weights once and keep every fetched row busy
       // (split-K over the SMs), so the token count is not padded up to a tile.
       const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;

@@ -200,6 +200,7 @@ QuantKernelConstants load_quant_constants() {
   c.mmq_dp4a_efficiency = k.number("mmq_dp4a_efficiency");
   c.weight_only_dequant_efficiency = k.number("weight_only_dequant_efficiency");
   c.full_rate_lanes_per_sm_clk = k.number("full_rate_lanes_per_sm_clk");
+  c.skinny_gemm_below_tokens = k.number("skinny_gemm_below_tokens");
   for (const auto& [name, node] : top.table("mmvq")) {
     const auto* t = node.as_table();
     if (!t) continue;

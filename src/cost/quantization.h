@@ -96,6 +96,7 @@ struct QuantKernelConstants {
   double mmq_dp4a_efficiency = 0;                 // q8_0 MMQ rate as a share of the dp4a peak
   double weight_only_dequant_efficiency = 0;      // W8A16/W4A16 GEMM rate vs the fp16 GEMM at the same shape
   double full_rate_lanes_per_sm_clk = 0;          // the full issue rate the [issue] rates are relative to
+  double skinny_gemm_below_tokens = 0;            // serving engines: fewer tokens per matrix run skinny-GEMM kernels
   std::map<std::string, std::string> sources;
 
   // The issue rates of the nearest listed compute capability at or below `sm`.

@@ -114,7 +114,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["model"] = p.model_id;
   j["runtime"] = r.runtime;
   if (!r.runtime_version.empty()) j["runtime_version"] = r.runtime_version;
-  j["mode"] = r.mode;
+  j["mode"] = mode_string(r.mode);
   j["precision"] = r.precision;
   j["precision_note"] = p.precision_note;
   j["batch"] = r.batch;
@@ -122,8 +122,8 @@ nlohmann::json prediction_json(const Prediction& p) {
   if (p.sequence && r.seq_mean > 0) j["seq_mean"] = r.seq_mean;
   if (r.context > 0) j["context"] = r.context;
   if (!r.kv_precision.empty()) j["kv_precision"] = r.kv_precision;
-  j["optimizer_step"] = r.mode == "train" && r.optimizer_step;
-  if (r.mode == "train" && r.optimizer_step)
+  j["optimizer_step"] = r.mode == Mode::kTrain && r.optimizer_step;
+  if (r.mode == Mode::kTrain && r.optimizer_step)
     j["update"] = {{"fused", r.fused_optimizer.value_or(p.runtime.optimizer_fused)}, {"grad_accum", r.grad_accum}};
   // A configuration that does not fit would fail with out-of-memory: its throughput and times are null, "fits"
   // false (docs/json.md).
@@ -288,7 +288,7 @@ std::string does_not_fit_text(const Prediction& p, Lang lang) {
 
 std::string prediction_title(const Prediction& p, Lang lang) {
   const auto& r = p.request;
-  return fmt::format(fmt::runtime(msg("p.title", lang)), r.model, p.device.id, p.device.name, runtime_label(r), r.mode,
+  return fmt::format(fmt::runtime(msg("p.title", lang)), r.model, p.device.id, p.device.name, runtime_label(r), mode_name(r.mode),
                      r.precision, r.batch) +
          (p.sequence ? fmt::format(fmt::runtime(msg("p.title_seq", lang)), r.seq) : "") +
          (p.sequence && r.seq_mean > 0 ? fmt::format(fmt::runtime(msg("p.title_seq_mean", lang)), r.seq_mean) : "") +
@@ -346,7 +346,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   if (fits)
     s += fmt::format(m(p.device.kind == DeviceKind::kCpu ? "p.step_cpu" : "p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
                      static_cast<long long>(std::llround(p.step.launches)));
-  if (r.mode == "train" && r.optimizer_step && !p.parallel) {  // parallel training: one fused Adam, in its lines
+  if (r.mode == Mode::kTrain && r.optimizer_step && !p.parallel) {  // parallel training: one fused Adam, in its lines
     const bool fused = r.fused_optimizer.value_or(p.runtime.optimizer_fused);
     s += fmt::format(m("p.update"), msg(fused ? "p.fused" : "p.unfused", lang),
                      std::string(msg(fused ? "p.fused_how" : "p.unfused_how", lang)) +
@@ -385,7 +385,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
         m("p.scale"), p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
         p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
         p.scale->allreduce_ms,
-        r.mode == "train" && r.grad_accum > 1 ? fmt::format(m("p.scale_accum"), r.grad_accum) : "",
+        r.mode == Mode::kTrain && r.grad_accum > 1 ? fmt::format(m("p.scale_accum"), r.grad_accum) : "",
         p.scale->exposed_comm_ms,
         p.scale->bucket_copy_ms > 0 ? fmt::format(m("p.scale_buckets"), p.scale->bucket_copy_ms) : "");
   if (p.power)

@@ -65,7 +65,7 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
   if (c) {
     const auto& p = c->prediction;
     o += fmt::format("\n  perfcast on the same operators: {} on {}, {} {} {}, batch {}\n", p.model_id, p.device.id,
-                     p.runtime.id, p.request.mode, p.request.precision, p.request.batch);
+                     p.runtime.id, mode_name(p.request.mode), p.request.precision, p.request.batch);
     for (const auto& n : p.notes) o += "    note: " + n + "\n";
     if (const std::string other = other_gpu_note(s, p); !other.empty()) o += "    note: " + other + "\n";
     o += fmt::format("  {:<16} {:>12} {:>12} {:>8}\n", "class", "measured ms", "predicted ms", "ratio");
@@ -135,7 +135,7 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
     nlohmann::json p;
     p["gpu"] = c->prediction.device.id;
     p["runtime"] = c->prediction.runtime.id;
-    p["mode"] = c->prediction.request.mode;
+    p["mode"] = mode_string(c->prediction.request.mode);
     p["precision"] = c->prediction.request.precision;
     p["batch"] = c->prediction.request.batch;
     p["notes"] = c->prediction.notes;
@@ -190,7 +190,7 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
   if (c) {
     const auto& p = c->prediction;
     h += fmt::format("<h2>perfcast on the same operators: {} on {}, {} {} {}, batch {}</h2>\n", html_escape(p.model_id),
-                     html_escape(p.device.id), html_escape(p.runtime.id), html_escape(p.request.mode),
+                     html_escape(p.device.id), html_escape(p.runtime.id), html_escape(mode_string(p.request.mode)),
                      html_escape(p.request.precision), p.request.batch);
     for (const auto& n : p.notes) h += "<p class=\"na\">note: " + html_escape(n) + "</p>\n";
     if (const std::string other = other_gpu_note(s, p); !other.empty())

@@ -150,7 +150,7 @@ std::string validation_markdown(const ValidationReport& rep) {
     for (const auto& r : rep.memory_rows) {
       const auto& q = r.result.prediction->request;
       s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
-                       r.result.row.model, q.runtime, q.mode, q.precision, q.batch, r.result.row.seq, r.measure,
+                       r.result.row.model, q.runtime, mode_name(q.mode), q.precision, q.batch, r.result.row.seq, r.measure,
                        r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "", r.predicted / 1048576.0,
                        r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
                        r.oom ? (*r.oom ? "out of memory" : "ran") : "",
@@ -167,7 +167,7 @@ std::string validation_markdown(const ValidationReport& rep) {
     const auto& row = r.result.row;
     const auto& p = *r.result.prediction;
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", row.gpu, row.model,
-                     p.request.runtime, p.request.mode, p.request.precision, p.request.batch, *row.measured,
+                     p.request.runtime, mode_name(p.request.mode), p.request.precision, p.request.batch, *row.measured,
                      r.predicted, r.ape, bound_name(p.primary), p.memory.fits ? "yes" : "no");
   }
   return s;
@@ -216,7 +216,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                          {"gpu", row.gpu},
                          {"model", row.model},
                          {"runtime", r.result.prediction->request.runtime},
-                         {"mode", r.result.prediction->request.mode},
+                         {"mode", mode_string(r.result.prediction->request.mode)},
                          {"precision", r.result.prediction->request.precision},
                          {"data", r.result.prediction->request.data},
                          {"batch", r.result.prediction->request.batch},

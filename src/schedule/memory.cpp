@@ -207,11 +207,11 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
     m.activations = o.serving->buffer_bytes + o.serving->kv_cache_bytes;
   } else {
     // A trained weight: its copy in the compute precision, plus the fp32 master under mixed precision. LoRA
-    // trains only its adapters; the frozen model stays in the compute type (half under mixed precision).
+    // trains only its adapters; the frozen model stays in the compute type alone (plan.bytes.weight: the
+    // 16-bit copy under mixed precision), with no master.
     const double trained_bytes = plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight;
     const double trained = o.lora ? o.lora->params : params;
-    m.weights = o.lora ? params * (plan.mixed ? 2.0 : plan.bytes.weight) + trained * trained_bytes
-                       : params * trained_bytes;
+    m.weights = o.lora ? params * plan.bytes.weight + trained * trained_bytes : params * trained_bytes;
     if (o.training) {
       // Mixed precision keeps FP32 gradients only: autocast's FP16 weight copies pass their gradient back through
       // the cast, which frees it once the FP32 .grad has it (Hugging Face, "Model training anatomy": "4 bytes *
