@@ -97,10 +97,15 @@ TEST(AttentionFlag, FlashRefusesOldGpusAndFp32WithAReason) {
 // ---- predictions
 
 TEST(AttentionFlag, DefaultKeepsTheRuntimesBehaviour) {
-  // PyTorch 1.12 (the profile's default version) has eager attention only; 2.0 fuses it (SDPA): the flag
+  // PyTorch 1.x has eager attention only; 2.0 and later (the profile's default version) fuse it (SDPA): the flag
   // naming what the runtime already does changes nothing.
-  EXPECT_DOUBLE_EQ(predict(bert("v100-sxm2-16gb", "amp", "")).step_us,
-                   predict(bert("v100-sxm2-16gb", "amp", "eager")).step_us);
+  PredictRequest one = bert("v100-sxm2-16gb", "amp", "");
+  one.runtime_version = "1.13";
+  PredictRequest one_eager = one;
+  one_eager.attention = "eager";
+  EXPECT_DOUBLE_EQ(predict(one).step_us, predict(one_eager).step_us);
+  EXPECT_DOUBLE_EQ(predict(bert("a100-sxm4-40gb", "amp", "")).step_us,
+                   predict(bert("a100-sxm4-40gb", "amp", "sdpa")).step_us);
   PredictRequest two = bert("a100-sxm4-40gb", "amp", "");
   two.runtime_version = "2.1";
   PredictRequest two_sdpa = two;

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <map>
 
+#include "core/data_files.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/toml_reader.h"
 #include "cost/attention_kernels.h"
 #include "schedule/collectives.h"
 
@@ -73,6 +76,48 @@ void apply_parallel_column(const std::string& text, PredictRequest& r) {
     }
   }
   apply(token);
+}
+
+// data/defaults.toml [unstated_in_measurements]: what a measurement row that leaves `host` or `runtime_version`
+// empty was gathered against (the defaults of the files' era), so that such a row keeps its prediction when the
+// defaults a user gets move on. Calibration rows state both in their columns; the frozen evaluation files, whose
+// rows may not be edited, rely on this.
+struct UnstatedSetup {
+  std::string host;
+  std::map<std::string, std::string, std::less<>> runtime_version;  // by runtime id
+};
+
+const UnstatedSetup& unstated_in_measurements() {
+  static const UnstatedSetup u = [] {
+    const auto path = data_dir() / "defaults.toml";
+    const toml::table root = parse_toml_file(path);
+    TomlFields top(root, path.string());
+    const std::string where = path.string() + " [unstated_in_measurements]";
+    const toml::table& t = top.table("unstated_in_measurements");
+    TomlFields f(t, where);
+    UnstatedSetup out;
+    out.host = f.text("host");
+    const auto* versions = t["runtime_version"].as_table();
+    if (!versions) f.fail("runtime_version", "must be a table of runtime id = version");
+    for (const auto& [k, v] : *versions) {
+      const auto text = v.value<std::string>();
+      if (!text) f.fail("runtime_version", "must map runtime ids to version strings");
+      out.runtime_version.emplace(std::string(k.str()), *text);
+    }
+    return out;
+  }();
+  return u;
+}
+
+void fill_unstated_setup(ConfigRow& row) {
+  const UnstatedSetup& u = unstated_in_measurements();
+  if (row.host.empty()) row.host = u.host;
+  // sdpa / flash attention exist from PyTorch 2.0 on (data/attention.toml): such a row did not run the era's version.
+  const bool fused_attention_row = !row.attention.empty() && row.attention != "eager";
+  if (row.runtime_version.empty() && !fused_attention_row) {
+    const std::string runtime = row.runtime.empty() ? PredictRequest{}.runtime : row.runtime;
+    if (auto it = u.runtime_version.find(runtime); it != u.runtime_version.end()) row.runtime_version = it->second;
+  }
 }
 
 }  // namespace
@@ -180,6 +225,7 @@ void predict_config_file(const std::filesystem::path& path, const std::function<
     rows.clear();
   };
   for_each_config_row(path, with_measurements, [&](ConfigRow&& r) {
+    if (with_measurements) fill_unstated_setup(r);
     rows.push_back(std::move(r));
     if (rows.size() >= chunk) flush();
   });

@@ -26,7 +26,8 @@ std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows);
 
 // Streams a configurations file: reads its rows, predicts them a chunk at a time on every worker thread and hands
 // each result to `emit` in file order. Memory holds one chunk, not the file. InputError for a malformed file.
-// `with_measurements`: the file also carries measured columns (a validation file).
+// `with_measurements`: the file also carries measured columns (a validation file); a row of it that leaves `host` or
+// `runtime_version` empty takes data/defaults.toml [unstated_in_measurements], not the defaults a request gets.
 void predict_config_file(const std::filesystem::path& path, const std::function<void(RowResult&&)>& emit,
                          bool with_measurements = false);
 

@@ -124,7 +124,7 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
 }
 
 double host_time_scale(const PredictRequest& r) {
-  const HostProfile& host = find_host(r.host.empty() ? kDefaultHost : r.host);
+  const HostProfile& host = host_or_default(r.host);
   return cost_constants().host_reference_single_thread_score / host.single_thread_score;
 }
 

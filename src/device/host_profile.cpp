@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/data_files.h"
+#include "core/error.h"
 #include "core/find_by_id.h"
 #include "core/toml_folder.h"
 #include "core/toml_reader.h"
@@ -77,6 +78,23 @@ const std::vector<HostProfile>& host_catalog() {
 }
 
 const HostProfile& find_host(std::string_view id) { return find_by_id(host_catalog(), id, "host"); }
+
+const HostProfile& default_host() {
+  static const HostProfile& host = [] () -> const HostProfile& {
+    const auto path = data_dir() / "defaults.toml";
+    const toml::table t = parse_toml_file(path);
+    TomlFields f(t, path.string());
+    const std::string id = f.text("host");
+    try {
+      return find_host(id);
+    } catch (const InputError& e) {
+      f.fail("host", std::string("names no data/hosts profile: ") + e.what());
+    }
+  }();
+  return host;
+}
+
+const HostProfile& host_or_default(std::string_view id) { return id.empty() ? default_host() : find_host(id); }
 
 const std::vector<DatasetProfile>& dataset_catalog() {
   static const auto all = load_toml_folder<DatasetProfile>(data_dir() / "datasets", load_dataset);

@@ -48,11 +48,12 @@ struct PipelineConstants {
   double pageable_efficiency = 0;
 };
 
-// The default host when none is given: a 6-core desktop, what most single-GP102 boxes have.
-inline constexpr std::string_view kDefaultHost = "desktop-6c";
-
 const std::vector<HostProfile>& host_catalog();
 const HostProfile& find_host(std::string_view id);
+// The host of a request that names none (data/defaults.toml `host`, a data/hosts id).
+const HostProfile& default_host();
+// The host a request names, else the default host.
+const HostProfile& host_or_default(std::string_view id);
 const std::vector<DatasetProfile>& dataset_catalog();
 const DatasetProfile& find_dataset(std::string_view id);
 const PipelineConstants& pipeline_constants();

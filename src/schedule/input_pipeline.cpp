@@ -41,7 +41,7 @@ std::optional<InputPipelineCost> input_pipeline_cost(const InputPipelineRequest&
   // data=host: batches already sit in host memory as tensors (no decoding), copied to the GPU every step.
   const bool host_tensors = r.data == "host";
   const std::string dataset_id = host_tensors ? "" : r.dataset.empty() ? r.default_dataset : r.dataset;
-  const HostProfile& host = find_host(r.host.empty() ? std::string(kDefaultHost) : r.host);
+  const HostProfile& host = host_or_default(r.host);
   const PipelineConstants& c = pipeline_constants();
   InputPipelineCost in;
   in.host = host.id;
