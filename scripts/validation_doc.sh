@@ -18,6 +18,8 @@ $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.m
 $bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
 $bin validate data/validation/eval_cpu.csv --markdown "$tmp/eval_cpu.md" >/dev/null
 $bin validate data/validation/eval_torchvision_b12.csv --markdown "$tmp/eval_torchvision.md" >/dev/null
+$bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh.md" >/dev/null
+$bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -176,6 +178,24 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "per-op host costs measured in profiler traces (docs/host-trace-fit.md, chosen without this file in view)."
   echo
   cat "$tmp/eval_torchvision.md"
+  echo
+  echo "# Evaluation: eval_gpu_fresh.csv (frozen)"
+  echo
+  echo "Frozen in session 11 (commit f569287) before that session's model changes, from four sources no other data file"
+  echo "uses: NVIDIA FasterTransformer's BERT guide (its TensorFlow 1.15 XLA and TorchScript baseline columns, T4 and V100),"
+  echo "Apache MXNet's performance FAQ (MXNet 1.2, V100), tensorpack/benchmarks (TensorFlow 1.6 on 1-8 V100) and"
+  echo "sandeepkumar-skb/pytorch_experiments (PyTorch eager ResNet-50, V100). Nothing is chosen with it in view; the"
+  echo "freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_fresh.md"
+  echo
+  echo "# Evaluation: eval_cpu_fresh.csv (frozen)"
+  echo
+  echo "Frozen in session 11 with eval_gpu_fresh.csv: two rows, ONNX Runtime 1.4 BERT-base at batch 1 (sequence 128 and"
+  echo "512) on a Core i7-8700, from ONNX Runtime's TF2ONNX BERT CPU notebook. The same machine as eval_cpu.csv, so it is"
+  echo "weak evidence of out-of-sample CPU accuracy: too few rows to judge issue 15's 20% target."
+  echo
+  cat "$tmp/eval_cpu_fresh.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "analysis/validate.h"
 
@@ -177,9 +178,13 @@ TEST(Validation, FrameworksCheckSetStaysWithinItsRatchet) {
 TEST(Validation, EvaluationFilesPredictEveryRow) {
   // data/validation/README.md: eval_*.csv files are frozen evaluation data. No threshold here (a ratchet would
   // invite tuning against them); every row must be predicted, and the figures are reported in docs/validation.md.
-  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/eval_torchvision_b12.csv");
-  EXPECT_EQ(rep.rows.size(), 84u);
-  for (const auto& r : rep.rows) EXPECT_TRUE(r.result.prediction.has_value()) << r.result.status;
+  const std::pair<const char*, std::size_t> files[] = {
+      {"eval_torchvision_b12.csv", 84u}, {"eval_gpu_fresh.csv", 61u}, {"eval_cpu_fresh.csv", 2u}};
+  for (const auto& [file, rows] : files) {
+    const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
+    EXPECT_EQ(rep.rows.size(), rows) << file;
+    for (const auto& r : rep.rows) EXPECT_TRUE(r.result.prediction.has_value()) << file << ": " << r.result.status;
+  }
 }
 
 }  // namespace
