@@ -179,6 +179,35 @@ TEST(ConvAlgorithms, TensorCoreConvIgnoresFftAndWinograd) {
   EXPECT_DOUBLE_EQ(tuned.flops, direct_conv_flops(kAlexBatch, 192, 27, 27, 64, 5));
 }
 
+TEST(ConvAlgorithms, Int8Dp4aConvRunsImplicitGemmOnly) {
+  // cuDNN runs its INT8 configurations (INT8_CONFIG, INT8x4_CONFIG, INT8x32_CONFIG) with the implicit-GEMM
+  // algorithms only (Winograd and FFT are floating-point transforms), and TensorRT's Pascal INT8 convolutions are
+  // implicit-GEMM kernels (nvprof on a P40: trt_maxwell_int8x4_icudnn_int8x4_128x128_relu_small_nn_v1). So an INT8
+  // 3x3 and 5x5 layer on a Tesla P40 (dp4a) costs the same with or without autotuning.
+  const RuntimeProfile& trt = find_runtime("tensorrt");
+  const RuntimeProfile gemm_only = without_autotune(trt);
+  const DeviceSpec device = find_gpu("tesla-p40");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel kernels(device, arch);
+  for (const Graph& g : {alexnet_conv2(), [] {
+         GraphBuilder b("alexnet-conv3", kAlexBatch);
+         b.conv(b.input({192, 13, 13}), 384, {3}, {1}, {1});
+         return b.finish();
+       }()}) {
+    double cost[2] = {0, 0};
+    for (int tuned = 0; tuned < 2; ++tuned) {
+      const RuntimeProfile& runtime = tuned ? trt : gemm_only;
+      const PrecisionPlan plan = resolve_precision("int8", device, arch, runtime, false);
+      ASSERT_EQ(plan.conv_pipe, Pipe::kDp4a);
+      const CostContext ctx{kernels, runtime, plan, false};
+      for (std::size_t i = 0; i < g.ops.size(); ++i)
+        if (g.ops[i].kind == OpKind::kConv) cost[tuned] = cost_op(g.ops, i, Phase::kForward, ctx).cost.time_us;
+    }
+    ASSERT_GT(cost[0], 0) << g.model_id;
+    EXPECT_DOUBLE_EQ(cost[1], cost[0]) << g.model_id;
+  }
+}
+
 // ---------------------------------------------------------------- 2. inference batch norm + ReLU fusion
 
 // The TensorFlow profile with the remapper's batch-norm fusion switched as given.

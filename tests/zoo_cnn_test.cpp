@@ -48,6 +48,9 @@ TEST(ZooCnn, ParameterCountsMatchPublished) {
   // from [sz14] Table 1 is not comparable: its params column is inconsistent with its own layer shapes (several
   // rows are in units of 1024, the conv1 row lists 2.7K for a 7x7x3x64 conv).
   EXPECT_NEAR(params_of("googlenet"), 6.999e6, 6.999e6 * 0.01);
+  // Caffe's bvlc_alexnet (two groups in conv2/4/5): 60,965,224 parameters, the count usually quoted for the original
+  // AlexNet (e.g. Caffe's model zoo page and the "60 million parameters" of Krizhevsky et al. 2012).
+  EXPECT_DOUBLE_EQ(params_of("bvlc_alexnet"), 60'965'224.0);
 }
 
 TEST(ZooCnn, MacsMatchPublished) {

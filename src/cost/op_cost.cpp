@@ -141,7 +141,8 @@ double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
 }
 
 // One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or, when the runtime
-// autotunes, as the fastest of fused Winograd, FFT and non-fused Winograd, as cuDNN's autotuner picks.
+// autotunes a floating-point convolution on CUDA cores, as the fastest of fused Winograd, FFT and non-fused
+// Winograd, as cuDNN's autotuner picks.
 KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_t c_a, std::int64_t c_b, double flops,
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
                      const CostContext& ctx, bool fused_winograd = true) {
@@ -153,8 +154,12 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
     efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.runtime.tensor_library_efficiency;
   }
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
+  // Winograd and FFT are floating-point algorithms: cuDNN runs its INT8 configurations (INT8, INT8x4, INT8x32)
+  // with the implicit-GEMM algorithms only, and TensorRT's dp4a convolutions on Pascal are implicit-GEMM kernels
+  // too (trt_maxwell_int8x4_icudnn_int8x4_128x128_*). Tensor-core convolutions are implicit GEMM as well.
+  const bool transforms = ctx.runtime.conv_autotune && !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a;
   const std::int64_t m = winograd_tile(c);
-  if (fused_winograd && m > 0 && c.kernel[0] == 3 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+  if (fused_winograd && m > 0 && c.kernel[0] == 3 && transforms) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
     // (cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD).
     KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * ctx.kernels.constants().winograd_fused_efficiency);
@@ -164,7 +169,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
       best = w;
     }
   }
-  if (ctx.runtime.conv_autotune && !is_tensor_pipe(pipe)) {
+  if (transforms) {
     if (auto f = fft_cost(c, c_a, c_b, in_b, out_b, w_b, pipe, efficiency, ctx.kernels,
                           ctx.runtime.conv_workspace_limit_bytes);
         f && f->time_us < best.time_us) {
@@ -173,7 +178,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
       best = *f;
     }
   }
-  if (m > 0 && ctx.runtime.conv_autotune && !is_tensor_pipe(pipe) &&
+  if (m > 0 && transforms &&
       winograd_workspace(c, m, c_a, c_b, ctx.plan.bytes.act) <= ctx.runtime.conv_workspace_limit_bytes) {
     KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe, efficiency, ctx.kernels);
     w.algorithm = "winograd_nonfused";

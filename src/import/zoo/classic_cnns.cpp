@@ -2,6 +2,8 @@
 // reference implementations named in each entry's citation.
 //
 // Choices worth knowing:
+//  - bvlc_alexnet is the original two-tower AlexNet as Caffe's deploy.prototxt (LRN, grouped convolutions), the
+//    model Caffe- and TensorRT-era benchmarks ran.
 //  - alexnet is torchvision's single-tower "one weird trick" variant (Krizhevsky 2014), the one tf_cnn_benchmarks
 //    also runs; its AdaptiveAvgPool2d((6,6)) is an identity at 224x224 and is left out.
 //  - vgg16/vgg19 are torchvision's configurations D and E without batch norm; the AdaptiveAvgPool2d((7,7)) is an
@@ -72,6 +74,40 @@ Graph build_alexnet(const ModelOptions& o) {
   x = b.relu(x, true, "fc7.relu");
   x = b.linear(x, 1000, true, "fc8");
   b.set_scope("");
+  b.cross_entropy(x);
+  return b.finish();
+}
+
+// ---------------------------------------------------------------- AlexNet as Caffe's bvlc_alexnet
+
+// The two-tower network of Krizhevsky et al. 2012 as BVLC's deploy.prototxt writes it (the model TensorRT's Caffe
+// parser and Caffe benchmarks load): 227x227 input, 96 conv1 filters, local response normalisation after conv1 and
+// conv2, conv2/conv4/conv5 in two groups (the original two-GPU split), Caffe's ceil-mode pooling (exact here).
+Graph build_bvlc_alexnet(const ModelOptions& o) {
+  GraphBuilder b("bvlc_alexnet", o.batch);
+  Tensor x = b.input({3, 227, 227});
+  auto conv = [&](const Tensor& in, std::int64_t c, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t groups,
+                  const std::string& name) {
+    return b.relu(b.conv(in, c, {k}, {s}, {p}, {1}, groups, true, name), true, name + ".relu");
+  };
+  x = conv(x, 96, 11, 4, 0, 1, "conv1");  // 55x55
+  x = b.lrn(x, 5, "norm1");
+  x = b.max_pool(x, {3}, {2}, {0}, true, "pool1");  // 27x27
+  x = conv(x, 256, 5, 1, 2, 2, "conv2");
+  x = b.lrn(x, 5, "norm2");
+  x = b.max_pool(x, {3}, {2}, {0}, true, "pool2");  // 13x13
+  x = conv(x, 384, 3, 1, 1, 1, "conv3");
+  x = conv(x, 384, 3, 1, 1, 2, "conv4");
+  x = conv(x, 256, 3, 1, 1, 2, "conv5");
+  x = b.max_pool(x, {3}, {2}, {0}, true, "pool5");  // 6x6
+  x = b.flatten(x, "flatten");
+  x = b.linear(x, 4096, true, "fc6");
+  x = b.relu(x, true, "fc6.relu");
+  x = b.dropout(x, "drop6");
+  x = b.linear(x, 4096, true, "fc7");
+  x = b.relu(x, true, "fc7.relu");
+  x = b.dropout(x, "drop7");
+  x = b.linear(x, 1000, true, "fc8");
   b.cross_entropy(x);
   return b.finish();
 }
@@ -377,6 +413,8 @@ void add(std::vector<ZooModel>& out, const std::string& id, const std::string& d
 void register_classic_cnns(std::vector<ZooModel>& out) {
   add(out, "alexnet", "AlexNet single-tower (one weird trick), 224x224, no LRN",
       "Krizhevsky 2014, arXiv:1404.5997; shapes as torchvision.models.alexnet", build_alexnet);
+  add(out, "bvlc_alexnet", "AlexNet two-tower as Caffe's bvlc_alexnet, 227x227, LRN, grouped conv2/4/5",
+      "Krizhevsky et al. 2012 (NIPS); shapes as BVLC/caffe models/bvlc_alexnet/deploy.prototxt", build_bvlc_alexnet);
   const std::string simonyan = "Simonyan & Zisserman 2015, arXiv:1409.1556; shapes as torchvision.models.vgg";
   add(out, "vgg11", "VGG-11 (configuration A), 224x224, no batch norm", simonyan,
       [](const ModelOptions& o) { return build_vgg("vgg11", {1, 1, 2, 2, 2}, o); });
