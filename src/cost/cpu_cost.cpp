@@ -86,12 +86,19 @@ double CpuCostModel::lane_fill(const MatmulGeometry& g) const {
   return n / (std::ceil(n / lanes) * lanes);
 }
 
+double CpuCostModel::cold_weight_bytes_per_us(const MatmulGeometry& g) const {
+  // Only the cores that hold output blocks stream the weights (few streams reach less than the channels' peak),
+  // and the weights sit in one NUMA node's memory: the thread that loaded them touched them first (Linux's
+  // default local allocation), so on two sockets they come from one socket's channels.
+  const double node = cpu_.mem_bw_gbps() / std::max(1, cpu_.sockets) * 1e3 * runtime_.dram_efficiency;
+  return std::min(node, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
+}
+
 double CpuCostModel::weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes,
                                         double passes) const {
   if (!(weight_bytes > 0)) return 0.0;
   cold_bytes = std::clamp(cold_bytes, 0.0, weight_bytes);
-  const double dram = cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_;
-  const double cold_rate = std::min(dram, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
+  const double cold_rate = cold_weight_bytes_per_us(g);
   // The first read comes from where the weights are; the layout's write and any further pass stay in the caches.
   const double warm = weight_bytes - cold_bytes;
   return cold_bytes / cold_rate + (warm + (passes - 1.0) * weight_bytes) / bandwidth_bytes_per_us(weight_bytes);
@@ -135,11 +142,7 @@ KernelCost CpuCostModel::gemm(const MatmulGeometry& g, double flops, double byte
   cold_bytes = std::clamp(cold_bytes, 0.0, bytes);
   const double warm = bytes - cold_bytes;
   k.memory_us = warm > 0 ? warm / bandwidth_bytes_per_us(warm) : 0.0;
-  if (cold_bytes > 0) {
-    // Only the cores that hold output blocks stream the weights: few streams reach less than the channels' peak.
-    const double dram = cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_;
-    k.memory_us += cold_bytes / std::min(dram, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
-  }
+  if (cold_bytes > 0) k.memory_us += cold_bytes / cold_weight_bytes_per_us(g);
   return finish(k, unit_ == "amx" ? Bound::kCpuMatrix : Bound::kCpuVector);
 }
 

@@ -50,6 +50,8 @@ class CpuCostModel {
   // Time the cores spend moving `weight_bytes` of a GEMM's weights into a layout of the library's (MKL's panel
   // packing, oneDNN's weight reorder) before its kernels run: the `cold` share streams from DRAM at what the
   // GEMM's working cores read, the rest from the caches; reading and writing, no FMA overlaps it.
+  // What a GEMM's working cores stream of weights evicted from the caches (one NUMA node's channels at most).
+  double cold_weight_bytes_per_us(const MatmulGeometry& g) const;
   double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
