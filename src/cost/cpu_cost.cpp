@@ -95,13 +95,16 @@ double CpuCostModel::cold_weight_bytes_per_us(const MatmulGeometry& g) const {
 }
 
 double CpuCostModel::weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes,
-                                        double passes) const {
+                                        double passes, double written_set_bytes) const {
   if (!(weight_bytes > 0)) return 0.0;
   cold_bytes = std::clamp(cold_bytes, 0.0, weight_bytes);
   const double cold_rate = cold_weight_bytes_per_us(g);
-  // The first read comes from where the weights are; the layout's write and any further pass stay in the caches.
+  // The first read comes from where the weights are (warm ones from the caches); the further passes (the new
+  // layout's write) run at the rate of the buffer written: the caches' for a panel, DRAM's for a whole copy that
+  // overflows them.
   const double warm = weight_bytes - cold_bytes;
-  return cold_bytes / cold_rate + (warm + (passes - 1.0) * weight_bytes) / bandwidth_bytes_per_us(weight_bytes);
+  return cold_bytes / cold_rate + warm / bandwidth_bytes_per_us(weight_bytes) +
+         (passes - 1.0) * weight_bytes / bandwidth_bytes_per_us(written_set_bytes);
 }
 
 double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {
@@ -223,7 +226,7 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         const MatmulGeometry g = conv_as_gemm(op.conv);
         const double weights = static_cast<double>(op.params) * ctx.plan.bytes.weight;
         const double acts = static_cast<double>(op.in_elems + op.out_elems) * ctx.plan.bytes.act;
-        const double reorder_us = calls * (m.weight_relayout_us(g, weights, cold, 2.0) +
+        const double reorder_us = calls * (m.weight_relayout_us(g, weights, cold, 2.0, weights) +
                                            2.0 * acts / m.bandwidth_bytes_per_us(2.0 * acts));
         out.cost = is_depthwise(op.conv) ? m.depthwise(w.flops, w.bytes)
                                          : m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff);
@@ -261,7 +264,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         // buffer the kernels read from cache) before any FMA runs: forward, and the backward's input-gradient GEMM.
         const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
         const double weights = static_cast<double>(op.params) * ctx.plan.bytes.weight;
-        const double pack_us = reps * m.weight_relayout_us(op.mm, weights, cold, 2.0);
+        // Packed a panel at a time (Goto's K_c x N_c blocks, sized for L2/L3): the packed copy stays in the caches.
+        const double pack_us = reps * m.weight_relayout_us(op.mm, weights, cold, 2.0, 0.0);
         out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
         out.cost.memory_us += pack_us;
         out.cost.time_us += pack_us;

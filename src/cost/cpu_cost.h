@@ -52,7 +52,9 @@ class CpuCostModel {
   // GEMM's working cores read, the rest from the caches; reading and writing, no FMA overlaps it.
   // What a GEMM's working cores stream of weights evicted from the caches (one NUMA node's channels at most).
   double cold_weight_bytes_per_us(const MatmulGeometry& g) const;
-  double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes) const;
+  // `written_set_bytes`: the buffer the new layout is written to (a cache-sized panel, or a whole copy).
+  double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes,
+                            double written_set_bytes) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
   // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls over
