@@ -74,7 +74,37 @@ double CpuCostModel::shape_efficiency(const MatmulGeometry& g) const {
   const double rounds = std::ceil(blocks / cores);
   const double spread = rounds > 0 ? blocks / (rounds * cores) : 1.0;
   const double k = static_cast<double>(g.k);
-  return std::max(1e-3, spread * k / (k + c_.gemm_k_half));
+  return std::max(1e-3, spread * k / (k + c_.gemm_k_half) * lane_fill(g));
+}
+
+double CpuCostModel::lane_fill(const MatmulGeometry& g) const {
+  // The kernels vectorize over output channels (oneDNN's 8- or 16-channel blocks, one FP32 lane each): a group with
+  // fewer channels than a vector leaves the other lanes masked off.
+  const double lanes = cpu_.vector_bits / 32.0;
+  const double n = static_cast<double>(g.n);
+  if (!(lanes > 1) || !(n > 0)) return 1.0;
+  return n / (std::ceil(n / lanes) * lanes);
+}
+
+double CpuCostModel::cold_weight_bytes_per_us(const MatmulGeometry& g) const {
+  // Only the cores that hold output blocks stream the weights (few streams reach less than the channels' peak),
+  // and the weights sit in one NUMA node's memory: the thread that loaded them touched them first (Linux's
+  // default local allocation), so on two sockets they come from one socket's channels.
+  const double node = cpu_.mem_bw_gbps() / std::max(1, cpu_.sockets) * 1e3 * runtime_.dram_efficiency;
+  return std::min(node, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
+}
+
+double CpuCostModel::weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes,
+                                        double passes, double written_set_bytes) const {
+  if (!(weight_bytes > 0)) return 0.0;
+  cold_bytes = std::clamp(cold_bytes, 0.0, weight_bytes);
+  const double cold_rate = cold_weight_bytes_per_us(g);
+  // The first read comes from where the weights are (warm ones from the caches); the further passes (the new
+  // layout's write) run at the rate of the buffer written: the caches' for a panel, DRAM's for a whole copy that
+  // overflows them.
+  const double warm = weight_bytes - cold_bytes;
+  return cold_bytes / cold_rate + warm / bandwidth_bytes_per_us(weight_bytes) +
+         (passes - 1.0) * weight_bytes / bandwidth_bytes_per_us(written_set_bytes);
 }
 
 double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {
@@ -115,11 +145,7 @@ KernelCost CpuCostModel::gemm(const MatmulGeometry& g, double flops, double byte
   cold_bytes = std::clamp(cold_bytes, 0.0, bytes);
   const double warm = bytes - cold_bytes;
   k.memory_us = warm > 0 ? warm / bandwidth_bytes_per_us(warm) : 0.0;
-  if (cold_bytes > 0) {
-    // Only the cores that hold output blocks stream the weights: few streams reach less than the channels' peak.
-    const double dram = cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_;
-    k.memory_us += cold_bytes / std::min(dram, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
-  }
+  if (cold_bytes > 0) k.memory_us += cold_bytes / cold_weight_bytes_per_us(g);
   return finish(k, unit_ == "amx" ? Bound::kCpuMatrix : Bound::kCpuVector);
 }
 
@@ -187,11 +213,27 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   const double cache = (m.cpu().l2_total_bytes() + m.cpu().l3_total_bytes()) * cc.cache_resident_fraction;
   const double cold = ctx.weight_bytes > cache ? static_cast<double>(op.params) * ctx.plan.bytes.weight : 0.0;
   bool parallel = true;  // the op's calls each open a parallel region over the intra-op team
+  double reorder_regions = 0;  // parallel regions of layout reorders around the op's primitives
   // Backward: one call for the input gradient and one for the weight gradient where each exists.
   const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
-      if (is_depthwise(op.conv)) {
+      if (rt.conv_reorders_per_call && !rt.conv_im2col_per_image) {
+        // Dense tensors into a oneDNN convolution: every call reorders the plain weights to the blocked layout the
+        // kernel wants (read from where they are, written to a scratch copy the kernel then reads) and the source
+        // and destination to and from the blocked activation layout (a read and a write of each), each reorder a
+        // parallel primitive of its own; forward and each backward call alike.
+        const MatmulGeometry g = conv_as_gemm(op.conv);
+        const double weights = static_cast<double>(op.params) * ctx.plan.bytes.weight;
+        const double acts = static_cast<double>(op.in_elems + op.out_elems) * ctx.plan.bytes.act;
+        const double reorder_us = calls * (m.weight_relayout_us(g, weights, cold, 2.0, weights) +
+                                           2.0 * acts / m.bandwidth_bytes_per_us(2.0 * acts));
+        out.cost = is_depthwise(op.conv) ? m.depthwise(w.flops, w.bytes)
+                                         : m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff);
+        out.cost.memory_us += reorder_us;
+        out.cost.time_us += reorder_us;
+        reorder_regions = 3.0 * calls;
+      } else if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
       } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
         // One unfold + GEMM per image: the unfolded matrix (rows = one image's output pixels, columns = c_in/groups x
@@ -217,7 +259,19 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       }
       break;
     case CostRule::kMatmul:
-      out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff, cold);
+      if (rt.gemm_packs_weights_per_call && op.params > 0) {
+        // The BLAS call packs its weight operand into panels (read from where the weights are, written to a
+        // buffer the kernels read from cache) before any FMA runs: forward, and the backward's input-gradient GEMM.
+        const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+        const double weights = static_cast<double>(op.params) * ctx.plan.bytes.weight;
+        // Packed a panel at a time (Goto's K_c x N_c blocks, sized for L2/L3): the packed copy stays in the caches.
+        const double pack_us = reps * m.weight_relayout_us(op.mm, weights, cold, 2.0, 0.0);
+        out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+        out.cost.memory_us += pack_us;
+        out.cost.time_us += pack_us;
+      } else {
+        out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff, cold);
+      }
       break;
     case CostRule::kAttention: {
       // The scores GEMM's shape: batch x heads products of [q_len, head_dim] x [head_dim, kv_len].
@@ -262,7 +316,7 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   out.cost.launches = calls * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
   // The cores' side of each call: the OpenMP region's fork and join (the framework's own dispatch is added by
   // schedule/cpu_step.cpp).
-  out.host_us = parallel ? out.cost.launches * m.fork_join_us() : 0.0;
+  out.host_us = (parallel ? out.cost.launches * m.fork_join_us() : 0.0) + reorder_regions * m.fork_join_us();
   return out;
 }
 

@@ -47,6 +47,14 @@ class CpuCostModel {
   // `cold_bytes` of `bytes` (weights a batch-1 pass evicted since their last use) come from DRAM whatever the
   // working set, at what the GEMM's working cores stream.
   KernelCost gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency, double cold_bytes = 0) const;
+  // Time the cores spend moving `weight_bytes` of a GEMM's weights into a layout of the library's (MKL's panel
+  // packing, oneDNN's weight reorder) before its kernels run: the `cold` share streams from DRAM at what the
+  // GEMM's working cores read, the rest from the caches; reading and writing, no FMA overlaps it.
+  // What a GEMM's working cores stream of weights evicted from the caches (one NUMA node's channels at most).
+  double cold_weight_bytes_per_us(const MatmulGeometry& g) const;
+  // `written_set_bytes`: the buffer the new layout is written to (a cache-sized panel, or a whole copy).
+  double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes,
+                            double written_set_bytes) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
   // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls over
@@ -58,6 +66,8 @@ class CpuCostModel {
   double fork_join_us() const;
   // Cores a GEMM's output blocks keep busy.
   double gemm_threads(const MatmulGeometry& g) const;
+  // Share of the FMA lanes a GEMM's vectorized dimension (its N: output channels per group) fills.
+  double lane_fill(const MatmulGeometry& g) const;
 
   // Achievable bytes/us for an op that moves `working_set_bytes`: the caches' when it fits them, else DRAM's.
   double bandwidth_bytes_per_us(double working_set_bytes) const;

@@ -36,6 +36,8 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
   r.gemm_call_overhead_us = f.number("gemm_call_overhead_us");
   if (!(r.gemm_call_overhead_us >= 0 && r.gemm_call_overhead_us < 1e6)) f.fail("gemm_call_overhead_us", "must be in [0, 1e6)");
   if (!(r.streaming_cores >= 0 && r.streaming_cores <= 4096)) f.fail("streaming_cores", "must be 0 (all) to 4096");
+  r.conv_reorders_per_call = f.boolean("conv_reorders_per_call");
+  r.gemm_packs_weights_per_call = f.boolean("gemm_packs_weights_per_call");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   r.fold_bn_inference = f.boolean("fold_bn_inference");

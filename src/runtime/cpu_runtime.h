@@ -31,6 +31,12 @@ struct CpuRuntimeProfile {
   // Time each GEMM call of the per-image unfold path costs beyond its FLOPs and bytes (the BLAS call's packing and
   // thread start); 0 for libraries that run one primitive per op.
   double gemm_call_overhead_us = 0;
+  // PyTorch eager on dense (NCHW) tensors: each oneDNN convolution call reorders the plain weights (and the source
+  // and destination) to and from oneDNN's blocked layout, as primitives of their own (cost/cpu_cost.cpp).
+  bool conv_reorders_per_call = false;
+  // Each GEMM call with a weight operand packs it into the library's panel layout before its kernels run (MKL's
+  // cblas_sgemm); false where the weights are packed once ahead (ONNX Runtime's MLAS PrePack).
+  bool gemm_packs_weights_per_call = false;
   // Cores its elementwise, norm and pooling loops run on (0 = all): Torch7's TH_TENSOR_APPLY loops were serial.
   double streaming_cores = 0;
   bool fuse_elementwise_chains = false;
