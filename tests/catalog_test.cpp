@@ -212,7 +212,7 @@ TEST_F(ScratchDir, NotTomlIsAnInputErrorNamingTheFile) {
 
 PrecisionPlan plan_for(const std::string& precision, const std::string& gpu, const std::string& runtime, bool training) {
   const DeviceSpec d = find_gpu(gpu);
-  return resolve_precision(precision, d, architecture_of(d), find_runtime(runtime), training);
+  return resolve_precision(precision, d, architecture_of(d), find_runtime(runtime), "", training);
 }
 
 TEST(PrecisionPlan, AmpOnPascalComputesFp32OnHalfStorage) {

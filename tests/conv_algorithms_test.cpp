@@ -37,7 +37,7 @@ KernelCost conv_kernel_cost(const Graph& g, const std::string& gpu, const std::s
   const DeviceSpec device = find_gpu(gpu);
   const ArchitectureProfile& arch = architecture_of(device);
   const KernelCostModel kernels(device, arch);
-  const PrecisionPlan plan = resolve_precision(precision, device, arch, runtime, true);
+  const PrecisionPlan plan = resolve_precision(precision, device, arch, runtime, "", true);
   EXPECT_EQ(is_tensor_pipe(plan.conv_pipe), expect_tensor) << gpu << " " << precision;
   const CostContext ctx{kernels, runtime, plan, true};
   for (std::size_t i = 0; i < g.ops.size(); ++i)
@@ -228,7 +228,7 @@ GraphCost cost_graph(const Graph& g, const RuntimeProfile& runtime, bool trainin
   const DeviceSpec device = find_gpu("gtx-1080-ti");
   const ArchitectureProfile& arch = architecture_of(device);
   const KernelCostModel kernels(device, arch);
-  const PrecisionPlan plan = resolve_precision("fp32", device, arch, runtime, training);
+  const PrecisionPlan plan = resolve_precision("fp32", device, arch, runtime, "", training);
   const CostContext ctx{kernels, runtime, plan, training};
   GraphCost out;
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
@@ -351,7 +351,7 @@ TEST(ConvAlgorithms, TensorflowHalfReluRunsOnTheSlowFp16PipeOfGp102) {
     const ArchitectureProfile& arch = architecture_of(device);
     const KernelCostModel kernels(device, arch);
     const RuntimeProfile& runtime = find_runtime(runtime_id);
-    const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, false);
+    const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, "", false);
     const CostContext ctx{kernels, runtime, plan, false};
     for (std::size_t i = 0; i < g.ops.size(); ++i)
       if (g.ops[i].kind == OpKind::kElementwise) return cost_op(g.ops, i, Phase::kForward, ctx).cost;

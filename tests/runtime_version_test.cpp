@@ -109,7 +109,7 @@ TEST(RuntimeVersion, Tf23RunsFp32WithoutTf32OnA100) {
   // memory-bound kernels that TF32 does not speed up.
   const Prediction tf32 = predict(a100_resnet50_fp32(""));
   const Prediction tf23 = predict(a100_resnet50_fp32("2.3"));
-  EXPECT_EQ(tf23.runtime.version, "2.3");
+  EXPECT_EQ(tf23.request.runtime_version, "2.3");
   EXPECT_GT(tf32.samples_per_s, 1.5 * tf23.samples_per_s) << tf32.samples_per_s << " vs " << tf23.samples_per_s;
 }
 
@@ -186,7 +186,7 @@ double forward_us(const Graph& g, OpKind kind) {
   const ArchitectureProfile& arch = architecture_of(device);
   const KernelCostModel kernels(device, arch);
   const RuntimeProfile& runtime = find_runtime("tensorflow");
-  const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, true);
+  const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, "", true);
   EXPECT_TRUE(is_tensor_pipe(plan.conv_pipe));
   EXPECT_TRUE(is_tensor_pipe(plan.matmul_pipe));
   const CostContext ctx{kernels, runtime, plan, true};

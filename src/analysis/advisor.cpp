@@ -223,7 +223,7 @@ void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
     // The same framework at the same version (TF 2.3 with and without XLA); another framework at its own.
     const RuntimeProfile& other = find_runtime(alt);
     t.runtime_version = other.framework == base.runtime.framework
-                            ? (base.runtime.version.empty() ? base.runtime.default_version : base.runtime.version)
+                            ? (r.runtime_version.empty() ? base.runtime.default_version : r.runtime_version)
                             : "";
     if (other.framework != base.runtime.framework) t.attention.clear();  // --attention is PyTorch's
     const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;

@@ -219,14 +219,14 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
       throw UnsupportedError("fp8 training needs FP8 tensor cores (sm_89 or newer); " + s.device.id + " is sm_" +
                                  std::to_string(s.device.sm_version),
                              {"precision.fp8_training", {{"gpu", s.device.id}}});
-    s.plan = resolve_precision("amp-bf16", s.device, s.arch, s.runtime, true);
+    s.plan = resolve_precision("amp-bf16", s.device, s.arch, s.runtime, r.runtime_version, true);
     s.plan.name = "fp8";
     s.plan.note = "FP8 GEMMs in the blocks' linear layers (Transformer Engine, with its cast kernels), attention and LM head in bf16";
     s.plan.note_code = ReasonCode{};
     s.fp8_linear = s.plan;
     s.fp8_linear->matmul_pipe = *fp8;
   } else {
-    s.plan = resolve_precision(r.precision, s.device, s.arch, s.runtime, true);
+    s.plan = resolve_precision(r.precision, s.device, s.arch, s.runtime, r.runtime_version, true);
   }
   s.attention = attention_plan_for(r, s.runtime, s.device, true);
   const auto& c = llm_training_constants();

@@ -105,7 +105,7 @@ Prediction predict_lora(const PredictRequest& request) {
   const ArchitectureProfile arch = architecture_for(device);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
-  const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, true);
+  const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, r.runtime_version, true);
   const AttentionPlan attention = attention_plan_for(r, runtime, device, true);
   if (r.seq == 0) r.seq = model.default_seq;
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
@@ -169,7 +169,7 @@ Prediction predict_lora(const PredictRequest& request) {
                            static_cast<double>(op.weight_elems) * plan.bytes.weight;
       const MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
       bwd.push_back(kernel_entry(op.name, OpKind::kMatmul,
-                                 km.gemm(dg, plan.matmul_pipe, flops, bytes, runtime.library_efficiency * cc.dgrad_efficiency),
+                                 km.gemm(dg, plan.matmul_pipe, flops, bytes, ctx.library_efficiency(plan.matmul_pipe) * cc.dgrad_efficiency),
                                  Phase::kBackward));
       continue;
     }

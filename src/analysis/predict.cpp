@@ -112,8 +112,6 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   DeviceSpec device = device_for(r);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   RuntimeProfile runtime = runtime_for(r);
-  if (auto it = runtime.library_efficiency_by_sm.find(device.sm_version); it != runtime.library_efficiency_by_sm.end())
-    runtime.tensor_library_efficiency = it->second;
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
   else runtime.nhwc_conv_transposes = false;  // only NHWC tensors are transposed to NCHW
   // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).
@@ -121,7 +119,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (device.measured) measured_arch = architecture_for(device);
   const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(device);
   const bool training = r.mode == Mode::kTrain;
-  const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, training);
+  const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, r.runtime_version, training);
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)

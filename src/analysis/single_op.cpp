@@ -116,9 +116,7 @@ OpContext op_context(const std::string& gpu, const std::string& runtime, const s
   OpContext c{find_gpu(gpu), {}, find_runtime(runtime), {}};
   if (power_limit_w > 0) c.device.tdp_w = power_limit_w;
   c.arch = architecture_for(c.device);
-  if (auto it = c.runtime.library_efficiency_by_sm.find(c.device.sm_version); it != c.runtime.library_efficiency_by_sm.end())
-    c.runtime.tensor_library_efficiency = it->second;
-  c.plan = resolve_precision(precision, c.device, c.arch, c.runtime, training);
+  c.plan = resolve_precision(precision, c.device, c.arch, c.runtime, "", training);
   return c;
 }
 

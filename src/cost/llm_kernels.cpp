@@ -16,6 +16,13 @@ bool is_weight_matmul(const Op& op) { return op.kind == OpKind::kMatmul && op.mm
 
 namespace {
 
+// The rate of the runtime's library GEMM (cuBLAS, CUTLASS) on `pipe` of this GPU: its library_efficiency and, on
+// tensor pipes, its library_efficiency_by_sm entry, as every other op's library GEMM takes them (op_cost.h).
+// llama.cpp's own kernels (mat-vec, int8 tiles) are not library calls and take neither.
+double library_rate(const LlmKernelContext& c, Pipe pipe) {
+  return library_efficiency_on(c.runtime, tensor_library_efficiency(c.runtime, c.device.sm_version), pipe);
+}
+
 // The op name without its block scope: "blk.3.attn_v" -> "attn_v", "h.3.attn.q" -> "attn.q".
 std::string local_name(const std::string& name, int* layer) {
   *layer = 0;
@@ -126,8 +133,8 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
   if (!c.runtime.llm_gguf) {
     // Serving engines: one GEMM (cuBLAS/CUTLASS) on the precision's pipe; weight-only kernels dequantize in
     // registers and read only the packed bytes.
-    double eff = c.runtime.library_efficiency;
     const Pipe pipe = c.float_pipe;
+    double eff = library_rate(c, pipe);
     if (c.weights.scheme == WeightScheme::kWeightOnly) eff *= q.weight_only_dequant_efficiency;
     if (rows < q.skinny_gemm_below_tokens) {
       // A few tokens: skinny-GEMM / GEMV kernels stream the weights once and keep every fetched row busy
@@ -175,7 +182,7 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
     out.push_back(kernel_entry(name + ".src1_to_fp16", OpKind::kElementwise,
                                km.streaming(0, tokens * k * (act + 2.0))));
     out.push_back(kernel_entry(name, OpKind::kMatmul,
-                               km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), c.runtime.library_efficiency)));
+                               km.gemm(geo, *c.half_pipe, flops, 2.0 * weights + 2.0 * tokens * (k + n), library_rate(c, *c.half_pipe))));
     out.push_back(kernel_entry(name + ".dst_to_fp32", OpKind::kElementwise,
                                km.streaming(0, tokens * n * (2.0 + act))));
     return out;
@@ -185,7 +192,7 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
   if (bt.name != "f32")
     out.push_back(kernel_entry(name + ".to_fp32", OpKind::kElementwise, km.streaming(0, wbytes + 4.0 * weights)));
   out.push_back(kernel_entry(name, OpKind::kMatmul,
-                             km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, c.runtime.library_efficiency)));
+                             km.gemm(geo, Pipe::kFp32, flops, 4.0 * weights + io, library_rate(c, Pipe::kFp32))));
   return out;
 }
 
@@ -241,10 +248,10 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
                                  km.streaming(0, 2.0 * (cache + cache / c.kv_bytes * 4.0))));
     const double operand = half ? 2.0 : 4.0;
     out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
-                               km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, c.runtime.library_efficiency)));
+                               km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, library_rate(c, pipe))));
     out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, km.timed(0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
     out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
-                               km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, c.runtime.library_efficiency)));
+                               km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, library_rate(c, pipe))));
   }
   out.push_back(kernel_entry(name + ".permute", OpKind::kDataMovement, km.streaming(0, 2.0 * q_bytes)));
   return out;

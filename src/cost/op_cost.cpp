@@ -12,6 +12,22 @@
 
 namespace perfcast {
 
+CostContext::CostContext(const KernelCostModel& kernels, const RuntimeProfile& runtime, const PrecisionPlan& plan,
+                         bool training)
+    : kernels(kernels),
+      runtime(runtime),
+      plan(plan),
+      training(training),
+      tensor_library_efficiency(perfcast::tensor_library_efficiency(runtime, kernels.device().sm_version)) {}
+
+double CostContext::library_efficiency(Pipe pipe) const {
+  return library_efficiency_on(runtime, tensor_library_efficiency, pipe);
+}
+
+double library_efficiency_on(const RuntimeProfile& runtime, double tensor_library_efficiency, Pipe pipe) {
+  return runtime.library_efficiency * (is_tensor_pipe(pipe) ? tensor_library_efficiency : 1.0);
+}
+
 OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase phase) {
   OpCost c;
   c.name = name;
@@ -151,7 +167,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
     // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
     const bool pointwise = c.kernel[0] * c.kernel[1] * c.kernel[2] == 1;
     const auto& cc = ctx.kernels.constants();
-    efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.runtime.tensor_library_efficiency;
+    efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.tensor_library_efficiency;
   }
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
   // Winograd and FFT are floating-point algorithms: cuDNN runs its INT8 configurations (INT8, INT8x4, INT8x32)
@@ -272,7 +288,7 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double a_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const double flops = matmul_flops(g);
-  const double lib = ctx.runtime.library_efficiency * (is_tensor_pipe(pipe) ? ctx.runtime.tensor_library_efficiency : 1.0);
+  const double lib = ctx.library_efficiency(pipe);
   if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
   MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};

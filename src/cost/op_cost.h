@@ -33,12 +33,25 @@ struct OpCost {
   double host_us = 0;  // CPU time the framework spends issuing this entry (its launches included); set by schedule/
 };
 
+// What one request costs its ops with: specs as loaded (or as its switches made them) and what the request makes
+// of them together. Built once per request and passed down; the specs themselves are never edited.
 struct CostContext {
+  // The runtime's tensor-core library efficiency for the kernels' GPU is looked up here, once.
+  CostContext(const KernelCostModel& kernels, const RuntimeProfile& runtime, const PrecisionPlan& plan, bool training);
   const KernelCostModel& kernels;
   const RuntimeProfile& runtime;
   const PrecisionPlan& plan;
-  bool training = true;
+  bool training;
+  double tensor_library_efficiency;  // the runtime's library_efficiency_by_sm entry for this GPU (1 without one)
+  // The rate of the runtime's cuDNN/cuBLAS GEMMs on `pipe` (library_efficiency_on with the entry above).
+  double library_efficiency(Pipe pipe) const;
 };
+
+// The rate of a runtime's cuDNN/cuBLAS GEMMs on `pipe` against the kernels the fit measured: its
+// library_efficiency, times `tensor_library_efficiency` (its library_efficiency_by_sm entry for the GPU) on tensor
+// pipes. Every library GEMM takes its rate from here: the CNN and encoder ops through CostContext, the language
+// models' weight and attention GEMMs (cost/llm_kernels.cpp) directly.
+double library_efficiency_on(const RuntimeProfile& runtime, double tensor_library_efficiency, Pipe pipe);
 
 // The entry run `times` times (fractions too: a Simpson weight over decode steps, or the share of an update that
 // runs once every few micro-batches): its time, work, launches and host time scale; the per-launch compute and

@@ -44,7 +44,8 @@ UnsupportedError precision_unsupported(const std::string& p, const DeviceSpec& d
 }  // namespace
 
 PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& device,
-                                const ArchitectureProfile& arch, const RuntimeProfile& runtime, bool training) {
+                                const ArchitectureProfile& arch, const RuntimeProfile& runtime,
+                                const std::string& runtime_version, bool training) {
   const auto& names = precision_names();
   if (std::find(names.begin(), names.end(), precision) == names.end()) throw_unknown("precision", precision, names);
   if (training && (precision == "int8" || precision == "fp8"))
@@ -60,7 +61,7 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
                              {"runtime", runtime.id}}});
 
   if (precision == "tf32" && !runtime.tf32_available) {
-    const std::string version = runtime.version.empty() ? runtime.default_version : runtime.version;
+    const std::string version = runtime_version.empty() ? runtime.default_version : runtime_version;
     throw UnsupportedError("precision 'tf32' is not available in " + runtime.id + " " + version +
                                " (TF32 arrived in later versions of the framework)",
                            {"precision.runtime_version",

@@ -26,7 +26,10 @@ struct PrecisionPlan {
   ReasonCode note_code;         // the same note as a code and its facts (report/messages.cpp renders it per language)
 };
 
+// `runtime` is the profile as the request runs it (its [[version]] rules applied); `runtime_version` the version the
+// request named ("" = the profile's default_version), for the message when the precision needs a later one.
 PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& device,
-                                const ArchitectureProfile& arch, const RuntimeProfile& runtime, bool training);
+                                const ArchitectureProfile& arch, const RuntimeProfile& runtime,
+                                const std::string& runtime_version, bool training);
 
 }  // namespace perfcast

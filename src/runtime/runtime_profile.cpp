@@ -220,8 +220,12 @@ RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version) {
     for (const auto& [key, value] : rule.switches) *version_switch(runtime, key) = value;
     for (const auto& [key, value] : rule.numbers) *version_number(runtime, key) = value;
   }
-  runtime.version = version;
   return runtime;
+}
+
+double tensor_library_efficiency(const RuntimeProfile& runtime, int sm_version) {
+  const auto it = runtime.library_efficiency_by_sm.find(sm_version);
+  return it == runtime.library_efficiency_by_sm.end() ? 1.0 : it->second;
 }
 
 const std::vector<RuntimeProfile>& runtime_catalog() {

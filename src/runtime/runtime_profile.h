@@ -1,5 +1,7 @@
 // How a framework runs a graph: its dispatch overhead, what it fuses, its algorithm and precision defaults,
-// its memory overheads. Loaded from data/runtimes/<id>.toml.
+// its memory overheads. Loaded from data/runtimes/<id>.toml and never changed after: what a request makes of it
+// (the version it names, the entry of library_efficiency_by_sm for its GPU) is the request's (analysis/
+// request_resolution.h, CostContext in cost/op_cost.h), not the profile's.
 #pragma once
 
 #include <filesystem>
@@ -17,6 +19,7 @@ struct VersionRule {
   std::string from, below;                 // applies when from <= version < below (either may be empty)
   std::map<std::string, bool> switches;    // switch name (as in the runtime file) -> value
   std::map<std::string, double> numbers;   // numeric setting (library_efficiency, ...) -> value
+  bool operator==(const VersionRule&) const = default;
 };
 
 struct RuntimeProfile {
@@ -68,7 +71,6 @@ struct RuntimeProfile {
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
   std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})
-  double tensor_library_efficiency = 1;            // the entry of the map for the device being costed
   double optimizer_kernels_per_tensor = 1;   // optimizer launches per parameter tensor
   bool optimizer_fused = true;               // the update is one pass over weights, gradients and state
   double optimizer_tensors_per_launch = 1;   // unfused updates: tensors one launch of an operation covers
@@ -94,12 +96,17 @@ struct RuntimeProfile {
   std::string framework;                    // runtimes of one framework share versions ("tensorflow" for -xla too)
   std::string default_version;              // the version the profile's defaults describe ("" = unspecified)
   std::vector<VersionRule> version_rules;  // in file order; later rules win
-  std::string version;                      // the version the rules were applied for ("" = the profile's default)
   std::map<std::string, std::string> sources;
+  bool operator==(const RuntimeProfile&) const = default;
 };
 
-// The profile as it behaves at `version` ("2.3", "1.15.4"): every matching [[version]] rule applied in order.
-// InputError when the text is not a dotted version.
+// The entry of the runtime's library_efficiency_by_sm for an sm_<sm_version> GPU (its tensor-core library kernels'
+// rate there), 1 when the map has none. The one lookup: CostContext (cost/op_cost.h) holds it for a request.
+double tensor_library_efficiency(const RuntimeProfile& runtime, int sm_version);
+
+// The profile as it behaves at `version` ("2.3", "1.15.4"): every matching [[version]] rule applied in order to a
+// copy. The version itself stays with the request (PredictRequest::runtime_version). InputError when the text is
+// not a dotted version.
 RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version);
 
 // Compares dotted versions numerically ("1.15" > "1.9"); missing parts count as 0.

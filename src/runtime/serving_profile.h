@@ -25,6 +25,7 @@ struct ServingProfile {
   double kv_memory_fraction = 0;
   double custom_allreduce_max_bytes = 0;  // all-reduces up to this size use the engine's one-kernel NVLink all-reduce
   double custom_allreduce_latency_us = 0; // its fixed cost per call
+  bool operator==(const ServingProfile&) const = default;
 };
 
 // The [serving] table of a runtime file (std::nullopt when it has none); InputError naming the file and key.
