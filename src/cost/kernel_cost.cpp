@@ -176,4 +176,22 @@ KernelCost KernelCostModel::streaming(double flops, double bytes, double launche
   return finish(k, arch_.kernel_floor_us);
 }
 
+double KernelCostModel::l2_bytes_per_us() const {
+  return arch_.l2_read_bytes_per_clk_sm * static_cast<double>(device_.sm_count) * device_.boost_clock_mhz;
+}
+
+KernelCost KernelCostModel::read_from_l2(const KernelCost& k, double l2_bytes) const {
+  const double l2_rate = l2_bytes_per_us();
+  if (l2_bytes <= 0 || l2_rate <= 0 || k.launches <= 0 || k.kernels != 1) return k;
+  KernelCost per = k;  // per launch, as finish() takes it
+  per.flops = k.flops / k.launches;
+  per.bytes = k.bytes / k.launches;
+  if (per.bytes <= 0) return k;
+  const double moved = std::min(l2_bytes, per.bytes);
+  // The kernel's own DRAM time per byte (its bandwidth share included), without the ramp.
+  const double dram_us_per_byte = std::max(0.0, k.memory_us - c_.ramp_us) / per.bytes;
+  per.memory_us = k.memory_us - moved * dram_us_per_byte + moved / l2_rate;
+  return finish(per, arch_.kernel_floor_us);
+}
+
 }  // namespace perfcast

@@ -48,6 +48,7 @@ struct KernelCost {
   int tile_m = 0, tile_n = 0;
   int split_k = 1;
   double clock_factor = 1;  // sustained clock over boost during this kernel
+  int kernels = 1;          // distinct kernels summed into this cost (accumulate); launches counts their repeats
 };
 
 // Adds a second kernel's cost to a running total for one op (several kernels of one op: transforms and GEMM,
@@ -59,6 +60,7 @@ inline void accumulate(KernelCost& total, const KernelCost& k) {
   total.memory_us += k.memory_us;
   total.time_us += k.time_us;
   total.launches += k.launches;
+  total.kernels += k.kernels;
 }
 
 class KernelCostModel {
@@ -110,6 +112,12 @@ class KernelCostModel {
   const ArchitectureProfile& arch() const { return arch_; }
   const CostConstants& constants() const { return c_; }
   double dram_bytes_per_us() const { return bw_bytes_per_us_; }
+
+  // L2 read bandwidth with every SM reading resident lines (0 where the architecture has no measurement).
+  double l2_bytes_per_us() const;
+  // The kernel k (one kernel, launched k.launches times) with `l2_bytes` of each launch's DRAM reads served by
+  // L2 instead: its DRAM time falls by their share, their L2 time is added, and time and bound are taken again.
+  KernelCost read_from_l2(const KernelCost& k, double l2_bytes) const;
 
  private:
   KernelCost finish(KernelCost k, double per_launch_floor_us) const;

@@ -34,6 +34,9 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.tensor_fp32acc_flops_per_clk_sm = f.number_or("tensor_fp32acc_flops_per_clk_sm", 0);
     a.tensor_int8_ops_per_clk_sm = f.number_or("tensor_int8_ops_per_clk_sm", 0);
     a.issue_slots_per_clk_sm = f.number_or("issue_slots_per_clk_sm", a.issue_slots_per_clk_sm);
+    a.l2_read_bytes_per_clk_sm = f.number_or("l2_read_bytes_per_clk_sm", 0);
+    a.l2_reuse_full_fraction = f.number_or("l2_reuse_full_fraction", 0);
+    a.l2_reuse_zero_fraction = f.number_or("l2_reuse_zero_fraction", 0);
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
     out.push_back(std::move(a));
   }

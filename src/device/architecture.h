@@ -30,6 +30,13 @@ struct ArchitectureProfile {
   // Thread instructions the SM issues per clock (warp schedulers x 32 lanes): the ceiling of a kernel whose
   // time is set by how many instructions it executes per element rather than by bytes or FLOPs.
   double issue_slots_per_clk_sm = 128;
+  // L2 read bandwidth per SM per clock with every SM reading L2-resident data (0 = no measurement: a tensor the
+  // previous kernel wrote is read from DRAM). A line re-read after fewer than l2_reuse_full_fraction x l2_bytes
+  // of other traffic still hits, after more than l2_reuse_zero_fraction x l2_bytes it does not, linearly between
+  // (schedule/l2_reuse.cpp).
+  double l2_read_bytes_per_clk_sm = 0;
+  double l2_reuse_full_fraction = 0;
+  double l2_reuse_zero_fraction = 0;
   // CUDA-core GEMM threadblock tiles (m, n) the library runs here, for plain and for batched GEMMs (empty = any
   // tile of cost_model.toml): read off measured kernel names by the kernel fit (data/kernel_fit.toml).
   std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;

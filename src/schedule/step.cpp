@@ -6,6 +6,7 @@
 
 #include "graph/op_arithmetic.h"
 #include "graph/op_kinds.h"
+#include "schedule/l2_reuse.h"
 
 namespace perfcast {
 
@@ -70,11 +71,15 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   s.entries.reserve(ops.size() * (options.training ? (options.checkpointing ? 3 : 2) : 1) + 8);
   std::vector<bool> sync_before;
   sync_before.reserve(s.entries.capacity());
+  std::vector<EntryOrigin> origin;
+  origin.reserve(s.entries.capacity());
   const auto push = [&](OpCost e, const Op* op, EntrySource from, bool sync = false) {
     e.host_us = (entry_host_us(e, op, from, rt, options, tensors) + e.cost.launches * rt.host_overhead_per_kernel_us) *
                 options.host_time_scale;
     s.entries.push_back(std::move(e));
     sync_before.push_back(sync);
+    origin.push_back({op ? static_cast<int>(op - ops.data()) : -1,
+                      from == EntrySource::kForward || from == EntrySource::kRecompute});
   };
 
   // Mixed precision: fp32 master weights are cast to the compute precision before the forward pass.
@@ -142,6 +147,8 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
            nullptr, EntrySource::kOptimizer, sync);
     }
   }
+  // Kernels that read what the kernel before them just wrote find it in L2 on GPUs that hold it.
+  apply_l2_reuse(s.entries, origin, ops, km, ctx.plan.bytes.act);
   if (options.grad_accum > 1) {
     // Gradient accumulation: the update phase (unscale, optimizer) runs once per grad_accum micro-batches, so each
     // micro-batch step carries 1/grad_accum of it.
