@@ -197,7 +197,7 @@ TEST(ConvAlgorithms, Int8Dp4aConvRunsImplicitGemmOnly) {
     double cost[2] = {0, 0};
     for (int tuned = 0; tuned < 2; ++tuned) {
       const RuntimeProfile& runtime = tuned ? trt : gemm_only;
-      const PrecisionPlan plan = resolve_precision("int8", device, arch, runtime, false);
+      const PrecisionPlan plan = resolve_precision("int8", device, arch, runtime, "", false);
       ASSERT_EQ(plan.conv_pipe, Pipe::kDp4a);
       const CostContext ctx{kernels, runtime, plan, false};
       for (std::size_t i = 0; i < g.ops.size(); ++i)
