@@ -182,6 +182,7 @@ MemoryBreakdown parallel_memory(const TransformerDims& d, const ParallelLayout& 
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
   m.comm_buffers = c.collective_buffer_bytes;
+  // No large-segment rounding: the closed form sizes the activations per layer, not per buffer.
   finish_measures(m, 0, runtime.allocator_overhead, capacity_bytes);
   return m;
 }
