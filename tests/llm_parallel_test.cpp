@@ -34,6 +34,29 @@ TransformerDims gpt3_175b() {
   return d;
 }
 
+// Mixed-precision training with 16-bit compute copies, and a runtime that adds nothing beyond the buckets (no
+// workspace, context or allocator slack), so the per-parameter states and activations are read alone.
+PrecisionPlan mixed_16bit() {
+  PrecisionPlan p;
+  p.name = "amp-bf16";
+  p.mixed = true;
+  p.bytes.weight = 2;
+  p.bytes.act = 2;
+  return p;
+}
+
+RuntimeProfile bare_runtime() {
+  RuntimeProfile r;
+  r.workspace_bytes = 0;
+  r.context_bytes = 0;
+  r.allocator_overhead = 1;
+  return r;
+}
+
+MemoryBreakdown memory_of(const TransformerDims& d, const ParallelLayout& l) {
+  return parallel_memory(d, l, mixed_16bit(), bare_runtime(), 80e9);
+}
+
 TEST(LlmParallel, PipelineBubbleIsPMinusOneOverVm) {
   // Narayanan et al. 2021 §2.2: bubble fraction (p - 1) / m for 1F1B, (p - 1) / (v m) interleaved.
   TransformerDims d = gpt3_175b();
@@ -74,13 +97,42 @@ TEST(LlmParallel, ZeroStagesShardStatesAsTheZeroPaperCounts) {
   l.global_batch = 64;
   l.zero = 1;
   l.fsdp = false;
-  const ParallelMemory z1 = parallel_memory(d, l);
-  EXPECT_NEAR(z1.optimizer / 1e9, 1.41, 0.01);
+  l.fp32_grad_reduce = false;  // 16-bit gradients, as the ZeRO paper counts them
+  const MemoryBreakdown z1 = memory_of(d, l);
+  EXPECT_NEAR((z1.optimizer_state + z1.master_weights) / 1e9, 1.41, 0.01);  // K = 12: masters and moments
   EXPECT_NEAR(z1.weights / 1e9, 15.0, 0.01);
+  EXPECT_NEAR((z1.weights + z1.gradients + z1.optimizer_state + z1.master_weights) / 1e9, 31.4, 0.1);
   l.zero = 3;
-  l.fsdp = true;  // FSDP: 16-bit gradients, as the ZeRO paper counts them
-  const ParallelMemory z3 = parallel_memory(d, l);
-  EXPECT_NEAR((z3.gradients + z3.optimizer) / 1e9, 14.0 * 7.5 / 64, 0.01);
+  const MemoryBreakdown z3 = memory_of(d, l);
+  // P_os+g+p: 16 bytes per parameter over 64 GPUs, beside the unit being gathered and the one prefetched (the
+  // whole model here: one layer) in 16 bits.
+  EXPECT_NEAR((z3.weights - 2 * 2 * 7.5e9 + z3.gradients + z3.optimizer_state + z3.master_weights) / 1e9, 1.9, 0.05);
+  l.fsdp = true;  // FSDP's fp32 shard is the master and its gradient is fp32: the same 16 bytes, split otherwise
+  const MemoryBreakdown f3 = memory_of(d, l);
+  EXPECT_NEAR((f3.weights - 2 * 2 * 7.5e9 + f3.gradients + f3.optimizer_state + f3.master_weights) / 1e9, 1.9, 0.05);
+  EXPECT_NEAR(f3.master_weights / 1e9, 4 * 7.5 / 64, 0.01);
+}
+
+TEST(LlmParallel, OneBreakdownWithItsMeasures) {
+  // The parallel breakdown is the memory model's own: allocated is the sum of the buckets, reserved scales it by
+  // the allocator's overhead, total adds the context, fits compares total with the card.
+  TransformerDims d = gpt3_175b();
+  ParallelLayout l;
+  l.tp = 8;
+  l.pp = 8;
+  l.dp = 1;
+  l.global_batch = 8;
+  RuntimeProfile rt = bare_runtime();
+  rt.workspace_bytes = 1e8;
+  rt.context_bytes = 5e8;
+  rt.allocator_overhead = 1.1;
+  const MemoryBreakdown m = parallel_memory(d, l, mixed_16bit(), rt, 80e9);
+  const double buckets = m.weights + m.master_weights + m.gradients + m.optimizer_state + m.activations +
+                         m.workspace + m.comm_buffers;
+  EXPECT_NEAR(m.allocated, buckets, 1);
+  EXPECT_NEAR(m.total, 1.1 * buckets + 5e8, 1);
+  EXPECT_EQ(m.fits, m.total <= 80e9);
+  EXPECT_EQ(m.capacity, 80e9);
 }
 
 TEST(LlmParallel, ActivationMemoryFollowsKorthikanti) {
@@ -97,10 +149,10 @@ TEST(LlmParallel, ActivationMemoryFollowsKorthikanti) {
   l.recompute = Recompute::kSelective;
   const double sbh = 2048.0 * 12288.0;
   const double logits = 2048.0 * 51200 * 4 / 8;
-  EXPECT_NEAR(parallel_memory(d, l).activations, 8 * 34 * sbh / 8 + logits, 1);
+  EXPECT_NEAR(memory_of(d, l).activations, 8 * 34 * sbh / 8 + logits, 1);
   l.sequence_parallel = false;
   l.recompute = Recompute::kNone;
-  EXPECT_NEAR(parallel_memory(d, l).activations, 8 * sbh * (10 + 24.0 / 8 + 5.0 * 96 * 2048 / 12288 / 8) + logits, 1);
+  EXPECT_NEAR(memory_of(d, l).activations, 8 * sbh * (10 + 24.0 / 8 + 5.0 * 96 * 2048 / 12288 / 8) + logits, 1);
 }
 
 PredictRequest llama70b_on(int gpus, int nodes) {
@@ -204,7 +256,7 @@ TEST(LlmParallel, PlanSearchFindsLayoutsThatFitFastestFirst) {
   for (std::size_t i = 1; i < found.size(); ++i)
     EXPECT_GE(found[i - 1].tokens_per_s_per_gpu, found[i].tokens_per_s_per_gpu);
   for (const auto& c : found) {
-    EXPECT_TRUE(c.fits);
+    EXPECT_TRUE(c.memory.fits);
     EXPECT_EQ(c.gpus, 16);
   }
 }

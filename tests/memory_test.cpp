@@ -52,7 +52,37 @@ TEST(Memory, BytesPerParameterFollowTheTrainingAnatomy) {
   const double params = fp32.memory.weights / 4.0;
   ASSERT_GT(params, 3.3e8);  // BERT-large: 335 M
   EXPECT_NEAR((fp32.memory.weights + fp32.memory.gradients + fp32.memory.optimizer_state) / params, 16.0, 1e-9);
-  EXPECT_NEAR((amp.memory.weights + amp.memory.gradients + amp.memory.optimizer_state) / params, 18.0, 1e-9);
+  EXPECT_NEAR((amp.memory.weights + amp.memory.master_weights + amp.memory.gradients + amp.memory.optimizer_state) / params,
+              18.0, 1e-9);
+  EXPECT_NEAR(amp.memory.master_weights / params, 4.0, 1e-9);  // the fp32 masters, beside 2-byte compute copies
+  EXPECT_EQ(fp32.memory.master_weights, 0);
+}
+
+TEST(Memory, ParallelTrainingCountsTheSameBytesPerParameter) {
+  // The same 18 bytes per parameter of mixed-precision AdamW (Hugging Face, "Model training anatomy") on the
+  // parallel-training path with no parallelism (Megatron with bf16 keeps fp32 main grads), and the ZeRO paper's
+  // P_os+g+p with FSDP over 8 GPUs: the 16 bytes of masters, fp32 gradients and moments divided by 8.
+  PredictRequest r;
+  r.gpu = "h100-sxm5-80gb";
+  r.model = "llama-2-7b";
+  r.mode = Mode::kTrain;
+  r.precision = "amp-bf16";
+  r.data_parallel = 1;
+  const Prediction one = predict(r);
+  ASSERT_TRUE(one.parallel);
+  const MemoryBreakdown& m = one.memory;
+  const double params = static_cast<double>(one.params);
+  ASSERT_GT(params, 6.5e9);
+  EXPECT_NEAR((m.weights + m.master_weights + m.gradients + m.optimizer_state) / params, 18.0, 0.01);
+  r.data_parallel = 8;
+  r.gpus = 8;
+  r.fsdp = true;
+  const Prediction fsdp = predict(r);
+  ASSERT_TRUE(fsdp.parallel);
+  EXPECT_NEAR((fsdp.memory.master_weights + fsdp.memory.gradients + fsdp.memory.optimizer_state) / params, 16.0 / 8, 0.01);
+  // The breakdown's measures nest as in every mode.
+  EXPECT_NEAR(fsdp.memory.total, fsdp.memory.reserved + fsdp.memory.runtime, 1.0);
+  EXPECT_GE(fsdp.memory.reserved, fsdp.memory.allocated);
 }
 
 TEST(Memory, BackwardHoldsTheGradientsInFlight) {

@@ -358,9 +358,7 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   c.layout = l;
   c.layout_text = join_layout(l);
   c.gpus = l.gpus();
-  c.memory = parallel_memory(d, l);
-  c.capacity_bytes = s.device.memory_bytes();
-  c.fits = c.memory.total() <= c.capacity_bytes;
+  c.memory = parallel_memory(d, l, s.plan, s.runtime, s.device.memory_bytes());
   const LayerTimes t = layer_times(s, d, l, cache);
   c.step = schedule_parallel_step(d, l, t, s.fabric, s.plan.bytes.act);
   const double tokens = static_cast<double>(l.global_batch) * static_cast<double>(d.seq);
@@ -406,14 +404,7 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.primary = static_cast<Bound>(best);
   p.samples_per_s = static_cast<double>(c.layout.global_batch) / (st.step_us * 1e-6);
   p.tokens_per_s = c.tokens_per_step / (st.step_us * 1e-6);
-  p.memory.weights = c.memory.weights;
-  p.memory.gradients = c.memory.gradients;
-  p.memory.optimizer_state = c.memory.optimizer;
-  p.memory.activations = c.memory.activations;
-  p.memory.workspace = c.memory.workspace;
-  p.memory.total = c.memory.total();
-  p.memory.capacity = c.capacity_bytes;
-  p.memory.fits = c.fits;
+  p.memory = c.memory;
   p.notes.push_back("layout " + c.layout_text + " on " + std::to_string(c.gpus) + " GPUs (" +
                     std::to_string(s.r.gpus) + " per node x " + std::to_string(s.r.nodes) + " nodes): " +
                     std::to_string(st.microbatches) + " micro-batches per pipeline, bubble " +
@@ -485,7 +476,7 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
               continue;
             }
             ParallelTrainingCost c = evaluate(s, d, l, &cache);
-            if (c.fits) out.push_back(std::move(c));
+            if (c.memory.fits) out.push_back(std::move(c));
           }
     }
   }

@@ -61,14 +61,14 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
           {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
           {"mfu", c.mfu},
           {"step_ms", c.step.step_us / 1e3},
-          {"memory_per_gpu_bytes", c.memory.total()},
+          {"memory_per_gpu_bytes", c.memory.total},
           {"train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr)},
           {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)}};
 }
 
 std::string layout_row(const ParallelTrainingCost& c) {
   return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>12}\n", c.layout_text, c.gpus,
-                     c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total() / 1e9,
+                     c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total / 1e9,
                      c.train_tokens > 0 ? format_hours(c.train_hours) : "-",
                      c.train_usd > 0 ? money(c.train_usd) : "-");
 }

@@ -164,7 +164,8 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["params"] = p.params;
   j["flops_per_sample"] = p.flops_per_sample;
   const auto& m = p.memory;
-  j["memory"] = {{"weights_bytes", m.weights},         {"gradients_bytes", m.gradients},
+  j["memory"] = {{"weights_bytes", m.weights},         {"master_weights_bytes", m.master_weights},
+                 {"gradients_bytes", m.gradients},
                  {"optimizer_state_bytes", m.optimizer_state}, {"activations_bytes", m.activations},
                  {"workspace_bytes", m.workspace},     {"runtime_bytes", m.runtime},
                  {"comm_buffers_bytes", m.comm_buffers}, {"embedding_tables_bytes", m.embedding_tables},
@@ -251,9 +252,11 @@ nlohmann::json prediction_json(const Prediction& p) {
                            {"dp_total", st.dp_comm_total_us / 1e3}, {"optimizer", st.optimizer_us / 1e3},
                            {"fp8_scaling", st.fp8_scaling_us / 1e3}}},
         {"bubble_fraction", st.bubble_fraction},
-        {"memory_per_gpu_bytes", {{"weights", c.memory.weights}, {"gradients", c.memory.gradients},
-                                  {"optimizer_state", c.memory.optimizer}, {"activations", c.memory.activations},
-                                  {"workspace", c.memory.workspace}, {"total", c.memory.total()}}},
+        {"memory_per_gpu_bytes", {{"weights", c.memory.weights}, {"master_weights", c.memory.master_weights},
+                                  {"gradients", c.memory.gradients}, {"optimizer_state", c.memory.optimizer_state},
+                                  {"activations", c.memory.activations}, {"workspace", c.memory.workspace},
+                                  {"comm_buffers", c.memory.comm_buffers}, {"runtime", c.memory.runtime},
+                                  {"total", c.memory.total}}},
         {"train_tokens", c.train_tokens > 0 ? json(c.train_tokens) : json(nullptr)},
         {"train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr)},
         {"train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr)},
@@ -356,7 +359,9 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
   s += fmt::format(m("p.work"), p.flops_per_sample / 1e9);
   s += fmt::format(m("p.memory"), format_bytes(p.memory.total), format_bytes(p.memory.capacity),
                    msg(fits ? "p.fits" : "p.no_fit", lang));
-  s += fmt::format(m("p.memory_parts"), format_bytes(p.memory.weights), format_bytes(p.memory.gradients),
+  s += fmt::format(m("p.memory_parts"), format_bytes(p.memory.weights),
+                   p.memory.master_weights > 0 ? fmt::format(m("p.masters"), format_bytes(p.memory.master_weights)) : "",
+                   format_bytes(p.memory.gradients),
                    format_bytes(p.memory.optimizer_state), format_bytes(p.memory.activations),
                    format_bytes(p.memory.workspace), format_bytes(p.memory.runtime),
                    (p.memory.comm_buffers > 0 ? fmt::format(m("p.buckets"), format_bytes(p.memory.comm_buffers)) : "") +

@@ -26,7 +26,6 @@ LlmTrainingConstants load_constants() {
   TomlFields mem(top.table("memory"), file + " [memory]");
   c.weight_bytes = mem.number("weight_bytes");
   c.grad_bytes = mem.number("grad_bytes");
-  c.optimizer_bytes = mem.number("optimizer_bytes");
   c.megatron_grad_reduce_bytes = mem.number("megatron_grad_reduce_bytes");
   c.fsdp_grad_reduce_bytes = mem.number("fsdp_grad_reduce_bytes");
   c.act_bytes_unsharded = mem.number("act_bytes_unsharded");
@@ -34,7 +33,7 @@ LlmTrainingConstants load_constants() {
   c.act_bytes_attention = mem.number("act_bytes_attention");
   c.act_bytes_full_recompute = mem.number("act_bytes_full_recompute");
   c.act_bytes_gated_mlp_per_width = mem.number("act_bytes_gated_mlp_per_width");
-  c.workspace_bytes = mem.number("workspace_bytes");
+  c.collective_buffer_bytes = mem.number("collective_buffer_bytes");
   TomlFields sch(top.table("schedule"), file + " [schedule]");
   c.default_microbatches_per_stage = static_cast<int>(sch.number("default_microbatches_per_stage"));
   if (c.default_microbatches_per_stage < 1) sch.fail("default_microbatches_per_stage", "must be at least 1");
@@ -140,17 +139,20 @@ double params_per_gpu(const TransformerDims& d, const ParallelLayout& l) {
   return block + (l.pp == 1 ? first + last : std::max(first, last));
 }
 
-ParallelMemory parallel_memory(const TransformerDims& d, const ParallelLayout& l) {
+MemoryBreakdown parallel_memory(const TransformerDims& d, const ParallelLayout& l, const PrecisionPlan& plan,
+                                const RuntimeProfile& runtime, double capacity_bytes) {
   const auto& c = llm_training_constants();
-  ParallelMemory m;
-  const double p = params_per_gpu(d, l);
-  const double dp = l.dp;
-  const double grad_bytes = l.fsdp || !l.fp32_grad_reduce ? c.grad_bytes : c.megatron_grad_reduce_bytes;
-  m.weights = p * c.weight_bytes / (l.zero >= 3 ? dp : 1.0);
-  if (l.zero >= 3)  // the layer being gathered (and the next, prefetched) in full
-    m.weights += 2.0 * (d.params_layer_dense + d.params_layer_experts / l.ep) / l.tp * c.weight_bytes;
-  m.gradients = p * grad_bytes / (l.zero >= 2 ? dp : 1.0);
-  m.optimizer = l.offload_optimizer ? 0.0 : p * c.optimizer_bytes / (l.zero >= 1 ? dp : 1.0);
+  MemoryBreakdown m;
+  // The per-parameter states of schedule/memory.h, for the parameters this GPU's TP/PP shard holds, ZeRO/FSDP
+  // sharded over dp. Gradients as kept: Megatron's fp32 main_grad buffers where it reduces in fp32 (bf16), the
+  // fp16 model's own dtype otherwise; FSDP's sharded .grad in the dtype of its fp32 shard under mixed precision
+  // (torch FSDP casts the reduced gradient to the sharded parameter's dtype). Adam(W), as the step model runs.
+  const double grad_bytes = (l.fsdp && plan.mixed) || l.fp32_grad_reduce ? 4.0 : plan.bytes.weight;
+  ParamStateBytes per_param = trained_param_bytes(plan.bytes.weight, plan.mixed, grad_bytes, OptimizerKind::kAdamW, true);
+  if (l.offload_optimizer) per_param.master = per_param.optimizer = 0;  // ZeRO-Offload: masters and moments on the host
+  add_param_states(m, params_per_gpu(d, l), per_param, zero_state_shares(l.zero, l.dp, l.fsdp, plan.mixed));
+  if (l.zero >= 3)  // the layer being gathered (and the next, prefetched) in full, in the compute precision
+    m.weights += 2.0 * (d.params_layer_dense + d.params_layer_experts / l.ep) / l.tp * plan.bytes.weight;
 
   // Activations of one layer for one micro-batch (Korthikanti et al. 2022), in bytes.
   const double s = static_cast<double>(d.seq) / l.cp, b = static_cast<double>(l.micro_batch), h = static_cast<double>(d.hidden);
@@ -177,7 +179,11 @@ ParallelMemory parallel_memory(const TransformerDims& d, const ParallelLayout& l
   const double logits = s * b * static_cast<double>(d.vocab) * 4.0 / t;
   if (l.pp == 1) m.activations += logits;
   else m.activations = std::max(m.activations, layers_per_stage * per_layer + logits);
-  m.workspace = c.workspace_bytes;
+  m.workspace = runtime.workspace_bytes;
+  m.runtime = runtime.context_bytes;
+  m.comm_buffers = c.collective_buffer_bytes;
+  // No large-segment rounding: the closed form sizes the activations per layer, not per buffer.
+  finish_measures(m, 0, runtime.allocator_overhead, capacity_bytes);
   return m;
 }
 

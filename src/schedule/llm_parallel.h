@@ -14,6 +14,7 @@
 #include <string>
 
 #include "schedule/collectives.h"
+#include "schedule/memory.h"
 
 namespace perfcast {
 
@@ -60,11 +61,11 @@ struct LlmTrainingConstants {
   double nics_per_gpu = 1;
   std::string default_network;
   std::map<int, std::string> network_by_sm;
-  double weight_bytes = 2, grad_bytes = 2, optimizer_bytes = 12;
+  double weight_bytes = 2, grad_bytes = 2;
   double megatron_grad_reduce_bytes = 4, fsdp_grad_reduce_bytes = 2;
   double act_bytes_unsharded = 10, act_bytes_sharded = 24, act_bytes_attention = 5, act_bytes_full_recompute = 2;
   double act_bytes_gated_mlp_per_width = 2;
-  double workspace_bytes = 0;
+  double collective_buffer_bytes = 0;
   int default_microbatches_per_stage = 4;
   double megatron_dp_overlap = 0, fsdp_dp_overlap = 0;
   double tp_comm_exposed = 1;
@@ -83,14 +84,15 @@ const LlmTrainingConstants& llm_training_constants();
 // expert parallelism on a dense model; a global batch that the replicas and micro-batches do not divide.
 void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_total, std::int64_t max_positions);
 
-// Memory per GPU on the busiest pipeline stage, bytes.
-struct ParallelMemory {
-  double weights = 0, gradients = 0, optimizer = 0, activations = 0, workspace = 0;
-  double total() const { return weights + gradients + optimizer + activations + workspace; }
-};
 // Parameters one GPU holds before ZeRO sharding (the largest pipeline stage).
 double params_per_gpu(const TransformerDims& d, const ParallelLayout& l);
-ParallelMemory parallel_memory(const TransformerDims& d, const ParallelLayout& l);
+// Memory per GPU on the busiest pipeline stage: the buckets of schedule/memory.h (one definition of the
+// per-parameter states, one rule for the three measures) with the layout's shardings as factors: TP and PP split
+// the parameters (params_per_gpu), ZeRO/FSDP shard their states over dp (zero_state_shares), the activations of
+// the in-flight micro-batches per stage (Korthikanti et al. 2022), the runtime's workspace, context and allocator
+// overhead, and NCCL's buffers. `plan`: the training precision (its compute-copy bytes and mixed precision).
+MemoryBreakdown parallel_memory(const TransformerDims& d, const ParallelLayout& l, const PrecisionPlan& plan,
+                                const RuntimeProfile& runtime, double capacity_bytes);
 
 // Costed compute of one micro-batch on one GPU (its tensor/context/expert shard), microseconds.
 struct LayerTimes {
@@ -152,9 +154,7 @@ struct ParallelTrainingCost {
   std::string layout_text;        // "tp8 pp4 dp2 zero1 mb1 gb512 recompute-selective sp"
   int gpus = 1;
   ParallelStepCost step;
-  ParallelMemory memory;
-  double capacity_bytes = 0;
-  bool fits = true;
+  MemoryBreakdown memory;         // capacity and fits inside
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
   double model_flops_per_token = 0;

@@ -22,6 +22,41 @@ double optimizer_state_bytes_per_param(OptimizerKind kind) {
   return 0;
 }
 
+ParamStateBytes trained_param_bytes(double compute_weight_bytes, bool mixed, double gradient_bytes,
+                                    OptimizerKind optimizer, bool optimizer_step) {
+  ParamStateBytes b;
+  b.weights = compute_weight_bytes;
+  b.master = mixed ? 4.0 : 0.0;  // an fp32 copy
+  b.gradients = gradient_bytes;
+  b.optimizer = optimizer_step ? optimizer_state_bytes_per_param(optimizer) : 0.0;
+  return b;
+}
+
+StateShares zero_state_shares(int stage, int dp, bool fsdp, bool mixed) {
+  StateShares s;
+  const double shard = 1.0 / std::max(1, dp);
+  if (stage >= 1) s.master = s.optimizer = shard;
+  if (stage >= 2) s.gradients = shard;
+  if (stage >= 3) s.weights = fsdp && mixed ? 0.0 : shard;
+  return s;
+}
+
+void add_param_states(MemoryBreakdown& m, double params, const ParamStateBytes& b, const StateShares& s) {
+  m.weights += params * b.weights * s.weights;
+  m.master_weights += params * b.master * s.master;
+  m.gradients += params * b.gradients * s.gradients;
+  m.optimizer_state += params * b.optimizer * s.optimizer;
+}
+
+void finish_measures(MemoryBreakdown& m, double segment_rounding, double allocator_overhead, double capacity) {
+  m.allocated = m.weights + m.master_weights + m.gradients + m.optimizer_state + m.activations + m.transient +
+                m.workspace + m.comm_buffers + m.embedding_tables;
+  m.reserved = (m.allocated + segment_rounding) * allocator_overhead;
+  m.total = m.reserved + m.runtime;
+  m.capacity = capacity;
+  m.fits = m.total <= m.capacity;
+}
+
 namespace {
 
 // The buffer a tensor lives in: in-place ops and views write into their input's buffer.
@@ -209,15 +244,15 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
     // A trained weight: its copy in the compute precision, plus the fp32 master under mixed precision. LoRA
     // trains only its adapters; the frozen model stays in the compute type alone (plan.bytes.weight: the
     // 16-bit copy under mixed precision), with no master.
-    const double trained_bytes = plan.mixed ? 4.0 + plan.bytes.weight : plan.bytes.weight;
+    // Mixed precision keeps FP32 gradients only: autocast's FP16 weight copies pass their gradient back through
+    // the cast, which frees it once the FP32 .grad has it (Hugging Face, "Model training anatomy": "4 bytes *
+    // number of parameters for either fp32 or mixed precision training (gradients are always kept in fp32)").
+    const ParamStateBytes per_param = trained_param_bytes(plan.bytes.weight, plan.mixed, plan.mixed ? 4.0 : plan.bytes.weight,
+                                                          o.optimizer, o.training && o.optimizer_step);
     const double trained = o.lora ? o.lora->params : params;
-    m.weights = o.lora ? params * plan.bytes.weight + trained * trained_bytes : params * trained_bytes;
+    if (o.lora) m.weights = params * plan.bytes.weight;
     if (o.training) {
-      // Mixed precision keeps FP32 gradients only: autocast's FP16 weight copies pass their gradient back through
-      // the cast, which frees it once the FP32 .grad has it (Hugging Face, "Model training anatomy": "4 bytes *
-      // number of parameters for either fp32 or mixed precision training (gradients are always kept in fp32)").
-      m.gradients = trained * (plan.mixed ? 4.0 : plan.bytes.weight);
-      if (o.optimizer_step) m.optimizer_state = trained * optimizer_state_bytes_per_param(o.optimizer);
+      add_param_states(m, trained, per_param);
       // What each op's backward frees: the saved buffers whose earliest saver it is (each its own allocation: rounded
       // to min_block_bytes, and from min_large_alloc_bytes up to whole segments), its dropout mask, its attention
       // scores.
@@ -268,17 +303,14 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
                                         static_cast<double>(op.attn.batch * op.attn.heads * op.attn.q_len *
                                                             op.attn.kv_len));
       m.activations = peak * plan.bytes.act;
+      add_param_states(m, trained, {per_param.weights, per_param.master, 0, 0});
     }
   }
   m.workspace = runtime.workspace_bytes;
   m.runtime = runtime.context_bytes;
   if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, params);
-  m.allocated = m.weights + m.gradients + m.optimizer_state + m.activations + m.transient + m.workspace +
-                m.comm_buffers + m.embedding_tables;
-  m.reserved = (m.allocated + segment_rounding) * runtime.allocator_overhead;
-  m.total = m.reserved + m.runtime;
-  m.capacity = device.memory_bytes() * (o.serving ? o.serving->capacity_fraction : 1.0);
-  m.fits = m.total <= m.capacity;
+  finish_measures(m, segment_rounding, runtime.allocator_overhead,
+                  device.memory_bytes() * (o.serving ? o.serving->capacity_fraction : 1.0));
   return m;
 }
 

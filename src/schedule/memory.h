@@ -20,14 +20,17 @@
 
 namespace perfcast {
 
+// One set of buckets for every mode (single GPU, data parallel, LoRA, serving, tensor/pipeline/data-parallel
+// language-model training): the sharding of a parallel layout is a factor on a bucket, not a bucket of its own.
 struct MemoryBreakdown {
-  double weights = 0;          // fp32 masters plus low-precision copies under mixed precision
+  double weights = 0;          // the copy the kernels read, in the compute precision (as stored when serving)
+  double master_weights = 0;   // fp32 masters beside a low-precision compute copy (mixed precision)
   double gradients = 0;
-  double optimizer_state = 0;
+  double optimizer_state = 0;  // the optimizer's moments (masters apart)
   double activations = 0;      // saved for backward (training) or the live working set (inference)
   double workspace = 0;        // cuDNN/cuBLAS workspace
   double runtime = 0;          // CUDA context, library kernels
-  double comm_buffers = 0;     // data parallel: gradient buckets (DDP) or the fusion buffer (Horovod)
+  double comm_buffers = 0;     // data parallel: gradient buckets (DDP), the fusion buffer (Horovod), NCCL's buffers
   double embedding_tables = 0; // embedding-bag tables held on this GPU, with their optimizer state
   double transient = 0;        // training: the gradients of the op in flight in backward (its output's and input's)
   double allocated = 0;        // peak bytes held by tensors: the sum above (without runtime), blocks rounded
@@ -45,6 +48,35 @@ double memory_measure_bytes(const MemoryBreakdown& m, const std::string& measure
 
 // Bytes of optimizer state per parameter (fp32): momentum 4, Adam 8, LAMB 8.
 double optimizer_state_bytes_per_param(OptimizerKind kind);
+
+// What one trained parameter holds, bytes, before any sharding: the one definition of the per-parameter buckets.
+// Under mixed precision the compute copy (`compute_weight_bytes`, 2) sits beside an fp32 master; `gradient_bytes`
+// is the gradient as the framework keeps it (autocast and FSDP: fp32; Megatron: fp32 main_grad with bf16, the fp16
+// model's own dtype with fp16). Mixed-precision Adam: 2 + 4 + 4 + 8 = 18 bytes (2 + 2 + 12 = 16 with 16-bit
+// gradients, as Rajbhandari et al. 2020 §3.1 count it).
+struct ParamStateBytes {
+  double weights = 0, master = 0, gradients = 0, optimizer = 0;
+};
+ParamStateBytes trained_param_bytes(double compute_weight_bytes, bool mixed, double gradient_bytes,
+                                    OptimizerKind optimizer, bool optimizer_step);
+
+// The share of each per-parameter bucket one data-parallel rank holds. ZeRO (Rajbhandari et al. 2020 §5.1-5.3):
+// stage 1 (P_os) shards the optimizer states over the dp ranks (the fp32 masters with them: K = 12 counts both),
+// stage 2 (P_os+g) the gradients too, stage 3 (P_os+g+p) the 16-bit parameters too. PyTorch FSDP FULL_SHARD
+// (Zhao et al. 2023; torch.distributed.fsdp MixedPrecision) is stage 3 whose persistent shard is the fp32 parameter
+// itself: under mixed precision it is the master, and the 16-bit copy exists only for the units being gathered.
+struct StateShares {
+  double weights = 1, master = 1, gradients = 1, optimizer = 1;
+};
+StateShares zero_state_shares(int stage, int dp, bool fsdp, bool mixed);
+
+// Adds `params` parameters holding `bytes` each, scaled by `shares`, to the per-parameter buckets.
+void add_param_states(MemoryBreakdown& m, double params, const ParamStateBytes& bytes, const StateShares& shares = {});
+
+// The three measures and the verdict from the buckets, for every mode: allocated is every bucket but the runtime's
+// context; reserved is allocated (with the large segments' rounding) times the caching allocator's overhead; total
+// adds the context; fits compares total with `capacity`.
+void finish_measures(MemoryBreakdown& m, double segment_rounding, double allocator_overhead, double capacity);
 
 struct MemoryOptions {
   bool training = true;
