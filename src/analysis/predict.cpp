@@ -144,7 +144,10 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   // Recommendation models: where the embedding tables live (schedule/embedding_placement.h) sets how much of them
   // each GPU holds before the batch is sized, and adds its transfers to the step below.
   std::optional<EmbeddingPlacement> placement;
-  if (const Graph probe = build(std::max<std::int64_t>(1, r.batch)); probe.table_params() > 0) {
+  // Built at the requested batch, this probe is the graph predicted below unless --batch max moves the batch.
+  const std::int64_t probe_batch = std::max<std::int64_t>(1, r.batch);
+  Graph probe = build(probe_batch);
+  if (probe.table_params() > 0) {
     const Fabric fabric = resolve_fabric(device, r.gpus, r.nodes, r.interconnect, r.network);
     const bool fits = fabric.gpus() > 1 || estimate_memory(probe, plan, runtime, device, mem_opts).fits;
     placement = place_embeddings(probe, device, fabric, training, reduction_strategy(r), fits);
@@ -159,7 +162,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
                              {"memory.no_batch_fits", {{"model", r.model}, {"gpu", device.id}}});
   }
 
-  const Graph graph = build(r.batch);
+  const Graph graph = r.batch == probe_batch ? std::move(probe) : build(r.batch);
   StepCost step;
   MemoryBreakdown memory;
   {

@@ -1,9 +1,94 @@
 #include "cost/kernel_cost.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace perfcast {
+
+namespace {
+
+// choose_tile's answer depends on the GEMM's shape and on these, nothing else: a tile-choice context.
+struct TileContext {
+  std::uint64_t id = 0;
+  int sm_count = 0;
+  double ctas_per_sm = 0, k_half_cuda = 0, k_half_tensor = 0, split_k_overhead = 0, split_k_min_depth = 0;
+  std::vector<GemmTile> tiles_cuda, tiles_tensor;
+  std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
+};
+
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+bool same_tiles(const std::vector<GemmTile>& a, const std::vector<GemmTile>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const GemmTile& x, const GemmTile& y) {
+    return same_bits(x.m, y.m) && same_bits(x.n, y.n) && same_bits(x.efficiency, y.efficiency);
+  });
+}
+
+bool same_context(const TileContext& t, const DeviceSpec& d, const ArchitectureProfile& a, const CostConstants& c) {
+  return t.sm_count == d.sm_count && same_bits(t.ctas_per_sm, c.ctas_per_sm) && same_bits(t.k_half_cuda, c.k_half_cuda) &&
+         same_bits(t.k_half_tensor, c.k_half_tensor) && same_bits(t.split_k_overhead, c.split_k_overhead) &&
+         same_bits(t.split_k_min_depth, c.split_k_min_depth) && same_tiles(t.tiles_cuda, c.tiles_cuda) &&
+         same_tiles(t.tiles_tensor, c.tiles_tensor) && t.sgemm_tiles == a.sgemm_tiles &&
+         t.sgemm_tiles_batched == a.sgemm_tiles_batched;
+}
+
+// The id of this model's tile-choice context: equal contexts (the same GPU and constants in every prediction of a
+// sweep) get the same id. The most recent kContexts are kept; a context that comes back after being dropped gets a
+// new id, so a cached answer is never read for another context (the kernel fit makes a new context per step).
+std::uint64_t tile_context_id(const DeviceSpec& d, const ArchitectureProfile& a, const CostConstants& c) {
+  constexpr std::size_t kContexts = 64;
+  static std::mutex mutex;
+  static std::vector<TileContext> contexts;
+  static std::uint64_t next_id = 1;
+  static std::size_t next_slot = 0;
+  const std::lock_guard lock(mutex);
+  for (const auto& t : contexts)
+    if (same_context(t, d, a, c)) return t.id;
+  TileContext t{next_id++,         d.sm_count,   c.ctas_per_sm,   c.k_half_cuda,   c.k_half_tensor,
+                c.split_k_overhead, c.split_k_min_depth, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
+                a.sgemm_tiles_batched};
+  const std::uint64_t id = t.id;
+  if (contexts.size() < kContexts) {
+    contexts.push_back(std::move(t));
+  } else {
+    contexts[next_slot] = std::move(t);
+    next_slot = (next_slot + 1) % kContexts;
+  }
+  return id;
+}
+
+// Per-thread, direct-mapped cache of choose_tile's answers, keyed by context and shape (a colliding key replaces the
+// entry). Per thread, so the worker threads of predict --configs share nothing; about 0.5 MB each.
+struct TileCacheEntry {
+  std::uint64_t context = 0;  // 0: empty
+  std::int64_t m = 0, n = 0, k = 0, batch = 0;
+  bool tensor = false;
+  GemmLibrary library = GemmLibrary::kAny;
+  KernelCostModel::TileChoice choice;
+};
+constexpr std::size_t kTileCacheSlots = 8192;  // a power of two
+
+std::size_t tile_cache_slot(std::uint64_t context, const MatmulGeometry& g, bool tensor, GemmLibrary library) {
+  std::uint64_t h = context;
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  };
+  mix(static_cast<std::uint64_t>(g.m));
+  mix(static_cast<std::uint64_t>(g.n));
+  mix(static_cast<std::uint64_t>(g.k));
+  mix(static_cast<std::uint64_t>(g.batch));
+  mix((tensor ? 2U : 0U) | static_cast<std::uint64_t>(library));
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 29;
+  return static_cast<std::size_t>(h) & (kTileCacheSlots - 1);
+}
+
+}  // namespace
 
 std::string_view bound_name(Bound b) {
   static constexpr std::string_view kNames[] = {"tensor_compute", "cuda_compute",  "dram_bandwidth",
@@ -19,7 +104,8 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
 
 KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch, const CostConstants& constants)
     : device_(device), arch_(arch), c_(constants),
-      bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency) {
+      bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency),
+      tile_context_(tile_context_id(device, arch, constants)) {
   const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
   full_load_w_ = static_cast<double>(device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
   // Efficiencies measured on the card already include the clock it sustained under its own limit; only a
@@ -50,6 +136,19 @@ double KernelCostModel::pipe_peak(Pipe p) const {
 }
 
 KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const {
+  if (tile_context_ == 0) return search_tile(g, tensor, library);
+  thread_local std::unique_ptr<TileCacheEntry[]> cache;
+  if (!cache) cache = std::make_unique<TileCacheEntry[]>(kTileCacheSlots);
+  TileCacheEntry& e = cache[tile_cache_slot(tile_context_, g, tensor, library)];
+  if (e.context == tile_context_ && e.m == g.m && e.n == g.n && e.k == g.k && e.batch == g.batch &&
+      e.tensor == tensor && e.library == library)
+    return e.choice;
+  const TileChoice choice = search_tile(g, tensor, library);
+  e = TileCacheEntry{tile_context_, g.m, g.n, g.k, g.batch, tensor, library, choice};
+  return choice;
+}
+
+KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const {
   const auto& tiles = tensor ? c_.tiles_tensor : c_.tiles_cuda;
   const double slots = static_cast<double>(device_.sm_count) * c_.ctas_per_sm;
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);

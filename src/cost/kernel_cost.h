@@ -121,11 +121,16 @@ class KernelCostModel {
 
  private:
   KernelCost finish(KernelCost k, double per_launch_floor_us) const;
+  TileChoice search_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const;
 
   const DeviceSpec& device_;
   const ArchitectureProfile& arch_;
   const CostConstants& c_;
   double bw_bytes_per_us_;
+  // Which tile-choice context this model is: every input of choose_tile besides the GEMM's own shape (the SM
+  // count, the tile sets and their constants), compared by value. Models with equal contexts share choose_tile's
+  // answers through a per-thread cache (kernel_cost.cpp).
+  std::uint64_t tile_context_ = 0;
   double full_load_w_ = 0;        // board power with every SM's pipes busy at boost
   double measured_clock_ = 0;     // > 0: efficiencies measured on the card; clock relative to that point
 };

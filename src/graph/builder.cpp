@@ -1,6 +1,7 @@
 #include "graph/builder.h"
 
 #include <numeric>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -11,7 +12,8 @@ namespace perfcast {
 namespace {
 
 // Checked: shapes come from files and flags, and a product past 64 bits is an input error, not undefined behaviour.
-std::int64_t product(const std::vector<std::int64_t>& v, std::size_t from = 0) {
+template <class Shape>
+std::int64_t product(const Shape& v, std::size_t from = 0) {
   std::int64_t p = 1;
   for (std::size_t i = from; i < v.size(); ++i)
     if (__builtin_mul_overflow(p, v[i], &p))
@@ -92,7 +94,17 @@ void GraphBuilder::set_sequence(std::int64_t seq) {
 }
 
 Op& GraphBuilder::push(Op op, const std::string& name, const char* default_stem) {
-  op.name = scope_ + (name.empty() ? std::string(default_stem) + std::to_string(counter_) : name);
+  // Built in place: one allocation for a name past the short-string buffer, none below it.
+  op.name.clear();
+  if (name.empty()) {
+    const std::string number = std::to_string(counter_);
+    const std::string_view stem(default_stem);
+    op.name.reserve(scope_.size() + stem.size() + number.size());
+    op.name.append(scope_).append(stem).append(number);
+  } else {
+    op.name.reserve(scope_.size() + name.size());
+    op.name.append(scope_).append(name);
+  }
   ++counter_;
   op.out_elems = product(op.out_shape);
   // An op whose every input is the graph input computes no input gradient (the data needs none).
@@ -126,7 +138,9 @@ Tensor GraphBuilder::conv(const Tensor& x, std::int64_t c_out, Dims kernel, Dims
   g.dilation = expand(dilation, sd);
   g.bias = bias;
   if (g.c_in % groups != 0 || c_out % groups != 0) throw InputError("conv channels not divisible by groups");
-  op.out_shape = {g.n, c_out};
+  op.out_shape.reserve(2 + static_cast<std::size_t>(sd));
+  op.out_shape.push_back(g.n);
+  op.out_shape.push_back(c_out);
   for (int i = 0; i < sd; ++i) {
     g.in[i] = x.shape[2 + i];
     g.out[i] = pooled(g.in[i], g.kernel[i], g.stride[i], g.pad[i], g.dilation[i], false);
@@ -134,7 +148,7 @@ Tensor GraphBuilder::conv(const Tensor& x, std::int64_t c_out, Dims kernel, Dims
     op.out_shape.push_back(g.out[i]);
   }
   op.in_elems = x.elems();
-  op.params = c_out * (g.c_in / groups) * product(std::vector<std::int64_t>(g.kernel.begin(), g.kernel.end())) +
+  op.params = c_out * (g.c_in / groups) * product(g.kernel) +
               (bias ? c_out : 0);
   op.weight_elems = op.params;
   op.saves_input = true;
@@ -158,14 +172,16 @@ Tensor GraphBuilder::conv_transpose(const Tensor& x, std::int64_t c_out, Dims ke
   g.stride = expand(stride, sd);
   g.pad = expand(pad, sd);
   g.bias = bias;
-  op.out_shape = {g.n, c_out};
+  op.out_shape.reserve(2 + static_cast<std::size_t>(sd));
+  op.out_shape.push_back(g.n);
+  op.out_shape.push_back(c_out);
   for (int i = 0; i < sd; ++i) {
     g.in[i] = x.shape[2 + i];
     g.out[i] = (g.in[i] - 1) * g.stride[i] - 2 * g.pad[i] + g.kernel[i];
     op.out_shape.push_back(g.out[i]);
   }
   op.in_elems = x.elems();
-  op.params = c_out * g.c_in * product(std::vector<std::int64_t>(g.kernel.begin(), g.kernel.end())) +
+  op.params = c_out * g.c_in * product(g.kernel) +
               (bias ? c_out : 0);
   op.weight_elems = op.params;
   op.saves_input = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -59,10 +60,11 @@ GradientProfile gradient_profile(const StepCost& step, const Graph& graph, const
   // Timeline of one GPU's step; a host-bound step stretches every kernel by the same factor.
   const double gap = gap_per_kernel_us;
   const double stretch = step.gpu_us > 0 ? std::max(1.0, step.step_us / step.gpu_us) : 1.0;
-  std::unordered_map<std::string, const Op*> by_name;
+  // Keyed by views of the graph's own names (no copies); `seen` by op index.
+  std::unordered_map<std::string_view, std::size_t> by_name;
   by_name.reserve(graph.ops.size());
-  for (const auto& op : graph.ops) by_name.emplace(op.name, &op);
-  std::unordered_map<const Op*, bool> seen;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) by_name.emplace(graph.ops[i].name, i);
+  std::vector<bool> seen(graph.ops.size(), false);
   double t = 0;
   std::vector<double> elems;
   for (const auto& e : step.entries) {
@@ -73,16 +75,16 @@ GradientProfile gradient_profile(const StepCost& step, const Graph& graph, const
     if (e.phase != Phase::kBackward) continue;
     g.backward_end_us = t;
     const auto it = by_name.find(e.name);
-    if (it == by_name.end() || it->second->params <= 0 || seen[it->second]) continue;
+    if (it == by_name.end() || graph.ops[it->second].params <= 0 || seen[it->second]) continue;
     seen[it->second] = true;
     elems.clear();
-    op_tensors(*it->second, elems);
+    op_tensors(graph.ops[it->second], elems);
     for (double n : elems) g.tensors.push_back({n, t});
   }
   if (g.backward_end_us == 0) g.backward_end_us = g.forward_us;
   // Parameters whose backward entry was not found (shared weights): ready when backward ends.
-  for (const auto& op : graph.ops)
-    if (op.params > 0 && !seen[&op]) {
+  for (std::size_t i = 0; i < graph.ops.size(); ++i)
+    if (const Op& op = graph.ops[i]; op.params > 0 && !seen[i]) {
       elems.clear();
       op_tensors(op, elems);
       for (double n : elems) g.tensors.push_back({n, g.backward_end_us});
