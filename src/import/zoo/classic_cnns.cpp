@@ -50,6 +50,18 @@ Graph finish_classifier(GraphBuilder& b, Tensor x, bool dropout, const std::stri
   return b.finish();
 }
 
+// Caffe's and VGG's classifier: flatten, fc6 and fc7 (4096, each followed by ReLU and dropout), fc8 (1000 logits).
+// torchvision's AlexNet puts its dropouts before the linears instead (build_alexnet).
+Tensor fc_relu_dropout_head(GraphBuilder& b, Tensor x, const std::string& dropout_prefix) {
+  x = b.flatten(x, "flatten");
+  for (const char* layer : {"6", "7"}) {
+    x = b.linear(x, 4096, true, std::string("fc") + layer);
+    x = b.relu(x, true, std::string("fc") + layer + ".relu");
+    x = b.dropout(x, dropout_prefix + layer);
+  }
+  return b.linear(x, 1000, true, "fc8");
+}
+
 // ---------------------------------------------------------------- AlexNet (torchvision.models.alexnet)
 
 Graph build_alexnet(const ModelOptions& o) {
@@ -100,14 +112,7 @@ Graph build_bvlc_alexnet(const ModelOptions& o) {
   x = conv(x, 384, 3, 1, 1, 2, "conv4");
   x = conv(x, 256, 3, 1, 1, 2, "conv5");
   x = b.max_pool(x, {3}, {2}, {0}, true, "pool5");  // 6x6
-  x = b.flatten(x, "flatten");
-  x = b.linear(x, 4096, true, "fc6");
-  x = b.relu(x, true, "fc6.relu");
-  x = b.dropout(x, "drop6");
-  x = b.linear(x, 4096, true, "fc7");
-  x = b.relu(x, true, "fc7.relu");
-  x = b.dropout(x, "drop7");
-  x = b.linear(x, 1000, true, "fc8");
+  x = fc_relu_dropout_head(b, x, "drop");
   b.cross_entropy(x);
   return b.finish();
 }
@@ -125,14 +130,7 @@ Graph build_vgg(const std::string& id, const std::array<int, 5>& convs_per_stage
     x = b.max_pool(x, {2}, {2}, {0}, false, "pool");
   }
   b.set_scope("classifier.");  // Linear, ReLU, Dropout, Linear, ReLU, Dropout, Linear
-  x = b.flatten(x, "flatten");
-  x = b.linear(x, 4096, true, "fc6");
-  x = b.relu(x, true, "fc6.relu");
-  x = b.dropout(x, "dropout6");
-  x = b.linear(x, 4096, true, "fc7");
-  x = b.relu(x, true, "fc7.relu");
-  x = b.dropout(x, "dropout7");
-  x = b.linear(x, 1000, true, "fc8");
+  x = fc_relu_dropout_head(b, x, "dropout");
   b.set_scope("");
   b.cross_entropy(x);
   return b.finish();
