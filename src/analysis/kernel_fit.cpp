@@ -3,6 +3,7 @@
 #include <nlopt.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cmath>
 #include <set>
@@ -70,6 +71,8 @@ struct Row {
   MeasuredOp op = MeasuredOp::kBmm;
   double measured_us = 0;
   PreparedOp prepared;
+  std::string cudnn_algorithm;  // convolutions: the algorithm the row's kernel names show
+  std::int64_t batch = 0, channels = 0, map = 0;
 };
 
 struct GpuEntry {
@@ -288,6 +291,64 @@ std::vector<GroupError> errors(Problem& p, const std::vector<double>& x, int hel
   return out;
 }
 
+// Convolution errors at parameters x (every GPU's own fitted values), grouped by the algorithm cuDNN ran against
+// the one perfcast chose, and by batch, input channels and map size.
+std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>& x) {
+  const std::vector<bool> fitted = fitted_archs(p, -1);
+  struct Entry {
+    double ape, log_ratio;
+    bool same;
+    std::vector<std::pair<std::string, std::string>> keys;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    ArchitectureProfile arch;
+    CostConstants constants;
+    DeviceSpec device;
+    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
+    const KernelCostModel km(device, arch, constants);
+    const double launch = x[p.layout.harness_base() + kMeasuredOps];
+    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
+                                                   p.layout.boards.begin());
+    const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(MeasuredOp::kConv)];
+    for (Row& row : p.rows) {
+      if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kConv) continue;
+      const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
+      const double pred = std::max(floor, launch + pr.cost.time_us);
+      std::string chose(pr.cost.algorithm);
+      if (chose == "gemm") chose = "implicit_gemm";
+      const char* batch = row.batch == 1 ? "1" : row.batch <= 8 ? "2-8" : row.batch <= 32 ? "9-32" : "33+";
+      const char* chan = row.channels < 64 ? "< 64" : row.channels < 256 ? "64-255" : "256+";
+      const char* map = row.map <= 8 ? "<= 8" : row.map <= 32 ? "9-32" : "33+";
+      entries.push_back({std::abs(pred - row.measured_us) / row.measured_us * 100, std::log(pred / row.measured_us),
+                         chose == row.cudnn_algorithm,
+                         {{"cuDNN ran / perfcast chose", row.cudnn_algorithm + " / " + chose},
+                          {"cuDNN ran", row.cudnn_algorithm},
+                          {"batch", batch},
+                          {"input channels", chan},
+                          {"map size", map}}});
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<const Entry*>> groups;
+  for (const Entry& e : entries)
+    for (const auto& k : e.keys) groups[k].push_back(&e);
+  std::vector<ConvBreakdown> out;
+  for (const auto& [key, es] : groups) {
+    ConvBreakdown c;
+    c.dimension = key.first, c.key = key.second, c.rows = es.size();
+    std::vector<double> ape, lr;
+    double same = 0, within = 0;
+    for (const Entry* e : es) ape.push_back(e->ape), lr.push_back(e->log_ratio), same += e->same, within += e->ape <= 25;
+    std::nth_element(ape.begin(), ape.begin() + static_cast<std::ptrdiff_t>(ape.size() / 2), ape.end());
+    std::nth_element(lr.begin(), lr.begin() + static_cast<std::ptrdiff_t>(lr.size() / 2), lr.end());
+    c.median_ape = ape[ape.size() / 2], c.median_log_ratio = lr[lr.size() / 2];
+    c.same_algorithm = 100 * same / static_cast<double>(es.size());
+    c.within_25 = 100 * within / static_cast<double>(es.size());
+    out.push_back(c);
+  }
+  return out;
+}
+
 std::string param_name(const Layout& L, std::size_t i) {
   if (i < L.global_base()) return L.archs[i / L.arch_keys.size()] + "." + L.arch_keys[i % L.arch_keys.size()];
   if (i < L.board_base()) return "global." + L.global_keys[i - L.global_base()];
@@ -385,6 +446,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     r.op = m.op;
     r.measured_us = m.latency_us;
     r.prepared = prepare_op(measured_op_spec(m));
+    if (m.op == MeasuredOp::kConv) {
+      r.cudnn_algorithm = cudnn_conv_algorithm(m.kernels);
+      r.batch = m.b, r.channels = m.conv_c, r.map = m.conv_hw;
+    }
     p.rows.push_back(std::move(r));
   }
   // Start values and bounds.
@@ -454,6 +519,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   std::vector<int> all_gpus(p.gpus.size());
   for (std::size_t g = 0; g < p.gpus.size(); ++g) all_gpus[g] = static_cast<int>(g);
   fit.in_sample = errors(p, x, -1, all_gpus);
+  fit.conv_breakdown = conv_breakdown(p, x);
   if (options.leave_one_out) {
     // Boards of one architecture (the two A100s) are held out together: the held-out architecture has no
     // fitted values at all.
@@ -488,6 +554,16 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     }
   }
   return fit;
+}
+
+std::string cudnn_conv_algorithm(const std::string& kernels) {
+  std::string k = kernels;
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (k.find("fft") != std::string::npos) return "fft";
+  if (k.find("winograd_nonfused") != std::string::npos) return "winograd_nonfused";
+  if (k.find("winograd") != std::string::npos) return "winograd_fused";
+  if (k.find("explicit_convolve_sgemm") != std::string::npos || k.find("im2col") != std::string::npos) return "gemm_im2col";
+  return "implicit_gemm";
 }
 
 OpSpec measured_op_spec(const MeasuredKernel& k) {
@@ -607,6 +683,14 @@ std::string kernel_fit_markdown(const KernelFit& fit) {
     o << "\n### Leave one GPU out (fit on the others; the held-out architecture takes the mean efficiencies of the "
          "fitted ones and its datasheet-derived power per SM)\n\n";
     table(fit.leave_one_gpu_out);
+  }
+  if (!fit.conv_breakdown.empty()) {
+    o << "\n### Convolutions by algorithm and shape (in sample; all GPUs together)\n\n"
+         "| dimension | class | rows | median error | within 25% | median pred/meas | perfcast chose cuDNN's algorithm |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& c : fit.conv_breakdown)
+      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.0f}% | {:.2f} | {:.0f}% |\n", c.dimension, c.key, c.rows, c.median_ape,
+                       c.within_25, std::exp(c.median_log_ratio), c.same_algorithm);
   }
   o << "\n### Fitted values\n\n| parameter | start | fitted |\n|---|---:|---:|\n";
   for (const auto& prm : fit.parameters) o << fmt::format("| {} | {:.4g} | {:.4g} |\n", prm.name, prm.start, prm.value);
