@@ -152,6 +152,22 @@ TEST(ConvAlgorithms, ReportedFlopsStayDirectConvolutionFlops) {
   EXPECT_DOUBLE_EQ(conv_kernel_cost(strided_5x5_conv(), "gtx-1080-ti", "fp32", tf).flops, strided);
 }
 
+// cuDNN 8.9.2 (PyTorch 2.1, FP32) ran implicit GEMM on 97-100% of the measured 3x3 stride-1 convolutions with
+// fewer than 16 input channels on V100 and T4 (shared/kernels/neusight_train/conv, kernel names
+// cudnn_infer_volta_scudnn_128x64_relu_*), and never a split-K kernel.
+TEST(ConvAlgorithms, FewInputChannelsRunImplicitGemmWithoutSplitK) {
+  GraphBuilder b("rgb-3x3", 8);
+  const Tensor x = b.input({3, 224, 224});
+  b.conv(x, 64, {3}, {1}, {1});
+  const Graph g = b.finish();
+  const RuntimeProfile& pt = find_runtime("pytorch");
+  for (const char* gpu : {"v100-pcie-32gb", "t4"}) {
+    const KernelCost k = conv_kernel_cost(g, gpu, "fp32", pt);
+    EXPECT_EQ(k.algorithm, "gemm") << gpu;
+    EXPECT_EQ(k.split_k, 1) << gpu;
+  }
+}
+
 TEST(ConvAlgorithms, StridedConvGetsNoFftOrWinograd) {
   // cuDNN documentation (cudnnConvolutionForward supported configurations): CUDNN_CONVOLUTION_FWD_ALGO_FFT,
   // FFT_TILING, WINOGRAD and WINOGRAD_NONFUSED require unit convolution stride, so a stride-2 5x5 layer runs as

@@ -72,6 +72,22 @@ TEST(KernelModel, LargeElementwiseKernelsAtTheMeasuredBandwidth) {
   EXPECT_GE(checked, 5);
 }
 
+// The conv algorithm a measured row ran, from kernel names as they appear in the NeuSight rows (cuDNN 8.9.2).
+TEST(KernelModel, ReadsTheConvAlgorithmOffCudnnKernelNames) {
+  EXPECT_EQ(cudnn_conv_algorithm(";void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(x);volta_sgemm_64x64_nn;"
+                                 "void cudnn::winograd_nonfused::winogradForwardOutput4x4<float, float>(y)"),
+            "winograd_nonfused");
+  EXPECT_EQ(cudnn_conv_algorithm(";void cudnn::winograd::generateWinogradTilesKernel<0, float, float>(z);"
+                                 "cudnn_infer_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1"),
+            "winograd_fused");
+  EXPECT_EQ(cudnn_conv_algorithm(";void fft2d_r2c_32x32<float, false, 0u, false>(a);volta_gcgemm_64x64_nt;void fft2d_c2r_32x32"),
+            "fft");
+  EXPECT_EQ(cudnn_conv_algorithm(";void cudnn::cnn::im2col4d_kernel<float, long>(b);void explicit_convolve_sgemm<float, int>(c)"),
+            "gemm_im2col");
+  EXPECT_EQ(cudnn_conv_algorithm(";void cask_cudnn_infer::computeOffsetsKernel(d);cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1"),
+            "implicit_gemm");
+}
+
 TEST(KernelModel, NamesWhatBoundsAKernel) {
   const OpContext v100 = op_context("v100-pcie-32gb", "pytorch", "fp32");
   OpSpec big;

@@ -3,6 +3,7 @@
 #include <nlopt.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cmath>
 #include <set>
@@ -70,6 +71,8 @@ struct Row {
   MeasuredOp op = MeasuredOp::kBmm;
   double measured_us = 0;
   PreparedOp prepared;
+  std::string cudnn_algorithm;  // convolutions: the algorithm the row's kernel names show
+  std::int64_t batch = 0, channels = 0, map = 0;
 };
 
 struct GpuEntry {
@@ -102,6 +105,9 @@ double global_value(const CostConstants& c, const std::string& key) {
   if (key == "k_half_cuda") return c.k_half_cuda;
   if (key == "ramp_us") return c.ramp_us;
   if (key == "reduction_bandwidth_efficiency") return c.reduction_bandwidth_efficiency;
+  if (key == "winograd_fused_efficiency") return c.winograd_fused_efficiency;
+  if (key == "winograd_nonfused_efficiency") return c.winograd_nonfused_efficiency;
+  if (key == "conv_efficiency_cuda") return c.conv_efficiency_cuda;
   const std::size_t i = static_cast<std::size_t>(key.back() - '1');
   return i < c.tiles_cuda.size() ? c.tiles_cuda[i].efficiency : 1.0;
 }
@@ -109,6 +115,9 @@ void set_global_value(CostConstants& c, const std::string& key, double v) {
   if (key == "k_half_cuda") c.k_half_cuda = v;
   else if (key == "ramp_us") c.ramp_us = v;
   else if (key == "reduction_bandwidth_efficiency") c.reduction_bandwidth_efficiency = v;
+  else if (key == "winograd_fused_efficiency") c.winograd_fused_efficiency = v;
+  else if (key == "winograd_nonfused_efficiency") c.winograd_nonfused_efficiency = v;
+  else if (key == "conv_efficiency_cuda") c.conv_efficiency_cuda = v;
   else if (const std::size_t i = static_cast<std::size_t>(key.back() - '1'); i < c.tiles_cuda.size())
     c.tiles_cuda[i].efficiency = v;
 }
@@ -121,6 +130,7 @@ struct Problem {
   std::vector<double> start, lo, hi;
   std::vector<int> fit_gpus;  // GPUs whose rows enter the loss
   std::vector<std::vector<std::size_t>> groups;  // row indices per (gpu, op) group, for the loss
+  bool force_conv = false;  // cost each convolution with the algorithm cuDNN ran (the --fit-conv loss)
   int evaluations = 0;
 };
 
@@ -158,6 +168,12 @@ void apply(const Problem& p, const std::vector<double>& x, int g, const std::vec
   }
 }
 
+// The conv algorithm name conv_pass costs (RuntimeProfile::conv_algorithm) for one cuDNN ran.
+std::string_view forced_algorithm(const std::string& cudnn) {
+  if (cudnn == "fft" || cudnn == "winograd_fused" || cudnn == "winograd_nonfused") return cudnn;
+  return "gemm";  // implicit GEMM, and im2col + GEMM
+}
+
 // Predicted measurement of every row of GPU g: max(host floor of the op, launch latency + kernel time).
 void predict_rows(const Problem& p, const std::vector<double>& x, const std::vector<bool>& arch_fitted, int g,
                   const std::vector<std::size_t>& rows, std::vector<double>& out) {
@@ -171,9 +187,12 @@ void predict_rows(const Problem& p, const std::vector<double>& x, const std::vec
   const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), e.id) -
                                                  p.layout.boards.begin());
   const double host = x[p.layout.host_base() + b];
+  OpContext forced = e.ctx;
   for (std::size_t r : rows) {
     Row& row = const_cast<Row&>(p.rows[r]);  // predict_prepared toggles gradient flags and restores them
-    const double kernel = predict_prepared(row.prepared, e.ctx, km).cost.time_us;
+    const bool force = p.force_conv && row.op == MeasuredOp::kConv;
+    if (force) forced.runtime.conv_algorithm = forced_algorithm(row.cudnn_algorithm);
+    const double kernel = predict_prepared(row.prepared, force ? forced : e.ctx, km).cost.time_us;
     const double floor = host * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
     out[r] = std::max(floor, launch + kernel);
   }
@@ -288,6 +307,69 @@ std::vector<GroupError> errors(Problem& p, const std::vector<double>& x, int hel
   return out;
 }
 
+// Convolution errors at parameters x (every GPU's own fitted values), grouped by the algorithm cuDNN ran against
+// the one perfcast chose, and by batch, input channels and map size.
+std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>& x) {
+  const std::vector<bool> fitted = fitted_archs(p, -1);
+  struct Entry {
+    double ape, log_ratio;
+    bool same;
+    std::vector<std::pair<std::string, std::string>> keys;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    ArchitectureProfile arch;
+    CostConstants constants;
+    DeviceSpec device;
+    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
+    const KernelCostModel km(device, arch, constants);
+    const double launch = x[p.layout.harness_base() + kMeasuredOps];
+    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
+                                                   p.layout.boards.begin());
+    const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(MeasuredOp::kConv)];
+    for (Row& row : p.rows) {
+      if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kConv) continue;
+      const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
+      const double pred = std::max(floor, launch + pr.cost.time_us);
+      OpContext forced = p.gpus[g].ctx;
+      forced.runtime.conv_algorithm = forced_algorithm(row.cudnn_algorithm);
+      const double as_ran = std::max(floor, launch + predict_prepared(row.prepared, forced, km).cost.time_us);
+      entries.push_back({std::abs(as_ran - row.measured_us) / row.measured_us * 100, std::log(as_ran / row.measured_us), true,
+                         {{"costed as cuDNN ran", row.cudnn_algorithm}}});
+      std::string chose(pr.cost.algorithm);
+      if (chose == "gemm") chose = "implicit_gemm";
+      const char* batch = row.batch == 1 ? "1" : row.batch <= 8 ? "2-8" : row.batch <= 32 ? "9-32" : "33+";
+      const char* chan = row.channels < 64 ? "< 64" : row.channels < 256 ? "64-255" : "256+";
+      const char* map = row.map <= 8 ? "<= 8" : row.map <= 32 ? "9-32" : "33+";
+      entries.push_back({std::abs(pred - row.measured_us) / row.measured_us * 100, std::log(pred / row.measured_us),
+                         chose == row.cudnn_algorithm,
+                         {{"cuDNN ran / perfcast chose", row.cudnn_algorithm + " / " + chose},
+                          {"cuDNN ran", row.cudnn_algorithm},
+                          {"batch", batch},
+                          {"input channels", chan},
+                          {"map size", map}}});
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<const Entry*>> groups;
+  for (const Entry& e : entries)
+    for (const auto& k : e.keys) groups[k].push_back(&e);
+  std::vector<ConvBreakdown> out;
+  for (const auto& [key, es] : groups) {
+    ConvBreakdown c;
+    c.dimension = key.first, c.key = key.second, c.rows = es.size();
+    std::vector<double> ape, lr;
+    double same = 0, within = 0;
+    for (const Entry* e : es) ape.push_back(e->ape), lr.push_back(e->log_ratio), same += e->same, within += e->ape <= 25;
+    std::nth_element(ape.begin(), ape.begin() + static_cast<std::ptrdiff_t>(ape.size() / 2), ape.end());
+    std::nth_element(lr.begin(), lr.begin() + static_cast<std::ptrdiff_t>(lr.size() / 2), lr.end());
+    c.median_ape = ape[ape.size() / 2], c.median_log_ratio = lr[lr.size() / 2];
+    c.same_algorithm = 100 * same / static_cast<double>(es.size());
+    c.within_25 = 100 * within / static_cast<double>(es.size());
+    out.push_back(c);
+  }
+  return out;
+}
+
 std::string param_name(const Layout& L, std::size_t i) {
   if (i < L.global_base()) return L.archs[i / L.arch_keys.size()] + "." + L.arch_keys[i % L.arch_keys.size()];
   if (i < L.board_base()) return "global." + L.global_keys[i - L.global_base()];
@@ -346,6 +428,11 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   p.setup = load_setup();
   if (options.rows_per_group > 0) p.setup.rows_per_group = options.rows_per_group;
   if (options.max_evaluations > 0) p.setup.max_evaluations = options.max_evaluations;
+  // Fitting convolutions too adds cuDNN's fused-Winograd efficiency (the one per-algorithm constant the conv path
+  // has) and lets the conv rows into the loss (their harness floor is then fitted as well).
+  if (options.fit_conv)
+    for (const char* key : {"winograd_fused_efficiency", "winograd_nonfused_efficiency", "conv_efficiency_cuda"})
+      p.layout.global_keys.push_back(key);
   const std::vector<MeasuredKernel> measured = read_measured_kernel_dir(options.kernels_dir);
   KernelFit fit;
   fit.source_dir = options.kernels_dir;
@@ -385,6 +472,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     r.op = m.op;
     r.measured_us = m.latency_us;
     r.prepared = prepare_op(measured_op_spec(m));
+    if (m.op == MeasuredOp::kConv) {
+      r.cudnn_algorithm = cudnn_conv_algorithm(m.kernels);
+      r.batch = m.b, r.channels = m.conv_c, r.map = m.conv_hw;
+    }
     p.rows.push_back(std::move(r));
   }
   // Start values and bounds.
@@ -439,9 +530,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       std::vector<std::size_t> all;
       for (std::size_t r = 0; r < p.rows.size(); ++r)
         if (p.rows[r].gpu == static_cast<int>(g) && static_cast<int>(p.rows[r].op) == o) all.push_back(r);
-      // Convolutions are reported, not fitted: which cuDNN algorithm runs (the measured rows name it) is not yet
-      // modelled per algorithm, so their rows would pull the GEMM and memory values towards algorithm mismatches.
-      if (all.empty() || static_cast<MeasuredOp>(o) == MeasuredOp::kConv) continue;
+      // Convolutions are reported, not fitted, unless asked (--fit-conv): perfcast's algorithm choice and its
+      // small-batch conv times do not yet match cuDNN's (docs/kernel-model.md), so their rows would pull the GEMM
+      // and memory values towards those mismatches.
+      if (all.empty() || (static_cast<MeasuredOp>(o) == MeasuredOp::kConv && !options.fit_conv)) continue;
       const std::size_t stride = std::max<std::size_t>(1, all.size() / p.setup.rows_per_group);
       std::vector<std::size_t> pick;
       for (std::size_t i = 0; i < all.size(); i += stride) pick.push_back(all[i]);
@@ -449,11 +541,14 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       p.groups.push_back(std::move(pick));
     }
   }
+  p.force_conv = options.fit_conv;
   const std::vector<double> x = run_fit(p, -1);
+  p.force_conv = false;  // the reported errors are predictions: perfcast chooses the algorithm
   for (std::size_t i = 0; i < L.size(); ++i) fit.parameters.push_back({param_name(L, i), p.start[i], p.lo[i], p.hi[i], x[i]});
   std::vector<int> all_gpus(p.gpus.size());
   for (std::size_t g = 0; g < p.gpus.size(); ++g) all_gpus[g] = static_cast<int>(g);
   fit.in_sample = errors(p, x, -1, all_gpus);
+  fit.conv_breakdown = conv_breakdown(p, x);
   if (options.leave_one_out) {
     // Boards of one architecture (the two A100s) are held out together: the held-out architecture has no
     // fitted values at all.
@@ -482,12 +577,24 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       q.fit_gpus.clear();
       for (std::size_t g = 0; g < q.gpus.size(); ++g)
         if (std::find(held.begin(), held.end(), static_cast<int>(g)) == held.end()) q.fit_gpus.push_back(static_cast<int>(g));
+      q.force_conv = options.fit_conv;
       const std::vector<double> xo = run_fit(q, held.front());
+      q.force_conv = false;
       auto e = errors(q, xo, held.front(), held);
       fit.leave_one_gpu_out.insert(fit.leave_one_gpu_out.end(), e.begin(), e.end());
     }
   }
   return fit;
+}
+
+std::string cudnn_conv_algorithm(const std::string& kernels) {
+  std::string k = kernels;
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (k.find("fft") != std::string::npos) return "fft";
+  if (k.find("winograd_nonfused") != std::string::npos) return "winograd_nonfused";
+  if (k.find("winograd") != std::string::npos) return "winograd_fused";
+  if (k.find("explicit_convolve_sgemm") != std::string::npos || k.find("im2col") != std::string::npos) return "gemm_im2col";
+  return "implicit_gemm";
 }
 
 OpSpec measured_op_spec(const MeasuredKernel& k) {
@@ -607,6 +714,14 @@ std::string kernel_fit_markdown(const KernelFit& fit) {
     o << "\n### Leave one GPU out (fit on the others; the held-out architecture takes the mean efficiencies of the "
          "fitted ones and its datasheet-derived power per SM)\n\n";
     table(fit.leave_one_gpu_out);
+  }
+  if (!fit.conv_breakdown.empty()) {
+    o << "\n### Convolutions by algorithm and shape (in sample; all GPUs together)\n\n"
+         "| dimension | class | rows | median error | within 25% | median pred/meas | perfcast chose cuDNN's algorithm |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& c : fit.conv_breakdown)
+      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.0f}% | {:.2f} | {:.0f}% |\n", c.dimension, c.key, c.rows, c.median_ape,
+                       c.within_25, std::exp(c.median_log_ratio), c.same_algorithm);
   }
   o << "\n### Fitted values\n\n| parameter | start | fitted |\n|---|---:|---:|\n";
   for (const auto& prm : fit.parameters) o << fmt::format("| {} | {:.4g} | {:.4g} |\n", prm.name, prm.start, prm.value);

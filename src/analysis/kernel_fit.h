@@ -30,12 +30,23 @@ struct GroupError {
   double median_log_ratio = 0;          // median of ln(pred / meas): > 0 predicted too slow
 };
 
+// Measured convolutions broken down by one shape dimension or by the algorithm cuDNN ran (read off the row's kernel
+// names) against the one perfcast chose; errors at the in-sample fit.
+struct ConvBreakdown {
+  std::string dimension;  // "cuDNN ran / perfcast chose", "batch", "input channels", "map size"
+  std::string key;
+  std::size_t rows = 0;
+  double median_ape = 0, within_25 = 0, median_log_ratio = 0;
+  double same_algorithm = 0;  // share of rows where perfcast chose the algorithm cuDNN ran, percent
+};
+
 struct KernelFit {
   std::vector<FitParameter> parameters;  // fitted on every GPU
   std::vector<GroupError> in_sample;
   std::vector<GroupError> leave_one_gpu_out;  // each GPU predicted by a fit on the others
   // SGEMM tiles the measured kernels ran per architecture ("sm_70"), for linear (plain) and bmm (batched).
   std::map<std::string, std::vector<std::pair<int, int>>> sgemm_tiles, sgemm_tiles_batched;
+  std::vector<ConvBreakdown> conv_breakdown;
   std::size_t rows_used = 0, rows_total = 0;
   std::string source_dir;
 };
@@ -45,6 +56,7 @@ struct KernelFitOptions {
   std::size_t rows_per_group = 0;       // subsample per (GPU, op class); 0 = data/kernel_fit_setup.toml
   int max_evaluations = 0;              // optimizer budget per fit; 0 = the setup file's
   bool leave_one_out = true;
+  bool fit_conv = false;                // convolutions enter the loss, with cuDNN's fused-Winograd efficiency
 };
 
 KernelFit fit_kernels(const KernelFitOptions& options);
@@ -52,6 +64,12 @@ KernelFit fit_kernels(const KernelFitOptions& options);
 // The op a measured row ran, in perfcast's terms (bmm/linear/conv/elementwise/softmax/LayerNorm shapes mapped to
 // `perfcast op`'s fields).
 OpSpec measured_op_spec(const MeasuredKernel& k);
+
+// The convolution algorithm a measured row ran, from its ';'-separated kernel names (cuDNN 8.9):
+// "fft" (fft2d_r2c / gcgemm / c2r), "winograd_nonfused" (winogradforwarddata/filter/output + SGEMM),
+// "winograd_fused" (scudnn_winograd_*), "gemm_im2col" (im2col + explicit_convolve_sgemm), "implicit_gemm"
+// (scudnn_* implicit-precomputed GEMM, implicit_convolve_sgemm).
+std::string cudnn_conv_algorithm(const std::string& kernels);
 
 // The fit as data/kernel_fit.toml text (per-architecture values with their provenance) and as markdown.
 std::string kernel_fit_toml(const KernelFit& fit);

@@ -23,6 +23,8 @@ Command fit_kernels_command() {
             app.add_option("--rows-per-group", s->options.rows_per_group, "subsample per GPU and op class (default: the setup file's)");
             app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)");
             app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
+            app.add_flag("--fit-conv", s->options.fit_conv,
+                         "fit convolutions too (adds cuDNN's fused-Winograd efficiency; reported, not the default)");
             return std::function<int()>([s] {
               for (const std::string* path : {&s->out, &s->markdown})
                 if (!path->empty()) check_output_path(*path);

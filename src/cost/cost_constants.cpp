@@ -39,6 +39,9 @@ CostConstants load() {
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
+  c.winograd_nonfused_efficiency = cv.number("winograd_nonfused_efficiency");
+  c.winograd_min_channels = cv.number("winograd_min_channels");
+  c.conv_efficiency_cuda = cv.number("conv_efficiency_cuda");
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
   c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");
@@ -71,6 +74,9 @@ CostConstants apply_kernel_fit(CostConstants c) {
   c.k_half_cuda = f.number_or("k_half_cuda", c.k_half_cuda);
   c.ramp_us = f.number_or("ramp_us", c.ramp_us);
   c.reduction_bandwidth_efficiency = f.number_or("reduction_bandwidth_efficiency", c.reduction_bandwidth_efficiency);
+  c.winograd_fused_efficiency = f.number_or("winograd_fused_efficiency", c.winograd_fused_efficiency);
+  c.winograd_nonfused_efficiency = f.number_or("winograd_nonfused_efficiency", c.winograd_nonfused_efficiency);
+  c.conv_efficiency_cuda = f.number_or("conv_efficiency_cuda", c.conv_efficiency_cuda);
   for (std::size_t i = 1; i < c.tiles_cuda.size(); ++i)
     c.tiles_cuda[i].efficiency = f.number_or("tile_efficiency_" + std::to_string(i + 1), c.tiles_cuda[i].efficiency);
   return c;

@@ -23,6 +23,9 @@ struct CostConstants {
   double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
   double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
   double winograd_fused_efficiency = 0;
+  double winograd_min_channels = 0;        // fewer input channels: cuDNN runs implicit GEMM, not Winograd
+  double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
+  double conv_efficiency_cuda = 0;         // CUDA-core implicit-GEMM convolutions against a plain SGEMM
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;
   double depthwise_compute_efficiency = 0;

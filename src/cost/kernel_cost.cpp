@@ -185,7 +185,7 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     // Split-K: a grid that cannot fill the SMs splits the K loop across CTAs (needs K deep enough).
     double split = 1;
     // Batched GEMMs fill the SMs with their batch instead (no split-K kernel in any measured cuBLAS bmm).
-    if (ctas < slots && !batched)
+    if (ctas < slots && !batched && library != GemmLibrary::kCudnnNoSplit)
       split = std::max(1.0, std::min(std::floor(slots / ctas), std::floor(k / c_.split_k_min_depth)));
     const double k_per_cta = k / split;
     ctas *= split;

@@ -30,7 +30,9 @@ std::string_view bound_name(Bound b);
 
 // Whose GEMM kernels run: cuBLAS (matmul ops: its per-architecture tile sets, read off measured kernel names) or
 // any other library (cuDNN's implicit-GEMM convolutions, llama.cpp's own kernels: any tile of cost_model.toml).
-enum class GemmLibrary : std::uint8_t { kAny, kCublas };
+// kCudnnNoSplit: cuDNN's CUDA-core forward convolution kernels, any tile but never split-K (none of the 24,662
+// measured cuDNN 8.9 FP32 convolutions ran a split-K kernel: implicit GEMM, fused Winograd and FFT alike).
+enum class GemmLibrary : std::uint8_t { kAny, kCublas, kCudnnNoSplit };
 
 struct KernelCost {
   double flops = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "cost/attention_kernels.h"
@@ -161,31 +162,41 @@ double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
 // Winograd, as cuDNN's autotuner picks.
 KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_t c_a, std::int64_t c_b, double flops,
                      double bytes, double in_b, double out_b, double w_b, double efficiency, Pipe pipe,
-                     const CostContext& ctx, bool fused_winograd = true) {
+                     const CostContext& ctx, bool fused_winograd = true, bool forward = false) {
   efficiency *= ctx.runtime.library_efficiency / tensor_core_padding(c, pipe);
+  // cuDNN's CUDA-core forward kernels never split K (GemmLibrary::kCudnnNoSplit); backward ones are not measured.
+  const GemmLibrary library =
+      forward && !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a ? GemmLibrary::kCudnnNoSplit : GemmLibrary::kAny;
   if (is_tensor_pipe(pipe)) {
     // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
     const bool pointwise = c.kernel[0] * c.kernel[1] * c.kernel[2] == 1;
     const auto& cc = ctx.kernels.constants();
     efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.tensor_library_efficiency;
   }
-  KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes, efficiency);
+  const std::string_view forced = ctx.runtime.conv_algorithm;
+  const bool cuda_fp = !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a;
+  KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes,
+                                     efficiency * (cuda_fp ? ctx.kernels.constants().conv_efficiency_cuda : 1.0), 1, library);
+  // A forced algorithm (fit-kernels --fit-conv) replaces the implicit GEMM whatever its time.
+  const KernelCost implicit_gemm = best;
+  if (!forced.empty() && forced != "gemm") best.time_us = std::numeric_limits<double>::infinity();
   // Winograd and FFT are floating-point algorithms: cuDNN runs its INT8 configurations (INT8, INT8x4, INT8x32)
   // with the implicit-GEMM algorithms only, and TensorRT's dp4a convolutions on Pascal are implicit-GEMM kernels
   // too (trt_maxwell_int8x4_icudnn_int8x4_128x128_*). Tensor-core convolutions are implicit GEMM as well.
   const bool transforms = ctx.runtime.conv_autotune && !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a;
-  const std::int64_t m = winograd_tile(c);
+  const std::int64_t m = c_a < ctx.kernels.constants().winograd_min_channels && forced.empty() ? 0 : winograd_tile(c);
   if (fused_winograd && m > 0 && c.kernel[0] == 3 && transforms) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
     // (cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD).
-    KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * ctx.kernels.constants().winograd_fused_efficiency);
+    KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * ctx.kernels.constants().winograd_fused_efficiency,
+                                    1, library);
     w.algorithm = "winograd_fused";
-    if (w.time_us < best.time_us) {
+    if (w.time_us < best.time_us && (forced.empty() || forced == w.algorithm)) {
       w.flops = flops;
       best = w;
     }
   }
-  if (transforms) {
+  if (transforms && (forced.empty() || forced == "fft")) {
     if (auto f = fft_cost(c, c_a, c_b, in_b, out_b, w_b, pipe, efficiency, ctx.kernels,
                           ctx.runtime.conv_workspace_limit_bytes);
         f && f->time_us < best.time_us) {
@@ -196,14 +207,15 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   }
   if (m > 0 && transforms &&
       winograd_workspace(c, m, c_a, c_b, ctx.plan.bytes.act) <= ctx.runtime.conv_workspace_limit_bytes) {
-    KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe, efficiency, ctx.kernels);
+    KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe,
+                                 efficiency * ctx.kernels.constants().winograd_nonfused_efficiency, ctx.kernels);
     w.algorithm = "winograd_nonfused";
-    if (w.time_us < best.time_us) {
+    if (w.time_us < best.time_us && (forced.empty() || forced == w.algorithm)) {
       w.flops = flops;  // report the direct-convolution FLOPs; the time reflects the cheaper algorithm
       best = w;
     }
   }
-  return best;
+  return std::isfinite(best.time_us) ? best : implicit_gemm;  // a forced algorithm that cannot run here
 }
 
 // One convolution on `pipe`, its channels as given (conv_cost decides the pipe and any channel padding).
@@ -236,7 +248,7 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
   KernelCost k;
   if (phase == Phase::kForward) {
-    k = conv_pass(c, fwd, ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx);
+    k = conv_pass(c, fwd, ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx, true, true);
   } else {
     // Weight gradient: [c_out/g] x [c_in/g * kernel] with depth N * out_pixels.
     const MatmulGeometry wg{fwd.batch, fwd.n, fwd.k, fwd.m, true, false};
