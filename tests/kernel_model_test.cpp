@@ -88,6 +88,26 @@ TEST(KernelModel, ReadsTheConvAlgorithmOffCudnnKernelNames) {
             "implicit_gemm");
 }
 
+// Without autotuning (PyTorch's default cudnn.benchmark = False) perfcast runs cuDNN's heuristic rules: on every
+// measured GPU they name the algorithm cuDNN 8.9.2 ran (read off the kernel names) on most convolutions, where the
+// fastest-algorithm choice matched on under half of them (docs/kernel-model.md).
+TEST(KernelModel, UntunedConvolutionsRunTheAlgorithmCudnnRan) {
+  std::map<std::string, std::pair<int, int>> agree;  // device -> (same, rows)
+  for (const auto& e : fs::directory_iterator(kKernels / "conv"))
+    for (const MeasuredKernel& k : read_measured_kernels(e.path().string())) {
+      OpContext ctx = op_context(kDevice.at(k.device), "pytorch", "fp32");
+      ctx.runtime.conv_autotune = false;
+      const OpSpec s = measured_op_spec(k);
+      std::string chose(predict_op(s, ctx).cost.algorithm);
+      if (chose == "gemm") chose = "implicit_gemm";
+      auto& [same, rows] = agree[k.device];
+      same += chose == cudnn_conv_algorithm(k.kernels);
+      ++rows;
+    }
+  EXPECT_EQ(agree.size(), 5u);
+  for (const auto& [device, a] : agree) EXPECT_GT(a.first, a.second / 2) << device << ": " << a.first << " of " << a.second;
+}
+
 TEST(KernelModel, NamesWhatBoundsAKernel) {
   const OpContext v100 = op_context("v100-pcie-32gb", "pytorch", "fp32");
   OpSpec big;

@@ -130,7 +130,6 @@ struct Problem {
   std::vector<double> start, lo, hi;
   std::vector<int> fit_gpus;  // GPUs whose rows enter the loss
   std::vector<std::vector<std::size_t>> groups;  // row indices per (gpu, op) group, for the loss
-  bool force_conv = false;  // cost each convolution with the algorithm cuDNN ran (the --fit-conv loss)
   int evaluations = 0;
 };
 
@@ -187,12 +186,9 @@ void predict_rows(const Problem& p, const std::vector<double>& x, const std::vec
   const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), e.id) -
                                                  p.layout.boards.begin());
   const double host = x[p.layout.host_base() + b];
-  OpContext forced = e.ctx;
   for (std::size_t r : rows) {
     Row& row = const_cast<Row&>(p.rows[r]);  // predict_prepared toggles gradient flags and restores them
-    const bool force = p.force_conv && row.op == MeasuredOp::kConv;
-    if (force) forced.runtime.conv_algorithm = forced_algorithm(row.cudnn_algorithm);
-    const double kernel = predict_prepared(row.prepared, force ? forced : e.ctx, km).cost.time_us;
+    const double kernel = predict_prepared(row.prepared, e.ctx, km).cost.time_us;
     const double floor = host * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
     out[r] = std::max(floor, launch + kernel);
   }
@@ -445,6 +441,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       throw InputError("fit-kernels: device '" + m.device + "' has no catalog id in data/kernel_fit_setup.toml [devices]");
     GpuEntry e{it->second, op_context(it->second, "pytorch", "fp32"), ""};
     e.ctx.arch = architecture_prior(e.ctx.device);  // the fit starts from the data files, never from its own output
+    // The harness did not autotune convolutions (PyTorch's default torch.backends.cudnn.benchmark = False): the
+    // kernel names show cuDNN's heuristic choice, often a slower implicit GEMM where Winograd is faster, so the
+    // rows are costed with the heuristic rules ([conv] heuristic_fwd), not the fastest algorithm.
+    e.ctx.runtime.conv_autotune = false;
     e.ctx.device.sustained_clock_factor = 0;
     e.ctx.device.sustained_clock_tdp_w = 0;
     e.arch = "sm_" + std::to_string(e.ctx.arch.sm_version);
@@ -475,6 +475,22 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     if (m.op == MeasuredOp::kConv) {
       r.cudnn_algorithm = cudnn_conv_algorithm(m.kernels);
       r.batch = m.b, r.channels = m.conv_c, r.map = m.conv_hw;
+      // Agreement of the heuristic rules with the algorithm cuDNN ran, on every measured row.
+      const auto& ctx = p.gpus[static_cast<std::size_t>(r.gpu)].ctx;
+      const bool rule_shape = m.conv_r == 3 && m.conv_stride == 1;
+      std::string rule = rule_shape ? conv_heuristic_algorithm(cost_constants_prior(), ctx.device.sm_version,
+                                                                static_cast<double>(m.b), static_cast<double>(m.conv_c),
+                                                                static_cast<double>(m.conv_hw))
+                                    : std::string();
+      if (rule.empty() || rule == "gemm") rule = "implicit_gemm";
+      auto it = std::find_if(fit.conv_agreement.begin(), fit.conv_agreement.end(),
+                             [&](const ConvAgreement& a) { return a.gpu == p.gpus[static_cast<std::size_t>(r.gpu)].id; });
+      if (it == fit.conv_agreement.end()) {
+        fit.conv_agreement.push_back({p.gpus[static_cast<std::size_t>(r.gpu)].id});
+        it = fit.conv_agreement.end() - 1;
+      }
+      it->rows += 1;
+      it->agree += rule == r.cudnn_algorithm;
     }
     p.rows.push_back(std::move(r));
   }
@@ -541,9 +557,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       p.groups.push_back(std::move(pick));
     }
   }
-  p.force_conv = options.fit_conv;
   const std::vector<double> x = run_fit(p, -1);
-  p.force_conv = false;  // the reported errors are predictions: perfcast chooses the algorithm
   for (std::size_t i = 0; i < L.size(); ++i) fit.parameters.push_back({param_name(L, i), p.start[i], p.lo[i], p.hi[i], x[i]});
   std::vector<int> all_gpus(p.gpus.size());
   for (std::size_t g = 0; g < p.gpus.size(); ++g) all_gpus[g] = static_cast<int>(g);
@@ -577,9 +591,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       q.fit_gpus.clear();
       for (std::size_t g = 0; g < q.gpus.size(); ++g)
         if (std::find(held.begin(), held.end(), static_cast<int>(g)) == held.end()) q.fit_gpus.push_back(static_cast<int>(g));
-      q.force_conv = options.fit_conv;
       const std::vector<double> xo = run_fit(q, held.front());
-      q.force_conv = false;
       auto e = errors(q, xo, held.front(), held);
       fit.leave_one_gpu_out.insert(fit.leave_one_gpu_out.end(), e.begin(), e.end());
     }
@@ -714,6 +726,16 @@ std::string kernel_fit_markdown(const KernelFit& fit) {
     o << "\n### Leave one GPU out (fit on the others; the held-out architecture takes the mean efficiencies of the "
          "fitted ones and its datasheet-derived power per SM)\n\n";
     table(fit.leave_one_gpu_out);
+  }
+  if (!fit.conv_agreement.empty()) {
+    o << "\n### cuDNN's heuristic rules against the algorithm cuDNN ran (every measured convolution; "
+         "cost_model.toml [conv] heuristic_fwd)\n\n| GPU | rows | rule's choice = cuDNN's |\n|---|---:|---:|\n";
+    std::size_t rows = 0, agree = 0;
+    for (const auto& a : fit.conv_agreement) {
+      o << fmt::format("| {} | {} | {:.1f}% |\n", a.gpu, a.rows, 100.0 * static_cast<double>(a.agree) / static_cast<double>(a.rows));
+      rows += a.rows, agree += a.agree;
+    }
+    o << fmt::format("| all | {} | {:.1f}% |\n", rows, 100.0 * static_cast<double>(agree) / static_cast<double>(rows));
   }
   if (!fit.conv_breakdown.empty()) {
     o << "\n### Convolutions by algorithm and shape (in sample; all GPUs together)\n\n"

@@ -40,6 +40,12 @@ struct ConvBreakdown {
   double same_algorithm = 0;  // share of rows where perfcast chose the algorithm cuDNN ran, percent
 };
 
+// How often cuDNN's heuristic rules ([conv] heuristic_fwd) name the algorithm a GPU's measured convolutions ran.
+struct ConvAgreement {
+  std::string gpu;
+  std::size_t rows = 0, agree = 0;
+};
+
 struct KernelFit {
   std::vector<FitParameter> parameters;  // fitted on every GPU
   std::vector<GroupError> in_sample;
@@ -47,6 +53,7 @@ struct KernelFit {
   // SGEMM tiles the measured kernels ran per architecture ("sm_70"), for linear (plain) and bmm (batched).
   std::map<std::string, std::vector<std::pair<int, int>>> sgemm_tiles, sgemm_tiles_batched;
   std::vector<ConvBreakdown> conv_breakdown;
+  std::vector<ConvAgreement> conv_agreement;  // per GPU, in the order the rows came
   std::size_t rows_used = 0, rows_total = 0;
   std::string source_dir;
 };

@@ -1,5 +1,6 @@
 #include "cost/cost_constants.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/data_files.h"
@@ -18,6 +19,31 @@ std::vector<GemmTile> tiles(const TomlFields& f, std::string_view key) {
     if (!t || t->size() != 3) f.fail(key, "entries must be [m, n, efficiency]");
     out.push_back({t->get(0)->value<double>().value_or(0), t->get(1)->value<double>().value_or(0),
                    t->get(2)->value<double>().value_or(0)});
+  }
+  return out;
+}
+
+std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_view key) {
+  std::vector<ConvHeuristicRule> out;
+  const auto* arr = f.raw()[key].as_array();
+  if (!arr) f.fail(key, "is missing or not an array of rule tables");
+  for (const auto& e : *arr) {
+    const auto* t = e.as_table();
+    if (!t) f.fail(key, "entries must be tables {algorithm = ..., max_batch = ..., ...}");
+    ConvHeuristicRule r;
+    r.algorithm = (*t)["algorithm"].value<std::string>().value_or("");
+    if (r.algorithm != "gemm" && r.algorithm != "winograd_fused" && r.algorithm != "winograd_nonfused" &&
+        r.algorithm != "fft")
+      f.fail(key, "algorithm must be gemm, winograd_fused, winograd_nonfused or fft");
+    if (const auto* sm = (*t)["sm"].as_array())
+      for (const auto& v : *sm) r.sm.push_back(static_cast<int>(v.value<std::int64_t>().value_or(0)));
+    r.min_batch = (*t)["min_batch"].value<double>().value_or(0);
+    r.max_batch = (*t)["max_batch"].value<double>().value_or(0);
+    r.min_c_in = (*t)["min_c_in"].value<double>().value_or(0);
+    r.max_c_in = (*t)["max_c_in"].value<double>().value_or(0);
+    r.min_map = (*t)["min_map"].value<double>().value_or(0);
+    r.max_map = (*t)["max_map"].value<double>().value_or(0);
+    out.push_back(std::move(r));
   }
   return out;
 }
@@ -41,6 +67,7 @@ CostConstants load() {
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
   c.winograd_nonfused_efficiency = cv.number("winograd_nonfused_efficiency");
   c.winograd_min_channels = cv.number("winograd_min_channels");
+  c.conv_heuristic = heuristic_rules(cv, "heuristic_fwd");
   c.conv_efficiency_cuda = cv.number("conv_efficiency_cuda");
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
@@ -92,6 +119,16 @@ const CostConstants& cost_constants_prior() {
 const CostConstants& cost_constants() {
   static const CostConstants c = apply_kernel_fit(cost_constants_prior());
   return c;
+}
+
+std::string conv_heuristic_algorithm(const CostConstants& c, int sm, double batch, double c_in, double map) {
+  const auto within = [](double v, double lo, double hi) { return (lo <= 0 || v >= lo) && (hi <= 0 || v <= hi); };
+  for (const auto& r : c.conv_heuristic) {
+    if (!r.sm.empty() && std::find(r.sm.begin(), r.sm.end(), sm) == r.sm.end()) continue;
+    if (within(batch, r.min_batch, r.max_batch) && within(c_in, r.min_c_in, r.max_c_in) && within(map, r.min_map, r.max_map))
+      return r.algorithm;
+  }
+  return {};
 }
 
 }  // namespace perfcast

@@ -12,6 +12,14 @@ struct GemmTile {
   double efficiency = 0;  // fraction of the large-GEMM rate this tile reaches
 };
 
+// One rule of cuDNN's heuristic forward-algorithm choice for FP32 CUDA-core 3x3 stride-1 convolutions (no
+// autotuning): the first rule whose bounds hold names the algorithm. A bound of 0 (or an empty sm list) is open.
+struct ConvHeuristicRule {
+  std::vector<int> sm;  // compute capabilities (61 for 6.1) it applies to; empty: all
+  double min_batch = 0, max_batch = 0, min_c_in = 0, max_c_in = 0, min_map = 0, max_map = 0;
+  std::string algorithm;  // gemm (implicit GEMM), winograd_fused, winograd_nonfused, fft
+};
+
 struct CostConstants {
   std::vector<GemmTile> tiles_cuda;
   std::vector<GemmTile> tiles_tensor;
@@ -25,6 +33,7 @@ struct CostConstants {
   double winograd_fused_efficiency = 0;
   double winograd_min_channels = 0;        // fewer input channels: cuDNN runs implicit GEMM, not Winograd
   double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
+  std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune
   double conv_efficiency_cuda = 0;         // CUDA-core implicit-GEMM convolutions against a plain SGEMM
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;
@@ -45,5 +54,9 @@ struct CostConstants {
 const CostConstants& cost_constants();
 // cost_model.toml alone (the kernel fit's start values).
 const CostConstants& cost_constants_prior();
+
+// The algorithm cuDNN's heuristic runs for an FP32 CUDA-core forward 3x3 stride-1 convolution (first matching rule
+// of [conv] heuristic_fwd); empty when no rule matches.
+std::string conv_heuristic_algorithm(const CostConstants& c, int sm, double batch, double c_in, double map);
 
 }  // namespace perfcast

@@ -173,8 +173,15 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
     const auto& cc = ctx.kernels.constants();
     efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.tensor_library_efficiency;
   }
-  const std::string_view forced = ctx.runtime.conv_algorithm;
   const bool cuda_fp = !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a;
+  // Without autotuning cuDNN runs its heuristic's algorithm ([conv] heuristic_fwd, read off measured kernel
+  // names) for FP32 CUDA-core forward 3x3 stride-1 convolutions; other shapes keep implicit GEMM.
+  std::string heuristic;
+  if (!ctx.runtime.conv_autotune && ctx.runtime.conv_algorithm.empty() && forward && cuda_fp && c.spatial_dims == 2 &&
+      c.kernel[0] == 3 && c.kernel[1] == 3 && c.stride[0] == 1 && c.stride[1] == 1 && c.groups == 1 && !c.transposed)
+    heuristic = conv_heuristic_algorithm(ctx.kernels.constants(), ctx.kernels.device().sm_version,
+                                         static_cast<double>(c.n), static_cast<double>(c_a), static_cast<double>(c.in[0]));
+  const std::string_view forced = heuristic.empty() ? std::string_view(ctx.runtime.conv_algorithm) : std::string_view(heuristic);
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes,
                                      efficiency * (cuda_fp ? ctx.kernels.constants().conv_efficiency_cuda : 1.0), 1, library);
   // A forced algorithm (fit-kernels --fit-conv) replaces the implicit GEMM whatever its time.
@@ -183,7 +190,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   // Winograd and FFT are floating-point algorithms: cuDNN runs its INT8 configurations (INT8, INT8x4, INT8x32)
   // with the implicit-GEMM algorithms only, and TensorRT's dp4a convolutions on Pascal are implicit-GEMM kernels
   // too (trt_maxwell_int8x4_icudnn_int8x4_128x128_*). Tensor-core convolutions are implicit GEMM as well.
-  const bool transforms = ctx.runtime.conv_autotune && !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a;
+  const bool transforms = (ctx.runtime.conv_autotune || !forced.empty()) && cuda_fp;
   const std::int64_t m = c_a < ctx.kernels.constants().winograd_min_channels && forced.empty() ? 0 : winograd_tile(c);
   if (fused_winograd && m > 0 && c.kernel[0] == 3 && transforms) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
