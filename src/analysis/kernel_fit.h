@@ -63,7 +63,7 @@ struct KernelFitOptions {
   std::size_t rows_per_group = 0;       // subsample per (GPU, op class); 0 = data/kernel_fit_setup.toml
   int max_evaluations = 0;              // optimizer budget per fit; 0 = the setup file's
   bool leave_one_out = true;
-  bool fit_conv = false;                // convolutions enter the loss, with cuDNN's fused-Winograd efficiency
+  bool fit_conv = false;                // then fit the per-algorithm conv efficiencies on the conv rows (staged)
 };
 
 KernelFit fit_kernels(const KernelFitOptions& options);

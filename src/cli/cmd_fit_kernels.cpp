@@ -24,7 +24,7 @@ Command fit_kernels_command() {
             app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)");
             app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
             app.add_flag("--fit-conv", s->options.fit_conv,
-                         "fit convolutions too (adds cuDNN's fused-Winograd efficiency; reported, not the default)");
+                         "then fit the per-algorithm conv efficiencies and floor on the conv rows, the other values held (reported, not the default)");
             return std::function<int()>([s] {
               for (const std::string* path : {&s->out, &s->markdown})
                 if (!path->empty()) check_output_path(*path);
