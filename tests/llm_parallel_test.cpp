@@ -60,12 +60,7 @@ MemoryBreakdown memory_of(const TransformerDims& d, const ParallelLayout& l) {
 TEST(LlmParallel, PipelineBubbleIsPMinusOneOverVm) {
   // Narayanan et al. 2021 §2.2: bubble fraction (p - 1) / m for 1F1B, (p - 1) / (v m) interleaved.
   TransformerDims d = gpt3_175b();
-  ParallelLayout l;
-  l.tp = 8;
-  l.pp = 8;
-  l.dp = 1;
-  l.micro_batch = 1;
-  l.global_batch = 32;
+  ParallelLayout l{.tp = 8, .pp = 8, .dp = 1, .micro_batch = 1, .global_batch = 32};
   LayerTimes t;
   t.layer_fwd_us = 1000;
   t.layer_bwd_us = 2000;
@@ -117,11 +112,7 @@ TEST(LlmParallel, OneBreakdownWithItsMeasures) {
   // The parallel breakdown is the memory model's own: allocated is the sum of the buckets, reserved scales it by
   // the allocator's overhead, total adds the context, fits compares total with the card.
   TransformerDims d = gpt3_175b();
-  ParallelLayout l;
-  l.tp = 8;
-  l.pp = 8;
-  l.dp = 1;
-  l.global_batch = 8;
+  ParallelLayout l{.tp = 8, .pp = 8, .dp = 1, .global_batch = 8};
   RuntimeProfile rt = bare_runtime();
   rt.workspace_bytes = 1e8;
   rt.context_bytes = 5e8;
