@@ -24,6 +24,12 @@ double TomlFields::number(std::string_view key) const {
   fail(key, node ? "is not a number" : "is missing");
 }
 
+int TomlFields::count(std::string_view key, int max) const {
+  const double v = number(key);
+  if (v < 0 || v > max || v != std::floor(v)) fail(key, "must be a whole number from 0 to " + std::to_string(max));
+  return static_cast<int>(v);
+}
+
 double TomlFields::number_or(std::string_view key, double fallback) const {
   auto node = t_[key];
   if (!node) return fallback;

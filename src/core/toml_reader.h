@@ -18,6 +18,8 @@ class TomlFields {
   TomlFields(const toml::table& t, std::string where) : t_(t), where_(std::move(where)) {}
   double number(std::string_view key) const;
   double number_or(std::string_view key, double fallback) const;
+  // A whole number from 0 to max (counts: SMs, cores, lanes); larger values would overflow an int.
+  int count(std::string_view key, int max = 1 << 20) const;
   bool boolean(std::string_view key) const;
   std::string text(std::string_view key) const;
   std::string text_or(std::string_view key, std::string fallback) const;

@@ -25,30 +25,6 @@ constexpr std::string_view kPipePeakKeys[] = {
 static_assert(std::size(kPipeNames) == kPipeCount && std::size(kPipePeakKeys) == kPipeCount,
               "every Pipe needs a name and a data-file key");
 
-class Reader {
- public:
-  Reader(const toml::table& t, const std::filesystem::path& path) : t_(t), path_(path) {}
-
-  double number(std::string_view key) const {
-    auto node = t_[key];
-    if (auto v = node.value<double>()) return *v;
-    fail(key, node ? "is not a number" : "is missing");
-  }
-  double number_or(std::string_view key, double fallback) const { return t_[key] ? number(key) : fallback; }
-  std::string text(std::string_view key) const {
-    auto node = t_[key];
-    if (auto v = node.value<std::string>()) return *v;
-    fail(key, node ? "is not a string" : "is missing");
-  }
-  [[noreturn]] void fail(std::string_view key, std::string_view what) const {
-    throw InputError("GPU file '" + path_.string() + "': field '" + std::string(key) + "' " + std::string(what));
-  }
-
- private:
-  const toml::table& t_;
-  const std::filesystem::path& path_;
-};
-
 std::vector<DeviceSpec> load_all() {
   std::vector<std::filesystem::path> dirs{data_dir() / "gpus"};
   for (auto& p : env_paths("PERFCAST_GPU_PATH")) dirs.push_back(p);
@@ -90,7 +66,7 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
     throw InputError("GPU file '" + path.string() + "' is not valid TOML: " + std::string(e.description()) +
                      " (line " + std::to_string(e.source().begin.line) + ")");
   }
-  Reader r(t, path);
+  const TomlFields r(t, "GPU file '" + path.string() + "'");
   DeviceSpec d;
   d.file = path.string();
   d.id = r.text("id");
@@ -111,14 +87,14 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
       r.fail("compute_capability", "is not of the form '8.6'");
     d.sm_version = std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
   }
-  d.sm_count = static_cast<int>(r.number("sm_count"));
-  d.cuda_cores = static_cast<int>(r.number("cuda_cores"));
+  d.sm_count = r.count("sm_count");
+  d.cuda_cores = r.count("cuda_cores");
   d.base_clock_mhz = r.number("base_clock_mhz");
   d.boost_clock_mhz = r.number("boost_clock_mhz");
   for (int i = 0; i < kPipeCount; ++i) d.peak_tflops[i] = r.number(kPipePeakKeys[i]);
   d.memory_gb = r.number("memory_gb");
   d.memory_type = r.text("memory_type");
-  d.memory_bus_bits = static_cast<int>(r.number("memory_bus_bits"));
+  d.memory_bus_bits = r.count("memory_bus_bits");
   d.mem_bw_gbps = r.number("mem_bw_gbps");
   d.l2_bytes = r.number("l2_bytes");
   d.smem_per_sm_bytes = r.number("smem_per_sm_bytes");
@@ -127,8 +103,8 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   d.power_limit_max_w = r.number_or("power_limit_max_w", 0);
   if (d.power_limit_min_w < 0 || (d.power_limit_max_w > 0 && d.power_limit_max_w < d.power_limit_min_w))
     r.fail("power_limit_min_w", "must be non-negative and at most power_limit_max_w");
-  d.pcie_gen = static_cast<int>(r.number("pcie_gen"));
-  d.pcie_lanes = static_cast<int>(r.number("pcie_lanes"));
+  d.pcie_gen = r.count("pcie_gen");
+  d.pcie_lanes = r.count("pcie_lanes");
   d.nvlink_gbps = r.number("nvlink_gbps");
   d.launch_date = r.text("launch_date");
   d.launch_price_usd = r.number("launch_price_usd");

@@ -18,7 +18,7 @@ HostProfile load_host(const std::filesystem::path& path) {
   HostProfile h;
   h.id = f.text("id");
   h.name = f.text("name");
-  h.cores = static_cast<int>(f.number("cores"));
+  h.cores = f.count("cores");
   h.threads = static_cast<int>(f.number("threads"));
   h.clock_ghz = f.number("clock_ghz");
   h.single_thread_score = f.number("single_thread_score");
