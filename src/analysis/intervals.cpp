@@ -68,7 +68,7 @@ const Table& table() {
         const TomlFields f(*tab, path.string() + " [[regime]]");
         IntervalRegime r;
         r.key = f.text("key");
-        r.rows = static_cast<int>(f.number("rows"));
+        r.rows = f.count("rows");
         r.sources = static_cast<int>(f.number_or("sources", 0));
         r.low = f.number("low");
         r.median = f.number("median");
@@ -82,7 +82,7 @@ const Table& table() {
         const TomlFields f(*tab, path.string() + " [[what_if]]");
         WhatIfSpread w;
         w.kind = f.text("kind");
-        w.pairs = static_cast<int>(f.number("pairs"));
+        w.pairs = f.count("pairs");
         w.spread = f.number("spread");
         t.what_ifs[w.kind] = w;
       }
@@ -254,8 +254,8 @@ IntervalSetup interval_setup() {
   const TomlFields f(doc, path.string());
   IntervalSetup s;
   s.level = f.number("level");
-  s.min_rows = static_cast<int>(f.number("min_rows"));
-  s.min_sources = static_cast<int>(f.number("min_sources"));
+  s.min_rows = f.count("min_rows");
+  s.min_sources = f.count("min_sources");
   if (!(s.level > 0 && s.level < 1)) f.fail("level", "must lie between 0 and 1");
   if (s.min_rows < 1) f.fail("min_rows", "must be at least 1");
   return s;

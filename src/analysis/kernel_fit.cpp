@@ -58,11 +58,11 @@ Setup load_setup() {
   s.start_launch = h.number("start_launch_us");
   TomlFields f(top.table("fit"), path.string() + " [fit]");
   s.prior_weight = f.number("prior_weight");
-  s.restarts = static_cast<int>(f.number("restarts"));
+  s.restarts = f.count("restarts");
   TomlFields t(top.table("tiles"), path.string() + " [tiles]");
   s.tile_min_share = t.number("min_share");
   s.rows_per_group = static_cast<std::size_t>(f.number("rows_per_group"));
-  s.max_evaluations = static_cast<int>(f.number("max_evaluations"));
+  s.max_evaluations = f.count("max_evaluations");
   return s;
 }
 

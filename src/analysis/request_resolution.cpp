@@ -58,7 +58,7 @@ const ScaleLimits& scale_limits() {
       l.gpus_per_node[std::string(k.str())] = static_cast<int>(*n);
     }
     TomlFields nodes(top.table("nodes"), path.string() + " [nodes]");
-    l.max_nodes = static_cast<int>(nodes.number("max"));
+    l.max_nodes = nodes.count("max");
     if (l.max_nodes < 1) nodes.fail("max", "must be at least 1");
     return l;
   }();

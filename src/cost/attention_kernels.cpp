@@ -42,17 +42,17 @@ AttentionRules load() {
   AttentionRules r;
   r.sdpa_min_version = top.text("sdpa_min_version");
   const TomlFields fl(top.table("flash"), path.string() + " [flash]");
-  r.flash_min_sm = static_cast<int>(fl.number("min_sm"));
+  r.flash_min_sm = fl.count("min_sm");
   r.flash_precisions = texts(fl, "precisions");
-  r.flash_max_head_dim = static_cast<std::int64_t>(fl.number("max_head_dim"));
+  r.flash_max_head_dim = fl.count("max_head_dim");
   r.flash_training_gap_sm = pair_of<int>(fl, "consumer_training_gap_sm");
   r.flash_training_gap_head_dim = pair_of<std::int64_t>(fl, "consumer_training_gap_head_dim");
   const TomlFields me(top.table("memory_efficient"), path.string() + " [memory_efficient]");
-  r.mem_efficient_min_sm = static_cast<int>(me.number("min_sm"));
+  r.mem_efficient_min_sm = me.count("min_sm");
   r.mem_efficient_precisions_below_sm80 = texts(me, "precisions_below_sm80");
   r.mem_efficient_precisions_sm80 = texts(me, "precisions_sm80");
-  r.tensor_core_alignment_bits = static_cast<int>(me.number("tensor_core_alignment_bits"));
-  r.min_alignment_elems_sm80 = static_cast<std::int64_t>(me.number("min_alignment_elems_sm80"));
+  r.tensor_core_alignment_bits = me.count("tensor_core_alignment_bits");
+  r.min_alignment_elems_sm80 = me.count("min_alignment_elems_sm80");
   r.mem_efficient_relative_rate = me.number("relative_rate");
   if (r.mem_efficient_relative_rate <= 0 || r.mem_efficient_relative_rate > 1)
     me.fail("relative_rate", "must be in (0, 1]");

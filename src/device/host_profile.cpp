@@ -19,7 +19,7 @@ HostProfile load_host(const std::filesystem::path& path) {
   h.id = f.text("id");
   h.name = f.text("name");
   h.cores = f.count("cores");
-  h.threads = static_cast<int>(f.number("threads"));
+  h.threads = f.count("threads");
   h.clock_ghz = f.number("clock_ghz");
   h.single_thread_score = f.number("single_thread_score");
   h.smt_yield = f.number("smt_yield");

@@ -82,8 +82,8 @@ InterconnectCatalog load_catalog() {
   }
   {
     TomlFields p(top.table("pcie_topology"), file + " [pcie_topology]");
-    c.pcie.gpus_per_switch = static_cast<int>(p.number("gpus_per_switch"));
-    c.pcie.gpus_per_socket = static_cast<int>(p.number("gpus_per_socket"));
+    c.pcie.gpus_per_switch = p.count("gpus_per_switch");
+    c.pcie.gpus_per_socket = p.count("gpus_per_socket");
     c.pcie.host_bridge_factor = p.number("host_bridge_factor");
     c.pcie.cross_socket_factor = p.number("cross_socket_factor");
     c.pcie.no_p2p_factor = p.number("no_p2p_factor");

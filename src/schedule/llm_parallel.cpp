@@ -35,7 +35,7 @@ LlmTrainingConstants load_constants() {
   c.act_bytes_gated_mlp_per_width = mem.number("act_bytes_gated_mlp_per_width");
   c.collective_buffer_bytes = mem.number("collective_buffer_bytes");
   TomlFields sch(top.table("schedule"), file + " [schedule]");
-  c.default_microbatches_per_stage = static_cast<int>(sch.number("default_microbatches_per_stage"));
+  c.default_microbatches_per_stage = sch.count("default_microbatches_per_stage");
   if (c.default_microbatches_per_stage < 1) sch.fail("default_microbatches_per_stage", "must be at least 1");
   c.megatron_dp_overlap = sch.number("megatron_dp_overlap");
   c.fsdp_dp_overlap = sch.number("fsdp_dp_overlap");
@@ -53,7 +53,7 @@ LlmTrainingConstants load_constants() {
   c.fp8_grad_cast_transpose_bytes = fp8.number("grad_cast_transpose_bytes_per_elem");
   c.fp8_weight_cast_transpose_bytes_per_param = fp8.number("weight_cast_transpose_bytes_per_param");
   c.fp8_amax_bytes_per_linear = fp8.number("amax_bytes_per_linear");
-  c.fp8_amax_reductions_per_microbatch = static_cast<int>(fp8.number("amax_reductions_per_microbatch"));
+  c.fp8_amax_reductions_per_microbatch = fp8.count("amax_reductions_per_microbatch");
   for (double v : {c.fp8_input_cast_transpose_bytes, c.fp8_norm_output_transpose_bytes, c.fp8_grad_cast_transpose_bytes,
                    c.fp8_weight_cast_transpose_bytes_per_param, c.fp8_amax_bytes_per_linear,
                    static_cast<double>(c.fp8_amax_reductions_per_microbatch)})

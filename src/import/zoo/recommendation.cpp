@@ -61,8 +61,8 @@ RecsysSpec load_spec(const std::string& id) {
   s.description = f.text("description");
   s.citation = f.text("citation");
   f.text("sources");  // every model file says where its shapes come from
-  s.dense_features = static_cast<std::int64_t>(f.number("dense_features"));
-  s.id_bytes = static_cast<int>(f.number("id_bytes"));
+  s.dense_features = f.count("dense_features");
+  s.id_bytes = f.count("id_bytes");
   const std::string opt = f.text("optimizer");
   if (opt == "sgd") s.optimizer = EmbeddingOptimizer::kSgd;
   else if (opt == "rowwise_adagrad") s.optimizer = EmbeddingOptimizer::kRowwiseAdagrad;
@@ -74,8 +74,8 @@ RecsysSpec load_spec(const std::string& id) {
   s.top_mlp = ints(f, "top_mlp");
   s.interaction = f.text("interaction");
   if (s.interaction == "cross") {
-    s.cross_layers = static_cast<std::int64_t>(f.number("cross_layers"));
-    s.cross_rank = static_cast<std::int64_t>(f.number("cross_rank"));
+    s.cross_layers = f.count("cross_layers");
+    s.cross_rank = f.count("cross_rank");
   } else if (s.interaction != "dot" && s.interaction != "concat") {
     f.fail("interaction", "must be dot, cross or concat");
   }
@@ -86,7 +86,7 @@ RecsysSpec load_spec(const std::string& id) {
     if (!t) f.fail("embeddings", "entries must be tables");
     const TomlFields g(*t, path.string() + " [[embeddings]]");
     TableGroup tg;
-    tg.dim = static_cast<std::int64_t>(g.number("dim"));
+    tg.dim = g.count("dim");
     tg.rows = ints(g, "rows");
     const std::vector<std::int64_t> pooling = ints(g, "pooling", false);
     if (!pooling.empty() && pooling.size() != tg.rows.size()) g.fail("pooling", "needs one entry per table");
