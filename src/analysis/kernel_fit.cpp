@@ -168,7 +168,7 @@ void apply(const Problem& p, const std::vector<double>& x, int g, const std::vec
   }
 }
 
-// The conv algorithm name conv_pass costs (RuntimeProfile::conv_algorithm) for one cuDNN ran.
+// The conv algorithm name conv_pass costs (CostContext::forced_conv_algorithm) for one cuDNN ran.
 std::string_view forced_algorithm(const std::string& cudnn) {
   if (cudnn == "fft" || cudnn == "winograd_fused" || cudnn == "winograd_nonfused") return cudnn;
   return "gemm";  // implicit GEMM, and im2col + GEMM
@@ -352,7 +352,7 @@ std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>&
       const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
       const double pred = std::max(floor, launch + pr.cost.time_us);
       OpContext forced = p.gpus[g].ctx;
-      forced.runtime.conv_algorithm = forced_algorithm(row.cudnn_algorithm);
+      forced.forced_conv_algorithm = forced_algorithm(row.cudnn_algorithm);
       const double as_ran = std::max(floor, launch + predict_prepared(row.prepared, forced, km).cost.time_us);
       entries.push_back({std::abs(as_ran - row.measured_us) / row.measured_us * 100, std::log(as_ran / row.measured_us), true,
                          {{"costed as cuDNN ran", row.cudnn_algorithm}}});

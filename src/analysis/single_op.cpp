@@ -135,7 +135,8 @@ PreparedOp prepare_op(const OpSpec& spec) {
 
 OpPrediction predict_prepared(PreparedOp& prepared, const OpContext& ctx, const KernelCostModel& kernels) {
   const bool fwd = prepared.direction == "fwd";
-  const CostContext cc{kernels, ctx.runtime, ctx.plan, !fwd};
+  CostContext cc{kernels, ctx.runtime, ctx.plan, !fwd};
+  cc.forced_conv_algorithm = ctx.forced_conv_algorithm;
   std::vector<Op>& ops = prepared.graph.ops;
   const std::size_t index = prepared.index;
   OpPrediction p;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 
 #include "cost/kernel_cost.h"
@@ -42,6 +43,7 @@ struct OpContext {
   ArchitectureProfile arch;
   RuntimeProfile runtime;
   PrecisionPlan plan;
+  std::string_view forced_conv_algorithm;  // CostContext::forced_conv_algorithm (fit-kernels --fit-conv only)
 };
 
 // Resolves `gpu` (catalog id or file), `runtime` and `precision` as `perfcast predict` does; `power_limit_w` > 0

@@ -30,19 +30,24 @@ std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_
   for (const auto& e : *arr) {
     const auto* t = e.as_table();
     if (!t) f.fail(key, "entries must be tables {algorithm = ..., max_batch = ..., ...}");
+    const TomlFields f_rule(*t, "[conv] " + std::string(key) + " rule");
     ConvHeuristicRule r;
-    r.algorithm = (*t)["algorithm"].value<std::string>().value_or("");
+    r.algorithm = f_rule.text("algorithm");
     if (r.algorithm != "gemm" && r.algorithm != "winograd_fused" && r.algorithm != "winograd_nonfused" &&
         r.algorithm != "fft")
-      f.fail(key, "algorithm must be gemm, winograd_fused, winograd_nonfused or fft");
+      f_rule.fail("algorithm", "must be gemm, winograd_fused, winograd_nonfused or fft");
     if (const auto* sm = (*t)["sm"].as_array())
-      for (const auto& v : *sm) r.sm.push_back(static_cast<int>(v.value<std::int64_t>().value_or(0)));
-    r.min_batch = (*t)["min_batch"].value<double>().value_or(0);
-    r.max_batch = (*t)["max_batch"].value<double>().value_or(0);
-    r.min_c_in = (*t)["min_c_in"].value<double>().value_or(0);
-    r.max_c_in = (*t)["max_c_in"].value<double>().value_or(0);
-    r.min_map = (*t)["min_map"].value<double>().value_or(0);
-    r.max_map = (*t)["max_map"].value<double>().value_or(0);
+      for (const auto& v : *sm) {
+        const auto cc = v.value<std::int64_t>();
+        if (!cc || *cc <= 0 || *cc > 1000) f_rule.fail("sm", "must list compute capabilities such as 61");
+        r.sm.push_back(static_cast<int>(*cc));
+      }
+    r.min_batch = f_rule.number_or("min_batch", 0);
+    r.max_batch = f_rule.number_or("max_batch", 0);
+    r.min_c_in = f_rule.number_or("min_c_in", 0);
+    r.max_c_in = f_rule.number_or("max_c_in", 0);
+    r.min_map = f_rule.number_or("min_map", 0);
+    r.max_map = f_rule.number_or("max_map", 0);
     out.push_back(std::move(r));
   }
   return out;

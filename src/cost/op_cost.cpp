@@ -177,11 +177,11 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   // Without autotuning cuDNN runs its heuristic's algorithm ([conv] heuristic_fwd, read off measured kernel
   // names) for FP32 CUDA-core forward 3x3 stride-1 convolutions; other shapes keep implicit GEMM.
   std::string heuristic;
-  if (!ctx.runtime.conv_autotune && ctx.runtime.conv_algorithm.empty() && forward && cuda_fp && c.spatial_dims == 2 &&
+  if (!ctx.runtime.conv_autotune && ctx.forced_conv_algorithm.empty() && forward && cuda_fp && c.spatial_dims == 2 &&
       c.kernel[0] == 3 && c.kernel[1] == 3 && c.stride[0] == 1 && c.stride[1] == 1 && c.groups == 1 && !c.transposed)
     heuristic = conv_heuristic_algorithm(ctx.kernels.constants(), ctx.kernels.device().sm_version,
                                          static_cast<double>(c.n), static_cast<double>(c_a), static_cast<double>(c.in[0]));
-  const std::string_view forced = heuristic.empty() ? std::string_view(ctx.runtime.conv_algorithm) : std::string_view(heuristic);
+  const std::string_view forced = heuristic.empty() ? ctx.forced_conv_algorithm : std::string_view(heuristic);
   KernelCost best = ctx.kernels.gemm(g, pipe, flops, bytes,
                                      efficiency * (cuda_fp ? ctx.kernels.constants().conv_efficiency_cuda : 1.0), 1, library);
   // A forced algorithm (fit-kernels --fit-conv) replaces the implicit GEMM whatever its time.

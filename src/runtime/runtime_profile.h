@@ -47,9 +47,6 @@ struct RuntimeProfile {
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
   bool conv_autotune = true;               // fastest algorithm per layer (Winograd where it wins)
-  // The one conv algorithm to cost ("gemm", "winograd_fused", "winograd_nonfused", "fft"), empty = choose:
-  // set only by `perfcast fit-kernels --fit-conv` to cost a measured row with the algorithm cuDNN ran.
-  std::string_view conv_algorithm;
   double conv_workspace_limit_bytes = 1e18;  // largest cuDNN workspace the autotuner may pick an algorithm with
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
