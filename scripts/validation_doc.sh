@@ -20,6 +20,7 @@ $bin validate data/validation/eval_cpu.csv --markdown "$tmp/eval_cpu.md" >/dev/n
 $bin validate data/validation/eval_torchvision_b12.csv --markdown "$tmp/eval_torchvision.md" >/dev/null
 $bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh.md" >/dev/null
+$bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -196,6 +197,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "weak evidence of out-of-sample CPU accuracy: too few rows to judge issue 15's 20% target."
   echo
   cat "$tmp/eval_cpu_fresh.md"
+  echo
+  echo "# Evaluation: eval_gpu_s12.csv (frozen)"
+  echo
+  echo "Frozen in session 12 before that session's model changes were merged, from four sources no other data file"
+  echo "uses: ELS-RD/transformer-deploy's benchmark logs (RoBERTa-base/large = BERT-base/large shapes, batch 16 x 384,"
+  echo "PyTorch FP32 / AMP and TensorRT FP16 on T4 and RTX 3090), pycls's model zoo (inference of 64 images on a V100,"
+  echo "PyTorch 1.6), cgnorthcutt/cnn-gpu-benchmarks (PyTorch ImageNet training with real data on RTX 2080 Ti and Titan RTX)"
+  echo "and yuyu2172/chainer-performance-improvements (Chainer and Torch7 AlexNet / GoogLeNet on a Titan X Pascal)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s12.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
