@@ -77,6 +77,8 @@ WhatIfPair pair_of(const ValidationRow& from, const ValidationRow& to, const std
   p.measured = *r.measured / *from.result.row.measured;
   p.predicted = to.predicted / from.predicted;
   p.error_pct = std::fabs(p.predicted / p.measured - 1.0) * 100.0;
+  p.from_bias_pct = (from.ratio - 1.0) * 100.0;
+  p.to_bias_pct = (to.ratio - 1.0) * 100.0;
   return p;
 }
 

@@ -34,6 +34,7 @@ struct WhatIfPair {
   std::string gpu, model, runtime, mode, batch, interconnect;  // the setup (interconnect of the N-GPU row)
   double measured = 0, predicted = 0;  // throughput ratio to / from
   double error_pct = 0;                // |predicted / measured - 1| x 100
+  double from_bias_pct = 0, to_bias_pct = 0;  // each row's own predicted / measured - 1, x 100: which side misses
   bool wrong_side = false;             // precision: one ratio reaches the gain threshold, the other not
   double measured_efficiency = 0, predicted_efficiency = 0;  // gpus only
 };

@@ -95,21 +95,23 @@ std::string what_if_pairs_markdown(const std::vector<std::string>& files, const 
                      st.efficiency_bias_points, st.poor, st.poor_mean_points, st.poor_median_points,
                      st.poor_bias_points);
   }
-  s += "\n### Worst precision pairs (same batch, then each run's batch)\n\n| file | lines | setup | A -> B | measured | "
-       "predicted | error |\n|---|---|---|---|---:|---:|---:|\n| | | | | x | x | % |\n";
+  s += "\n### Worst precision pairs (same batch, then each run's batch)\n\nRow bias: each row's own predicted / measured "
+       "- 1 (which side of the pair misses).\n\n| file | lines | setup | A -> B | measured | predicted | error | row bias A "
+       "/ B |\n|---|---|---|---|---:|---:|---:|---:|\n| | | | | x | x | % | % |\n";
   auto listed = worst(pairs, "precision", setup);
   const auto own_batch = worst(pairs, "precision+batch", setup);
   listed.insert(listed.end(), own_batch.begin(), own_batch.end());
   for (const auto* p : listed)
-    s += fmt::format("| {} | {}, {} | {} | {} -> {} | {:.2f} | {:.2f} | {:.1f}{} |\n", p->file, p->line_from,
-                     p->line_to, pair_setup(*p), p->from, p->to, p->measured, p->predicted, p->error_pct,
-                     p->wrong_side ? " (wrong side)" : "");
+    s += fmt::format("| {} | {}, {} | {} | {} -> {} | {:.2f} | {:.2f} | {:.1f}{} | {:+.0f} / {:+.0f} |\n", p->file,
+                     p->line_from, p->line_to, pair_setup(*p), p->from, p->to, p->measured, p->predicted, p->error_pct,
+                     p->wrong_side ? " (wrong side)" : "", p->from_bias_pct, p->to_bias_pct);
   s += "\n### Worst scaling-efficiency rows\n\n| file | lines | setup | GPUs | interconnect | measured | predicted | "
-       "error |\n|---|---|---|---:|---|---:|---:|---:|\n| | | | | | efficiency | efficiency | points |\n";
+       "error | row bias 1 / N |\n|---|---|---|---:|---|---:|---:|---:|---:|\n| | | | | | efficiency | efficiency | points | % |\n";
   for (const auto* p : worst(pairs, "gpus", setup))
-    s += fmt::format("| {} | {}, {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f} |\n", p->file, p->line_from, p->line_to,
-                     pair_setup(*p), p->to, p->interconnect.empty() ? "-" : p->interconnect, p->measured_efficiency,
-                     p->predicted_efficiency, (p->predicted_efficiency - p->measured_efficiency) * 100);
+    s += fmt::format("| {} | {}, {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f} | {:+.0f} / {:+.0f} |\n", p->file,
+                     p->line_from, p->line_to, pair_setup(*p), p->to, p->interconnect.empty() ? "-" : p->interconnect,
+                     p->measured_efficiency, p->predicted_efficiency,
+                     (p->predicted_efficiency - p->measured_efficiency) * 100, p->from_bias_pct, p->to_bias_pct);
   return s;
 }
 
@@ -138,7 +140,8 @@ nlohmann::json what_if_pairs_json(const std::vector<std::string>& files, const s
                         {"to", p.to},             {"line_from", p.line_from}, {"line_to", p.line_to},
                         {"gpu", p.gpu},           {"model", p.model},         {"runtime", p.runtime},
                         {"mode", p.mode},         {"batch", p.batch},         {"measured", p.measured},
-                        {"predicted", p.predicted}, {"error_pct", p.error_pct}};
+                        {"predicted", p.predicted}, {"error_pct", p.error_pct},
+                        {"from_bias_pct", p.from_bias_pct}, {"to_bias_pct", p.to_bias_pct}};
     if (p.varied != "gpus") e["wrong_side"] = p.wrong_side;
     else
       e.update({{"interconnect", p.interconnect}, {"measured_efficiency", p.measured_efficiency},
