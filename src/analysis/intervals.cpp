@@ -10,7 +10,6 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
-#include "import/serving_csv.h"
 #include "cost/kernel_cost.h"
 
 namespace perfcast {
