@@ -16,6 +16,9 @@ $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/nul
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
 $bin validate data/validation/cpu.csv --markdown "$tmp/cpu.md" >/dev/null
+# What-if pairs over the calibration files: the folder (not eval_*) plus the three eval_* files that are calibration.
+$bin validate --pairs data/validation data/validation/eval_cpu.csv data/validation/eval_recsys.csv \
+  data/validation/eval_llm_parallel.csv --markdown "$tmp/pairs.md" >/dev/null
 $bin validate data/validation/eval_cpu.csv --markdown "$tmp/eval_cpu.md" >/dev/null
 $bin validate data/validation/eval_torchvision_b12.csv --markdown "$tmp/eval_torchvision.md" >/dev/null
 $bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh.md" >/dev/null
@@ -168,6 +171,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "too fast."
   echo
   cat "$tmp/check_scaling.md"
+  echo
+  echo "# What-if pairs on the calibration files (issue 13)"
+  echo
+  echo "Issue 13 judges what-ifs as well as single predictions: a precision change (amp, fp16, int8 against fp32 on the"
+  echo "same model, GPU and batch) and a GPU count (scaling efficiency of poorly scaling data-parallel rows). Every pair"
+  echo "below is two measured rows of one calibration file that differ in that input only (\`perfcast validate --pairs\`,"
+  echo "src/analysis/what_if_pairs.h; thresholds in data/what_if_pairs.toml). Evaluation files are not read."
+  echo
+  sed '1,2d' "$tmp/pairs.md"
   echo
   echo "# Evaluation: eval_torchvision_b12.csv (frozen)"
   echo

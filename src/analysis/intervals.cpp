@@ -10,7 +10,6 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
-#include "import/serving_csv.h"
 #include "cost/kernel_cost.h"
 
 namespace perfcast {
@@ -306,14 +305,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
 }
 
 IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
-  if (!std::filesystem::is_directory(dir)) throw InputError("cannot read validation folder '" + dir + "'");
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".csv" && e.path().filename().string().rfind("eval_", 0) != 0 &&
-        !is_serving_measurements(e.path()))  // serving benchmarks (--mode serve) have no step-time prediction
-      files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) throw InputError("no calibration files (*.csv not named eval_*) in '" + dir + "'");
+  for (const auto& f : calibration_files(dir)) files.emplace_back(f);
   std::vector<IntervalSample> samples;
   std::vector<std::string> names;
   std::vector<ValidationReport> reports;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "analysis/intervals.h"
 #include "core/error.h"
+#include "import/serving_csv.h"
 #include "schedule/llm_parallel.h"
 #include "schedule/memory.h"
 
@@ -169,6 +171,18 @@ PredictionFacts facts_of(const Prediction& p) {
   f.model_family = p.model_family;
   f.primary = p.primary;
   return f;
+}
+
+std::vector<std::string> calibration_files(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw InputError("cannot read validation folder '" + dir + "'");
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".csv" && e.path().filename().string().rfind("eval_", 0) != 0 &&
+        !is_serving_measurements(e.path()))
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError("no calibration files (*.csv not named eval_*) in '" + dir + "'");
+  return files;
 }
 
 ValidationReport validate_file(const std::string& path) {

@@ -116,4 +116,8 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows);
 
 ValidationReport validate_file(const std::string& path);
 
+// The calibration files of a validation folder, sorted: *.csv not named eval_* (evaluation files stay out) and not
+// serving benchmarks (--mode serve rows have no step-time prediction). InputError when there is none.
+std::vector<std::string> calibration_files(const std::string& dir);
+
 }  // namespace perfcast

@@ -1,0 +1,196 @@
+#include "analysis/what_if_pairs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "core/data_files.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+// Every input column of a row and its metric, the columns in `skip` left out: rows with equal keys differ only there.
+std::string key_without(const ConfigRow& r, std::initializer_list<std::string_view> skip) {
+  const std::pair<std::string_view, const std::string*> cols[] = {
+      {"gpu", &r.gpu},
+      {"model", &r.model},
+      {"runtime", &r.runtime},
+      {"mode", &r.mode},
+      {"precision", &r.precision},
+      {"batch", &r.batch},
+      {"seq", &r.seq},
+      {"n_gpus", &r.n_gpus},
+      {"interconnect", &r.interconnect},
+      {"data", &r.data},
+      {"optimizer_step", &r.optimizer_step},
+      {"runtime_version", &r.runtime_version},
+      {"layout", &r.layout},
+      {"host", &r.host},
+      {"host_cores", &r.host_cores},
+      {"gpu_decode", &r.gpu_decode},
+      {"prefetch", &r.prefetch},
+      {"context", &r.context},
+      {"kv_precision", &r.kv_precision},
+      {"strategy", &r.strategy},
+      {"fused_optimizer", &r.fused_optimizer},
+      {"grad_accum", &r.grad_accum},
+      {"attention", &r.attention},
+      {"parallel", &r.parallel},
+      {"optimizer", &r.optimizer},
+      {"checkpointing", &r.checkpointing},
+      {"seq_mean", &r.seq_mean},
+      {"metric", &r.metric}};
+  std::string k;
+  for (const auto& [name, v] : cols)
+    if (std::find(skip.begin(), skip.end(), name) == skip.end()) k += *v + "|";
+  return k;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+WhatIfPair pair_of(const ValidationRow& from, const ValidationRow& to, const std::string& file, const char* varied) {
+  const ConfigRow& r = to.result.row;
+  WhatIfPair p;
+  p.file = file;
+  p.varied = varied;
+  p.line_from = from.result.row.line;
+  p.line_to = r.line;
+  p.gpu = r.gpu;
+  p.model = r.model;
+  p.runtime = to.result.prediction->request.runtime;
+  p.mode = mode_string(to.result.prediction->request.mode);
+  p.batch = r.batch;
+  p.interconnect = r.interconnect;
+  p.measured = *r.measured / *from.result.row.measured;
+  p.predicted = to.predicted / from.predicted;
+  p.error_pct = std::fabs(p.predicted / p.measured - 1.0) * 100.0;
+  p.from_bias_pct = (from.ratio - 1.0) * 100.0;
+  p.to_bias_pct = (to.ratio - 1.0) * 100.0;
+  return p;
+}
+
+// Metrics already divided by the GPU count: their N-GPU / 1-GPU ratio is the efficiency itself.
+bool per_gpu_metric(const std::string& metric) { return metric == "tokens_per_s_per_gpu" || metric == "mfu"; }
+
+}  // namespace
+
+WhatIfPairSetup what_if_pair_setup() {
+  const auto path = data_dir() / "what_if_pairs.toml";
+  const toml::table doc = parse_toml_file(path);
+  const TomlFields f(doc, path.string());
+  WhatIfPairSetup s;
+  s.gain_threshold = f.number("gain_threshold");
+  s.poor_scaling_below = f.number("poor_scaling_below");
+  s.worst_listed = f.count("worst_listed");
+  if (!(s.gain_threshold > 1)) f.fail("gain_threshold", "must be above 1 (a gain)");
+  if (!(s.poor_scaling_below > 0 && s.poor_scaling_below <= 1)) f.fail("poor_scaling_below", "must lie in (0, 1]");
+  return s;
+}
+
+std::string precision_pair_class(const std::string& precision) {
+  if (precision == "amp" || precision == "fp16" || precision == "bf16" || precision == "amp-bf16") return "half";
+  return precision;
+}
+
+std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::string& file) {
+  const WhatIfPairSetup setup = what_if_pair_setup();
+  std::vector<WhatIfPair> out;
+  // Rows that do not fit have no throughput to compare; a group with two rows of one value (a repeated
+  // measurement) pairs each with the other side.
+  std::map<std::string, std::vector<const ValidationRow*>> by_precision, by_precision_batch, by_gpus;
+  for (const auto& v : rep.rows) {
+    if (!v.result.prediction->memory.fits || v.predicted <= 0) continue;
+    by_precision[key_without(v.result.row, {"precision"})].push_back(&v);
+    by_precision_batch[key_without(v.result.row, {"precision", "batch"})].push_back(&v);
+    by_gpus[key_without(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
+  }
+  for (const auto& [k, g] : by_precision)
+    for (const auto* base : g) {
+      if (base->result.row.precision != "fp32") continue;
+      for (const auto* other : g) {
+        const std::string& to = other->result.row.precision;
+        if (to == "fp32") continue;
+        WhatIfPair p = pair_of(*base, *other, file, "precision");
+        p.from = "fp32";
+        p.to = to;
+        p.wrong_side = (p.measured >= setup.gain_threshold) != (p.predicted >= setup.gain_threshold);
+        out.push_back(std::move(p));
+      }
+    }
+  // The batch each precision's run chose (benchmarks often double it at half precision): only where the setup has
+  // one fp32 row and one row of the other precision, so that the pair is unambiguous.
+  for (const auto& [k, g] : by_precision_batch) {
+    std::map<std::string, std::vector<const ValidationRow*>> per;
+    for (const auto* v : g) per[v->result.row.precision].push_back(v);
+    const auto base = per.find("fp32");
+    if (base == per.end() || base->second.size() != 1) continue;
+    for (const auto& [to, rows] : per) {
+      if (to == "fp32" || rows.size() != 1 || rows.front()->result.row.batch == base->second.front()->result.row.batch)
+        continue;
+      WhatIfPair p = pair_of(*base->second.front(), *rows.front(), file, "precision+batch");
+      p.from = "fp32 b" + base->second.front()->result.row.batch;
+      p.to = to;
+      p.wrong_side = (p.measured >= setup.gain_threshold) != (p.predicted >= setup.gain_threshold);
+      out.push_back(std::move(p));
+    }
+  }
+  for (const auto& [k, g] : by_gpus)
+    for (const auto* one : g) {
+      if (one->result.prediction->request.gpus * one->result.prediction->request.nodes != 1) continue;
+      for (const auto* many : g) {
+        const int n = many->result.prediction->request.gpus * many->result.prediction->request.nodes;
+        if (n <= 1) continue;
+        WhatIfPair p = pair_of(*one, *many, file, "gpus");
+        p.from = "1";
+        p.to = std::to_string(n);
+        const double per = per_gpu_metric(many->result.row.metric) ? 1.0 : static_cast<double>(n);
+        p.measured_efficiency = p.measured / per;
+        p.predicted_efficiency = p.predicted / per;
+        out.push_back(std::move(p));
+      }
+    }
+  return out;
+}
+
+WhatIfPairStats what_if_pair_stats(const std::vector<const WhatIfPair*>& pairs, const WhatIfPairSetup& setup) {
+  WhatIfPairStats s;
+  s.pairs = static_cast<int>(pairs.size());
+  std::vector<double> err, eff, eff_signed, poor, poor_signed;
+  for (const auto* p : pairs) {
+    err.push_back(p->error_pct);
+    if (p->wrong_side) ++s.wrong_side;
+    if (p->varied != "gpus") continue;
+    const double d = (p->predicted_efficiency - p->measured_efficiency) * 100.0;
+    eff.push_back(std::fabs(d));
+    eff_signed.push_back(d);
+    if (p->measured_efficiency < setup.poor_scaling_below) {
+      poor.push_back(std::fabs(d));
+      poor_signed.push_back(d);
+    }
+  }
+  s.median_error_pct = median(err);
+  s.mean_error_pct = mean(err);
+  s.efficiency_mean_points = mean(eff);
+  s.efficiency_median_points = median(eff);
+  s.efficiency_bias_points = mean(eff_signed);
+  s.poor = static_cast<int>(poor.size());
+  s.poor_mean_points = mean(poor);
+  s.poor_median_points = median(poor);
+  s.poor_bias_points = mean(poor_signed);
+  return s;
+}
+
+}  // namespace perfcast
