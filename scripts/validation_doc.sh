@@ -21,6 +21,7 @@ $bin validate data/validation/eval_torchvision_b12.csv --markdown "$tmp/eval_tor
 $bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md" >/dev/null
+$bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -208,6 +209,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s12.md"
+  echo
+  echo "# Evaluation: eval_cpu_s12.csv (frozen)"
+  echo
+  echo "Frozen in session 12 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "ispcojp/ai_inference_device_benchmark (batch-1 FP32 inference of six timm / torchvision image models in PyTorch"
+  echo "eager and ONNX Runtime on a Core i9-10900X) and adamwawrzynski/model_optimization (PyTorch 1.13.1 channels-last"
+  echo "MobileNetV3-Large and ResNet-18 at batch 1-64 on a Ryzen 9 5950X). Two desktop machines, whole chip, inference"
+  echo "only. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s12.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
