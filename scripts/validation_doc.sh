@@ -212,11 +212,10 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   echo "# Evaluation: eval_cpu_s12.csv (frozen)"
   echo
-  echo "Frozen in session 12 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "Frozen in session 12 before that session's model changes were merged, from one source no other data file uses:"
   echo "ispcojp/ai_inference_device_benchmark (batch-1 FP32 inference of six timm / torchvision image models in PyTorch"
-  echo "eager and ONNX Runtime on a Core i9-10900X) and adamwawrzynski/model_optimization (PyTorch 1.13.1 channels-last"
-  echo "MobileNetV3-Large and ResNet-18 at batch 1-64 on a Ryzen 9 5950X). Two desktop machines, whole chip, inference"
-  echo "only. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo "eager and ONNX Runtime on a Core i9-10900X, whole chip). One machine, inference only: weak evidence for issue 15's"
+  echo "CPU target. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s12.md"
   echo
