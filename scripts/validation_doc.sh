@@ -24,6 +24,7 @@ $bin validate data/validation/eval_torchvision_b12.csv --markdown "$tmp/eval_tor
 $bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md" >/dev/null
+$bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -220,6 +221,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s12.md"
+  echo
+  echo "# Evaluation: eval_cpu_s12.csv (frozen)"
+  echo
+  echo "Frozen in session 12 before that session's model changes were merged, from one source no other data file uses:"
+  echo "ispcojp/ai_inference_device_benchmark (batch-1 FP32 inference of six timm / torchvision image models in PyTorch"
+  echo "eager and ONNX Runtime on a Core i9-10900X, whole chip). One machine, inference only: weak evidence for issue 15's"
+  echo "CPU target. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s12.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo

@@ -48,6 +48,39 @@ TEST(CpuCatalog, MemoryBandwidthIsChannelsTimesSpeed) {
   EXPECT_EQ(cpu_by_id("core-i7-6700k-2s"), nullptr);  // desktop parts have no two-socket entry
 }
 
+TEST(CpuCatalog, SessionTwelvePartsMatchVendorFigures) {
+  // Intel ARK: two memory channels of DDR4-2400 (i7-7700K), DDR4-2666 (i9-9900K), DDR4-2933 (i9-10900K). ARK's
+  // "Max Memory Bandwidth" for these parts (37.5, 41.6, 45.8 GB/s) is channels x speed x 8 bytes over 1.024.
+  EXPECT_NEAR(cpu("core-i7-7700k").mem_bw_gbps() / 1.024, 37.5, 0.05);
+  EXPECT_NEAR(cpu("core-i9-9900k").mem_bw_gbps() / 1.024, 41.6, 0.1);  // ARK truncates 41.66
+  EXPECT_NEAR(cpu("core-i9-10900k").mem_bw_gbps() / 1.024, 45.8, 0.05);
+  EXPECT_EQ(cpu("core-i9-10900k").memory_channels, 2);
+  EXPECT_EQ(cpu("core-i7-7700k").total_cores(), 4);
+  EXPECT_EQ(cpu("core-i9-9900k").threads, 16);
+  EXPECT_EQ(cpu("core-i9-10900k").total_cores(), 10);
+  EXPECT_EQ(cpu_by_id("core-i9-9900k-2s"), nullptr);  // desktop parts: one socket
+  // AMD product pages: EPYC 7302 16 cores, EPYC 7402 24 cores, both 8 channels of DDR4-3200 (204.8 GB/s per socket)
+  // and 128 MB of L3; two-socket servers (the 2P parts) double cores and bandwidth.
+  EXPECT_EQ(cpu("epyc-7302").total_cores(), 16);
+  EXPECT_EQ(cpu("epyc-7402").total_cores(), 24);
+  EXPECT_EQ(cpu("epyc-7402-2s").total_cores(), 48);
+  EXPECT_EQ(cpu("epyc-7302").memory_channels, 8);
+  EXPECT_NEAR(cpu("epyc-7302").mem_bw_gbps(), 204.8, 0.05);
+  EXPECT_NEAR(cpu("epyc-7402-2s").mem_bw_gbps(), 409.6, 0.1);
+  EXPECT_DOUBLE_EQ(cpu("epyc-7402").l3_bytes, 128.0 * 1024 * 1024);
+  // Zen 2 and Skylake-client cores: two 256-bit FMA units, 32 FP32 FLOPs per cycle (WikiChip, Intel's manual).
+  EXPECT_DOUBLE_EQ(cpu("epyc-7302").fp32_flops_per_clk(), 32.0);
+  EXPECT_DOUBLE_EQ(cpu("core-i9-9900k").fp32_flops_per_clk(), 32.0);
+  // Intel ARK, i9-10900X: 10 cores, 4 channels of DDR4-2933 ("94 GB/s"), "# of AVX-512 FMA Units: 2" (64 FP32 FLOPs
+  // per cycle), Intel Deep Learning Boost (VNNI for INT8).
+  const CpuSpec& clx = cpu("core-i9-10900x");
+  EXPECT_EQ(clx.total_cores(), 10);
+  EXPECT_EQ(clx.memory_channels, 4);
+  EXPECT_NEAR(clx.mem_bw_gbps(), 94.0, 0.2);
+  EXPECT_DOUBLE_EQ(clx.fp32_flops_per_clk(), 64.0);
+  EXPECT_EQ(clx.math_unit("int8"), "vnni");
+}
+
 TEST(CpuCatalog, DeviceLookupSpansBothCatalogsAndSuggestsAcrossThem) {
   EXPECT_EQ(find_device("xeon-platinum-8380").kind, DeviceKind::kCpu);
   EXPECT_EQ(find_device("gtx-1080-ti").kind, DeviceKind::kGpu);
