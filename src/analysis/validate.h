@@ -41,6 +41,10 @@ struct PredictionFacts {
   } device;
   std::string model_family;
   Bound primary = Bound::kMemory;
+  struct Step {
+    double host_us = 0;  // the CPU's time issuing the step (docs/host-model.md)
+    double gpu_us = 0;   // kernels and gaps
+  } step;
 };
 
 PredictionFacts facts_of(const Prediction& p);
@@ -58,6 +62,7 @@ struct ValidationRow {
   double ape = 0;     // %
   double ratio = 0;   // predicted / measured
   std::optional<bool> inside;  // the measurement lies inside the prediction's interval (none: no interval)
+  std::string regime;          // the interval regime key that gave it (empty: no interval)
 };
 
 // A measured what-if: the throughput ratio between two rows that differ only in precision (amp vs fp32).
