@@ -161,7 +161,7 @@ std::vector<std::string> regime_keys(const PredictionFacts& p) {
   // are not the kernel model's: such rows get their own branch right after the mode, so that they neither borrow
   // the quantiles of GPU-bound rows of their family and precision nor widen them. GPU-bound rows keep the keys
   // they had before the branch existed.
-  if (p.step.host_us > p.step.gpu_us) dims.emplace_back("host", "bound");
+  if (host_bound(p)) dims.emplace_back("host", "bound");
   dims.insert(dims.end(), {{"family", family_group(p.model_family)},
                            {"precision", precision_class(q.precision)},
                            {"bound", std::string(bound_name(p.primary))},
@@ -346,7 +346,7 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
       s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
       s.source = source_id(row.result.row.source);
       s.file = names.back();
-      s.host_bound = row.result.prediction->step.host_us > row.result.prediction->step.gpu_us;
+      s.host_bound = host_bound(*row.result.prediction);
       samples.push_back(std::move(s));
     }
   }

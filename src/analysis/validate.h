@@ -49,6 +49,9 @@ struct PredictionFacts {
 
 PredictionFacts facts_of(const Prediction& p);
 
+// The prediction's step waits on the host: its host issues work more slowly than the GPU runs it (docs/host-model.md).
+inline bool host_bound(const PredictionFacts& p) { return p.step.host_us > p.step.gpu_us; }
+
 // A row of a validation file as validated: the row as read, and the facts of its prediction.
 struct ValidatedResult {
   ConfigRow row;
