@@ -22,6 +22,28 @@ TEST(Intervals, SourceIdsNameTheRepositoryOrTheHost) {
   EXPECT_EQ(source_id(""), "unknown");
 }
 
+TEST(Intervals, HostBoundStepsTakeTheirOwnBranchAfterTheMode) {
+  // docs/host-model.md: a step is host-bound when the host's total exceeds the GPU's. Such a step's residual comes
+  // from the host model, so its regimes must not be those of GPU-bound rows of the same family and precision.
+  PredictionFacts p;
+  p.request = {"a10", "mobilenet_v2", "pytorch", Mode::kInfer, "fp32", "synthetic", 1, 1, 1};
+  p.device.architecture = "ampere";
+  p.model_family = "cnn";
+  p.primary = Bound::kHost;
+  p.step = {7000, 900};
+  const auto keys = regime_keys(p);
+  EXPECT_EQ(keys.back(), "all");
+  EXPECT_EQ(keys[keys.size() - 2], "mode=infer");
+  EXPECT_EQ(keys[keys.size() - 3], "mode=infer;host=bound");
+  EXPECT_EQ(keys[keys.size() - 4], "mode=infer;host=bound;family=conv");
+  // The same request with the GPU the slower side: the keys it had before the branch existed.
+  p.primary = Bound::kMemory;
+  p.step = {900, 7000};
+  const auto gpu_keys = regime_keys(p);
+  EXPECT_EQ(gpu_keys[gpu_keys.size() - 3], "mode=infer;family=conv");
+  for (const auto& k : gpu_keys) EXPECT_EQ(k.find("host="), std::string::npos) << k;
+}
+
 // Samples whose ln(measured/predicted) is uniform on [-a, a] in each of `sources` sources.
 std::vector<IntervalSample> uniform_samples(int sources, int per_source, double a) {
   std::vector<IntervalSample> v;

@@ -154,15 +154,20 @@ bool covers(const IntervalRegime& r, double log_ratio) {
 
 std::vector<std::string> regime_keys(const PredictionFacts& p) {
   const auto& q = p.request;
-  const std::vector<std::pair<const char*, std::string>> dims{
-      {"mode", mode_string(q.mode)},
-      {"family", family_group(p.model_family)},
-      {"precision", precision_class(q.precision)},
-      {"bound", std::string(bound_name(p.primary))},
-      {"batch", q.batch <= 16 ? "small" : "large"},
-      {"gpus", q.gpus * q.nodes > 1 ? "multi" : "one"},
-      {"arch", p.device.architecture},
-      {"runtime", runtime_family(q.runtime)}};
+  std::vector<std::pair<const char*, std::string>> dims{{"mode", mode_string(q.mode)}};
+  // A step whose host issues work more slowly than the GPU runs it (host_us > gpu_us, the host-bound rule of
+  // docs/host-model.md) takes its time from the host model (per-op dispatch costs, the host's speed), whose errors
+  // are not the kernel model's: such rows get their own branch right after the mode, so that they neither borrow
+  // the quantiles of GPU-bound rows of their family and precision nor widen them. GPU-bound rows keep the keys
+  // they had before the branch existed.
+  if (host_bound(p)) dims.emplace_back("host", "bound");
+  dims.insert(dims.end(), {{"family", family_group(p.model_family)},
+                           {"precision", precision_class(q.precision)},
+                           {"bound", std::string(bound_name(p.primary))},
+                           {"batch", q.batch <= 16 ? "small" : "large"},
+                           {"gpus", q.gpus * q.nodes > 1 ? "multi" : "one"},
+                           {"arch", p.device.architecture},
+                           {"runtime", runtime_family(q.runtime)}});
   std::vector<std::string> keys;
   for (std::size_t n = dims.size(); n >= 1; --n) {
     std::string k;
@@ -282,8 +287,15 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   for (const auto& s : samples) all.push_back(&s);
   fit.regimes = fit_regimes(all, setup);
   int in = 0;
-  for (const auto& s : samples)
-    if (const auto* r = lookup(fit.regimes, s.keys); r && covers(*r, s.log_ratio)) ++in;
+  const auto group = [](const IntervalSample& s) { return s.host_bound ? "host_bound" : "gpu_bound"; };
+  for (const auto& s : samples) {
+    auto& g = fit.by_host[group(s)];
+    ++g.rows;
+    if (const auto* r = lookup(fit.regimes, s.keys); r && covers(*r, s.log_ratio)) {
+      ++in;
+      g.in_sample += 1;
+    }
+  }
   fit.in_sample_coverage = samples.empty() ? 0 : static_cast<double>(in) / static_cast<double>(samples.size());
   std::map<std::string, std::vector<const IntervalSample*>> by_source;
   for (const auto& s : samples) by_source[s.source].push_back(&s);
@@ -295,12 +307,19 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
     const auto regimes = fit_regimes(rest, setup);
     int src_in = 0;
     for (const auto* s : rows)
-      if (const auto* r = lookup(regimes, s->keys); r && covers(*r, s->log_ratio)) ++src_in;
+      if (const auto* r = lookup(regimes, s->keys); r && covers(*r, s->log_ratio)) {
+        ++src_in;
+        fit.by_host[group(*s)].loso += 1;
+      }
     loso_in += src_in;
     fit.leave_one_source_out[source] = {static_cast<int>(rows.size()),
                                         static_cast<double>(src_in) / static_cast<double>(rows.size())};
   }
   fit.loso_coverage = samples.empty() ? 0 : static_cast<double>(loso_in) / static_cast<double>(samples.size());
+  for (auto& [name, g] : fit.by_host) {
+    g.in_sample /= g.rows;
+    g.loso /= g.rows;
+  }
   return fit;
 }
 
@@ -320,6 +339,7 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
       s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
       s.source = source_id(row.result.row.source);
       s.file = names.back();
+      s.host_bound = host_bound(*row.result.prediction);
       samples.push_back(std::move(s));
     }
   }
@@ -366,6 +386,12 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       fit.loso_coverage * 100);
   for (const auto& [src, c] : fit.leave_one_source_out)
     s += fmt::format("| {} | {} | {:.0f}% |\n", src, c.rows, c.coverage * 100);
+  s += "\n## Coverage of host-bound and GPU-bound rows\n\nA row is host-bound when its predicted host time exceeds its "
+       "GPU time (docs/host-model.md); such rows form their own branch of the regime keys (`host=bound`).\n\n"
+       "| rows | count | in sample | leave one source out |\n|---|---:|---:|---:|\n";
+  for (const auto& [name, g] : fit.by_host)
+    s += fmt::format("| {} | {} | {:.1f}% | {:.1f}% |\n", name == "host_bound" ? "host-bound" : "GPU-bound", g.rows,
+                     g.in_sample * 100, g.loso * 100);
   s += "\n## What-if speedups\n\nMeasured pairs of rows in one file that differ in one input only; a predicted speedup S "
        "lies in [S / spread, S x spread] at the level above.\n\n| varied input | pairs | spread |\n|---|---:|---:|\n";
   for (const auto& [k, w] : fit.what_ifs) s += fmt::format("| {} | {} | {:.2f} |\n", k, w.pairs, w.spread);

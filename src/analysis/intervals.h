@@ -42,6 +42,7 @@ struct IntervalSample {
   double log_ratio = 0;           // ln(measured / predicted)
   std::string source;             // where it was measured (the source column's repository or host)
   std::string file;
+  bool host_bound = false;        // its predicted step waits on the host (the host=bound branch of the keys)
 };
 
 struct IntervalRegime {
@@ -83,6 +84,13 @@ struct IntervalFit {
   };
   std::map<std::string, SourceCoverage> leave_one_source_out;
   double loso_coverage = 0;  // over all rows
+  // The same two coverages over the host-bound rows alone ("host_bound") and the others ("gpu_bound").
+  struct GroupCoverage {
+    int rows = 0;
+    double in_sample = 0;
+    double loso = 0;
+  };
+  std::map<std::string, GroupCoverage> by_host;
 };
 
 // The source a measurement row names: "owner/repo" of a GitHub-style "owner/repo:path" or the host of a URL.

@@ -170,6 +170,7 @@ PredictionFacts facts_of(const Prediction& p) {
   f.device = {p.device.kind, p.device.architecture};
   f.model_family = p.model_family;
   f.primary = p.primary;
+  f.step = {p.step.host_us, p.step.gpu_us};
   return f;
 }
 
@@ -213,8 +214,10 @@ ValidationReport validate_file(const std::string& path) {
     if (res.row.metric == "mfu" && p.parallel) v.predicted = p.parallel->mfu;
     v.ratio = v.predicted / *res.row.measured;
     v.ape = std::fabs(v.ratio - 1.0) * 100.0;
-    if (const auto iv = prediction_interval(p))
+    if (const auto iv = prediction_interval(p)) {
       v.inside = *res.row.measured >= v.predicted * iv->low && *res.row.measured <= v.predicted * iv->high;
+      v.regime = iv->regime;
+    }
     v.result = {std::move(res.row), std::move(res.status), facts_of(p)};
     rep.rows.push_back(std::move(v));
   }, true);

@@ -41,9 +41,16 @@ struct PredictionFacts {
   } device;
   std::string model_family;
   Bound primary = Bound::kMemory;
+  struct Step {
+    double host_us = 0;  // the CPU's time issuing the step (docs/host-model.md)
+    double gpu_us = 0;   // kernels and gaps
+  } step;
 };
 
 PredictionFacts facts_of(const Prediction& p);
+
+// The prediction's step waits on the host: its host issues work more slowly than the GPU runs it (docs/host-model.md).
+inline bool host_bound(const PredictionFacts& p) { return p.step.host_us > p.step.gpu_us; }
 
 // A row of a validation file as validated: the row as read, and the facts of its prediction.
 struct ValidatedResult {
@@ -58,6 +65,7 @@ struct ValidationRow {
   double ape = 0;     // %
   double ratio = 0;   // predicted / measured
   std::optional<bool> inside;  // the measurement lies inside the prediction's interval (none: no interval)
+  std::string regime;          // the interval regime key that gave it (empty: no interval)
 };
 
 // A measured what-if: the throughput ratio between two rows that differ only in precision (amp vs fp32).

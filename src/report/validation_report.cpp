@@ -223,7 +223,12 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                          {"measured", *row.measured},
                          {"predicted", r.predicted},
                          {"ape_pct", r.ape},
-                         {"fits", r.result.prediction->memory.fits}});
+                         {"fits", r.result.prediction->memory.fits},
+                         {"bound", bound_name(r.result.prediction->primary)},
+                         {"host_ms", r.result.prediction->step.host_us / 1e3},
+                         {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
+                         {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
+                         {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}});
   }
   return j;
 }
