@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/advisor.h"
 #include "analysis/batch_predict.h"
 #include "analysis/op_batch.h"
 #include "cli_runner.h"
@@ -128,6 +129,29 @@ TEST(ConvAlgo, OpConfigsColumnChangesTheAlgorithmColumn) {
   const OpBatchResult bad = predict_op_configs(head + shape + "autotun\n");
   EXPECT_EQ(bad.failed, 1);
   EXPECT_NE(bad.csv.find("did you mean"), std::string::npos) << bad.csv;
+}
+
+// advise offers benchmark mode where the convolutions take cuDNN's heuristic, and never as a slowdown: the autotuner
+// keeps the fastest algorithm it timed.
+TEST(ConvAlgo, AdviseOffersBenchmarkModeOnlyWhereTheHeuristicRuns) {
+  const auto strategy = [](const Advice& a) -> const StrategyResult* {
+    for (const auto& st : a.strategies)
+      if (st.id == "cudnn-benchmark") return &st;
+    return nullptr;
+  };
+  PredictRequest r = request_from_row(resnet50_row(""));
+  const Advice pt = advise(r);
+  const StrategyResult* on = strategy(pt);
+  ASSERT_NE(on, nullptr);
+  ASSERT_TRUE(on->applicable) << on->reason;
+  EXPECT_GE(on->speedup, 1.0);
+  EXPECT_EQ(on->request.conv_algo, "autotune");
+  r.runtime = "tensorflow";  // TF_CUDNN_USE_AUTOTUNE defaults to true
+  const Advice tf_advice = advise(r);
+  const StrategyResult* tf = strategy(tf_advice);
+  ASSERT_NE(tf, nullptr);
+  EXPECT_FALSE(tf->applicable);
+  EXPECT_EQ(tf->reason_code.id, "conv_algo.already_autotuned");
 }
 
 class ConvAlgoCli : public test::ScratchDirTest {
