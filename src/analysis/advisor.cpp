@@ -275,6 +275,30 @@ void add_channels_last(const Baseline& on, std::vector<StrategyResult>& s) {
   }
 }
 
+// Convolution algorithms: cuDNN's autotuner (torch.backends.cudnn.benchmark = True) times each convolution's
+// algorithms once per shape and keeps the fastest, where the runtime's default takes cuDNN's heuristic choice.
+void add_conv_autotune(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const bool has_conv = std::any_of(base.step.entries.begin(), base.step.entries.end(),
+                                    [](const OpCost& e) { return e.kind == OpKind::kConv; });
+  if (!has_conv || is_cpu_device(r.gpu)) {
+    s.push_back(not_applicable("cudnn-benchmark", "conv-algo", "no cuDNN convolutions: no algorithm to choose",
+                               {"conv_algo.no_convolutions", {}}));
+  } else if (conv_autotune_for(r.conv_algo, base.runtime)) {
+    s.push_back(not_applicable("cudnn-benchmark", "conv-algo",
+                               "runtime '" + r.runtime + "' already times cuDNN's convolution algorithms",
+                               {"conv_algo.already_autotuned", {{"runtime", r.runtime}}}));
+  } else {
+    PredictRequest t = r;
+    t.conv_algo = "autotune";
+    s.push_back(evaluate("cudnn-benchmark", "conv-algo", base, t, [](const Prediction&) {
+      return std::string("cuDNN times each convolution's algorithms and keeps the fastest "
+                         "(torch.backends.cudnn.benchmark = True, --conv-algo autotune)");
+    }));
+  }
+}
+
 // Launch: CUDA graphs.
 void add_cuda_graphs(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
@@ -404,6 +428,7 @@ constexpr StrategyFamily kStrategyFamilies[] = {
        t.channels_last = true;
        t.precision = x.precision;
      }},
+    {"conv-algo", add_conv_autotune, [](PredictRequest& t, const PredictRequest& x) { t.conv_algo = x.conv_algo; }},
     {"launch", add_cuda_graphs, [](PredictRequest& t, const PredictRequest&) { t.cuda_graphs = true; }},
     {"input", add_input_pipeline,
      [](PredictRequest& t, const PredictRequest& x) {

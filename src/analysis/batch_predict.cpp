@@ -184,6 +184,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (row.checkpointing == "yes") r.checkpointing = true;
   else if (!row.checkpointing.empty() && row.checkpointing != "no")
     throw InputError("checkpointing must be yes or no, got '" + row.checkpointing + "'");
+  check_conv_algo(row.conv_algo);
+  r.conv_algo = row.conv_algo;
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

@@ -468,7 +468,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     // The harness did not autotune convolutions (PyTorch's default torch.backends.cudnn.benchmark = False): the
     // kernel names show cuDNN's heuristic choice, often a slower implicit GEMM where Winograd is faster, so the
     // rows are costed with the heuristic rules ([conv] heuristic_fwd), not the fastest algorithm.
-    e.ctx.runtime.conv_autotune = false;
+    e.ctx.conv_autotune = false;
     e.ctx.device.sustained_clock_factor = 0;
     e.ctx.device.sustained_clock_tdp_w = 0;
     e.arch = "sm_" + std::to_string(e.ctx.arch.sm_version);

@@ -101,14 +101,17 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
       s.rows = int_field(row, "rows", 0), s.cols = int_field(row, "cols", 0);
       s.function = text(row, "function", "add");
       const bool training = s.direction != "fwd";
+      const std::string conv_algo = text(row, "conv_algo", "");
+      check_conv_algo(conv_algo);
       const std::string key = text(row, "gpu", "") + "|" + text(row, "runtime", "pytorch") + "|" +
-                              text(row, "precision", "fp32") + (training ? "|train" : "");
+                              text(row, "precision", "fp32") + (training ? "|train" : "") + "|" + conv_algo;
       auto it = contexts.find(key);
-      if (it == contexts.end())
-        it = contexts
-                 .emplace(key, op_context(text(row, "gpu", ""), text(row, "runtime", "pytorch"),
-                                          text(row, "precision", "fp32"), 0, training))
-                 .first;
+      if (it == contexts.end()) {
+        OpContext c = op_context(text(row, "gpu", ""), text(row, "runtime", "pytorch"), text(row, "precision", "fp32"),
+                                 0, training);
+        c.conv_autotune = conv_autotune_for(conv_algo, c.runtime);
+        it = contexts.emplace(key, std::move(c)).first;
+      }
       const OpPrediction p = predict_op(s, it->second);
       predicted = fmt::format("{:.2f}", p.cost.time_us);
       algorithm = std::string(p.cost.algorithm);

@@ -13,7 +13,7 @@ struct OpBatchResult {
 
 // Columns (any order; empty where they do not apply): gpu, op, precision, direction, m, n, k, a_trans, b_trans,
 // batch_count, conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s, pad_h, pad_w, stride_h, stride_w, rows,
-// cols; optional function, runtime. Throws InputError only when the header lacks gpu or op.
+// cols; optional function, runtime, conv_algo (autotune | heuristic; empty = the runtime's default). Throws InputError only when the header lacks gpu or op.
 OpBatchResult predict_op_configs(const std::string& csv_text);
 
 }  // namespace perfcast

@@ -67,6 +67,7 @@ void check_request(const PredictRequest& r) {
   if (!r.host.empty()) find_host(r.host);
   if (!r.strategy.empty()) find_strategy(r.strategy);
   if (!r.dataset.empty()) find_dataset(r.dataset);
+  check_conv_algo(r.conv_algo);
 }
 
 namespace {
@@ -167,7 +168,8 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   MemoryBreakdown memory;
   {
     const KernelCostModel kernels(device, arch);
-    const CostContext ctx{kernels, runtime, plan, training};
+    CostContext ctx{kernels, runtime, plan, training};
+    ctx.conv_autotune = conv_autotune_for(r.conv_algo, runtime);
     // Sharded tables: each GPU serves every sample's lookups into its own tables (the same lookups per GPU as
     // one GPU with all of them) but holds and updates 1/n of the rows.
     Graph costed;

@@ -36,6 +36,9 @@ struct PredictRequest {
   std::string runtime = "pytorch";
   std::string runtime_version;      // e.g. "2.3": applies the runtime's [[version]] rules ("" = profile default)
   std::string attention;            // eager | sdpa | flash (Hugging Face attn_implementation); "" = the runtime's
+  // autotune | heuristic: how cuDNN convolution algorithms are chosen (torch.backends.cudnn.benchmark = True /
+  // False, TF_CUDNN_USE_AUTOTUNE, MXNET_CUDNN_AUTOTUNE_DEFAULT); "" = the runtime's documented default.
+  std::string conv_algo;
   Mode mode = Mode::kTrain;         // serve: predict_serving
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits

@@ -113,10 +113,11 @@ KernelCost minus(KernelCost a, const KernelCost& b) {
 
 OpContext op_context(const std::string& gpu, const std::string& runtime, const std::string& precision,
                      double power_limit_w, bool training) {
-  OpContext c{find_gpu(gpu), {}, find_runtime(runtime), {}};
+  OpContext c{find_gpu(gpu), {}, find_runtime(runtime), {}, {}, false};
   if (power_limit_w > 0) c.device.tdp_w = power_limit_w;
   c.arch = architecture_for(c.device);
   c.plan = resolve_precision(precision, c.device, c.arch, c.runtime, "", training);
+  c.conv_autotune = c.runtime.conv_autotune;
   return c;
 }
 
@@ -137,6 +138,7 @@ OpPrediction predict_prepared(PreparedOp& prepared, const OpContext& ctx, const 
   const bool fwd = prepared.direction == "fwd";
   CostContext cc{kernels, ctx.runtime, ctx.plan, !fwd};
   cc.forced_conv_algorithm = ctx.forced_conv_algorithm;
+  cc.conv_autotune = ctx.conv_autotune;
   std::vector<Op>& ops = prepared.graph.ops;
   const std::size_t index = prepared.index;
   OpPrediction p;

@@ -44,6 +44,7 @@ struct OpContext {
   RuntimeProfile runtime;
   PrecisionPlan plan;
   std::string_view forced_conv_algorithm;  // CostContext::forced_conv_algorithm (fit-kernels --fit-conv only)
+  bool conv_autotune = false;              // CostContext::conv_autotune (op_context sets the runtime's default)
 };
 
 // Resolves `gpu` (catalog id or file), `runtime` and `precision` as `perfcast predict` does; `power_limit_w` > 0

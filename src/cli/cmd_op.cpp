@@ -22,6 +22,7 @@ std::string op_text(const OpSpec& s, const OpContext& c, const OpPrediction& p) 
   std::string algo(k.algorithm);
   if (k.tile_m > 0) algo += fmt::format(", threadblock tile {}x{}", k.tile_m, k.tile_n);
   if (k.split_k > 1) algo += fmt::format(", split-K {}", k.split_k);
+  if (s.op == "conv2d") algo += c.conv_autotune ? " (conv-algo autotune: the fastest by timing)" : " (conv-algo heuristic: cuDNN's choice)";
   std::string out = fmt::format("{} {} on {} ({}), {}, {}\n", s.op, s.direction, c.device.id, c.device.name, c.plan.name,
                                 c.runtime.id);
   out += fmt::format("  time            {:>10.2f} us   ({} kernel launch{})\n", k.time_us, k.launches,
@@ -46,6 +47,7 @@ nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& 
           {"predicted_us", k.time_us},
           {"bound", bound_name(k.bound)},
           {"algorithm", std::string(k.algorithm)},
+          {"conv_algo", std::string(conv_algo_name(c.conv_autotune))},
           {"tile", k.tile_m > 0 ? nlohmann::json::array({k.tile_m, k.tile_n}) : nlohmann::json()},
           {"split_k", k.split_k},
           {"launches", static_cast<std::int64_t>(k.launches)},
@@ -68,7 +70,7 @@ Command op_command() {
           [](CLI::App& app) {
             struct State {
               OpSpec spec;
-              std::string gpu, precision = "fp32", runtime = "pytorch", configs, out;
+              std::string gpu, precision = "fp32", runtime = "pytorch", configs, out, conv_algo;
               double power_limit = 0;
               bool json = false;
               std::string html;
@@ -81,6 +83,9 @@ Command op_command() {
                 ->capture_default_str();
             app.add_option("--precision", s->precision, "fp32 tf32 fp16 bf16 amp int8 fp8")->capture_default_str();
             app.add_option("--runtime", s->runtime, "runtime profile (library behaviour)")->capture_default_str();
+            app.add_option("--conv-algo", s->conv_algo,
+                           "autotune | heuristic: cuDNN convolution algorithm by timing (cudnn.benchmark = True) or by "
+                           "cuDNN's heuristic (default: the runtime's documented default)");
             app.add_option("--direction", o.direction, "fwd | bwd | bwd_data | bwd_filter")->capture_default_str();
             app.add_option("--m", o.m, "matmul rows of A and C (attention: query length)");
             app.add_option("--n", o.n, "matmul columns of B and C (attention: key length)");
@@ -124,7 +129,9 @@ Command op_command() {
               if (!s->out.empty()) throw InputError("--out applies with --configs");
               if (!s->html.empty()) check_output_path(s->html);
               if (s->gpu.empty()) throw InputError("op: --gpu is required (or --configs FILE)");
-              const OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit, s->spec.direction != "fwd");
+              check_conv_algo(s->conv_algo);
+              OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit, s->spec.direction != "fwd");
+              ctx.conv_autotune = conv_autotune_for(s->conv_algo, ctx.runtime);
               const OpPrediction p = predict_op(s->spec, ctx);
               const nlohmann::json j = op_json(s->spec, ctx, p);
               const std::string text = op_text(s->spec, ctx, p);

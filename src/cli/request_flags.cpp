@@ -104,6 +104,7 @@ PredictRequest RequestFlags::to_request() const {
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!optimizer.empty()) r.optimizer = optimizer;
   parse_attention_impl(r.attention);  // a typo fails here, before any prediction
+  check_conv_algo(r.conv_algo);
   r.optimizer_step = !no_optimizer_step;
   if (fused_optimizer && unfused_optimizer)
     throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
@@ -177,6 +178,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
       "--attention", r.attention,
       "eager | sdpa | flash: Hugging Face's attn_implementation (eager kernels; PyTorch's "
       "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0)");
+  app.add_option("--conv-algo", r.conv_algo,
+                 "autotune | heuristic: cuDNN convolution algorithms chosen by timing each (torch.backends.cudnn."
+                 "benchmark = True, TF_CUDNN_USE_AUTOTUNE=1) or by cuDNN's heuristic. Default: the runtime's documented "
+                 "default (PyTorch: heuristic; TensorFlow, MXNet, TensorRT: autotune)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
   app.add_flag("--fused-optimizer", f.fused_optimizer,

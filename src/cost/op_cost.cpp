@@ -19,7 +19,8 @@ CostContext::CostContext(const KernelCostModel& kernels, const RuntimeProfile& r
       runtime(runtime),
       plan(plan),
       training(training),
-      tensor_library_efficiency(perfcast::tensor_library_efficiency(runtime, kernels.device().sm_version)) {}
+      tensor_library_efficiency(perfcast::tensor_library_efficiency(runtime, kernels.device().sm_version)),
+      conv_autotune(runtime.conv_autotune) {}
 
 double CostContext::library_efficiency(Pipe pipe) const {
   return library_efficiency_on(runtime, tensor_library_efficiency, pipe);
@@ -177,7 +178,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   // Without autotuning cuDNN runs its heuristic's algorithm ([conv] heuristic_fwd, read off measured kernel
   // names) for FP32 CUDA-core forward 3x3 stride-1 convolutions; other shapes keep implicit GEMM.
   std::string heuristic;
-  if (!ctx.runtime.conv_autotune && ctx.forced_conv_algorithm.empty() && forward && cuda_fp && c.spatial_dims == 2 &&
+  if (!ctx.conv_autotune && ctx.forced_conv_algorithm.empty() && forward && cuda_fp && c.spatial_dims == 2 &&
       c.kernel[0] == 3 && c.kernel[1] == 3 && c.stride[0] == 1 && c.stride[1] == 1 && c.groups == 1 && !c.transposed)
     heuristic = conv_heuristic_algorithm(ctx.kernels.constants(), ctx.kernels.device().sm_version,
                                          static_cast<double>(c.n), static_cast<double>(c_a), static_cast<double>(c.in[0]));
@@ -190,7 +191,7 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   // Winograd and FFT are floating-point algorithms: cuDNN runs its INT8 configurations (INT8, INT8x4, INT8x32)
   // with the implicit-GEMM algorithms only, and TensorRT's dp4a convolutions on Pascal are implicit-GEMM kernels
   // too (trt_maxwell_int8x4_icudnn_int8x4_128x128_*). Tensor-core convolutions are implicit GEMM as well.
-  const bool transforms = (ctx.runtime.conv_autotune || !forced.empty()) && cuda_fp;
+  const bool transforms = (ctx.conv_autotune || !forced.empty()) && cuda_fp;
   const std::int64_t m = c_a < ctx.kernels.constants().winograd_min_channels && forced.empty() ? 0 : winograd_tile(c);
   if (fused_winograd && m > 0 && c.kernel[0] == 3 && transforms) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency

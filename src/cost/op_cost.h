@@ -43,6 +43,9 @@ struct CostContext {
   const PrecisionPlan& plan;
   bool training;
   double tensor_library_efficiency;  // the runtime's library_efficiency_by_sm entry for this GPU (1 without one)
+  // cuDNN convolution algorithms: true = the fastest by timing (autotune), false = cuDNN's heuristic ([conv]
+  // heuristic_fwd). The runtime's conv_autotune unless the request names one (PredictRequest::conv_algo).
+  bool conv_autotune;
   // The one conv algorithm to cost ("gemm", "winograd_fused", "winograd_nonfused", "fft"), empty = choose: set only
   // by `perfcast fit-kernels --fit-conv` to cost a measured row with the algorithm cuDNN ran.
   std::string_view forced_conv_algorithm;

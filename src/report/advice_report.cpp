@@ -48,6 +48,8 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (st.category == "fusion")
     return fmt::format("把逐元素算子融合进上游内核：每步显存流量 {:.1f} -> {:.1f} GB", base.step.bytes / 1e9, p.step.bytes / 1e9);
   if (st.category == "layout") return "NHWC 布局：张量核心卷积省去布局转置";
+  if (st.category == "conv-algo")
+    return "cuDNN 为每个卷积的各算法计时并选用最快者（torch.backends.cudnn.benchmark = True，--conv-algo autotune）";
   if (st.category == "launch")
     return fmt::format("{:.0f} 次内核启动：主机派发 {:.2f} ms，GPU 计算 {:.2f} ms", base.step.launches, base.step.host_us / 1e3,
                        base.step.gpu_us / 1e3);

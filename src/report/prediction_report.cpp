@@ -20,6 +20,7 @@ struct OpRow {
   double flops = 0, bytes = 0, time_us = 0, launches = 0;
   std::map<Bound, double> by_bound;
   std::map<Pipe, double> by_pipe;
+  std::string forward_algorithm;  // a convolution's forward algorithm (implicit GEMM, Winograd, FFT), else ""
   Bound bound() const {
     return std::max_element(by_bound.begin(), by_bound.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   }
@@ -35,8 +36,9 @@ std::vector<OpRow> merge_ops(const Prediction& p) {
   std::map<std::string, std::size_t> index;
   for (const auto& e : p.step.entries) {
     auto [it, fresh] = index.emplace(e.name, rows.size());
-    if (fresh) rows.push_back(OpRow{e.name, e.kind, 0, 0, 0, 0, {}, {}});
+    if (fresh) rows.push_back(OpRow{e.name, e.kind, 0, 0, 0, 0, {}, {}, {}});
     OpRow& r = rows[it->second];
+    if (e.kind == OpKind::kConv && e.phase == Phase::kForward) r.forward_algorithm = e.cost.algorithm;
     r.flops += e.cost.flops;
     r.bytes += e.cost.bytes;
     r.time_us += e.cost.time_us;
@@ -188,8 +190,13 @@ nlohmann::json prediction_json(const Prediction& p) {
                    {"launches", count_json(o.launches)},
                    {"bound", bound_name(o.bound())},
                    {"pipe", pipe_name(o.pipe())}});
+    if (!o.forward_algorithm.empty()) ops.back()["algorithm"] = o.forward_algorithm;
   }
   j["ops"] = ops;
+  // How the GPU convolutions' cuDNN algorithms were chosen (--conv-algo, else the runtime's documented default).
+  const bool has_conv = std::any_of(p.step.entries.begin(), p.step.entries.end(),
+                                    [](const OpCost& e) { return e.kind == OpKind::kConv; });
+  if (has_conv && !is_cpu_device(r.gpu)) j["conv_algo"] = conv_algo_name(conv_autotune_for(r.conv_algo, p.runtime));
   // The ceilings the ops' points sit under (the page's roofline): datasheet peaks of the pipes they run on.
   json peaks = json::object();
   for (const auto& o : ops) {

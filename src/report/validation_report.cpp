@@ -257,7 +257,8 @@ void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
                           &row.gpu_decode,   &row.prefetch,       &row.context,
                           &row.kv_precision, &row.strategy,       &row.fused_optimizer,
                           &row.grad_accum,   &row.attention,      &row.parallel,
-                          &row.optimizer,    &row.checkpointing, &row.seq_mean})
+                          &row.optimizer,    &row.checkpointing, &row.seq_mean,
+                          &row.conv_algo})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;

@@ -69,6 +69,18 @@ std::vector<int> version_parts(const std::string& v) {
 
 }  // namespace
 
+void check_conv_algo(std::string_view conv_algo) {
+  if (!conv_algo.empty() && conv_algo != "autotune" && conv_algo != "heuristic")
+    throw_unknown("convolution algorithm choice (--conv-algo, conv_algo column)", conv_algo, {"autotune", "heuristic"});
+}
+
+bool conv_autotune_for(std::string_view conv_algo, const RuntimeProfile& runtime) {
+  check_conv_algo(conv_algo);
+  return conv_algo.empty() ? runtime.conv_autotune : conv_algo == "autotune";
+}
+
+std::string_view conv_algo_name(bool autotune) { return autotune ? "autotune" : "heuristic"; }
+
 RuntimeProfile load_runtime(const std::filesystem::path& path) {
   const toml::table t = parse_toml_file(path);
   TomlFields f(t, "runtime file '" + path.string() + "'");

@@ -46,7 +46,10 @@ struct RuntimeProfile {
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
-  bool conv_autotune = true;               // fastest algorithm per layer (Winograd where it wins)
+  // The runtime's documented default for choosing cuDNN convolution algorithms: true = it times them and keeps the
+  // fastest (cudnn.benchmark = True, TF_CUDNN_USE_AUTOTUNE=1), false = cuDNN's heuristic ([conv] heuristic_fwd).
+  // A request may name the other (PredictRequest::conv_algo); CostContext::conv_autotune is what is costed.
+  bool conv_autotune = true;
   double conv_workspace_limit_bytes = 1e18;  // largest cuDNN workspace the autotuner may pick an algorithm with
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
@@ -103,6 +106,15 @@ struct RuntimeProfile {
 // The entry of the runtime's library_efficiency_by_sm for an sm_<sm_version> GPU (its tensor-core library kernels'
 // rate there), 1 when the map has none. The one lookup: CostContext (cost/op_cost.h) holds it for a request.
 double tensor_library_efficiency(const RuntimeProfile& runtime, int sm_version);
+
+// The conv_algo column / --conv-algo value: "autotune" (time every algorithm, keep the fastest), "heuristic"
+// (cuDNN's heuristic choice), or "" for the runtime's own default (its conv_autotune). InputError naming the nearest
+// value for anything else.
+bool conv_autotune_for(std::string_view conv_algo, const RuntimeProfile& runtime);
+// The same check without a runtime (flags are checked before any profile is loaded).
+void check_conv_algo(std::string_view conv_algo);
+// "autotune" or "heuristic": what a request's convolutions are costed with (conv_autotune_for), for reports.
+std::string_view conv_algo_name(bool autotune);
 
 // The profile as it behaves at `version` ("2.3", "1.15.4"): every matching [[version]] rule applied in order to a
 // copy. The version itself stays with the request (PredictRequest::runtime_version). InputError when the text is
