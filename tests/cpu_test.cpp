@@ -81,6 +81,14 @@ TEST(CpuCatalog, SessionTwelvePartsMatchVendorFigures) {
   EXPECT_EQ(clx.math_unit("int8"), "vnni");
 }
 
+TEST(CpuCatalog, SocketLinksAreLinksTimesTransferRate) {
+  // Intel ARK: Platinum 8180 has 3 UPI links at 10.4 GT/s, E5-2690 v4 2 QPI links at 9.6 GT/s; 2 bytes per transfer
+  // each way (a 6.4 GT/s QPI link: 25.6 GB/s both ways together).
+  EXPECT_NEAR(cpu("xeon-platinum-8180").socket_link_gbps, 3 * 10.4 * 2, 0.05);
+  EXPECT_NEAR(cpu("xeon-e5-2690-v4").socket_link_gbps, 2 * 9.6 * 2, 0.05);
+  EXPECT_EQ(cpu("core-i7-8700").socket_link_gbps, 0);  // one-socket parts have no link
+}
+
 TEST(CpuCatalog, DeviceLookupSpansBothCatalogsAndSuggestsAcrossThem) {
   EXPECT_EQ(find_device("xeon-platinum-8380").kind, DeviceKind::kCpu);
   EXPECT_EQ(find_device("gtx-1080-ti").kind, DeviceKind::kGpu);
@@ -180,11 +188,12 @@ TEST(CpuValidation, PublishedCpuMeasurementsMeetTheTarget) {
   const ErrorStats s = error_stats(all);
   EXPECT_GE(s.rows, 16);
   // Issue 15 target: median <= 20%. Ratchet: 7.4% when the file was added (in sample: it is calibration,
-  // data/validation/README.md), plus a margin; lower it as the model improves, never raise it quietly.
-  EXPECT_LE(s.median_ape, 9.0);
-  // Lowered from every row within 2x when session 10 added Hugging Face's batch-1 BERT rows (2 x Xeon 8275CL):
-  // sequence 384 and 512 stay 2.1x and 2.5x too fast (docs/cpus.md); the other 14 rows are within 2x.
-  EXPECT_GE(s.within_2x, 14.0 / 16.0 - 1e-9);
+  // data/validation/README.md), plus a margin; lower it as the model improves, never raise it quietly. Session 12
+  // (operands over the socket link): 7.6%.
+  EXPECT_LE(s.median_ape, 8.0);
+  // Lowered from every row within 2x when session 10 added Hugging Face's batch-1 BERT rows (2 x Xeon 8275CL);
+  // session 12: sequence 512 stays 2.1x too fast (docs/cpus.md), the other 15 rows are within 2x.
+  EXPECT_GE(s.within_2x, 15.0 / 16.0 - 1e-9);
 }
 
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a

@@ -113,6 +113,23 @@ double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {
   return std::clamp(blocks, 1.0, static_cast<double>(cpu_.total_cores()));
 }
 
+double CpuCostModel::cross_socket_us(const MatmulGeometry& g, double a_bytes, double b_bytes) const {
+  if (cpu_.sockets < 2 || !(cpu_.socket_link_gbps > 0)) return 0.0;
+  // The threads split the products, then each product's output in a grid of nthr_m x nthr_n blocks; BLAS and
+  // oneDNN's GEMM drivers grid the team into near-square output blocks (nthr_m / nthr_n = M / N). The team spans
+  // the sockets evenly. B (the weights, on the node whose thread loaded them) is read in part by every socket:
+  // the other sockets' share crosses the link. A's rows are split between the sockets when the grid has a block
+  // row per socket (each reads rows its own socket wrote); with fewer block rows (small M: a batch-1 GEMM is split
+  // by columns) every socket reads all of A, and the share the other socket wrote crosses. A line crosses once
+  // per socket: a second thread on the same socket gets it from that socket's caches.
+  const double sockets = cpu_.sockets;
+  const double products = static_cast<double>(std::max<std::int64_t>(1, g.batch));
+  const double team = std::max(1.0, gemm_threads(g) / products);
+  const double nthr_m = std::clamp(std::sqrt(team * static_cast<double>(g.m) / std::max<double>(1.0, g.n)), 1.0, team);
+  const double read = b_bytes + (nthr_m < sockets ? a_bytes : 0.0);
+  return products * read * (sockets - 1.0) / sockets / (cpu_.socket_link_gbps * 1e3);
+}
+
 double CpuCostModel::streaming_threads(double elements) const {
   const double cores = cpu_.total_cores();
   if (!(elements > 0)) return cores;
@@ -187,6 +204,16 @@ KernelCost CpuCostModel::streaming(double flops, double bytes, double launches, 
   return finish(k, Bound::kCpuVector);
 }
 
+namespace {
+
+// Time no FMA overlaps (packing, reorders, operand reads over the socket link) added to a kernel.
+void add_serial(KernelCost& k, double us) {
+  k.memory_us += us;
+  k.time_us += us;
+}
+
+}  // namespace
+
 OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CpuCostContext& ctx) {
   const Op& op = ops[index];
   OpCost out;
@@ -216,6 +243,12 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   double reorder_regions = 0;  // parallel regions of layout reorders around the op's primitives
   // Backward: one call for the input gradient and one for the weight gradient where each exists.
   const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
+  const double weights_bytes = static_cast<double>(op.params) * ctx.plan.bytes.weight;
+  // A convolution's implicit GEMM reads the input tensor (not an unfolded matrix) and the weights, per group.
+  const auto conv_cross_socket_us = [&](const MatmulGeometry& g) {
+    const double groups = static_cast<double>(std::max<std::int64_t>(1, g.batch));
+    return m.cross_socket_us(g, static_cast<double>(op.in_elems) * ctx.plan.bytes.act / groups, weights_bytes / groups);
+  };
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
       if (rt.conv_reorders_per_call && !rt.conv_im2col_per_image) {
@@ -230,8 +263,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
                                            2.0 * acts / m.bandwidth_bytes_per_us(2.0 * acts));
         out.cost = is_depthwise(op.conv) ? m.depthwise(w.flops, w.bytes)
                                          : m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff);
-        out.cost.memory_us += reorder_us;
-        out.cost.time_us += reorder_us;
+        add_serial(out.cost, reorder_us);
+        if (!is_depthwise(op.conv)) add_serial(out.cost, calls * conv_cross_socket_us(g));
         reorder_regions = 3.0 * calls;
       } else if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
@@ -254,8 +287,13 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         const double gemm_calls = images * (forward ? 1.0 : calls);
         out.cost.compute_us += gemm_calls * rt.gemm_call_overhead_us;
         out.cost.time_us += gemm_calls * rt.gemm_call_overhead_us;
+        // Each per-image GEMM reads its unfolded matrix and the group's weights.
+        const double groups = static_cast<double>(std::max<std::int64_t>(1, g.batch));
+        add_serial(out.cost, gemm_calls * m.cross_socket_us(g, unfolded / images / groups, weights_bytes / groups));
       } else {
-        out.cost = m.gemm(conv_as_gemm(op.conv), w.flops, w.bytes, rt.conv_efficiency * phase_eff, cold);
+        const MatmulGeometry g = conv_as_gemm(op.conv);
+        out.cost = m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff, cold);
+        add_serial(out.cost, calls * conv_cross_socket_us(g));
       }
       break;
     case CostRule::kMatmul:
@@ -267,10 +305,17 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         // Packed a panel at a time (Goto's K_c x N_c blocks, sized for L2/L3): the packed copy stays in the caches.
         const double pack_us = reps * m.weight_relayout_us(op.mm, weights, cold, 2.0, 0.0);
         out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
-        out.cost.memory_us += pack_us;
-        out.cost.time_us += pack_us;
+        add_serial(out.cost, pack_us);
       } else {
         out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff, cold);
+      }
+      {
+        const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+        const MatmulGeometry& g = op.mm;
+        const double b_elem = g.weight_operand ? ctx.plan.bytes.weight : ctx.plan.bytes.act;
+        add_serial(out.cost, reps * calls *
+                                 m.cross_socket_us(g, static_cast<double>(g.m * g.k) * ctx.plan.bytes.act,
+                                                   static_cast<double>(g.k * g.n) * b_elem));
       }
       break;
     case CostRule::kAttention: {
@@ -280,8 +325,20 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       g.m = op.attn.q_len;
       g.n = op.attn.kv_len;
       g.k = op.attn.head_dim;
+      // Both products' operands: Q [q, d] and K^T [d, kv], then the scores [q, kv] and V [kv, d]; the backward
+      // runs each twice.
+      MatmulGeometry pv = g;
+      pv.n = op.attn.head_dim;
+      pv.k = op.attn.kv_len;
+      const double act = ctx.plan.bytes.act;
+      const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+      const double operand_us =
+          reps * (forward ? 1.0 : 2.0) *
+          (m.cross_socket_us(g, static_cast<double>(g.m * g.k) * act, static_cast<double>(g.k * g.n) * act) +
+           m.cross_socket_us(pv, static_cast<double>(pv.m * pv.k) * act, static_cast<double>(pv.k * pv.n) * act));
       if (op.attn.fused) {
         out.cost = m.gemm(g, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+        add_serial(out.cost, operand_us);
         break;
       }
       // Unfused (eager): the QK^T and PV batched GEMMs, then each elementwise pass over the scores between them
@@ -299,6 +356,7 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       out.cost.compute_us += s.compute_us;
       out.cost.memory_us += s.memory_us;
       out.cost.time_us += s.time_us;
+      add_serial(out.cost, operand_us);
       out.cost.launches = (gemms + sp.kernels) * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
       out.host_us = out.cost.launches * m.fork_join_us();
       return out;

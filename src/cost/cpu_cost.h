@@ -66,6 +66,10 @@ class CpuCostModel {
   double fork_join_us() const;
   // Cores a GEMM's output blocks keep busy.
   double gemm_threads(const MatmulGeometry& g) const;
+  // Time a GEMM's operands spend on the socket-to-socket links (0 on one socket): the other sockets' share of B,
+  // and of A when the output is split between the sockets by columns (small M). `a_bytes`, `b_bytes`: one
+  // product's (of g.batch) whole operands.
+  double cross_socket_us(const MatmulGeometry& g, double a_bytes, double b_bytes) const;
   // Share of the FMA lanes a GEMM's vectorized dimension (its N: output channels per group) fills.
   double lane_fill(const MatmulGeometry& g) const;
 

@@ -75,6 +75,7 @@ CpuSpec load_cpu_file(const std::filesystem::path& path) {
   c.l2_bytes_per_core = r.number("l2_bytes_per_core");
   c.l3_bytes = r.number("l3_bytes");
   c.tdp_w = r.number("tdp_w");
+  if (c.max_sockets == 2) c.socket_link_gbps = r.number("socket_link_gbps");
   c.launch_date = r.text("launch_date");
   c.launch_price_usd = r.number("launch_price_usd");
   if (c.max_sockets < 1 || c.max_sockets > 2) r.fail("max_sockets", "must be 1 or 2");
@@ -95,6 +96,8 @@ CpuSpec load_cpu_file(const std::filesystem::path& path) {
   if (!(c.memory_gb > 0)) r.fail("memory_gb", "must be positive");
   if (!(c.l3_bytes > 0) || !(c.l2_bytes_per_core > 0)) r.fail("l3_bytes", "caches must be positive");
   if (!(c.tdp_w > 0)) r.fail("tdp_w", "must be positive");
+  if (c.max_sockets == 2 && !(c.socket_link_gbps > 0 && c.socket_link_gbps < 10000))
+    r.fail("socket_link_gbps", "must be in (0, 10000) for a part with max_sockets = 2");
   if (const auto* src = t["sources"].as_table())
     for (const auto& [k, v] : *src)
       if (auto s = v.value<std::string>()) c.sources[std::string(k.str())] = *s;

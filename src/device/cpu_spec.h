@@ -39,6 +39,9 @@ struct CpuSpec {
   double l2_bytes_per_core = 0;
   double l3_bytes = 0;            // per socket
   double tdp_w = 0;               // per socket
+  // Data rate of the socket-to-socket links (UPI, QPI, xGMI), all links together, one direction, GB/s; only for
+  // parts that run in two-socket servers (max_sockets = 2), 0 otherwise.
+  double socket_link_gbps = 0;
   std::string launch_date;
   double launch_price_usd = 0;    // per socket, 0 = not in the file
   std::map<std::string, std::string> sources;  // field -> where the value came from ("default" for the rest)
