@@ -467,7 +467,8 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
   s += fmt::format(
       "\n## CPU rows\n\nCPU predictions take their interval from regimes of their own (`device=cpu;...`, down to "
       "`device=cpu`), never from GPU residuals; the coverages above are over GPU rows only. {} CPU rows from {} sources; "
-      "{} of them with a `device=cpu` regime in the table (a regime needs {} rows from {} sources).\n\n"
+      "{} of them with a `device=cpu` regime in the table (a regime needs {} rows from {} sources); a row without one "
+      "counts as outside.\n\n"
       "| CPU rows | in sample | leave one source out |\n|---:|---:|---:|\n| {} | {:.1f}% | {:.1f}% |\n\n"
       "| source | CPU rows | leave-one-source-out coverage |\n|---|---:|---:|\n",
       c.rows, c.sources, c.with_regime, fit.setup.min_rows, fit.setup.min_sources, c.rows, c.in_sample * 100,
