@@ -2,7 +2,10 @@
 // --configs CSV and validate, and judged by their coverage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -44,6 +47,37 @@ TEST(Intervals, HostBoundStepsTakeTheirOwnBranchAfterTheMode) {
   for (const auto& k : gpu_keys) EXPECT_EQ(k.find("host="), std::string::npos) << k;
 }
 
+TEST(Intervals, GpuKeysAreUnchangedAndCpuKeysFormAChainOfTheirOwn) {
+  // A GPU-bound GPU training step: the chain the GPU regimes of data/intervals.toml were fitted under (issue 13),
+  // most specific first down to "all".
+  PredictionFacts p;
+  p.request = {"a100-sxm4-40gb", "resnet50", "pytorch", Mode::kTrain, "amp", "synthetic", 256, 1, 1};
+  p.device.architecture = "ampere";
+  p.model_family = "cnn";
+  p.primary = Bound::kTensorCompute;
+  p.step = {1000, 90000};
+  const std::vector<std::string> gpu_keys{
+      "mode=train;family=conv;precision=half;bound=tensor_compute;batch=large;gpus=one;arch=ampere;runtime=pytorch",
+      "mode=train;family=conv;precision=half;bound=tensor_compute;batch=large;gpus=one;arch=ampere",
+      "mode=train;family=conv;precision=half;bound=tensor_compute;batch=large;gpus=one",
+      "mode=train;family=conv;precision=half;bound=tensor_compute;batch=large",
+      "mode=train;family=conv;precision=half;bound=tensor_compute",
+      "mode=train;family=conv;precision=half",
+      "mode=train;family=conv",
+      "mode=train",
+      "all"};
+  EXPECT_EQ(regime_keys(p), gpu_keys);
+  // The same request on a CPU: every key under device=cpu, the coarsest device=cpu itself, never a GPU regime.
+  p.request.gpu = "xeon-platinum-8180";
+  p.request.precision = "fp32";
+  p.device = {DeviceKind::kCpu, "skylake-sp"};
+  const auto cpu_keys = regime_keys(p);
+  ASSERT_FALSE(cpu_keys.empty());
+  EXPECT_EQ(cpu_keys.back(), "device=cpu");
+  EXPECT_EQ(cpu_keys[cpu_keys.size() - 2], "device=cpu;mode=train");
+  for (const auto& k : cpu_keys) EXPECT_EQ(k.rfind("device=cpu", 0), 0u) << k;
+}
+
 // Samples whose ln(measured/predicted) is uniform on [-a, a] in each of `sources` sources.
 std::vector<IntervalSample> uniform_samples(int sources, int per_source, double a) {
   std::vector<IntervalSample> v;
@@ -83,6 +117,47 @@ TEST(Intervals, ARegimeSeenByTooFewSourcesFallsBack) {
   const IntervalFit fit = fit_intervals(uniform_samples(2, 400, 0.5), setup);
   EXPECT_FALSE(fit.regimes.count("mode=train"));
   EXPECT_TRUE(fit.regimes.count("all"));
+}
+
+TEST(Intervals, TooFewCpuRowsGiveNoCpuRegimeAndLeaveTheGpuFitAlone) {
+  // data/interval_setup.toml's rule holds for CPU regimes too: 20 CPU rows from 2 sources fit none, and their
+  // residuals (here far outside the GPU rows') change neither a GPU regime nor the GPU coverage figures.
+  IntervalSetup setup;
+  setup.min_rows = 25;
+  setup.min_sources = 3;
+  std::vector<IntervalSample> v = uniform_samples(5, 100, 0.5);
+  const IntervalFit gpu_only = fit_intervals(v, setup);
+  for (int i = 0; i < 20; ++i) {
+    IntervalSample x;
+    x.keys = {"device=cpu;mode=infer", "device=cpu"};
+    x.log_ratio = -1.5;
+    x.source = i % 2 ? "source0" : "cpu-only-source";
+    x.cpu = true;
+    v.push_back(x);
+  }
+  const IntervalFit fit = fit_intervals(v, setup);
+  EXPECT_FALSE(fit.regimes.count("device=cpu"));
+  EXPECT_FALSE(fit.regimes.count("device=cpu;mode=infer"));
+  EXPECT_EQ(fit.regimes.at("all").low, gpu_only.regimes.at("all").low);
+  EXPECT_EQ(fit.regimes.at("mode=train").high, gpu_only.regimes.at("mode=train").high);
+  EXPECT_EQ(fit.samples, 500);
+  EXPECT_EQ(fit.in_sample_coverage, gpu_only.in_sample_coverage);
+  EXPECT_EQ(fit.loso_coverage, gpu_only.loso_coverage);
+  EXPECT_EQ(fit.leave_one_source_out.at("source0").rows, 100);
+  EXPECT_EQ(fit.cpu.rows, 20);
+  EXPECT_EQ(fit.cpu.sources, 2);
+  EXPECT_EQ(fit.cpu.with_regime, 0);
+  EXPECT_EQ(fit.cpu.in_sample, 0);
+  // With a third source and 25 rows the CPU rows have a regime of their own.
+  for (int i = 0; i < 5; ++i) {
+    IntervalSample x = v.back();
+    x.source = "third-cpu-source";
+    v.push_back(x);
+  }
+  const IntervalFit enough = fit_intervals(v, setup);
+  ASSERT_TRUE(enough.regimes.count("device=cpu"));
+  EXPECT_NEAR(std::log(enough.regimes.at("device=cpu").median), -1.5, 1e-9);
+  EXPECT_EQ(enough.cpu.with_regime, 25);
 }
 
 TEST(Intervals, ShippedTableCoversTheCalibrationRowsAtAboutItsLevel) {
@@ -132,6 +207,85 @@ TEST_F(IntervalsCli, ConfigsCsvHasLowAndHighBesideThePrediction) {
   EXPECT_NE(lines[0].find("predicted_samples_per_s,predicted_tokens_per_s,predicted_low,predicted_high"),
             std::string::npos)
       << lines[0];
+}
+
+// A data folder that is perfcast's own except for its interval table (`intervals`), for PERFCAST_DATA.
+std::filesystem::path data_with_intervals(const std::filesystem::path& dir, const std::string& intervals) {
+  namespace fs = std::filesystem;
+  const fs::path data = dir / "data";
+  fs::create_directory(data);
+  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
+    if (e.path().filename() != "intervals.toml") fs::create_symlink(e.path(), data / e.path().filename());
+  test::write_text(data / "intervals.toml", intervals);
+  return data;
+}
+
+TEST_F(IntervalsCli, CpuPredictionTakesItsIntervalFromACpuRegime) {
+  // A table with a device=cpu regime and GPU ones: a CPU prediction takes the CPU regime's factors (in text, JSON and
+  // the --configs CSV), a GPU prediction never does.
+  const auto data = data_with_intervals(
+      dir_, "level = 0.8\n"
+            "[[regime]]\nkey = \"all\"\nrows = 900\nsources = 40\nlow = 0.7\nmedian = 1.0\nhigh = 1.3\n"
+            "[[regime]]\nkey = \"mode=infer\"\nrows = 300\nsources = 20\nlow = 0.75\nmedian = 1.0\nhigh = 1.25\n"
+            "[[regime]]\nkey = \"device=cpu\"\nrows = 30\nsources = 4\nlow = 0.4\nmedian = 0.8\nhigh = 1.1\n");
+  const std::string env = "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'";
+  const test::CliResult cpu =
+      test::run_perfcast(dir_, "predict --device xeon-platinum-8180 --model resnet50 --batch 1 --mode infer --json", env);
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  const auto j = nlohmann::json::parse(cpu.out);
+  const double v = j["throughput"]["samples_per_s"];
+  EXPECT_EQ(j["throughput"]["interval"]["regime"], "device=cpu");
+  EXPECT_EQ(j["throughput"]["interval"]["rows"], 30);
+  EXPECT_NEAR(j["throughput"]["low"].get<double>(), 0.4 * v, 1e-9 * v);
+  EXPECT_NEAR(j["throughput"]["high"].get<double>(), 1.1 * v, 1e-9 * v);
+  const test::CliResult text =
+      test::run_perfcast(dir_, "predict --device xeon-platinum-8180 --model resnet50 --batch 1 --mode infer", env);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("80% interval"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("device=cpu"), std::string::npos) << text.out;
+  const auto file = dir_ / "configs.csv";
+  test::write_text(file, "gpu,model,mode,batch\nxeon-platinum-8180,resnet50,infer,1\n");
+  const test::CliResult csv = test::run_perfcast(dir_, "predict --configs " + file.string(), env);
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  const auto lines = test::lines_of(csv.out);
+  ASSERT_EQ(lines.size(), 2u) << csv.out;
+  const auto col = [](const std::string& line, const std::string& header, const std::string& name) {
+    std::vector<std::string> h, f;
+    std::stringstream hs(header), ls(line);
+    for (std::string x; std::getline(hs, x, ',');) h.push_back(x);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    const auto at = std::find(h.begin(), h.end(), name) - h.begin();
+    return static_cast<std::size_t>(at) < f.size() ? f[at] : std::string();
+  };
+  const double csv_v = std::stod(col(lines[1], lines[0], "predicted_samples_per_s"));
+  EXPECT_NEAR(std::stod(col(lines[1], lines[0], "predicted_low")), 0.4 * csv_v, 1e-4 * csv_v);
+  EXPECT_NEAR(std::stod(col(lines[1], lines[0], "predicted_high")), 1.1 * csv_v, 1e-4 * csv_v);
+  // A GPU inference prediction keeps its own chain: mode=infer, not the CPU regime.
+  const test::CliResult gpu =
+      test::run_perfcast(dir_, "predict --gpu gtx-1080-ti --model resnet50 --batch 32 --mode infer --json", env);
+  ASSERT_EQ(gpu.code, 0) << gpu.err;
+  EXPECT_EQ(nlohmann::json::parse(gpu.out)["throughput"]["interval"]["regime"], "mode=infer");
+}
+
+TEST_F(IntervalsCli, CpuPredictionWithoutACpuRegimeSaysWhyInOneLine) {
+  // Only GPU regimes in the table: the CPU prediction carries no interval (it does not borrow "all") and says why.
+  const auto data = data_with_intervals(
+      dir_, "level = 0.8\n[[regime]]\nkey = \"all\"\nrows = 900\nsources = 40\nlow = 0.7\nmedian = 1.0\nhigh = 1.3\n");
+  const std::string env = "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'";
+  const std::string args = "predict --device xeon-platinum-8180 --model resnet50 --batch 1 --mode infer";
+  const test::CliResult j = test::run_perfcast(dir_, args + " --json", env);
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_TRUE(nlohmann::json::parse(j.out)["throughput"]["low"].is_null());
+  const test::CliResult text = test::run_perfcast(dir_, args, env);
+  ASSERT_EQ(text.code, 0) << text.err;
+  int lines = 0;
+  for (const auto& line : test::lines_of(text.out))
+    if (line.find("interval") != std::string::npos) {
+      ++lines;
+      EXPECT_NE(line.find("none"), std::string::npos) << line;
+      EXPECT_NE(line.find("CPU"), std::string::npos) << line;
+    }
+  EXPECT_EQ(lines, 1) << text.out;
 }
 
 TEST_F(IntervalsCli, MeasuredStepAnchorsOnBatchOverStepTime) {

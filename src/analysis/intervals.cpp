@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
+#include <set>
 
 #include "analysis/validate.h"
 #include "core/data_files.h"
@@ -146,6 +147,17 @@ std::map<std::string, IntervalRegime> fit_regimes(const std::vector<const Interv
   return out;
 }
 
+// Every prefix of `dims` as a regime key, longest (most specific) first.
+std::vector<std::string> key_chain(const std::vector<std::pair<const char*, std::string>>& dims) {
+  std::vector<std::string> keys;
+  for (std::size_t n = dims.size(); n >= 1; --n) {
+    std::string k;
+    for (std::size_t i = 0; i < n; ++i) k += (i ? ";" : "") + std::string(dims[i].first) + "=" + dims[i].second;
+    keys.push_back(k);
+  }
+  return keys;
+}
+
 bool covers(const IntervalRegime& r, double log_ratio) {
   return log_ratio >= std::log(r.low) && log_ratio <= std::log(r.high);
 }
@@ -154,6 +166,20 @@ bool covers(const IntervalRegime& r, double log_ratio) {
 
 std::vector<std::string> regime_keys(const PredictionFacts& p) {
   const auto& q = p.request;
+  // A CPU's step comes from the CPU cost model (docs/cpu-model.md), whose errors are not the GPU kernel model's: CPU
+  // rows form a chain of their own under `device=cpu`, down to `device=cpu` itself and never to a GPU regime or
+  // "all". A CPU regime without enough rows (data/interval_setup.toml) leaves the prediction without an interval.
+  if (p.device.kind == DeviceKind::kCpu) {
+    const std::vector<std::pair<const char*, std::string>> dims{{"device", "cpu"},
+                                                                {"mode", mode_string(q.mode)},
+                                                                {"family", family_group(p.model_family)},
+                                                                {"precision", precision_class(q.precision)},
+                                                                {"bound", std::string(bound_name(p.primary))},
+                                                                {"batch", q.batch <= 16 ? "small" : "large"},
+                                                                {"arch", p.device.architecture},
+                                                                {"runtime", runtime_family(q.runtime)}};
+    return key_chain(dims);
+  }
   std::vector<std::pair<const char*, std::string>> dims{{"mode", mode_string(q.mode)}};
   // A step whose host issues work more slowly than the GPU runs it (host_us > gpu_us, the host-bound rule of
   // docs/host-model.md) takes its time from the host model (per-op dispatch costs, the host's speed), whose errors
@@ -168,24 +194,27 @@ std::vector<std::string> regime_keys(const PredictionFacts& p) {
                            {"gpus", q.gpus * q.nodes > 1 ? "multi" : "one"},
                            {"arch", p.device.architecture},
                            {"runtime", runtime_family(q.runtime)}});
-  std::vector<std::string> keys;
-  for (std::size_t n = dims.size(); n >= 1; --n) {
-    std::string k;
-    for (std::size_t i = 0; i < n; ++i) k += (i ? ";" : "") + std::string(dims[i].first) + "=" + dims[i].second;
-    keys.push_back(k);
-  }
+  std::vector<std::string> keys = key_chain(dims);
   keys.emplace_back("all");
   return keys;
 }
 
 std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   if (!p.memory.fits) return std::nullopt;
-  // The table holds the residuals of GPU predictions (fit_intervals skips CPU rows); a CPU gets no interval.
-  if (p.device.kind == DeviceKind::kCpu) return std::nullopt;
   const Table& t = table();
   const IntervalRegime* r = lookup(t.regimes, regime_keys(facts_of(p)));
   if (!r) return std::nullopt;
   return PredictionInterval{t.level, r->low, r->high, r->key, r->rows};
+}
+
+std::string no_interval_reason(const Prediction& p) {
+  if (!p.memory.fits || prediction_interval(p)) return "";
+  const IntervalSetup setup = interval_setup();
+  if (p.device.kind == DeviceKind::kCpu)
+    return fmt::format("no CPU regime of data/intervals.toml has {} measured CPU rows from {} sources "
+                       "(data/interval_setup.toml), and CPU predictions do not borrow GPU residuals",
+                       setup.min_rows, setup.min_sources);
+  return "data/intervals.toml has no regime for it (run perfcast fit-intervals)";
 }
 
 std::optional<WhatIfSpread> what_if_spread(const std::string& category) {
@@ -262,6 +291,9 @@ IntervalSetup interval_setup() {
   s.min_sources = f.count("min_sources");
   if (!(s.level > 0 && s.level < 1)) f.fail("level", "must lie between 0 and 1");
   if (s.min_rows < 1) f.fail("min_rows", "must be at least 1");
+  if (const auto* arr = doc["cpu_calibration_files"].as_array())
+    for (const auto& node : *arr)
+      if (const auto v = node.value<std::string>()) s.cpu_calibration_files.push_back(*v);
   return s;
 }
 
@@ -282,40 +314,66 @@ std::string source_id(const std::string& col) {
 IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup) {
   IntervalFit fit;
   fit.setup = setup;
-  fit.samples = static_cast<int>(samples.size());
   std::vector<const IntervalSample*> all;
   for (const auto& s : samples) all.push_back(&s);
+  // One fit over every row: CPU rows carry only `device=cpu` keys, so they never enter a GPU regime (nor GPU rows a
+  // CPU one). Coverage is judged for GPU rows (the figures the table always reported) and CPU rows apart.
   fit.regimes = fit_regimes(all, setup);
-  int in = 0;
-  const auto group = [](const IntervalSample& s) { return s.host_bound ? "host_bound" : "gpu_bound"; };
-  for (const auto& s : samples) {
-    auto& g = fit.by_host[group(s)];
-    ++g.rows;
-    if (const auto* r = lookup(fit.regimes, s.keys); r && covers(*r, s.log_ratio)) {
-      ++in;
-      g.in_sample += 1;
-    }
-  }
-  fit.in_sample_coverage = samples.empty() ? 0 : static_cast<double>(in) / static_cast<double>(samples.size());
   std::map<std::string, std::vector<const IntervalSample*>> by_source;
   for (const auto& s : samples) by_source[s.source].push_back(&s);
-  int loso_in = 0;
+  std::map<const IntervalSample*, bool> loso_in;
   for (const auto& [source, rows] : by_source) {
     std::vector<const IntervalSample*> rest;
     for (const auto& s : samples)
       if (s.source != source) rest.push_back(&s);
     const auto regimes = fit_regimes(rest, setup);
-    int src_in = 0;
-    for (const auto* s : rows)
-      if (const auto* r = lookup(regimes, s->keys); r && covers(*r, s->log_ratio)) {
-        ++src_in;
-        fit.by_host[group(*s)].loso += 1;
-      }
-    loso_in += src_in;
-    fit.leave_one_source_out[source] = {static_cast<int>(rows.size()),
-                                        static_cast<double>(src_in) / static_cast<double>(rows.size())};
+    for (const auto* s : rows) {
+      const auto* r = lookup(regimes, s->keys);
+      loso_in[s] = r && covers(*r, s->log_ratio);
+    }
   }
-  fit.loso_coverage = samples.empty() ? 0 : static_cast<double>(loso_in) / static_cast<double>(samples.size());
+  const auto group = [](const IntervalSample& s) { return s.host_bound ? "host_bound" : "gpu_bound"; };
+  int gpu_rows = 0, in = 0, loso = 0;
+  std::map<std::string, std::pair<int, int>> gpu_per_source, cpu_per_source;  // rows, LOSO rows inside
+  std::set<std::string> cpu_sources;
+  for (const auto& s : samples) {
+    const auto* r = lookup(fit.regimes, s.keys);
+    const bool inside = r && covers(*r, s.log_ratio);
+    const bool out_inside = loso_in.at(&s);
+    auto& per = s.cpu ? cpu_per_source[s.source] : gpu_per_source[s.source];
+    ++per.first;
+    per.second += out_inside ? 1 : 0;
+    if (s.cpu) {
+      ++fit.cpu.rows;
+      fit.cpu.in_sample += inside ? 1 : 0;
+      fit.cpu.loso += out_inside ? 1 : 0;
+      fit.cpu.with_regime += r ? 1 : 0;
+      continue;
+    }
+    ++gpu_rows;
+    auto& g = fit.by_host[group(s)];
+    ++g.rows;
+    if (inside) {
+      ++in;
+      g.in_sample += 1;
+    }
+    if (out_inside) {
+      ++loso;
+      g.loso += 1;
+    }
+  }
+  fit.samples = gpu_rows;
+  fit.in_sample_coverage = gpu_rows == 0 ? 0 : static_cast<double>(in) / gpu_rows;
+  fit.loso_coverage = gpu_rows == 0 ? 0 : static_cast<double>(loso) / gpu_rows;
+  for (const auto& [src, c] : gpu_per_source)
+    fit.leave_one_source_out[src] = {c.first, static_cast<double>(c.second) / c.first};
+  for (const auto& [src, c] : cpu_per_source)
+    fit.cpu.leave_one_source_out[src] = {c.first, static_cast<double>(c.second) / c.first};
+  fit.cpu.sources = static_cast<int>(cpu_per_source.size());
+  if (fit.cpu.rows > 0) {
+    fit.cpu.in_sample /= fit.cpu.rows;
+    fit.cpu.loso /= fit.cpu.rows;
+  }
   for (auto& [name, g] : fit.by_host) {
     g.in_sample /= g.rows;
     g.loso /= g.rows;
@@ -326,15 +384,26 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
 IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
   std::vector<std::filesystem::path> files;
   for (const auto& f : calibration_files(dir)) files.emplace_back(f);
+  // Calibration files whose names start with eval_ (data/validation/README.md): their CPU rows join the fit.
+  std::set<std::string> cpu_only;
+  for (const auto& name : setup.cpu_calibration_files)
+    if (const auto f = std::filesystem::path(dir) / name; std::filesystem::exists(f)) {
+      files.push_back(f);
+      cpu_only.insert(name);
+    }
   std::vector<IntervalSample> samples;
   std::vector<std::string> names;
   std::vector<ValidationReport> reports;
   for (const auto& f : files) {
     names.push_back(f.filename().string());
     reports.push_back(validate_file(f.string()));
+    if (cpu_only.count(names.back()))
+      std::erase_if(reports.back().rows, [](const ValidationRow& row) {
+        return row.result.prediction->device.kind != DeviceKind::kCpu;
+      });
     for (const auto& row : reports.back().rows) {
-      if (row.result.prediction->device.kind == DeviceKind::kCpu) continue;  // GPU residuals only (cpu.csv)
       IntervalSample s;
+      s.cpu = row.result.prediction->device.kind == DeviceKind::kCpu;
       s.keys = regime_keys(*row.result.prediction);
       s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
       s.source = source_id(row.result.row.source);
@@ -362,9 +431,11 @@ std::string interval_fit_toml(const IntervalFit& fit) {
       "# Prediction intervals: quantiles of measured / predicted throughput per regime.\n"
       "# Generated by `perfcast fit-intervals` (src/analysis/intervals.h) from the calibration files of\n"
       "# data/validation ({}); do not edit by hand. {} rows; in-sample coverage {:.1f}%, leave-one-source-out\n"
-      "# coverage {:.1f}% at level {:.2f}. Setup: data/interval_setup.toml.\n"
+      "# coverage {:.1f}% at level {:.2f} (GPU rows). {} CPU rows from {} sources (regimes under device=cpu): in-sample\n"
+      "# coverage {:.1f}%, leave-one-source-out {:.1f}%. Setup: data/interval_setup.toml.\n"
       "level = {}\n",
-      files, fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.setup.level, fit.setup.level);
+      files, fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.setup.level, fit.cpu.rows,
+      fit.cpu.sources, fit.cpu.in_sample * 100, fit.cpu.loso * 100, fit.setup.level);
   for (const auto& [k, w] : fit.what_ifs)
     s += fmt::format("\n[[what_if]]\nkind = \"{}\"\npairs = {}\nspread = {:.4f}\n", k, w.pairs, w.spread);
   for (const auto& [k, r] : fit.regimes)
@@ -392,6 +463,18 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
   for (const auto& [name, g] : fit.by_host)
     s += fmt::format("| {} | {} | {:.1f}% | {:.1f}% |\n", name == "host_bound" ? "host-bound" : "GPU-bound", g.rows,
                      g.in_sample * 100, g.loso * 100);
+  const auto& c = fit.cpu;
+  s += fmt::format(
+      "\n## CPU rows\n\nCPU predictions take their interval from regimes of their own (`device=cpu;...`, down to "
+      "`device=cpu`), never from GPU residuals; the coverages above are over GPU rows only. {} CPU rows from {} sources; "
+      "{} of them with a `device=cpu` regime in the table (a regime needs {} rows from {} sources); a row without one "
+      "counts as outside.\n\n"
+      "| CPU rows | in sample | leave one source out |\n|---:|---:|---:|\n| {} | {:.1f}% | {:.1f}% |\n\n"
+      "| source | CPU rows | leave-one-source-out coverage |\n|---|---:|---:|\n",
+      c.rows, c.sources, c.with_regime, fit.setup.min_rows, fit.setup.min_sources, c.rows, c.in_sample * 100,
+      c.loso * 100);
+  for (const auto& [src, sc] : c.leave_one_source_out)
+    s += fmt::format("| {} | {} | {:.0f}% |\n", src, sc.rows, sc.coverage * 100);
   s += "\n## What-if speedups\n\nMeasured pairs of rows in one file that differ in one input only; a predicted speedup S "
        "lies in [S / spread, S x spread] at the level above.\n\n| varied input | pairs | spread |\n|---|---:|---:|\n";
   for (const auto& [k, w] : fit.what_ifs) s += fmt::format("| {} | {} | {:.2f} |\n", k, w.pairs, w.spread);

@@ -30,11 +30,13 @@ struct PredictionInterval {
   int rows = 0;        // measured rows behind it
 };
 
-// The regime keys of a prediction, most specific first; the last is "all".
+// The regime keys of a prediction, most specific first; the last is "all" (a CPU's last is "device=cpu").
 std::vector<std::string> regime_keys(const PredictionFacts& p);
 
 // The interval for a prediction from data/intervals.toml; nullopt when it does not fit in memory (no throughput).
 std::optional<PredictionInterval> prediction_interval(const Prediction& p);
+// Why a prediction that fits carries no interval, in one line ("" when it has one or does not fit).
+std::string no_interval_reason(const Prediction& p);
 
 // One measured row's residual for the fit.
 struct IntervalSample {
@@ -43,6 +45,7 @@ struct IntervalSample {
   std::string source;             // where it was measured (the source column's repository or host)
   std::string file;
   bool host_bound = false;        // its predicted step waits on the host (the host=bound branch of the keys)
+  bool cpu = false;               // a CPU prediction (keys under device=cpu)
 };
 
 struct IntervalRegime {
@@ -68,6 +71,8 @@ struct IntervalSetup {
   double level = 0.8;
   int min_rows = 25;
   int min_sources = 3;
+  // Calibration files named eval_* (data/validation/README.md) whose CPU rows join the fit.
+  std::vector<std::string> cpu_calibration_files;
 };
 IntervalSetup interval_setup();  // data/interval_setup.toml
 
@@ -91,6 +96,13 @@ struct IntervalFit {
     double loso = 0;
   };
   std::map<std::string, GroupCoverage> by_host;
+  // The CPU rows (device=cpu regimes), judged apart: the figures above are over GPU rows only.
+  struct CpuCoverage {
+    int rows = 0, sources = 0;
+    int with_regime = 0;  // rows with a device=cpu regime in the table
+    double in_sample = 0, loso = 0;
+    std::map<std::string, SourceCoverage> leave_one_source_out;
+  } cpu;
 };
 
 // The source a measurement row names: "owner/repo" of a GitHub-style "owner/repo:path" or the host of a URL.

@@ -152,6 +152,7 @@ const std::map<std::string_view, Text>& table() {
       {"p.tokens", {"   ({:.0f} tokens/s)", "（{:.0f} 词元/秒）"}},
       {"p.interval", {"  {:.0f}% interval  {:.4g} - {:.4g} {} (measured residuals of {} runs like this one: {})\n",
                       "  {:.0f}% 区间      {:.4g} - {:.4g} {}（同类 {} 次实测的残差：{}）\n"}},
+      {"p.no_interval", {"  {:.0f}% interval  none: {}\n", "  {:.0f}% 区间      无：{}\n"}},
       {"p.anchor", {"  you measured    {:>12.1f} {} (measured / predicted {:+.0f}%; what-ifs scale from your number)\n",
                     "  您的实测        {:>12.1f} {}（实测比预测 {:+.0f}%；假设分析以您的数值为基准）\n"}},
       {"p.anchor_no_fit", {"  you measured    {:>12.1f} {} (the model predicts it does not fit: your number stands)\n",

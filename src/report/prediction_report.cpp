@@ -346,6 +346,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
     s += fmt::format(m("p.interval"), iv->level * 100, v * iv->low, v * iv->high,
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
+  } else if (const std::string why = no_interval_reason(p); !why.empty()) {
+    s += fmt::format(m("p.no_interval"), interval_setup().level * 100, why);
   }
   if (p.anchor) {
     const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);

@@ -67,6 +67,9 @@ std::string validation_summary_text(const ValidationReport& rep) {
   if (o.with_interval > 0)
     s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval\n", 100 * o.coverage,
                      o.with_interval);
+  else if (o.rows > 0)
+    s += "prediction intervals: none of these rows has one (no regime of data/intervals.toml with enough rows: "
+         "CPU rows take only device=cpu regimes)\n";
   const auto& m = rep.memory;
   if (m.measured_rows > 0)
     s += fmt::format("peak memory: {} rows, median error {:.1f}%, mean {:.1f}%, median bias {:+.1f}% (each row's own "
