@@ -45,12 +45,15 @@ struct KernelCost {
   Bound bound = Bound::kMemory;
   double shape_efficiency = 1;  // tile x wave x K-depth efficiency of a GEMM (1 for streaming kernels)
   // Which kernel runs: "gemm" (implicit-GEMM convolutions too), "winograd_fused", "winograd_nonfused", "fft",
-  // "depthwise" or "streaming"; for GEMMs the threadblock tile and split-K factor the model chose.
+  // "depthwise" (cuDNN's), "depthwise_native" (the framework's direct kernel) or "streaming"; for GEMMs the threadblock tile and split-K factor the model chose.
   std::string_view algorithm = "streaming";
   int tile_m = 0, tile_n = 0;
   int split_k = 1;
   double clock_factor = 1;  // sustained clock over boost during this kernel
   int kernels = 1;          // distinct kernels summed into this cost (accumulate); launches counts their repeats
+  // The framework's own kernel where its op kind is otherwise a cuDNN/cuBLAS call (PyTorch's native depthwise
+  // convolution): the host pays no library setup for it (schedule/step.cpp).
+  bool framework_kernel = false;
 };
 
 // Adds a second kernel's cost to a running total for one op (several kernels of one op: transforms and GEMM,

@@ -54,6 +54,35 @@ bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.r
 
 bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.c_in && c.c_out / c.groups <= 4; }
 
+// Whether PyTorch's dispatch (aten/src/ATen/native/Convolution.cpp use_cudnn_depthwise with
+// check_cudnn_depthwise_workload_with_filter) sends this depthwise convolution to cuDNN rather than its own
+// conv_depthwise2d kernel: only FP16 tensors (autocast makes them FP16 too; BF16 and FP32 stay native) on a new
+// enough GPU, undilated, equal strides, enough channels, and a shape one of the runtime's rules covers.
+bool cudnn_runs_depthwise(const ConvGeometry& c, const CostContext& ctx) {
+  const RuntimeProfile& rt = ctx.runtime;
+  if (!rt.native_depthwise_conv) return true;
+  if (!rt.cudnn_depthwise_half || !rt.cudnn_depthwise) return false;
+  const DepthwiseCudnnDispatch& d = *rt.cudnn_depthwise;
+  const bool half = ctx.plan.name == "fp16" || ctx.plan.name == "amp";
+  if (!half || ctx.kernels.device().sm_version < d.min_sm || static_cast<double>(c.c_in) < d.min_channels) return false;
+  if (c.transposed || c.spatial_dims > 2) return false;
+  const int dims = c.spatial_dims;
+  // PyTorch views a 1-D convolution as 2-D with height 1: its length is the width, its stride the second stride.
+  const std::int64_t stride = dims == 1 ? c.stride[0] : c.stride[1];
+  const std::int64_t width = dims == 1 ? c.in[0] : c.in[1];
+  if (c.dilation[0] != 1 || (dims == 2 && c.dilation[1] != 1)) return false;
+  if (dims == 2 && (c.stride[0] != c.stride[1] || c.kernel[0] != c.kernel[1])) return false;
+  const auto within = [](double v, double lo, double hi) { return (lo <= 0 || v >= lo) && (hi <= 0 || v <= hi); };
+  for (const auto& r : d.rules) {
+    if (r.dims != dims || r.stride != stride) continue;
+    if (!r.filters.empty() && std::find(r.filters.begin(), r.filters.end(), c.kernel[0]) == r.filters.end()) continue;
+    if (within(static_cast<double>(c.n), r.min_batch, r.max_batch) && within(static_cast<double>(c.c_in), r.min_channels, 0) &&
+        within(static_cast<double>(width), r.min_width, r.max_width))
+      return true;
+  }
+  return false;
+}
+
 // Pipe for CUDA-core work in this precision (depthwise convs, elementwise math).
 Pipe cuda_pipe_for(const PrecisionPlan& plan, const DeviceSpec& d) {
   if (plan.bytes.act <= 2 && !plan.mixed && d.peak(Pipe::kFp16) >= d.peak(Pipe::kFp32)) return Pipe::kFp16;
@@ -239,9 +268,14 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
 
   if (is_depthwise(c)) {
     const double passes = phase == Phase::kForward ? 1.0 : (op.needs_input_grad ? 2.0 : 1.0);
+    // cuDNN's depthwise kernels and the framework's own direct kernel (PyTorch's conv_depthwise2d: one thread
+    // per output element reading its k x k window, the input re-read from cache) are both one pass over input,
+    // output and filter per direction; the native one costs no library call on the host.
     KernelCost d = km.streaming(flops * passes, (in_b + out_b + w_b) * passes, passes,
                                 cuda_pipe_for(ctx.plan, km.device()), cc.depthwise_compute_efficiency);
-    d.algorithm = "depthwise";
+    const bool cudnn = cudnn_runs_depthwise(c, ctx);
+    d.algorithm = cudnn ? "depthwise" : "depthwise_native";
+    d.framework_kernel = !cudnn;
     return d;
   }
   // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output; so does every

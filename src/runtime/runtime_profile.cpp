@@ -29,6 +29,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
   if (key == "fused_attention") return &r.fused_attention;
+  if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
   return nullptr;
 }
 
@@ -65,6 +66,40 @@ std::vector<int> version_parts(const std::string& v) {
   }
   if (parts.empty()) throw InputError("runtime version is empty");
   return parts;
+}
+
+// [cudnn_depthwise]: min_sm, min_channels and the shape rules.
+DepthwiseCudnnDispatch read_depthwise_dispatch(const toml::table& t, const std::filesystem::path& path) {
+  const TomlFields f(t, "runtime file '" + path.string() + "' [cudnn_depthwise]");
+  DepthwiseCudnnDispatch d;
+  d.min_sm = f.number("min_sm");
+  d.min_channels = f.number("min_channels");
+  const auto* rules = t["rules"].as_array();
+  if (!rules) f.fail("rules", "must be an array of rule tables {stride = ..., filters = [...], ...}");
+  for (const auto& node : *rules) {
+    const auto* rt = node.as_table();
+    if (!rt) f.fail("rules", "entries must be tables {stride = ..., filters = [...], ...}");
+    const TomlFields fr(*rt, "runtime file '" + path.string() + "' [cudnn_depthwise] rule");
+    DepthwiseCudnnRule r;
+    r.dims = static_cast<int>(fr.number_or("dims", 2));
+    if (r.dims != 1 && r.dims != 2) fr.fail("dims", "must be 1 or 2");
+    r.stride = static_cast<int>(fr.number("stride"));
+    if (r.stride < 1) fr.fail("stride", "must be at least 1");
+    if ((*rt)["filters"] && !(*rt)["filters"].as_array()) fr.fail("filters", "must be an array of filter sizes");
+    if (const auto* list = (*rt)["filters"].as_array())
+      for (const auto& v : *list) {
+        const auto k = v.value<std::int64_t>();
+        if (!k || *k < 1) fr.fail("filters", "must be an array of filter sizes");
+        r.filters.push_back(static_cast<int>(*k));
+      }
+    r.min_batch = fr.number_or("min_batch", 0);
+    r.max_batch = fr.number_or("max_batch", 0);
+    r.min_channels = fr.number_or("min_channels", 0);
+    r.min_width = fr.number_or("min_width", 0);
+    r.max_width = fr.number_or("max_width", 0);
+    d.rules.push_back(std::move(r));
+  }
+  return d;
 }
 
 }  // namespace
@@ -130,6 +165,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
   r.int8_convolution = flag_or("int8_convolution", r.int8_convolution);
+  r.native_depthwise_conv = flag_or("native_depthwise_conv", r.native_depthwise_conv);
+  r.cudnn_depthwise_half = flag_or("cudnn_depthwise_half", r.cudnn_depthwise_half);
+  if (t["cudnn_depthwise"]) r.cudnn_depthwise = read_depthwise_dispatch(f.table("cudnn_depthwise"), path);
   r.variable_sequence_length = flag_or("variable_sequence_length", r.variable_sequence_length);
   r.conv_input_channel_pad_int8 = f.number_or("conv_input_channel_pad_int8", r.conv_input_channel_pad_int8);
   r.conv_input_channel_pad_half = f.number_or("conv_input_channel_pad_half", r.conv_input_channel_pad_half);

@@ -22,6 +22,26 @@ struct VersionRule {
   bool operator==(const VersionRule&) const = default;
 };
 
+// One shape class for which PyTorch sends a half-precision depthwise convolution to cuDNN instead of its own
+// kernel (Convolution.cpp check_cudnn_depthwise_workload_with_filter); 0 = no bound.
+struct DepthwiseCudnnRule {
+  int dims = 2;                // 1: conv1d (PyTorch views it as 2-D with height 1), 2: conv2d
+  int stride = 1;
+  std::vector<int> filters;    // square filter sizes it covers (empty: any)
+  double min_batch = 0, max_batch = 0;
+  double min_channels = 0;
+  double min_width = 0, max_width = 0;  // input width
+  bool operator==(const DepthwiseCudnnRule&) const = default;
+};
+
+// When a runtime with its own depthwise kernel hands a depthwise convolution to cuDNN instead.
+struct DepthwiseCudnnDispatch {
+  double min_sm = 0;        // cuDNN's fast depthwise kernels need this compute capability
+  double min_channels = 0;  // and at least this many channels
+  std::vector<DepthwiseCudnnRule> rules;  // and a shape one of these covers
+  bool operator==(const DepthwiseCudnnDispatch&) const = default;
+};
+
 struct RuntimeProfile {
   std::string id;
   std::string name;
@@ -58,6 +78,11 @@ struct RuntimeProfile {
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
+  // Depthwise convolutions run the framework's own direct kernel (no cuDNN call) unless cudnn_depthwise_half
+  // and cudnn_depthwise send an FP16 one to cuDNN (PyTorch's conv_depthwise2d; docs/calibration.md).
+  bool native_depthwise_conv = false;
+  bool cudnn_depthwise_half = false;
+  std::optional<DepthwiseCudnnDispatch> cudnn_depthwise;
   // Runs sequences without padding (packed tokens with per-sequence offsets): --seq-mean is what is costed.
   bool variable_sequence_length = false;
   // Tensor-core convolutions on inputs whose channels are not a multiple of 8 (the RGB layer): the runtime

@@ -23,7 +23,7 @@ double parameter_tensors(const Graph& graph) {
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
                      const StepOptions& options, double tensors) {
   const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
-  const bool library = op && op_kind_info(op->kind).library_call;
+  const bool library = op && op_kind_info(op->kind).library_call && !e.cost.framework_kernel;
   switch (from) {
     case EntrySource::kForward:
       if (!runs) return 0;
