@@ -108,6 +108,8 @@ double global_value(const CostConstants& c, const std::string& key) {
   if (key == "winograd_fused_efficiency") return c.winograd_fused_efficiency;
   if (key == "winograd_nonfused_efficiency") return c.winograd_nonfused_efficiency;
   if (key == "conv_efficiency_cuda") return c.conv_efficiency_cuda;
+  if (key == "winograd_fused_step_latency_clk") return c.winograd_fused_step_latency_clk;
+  if (key == "implicit_gemm_step_latency_clk") return c.implicit_gemm_step_latency_clk;
   const std::size_t i = static_cast<std::size_t>(key.back() - '1');
   return i < c.tiles_cuda.size() ? c.tiles_cuda[i].efficiency : 1.0;
 }
@@ -118,6 +120,8 @@ void set_global_value(CostConstants& c, const std::string& key, double v) {
   else if (key == "winograd_fused_efficiency") c.winograd_fused_efficiency = v;
   else if (key == "winograd_nonfused_efficiency") c.winograd_nonfused_efficiency = v;
   else if (key == "conv_efficiency_cuda") c.conv_efficiency_cuda = v;
+  else if (key == "winograd_fused_step_latency_clk") c.winograd_fused_step_latency_clk = v;
+  else if (key == "implicit_gemm_step_latency_clk") c.implicit_gemm_step_latency_clk = v;
   else if (const std::size_t i = static_cast<std::size_t>(key.back() - '1'); i < c.tiles_cuda.size())
     c.tiles_cuda[i].efficiency = v;
 }
@@ -268,7 +272,8 @@ std::vector<double> run_fit_staged(Problem& p, int held_out_gpu) {
   std::vector<std::size_t> conv_params = {p.layout.harness_base() + static_cast<std::size_t>(MeasuredOp::kConv)};
   for (std::size_t k = 0; k < p.layout.global_keys.size(); ++k) {
     const std::string& key = p.layout.global_keys[k];
-    if (key == "winograd_fused_efficiency" || key == "winograd_nonfused_efficiency" || key == "conv_efficiency_cuda")
+    if (key == "winograd_fused_efficiency" || key == "winograd_nonfused_efficiency" || key == "conv_efficiency_cuda" ||
+        key == "winograd_fused_step_latency_clk" || key == "implicit_gemm_step_latency_clk")
       conv_params.push_back(p.layout.global_base() + k);
   }
   for (std::size_t i : conv_params) p.lo[i] = p.hi[i] = p.start[i];
@@ -451,7 +456,8 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   // Fitting convolutions too adds the per-algorithm conv efficiencies and lets the conv rows into a second stage
   // of the fit (run_fit_staged; their harness floor is fitted there as well).
   if (options.fit_conv)
-    for (const char* key : {"winograd_fused_efficiency", "winograd_nonfused_efficiency", "conv_efficiency_cuda"})
+    for (const char* key : {"winograd_fused_efficiency", "winograd_nonfused_efficiency", "conv_efficiency_cuda",
+                            "winograd_fused_step_latency_clk", "implicit_gemm_step_latency_clk"})
       p.layout.global_keys.push_back(key);
   const std::vector<MeasuredKernel> measured = read_measured_kernel_dir(options.kernels_dir);
   KernelFit fit;

@@ -23,6 +23,25 @@ std::vector<GemmTile> tiles(const TomlFields& f, std::string_view key) {
   return out;
 }
 
+// Blocks of Winograd tiles one CTA computes: [images, tile rows, tile columns], whole numbers from 1.
+std::vector<std::array<double, 3>> cta_tiles(const TomlFields& f, std::string_view key) {
+  std::vector<std::array<double, 3>> out;
+  const auto* arr = f.raw()[key].as_array();
+  if (!arr || arr->empty()) f.fail(key, "is missing or not an array of [images, rows, columns]");
+  for (const auto& e : *arr) {
+    const auto* t = e.as_array();
+    if (!t || t->size() != 3) f.fail(key, "entries must be [images, rows, columns]");
+    std::array<double, 3> v{};
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto x = t->get(i)->value<std::int64_t>();
+      if (!x || *x < 1 || *x > 1024) f.fail(key, "entries must be whole numbers from 1 to 1024");
+      v[i] = static_cast<double>(*x);
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_view key) {
   std::vector<ConvHeuristicRule> out;
   const auto* arr = f.raw()[key].as_array();
@@ -71,6 +90,14 @@ CostConstants load() {
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
   c.winograd_nonfused_efficiency = cv.number("winograd_nonfused_efficiency");
+  c.winograd_fused_cta_channels = cv.count("winograd_fused_cta_channels");
+  c.winograd_fused_resident_ctas = cv.count("winograd_fused_resident_ctas");
+  c.winograd_fused_step_latency_clk = cv.number("winograd_fused_step_latency_clk");
+  c.winograd_fused_cta_tiles = cta_tiles(cv, "winograd_fused_cta_tiles");
+  c.implicit_gemm_step_depth = cv.count("implicit_gemm_step_depth");
+  if (c.implicit_gemm_step_depth < 1) cv.fail("implicit_gemm_step_depth", "must be at least 1");
+  c.implicit_gemm_resident_outputs = cv.count("implicit_gemm_resident_outputs");
+  c.implicit_gemm_step_latency_clk = cv.number("implicit_gemm_step_latency_clk");
   c.winograd_min_channels = cv.number("winograd_min_channels");
   c.conv_heuristic = heuristic_rules(cv, "heuristic_fwd");
   c.conv_efficiency_cuda = cv.number("conv_efficiency_cuda");
@@ -109,6 +136,8 @@ CostConstants apply_kernel_fit(CostConstants c) {
   c.winograd_fused_efficiency = f.number_or("winograd_fused_efficiency", c.winograd_fused_efficiency);
   c.winograd_nonfused_efficiency = f.number_or("winograd_nonfused_efficiency", c.winograd_nonfused_efficiency);
   c.conv_efficiency_cuda = f.number_or("conv_efficiency_cuda", c.conv_efficiency_cuda);
+  c.winograd_fused_step_latency_clk = f.number_or("winograd_fused_step_latency_clk", c.winograd_fused_step_latency_clk);
+  c.implicit_gemm_step_latency_clk = f.number_or("implicit_gemm_step_latency_clk", c.implicit_gemm_step_latency_clk);
   for (std::size_t i = 1; i < c.tiles_cuda.size(); ++i)
     c.tiles_cuda[i].efficiency = f.number_or("tile_efficiency_" + std::to_string(i + 1), c.tiles_cuda[i].efficiency);
   return c;

@@ -2,6 +2,7 @@
 // defaults here: the data file is the one source, and a missing key is an error naming it).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,18 @@ struct CostConstants {
   double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
   double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
   double winograd_fused_efficiency = 0;
+  // cuDNN's fused Winograd kernel (scudnn_winograd_128x128_*): output channels per CTA, its variants' Winograd-tile
+  // blocks per CTA as {images, tile rows, tile columns}, CTAs one SM holds, and the cycles one input-channel step
+  // of its main loop takes at least (a dependent global-load round trip and barrier a lone CTA cannot hide).
+  double winograd_fused_cta_channels = 0;
+  std::vector<std::array<double, 3>> winograd_fused_cta_tiles;
+  double winograd_fused_resident_ctas = 0;
+  double winograd_fused_step_latency_clk = 0;
+  // cuDNN's CUDA-core implicit-GEMM forward kernels: K elements per main-loop step, output elements (accumulators) one SM holds over its resident CTAs, and the
+  // cycles a step takes at least (KernelCostModel::gemm with GemmLibrary::kCudnnNoSplit).
+  double implicit_gemm_step_depth = 0;
+  double implicit_gemm_resident_outputs = 0;
+  double implicit_gemm_step_latency_clk = 0;
   double winograd_min_channels = 0;        // fewer input channels: cuDNN runs implicit GEMM, not Winograd
   double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
   std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune

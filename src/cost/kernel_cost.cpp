@@ -232,7 +232,57 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   k.clock_factor = clock_factor(activity);
   const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
+  // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on
+  // dependent global loads: resident CTAs hide each other's wait, a CTA alone on its SM cannot, so the main loop
+  // takes at least its step latency per step and round of resident CTAs ([conv] implicit_gemm_step_*).
+  if (library == GemmLibrary::kCudnnNoSplit && !tensor && c_.implicit_gemm_step_latency_clk > 0 && tile.tile_m > 0) {
+    const double ctas = std::ceil(static_cast<double>(g.m) / tile.tile_m) * std::ceil(static_cast<double>(g.n) / tile.tile_n) *
+                        static_cast<double>(g.batch);
+    const double steps = std::ceil(static_cast<double>(g.k) / c_.implicit_gemm_step_depth);
+    // Smaller tiles hold fewer accumulators per CTA: more of them fit in an SM's register file at once.
+    const double resident = std::max(1.0, std::floor(c_.implicit_gemm_resident_outputs / (tile.tile_m * tile.tile_n)));
+    k.compute_us = std::max(k.compute_us,
+                            latency_floor_us(ctas, steps, resident, c_.implicit_gemm_step_latency_clk, k.clock_factor));
+  }
   k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
+  return finish(k, arch_.kernel_floor_us);
+}
+
+double KernelCostModel::latency_floor_us(double ctas, double steps, double resident_ctas, double step_latency_clk,
+                                         double clock_factor) const {
+  const double sms = static_cast<double>(std::max(1, device_.sm_count));
+  const double clock_mhz = device_.boost_clock_mhz * clock_factor;
+  if (clock_mhz <= 0) return 0;
+  const double per_sm = std::ceil(std::max(1.0, ctas) / sms);
+  const double rounds = std::ceil(per_sm / std::max(1.0, std::floor(resident_ctas)));
+  return rounds * steps * step_latency_clk / clock_mhz;
+}
+
+KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_step_flops, double resident_ctas,
+                                       double step_latency_clk, Pipe pipe, double flops, double bytes,
+                                       double efficiency) const {
+  KernelCost k;
+  k.pipe = pipe;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.algorithm = "gemm";
+  const double activity = std::min(1.0, arch_.gemm_efficiency_cuda * efficiency);
+  k.clock_factor = clock_factor(activity);
+  const double sms = static_cast<double>(std::max(1, device_.sm_count));
+  const double sm_rate = pipe_peak(pipe) * 1e6 / sms * activity * k.clock_factor;  // flop/us per SM
+  const double clock_mhz = device_.boost_clock_mhz * k.clock_factor;
+  const double math_us = sm_rate > 0 ? cta_step_flops / sm_rate : 1e30;
+  const double latency_us = clock_mhz > 0 ? step_latency_clk / clock_mhz : 0;
+  // The busiest SM runs ceil(ctas / SMs) CTAs, up to resident_ctas of them at once; the last round holds the rest.
+  const double per_sm = std::ceil(std::max(1.0, ctas) / sms);
+  const double resident = std::clamp(std::floor(resident_ctas), 1.0, per_sm);
+  const double full_rounds = std::floor(per_sm / resident);
+  const double rest = per_sm - full_rounds * resident;
+  const auto round_us = [&](double n) { return steps * std::max(n * math_us, latency_us); };
+  k.compute_us = full_rounds * round_us(resident) + (rest > 0 ? round_us(rest) : 0.0);
+  const double full_rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;
+  k.shape_efficiency = full_rate > 0 && k.compute_us > 0 ? std::min(1.0, flops / (full_rate * k.compute_us)) : 0;
+  k.memory_us = bytes / bw_bytes_per_us_ + c_.ramp_us;
   return finish(k, arch_.kernel_floor_us);
 }
 

@@ -79,6 +79,13 @@ class KernelCostModel {
   KernelCost gemm(const MatmulGeometry& g, Pipe pipe, double flops, double bytes, double efficiency,
                   double launches = 1, GemmLibrary library = GemmLibrary::kAny) const;
 
+  // A kernel of `ctas` CTAs, each looping `steps` times over `cta_step_flops` of math (cuDNN's fused Winograd: one
+  // input channel per step), at `efficiency` of the architecture's CUDA-core GEMM rate. An SM holds up to
+  // `resident_ctas` of them; a step of n resident CTAs takes max(n x one CTA's math, `step_latency_clk` cycles),
+  // so a CTA alone on its SM (grids under one wave) runs at the latency of its loop, not at the SM's math rate.
+  KernelCost tiled_loop(double ctas, double steps, double cta_step_flops, double resident_ctas, double step_latency_clk,
+                        Pipe pipe, double flops, double bytes, double efficiency) const;
+
   // A streaming (memory-bound) kernel: elementwise, norm, pool, softmax, copies, optimizer updates.
   // `thread_instructions` (total over all launches, 0 = not known) bounds it by the SMs' instruction issue rate:
   // kernels with heavy index math per element (integer division, per-channel loads) reach it before DRAM.
@@ -126,6 +133,9 @@ class KernelCostModel {
 
  private:
   KernelCost finish(KernelCost k, double per_launch_floor_us) const;
+  // Shortest main loop of `ctas` CTAs of `steps` steps, `resident_ctas` per SM at once, a step taking at least
+  // `step_latency_clk` cycles at the sustained clock (boost x clock_factor).
+  double latency_floor_us(double ctas, double steps, double resident_ctas, double step_latency_clk, double clock_factor) const;
   TileChoice search_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const;
 
   const DeviceSpec& device_;

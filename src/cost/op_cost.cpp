@@ -120,6 +120,29 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   return k;
 }
 
+// Fused Winograd F(2x2,3x3) as cuDNN's kernel runs it ([conv] winograd_fused_*, read off the measured grids): CTAs
+// of winograd_fused_cta_channels output channels x 32 Winograd tiles (the block of images x tile rows x tile
+// columns with the fewest CTAs), each looping over the c_a input channels with alpha^2 = 16 products per tile,
+// output channel and input channel per step.
+KernelCost winograd_fused_cost(const ConvGeometry& c, std::int64_t c_a, std::int64_t c_b, Pipe pipe, double flops,
+                               double bytes, double efficiency, const KernelCostModel& km) {
+  const CostConstants& cc = km.constants();
+  constexpr double kOut = 2;     // F(2x2,3x3): 2x2 outputs per tile
+  constexpr double kAlpha2 = 16;  // (2 + 3 - 1)^2 products per tile and channel pair
+  const double tile_rows = std::ceil(static_cast<double>(c.out[0]) / kOut);
+  const double tile_cols = std::ceil(static_cast<double>(c.out[1]) / kOut);
+  double blocks = std::numeric_limits<double>::infinity(), tiles_per_cta = 0;
+  for (const auto& b : cc.winograd_fused_cta_tiles) {
+    const double n = std::ceil(static_cast<double>(c.n) / b[0]) * std::ceil(tile_rows / b[1]) * std::ceil(tile_cols / b[2]);
+    if (n < blocks) blocks = n, tiles_per_cta = b[0] * b[1] * b[2];
+  }
+  const double ch = cc.winograd_fused_cta_channels;
+  const double ctas = blocks * std::ceil(static_cast<double>(c_b) / ch);
+  const double step_flops = 2.0 * kAlpha2 * tiles_per_cta * ch;
+  return km.tiled_loop(ctas, static_cast<double>(c_a), step_flops, cc.winograd_fused_resident_ctas,
+                       cc.winograd_fused_step_latency_clk, pipe, flops, bytes, efficiency);
+}
+
 // Workspace of non-fused Winograd: the transformed input and output planes and the transformed filter live in
 // device memory between its three kernels.
 double winograd_workspace(const ConvGeometry& c, std::int64_t m, std::int64_t c_a, std::int64_t c_b, double act_bytes) {
@@ -225,8 +248,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   if (fused_winograd && m > 0 && c.kernel[0] == 3 && transforms) {
     // Fused Winograd F(2x2,3x3): transforms stay on chip, 2.25x fewer multiplies at a lower kernel efficiency
     // (cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD).
-    KernelCost w = ctx.kernels.gemm(g, pipe, flops / 2.25, bytes, efficiency * ctx.kernels.constants().winograd_fused_efficiency,
-                                    1, library);
+    KernelCost w = winograd_fused_cost(c, c_a, c_b, pipe, flops / 2.25, bytes,
+                                       efficiency * ctx.kernels.constants().winograd_fused_efficiency, ctx.kernels);
     w.algorithm = "winograd_fused";
     if (w.time_us < best.time_us && (forced.empty() || forced == w.algorithm)) {
       w.flops = flops;
