@@ -1,6 +1,7 @@
 #include "core/toml_reader.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "core/data_files.h"
 
@@ -28,6 +29,26 @@ int TomlFields::count(std::string_view key, int max) const {
   const double v = number(key);
   if (v < 0 || v > max || v != std::floor(v)) fail(key, "must be a whole number from 0 to " + std::to_string(max));
   return static_cast<int>(v);
+}
+
+int TomlFields::count_or(std::string_view key, int fallback, int max) const {
+  if (!t_[key]) return fallback;
+  return count(key, max);
+}
+
+std::vector<int> TomlFields::count_list(std::string_view key, int min, int max) const {
+  std::vector<int> out;
+  auto node = t_[key];
+  if (!node) return out;
+  const auto* arr = node.as_array();
+  const std::string what = "must be an array of whole numbers from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!arr) fail(key, what);
+  for (const auto& v : *arr) {
+    const auto k = v.value<std::int64_t>();
+    if (!k || *k < min || *k > max) fail(key, what);
+    out.push_back(static_cast<int>(*k));
+  }
+  return out;
 }
 
 double TomlFields::number_or(std::string_view key, double fallback) const {

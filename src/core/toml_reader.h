@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <toml++/toml.h>
 
 #include "core/error.h"
@@ -20,6 +21,9 @@ class TomlFields {
   double number_or(std::string_view key, double fallback) const;
   // A whole number from 0 to max (counts: SMs, cores, lanes); larger values would overflow an int.
   int count(std::string_view key, int max = 1 << 20) const;
+  int count_or(std::string_view key, int fallback, int max = 1 << 20) const;
+  // An array of whole numbers from min to max (filter sizes, compute capabilities); empty when the key is absent.
+  std::vector<int> count_list(std::string_view key, int min, int max) const;
   bool boolean(std::string_view key) const;
   std::string text(std::string_view key) const;
   std::string text_or(std::string_view key, std::string fallback) const;

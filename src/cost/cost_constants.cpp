@@ -55,12 +55,7 @@ std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_
     if (r.algorithm != "gemm" && r.algorithm != "winograd_fused" && r.algorithm != "winograd_nonfused" &&
         r.algorithm != "fft")
       f_rule.fail("algorithm", "must be gemm, winograd_fused, winograd_nonfused or fft");
-    if (const auto* sm = (*t)["sm"].as_array())
-      for (const auto& v : *sm) {
-        const auto cc = v.value<std::int64_t>();
-        if (!cc || *cc <= 0 || *cc > 1000) f_rule.fail("sm", "must list compute capabilities such as 61");
-        r.sm.push_back(static_cast<int>(*cc));
-      }
+    r.sm = f_rule.count_list("sm", 1, 1000);  // compute capabilities such as 61
     r.min_batch = f_rule.number_or("min_batch", 0);
     r.max_batch = f_rule.number_or("max_batch", 0);
     r.min_c_in = f_rule.number_or("min_c_in", 0);

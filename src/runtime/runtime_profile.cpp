@@ -81,17 +81,11 @@ DepthwiseCudnnDispatch read_depthwise_dispatch(const toml::table& t, const std::
     if (!rt) f.fail("rules", "entries must be tables {stride = ..., filters = [...], ...}");
     const TomlFields fr(*rt, "runtime file '" + path.string() + "' [cudnn_depthwise] rule");
     DepthwiseCudnnRule r;
-    r.dims = static_cast<int>(fr.number_or("dims", 2));
+    r.dims = fr.count_or("dims", 2);
     if (r.dims != 1 && r.dims != 2) fr.fail("dims", "must be 1 or 2");
-    r.stride = static_cast<int>(fr.number("stride"));
+    r.stride = fr.count("stride");
     if (r.stride < 1) fr.fail("stride", "must be at least 1");
-    if ((*rt)["filters"] && !(*rt)["filters"].as_array()) fr.fail("filters", "must be an array of filter sizes");
-    if (const auto* list = (*rt)["filters"].as_array())
-      for (const auto& v : *list) {
-        const auto k = v.value<std::int64_t>();
-        if (!k || *k < 1) fr.fail("filters", "must be an array of filter sizes");
-        r.filters.push_back(static_cast<int>(*k));
-      }
+    r.filters = fr.count_list("filters", 1, 1 << 10);
     r.min_batch = fr.number_or("min_batch", 0);
     r.max_batch = fr.number_or("max_batch", 0);
     r.min_channels = fr.number_or("min_channels", 0);
