@@ -1,5 +1,6 @@
 // perfcast compare: one model on several GPUs side by side (`--gpu a,b:3,c`: three of b): throughput, time, cost and
 // energy of a run on whole rentable instances, memory headroom and the fastest precision each GPU supports.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -81,14 +82,17 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     }
   o += fmt::format(m("cmp.title"), base.model, base.runtime, mode_name(base.mode), base.precision,
                    base.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(base.batch), run_desc);
-  o += fmt::format("{:<18} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", msg("cmp.col.gpu", lang),
+  // The device column is as wide as its longest id (two-socket CPU ids run past 18 characters).
+  std::size_t id_width = 18;
+  for (const auto& r : rows) id_width = std::max(id_width, r.gpu.size());
+  o += fmt::format("{:<{}} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", msg("cmp.col.gpu", lang), id_width,
                    msg("cmp.col.count", lang), msg("cmp.col.precision", lang), msg("cmp.col.samples", lang),
                    msg("cmp.col.step", lang), msg("cmp.col.scaling", lang), msg("cmp.col.time", lang),
                    msg("cmp.col.cost", lang), msg("cmp.col.energy", lang), msg("cmp.col.power", lang),
                    msg("cmp.col.mem_free", lang), msg("cmp.col.best", lang));
   for (const auto& r : rows) {
     if (!r.prediction) {
-      o += fmt::format("{:<18} {:>5} {}\n", r.gpu, r.gpus_per_node, r.status);
+      o += fmt::format("{:<{}} {:>5} {}\n", r.gpu, id_width, r.gpus_per_node, r.status);
       continue;
     }
     const Prediction& p = *r.prediction;
@@ -96,12 +100,12 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     const std::string best =
         r.best_precision.empty() ? "-" : fmt::format("{} ({:.0f}/s)", r.best_precision, r.best_samples_per_s);
     if (!p.memory.fits) {
-      o += fmt::format("{:<18} {:>5} {:>9} {}; {}: {}\n", r.gpu, r.gpus_per_node, p.request.precision,
+      o += fmt::format("{:<{}} {:>5} {:>9} {}; {}: {}\n", r.gpu, id_width, r.gpus_per_node, p.request.precision,
                        does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);
       continue;
     }
-    o += fmt::format("{:<18} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", r.gpu,
-                     r.gpus_per_node, p.request.precision, p.samples_per_s, p.step_us / 1e3,
+    o += fmt::format("{:<{}} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", r.gpu,
+                     id_width, r.gpus_per_node, p.request.precision, p.samples_per_s, p.step_us / 1e3,
                      p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
                      r.run ? format_hours(r.run->hours) : std::string("-"),
                      r.run && r.rental ? money(r.run->usd) : std::string("-"),
