@@ -207,6 +207,32 @@ TEST(RuntimeProfiles, OnnxRuntimeFoldsBatchNormAtInference) {
   EXPECT_GT(ort.samples_per_s, eager.samples_per_s);
 }
 
+TEST(RuntimeProfiles, OnnxRuntime14LaunchesTheKernelsOfItsFusedContribOps) {
+  // ONNX Runtime 1.4's CUDA sources (onnxruntime/contrib_ops/cuda/bert/): an Attention node runs 7 kernels
+  // (attention.cc: a GEMM broadcasting the bias against GetConstOnes, the QKV GEMM; attention_impl.cu
+  // QkvToContext: LaunchTransQkv, the Q K^T strided-batched GEMM, softmax, the P V GEMM, LaunchTransCtx), and an
+  // EmbedLayerNormalization node one (embed_layer_norm_impl.cu: EmbedLayerNormKernel). BERT-base has 12 layers.
+  PredictRequest r;
+  r.gpu = "v100-pcie-16gb";
+  r.model = "bert_base_squad";
+  r.runtime = "onnxruntime";
+  r.runtime_version = "1.4.0";
+  r.mode = Mode::kInfer;
+  r.batch = 1;
+  r.seq = 128;
+  const Prediction p = predict(r);
+  double attention = 0, embed = 0;
+  for (const auto& e : p.step.entries) {
+    const bool in_attention = e.name.find("attention.") != std::string::npos &&
+                              (e.name.ends_with(".q") || e.name.ends_with(".k") || e.name.ends_with(".v") ||
+                               e.name.ends_with(".core"));
+    if (in_attention) attention += e.cost.launches;
+    if (e.name.rfind("embeddings.", 0) == 0) embed += e.cost.launches;
+  }
+  EXPECT_DOUBLE_EQ(attention, 12.0 * 7.0);
+  EXPECT_DOUBLE_EQ(embed, 1.0);
+}
+
 TEST(RuntimeProfiles, CaffeChoosesConvolutionsUnderItsEightMegabyteWorkspace) {
   // BVLC Caffe asks cuDNN for the best algorithm within workspace_limit_bytes = 8 MB (cudnn_conv_layer.cpp), so
   // the large-workspace algorithms an autotuner with room would take (FFT, non-fused Winograd) are out of reach:

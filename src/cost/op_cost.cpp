@@ -529,7 +529,78 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
   return Fusion::kNone;
 }
 
+namespace {
+
+OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx);
+
+// An embedding lookup, or an add whose inputs are all such sums: the part of a BERT embedding block that ONNX
+// Runtime's EmbedLayerNormalization fusion takes (onnxruntime/python/tools/transformers, fusion of the word,
+// position and token-type lookups, their sum and the LayerNorm into one node).
+bool embedding_sum(const std::vector<Op>& ops, int id, int depth = 0) {
+  if (id < 0 || depth > 8) return false;
+  const Op& op = ops[static_cast<std::size_t>(id)];
+  if (op.kind == OpKind::kEmbedding) return true;
+  if (op.kind != OpKind::kElementwise || op.pointwise != PointwiseKind::kAdd || op.inputs.size() != 2) return false;
+  return embedding_sum(ops, op.inputs[0], depth + 1) && embedding_sum(ops, op.inputs[1], depth + 1);
+}
+
+bool embed_layer_norm_root(const std::vector<Op>& ops, std::size_t index) {
+  const Op& op = ops[index];
+  return op.kind == OpKind::kNorm && op.norm == NormKind::kLayer && !op.inputs.empty() &&
+         ops[static_cast<std::size_t>(std::max(op.inputs[0], 0))].kind == OpKind::kElementwise &&
+         embedding_sum(ops, op.inputs[0]);
+}
+
+// True when ops[index] is a lookup or add inside such a block (its first consumer chain ends in the LayerNorm).
+bool inside_embed_layer_norm(const std::vector<Op>& ops, std::size_t index) {
+  if (!embedding_sum(ops, static_cast<int>(index))) return false;
+  std::size_t at = index;
+  for (std::size_t j = at + 1; j < ops.size(); ++j) {
+    const auto& in = ops[j].inputs;
+    if (std::find(in.begin(), in.end(), static_cast<int>(at)) == in.end()) continue;
+    if (embed_layer_norm_root(ops, j)) return true;
+    if (!embedding_sum(ops, static_cast<int>(j))) return false;
+    at = j;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The runtime's fused contrib ops (ONNX Runtime's Attention and EmbedLayerNormalization on the CUDA EP) launch the
+// kernels their sources launch, not those of the graph ops they replace (docs/host-model.md).
 OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
+  OpCost out = graph_op_cost(ops, index, phase, ctx);
+  const RuntimeProfile& rt = ctx.runtime;
+  if (phase != Phase::kForward || ctx.training || out.cost.launches <= 0) return out;
+  const Op& op = ops[index];
+  if (rt.attention_op_kernels > 0 && op.kind == OpKind::kAttention && !op.attn.fused) {
+    // One Attention node: the graph's Q, K and V projections (one QKV GEMM there, after a GEMM that broadcasts
+    // the bias into its output) and this core. The core carries the node's kernels beyond the projections, and
+    // the work of its bias broadcast (written, then read back as the QKV GEMM's C) and its two transposes.
+    const auto& a = op.attn;
+    const double act = ctx.plan.bytes.act;
+    const double qkv = static_cast<double>(a.batch * a.head_dim * (a.heads * a.q_len + 2 * a.kv_heads * a.kv_len));
+    const double context = static_cast<double>(a.batch * a.heads * a.q_len * a.head_dim);
+    double projections = 0;
+    for (int in : op.inputs)
+      if (in >= 0 && ops[static_cast<std::size_t>(in)].kind == OpKind::kMatmul) projections += 1;
+    // The bias broadcast is a k = 1 GEMM: one multiply-add per QKV element.
+    accumulate(out.cost, ctx.kernels.streaming(2.0 * qkv, act * (qkv * rt.attention_op_qkv_passes +
+                                                                 context * rt.attention_op_context_passes)));
+    out.cost.launches = std::max(0.0, rt.attention_op_kernels - projections);
+  } else if (rt.embed_layer_norm_op_kernels > 0) {
+    if (embed_layer_norm_root(ops, index))
+      out.cost.launches = rt.embed_layer_norm_op_kernels;
+    else if (inside_embed_layer_norm(ops, index))
+      out.cost.launches = 0;
+  }
+  return out;
+}
+
+namespace {
+
+OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
   const Op& op = ops[index];
   OpCost out;
   out.name = op.name;
@@ -596,5 +667,7 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
                           row_reduction ? km.constants().reduction_bandwidth_efficiency : 1.0);
   return out;
 }
+
+}  // namespace
 
 }  // namespace perfcast

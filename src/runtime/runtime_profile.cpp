@@ -46,6 +46,11 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "optimizer_tensors_per_launch") return &r.optimizer_tensors_per_launch;
   if (key == "host_accumulate_grad_us") return &r.host_accumulate_grad_us;
   if (key == "zero_grad_kernels_per_tensor") return &r.zero_grad_kernels_per_tensor;
+  // A fused contrib op's kernels changed between releases (ONNX Runtime's Attention: docs/host-model.md).
+  if (key == "attention_op_kernels") return &r.attention_op_kernels;
+  if (key == "attention_op_qkv_passes") return &r.attention_op_qkv_passes;
+  if (key == "attention_op_context_passes") return &r.attention_op_context_passes;
+  if (key == "embed_layer_norm_op_kernels") return &r.embed_layer_norm_op_kernels;
   // A serving engine's scheduler changed between releases (SGLang's overlap scheduler arrived in 0.4).
   if (r.serving && key == "serving.scheduler_us_per_step") return &r.serving->scheduler_us_per_step;
   if (r.serving && key == "serving.scheduler_overlap") return &r.serving->scheduler_overlap;
@@ -124,7 +129,11 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
                             {"host_optimizer_op_us", &r.host_optimizer_op_us}, {"host_step_us", &r.host_step_us},
                             {"syncs_per_step", &r.syncs_per_step},
                             {"host_accumulate_grad_us", &r.host_accumulate_grad_us},
-                            {"zero_grad_kernels_per_tensor", &r.zero_grad_kernels_per_tensor}}) {
+                            {"zero_grad_kernels_per_tensor", &r.zero_grad_kernels_per_tensor},
+                            {"attention_op_kernels", &r.attention_op_kernels},
+                            {"attention_op_qkv_passes", &r.attention_op_qkv_passes},
+                            {"attention_op_context_passes", &r.attention_op_context_passes},
+                            {"embed_layer_norm_op_kernels", &r.embed_layer_norm_op_kernels}}) {
     *field = f.number_or(key, 0);
     if (*field < 0 || *field > 1e6) f.fail(key, "must be between 0 and 1e6");
   }

@@ -97,6 +97,13 @@ struct RuntimeProfile {
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
+  // ONNX Runtime's fused contrib ops (docs/host-model.md): kernels one Attention node launches (its Q/K/V
+  // projection included), the extra DRAM passes its bias-broadcast GEMM and transposes make over the QKV and
+  // context tensors, and kernels one EmbedLayerNormalization node launches. 0 = the runtime has no such node.
+  double attention_op_kernels = 0;
+  double attention_op_qkv_passes = 0;
+  double attention_op_context_passes = 0;
+  double embed_layer_norm_op_kernels = 0;
   double library_efficiency = 1;            // conv/GEMM kernel rate of its cuDNN/cuBLAS generation vs cuDNN 7+
   std::map<int, double> library_efficiency_by_sm;  // tensor-core kernels only, per architecture (e.g. {80: 0.8})
   double optimizer_kernels_per_tensor = 1;   // optimizer launches per parameter tensor
