@@ -144,6 +144,8 @@ nlohmann::json prediction_json(const Prediction& p) {
   } else {
     j["throughput"]["low"] = nullptr;
     j["throughput"]["high"] = nullptr;
+    // Why there is none, as the text report says it (a configuration that does not fit has no throughput at all).
+    if (const std::string why = no_interval_reason(p); !why.empty()) j["throughput"]["no_interval"] = why;
   }
   if (p.anchor)
     j["anchor"] = {{"given", p.anchor->given},
