@@ -208,7 +208,7 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
 }
 
 std::string no_interval_reason(const Prediction& p) {
-  if (!p.memory.fits || prediction_interval(p)) return "";
+  if (!p.memory.fits) return "";
   const IntervalSetup setup = interval_setup();
   if (p.device.kind == DeviceKind::kCpu)
     return fmt::format("no CPU regime of data/intervals.toml has {} measured CPU rows from {} sources "

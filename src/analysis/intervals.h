@@ -35,7 +35,8 @@ std::vector<std::string> regime_keys(const PredictionFacts& p);
 
 // The interval for a prediction from data/intervals.toml; nullopt when it does not fit in memory (no throughput).
 std::optional<PredictionInterval> prediction_interval(const Prediction& p);
-// Why a prediction that fits carries no interval, in one line ("" when it has one or does not fit).
+// Why a prediction that fits carries no interval, in one line ("" when it does not fit); for a prediction whose
+// prediction_interval gave none (the callers already hold that answer).
 std::string no_interval_reason(const Prediction& p);
 
 // One measured row's residual for the fit.

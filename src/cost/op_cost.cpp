@@ -546,9 +546,8 @@ bool embedding_sum(const std::vector<Op>& ops, int id, int depth = 0) {
 
 bool embed_layer_norm_root(const std::vector<Op>& ops, std::size_t index) {
   const Op& op = ops[index];
-  return op.kind == OpKind::kNorm && op.norm == NormKind::kLayer && !op.inputs.empty() &&
-         ops[static_cast<std::size_t>(std::max(op.inputs[0], 0))].kind == OpKind::kElementwise &&
-         embedding_sum(ops, op.inputs[0]);
+  return op.kind == OpKind::kNorm && op.norm == NormKind::kLayer && !op.inputs.empty() && op.inputs[0] >= 0 &&
+         ops[static_cast<std::size_t>(op.inputs[0])].kind == OpKind::kElementwise && embedding_sum(ops, op.inputs[0]);
 }
 
 // True when ops[index] is a lookup or add inside such a block (its first consumer chain ends in the LayerNorm).
