@@ -26,6 +26,7 @@ $bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh
 $bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md" >/dev/null
 $bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md" >/dev/null
+$bin validate data/validation/eval_gpu_s13.csv --markdown "$tmp/eval_gpu_s13.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -242,6 +243,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "CPU target. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s12.md"
+  echo
+  echo "# Evaluation: eval_gpu_s13.csv (frozen)"
+  echo
+  echo "Frozen in session 13 before that session's model changes were merged, from five sources no other data file"
+  echo "uses: linbo0518/CVBenchmarks (MXNet 1.4 Gluon at batch 1 on a Titan Xp and a GTX 1080 Ti), open-mmlab/mmdeploy's"
+  echo "latency benchmark (TensorRT 7.2 FP32 / FP16 / INT8 at batch 1 on a T4), kakaobrain/torchgpipe (ResNet-101"
+  echo "training on a Tesla P40), xhiroga/til (ResNet-50 at batch 8 on an RTX 4090, PyTorch eager and TensorRT) and"
+  echo "Oneflow-Inc/DLPerf (DeepLearningExamples PyTorch / TensorFlow ResNet-50 and BERT-base training on one V100)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s13.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
