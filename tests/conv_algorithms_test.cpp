@@ -224,6 +224,31 @@ TEST(ConvAlgorithms, Int8Dp4aConvRunsImplicitGemmOnly) {
   }
 }
 
+TEST(ConvAlgorithms, Int8Dp4aConvDoesNotSplitK) {
+  // TensorRT's Pascal INT8 convolutions are the int8x4 implicit-GEMM kernels (nvprof on a P40:
+  // trt_maxwell_int8x4_icudnn_int8x4_128x128_relu_small_nn_v1, ..._128x64_...), none a split-K variant. At batch 1
+  // AlexNet's conv3 (13x13 output, 384 filters, K = 1728) gives a few tiles for the P40's 30 SMs: the kernel runs
+  // them as they are, and cannot reach the rate a split K loop would.
+  const RuntimeProfile& trt = find_runtime("tensorrt");
+  const DeviceSpec device = find_gpu("tesla-p40");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel kernels(device, arch);
+  GraphBuilder b("alexnet-conv3-b1", 1);
+  b.conv(b.input({192, 13, 13}), 384, {3}, {1}, {1});
+  const Graph g = b.finish();
+  const PrecisionPlan plan = resolve_precision("int8", device, arch, trt, "", false);
+  ASSERT_EQ(plan.conv_pipe, Pipe::kDp4a);
+  const CostContext ctx{kernels, trt, plan, false};
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].kind != OpKind::kConv) continue;
+    const KernelCost k = cost_op(g.ops, i, Phase::kForward, ctx).cost;
+    EXPECT_EQ(k.split_k, 1);
+    // 2 x 169 x 384 x 1728 operations in far less than the board's 47 TOPS: a fraction of the SMs hold a tile.
+    const double tops = 2.0 * 169 * 384 * 1728 / (k.time_us * 1e6);
+    EXPECT_LT(tops, 0.5 * device.peak(Pipe::kDp4a));
+  }
+}
+
 // ---------------------------------------------------------------- 2. inference batch norm + ReLU fusion
 
 // The TensorFlow profile with the remapper's batch-norm fusion switched as given.

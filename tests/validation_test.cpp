@@ -144,6 +144,9 @@ TEST(Validation, PascalCheckSetStaysWithinItsRatchet) {
   // Ratchet: session 3 31.2%; session 4 24.2% (blocking input copies, TF 1.2 NHWC transposes except its
   // cuBLAS 1x1 path, non-fused Winograd F(2x2,3x3), MXNet's cuDNN 5 generation at 0.70), plus a margin.
   EXPECT_LE(s.median_ape, 26.0);
+  // Session 13: the Dell P40 TensorRT 2.0 INT8 batch-1 rows (594 and 791 img/s measured) were 4x too fast; with
+  // the dp4a kernels costed as the non-split implicit GEMMs TensorRT runs, mean 28.7 -> 22.5%, plus a margin.
+  EXPECT_LE(s.mean_ape, 25.0);
 }
 
 // data/validation/check_hostbound.csv: PyTorch eager inference at batch 1-64 from the eager baselines of AITemplate

@@ -238,7 +238,9 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   if (library == GemmLibrary::kCudnnNoSplit && !tensor && c_.implicit_gemm_step_latency_clk > 0 && tile.tile_m > 0) {
     const double ctas = std::ceil(static_cast<double>(g.m) / tile.tile_m) * std::ceil(static_cast<double>(g.n) / tile.tile_n) *
                         static_cast<double>(g.batch);
-    const double steps = std::ceil(static_cast<double>(g.k) / c_.implicit_gemm_step_depth);
+    // A dp4a step loads the same 32-bit words as an FP32 step, each holding four INT8 elements of K (INT8x4).
+    const double k_per_step = c_.implicit_gemm_step_depth * (pipe == Pipe::kDp4a ? 4.0 : 1.0);
+    const double steps = std::ceil(static_cast<double>(g.k) / k_per_step);
     // Smaller tiles hold fewer accumulators per CTA: more of them fit in an SM's register file at once.
     const double resident = std::max(1.0, std::floor(c_.implicit_gemm_resident_outputs / (tile.tile_m * tile.tile_n)));
     k.compute_us = std::max(k.compute_us,
