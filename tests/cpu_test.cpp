@@ -189,11 +189,43 @@ TEST(CpuValidation, PublishedCpuMeasurementsMeetTheTarget) {
   EXPECT_GE(s.rows, 16);
   // Issue 15 target: median <= 20%. Ratchet: 7.4% when the file was added (in sample: it is calibration,
   // data/validation/README.md), plus a margin; lower it as the model improves, never raise it quietly. Session 12
-  // (operands over the socket link): 7.6%.
-  EXPECT_LE(s.median_ape, 8.0);
+  // (operands over the socket link): 7.6%. Session 13 (attention products one per thread, docs/calibration.md): 6.6%.
+  EXPECT_LE(s.median_ape, 7.0);
   // Lowered from every row within 2x when session 10 added Hugging Face's batch-1 BERT rows (2 x Xeon 8275CL);
-  // session 12: sequence 512 stays 2.1x too fast (docs/cpus.md), the other 15 rows are within 2x.
-  EXPECT_GE(s.within_2x, 15.0 / 16.0 - 1e-9);
+  // session 12: sequence 512 stayed 2.1x too fast; session 13: every row within 2x again.
+  EXPECT_GE(s.within_2x, 1.0 - 1e-9);
+}
+
+// Hugging Face's 'Scaling up BERT-like model Inference on modern CPU - Part 2', figure 4 (PyTorch 1.9 eager,
+// bert-base at batch 1 on two Xeon Platinum 8380): one socket's 40 cores take 11 ms at sequence 20, both sockets'
+// 80 cores 14 ms; at sequence 512 80 cores take 77 ms against 83 ms on 40, a gain of only 1.08x.
+TEST(CpuPredict, BatchOneBertOnIceLakeGainsLittleFromTheSecondSocket) {
+  const auto latency = [](const char* device, int seq) {
+    PredictRequest r = cpu_request(device, "bert_base_squad", 1);
+    r.mode = Mode::kInfer;
+    r.seq = seq;
+    return predict(r).step.step_us;
+  };
+  EXPECT_LT(latency("xeon-platinum-8380", 20), latency("xeon-platinum-8380-2s", 20));
+  const double gain = latency("xeon-platinum-8380", 512) / latency("xeon-platinum-8380-2s", 512);
+  EXPECT_GT(gain, 1.0);
+  EXPECT_LT(gain, 1.5);
+}
+
+// CPU transformer inference (issue 15: at most 20% median error), data/validation/cpu_transformer.csv: batch-1
+// BERT-base in PyTorch 1.9 eager on one and two Xeon Platinum 8380 sockets, sequence 20-512 (Hugging Face's Part 2).
+TEST(CpuValidation, TransformerInferenceMeetsTheTarget) {
+  const ValidationReport rep =
+      validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/cpu_transformer.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_GE(s.rows, 10);
+  EXPECT_TRUE(rep.unpredicted.empty());
+  // Issue 15 target: median <= 20%. Ratchet: 7.1% when the file was added (in sample: head_gemm_peak_fraction was
+  // fitted with it, data/validation/README.md), plus a margin; lower it as the model improves, never raise it.
+  EXPECT_LE(s.median_ape, 8.0);
+  EXPECT_GE(s.within_2x, 1.0 - 1e-9);
 }
 
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a

@@ -36,8 +36,10 @@ CpuCostConstants load_constants() {
   c.parallel_grain_elements = positive("parallel_grain_elements");
   c.omp_fork_join_us_per_thread = positive("omp_fork_join_us_per_thread");
   c.reference_host_ghz = positive("reference_host_ghz");
+  c.head_gemm_peak_fraction = positive("head_gemm_peak_fraction");
   if (c.cache_resident_fraction > 1) f.fail("cache_resident_fraction", "must be at most 1");
   if (c.two_socket_efficiency > 1) f.fail("two_socket_efficiency", "must be at most 1");
+  if (c.head_gemm_peak_fraction > 1) f.fail("head_gemm_peak_fraction", "must be at most 1");
   if (const auto* src = t["sources"].as_table())
     for (const auto& [k, v] : *src)
       if (auto s = v.value<std::string>()) c.sources[std::string(k.str())] = *s;
@@ -164,6 +166,26 @@ KernelCost CpuCostModel::gemm(const MatmulGeometry& g, double flops, double byte
   k.memory_us = warm > 0 ? warm / bandwidth_bytes_per_us(warm) : 0.0;
   if (cold_bytes > 0) k.memory_us += cold_bytes / cold_weight_bytes_per_us(g);
   return finish(k, unit_ == "amx" ? Bound::kCpuMatrix : Bound::kCpuVector);
+}
+
+double CpuCostModel::head_gemm_threads(double products) const {
+  return std::clamp(products, 1.0, static_cast<double>(cpu_.total_cores()));
+}
+
+KernelCost CpuCostModel::head_parallel_gemm(double products, double flops, double bytes, double phase_efficiency) const {
+  KernelCost k;
+  k.flops = flops;
+  k.bytes = bytes;
+  k.algorithm = "gemm_per_head";
+  // One product per thread: a core's FP32 FMA peak (its share of the part's) at the fraction one head's small
+  // product reaches; the sockets' NUMA loss applies when the products spill onto the second socket.
+  const double threads = head_gemm_threads(products);
+  const double per_core = cpu_.peak_tflops("fp32") * 1e6 / cpu_.total_cores();
+  const double spill = threads > cpu_.cores ? socket_factor_ : 1.0;
+  k.shape_efficiency = threads / cpu_.total_cores() * c_.head_gemm_peak_fraction;
+  k.compute_us = flops / (threads * per_core * c_.head_gemm_peak_fraction * phase_efficiency * spill);
+  k.memory_us = bytes > 0 ? bytes / bandwidth_bytes_per_us(bytes) : 0.0;
+  return finish(k, Bound::kCpuVector);
 }
 
 KernelCost CpuCostModel::depthwise(double flops, double bytes) const {
@@ -336,8 +358,11 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
           reps * (forward ? 1.0 : 2.0) *
           (m.cross_socket_us(g, static_cast<double>(g.m * g.k) * act, static_cast<double>(g.k * g.n) * act) +
            m.cross_socket_us(pv, static_cast<double>(pv.m * pv.k) * act, static_cast<double>(pv.k * pv.n) * act));
+      const double products = static_cast<double>(g.batch);
       if (op.attn.fused) {
-        out.cost = m.gemm(g, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
+        // ONNX Runtime's CPU Attention kernel runs one (batch, head) pair per thread-pool task, each product a
+        // single-threaded MLAS GEMM (onnxruntime/contrib_ops/cpu/bert/attention_cpu_base.h).
+        out.cost = m.head_parallel_gemm(products, w.flops, w.bytes, phase_eff);
         add_serial(out.cost, operand_us);
         break;
       }
@@ -347,8 +372,10 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       const double gemm_flops = 2.0 * matmul_flops(g) * (forward ? 1.0 : 2.0);
       const double score_elems = static_cast<double>(g.batch * g.m * g.n);
       const ScorePasses sp = score_passes(op.attn, phase, ctx.fusion, ctx.plan, ctx.training);
-      out.cost = m.gemm(g, gemm_flops, std::max(0.0, w.bytes - 2.0 * score_elems * ctx.plan.bytes.act),
-                        rt.matmul_efficiency * phase_eff);
+      // torch.matmul on the 4-D heads folds them into one bmm, which hands the batch x heads products to MKL's
+      // batched GEMM (aten/src/ATen/native/LinearAlgebra.cpp bmm_out_or_baddbmm_): one product per thread.
+      out.cost = m.head_parallel_gemm(products, gemm_flops,
+                                      std::max(0.0, w.bytes - 2.0 * score_elems * ctx.plan.bytes.act), phase_eff);
       const KernelCost s = m.streaming(std::max(0.0, w.flops - gemm_flops), score_elems * sp.bytes_per_elem,
                                        sp.kernels, score_elems);
       out.cost.flops += s.flops;

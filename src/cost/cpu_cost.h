@@ -31,6 +31,7 @@ struct CpuCostConstants {
   double parallel_grain_elements = 0;       // elementwise loops below this many elements run on one thread
   double omp_fork_join_us_per_thread = 0;   // one OpenMP parallel region per thread of the team
   double reference_host_ghz = 0;            // clock of the host the runtimes' per-op host costs are quoted for
+  double head_gemm_peak_fraction = 0;       // share of one core's FP32 FMA peak one attention head's product reaches
   std::string file;
   std::map<std::string, std::string> sources;
 };
@@ -55,6 +56,13 @@ class CpuCostModel {
   // `written_set_bytes`: the buffer the new layout is written to (a cache-sized panel, or a whole copy).
   double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes,
                             double written_set_bytes) const;
+  // The attention products (QK^T and PV) of `products` = batch x heads independent small GEMMs, `flops` in all:
+  // the library hands each product to one thread (one core), so at most `products` cores work, each at
+  // head_gemm_peak_fraction of its FP32 peak (times `phase_efficiency`, the backward's); `bytes` move at the
+  // caches' or DRAM's rate as for any GEMM.
+  KernelCost head_parallel_gemm(double products, double flops, double bytes, double phase_efficiency = 1.0) const;
+  // Cores the per-head attention products keep busy.
+  double head_gemm_threads(double products) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
   // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls over
