@@ -8,6 +8,7 @@
 #include "analysis/validate.h"
 #include "cli_runner.h"
 #include "core/error.h"
+#include "cost/cpu_cost.h"
 #include "device/catalog.h"
 #include "device/cpu_catalog.h"
 
@@ -226,6 +227,34 @@ TEST(CpuValidation, TransformerInferenceMeetsTheTarget) {
   // fitted with it, data/validation/README.md), plus a margin; lower it as the model improves, never raise it.
   EXPECT_LE(s.median_ape, 8.0);
   EXPECT_GE(s.within_2x, 1.0 - 1e-9);
+}
+
+// Session 13's CNN inference file (calibration, data/validation/README.md): Paddle 0.11 MKL-DNN at batch 1-16 on
+// two Xeon Gold 6148. Issue 15 target: median <= 20%. Ratchet: 15.5% when the file was added, plus a margin.
+TEST(CpuValidation, CnnInferenceRowsMeetTheTarget) {
+  const ValidationReport rep =
+      validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/cpu_inference.csv");
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_GE(s.rows, 15);
+  EXPECT_TRUE(rep.unpredicted.empty());
+  EXPECT_LE(s.median_ape, 17.0);
+  EXPECT_GE(s.within_2x, 1.0 - 1e-9);
+}
+
+// apache/mxnet docs/tutorials/mkldnn/MKLDNN_README.md (MKLDNN_VERBOSE=1 over one 3x3 convolution): the reorder
+// nchw -> nChw16c of a 32x32x256x256 fp32 tensor took 6.47681 ms, nChw16c -> nchw 20.4819 ms, and the two
+// 32x32x3x3 weight reorders 0.0429688 and 0.0510254 ms. The [onednn_reorder] constants must give those back.
+TEST(CpuCost, OnednnReorderConstantsGiveBackTheVerboseTimings) {
+  const auto& r = cpu_cost_constants().onednn_reorder;
+  const double bytes = 32.0 * 32 * 256 * 256 * 4;
+  EXPECT_NEAR(bytes / (r.plain_to_blocked_gbps * 1e6), 6.47681, 6.47681 * 0.01);
+  EXPECT_NEAR(bytes / (r.blocked_to_plain_gbps * 1e6), 20.4819, 20.4819 * 0.01);
+  EXPECT_GE(r.call_us, 42.9);
+  EXPECT_LE(r.call_us, 51.1);
+  EXPECT_EQ(r.host_cores, 40.0);  // the README's MKL_VERBOSE line: NThr:40 at 2.40 GHz
+  EXPECT_EQ(r.host_ghz, 2.4);
 }
 
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a

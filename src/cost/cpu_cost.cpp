@@ -37,6 +37,20 @@ CpuCostConstants load_constants() {
   c.omp_fork_join_us_per_thread = positive("omp_fork_join_us_per_thread");
   c.reference_host_ghz = positive("reference_host_ghz");
   c.head_gemm_peak_fraction = positive("head_gemm_peak_fraction");
+  {
+    const auto& r = f.table("onednn_reorder");
+    const TomlFields rf(r, "'" + path.string() + "' [onednn_reorder]");
+    const auto pos = [&](std::string_view key) {
+      const double v = rf.number(key);
+      if (!(v > 0) || !std::isfinite(v)) rf.fail(key, "must be positive");
+      return v;
+    };
+    c.onednn_reorder.host_cores = pos("host_cores");
+    c.onednn_reorder.host_ghz = pos("host_ghz");
+    c.onednn_reorder.plain_to_blocked_gbps = pos("plain_to_blocked_gbps");
+    c.onednn_reorder.blocked_to_plain_gbps = pos("blocked_to_plain_gbps");
+    c.onednn_reorder.call_us = pos("call_us");
+  }
   if (c.cache_resident_fraction > 1) f.fail("cache_resident_fraction", "must be at most 1");
   if (c.two_socket_efficiency > 1) f.fail("two_socket_efficiency", "must be at most 1");
   if (c.head_gemm_peak_fraction > 1) f.fail("head_gemm_peak_fraction", "must be at most 1");
@@ -107,6 +121,22 @@ double CpuCostModel::weight_relayout_us(const MatmulGeometry& g, double weight_b
   const double warm = weight_bytes - cold_bytes;
   return cold_bytes / cold_rate + warm / bandwidth_bytes_per_us(weight_bytes) +
          (passes - 1.0) * weight_bytes / bandwidth_bytes_per_us(written_set_bytes);
+}
+
+double CpuCostModel::onednn_reorder_us(double bytes, bool to_blocked, const MatmulGeometry& g,
+                                       double cold_bytes) const {
+  if (!(bytes > 0)) return 0.0;
+  const auto& r = c_.onednn_reorder;
+  const double clock = cpu_.vector_clock_ghz();
+  // The reorder kernels are bound by each core's strided loads and stores and by first-touching the new buffer's
+  // pages, not by the channels (the measured rates are a fraction of the host's DRAM rate): cores x clock scales them.
+  const double scale = cpu_.total_cores() * clock / (r.host_cores * r.host_ghz);
+  const double rate = (to_blocked ? r.plain_to_blocked_gbps : r.blocked_to_plain_gbps) * 1e3 * scale;
+  cold_bytes = std::clamp(cold_bytes, 0.0, bytes);
+  // The memory roofline: the read from where the data is (evicted weights from DRAM), the write to a new buffer.
+  const double roofline = cold_bytes / cold_weight_bytes_per_us(g) + (bytes - cold_bytes) / bandwidth_bytes_per_us(bytes) +
+                          bytes / bandwidth_bytes_per_us(bytes);
+  return r.call_us * r.host_ghz / clock + std::max(bytes / rate, roofline);
 }
 
 double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {
@@ -234,6 +264,17 @@ void add_serial(KernelCost& k, double us) {
   k.time_us += us;
 }
 
+// PyTorch eager's three reorders around a oneDNN convolution on dense tensors, each a primitive of its own into a
+// freshly allocated buffer: the source (plain to blocked), the weights (plain to blocked; `cold` of them evicted)
+// and the destination (blocked to plain). Their call time stands for their parallel regions.
+double dense_conv_reorders_us(const CpuCostModel& m, const MatmulGeometry& g, const Op& op, const PrecisionPlan& plan,
+                              double cold) {
+  const double weights = static_cast<double>(op.params) * plan.bytes.weight;
+  return m.onednn_reorder_us(static_cast<double>(op.in_elems) * plan.bytes.act, true, g) +
+         m.onednn_reorder_us(weights, true, g, cold) +
+         m.onednn_reorder_us(static_cast<double>(op.out_elems) * plan.bytes.act, false, g);
+}
+
 }  // namespace
 
 OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CpuCostContext& ctx) {
@@ -262,7 +303,6 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   const double cache = (m.cpu().l2_total_bytes() + m.cpu().l3_total_bytes()) * cc.cache_resident_fraction;
   const double cold = ctx.weight_bytes > cache ? static_cast<double>(op.params) * ctx.plan.bytes.weight : 0.0;
   bool parallel = true;  // the op's calls each open a parallel region over the intra-op team
-  double reorder_regions = 0;  // parallel regions of layout reorders around the op's primitives
   // Backward: one call for the input gradient and one for the weight gradient where each exists.
   const double calls = forward ? 1.0 : std::max(1.0, (op.needs_input_grad ? 1.0 : 0.0) + (op.params > 0 ? 1.0 : 0.0));
   const double weights_bytes = static_cast<double>(op.params) * ctx.plan.bytes.weight;
@@ -279,15 +319,10 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         // and destination to and from the blocked activation layout (a read and a write of each), each reorder a
         // parallel primitive of its own; forward and each backward call alike.
         const MatmulGeometry g = conv_as_gemm(op.conv);
-        const double weights = static_cast<double>(op.params) * ctx.plan.bytes.weight;
-        const double acts = static_cast<double>(op.in_elems + op.out_elems) * ctx.plan.bytes.act;
-        const double reorder_us = calls * (m.weight_relayout_us(g, weights, cold, 2.0, weights) +
-                                           2.0 * acts / m.bandwidth_bytes_per_us(2.0 * acts));
         out.cost = is_depthwise(op.conv) ? m.depthwise(w.flops, w.bytes)
                                          : m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff);
-        add_serial(out.cost, reorder_us);
+        add_serial(out.cost, calls * dense_conv_reorders_us(m, g, op, ctx.plan, cold));
         if (!is_depthwise(op.conv)) add_serial(out.cost, calls * conv_cross_socket_us(g));
-        reorder_regions = 3.0 * calls;
       } else if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
       } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
@@ -401,7 +436,7 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   out.cost.launches = calls * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
   // The cores' side of each call: the OpenMP region's fork and join (the framework's own dispatch is added by
   // schedule/cpu_step.cpp).
-  out.host_us = (parallel ? out.cost.launches * m.fork_join_us() : 0.0) + reorder_regions * m.fork_join_us();
+  out.host_us = parallel ? out.cost.launches * m.fork_join_us() : 0.0;
   return out;
 }
 

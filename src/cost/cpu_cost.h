@@ -32,6 +32,14 @@ struct CpuCostConstants {
   double omp_fork_join_us_per_thread = 0;   // one OpenMP parallel region per thread of the team
   double reference_host_ghz = 0;            // clock of the host the runtimes' per-op host costs are quoted for
   double head_gemm_peak_fraction = 0;       // share of one core's FP32 FMA peak one attention head's product reaches
+  // [onednn_reorder]: oneDNN reorder primitives as timed on a measuring host (PyTorch eager's per-call reorders).
+  struct OnednnReorder {
+    double host_cores = 0;             // cores of the measuring host
+    double host_ghz = 0;               // its clock
+    double plain_to_blocked_gbps = 0;  // nchw -> nChw16c (and oihw -> OIhw16i16o), bytes read per second
+    double blocked_to_plain_gbps = 0;  // nChw16c -> nchw
+    double call_us = 0;                // one reorder call whose bytes do not count
+  } onednn_reorder;
   std::string file;
   std::map<std::string, std::string> sources;
 };
@@ -63,6 +71,10 @@ class CpuCostModel {
   KernelCost head_parallel_gemm(double products, double flops, double bytes, double phase_efficiency = 1.0) const;
   // Cores the per-head attention products keep busy.
   double head_gemm_threads(double products) const;
+  // One oneDNN reorder primitive over `bytes` (read) into a fresh buffer, plain to blocked layout or back: the
+  // measured call time and rate of [onednn_reorder] scaled to this part, never faster than the memory roofline of
+  // the read and the write (`cold_bytes` of it evicted weights, from DRAM at what the working cores stream).
+  double onednn_reorder_us(double bytes, bool to_blocked, const MatmulGeometry& g, double cold_bytes = 0) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
   // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls over
