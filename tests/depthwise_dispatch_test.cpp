@@ -7,7 +7,9 @@
 //   with batch > 1: 3x3/5x5 with 512+ channels, or 256+ channels on inputs 28+ wide);
 // - before PyTorch 1.3 (pytorch/pytorch#22302) every depthwise convolution ran the native kernel;
 // - the native kernel is no cuDNN call, so the host pays no cuDNN descriptor / benchmark-cache setup for it;
-// - MobileNetV2 (Sandler et al. 2018, Table 2) has 17 bottleneck blocks, each with one 3x3 depthwise convolution.
+// - MobileNetV2 (Sandler et al. 2018, Table 2) has 17 bottleneck blocks, each with one 3x3 depthwise convolution;
+// - channels-last tensors take cuDNN whatever their type or shape (use_cudnn_depthwise: 'always use
+//   cudnn_depthwise for channels_last format').
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -121,6 +123,27 @@ TEST(DepthwiseDispatch, NativeDepthwiseCostsNoCudnnSetupOnTheHost) {
   }
   EXPECT_EQ(native, 17);
   EXPECT_GT(scale, 0.0);
+}
+
+TEST(DepthwiseDispatch, ChannelsLastDepthwiseAlwaysRunsCudnn) {
+  // MobileNetV2 FP32 inference with channels-last tensors: none of its 17 depthwise convolutions runs the native
+  // kernel, though in NCHW FP32 all 17 do (NativeDepthwiseCostsNoCudnnSetupOnTheHost).
+  PredictRequest r;
+  r.gpu = "a100-sxm4-40gb";
+  r.model = "mobilenet_v2";
+  r.runtime = "pytorch";
+  r.mode = parse_mode("infer");
+  r.precision = "fp32";
+  r.batch = 8;
+  r.channels_last = true;
+  const Prediction p = predict(r);
+  int cudnn = 0;
+  for (const auto& e : p.step.entries) {
+    if (e.kind != OpKind::kConv) continue;
+    EXPECT_NE(e.cost.algorithm, "depthwise_native") << e.name;
+    cudnn += e.cost.algorithm == "depthwise" ? 1 : 0;
+  }
+  EXPECT_EQ(cudnn, 17);
 }
 
 TEST(DepthwiseDispatch, OtherRuntimesKeepTheirLibraryCall) {

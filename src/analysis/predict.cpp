@@ -170,6 +170,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
     const KernelCostModel kernels(device, arch);
     CostContext ctx{kernels, runtime, plan, training};
     ctx.conv_autotune = conv_autotune_for(r.conv_algo, runtime);
+    ctx.channels_last = r.channels_last;
     // Sharded tables: each GPU serves every sample's lookups into its own tables (the same lookups per GPU as
     // one GPU with all of them) but holds and updates 1/n of the rows.
     Graph costed;

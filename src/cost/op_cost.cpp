@@ -56,11 +56,12 @@ bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.
 
 // Whether PyTorch's dispatch (aten/src/ATen/native/Convolution.cpp use_cudnn_depthwise with
 // check_cudnn_depthwise_workload_with_filter) sends this depthwise convolution to cuDNN rather than its own
-// conv_depthwise2d kernel: only FP16 tensors (autocast makes them FP16 too; BF16 and FP32 stay native) on a new
-// enough GPU, undilated, equal strides, enough channels, and a shape one of the runtime's rules covers.
+// conv_depthwise2d kernel: channels-last tensors always; NCHW ones only in FP16 (autocast makes them FP16 too; BF16
+// and FP32 stay native) on a new enough GPU, undilated, equal strides, enough channels, and a shape one of the
+// runtime's rules covers.
 bool cudnn_runs_depthwise(const ConvGeometry& c, const CostContext& ctx) {
   const RuntimeProfile& rt = ctx.runtime;
-  if (!rt.native_depthwise_conv) return true;
+  if (!rt.native_depthwise_conv || ctx.channels_last) return true;
   if (!rt.cudnn_depthwise_half || !rt.cudnn_depthwise) return false;
   const DepthwiseCudnnDispatch& d = *rt.cudnn_depthwise;
   const bool half = ctx.plan.name == "fp16" || ctx.plan.name == "amp";
@@ -303,13 +304,18 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
     return d;
   }
   // Tensor-core convolutions on an NCHW framework pay a layout transpose of input and output; so does every
-  // convolution on NHWC tensors in a runtime that computes them in NCHW (TensorFlow before grappler's layout pass),
-  // except a 1x1 stride-1 ungrouped one, which TensorFlow hands to cuBLAS as a plain GEMM in NHWC
-  // (conv_ops.cc, conv_grad_input_ops.cc, conv_grad_filter_ops.cc: "1x1 filter, so call cublas directly").
+  // convolution on NHWC tensors in a runtime that computes them in NCHW (TensorFlow before grappler's layout pass).
+  // A 1x1 stride-1 ungrouped convolution is a plain GEMM in either layout, so TensorFlow hands all three of its
+  // passes to cuBLAS (conv_ops.cc, conv_grad_input_ops.cc, conv_grad_filter_ops.cc: "1x1 filter, so call cublas
+  // directly"). On NCHW tensors an image is the [C_in x H*W] operand of W[C_out x C_in] x X, so cuDNN runs the
+  // forward (and the data gradient, W^T x dY) as a GEMM per image with no transposes
+  // (data/runtimes/pytorch.toml [sources] nchw_tensor_core_transposes); the weight gradient sums dY_n x X_n^T over
+  // the images, a reduction that strides across them in NCHW, and still converts its two operands.
   const bool pointwise_gemm = c.spatial_dims == 2 && c.kernel[0] == 1 && c.kernel[1] == 1 && c.stride[0] == 1 &&
                               c.stride[1] == 1 && c.groups == 1;
-  const bool transposes = (is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes) ||
-                          (ctx.runtime.nhwc_conv_transposes && !pointwise_gemm);
+  const bool nchw_transposes = is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes;
+  const bool transposes = !pointwise_gemm && (nchw_transposes || ctx.runtime.nhwc_conv_transposes);
+  const bool wgrad_transposes = pointwise_gemm && nchw_transposes && phase != Phase::kForward;
   const double bytes = in_b + out_b + w_b;
   const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
   KernelCost k;
@@ -330,6 +336,8 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   if (transposes) {
     const double passes = phase == Phase::kForward ? 1.0 : 2.0;
     accumulate(k, km.streaming(0, 2.0 * (in_b + out_b) * passes, 2.0 * passes));
+  } else if (wgrad_transposes) {
+    accumulate(k, km.streaming(0, 2.0 * (in_b + out_b), 2.0));  // the input and the output gradient, to NHWC
   }
   return k;
 }

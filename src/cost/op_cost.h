@@ -49,6 +49,9 @@ struct CostContext {
   // The one conv algorithm to cost ("gemm", "winograd_fused", "winograd_nonfused", "fft"), empty = choose: set only
   // by `perfcast fit-kernels --fit-conv` to cost a measured row with the algorithm cuDNN ran.
   std::string_view forced_conv_algorithm;
+  // NHWC activations (--channels-last): PyTorch hands every depthwise convolution to cuDNN
+  // (Convolution.cpp use_cudnn_depthwise: "always use cudnn_depthwise for channels_last format").
+  bool channels_last = false;
   // The rate of the runtime's cuDNN/cuBLAS GEMMs on `pipe` (library_efficiency_on with the entry above).
   double library_efficiency(Pipe pipe) const;
 };
