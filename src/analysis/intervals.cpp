@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <fmt/format.h>
 #include <mutex>
 #include <set>
@@ -35,15 +36,6 @@ std::string family_group(const std::string& family) {
 std::string runtime_family(const std::string& runtime) {
   const auto dash = runtime.find('-');
   return dash == std::string::npos ? runtime : runtime.substr(0, dash);
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
 }
 
 struct Table {
@@ -118,32 +110,131 @@ double weighted_quantile(std::vector<std::pair<double, double>> v, double q) {
   return v.back().first;
 }
 
-std::map<std::string, IntervalRegime> fit_regimes(const std::vector<const IntervalSample*>& samples,
-                                                 const IntervalSetup& setup) {
+// The regime keys that end a chain (GPU rows end at "all", CPU rows at "device=cpu"): the last fallback of every
+// prediction on that chain, fitted without the min_rows / min_sources floors (it has nothing coarser to fall back to)
+// once it holds conformal_min_rows rows.
+bool chain_root(const std::string& key) { return key == "all" || key == "device=cpu"; }
+std::string chain_of(const std::string& key) { return key.rfind("device=cpu", 0) == 0 ? "cpu" : "gpu"; }
+// The level of a key in its chain: the number of dimensions it names ("all" 0, "mode=train" 1, ...).
+int depth_of(const std::string& key) { return static_cast<int>(std::count(key.begin(), key.end(), '=')); }
+
+// The source-weighted quantiles of every regime with enough rows and sources (the band before the conformal widening).
+std::map<std::string, IntervalRegime> fit_bands(const std::vector<const IntervalSample*>& samples,
+                                               const IntervalSetup& setup) {
   std::map<std::string, std::vector<const IntervalSample*>> by_key;
   for (const auto* s : samples)
     for (const auto& k : s->keys) by_key[k].push_back(s);
   std::map<std::string, IntervalRegime> out;
   const double tail = (1.0 - setup.level) / 2.0;
+  const int root_rows = conformal_min_rows(setup.level);
   for (auto& [k, v] : by_key) {
     // Every source weighs the same inside a regime: one large benchmark log must not set the interval alone,
     // and a regime seen by too few sources falls back to a coarser one.
     std::map<std::string, int> per_source;
     for (const auto* s : v) ++per_source[s->source];
-    if (k != "all" && (static_cast<int>(v.size()) < setup.min_rows ||
-                       static_cast<int>(per_source.size()) < setup.min_sources))
+    const int rows = static_cast<int>(v.size());
+    if (chain_root(k) ? rows < root_rows
+                      : rows < setup.min_rows || static_cast<int>(per_source.size()) < setup.min_sources)
       continue;
     std::vector<std::pair<double, double>> w;
     for (const auto* s : v) w.emplace_back(s->log_ratio, 1.0 / per_source[s->source]);
     IntervalRegime r;
     r.key = k;
-    r.rows = static_cast<int>(v.size());
+    r.rows = rows;
     r.sources = static_cast<int>(per_source.size());
-    r.low = std::exp(weighted_quantile(w, tail));
+    r.low = r.quantile_low = std::exp(weighted_quantile(w, tail));
     r.median = std::exp(weighted_quantile(w, 0.5));
-    r.high = std::exp(weighted_quantile(w, 1.0 - tail));
+    r.high = r.quantile_high = std::exp(weighted_quantile(w, 1.0 - tail));
     out[k] = r;
   }
+  return out;
+}
+
+// The margin group of a regime: its chain and, with per-level margins, its level in the chain.
+std::string margin_group(const IntervalSetup& setup, const std::string& key) {
+  return setup.margin_per_level ? fmt::format("{}:{}", chain_of(key), depth_of(key)) : chain_of(key);
+}
+
+// One held-out row's nonconformity score against a band fitted without its source: how far outside the band it lies
+// (negative inside), in the units the widening adds; +inf where no band covered it at all.
+double band_score(const IntervalSetup& setup, const IntervalRegime* r, double log_ratio) {
+  if (!r) return std::numeric_limits<double>::infinity();
+  return conformal_score(setup.widening, std::log(r->low), std::log(r->median), std::log(r->high), log_ratio);
+}
+
+struct HeldOut {
+  const IntervalSample* sample;
+  std::string group;  // the margin group of the regime that judged it ("" with none)
+  double score;
+};
+
+// Every row judged by the bands fitted without its source (leave one source out).
+std::vector<HeldOut> held_out_scores(const std::vector<const IntervalSample*>& samples, const IntervalSetup& setup) {
+  std::map<std::string, std::vector<const IntervalSample*>> by_source;
+  for (const auto* s : samples) by_source[s->source].push_back(s);
+  std::vector<HeldOut> out;
+  for (const auto& [source, rows] : by_source) {
+    std::vector<const IntervalSample*> rest;
+    for (const auto* s : samples)
+      if (s->source != source) rest.push_back(s);
+    const auto bands = fit_bands(rest, setup);
+    for (const auto* s : rows) {
+      const auto* r = lookup(bands, s->keys);
+      out.push_back({s, r ? margin_group(setup, r->key) : "", band_score(setup, r, s->log_ratio)});
+    }
+  }
+  return out;
+}
+
+// The widening of every margin group: the conformal quantile of its held-out scores; a group with fewer than
+// conformal_min_rows scores takes its chain's. A row no band judged (its chain's root fell below conformal_min_rows
+// without its source) says nothing about how wide a band must be and is left out.
+std::map<std::string, double> fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup) {
+  std::map<std::string, std::vector<const HeldOut*>> by_group;
+  for (const auto& h : held) {
+    if (h.group.empty()) continue;
+    const std::string chain = h.sample->cpu ? "cpu" : "gpu";
+    by_group[chain].push_back(&h);
+    if (h.group != chain) by_group[h.group].push_back(&h);
+  }
+  std::map<std::string, double> out;
+  for (const auto& [g, v] : by_group) {
+    if (static_cast<int>(v.size()) < conformal_min_rows(setup.level)) continue;
+    if (!setup.source_weighted_margin) {
+      std::vector<double> scores;
+      for (const auto* h : v) scores.push_back(h->score);
+      out[g] = conformal_quantile(scores, setup.level);
+      continue;
+    }
+    std::map<std::string, int> per_source;
+    for (const auto* h : v) ++per_source[h->sample->source];
+    std::vector<std::pair<double, double>> w;
+    for (const auto* h : v) w.emplace_back(h->score, 1.0 / per_source[h->sample->source]);
+    out[g] = weighted_conformal_quantile(w, setup.level);
+  }
+  return out;
+}
+
+// The bands of `samples`, each widened by its group's margin; a band whose margin is infinite (its group's held-out
+// rows mostly fell outside every band) is left out, so that its rows fall back to a coarser regime or to none.
+std::map<std::string, IntervalRegime> calibrated_regimes(const std::vector<const IntervalSample*>& samples,
+                                                        const IntervalSetup& setup,
+                                                        std::map<std::string, double>* margins_out = nullptr) {
+  auto bands = fit_bands(samples, setup);
+  const auto margins = fit_margins(held_out_scores(samples, setup), setup);
+  std::map<std::string, IntervalRegime> out;
+  for (auto& [k, r] : bands) {
+    auto it = margins.find(margin_group(setup, k));
+    if (it == margins.end()) it = margins.find(chain_of(k));
+    if (it == margins.end() || !std::isfinite(it->second)) continue;
+    double lo = 0, hi = 0;
+    widen_band(setup.widening, std::log(r.low), std::log(r.median), std::log(r.high), it->second, lo, hi);
+    r.margin = it->second;
+    r.low = std::exp(lo);
+    r.high = std::exp(hi);
+    out[k] = r;
+  }
+  if (margins_out) *margins_out = margins;
   return out;
 }
 
@@ -163,6 +254,57 @@ bool covers(const IntervalRegime& r, double log_ratio) {
 }
 
 }  // namespace
+
+int conformal_min_rows(double level) {
+  return static_cast<int>(std::ceil(2.0 / (1.0 - level) - 1.0 - 1e-9));
+}
+
+double conformal_quantile(std::vector<double> scores, double level) {
+  const auto n = static_cast<double>(scores.size());
+  const auto k = static_cast<std::size_t>(std::ceil((n + 1.0) * level - 1e-9));
+  if (k < 1 || k > scores.size()) return std::numeric_limits<double>::infinity();
+  std::nth_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(k - 1), scores.end());
+  return scores[k - 1];
+}
+
+double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores, double level) {
+  double total = 0, squares = 0;
+  for (const auto& [e, w] : scores) {
+    total += w;
+    squares += w * w;
+  }
+  if (scores.empty() || total <= 0) return std::numeric_limits<double>::infinity();
+  const double n_eff = total * total / squares;
+  const double q = level * (1.0 + 1.0 / n_eff) - 1e-12;
+  std::sort(scores.begin(), scores.end());
+  double before = 0;
+  for (const auto& [e, w] : scores) {
+    before += w;
+    if (before / total >= q) return e;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+namespace {
+// A band side narrower than this (in ln units, 0.1%) is taken as this wide by the scale widening, so that a
+// degenerate side (every residual on one value) still scales; a numerical guard, far below any fitted side.
+constexpr double kMinSide = 1e-3;
+}  // namespace
+
+double conformal_score(Widening w, double lo, double md, double hi, double r) {
+  if (w == Widening::kAdditive) return std::max(lo - r, r - hi);
+  return r >= md ? (r - md) / std::max(hi - md, kMinSide) : (md - r) / std::max(md - lo, kMinSide);
+}
+
+void widen_band(Widening w, double lo, double md, double hi, double by, double& out_lo, double& out_hi) {
+  if (w == Widening::kAdditive) {
+    out_lo = std::min(lo - by, md);
+    out_hi = std::max(hi + by, md);
+    return;
+  }
+  out_lo = md - std::max(by, 0.0) * std::max(md - lo, kMinSide);
+  out_hi = md + std::max(by, 0.0) * std::max(hi - md, kMinSide);
+}
 
 std::vector<std::string> regime_keys(const PredictionFacts& p) {
   const auto& q = p.request;
@@ -211,26 +353,34 @@ std::string no_interval_reason(const Prediction& p) {
   if (!p.memory.fits) return "";
   const IntervalSetup setup = interval_setup();
   if (p.device.kind == DeviceKind::kCpu)
-    return fmt::format("no CPU regime of data/intervals.toml has {} measured CPU rows from {} sources "
-                       "(data/interval_setup.toml), and CPU predictions do not borrow GPU residuals",
-                       setup.min_rows, setup.min_sources);
+    return fmt::format("data/intervals.toml has no CPU regime (the root device=cpu needs {} measured CPU rows for a "
+                       "two-sided {:.0f}% conformal band, finer ones {} rows from {} sources; data/interval_setup.toml), "
+                       "and CPU predictions do not borrow GPU residuals",
+                       conformal_min_rows(setup.level), setup.level * 100, setup.min_rows, setup.min_sources);
   return "data/intervals.toml has no regime for it (run perfcast fit-intervals)";
 }
 
-std::optional<WhatIfSpread> what_if_spread(const std::string& category) {
-  const std::string kind = category == "precision"   ? "precision"
-                           : category == "batch"     ? "batch"
-                           : category == "hardware"  ? "gpu"
-                           : category == "scale-out" ? "gpus"
-                                                     : "any";
+std::optional<WhatIfSpread> what_if_spread_of_kind(const std::string& kind) {
   const auto& w = table().what_ifs;
   if (auto it = w.find(kind); it != w.end()) return it->second;
   if (auto it = w.find("any"); it != w.end()) return it->second;
   return std::nullopt;
 }
 
-std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<std::vector<const ValidationRow*>>& files,
-                                                 const IntervalSetup& setup) {
+std::optional<WhatIfSpread> what_if_spread(const std::string& category) {
+  return what_if_spread_of_kind(category == "precision"   ? "precision"
+                                : category == "batch"     ? "batch"
+                                : category == "hardware"  ? "gpu"
+                                : category == "scale-out" ? "gpus"
+                                                          : "any");
+}
+
+std::string what_if_kind_of_pair(const std::string& varied) {
+  if (varied == "precision" || varied == "gpus") return varied;
+  return "any";
+}
+
+std::vector<WhatIfSample> what_if_samples(const std::vector<std::vector<const ValidationRow*>>& files) {
   // Every input column of a row, the one that varies left out (metric too: ratios compare like with like).
   const auto key_without = [](const ConfigRow& r, const std::string& skip) {
     const std::vector<std::pair<const char*, const std::string*>> cols{
@@ -253,7 +403,7 @@ std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<std::vector<c
     if (field == "gpu") return r.gpu;
     return r.n_gpus;
   };
-  std::map<std::string, std::vector<double>> abs_r;
+  std::vector<WhatIfSample> out;
   for (const std::string field : {"precision", "batch", "gpu", "n_gpus"}) {
     const std::string kind = field == "n_gpus" ? "gpus" : field;
     for (const auto& rows : files) {
@@ -266,17 +416,76 @@ std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<std::vector<c
           for (std::size_t j = i + 1; j < n; ++j) {
             if (value_of(g[i]->result.row, field) == value_of(g[j]->result.row, field)) continue;
             // ratio = predicted / measured, so ln(measured ratio / predicted ratio) = ln(ratio_j / ratio_i).
-            const double r = std::fabs(std::log(g[j]->ratio / g[i]->ratio));
-            abs_r[kind].push_back(r);
-            abs_r["any"].push_back(r);
+            out.push_back({kind, std::fabs(std::log(g[j]->ratio / g[i]->ratio)), source_id(g[i]->result.row.source),
+                           source_id(g[j]->result.row.source)});
           }
       }
     }
   }
+  return out;
+}
+
+std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<WhatIfSample>& pairs, const IntervalSetup& setup) {
+  // The score |r| needs no fitted band, so its conformal quantile over the calibration pairs is already an
+  // out-of-sample bound for a fresh exchangeable pair; leave-one-source-out coverage checks it across sources.
+  const auto spreads = [&](const std::string& skip_a, const std::string& skip_b) {
+    std::map<std::string, std::vector<double>> by_kind;
+    std::map<std::string, std::set<std::string>> kind_sources;
+    for (const auto& p : pairs) {
+      if (!skip_a.empty() && (p.source_a == skip_a || p.source_b == skip_a || p.source_a == skip_b ||
+                              p.source_b == skip_b))
+        continue;
+      for (const std::string& k : {p.kind, std::string("any")}) {
+        by_kind[k].push_back(p.abs_log);
+        kind_sources[k].insert({p.source_a, p.source_b});
+      }
+    }
+    // As for regimes: a kind needs min_rows pairs from min_sources sources, else its what-ifs take the pooled "any".
+    std::map<std::string, double> out;
+    for (const auto& [k, v] : by_kind)
+      if (static_cast<int>(v.size()) >= setup.min_rows &&
+          (k == "any" || static_cast<int>(kind_sources[k].size()) >= setup.min_sources))
+        out[k] = conformal_quantile(v, setup.level);
+    return out;
+  };
+  const auto all = spreads("", "");
   std::map<std::string, WhatIfSpread> out;
-  for (auto& [kind, v] : abs_r) {
-    if (static_cast<int>(v.size()) < setup.min_rows) continue;
-    out[kind] = WhatIfSpread{kind, static_cast<int>(v.size()), std::exp(quantile(v, setup.level))};
+  std::map<std::string, std::set<std::string>> sources;
+  for (const auto& p : pairs)
+    for (const std::string& k : {p.kind, std::string("any")}) {
+      ++out[k].pairs;
+      sources[k].insert(p.source_a);
+      sources[k].insert(p.source_b);
+    }
+  // Leave one source out: each pair judged by the spreads fitted without its sources (both, when they differ); a
+  // kind with too few pairs left falls back to "any" as a prediction does.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> without;
+  std::map<std::string, std::pair<int, int>> loso;  // kind -> pairs judged, inside
+  for (const auto& p : pairs) {
+    const auto key = std::minmax(p.source_a, p.source_b);
+    auto it = without.find(key);
+    if (it == without.end()) it = without.emplace(key, spreads(key.first, key.second)).first;
+    const auto& m = it->second;
+    for (const std::string& k : {p.kind, std::string("any")}) {
+      double bound = std::numeric_limits<double>::infinity();
+      if (auto f = m.find(k); f != m.end()) bound = f->second;
+      else if (auto any = m.find("any"); any != m.end()) bound = any->second;
+      ++loso[k].first;
+      loso[k].second += p.abs_log <= bound ? 1 : 0;
+    }
+  }
+  for (auto it = out.begin(); it != out.end();) {
+    auto& [k, w] = *it;
+    const auto s = all.find(k);
+    if (s == all.end() || !std::isfinite(s->second)) {
+      it = out.erase(it);
+      continue;
+    }
+    w.kind = k;
+    w.spread = std::exp(s->second);
+    w.sources = static_cast<int>(sources[k].size());
+    w.loso = static_cast<double>(loso[k].second) / loso[k].first;
+    ++it;
   }
   return out;
 }
@@ -291,6 +500,13 @@ IntervalSetup interval_setup() {
   s.min_sources = f.count("min_sources");
   if (!(s.level > 0 && s.level < 1)) f.fail("level", "must lie between 0 and 1");
   if (s.min_rows < 1) f.fail("min_rows", "must be at least 1");
+  const std::string widening = f.text("widening");
+  if (widening == "additive") s.widening = Widening::kAdditive;
+  else if (widening == "scale") s.widening = Widening::kScale;
+  else f.fail("widening", "must be additive or scale");
+  s.margin_per_level = f.boolean("margin_per_level");
+  s.source_weighted_margin = f.text("margin_weights") == "sources";
+  if (const auto w = f.text("margin_weights"); w != "sources" && w != "rows") f.fail("margin_weights", "must be sources or rows");
   if (const auto* arr = doc["cpu_calibration_files"].as_array())
     for (const auto& node : *arr)
       if (const auto v = node.value<std::string>()) s.cpu_calibration_files.push_back(*v);
@@ -311,73 +527,95 @@ std::string source_id(const std::string& col) {
   return s.substr(0, second);
 }
 
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup) {
   IntervalFit fit;
   fit.setup = setup;
   std::vector<const IntervalSample*> all;
   for (const auto& s : samples) all.push_back(&s);
   // One fit over every row: CPU rows carry only `device=cpu` keys, so they never enter a GPU regime (nor GPU rows a
-  // CPU one). Coverage is judged for GPU rows (the figures the table always reported) and CPU rows apart.
-  fit.regimes = fit_regimes(all, setup);
+  // CPU one), and the widening is chosen per chain. Coverage is judged for GPU rows (the figures the table always
+  // reported) and CPU rows apart.
+  fit.regimes = calibrated_regimes(all, setup, &fit.margins);
+  const auto bands = fit_bands(all, setup);
+  // Leave one source out, the whole procedure refitted without the source: its bands and, from the remaining
+  // sources' held-out rows, its widening (so the widening never sees the rows it is judged on).
   std::map<std::string, std::vector<const IntervalSample*>> by_source;
   for (const auto& s : samples) by_source[s.source].push_back(&s);
-  std::map<const IntervalSample*, bool> loso_in;
+  struct Judged {
+    bool judged = false, inside = false, quantile_inside = false;  // a calibrated band found; inside it; in the band alone
+  };
+  std::map<const IntervalSample*, Judged> loso_in;
   for (const auto& [source, rows] : by_source) {
     std::vector<const IntervalSample*> rest;
     for (const auto& s : samples)
       if (s.source != source) rest.push_back(&s);
-    const auto regimes = fit_regimes(rest, setup);
+    const auto calibrated = calibrated_regimes(rest, setup);
+    const auto quantiles = fit_bands(rest, setup);
     for (const auto* s : rows) {
-      const auto* r = lookup(regimes, s->keys);
-      loso_in[s] = r && covers(*r, s->log_ratio);
+      const auto* r = lookup(calibrated, s->keys);
+      const auto* q = lookup(quantiles, s->keys);
+      loso_in[s] = {r != nullptr, r && covers(*r, s->log_ratio), q && covers(*q, s->log_ratio)};
     }
   }
-  const auto group = [](const IntervalSample& s) { return s.host_bound ? "host_bound" : "gpu_bound"; };
-  int gpu_rows = 0, in = 0, loso = 0;
-  std::map<std::string, std::pair<int, int>> gpu_per_source, cpu_per_source;  // rows, LOSO rows inside
-  std::set<std::string> cpu_sources;
+  struct Tally {
+    int rows = 0, in = 0, loso = 0, q_in = 0, q_loso = 0, with_regime = 0, loso_judged = 0;
+    std::vector<double> width, q_width;
+  };
+  Tally gpu, cpu;
+  std::map<std::string, Tally> gpu_per_source, cpu_per_source, by_host;
   for (const auto& s : samples) {
     const auto* r = lookup(fit.regimes, s.keys);
-    const bool inside = r && covers(*r, s.log_ratio);
-    const bool out_inside = loso_in.at(&s);
-    auto& per = s.cpu ? cpu_per_source[s.source] : gpu_per_source[s.source];
-    ++per.first;
-    per.second += out_inside ? 1 : 0;
-    if (s.cpu) {
-      ++fit.cpu.rows;
-      fit.cpu.in_sample += inside ? 1 : 0;
-      fit.cpu.loso += out_inside ? 1 : 0;
-      fit.cpu.with_regime += r ? 1 : 0;
-      continue;
-    }
-    ++gpu_rows;
-    auto& g = fit.by_host[group(s)];
-    ++g.rows;
-    if (inside) {
-      ++in;
-      g.in_sample += 1;
-    }
-    if (out_inside) {
-      ++loso;
-      g.loso += 1;
-    }
+    const auto* q = lookup(bands, s.keys);
+    const auto [judged, out_in, q_out_in] = loso_in.at(&s);
+    const auto add = [&](Tally& t) {
+      ++t.rows;
+      t.in += r && covers(*r, s.log_ratio) ? 1 : 0;
+      t.q_in += q && covers(*q, s.log_ratio) ? 1 : 0;
+      t.loso += out_in ? 1 : 0;
+      t.loso_judged += judged ? 1 : 0;
+      t.q_loso += q_out_in ? 1 : 0;
+      t.with_regime += r ? 1 : 0;
+      if (r) t.width.push_back(r->high / r->low);
+      if (q) t.q_width.push_back(q->quantile_high / q->quantile_low);
+    };
+    add(s.cpu ? cpu : gpu);
+    add(s.cpu ? cpu_per_source[s.source] : gpu_per_source[s.source]);
+    if (!s.cpu) add(by_host[s.host_bound ? "host_bound" : "gpu_bound"]);
   }
-  fit.samples = gpu_rows;
-  fit.in_sample_coverage = gpu_rows == 0 ? 0 : static_cast<double>(in) / gpu_rows;
-  fit.loso_coverage = gpu_rows == 0 ? 0 : static_cast<double>(loso) / gpu_rows;
-  for (const auto& [src, c] : gpu_per_source)
-    fit.leave_one_source_out[src] = {c.first, static_cast<double>(c.second) / c.first};
-  for (const auto& [src, c] : cpu_per_source)
-    fit.cpu.leave_one_source_out[src] = {c.first, static_cast<double>(c.second) / c.first};
+  const auto share = [](int k, int n) { return n == 0 ? 0.0 : static_cast<double>(k) / n; };
+  fit.samples = gpu.rows;
+  fit.in_sample_coverage = share(gpu.in, gpu.rows);
+  fit.loso_coverage = share(gpu.loso, gpu.rows);
+  fit.quantile_in_sample = share(gpu.q_in, gpu.rows);
+  fit.quantile_loso = share(gpu.q_loso, gpu.rows);
+  fit.median_width = median_of(gpu.width);
+  fit.quantile_median_width = median_of(gpu.q_width);
+  for (const auto& [src, t] : gpu_per_source)
+    fit.leave_one_source_out[src] = {t.rows, share(t.loso, t.rows), share(t.q_loso, t.rows)};
+  for (const auto& [src, t] : cpu_per_source)
+    fit.cpu.leave_one_source_out[src] = {t.rows, share(t.loso, t.rows), share(t.q_loso, t.rows)};
+  fit.cpu.rows = cpu.rows;
   fit.cpu.sources = static_cast<int>(cpu_per_source.size());
-  if (fit.cpu.rows > 0) {
-    fit.cpu.in_sample /= fit.cpu.rows;
-    fit.cpu.loso /= fit.cpu.rows;
-  }
-  for (auto& [name, g] : fit.by_host) {
-    g.in_sample /= g.rows;
-    g.loso /= g.rows;
-  }
+  fit.cpu.with_regime = cpu.with_regime;
+  fit.cpu.loso_with_interval = cpu.loso_judged;
+  fit.cpu.in_sample = share(cpu.in, cpu.rows);
+  fit.cpu.loso = share(cpu.loso, cpu.rows);
+  fit.cpu.quantile_in_sample = share(cpu.q_in, cpu.rows);
+  fit.cpu.quantile_loso = share(cpu.q_loso, cpu.rows);
+  fit.cpu.median_width = median_of(cpu.width);
+  fit.cpu.quantile_median_width = median_of(cpu.q_width);
+  for (const auto& [name, t] : by_host) fit.by_host[name] = {t.rows, share(t.in, t.rows), share(t.loso, t.rows)};
   return fit;
 }
 
@@ -420,45 +658,87 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
     for (const auto& row : rep.rows)
       if (row.result.prediction->device.kind != DeviceKind::kCpu) per_file.back().push_back(&row);
   }
-  fit.what_ifs = fit_what_ifs(per_file, setup);
+  fit.what_ifs = fit_what_ifs(what_if_samples(per_file), setup);
   return fit;
 }
+
+namespace {
+
+const char* widening_name(Widening w) { return w == Widening::kAdditive ? "additive" : "scale"; }
+
+std::string margin_text(const IntervalSetup& setup, double m) {
+  if (!std::isfinite(m)) return "none (too few held-out rows inside any band)";
+  return setup.widening == Widening::kAdditive ? fmt::format("{:+.3f} (x{:.3f} on each bound)", m, std::exp(m))
+                                               : fmt::format("x{:.3f}", m);
+}
+
+}  // namespace
 
 std::string interval_fit_toml(const IntervalFit& fit) {
   std::string files;
   for (const auto& f : fit.files) files += (files.empty() ? "" : ", ") + f;
   std::string s = fmt::format(
-      "# Prediction intervals: quantiles of measured / predicted throughput per regime.\n"
+      "# Prediction intervals: bounds of measured / predicted throughput per regime (split-conformal, docs/interval-fit.md).\n"
       "# Generated by `perfcast fit-intervals` (src/analysis/intervals.h) from the calibration files of\n"
-      "# data/validation ({}); do not edit by hand. {} rows; in-sample coverage {:.1f}%, leave-one-source-out\n"
-      "# coverage {:.1f}% at level {:.2f} (GPU rows). {} CPU rows from {} sources (regimes under device=cpu): in-sample\n"
-      "# coverage {:.1f}%, leave-one-source-out {:.1f}%. Setup: data/interval_setup.toml.\n"
-      "level = {}\n",
-      files, fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.setup.level, fit.cpu.rows,
-      fit.cpu.sources, fit.cpu.in_sample * 100, fit.cpu.loso * 100, fit.setup.level);
+      "# data/validation ({}); do not edit by hand. low / high: the regime's source-weighted quantiles\n"
+      "# (quantile_low / quantile_high) widened by its group's margin ({} widening), the ceil((n+1) x level)-th smallest\n"
+      "# nonconformity score of the group's rows judged by bands fitted without their source. {} GPU rows: in-sample\n"
+      "# coverage {:.1f}%, leave-one-source-out coverage {:.1f}% (whole procedure refitted without each source) at level\n"
+      "# {:.2f}. {} CPU rows from {} sources (regimes under device=cpu): in-sample coverage {:.1f}%, leave-one-source-out\n"
+      "# {:.1f}%. Setup: data/interval_setup.toml.\n"
+      "level = {}\nwidening = \"{}\"\n",
+      files, widening_name(fit.setup.widening), fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100,
+      fit.setup.level, fit.cpu.rows, fit.cpu.sources, fit.cpu.in_sample * 100, fit.cpu.loso * 100, fit.setup.level,
+      widening_name(fit.setup.widening));
+  for (const auto& [g, m] : fit.margins)
+    if (std::isfinite(m)) s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n", g, m);
   for (const auto& [k, w] : fit.what_ifs)
-    s += fmt::format("\n[[what_if]]\nkind = \"{}\"\npairs = {}\nspread = {:.4f}\n", k, w.pairs, w.spread);
+    s += fmt::format("\n[[what_if]]\nkind = \"{}\"\npairs = {}\nsources = {}\nspread = {:.4f}\nloso_coverage = {:.3f}\n",
+                     k, w.pairs, w.sources, w.spread, w.loso);
   for (const auto& [k, r] : fit.regimes)
-    s += fmt::format("\n[[regime]]\nkey = \"{}\"\nrows = {}\nsources = {}\nlow = {:.4f}\nmedian = {:.4f}\nhigh = {:.4f}\n", k,
-                     r.rows, r.sources, r.low, r.median, r.high);
+    s += fmt::format(
+        "\n[[regime]]\nkey = \"{}\"\nrows = {}\nsources = {}\nlow = {:.4f}\nmedian = {:.4f}\nhigh = {:.4f}\n"
+        "quantile_low = {:.4f}\nquantile_high = {:.4f}\nmargin = {:.4f}\n",
+        k, r.rows, r.sources, r.low, r.median, r.high, r.quantile_low, r.quantile_high, r.margin);
   return s;
 }
 
 std::string interval_fit_markdown(const IntervalFit& fit) {
+  const auto& su = fit.setup;
   std::string s = fmt::format(
       "# Prediction intervals (generated by `perfcast fit-intervals`)\n\n"
-      "{} measured rows of the calibration files; {} regimes with at least {} rows from at least {} sources (plus `all`),\n"
-      "every source weighing the same inside a regime. Level {:.0f}%.\n\n"
-      "| coverage | share of rows inside their interval |\n|---|---:|\n"
-      "| in sample (the table judged on the rows it was fitted on) | {:.1f}% |\n"
-      "| leave one source out (each source judged by a table fitted without it) | {:.1f}% |\n\n"
-      "## Leave-one-source-out coverage per source\n\n| source | rows | coverage |\n|---|---:|---:|\n",
-      fit.samples, fit.regimes.size() - 1, fit.setup.min_rows, fit.setup.min_sources, fit.setup.level * 100, fit.in_sample_coverage * 100,
-      fit.loso_coverage * 100);
+      "{} measured GPU rows of the calibration files; {} regimes with at least {} rows from at least {} sources (plus "
+      "the roots `all` and `device=cpu`, which need {} rows), every source weighing the same inside a regime. Level "
+      "{:.0f}%.\n\n"
+      "**Method (split-conformal).** Each regime's band starts as the source-weighted {:.0f}% and {:.0f}% quantiles of "
+      "its residuals r = ln(measured / predicted) (asymmetric where the model is biased). Every calibration row is then "
+      "judged by the bands fitted without its source (leave one source out) and scored by how far outside its band it "
+      "falls ({}). Each margin group ({}) widens its bands by the ceil((n+1) x {:.2f})-th smallest of its n scores, "
+      "the finite-sample split-conformal quantile, so that at least {:.0f}% of held-out rows would have landed inside; a "
+      "level with fewer than {} held-out rows takes its chain's margin. Bands stay regime-dependent: wide where the "
+      "model is weak, narrow where it holds. The leave-one-source-out figures below refit the whole procedure (bands and "
+      "margins) without each source, so a source's rows never choose the widening they are judged by.\n\n"
+      "| coverage ({} GPU rows) | in sample | leave one source out | median width (high / low) |\n|---|---:|---:|---:|\n"
+      "| quantile bands alone (before the widening) | {:.1f}% | {:.1f}% | {:.3f} |\n"
+      "| calibrated (quantile bands widened) | {:.1f}% | {:.1f}% | {:.3f} |\n\n"
+      "## Margins\n\n| group | held-out rows' widening |\n|---|---|\n",
+      fit.samples, fit.regimes.size() - (fit.regimes.count("all") ? 1 : 0) - (fit.regimes.count("device=cpu") ? 1 : 0),
+      su.min_rows, su.min_sources, conformal_min_rows(su.level), su.level * 100, (1 - su.level) / 2 * 100,
+      (1 + su.level) / 2 * 100,
+      su.widening == Widening::kAdditive
+          ? "additive: max(ln low - r, r - ln high), a margin added to both log bounds"
+          : "scale: the distance from the median over that side's half-width, a factor on both sides",
+      su.margin_per_level ? "a chain, GPU or CPU, and a level of it: the number of dimensions a key names" : "a chain, GPU or CPU",
+      su.level, su.level * 100, conformal_min_rows(su.level), fit.samples, fit.quantile_in_sample * 100,
+      fit.quantile_loso * 100, fit.quantile_median_width, fit.in_sample_coverage * 100, fit.loso_coverage * 100,
+      fit.median_width);
+  for (const auto& [g, m] : fit.margins) s += fmt::format("| {} | {} |\n", g, margin_text(su, m));
+  s += "\n## Leave-one-source-out coverage per source\n\n| source | rows | quantile bands alone | calibrated |\n"
+       "|---|---:|---:|---:|\n";
   for (const auto& [src, c] : fit.leave_one_source_out)
-    s += fmt::format("| {} | {} | {:.0f}% |\n", src, c.rows, c.coverage * 100);
-  s += "\n## Coverage of host-bound and GPU-bound rows\n\nA row is host-bound when its predicted host time exceeds its "
-       "GPU time (docs/host-model.md); such rows form their own branch of the regime keys (`host=bound`).\n\n"
+    s += fmt::format("| {} | {} | {:.0f}% | {:.0f}% |\n", src, c.rows, c.quantile_coverage * 100, c.coverage * 100);
+  s += "\n## Coverage of host-bound and GPU-bound rows (calibrated)\n\nA row is host-bound when its predicted host time "
+       "exceeds its GPU time (docs/host-model.md); such rows form their own branch of the regime keys (`host=bound`).\n\n"
        "| rows | count | in sample | leave one source out |\n|---|---:|---:|---:|\n";
   for (const auto& [name, g] : fit.by_host)
     s += fmt::format("| {} | {} | {:.1f}% | {:.1f}% |\n", name == "host_bound" ? "host-bound" : "GPU-bound", g.rows,
@@ -466,28 +746,42 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
   const auto& c = fit.cpu;
   s += fmt::format(
       "\n## CPU rows\n\nCPU predictions take their interval from regimes of their own (`device=cpu;...`, down to "
-      "`device=cpu`), never from GPU residuals; the coverages above are over GPU rows only. {} CPU rows from {} sources; "
-      "{} of them with a `device=cpu` regime in the table (a regime needs {} rows from {} sources); a row without one "
-      "counts as outside.\n\n"
-      "| CPU rows | in sample | leave one source out |\n|---:|---:|---:|\n| {} | {:.1f}% | {:.1f}% |\n\n"
-      "| source | CPU rows | leave-one-source-out coverage |\n|---|---:|---:|\n",
-      c.rows, c.sources, c.with_regime, fit.setup.min_rows, fit.setup.min_sources, c.rows, c.in_sample * 100,
-      c.loso * 100);
+      "`device=cpu`), never from GPU residuals, and the CPU chain takes its own margin; the coverages above are over GPU "
+      "rows only. {} CPU rows from {} sources; {} of them with a `device=cpu` regime in the table (a regime below the "
+      "root needs {} rows from {} sources, the root `device=cpu` {} rows: the fewest for a two-sided conformal band "
+      "at {:.0f}%); a row without one counts as outside.\n\n"
+      "| CPU rows | in sample | leave one source out | median width (high / low) |\n|---|---:|---:|---:|\n"
+      "| quantile bands alone | {:.1f}% | {:.1f}% | {:.3f} |\n| calibrated | {:.1f}% | {:.1f}% | {:.3f} |\n\n"
+      "Left out in turn, {} of the {} CPU rows found a calibrated CPU band at all (a row without one counts as "
+      "outside): the refit without a source chooses its margin from the other sources' rows judged by bands fitted "
+      "without two sources, and needs {} such rows. The shipped margin is the conformal quantile of all {} rows, each "
+      "judged by the band fitted without its source.\n\n"
+      "| source | CPU rows | quantile bands alone | calibrated |\n|---|---:|---:|---:|\n",
+      c.rows, c.sources, c.with_regime, su.min_rows, su.min_sources, conformal_min_rows(su.level), su.level * 100,
+      c.quantile_in_sample * 100, c.quantile_loso * 100, c.quantile_median_width, c.in_sample * 100, c.loso * 100,
+      c.median_width, c.loso_with_interval, c.rows, conformal_min_rows(su.level), c.rows);
   for (const auto& [src, sc] : c.leave_one_source_out)
-    s += fmt::format("| {} | {} | {:.0f}% |\n", src, sc.rows, sc.coverage * 100);
-  s += "\n## What-if speedups\n\nMeasured pairs of rows in one file that differ in one input only; a predicted speedup S "
-       "lies in [S / spread, S x spread] at the level above.\n\n| varied input | pairs | spread |\n|---|---:|---:|\n";
-  for (const auto& [k, w] : fit.what_ifs) s += fmt::format("| {} | {} | {:.2f} |\n", k, w.pairs, w.spread);
-  s += "\n## Widest and narrowest regimes (measured / predicted)\n\n| regime | rows | low | median | high |\n"
-       "|---|---:|---:|---:|---:|\n";
+    s += fmt::format("| {} | {} | {:.0f}% | {:.0f}% |\n", src, sc.rows, sc.quantile_coverage * 100, sc.coverage * 100);
+  s += fmt::format(
+      "\n## What-if speedups\n\nMeasured pairs of rows in one file that differ in one input only; score |ln(measured "
+      "ratio / predicted ratio)|. A kind's spread is the ceil((n+1) x {:.2f})-th smallest of its n scores, so a "
+      "predicted speedup S lies in [S / spread, S x spread] at the level above; `any` pools the kinds and serves what-ifs "
+      "of other kinds. Leave one source out: each pair judged by the spreads fitted without its sources. `perfcast "
+      "validate --pairs` reports the coverage of these spreads on any file.\n\n"
+      "| varied input | pairs | sources | spread | leave-one-source-out coverage |\n|---|---:|---:|---:|---:|\n",
+      su.level);
+  for (const auto& [k, w] : fit.what_ifs)
+    s += fmt::format("| {} | {} | {} | {:.3f} | {:.1f}% |\n", k, w.pairs, w.sources, w.spread, w.loso * 100);
+  s += "\n## Widest and narrowest regimes (measured / predicted)\n\n| regime | rows | quantile low | quantile high | low | "
+       "median | high |\n|---|---:|---:|---:|---:|---:|---:|\n";
   std::vector<const IntervalRegime*> v;
   for (const auto& [k, r] : fit.regimes) v.push_back(&r);
   std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->high / a->low > b->high / b->low; });
   const std::size_t n = std::min<std::size_t>(8, v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
     if (i < n || i + n >= v.size())
-      s += fmt::format("| `{}` | {} | {:.2f} | {:.2f} | {:.2f} |\n", v[i]->key, v[i]->rows, v[i]->low, v[i]->median,
-                       v[i]->high);
+      s += fmt::format("| `{}` | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", v[i]->key, v[i]->rows,
+                       v[i]->quantile_low, v[i]->quantile_high, v[i]->low, v[i]->median, v[i]->high);
   return s;
 }
 

@@ -3,13 +3,21 @@
 // Every measured row of the calibration files (data/validation, not eval_*) gives a residual
 // r = ln(measured / predicted). Rows are grouped by regime: mode, model family, precision, what bounds the step,
 // batch regime, GPU count, architecture and runtime, in that order of importance. `perfcast fit-intervals` keeps,
-// for every prefix of that list with enough rows, the quantiles of r that bound the interval (80% by default) and
-// writes data/intervals.toml. A prediction takes the quantiles of the most specific regime in the table, so the
-// interval is wide where the model has been weak and narrow where it has held.
+// for every prefix of that list with enough rows, a band of r and writes data/intervals.toml. A prediction takes the
+// band of the most specific regime in the table, so the interval is wide where the model has been weak and narrow
+// where it has held.
 //
-// Honesty: the interval table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals
-// also reports leave-one-source-out coverage (each source's rows judged by a table fitted without that source),
-// and `perfcast validate` reports coverage on the frozen evaluation files, which the table never saw.
+// A band is built in two steps (split-conformal, docs/interval-fit.md):
+//  1. the source-weighted (1-level)/2 and (1+level)/2 quantiles of the regime's residuals (asymmetric: they carry
+//     the regime's bias);
+//  2. a widening chosen out of sample: every calibration row is judged by the bands fitted without its source
+//     (leave one source out), its nonconformity score is how far outside that band it falls, and each group of
+//     regimes (a chain -- GPU or CPU -- and, with margin_per_level, a level of it) widens its bands by the
+//     ceil((n+1) x level)-th smallest of its n scores, so that at least `level` of held-out rows land inside.
+//
+// Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals also reports
+// leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, and
+// `perfcast validate` reports coverage on the frozen evaluation files, which the table never saw.
 #pragma once
 
 #include <map>
@@ -53,8 +61,30 @@ struct IntervalRegime {
   std::string key;
   int rows = 0;
   int sources = 0;
-  double low = 1, median = 1, high = 1;  // measured/predicted at the lower quantile, the median and the upper one
+  double low = 1, median = 1, high = 1;  // the interval's bounds and the median, as measured/predicted
+  double quantile_low = 1, quantile_high = 1;  // the bounds before the conformal widening (the residual quantiles)
+  double margin = 0;                            // the widening its group took (data/interval_setup.toml widening)
 };
+
+// How a band is widened: `additive` adds a margin m to both log bounds ([ln low - m, ln high + m], conformalised
+// quantile regression); `scale` multiplies each side's log distance from the median by a factor f.
+enum class Widening { kAdditive, kScale };
+
+// The fewest rows that give a two-sided conformal band at `level`: both ends need an order statistic,
+// floor((n+1)(1-level)/2) >= 1, so n >= 2/(1-level) - 1 (9 rows at 80%).
+int conformal_min_rows(double level);
+// The ceil((n+1) x level)-th smallest of the n scores (+inf when that exceeds n): the split-conformal quantile, with
+// which a fresh exchangeable score falls at or below it with probability >= level.
+double conformal_quantile(std::vector<double> scores, double level);
+// The same with weighted scores (weight, e.g. 1 / rows of its source): the smallest score whose cumulative weight share
+// reaches level x (1 + 1/n_eff), n_eff = (sum w)^2 / sum w^2 the effective count; with equal weights, exactly the
+// order statistic above.
+double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores, double level);
+// A residual's nonconformity score against the log band [lo, hi] with median md: additive, max(lo - r, r - hi);
+// scale, the distance from md over that side's half-width. A band widened by w covers r exactly when score <= w.
+double conformal_score(Widening w, double lo, double md, double hi, double r);
+// The log band [lo, hi] widened by `by` (a negative additive margin narrows it, never past the median).
+void widen_band(Widening w, double lo, double md, double hi, double by, double& out_lo, double& out_hi);
 
 // A what-if's speedup interval: measured pairs of rows that differ in one input only (precision, batch, GPU model,
 // GPU count) give r = ln(measured ratio / predicted ratio); `spread` is the `level` quantile of |r| as a factor, so
@@ -63,7 +93,14 @@ struct WhatIfSpread {
   std::string kind;  // precision | batch | gpu | gpus | any (all kinds pooled)
   int pairs = 0;
   double spread = 1;
+  int sources = 0;      // sources its pairs come from
+  double loso = 0;      // share of pairs inside a spread fitted without their source
 };
+// The kind whose spread judges a measured pair of `perfcast validate --pairs` (precision, precision+batch: two inputs
+// varied, so "any"; gpus).
+std::string what_if_kind_of_pair(const std::string& varied);
+// The spread of a what-if kind from data/intervals.toml ("any" when the kind has none).
+std::optional<WhatIfSpread> what_if_spread_of_kind(const std::string& kind);
 
 // The spread for an advisor strategy category (precision, batch, hardware, scale-out; others take "any").
 std::optional<WhatIfSpread> what_if_spread(const std::string& strategy_category);
@@ -72,6 +109,9 @@ struct IntervalSetup {
   double level = 0.8;
   int min_rows = 25;
   int min_sources = 3;
+  Widening widening = Widening::kAdditive;
+  bool margin_per_level = false;        // one widening per level of each chain (else one per chain)
+  bool source_weighted_margin = false;  // every source weighs the same among a group's held-out scores (else rows)
   // Calibration files named eval_* (data/validation/README.md) whose CPU rows join the fit.
   std::vector<std::string> cpu_calibration_files;
 };
@@ -81,15 +121,21 @@ struct IntervalFit {
   IntervalSetup setup;
   std::vector<std::string> files;
   std::map<std::string, IntervalRegime> regimes;
+  std::map<std::string, double> margins;  // the widening of each margin group ("gpu", "gpu:3", "cpu", ...)
   std::map<std::string, WhatIfSpread> what_ifs;
   int samples = 0;
   double in_sample_coverage = 0;
   struct SourceCoverage {
     int rows = 0;
-    double coverage = 0;  // share of its rows inside an interval fitted without the source
+    double coverage = 0;           // share of its rows inside an interval fitted (both steps) without the source
+    double quantile_coverage = 0;  // the same with the quantile bands alone (no widening)
   };
   std::map<std::string, SourceCoverage> leave_one_source_out;
   double loso_coverage = 0;  // over all rows
+  // The quantile bands alone (step 1, no widening), judged the same ways: what the widening adds.
+  double quantile_in_sample = 0, quantile_loso = 0;
+  // Median over the rows of high / low of the interval that judges them in sample, with and without the widening.
+  double median_width = 0, quantile_median_width = 0;
   // The same two coverages over the host-bound rows alone ("host_bound") and the others ("gpu_bound").
   struct GroupCoverage {
     int rows = 0;
@@ -101,7 +147,10 @@ struct IntervalFit {
   struct CpuCoverage {
     int rows = 0, sources = 0;
     int with_regime = 0;  // rows with a device=cpu regime in the table
+    int loso_with_interval = 0;  // rows a calibrated band judged when their source was left out
     double in_sample = 0, loso = 0;
+    double quantile_in_sample = 0, quantile_loso = 0;
+    double median_width = 0, quantile_median_width = 0;
     std::map<std::string, SourceCoverage> leave_one_source_out;
   } cpu;
 };
@@ -112,9 +161,16 @@ std::string source_id(const std::string& source_column);
 // Predicts every measured row of the calibration files in `dir` (files not named eval_*) and fits the table.
 IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup);
 IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup);
-// The what-if spreads of measured pairs within each file's rows (already predicted).
-std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<std::vector<const ValidationRow*>>& files,
-                                                 const IntervalSetup& setup);
+// One measured what-if: |ln(measured ratio / predicted ratio)| of a pair of rows that differ in one input.
+struct WhatIfSample {
+  std::string kind;    // precision | batch | gpu | gpus
+  double abs_log = 0;  // the score; a predicted speedup S covers the measured one when abs_log <= ln(spread)
+  std::string source_a, source_b;  // the sources of its two rows (a leave-one-source-out fit drops it for either)
+};
+// The what-if pairs within each file's rows (already predicted).
+std::vector<WhatIfSample> what_if_samples(const std::vector<std::vector<const ValidationRow*>>& files);
+// Every kind's spread: the conformal quantile of its scores; `any` pools the kinds. A kind needs min_rows pairs.
+std::map<std::string, WhatIfSpread> fit_what_ifs(const std::vector<WhatIfSample>& pairs, const IntervalSetup& setup);
 std::string interval_fit_toml(const IntervalFit& fit);
 std::string interval_fit_markdown(const IntervalFit& fit);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "analysis/intervals.h"
 #include "core/data_files.h"
 #include "core/toml_reader.h"
 
@@ -162,6 +163,11 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::st
         out.push_back(std::move(p));
       }
     }
+  for (auto& p : out)
+    if (const auto w = what_if_spread_of_kind(what_if_kind_of_pair(p.varied))) {
+      p.spread = w->spread;
+      p.inside = std::fabs(std::log(p.measured / p.predicted)) <= std::log(w->spread);
+    }
   return out;
 }
 
@@ -172,6 +178,10 @@ WhatIfPairStats what_if_pair_stats(const std::vector<const WhatIfPair*>& pairs, 
   for (const auto* p : pairs) {
     err.push_back(p->error_pct);
     if (p->wrong_side) ++s.wrong_side;
+    if (p->spread > 0) {
+      ++s.with_spread;
+      s.coverage += p->inside ? 1 : 0;
+    }
     if (p->varied != "gpus") continue;
     const double d = (p->predicted_efficiency - p->measured_efficiency) * 100.0;
     eff.push_back(std::fabs(d));
@@ -181,6 +191,7 @@ WhatIfPairStats what_if_pair_stats(const std::vector<const WhatIfPair*>& pairs, 
       poor_signed.push_back(d);
     }
   }
+  if (s.with_spread > 0) s.coverage /= s.with_spread;
   s.median_error_pct = median(err);
   s.mean_error_pct = mean(err);
   s.efficiency_mean_points = mean(eff);

@@ -37,6 +37,10 @@ struct WhatIfPair {
   double from_bias_pct = 0, to_bias_pct = 0;  // each row's own predicted / measured - 1, x 100: which side misses
   bool wrong_side = false;             // precision: one ratio reaches the gain threshold, the other not
   double measured_efficiency = 0, predicted_efficiency = 0;  // gpus only
+  // The what-if interval of data/intervals.toml for its kind (analysis/intervals.h what_if_kind_of_pair): 0 when the
+  // table has none; inside when the measured ratio lies in [predicted / spread, predicted x spread].
+  double spread = 0;
+  bool inside = false;
 };
 
 // The pairs of one validated file (its rows already predicted); `file` names them.
@@ -46,6 +50,8 @@ struct WhatIfPairStats {
   int pairs = 0;
   double median_error_pct = 0, mean_error_pct = 0;
   int wrong_side = 0;  // precision pairs
+  int with_spread = 0;   // pairs whose kind has a what-if interval
+  double coverage = 0;   // share of those inside it
   // gpus pairs: |predicted - measured| scaling efficiency in points (100 x), all rows and the poorly scaling ones
   double efficiency_mean_points = 0, efficiency_median_points = 0, efficiency_bias_points = 0;
   int poor = 0;

@@ -59,6 +59,11 @@ std::vector<const WhatIfPair*> worst(const std::vector<WhatIfPair>& pairs, const
   return v;
 }
 
+// The share of a scope's pairs inside their what-if interval ("-" when no pair has one).
+std::string coverage_cell(const WhatIfPairStats& st) {
+  return st.with_spread == 0 ? "-" : fmt::format("{:.0f}", st.coverage * 100);
+}
+
 }  // namespace
 
 std::string what_if_pairs_markdown(const std::vector<std::string>& files, const std::vector<WhatIfPair>& pairs,
@@ -70,30 +75,32 @@ std::string what_if_pairs_markdown(const std::vector<std::string>& files, const 
       "two ratios reaches a {:.0f}% gain and the other does not. Efficiency = throughput(N) / (N x throughput(1)); "
       "its error is |predicted - measured| in points (100 x); rows measured below {:.2f} scale poorly. Issue 13's "
       "targets: precision median ratio error <= 10%, at most 1 pair in 20 on the wrong side; poorly scaling rows <= "
-      "8 points. Files: {}.\n",
+      "8 points. Inside: the share of pairs whose measured ratio lies in the predicted ratio's what-if interval "
+      "(data/intervals.toml; precision+batch pairs vary two inputs and take the pooled `any` spread). Files: {}.\n",
       (setup.gain_threshold - 1) * 100, setup.poor_scaling_below, fmt::join(files, ", "));
   for (const std::string varied : {"precision", "precision+batch"}) {
     s += varied == "precision"
              ? "\n### Precision (B: amp, fp16, bf16, int8, fp8 or tf32; A: fp32 on the same model, GPU, batch and setup)\n\n"
              : "\n### Precision with the batch each run chose (A: the setup's one fp32 row, at another batch than B)\n\n";
-    s += "| file | scope | pairs | median ratio error | mean ratio error | wrong side |\n|---|---|---:|---:|---:|---:|\n"
-         "| | | | % | % | pairs |\n";
+    s += "| file | scope | pairs | median ratio error | mean ratio error | wrong side | inside |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n| | | | % | % | pairs | % |\n";
     for (const auto& sc : scopes(files, pairs, varied)) {
       const auto st = what_if_pair_stats(sc.pairs, setup);
-      s += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {} ({:.0f}%) |\n", sc.file, sc.scope, st.pairs,
-                       st.median_error_pct, st.mean_error_pct, st.wrong_side, 100.0 * st.wrong_side / st.pairs);
+      s += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {} ({:.0f}%) | {} |\n", sc.file, sc.scope, st.pairs,
+                       st.median_error_pct, st.mean_error_pct, st.wrong_side, 100.0 * st.wrong_side / st.pairs,
+                       coverage_cell(st));
     }
   }
   s += "\n### GPU count (B: N GPUs data-parallel; A: 1 GPU, same setup; interconnect, strategy, grad_accum may differ)\n\n";
   s += "| file | pairs | median speedup error | efficiency error mean / median | bias | poorly scaling rows | "
-       "their error mean / median | their bias |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
-       "| | | % | points | points | | points | points |\n";
+       "their error mean / median | their bias | inside |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+       "| | | % | points | points | | points | points | % |\n";
   for (const auto& sc : scopes(files, pairs, "gpus")) {
     const auto st = what_if_pair_stats(sc.pairs, setup);
-    s += fmt::format("| {} | {} | {:.1f} | {:.1f} / {:.1f} | {:+.1f} | {} | {:.1f} / {:.1f} | {:+.1f} |\n", sc.file,
+    s += fmt::format("| {} | {} | {:.1f} | {:.1f} / {:.1f} | {:+.1f} | {} | {:.1f} / {:.1f} | {:+.1f} | {} |\n", sc.file,
                      st.pairs, st.median_error_pct, st.efficiency_mean_points, st.efficiency_median_points,
                      st.efficiency_bias_points, st.poor, st.poor_mean_points, st.poor_median_points,
-                     st.poor_bias_points);
+                     st.poor_bias_points, coverage_cell(st));
   }
   s += "\n### Worst precision pairs (same batch, then each run's batch)\n\nRow bias: each row's own predicted / measured "
        "- 1 (which side of the pair misses).\n\n| file | lines | setup | A -> B | measured | predicted | error | row bias A "
@@ -125,7 +132,9 @@ nlohmann::json what_if_pairs_json(const std::vector<std::string>& files, const s
     for (const auto& sc : scopes(files, pairs, varied)) {
       const auto st = what_if_pair_stats(sc.pairs, setup);
       nlohmann::json e = {{"file", sc.file}, {"scope", sc.scope}, {"pairs", st.pairs},
-                          {"median_error_pct", st.median_error_pct}, {"mean_error_pct", st.mean_error_pct}};
+                          {"median_error_pct", st.median_error_pct}, {"mean_error_pct", st.mean_error_pct},
+                          {"with_interval", st.with_spread},
+                          {"coverage", st.with_spread ? nlohmann::json(st.coverage) : nlohmann::json(nullptr)}};
       if (varied != "gpus") e["wrong_side"] = st.wrong_side;
       else
         e.update({{"efficiency_mean_points", st.efficiency_mean_points},
@@ -141,7 +150,9 @@ nlohmann::json what_if_pairs_json(const std::vector<std::string>& files, const s
                         {"gpu", p.gpu},           {"model", p.model},         {"runtime", p.runtime},
                         {"mode", p.mode},         {"batch", p.batch},         {"measured", p.measured},
                         {"predicted", p.predicted}, {"error_pct", p.error_pct},
-                        {"from_bias_pct", p.from_bias_pct}, {"to_bias_pct", p.to_bias_pct}};
+                        {"from_bias_pct", p.from_bias_pct}, {"to_bias_pct", p.to_bias_pct},
+                        {"spread", p.spread > 0 ? nlohmann::json(p.spread) : nlohmann::json(nullptr)},
+                        {"inside_interval", p.spread > 0 ? nlohmann::json(p.inside) : nlohmann::json(nullptr)}};
     if (p.varied != "gpus") e["wrong_side"] = p.wrong_side;
     else
       e.update({{"interconnect", p.interconnect}, {"measured_efficiency", p.measured_efficiency},
