@@ -96,16 +96,22 @@ TEST(DepthwiseDispatch, PytorchBefore13AlwaysRanTheNativeKernel) {
   EXPECT_TRUE(runs_cudnn(depthwise(32, 144, 56, 3, 1), "v100-sxm2-16gb", "amp", later));
 }
 
-TEST(DepthwiseDispatch, NativeDepthwiseCostsNoCudnnSetupOnTheHost) {
-  // MobileNetV2 FP32 inference in PyTorch: 17 depthwise convolutions run conv_depthwise2d; each costs the host a
-  // plain op (host_op_us) and its launch, while every other convolution adds the cuDNN call's setup.
+// MobileNetV2 FP32 inference in PyTorch on an A100: the model whose 17 depthwise convolutions the tests count.
+PredictRequest mobilenet_v2_fp32_inference(int batch) {
   PredictRequest r;
   r.gpu = "a100-sxm4-40gb";
   r.model = "mobilenet_v2";
   r.runtime = "pytorch";
   r.mode = parse_mode("infer");
   r.precision = "fp32";
-  r.batch = 1;
+  r.batch = batch;
+  return r;
+}
+
+TEST(DepthwiseDispatch, NativeDepthwiseCostsNoCudnnSetupOnTheHost) {
+  // MobileNetV2 FP32 inference in PyTorch: 17 depthwise convolutions run conv_depthwise2d; each costs the host a
+  // plain op (host_op_us) and its launch, while every other convolution adds the cuDNN call's setup.
+  PredictRequest r = mobilenet_v2_fp32_inference(1);
   const Prediction p = predict(r);
   const RuntimeProfile& rt = find_runtime("pytorch");
   // Every convolution entry's host time over what it owes (its op, its launches, a library call unless native)
@@ -128,13 +134,7 @@ TEST(DepthwiseDispatch, NativeDepthwiseCostsNoCudnnSetupOnTheHost) {
 TEST(DepthwiseDispatch, ChannelsLastDepthwiseAlwaysRunsCudnn) {
   // MobileNetV2 FP32 inference with channels-last tensors: none of its 17 depthwise convolutions runs the native
   // kernel, though in NCHW FP32 all 17 do (NativeDepthwiseCostsNoCudnnSetupOnTheHost).
-  PredictRequest r;
-  r.gpu = "a100-sxm4-40gb";
-  r.model = "mobilenet_v2";
-  r.runtime = "pytorch";
-  r.mode = parse_mode("infer");
-  r.precision = "fp32";
-  r.batch = 8;
+  PredictRequest r = mobilenet_v2_fp32_inference(8);
   r.channels_last = true;
   const Prediction p = predict(r);
   int cudnn = 0;
