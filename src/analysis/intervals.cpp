@@ -577,7 +577,9 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   for (const auto& s : samples) {
     const auto* r = lookup(fit.regimes, s.keys);
     const auto* q = lookup(bands, s.keys);
-    const auto [judged, out_in, q_out_in] = loso_in.at(&s);
+    // Plain copies, not a structured binding: C++20 lambdas may not capture bindings before Clang 16.
+    const auto& held_out = loso_in.at(&s);
+    const bool judged = held_out.judged, out_in = held_out.inside, q_out_in = held_out.quantile_inside;
     const auto add = [&](Tally& t) {
       ++t.rows;
       t.in += r && covers(*r, s.log_ratio) ? 1 : 0;
