@@ -183,6 +183,19 @@ TEST(KernelModel, Gp102RunsInt8OnDp4aAndRefusesBf16) {
 }
 
 
+// A large square HGEMM on the V100 (FP16 inputs, FP32 accumulate on tensor cores): torch.matmul at n = 8192 measures
+// 95 TFLOPS on a V100 16GB in NGC PyTorch 22.07 (github.com/mli/transformers-benchmarks README@04df81d0, the best of
+// n = 128-8192). gemm_efficiency_tensor comes from CUDA 9-era HGEMMs (83-90 TFLOPS), so the prediction may sit below
+// the CUDA 11.7 figure, by no more than 15%, and not above it.
+TEST(KernelModel, V100LargeHgemmNearItsPublishedRate) {
+  OpSpec g;
+  g.op = "matmul", g.m = g.n = g.k = 8192;
+  const OpPrediction p = predict_op(g, op_context("v100-sxm2-16gb", "pytorch", "fp16"));
+  const double tflops = 2.0 * 8192.0 * 8192.0 * 8192.0 / (p.cost.time_us * 1e6);
+  EXPECT_GT(tflops, 95.0 * 0.85);
+  EXPECT_LT(tflops, 95.0);
+}
+
 // Small convolutions are slow for their work: cuDNN's fused Winograd kernel at batch 1-4 runs a few CTAs of 32
 // output channels x 128 pixels, each stepping through every input channel at the latency of its loads, not at the
 // SM's math rate (batch-1 rows measure 100-1000 us). Costed with the algorithm cuDNN ran, the measured batch 1-4

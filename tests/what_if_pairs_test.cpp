@@ -51,6 +51,29 @@ TEST(WhatIfPairs, MeasuredRatiosAreTheRowsOwnValues) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(WhatIfPairs, ALayoutChosenByPrecisionStillPairs) {
+  // NVIDIA's DeepLearningExamples ResNet-50 runs AMP channels-last and FP32 NCHW (configs.yml sets memory_format nhwc
+  // only under AMP; main.py defaults to nchw): its published what-if is "AMP in NHWC against FP32 in NCHW". Where a
+  // setup also has AMP in NCHW, that row is the fp32 row's pair and the NHWC one is a layout what-if, not a precision one.
+  const auto dir = std::filesystem::temp_directory_path() / "perfcast_what_if_pairs_layout";
+  std::filesystem::create_directories(dir);
+  const auto csv = dir / "layout.csv";
+  {
+    std::ofstream out(csv);
+    out << "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,layout\n"
+           "t4,resnet50_v1_5,pytorch,infer,fp32,32,,1,real,,samples_per_s,420,nchw\n"
+           "t4,resnet50_v1_5,pytorch,infer,amp,32,,1,real,,samples_per_s,1128,nhwc\n"
+           "t4,resnet50_v1_5,pytorch,infer,fp32,64,,1,real,,samples_per_s,430,nchw\n"
+           "t4,resnet50_v1_5,pytorch,infer,amp,64,,1,real,,samples_per_s,900,nchw\n"
+           "t4,resnet50_v1_5,pytorch,infer,amp,64,,1,real,,samples_per_s,1150,nhwc\n";
+  }
+  const auto pairs = of(what_if_pairs(validate_file(csv.string()), "layout.csv"), "precision");
+  ASSERT_EQ(pairs.size(), 2u);
+  for (const auto* p : pairs)
+    EXPECT_DOUBLE_EQ(p->measured, p->batch == "32" ? 1128.0 / 420.0 : 900.0 / 430.0) << "batch " << p->batch;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(WhatIfPairs, FindsTheMultiGpuRowsTheReadmesCount) {
   // data/validation/README.md and docs/scale-out-validation.md: 88 multi-GPU rows of check_scaling.csv and 744 of
   // published_scaling.csv, each with its 1-GPU row.
@@ -60,14 +83,15 @@ TEST(WhatIfPairs, FindsTheMultiGpuRowsTheReadmesCount) {
 
 TEST(WhatIfPairs, PublishedAmpSpeedupOfResNet50InferenceOnTheV100) {
   // NVIDIA DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md (NGC 21.03, DGX-1 V100 16GB,
-  // inference at batch 256): FP32 1261 img/s, AMP 3382 img/s, a 2.68x gain. The predicted gain stays within 15%.
+  // inference at batch 256): FP32 1261 img/s (NCHW), AMP 3382 img/s (channels-last), a 2.68x gain. The predicted gain
+  // stays within 15%.
   const auto dir = std::filesystem::temp_directory_path() / "perfcast_what_if_pairs_amp";
   std::filesystem::create_directories(dir);
   const auto csv = dir / "amp.csv";
   {
     std::ofstream out(csv);
     out << "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,layout,host,conv_algo\n"
-           "v100-sxm2-16gb,resnet50_v1_5,pytorch,infer,fp32,256,,1,real,,samples_per_s,1261,nhwc,dgx1,autotune\n"
+           "v100-sxm2-16gb,resnet50_v1_5,pytorch,infer,fp32,256,,1,real,,samples_per_s,1261,nchw,dgx1,autotune\n"
            "v100-sxm2-16gb,resnet50_v1_5,pytorch,infer,amp,256,,1,real,,samples_per_s,3382,nhwc,dgx1,autotune\n";
   }
   const auto pairs = of(what_if_pairs(validate_file(csv.string()), "amp.csv"), "precision");

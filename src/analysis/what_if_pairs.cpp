@@ -83,6 +83,20 @@ WhatIfPair pair_of(const ValidationRow& from, const ValidationRow& to, const std
   return p;
 }
 
+// Benchmarks often choose the memory layout by precision (NVIDIA's DeepLearningExamples run AMP channels-last and
+// FP32 NCHW): the published what-if is then "half precision in its layout against FP32 in its own". Two rows of a
+// setup pair when their layouts are equal, or when the layout follows the precision: no row of the half precision in
+// the FP32 row's layout and no FP32 row in the half row's layout, so that the pair is the setup's only one.
+bool layouts_pair(const std::vector<const ValidationRow*>& setup, const ValidationRow& fp32, const ValidationRow& half) {
+  const std::string& lf = fp32.result.row.layout;
+  const std::string& lh = half.result.row.layout;
+  if (lf == lh) return true;
+  return std::none_of(setup.begin(), setup.end(), [&](const ValidationRow* v) {
+    const ConfigRow& r = v->result.row;
+    return (r.precision == half.result.row.precision && r.layout == lf) || (r.precision == "fp32" && r.layout == lh);
+  });
+}
+
 // Metrics already divided by the GPU count: their N-GPU / 1-GPU ratio is the efficiency itself.
 bool per_gpu_metric(const std::string& metric) { return metric == "tokens_per_s_per_gpu" || metric == "mfu"; }
 
@@ -114,7 +128,7 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::st
   std::map<std::string, std::vector<const ValidationRow*>> by_precision, by_precision_batch, by_gpus;
   for (const auto& v : rep.rows) {
     if (!v.result.prediction->memory.fits || v.predicted <= 0) continue;
-    by_precision[key_without(v.result.row, {"precision"})].push_back(&v);
+    by_precision[key_without(v.result.row, {"precision", "layout"})].push_back(&v);
     by_precision_batch[key_without(v.result.row, {"precision", "batch"})].push_back(&v);
     by_gpus[key_without(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
   }
@@ -123,7 +137,7 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::st
       if (base->result.row.precision != "fp32") continue;
       for (const auto* other : g) {
         const std::string& to = other->result.row.precision;
-        if (to == "fp32") continue;
+        if (to == "fp32" || !layouts_pair(g, *base, *other)) continue;
         WhatIfPair p = pair_of(*base, *other, file, "precision");
         p.from = "fp32";
         p.to = to;

@@ -1,7 +1,9 @@
 // Measured what-ifs (issue 13): pairs of rows in one validation file that differ in one input only.
 //
 // precision: a row at amp, fp16, bf16, int8, fp8 or tf32 against the fp32 row of the same setup (same model, GPU,
-//   batch, runtime, every other column); ratio = throughput(precision) / throughput(fp32).
+//   batch, runtime, every other column); ratio = throughput(precision) / throughput(fp32). The layout may differ
+//   where the benchmark chose it by precision (AMP channels-last, FP32 NCHW): when the setup has no row of that
+//   precision in the fp32 row's layout and no fp32 row in the other's, the two rows are its one pair.
 // precision+batch: the same, each precision at the batch its run chose (the fp32 row's batch differs; only where the
 //   setup has one row of each precision).
 // gpus: an N-GPU data-parallel row against the 1-GPU row of its setup (every column but n_gpus, interconnect,

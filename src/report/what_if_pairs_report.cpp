@@ -80,7 +80,7 @@ std::string what_if_pairs_markdown(const std::vector<std::string>& files, const 
       (setup.gain_threshold - 1) * 100, setup.poor_scaling_below, fmt::join(files, ", "));
   for (const std::string varied : {"precision", "precision+batch"}) {
     s += varied == "precision"
-             ? "\n### Precision (B: amp, fp16, bf16, int8, fp8 or tf32; A: fp32 on the same model, GPU, batch and setup)\n\n"
+             ? "\n### Precision (B: amp, fp16, bf16, int8, fp8 or tf32; A: fp32 on the same model, GPU, batch and setup; its layout may differ where the benchmark chose it by precision)\n\n"
              : "\n### Precision with the batch each run chose (A: the setup's one fp32 row, at another batch than B)\n\n";
     s += "| file | scope | pairs | median ratio error | mean ratio error | wrong side | inside |\n"
          "|---|---|---:|---:|---:|---:|---:|\n| | | | % | % | pairs | % |\n";
