@@ -181,8 +181,11 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
           for (auto& rows : op.bag.rows) rows = std::max<std::int64_t>(1, rows / placement->gpus);
       // The busiest GPU's share of the lookups (whole tables per GPU).
       for (auto& op : costed.ops)
-        if (op.kind == OpKind::kEmbeddingBag)
+        if (op.kind == OpKind::kEmbeddingBag) {
           for (auto& pool : op.bag.pooling) pool *= placement->lookup_scale;
+          // A layer per table: the busiest GPU calls the layers of its own tables only.
+          if (op.bag.lookup_ops > 1) op.bag.lookup_ops = (op.bag.lookup_ops + placement->gpus - 1) / placement->gpus;
+        }
     }
     step = schedule_step(costed.ops.empty() ? graph : costed, ctx,
                          StepOptions{training, r.optimizer_step, optimizer, r.checkpointing,

@@ -78,8 +78,11 @@ KernelCost embedding_bag_cost(const Op& op, bool backward, double act_bytes, con
   const double gathered = lookups * (1.0 - hit) * row;
   // The gathers run at a share of the streaming bandwidth: charge them as that many more streamed bytes.
   const double gather_equivalent = gathered / c.gather_bandwidth_efficiency;
+  // One gather (forward) and one scatter-add plus one update (backward) per lookup op: per table where the model
+  // code calls a layer per table, each with its launch floor.
+  const double ops = static_cast<double>(std::max<std::int64_t>(1, g.lookup_ops));
   if (!backward) {
-    KernelCost k = km.streaming(lookups * static_cast<double>(g.dim), ids + gather_equivalent + pooled, 1);
+    KernelCost k = km.streaming(lookups * static_cast<double>(g.dim), ids + gather_equivalent + pooled, ops);
     k.bytes = ids + gathered + pooled;
     return k;
   }
@@ -87,12 +90,12 @@ KernelCost embedding_bag_cost(const Op& op, bool backward, double act_bytes, con
   const double scatter = lookups * (1.0 - hit) * row;
   const double scatter_equivalent = scatter / c.atomic_bandwidth_efficiency;
   const double grad_in = lookups * static_cast<double>(g.dim) * act_bytes;
-  KernelCost k = km.streaming(lookups * static_cast<double>(g.dim), ids + grad_in + scatter_equivalent, 1);
+  KernelCost k = km.streaming(lookups * static_cast<double>(g.dim), ids + grad_in + scatter_equivalent, ops);
   k.bytes = ids + grad_in + scatter;
   // The table update: touched rows (sparse optimizers, a miss share of them from DRAM) or every row.
   Work update = embedding_update_work(g);
   if (g.optimizer != EmbeddingOptimizer::kAdamDense) update.bytes *= (1.0 - hit);
-  accumulate(k, km.streaming(update.flops, update.bytes, 1));
+  accumulate(k, km.streaming(update.flops, update.bytes, ops));
   return k;
 }
 

@@ -101,6 +101,9 @@ struct EmbeddingBagGeometry {
   double table_elem_bytes = 4;         // storage of a table element (FP32 in the DLRM references, also under AMP)
   double zipf_alpha = 0;               // ids drawn by rank with P(r) ~ r^-alpha (0: uniform); sets the cache hit rate
   EmbeddingOptimizer optimizer = EmbeddingOptimizer::kSgd;
+  // Lookup ops the framework issues for these tables, each its own kernels and dispatch: 1 for a table-batched
+  // kernel (FBGEMM), the local table count where the model code calls one embedding layer per table.
+  std::int64_t lookup_ops = 1;
   double lookups() const;              // per batch, all tables
   double table_elems() const;          // all tables
 };

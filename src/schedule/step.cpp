@@ -24,15 +24,19 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
                      const StepOptions& options, double tensors) {
   const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
   const bool library = op && op_kind_info(op->kind).library_call && !e.cost.framework_kernel;
+  // An embedding layer per table is that many framework ops (graph nodes, autograd nodes) for one entry.
+  const double framework_ops =
+      op && op->kind == OpKind::kEmbeddingBag ? static_cast<double>(std::max<std::int64_t>(1, op->bag.lookup_ops)) : 1.0;
   switch (from) {
     case EntrySource::kForward:
       if (!runs) return 0;
-      return rt.host_op_us + (options.training ? rt.host_autograd_op_us : 0.0) + (library ? rt.host_library_call_us : 0.0);
+      return framework_ops * (rt.host_op_us + (options.training ? rt.host_autograd_op_us : 0.0)) +
+             (library ? rt.host_library_call_us : 0.0);
     case EntrySource::kRecompute:  // a checkpoint replays its forward without recording autograd nodes
       return runs ? rt.host_op_us + (library ? rt.host_library_call_us : 0.0) : 0.0;
     case EntrySource::kBackward:
       if (!runs || (e.cost.launches <= 0 && !(op && op->is_view))) return 0;
-      return rt.host_backward_op_us + (library ? rt.host_library_call_us : 0.0);
+      return framework_ops * rt.host_backward_op_us + (library ? rt.host_library_call_us : 0.0);
     case EntrySource::kAccumulateGrad:  // the engine runs an AccumulateGrad node per parameter tensor every backward
       return rt.host_accumulate_grad_us * tensors;
     case EntrySource::kAccumulate:  // the later micro-batches' AccumulateGrad nodes, unless kAccumulateGrad has them

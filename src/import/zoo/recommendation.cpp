@@ -33,6 +33,7 @@ struct RecsysSpec {
   double zipf_alpha = 0;
   std::vector<std::int64_t> bottom_mlp, top_mlp;
   std::string interaction;  // dot | cross | concat
+  bool layer_per_table = false;  // the model code calls one embedding layer (lookup op) per table
   std::int64_t cross_layers = 0, cross_rank = 0;
   std::vector<TableGroup> groups;
 };
@@ -70,6 +71,11 @@ RecsysSpec load_spec(const std::string& id) {
   else if (opt == "adam_lazy") s.optimizer = EmbeddingOptimizer::kAdamLazy;
   else f.fail("optimizer", "must be sgd, rowwise_adagrad, adam_dense or adam_lazy");
   s.zipf_alpha = f.number("zipf_alpha");
+  if (root.contains("lookup_ops")) {
+    const std::string lo = f.text("lookup_ops");
+    if (lo == "per_table") s.layer_per_table = true;
+    else if (lo != "batched") f.fail("lookup_ops", "must be per_table or batched");
+  }
   s.bottom_mlp = ints(f, "bottom_mlp", false);
   s.top_mlp = ints(f, "top_mlp");
   s.interaction = f.text("interaction");
@@ -167,7 +173,10 @@ void register_recommendation(std::vector<ZooModel>& out) {
       Graph g = build(spec, o);
       // The ids' distribution sets the L2 hit rate of the lookups (cost/embedding_cost.cpp).
       for (auto& op : g.ops)
-        if (op.kind == OpKind::kEmbeddingBag) op.bag.zipf_alpha = spec.zipf_alpha;
+        if (op.kind == OpKind::kEmbeddingBag) {
+          op.bag.zipf_alpha = spec.zipf_alpha;
+          if (spec.layer_per_table) op.bag.lookup_ops = static_cast<std::int64_t>(op.bag.rows.size());
+        }
       return g;
     };
     out.push_back(std::move(m));
