@@ -56,7 +56,7 @@ Setup load_setup() {
   s.host_bounds = pair(h.raw()["host_speed"].ref<toml::array>(), "host_speed");
   s.start_floor = h.number("start_floor_us");
   s.start_launch = h.number("start_launch_us");
-  s.soak_bounds = pair(h.raw()["soak_clock"].ref<toml::array>(), "soak_clock");
+  s.soak_bounds = pair(h.raw()["soak_share"].ref<toml::array>(), "soak_share");
   s.soak_us_bounds = pair(h.raw()["soak_us"].ref<toml::array>(), "soak_us");
   s.start_soak_us = h.number("start_soak_us");
   TomlFields f(top.table("fit"), path.string() + " [fit]");
@@ -98,9 +98,10 @@ struct Layout {
   std::size_t harness_base() const { return board_base() + boards.size(); }
   // Harness: a floor per op class, the launch latency, and each board's host speed (floors scale with it).
   std::size_t host_base() const { return harness_base() + kMeasuredOps + 1; }
-  // Harness: each board's clock share after a long busy burst (soak) and the burst time constant (one value).
+  // Harness: each board's rate share in long back-to-back calls (soak), for linear layers and for bmm (and conv),
+  // then the time constant (one value).
   std::size_t soak_base() const { return host_base() + boards.size(); }
-  std::size_t soak_time() const { return soak_base() + boards.size(); }
+  std::size_t soak_time() const { return soak_base() + 2 * boards.size(); }
   std::size_t size() const { return soak_time() + 1; }
   std::size_t arch_index(std::size_t a, std::size_t key) const { return a * arch_keys.size() + key; }
 };
@@ -186,9 +187,11 @@ std::string_view forced_algorithm(const std::string& cudnn) {
 }
 
 // The harness repeats each call back to back (25 calls, the fastest 5 kept), so a long kernel keeps the board busy
-// for seconds: a compute-bound GEMM or convolution then runs at the soaked share s of the clock the board holds in
-// short bursts, approached as s + (1 - s) exp(-t / tau) with t the kernel's time at the burst clock. Harness only:
-// a step of a real model runs kernels of at most a few ms (docs/kernel-model.md, "Long kernels").
+// for seconds. On the T4 (linear and bmm), the P4 and the P100 (linear only) compute-bound GEMMs of 3 ms and more
+// run slower the longer they are, at a fixed shape class; the fit gives such rows the rate share
+// s + (1 - s) exp(-t / tau) of the short-burst rate, t the kernel's predicted time, s per board and op class (linear;
+// bmm and conv), so they do not pull the board's sustained clock. Harness only, never in a prediction: the
+// transformer steps of the end-to-end files run GEMMs of at most a few ms (docs/kernel-model.md, "Long kernels").
 double soaked_time(const Problem& p, const std::vector<double>& x, int g, MeasuredOp op, const KernelCost& k) {
   const bool gemm = op == MeasuredOp::kBmm || op == MeasuredOp::kLinear || op == MeasuredOp::kConv;
   if (!gemm || (k.bound != Bound::kCudaCompute && k.bound != Bound::kTensorCompute)) return k.time_us;
@@ -196,7 +199,7 @@ double soaked_time(const Problem& p, const std::vector<double>& x, int g, Measur
   const Layout& L = p.layout;
   const std::size_t b = static_cast<std::size_t>(
       std::find(L.boards.begin(), L.boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - L.boards.begin());
-  const double s = x[L.soak_base() + b], tau = x[L.soak_time()];
+  const double s = x[L.soak_base() + (op == MeasuredOp::kLinear ? 0 : L.boards.size()) + b], tau = x[L.soak_time()];
   return k.time_us / (s + (1 - s) * std::exp(-k.time_us / tau));
 }
 
@@ -463,7 +466,8 @@ std::string param_name(const Layout& L, std::size_t i) {
     return "harness.floor_us." + std::string(measured_op_name(static_cast<MeasuredOp>(h)));
   if (i < L.host_base()) return "harness.launch_us";
   if (i < L.soak_base()) return "harness.host_speed." + L.boards[i - L.host_base()];
-  if (i < L.soak_time()) return "harness.soak_clock." + L.boards[i - L.soak_base()];
+  if (i < L.soak_base() + L.boards.size()) return "harness.soak_linear." + L.boards[i - L.soak_base()];
+  if (i < L.soak_time()) return "harness.soak_bmm." + L.boards[i - L.soak_base() - L.boards.size()];
   return "harness.soak_us";
 }
 
@@ -629,8 +633,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     const std::size_t i = L.host_base() + b;
     p.start[i] = 1.0;
     std::tie(p.lo[i], p.hi[i]) = p.setup.host_bounds;
-    p.start[L.soak_base() + b] = 1.0;  // no soak
-    std::tie(p.lo[L.soak_base() + b], p.hi[L.soak_base() + b]) = p.setup.soak_bounds;
+    for (std::size_t i : {L.soak_base() + b, L.soak_base() + L.boards.size() + b}) {
+      p.start[i] = 1.0;  // no soak
+      std::tie(p.lo[i], p.hi[i]) = p.setup.soak_bounds;
+    }
   }
   p.start[L.soak_time()] = p.setup.start_soak_us;
   std::tie(p.lo[L.soak_time()], p.hi[L.soak_time()]) = p.setup.soak_us_bounds;
