@@ -30,12 +30,9 @@ double median(std::vector<double> v) {
 }
 
 // Large GEMMs (over 200 us measured: the harness's host floor and launch do not matter there) are predicted
-// within 20% median over the five GPUs, and within 25% on each but the P4 and the T4. Their long rows (3 ms and
-// more, called 25 times back to back) run slower than short bursts: the P4's linear layers at a third of its bmm
-// rate, the T4's GEMMs at 0.63 of their short-burst rate. Since session 14 the fit separates that soak and
-// predictions take the short-burst clock (docs/kernel-model.md, "Long kernels"), so the soaked rows are predicted
-// fast on purpose: the T4's bound was raised openly from 25% to 30% then (its rows over 200 us: 21.4% -> 28.9% in
-// this subsample; those of 0.3-3 ms are checked in ShortGemmsOnLowPowerBoardsAtTheirBurstClock).
+// within 20% median over the five GPUs, and within 25% on each but the P4, whose long linear layers (several ms
+// each) run at a third of its bmm rate: a 75 W passively cooled board slowing further as it heats, which one
+// sustained clock per board does not follow (docs/kernel-model.md).
 TEST(KernelModel, LargeMeasuredGemmsWithinTwentyPercent) {
   std::map<std::string, std::vector<double>> ape;
   std::map<std::string, OpContext> ctx;
@@ -52,36 +49,10 @@ TEST(KernelModel, LargeMeasuredGemmsWithinTwentyPercent) {
   std::vector<double> all;
   for (const auto& [id, v] : ape) {
     ASSERT_GE(v.size(), 30u) << id;
-    EXPECT_LT(median(v), id == "tesla-p4" ? 0.40 : id == "t4" ? 0.30 : 0.25) << id << ": " << v.size() << " GEMMs";
+    EXPECT_LT(median(v), id == "tesla-p4" ? 0.40 : 0.25) << id << ": " << v.size() << " GEMMs";
     all.insert(all.end(), v.begin(), v.end());
   }
   EXPECT_LT(median(all), 0.20) << all.size() << " GEMMs";
-}
-
-// The 70 W T4 and the 75 W P4 run a GEMM of 0.3-3 ms (measured; shapes of a transformer layer) faster than one of
-// 30 ms and more: the NeuSight harness calls each op 25 times back to back, and long calls run the board at a lower
-// rate (docs/kernel-model.md, "Long kernels"). Predictions take the short-burst clock that the fit separates from
-// that soak, so the short GEMMs are within 25% median on the T4 and 30% on the P4 (this subsample; one sustained clock
-// fitted over every length left the P4's at 30.3% here, 27.8% on the full data, now 27.2% and 22.8%).
-TEST(KernelModel, ShortGemmsOnLowPowerBoardsAtTheirBurstClock) {
-  std::map<std::string, std::vector<double>> ape, ratio;
-  std::map<std::string, OpContext> ctx;
-  for (const char* op : {"bmm", "linear"})
-    for (const auto& e : fs::directory_iterator(kKernels / op))
-      for (const MeasuredKernel& k : read_measured_kernels(e.path().string())) {
-        const std::string id = kDevice.at(k.device);
-        if ((id != "t4" && id != "tesla-p4") || k.latency_us < 300 || k.latency_us >= 3000) continue;
-        if (!ctx.count(id)) ctx.emplace(id, op_context(id, "pytorch", "fp32"));
-        const double pred = predict_op(measured_op_spec(k), ctx.at(id)).cost.time_us;
-        ape[id].push_back(std::abs(pred - k.latency_us) / k.latency_us);
-        ratio[id].push_back(pred / k.latency_us);
-      }
-  ASSERT_EQ(ape.size(), 2u);
-  for (const auto& [id, v] : ape) {
-    ASSERT_GE(v.size(), 30u) << id;
-    EXPECT_LT(median(v), id == "tesla-p4" ? 0.30 : 0.25) << id << ": " << v.size() << " GEMMs";
-    EXPECT_NEAR(median(ratio.at(id)), 1.0, 0.15) << id;
-  }
 }
 
 // Large elementwise kernels stream at the board's achievable DRAM bandwidth: adds of over 30M elements (360 MB

@@ -102,7 +102,8 @@ struct Layout {
   // then the time constant (one value).
   std::size_t soak_base() const { return host_base() + boards.size(); }
   std::size_t soak_time() const { return soak_base() + 2 * boards.size(); }
-  std::size_t size() const { return soak_time() + 1; }
+  bool soak = false;  // --soak: the soak terms are in the parameter vector
+  std::size_t size() const { return soak ? soak_time() + 1 : soak_base(); }
   std::size_t arch_index(std::size_t a, std::size_t key) const { return a * arch_keys.size() + key; }
 };
 
@@ -194,7 +195,7 @@ std::string_view forced_algorithm(const std::string& cudnn) {
 // transformer steps of the end-to-end files run GEMMs of at most a few ms (docs/kernel-model.md, "Long kernels").
 double soaked_time(const Problem& p, const std::vector<double>& x, int g, MeasuredOp op, const KernelCost& k) {
   const bool gemm = op == MeasuredOp::kBmm || op == MeasuredOp::kLinear || op == MeasuredOp::kConv;
-  if (!gemm || (k.bound != Bound::kCudaCompute && k.bound != Bound::kTensorCompute)) return k.time_us;
+  if (!p.layout.soak || !gemm || (k.bound != Bound::kCudaCompute && k.bound != Bound::kTensorCompute)) return k.time_us;
   if (std::find(p.fit_gpus.begin(), p.fit_gpus.end(), g) == p.fit_gpus.end()) return k.time_us;  // held out: unknown
   const Layout& L = p.layout;
   const std::size_t b = static_cast<std::size_t>(
@@ -518,6 +519,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   p.setup = load_setup();
   if (options.rows_per_group > 0) p.setup.rows_per_group = options.rows_per_group;
   if (options.max_evaluations > 0) p.setup.max_evaluations = options.max_evaluations;
+  p.layout.soak = options.soak;
   // Fitting convolutions too adds the per-algorithm conv efficiencies and lets the conv rows into a second stage
   // of the fit (run_fit_staged; their harness floor is fitted there as well).
   if (options.fit_conv)
@@ -633,13 +635,16 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     const std::size_t i = L.host_base() + b;
     p.start[i] = 1.0;
     std::tie(p.lo[i], p.hi[i]) = p.setup.host_bounds;
+    if (!L.soak) continue;
     for (std::size_t i : {L.soak_base() + b, L.soak_base() + L.boards.size() + b}) {
       p.start[i] = 1.0;  // no soak
       std::tie(p.lo[i], p.hi[i]) = p.setup.soak_bounds;
     }
   }
-  p.start[L.soak_time()] = p.setup.start_soak_us;
-  std::tie(p.lo[L.soak_time()], p.hi[L.soak_time()]) = p.setup.soak_us_bounds;
+  if (L.soak) {
+    p.start[L.soak_time()] = p.setup.start_soak_us;
+    std::tie(p.lo[L.soak_time()], p.hi[L.soak_time()]) = p.setup.soak_us_bounds;
+  }
   for (std::size_t i = 0; i < L.size(); ++i) p.start[i] = std::clamp(p.start[i], p.lo[i], p.hi[i]);
   // Subsample: a fixed stride through each (GPU, op) group.
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {

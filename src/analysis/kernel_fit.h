@@ -66,6 +66,7 @@ struct KernelFitOptions {
   bool leave_one_out = true;
   bool fit_conv = false;                // then fit the per-algorithm conv efficiencies on the conv rows (staged)
   std::string residuals_csv;            // write every row's in-sample prediction here (CSV), for slicing the error
+  bool soak = false;                    // fit the harness's soak of long calls (reported, not the default)
 };
 
 KernelFit fit_kernels(const KernelFitOptions& options);
