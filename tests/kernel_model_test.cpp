@@ -55,6 +55,23 @@ TEST(KernelModel, LargeMeasuredGemmsWithinTwentyPercent) {
   EXPECT_LT(median(all), 0.20) << all.size() << " GEMMs";
 }
 
+// The measured T4 GEMMs run slower the longer the call (the NeuSight harness repeats each call 25 times back to back;
+// docs/kernel-model.md, "Long kernels"), V100 GEMMs do not: `fit-kernels --soak` on the test subsample finds a
+// soaked rate share well under 1 on the T4 and none on the V100.
+TEST(KernelModel, SoakFitFindsTheLongCallSlowdownOnlyWhereMeasured) {
+  KernelFitOptions o;
+  o.kernels_dir = kKernels.string();
+  o.leave_one_out = false;
+  o.soak = true;
+  o.max_evaluations = 1500;
+  const KernelFit fit = fit_kernels(o);
+  std::map<std::string, double> v;
+  for (const FitParameter& p : fit.parameters) v[p.name] = p.value;
+  ASSERT_TRUE(v.count("harness.soak_bmm.t4"));
+  EXPECT_LT(std::min(v["harness.soak_bmm.t4"], v["harness.soak_linear.t4"]), 0.85);
+  EXPECT_GT(v["harness.soak_bmm.v100-pcie-32gb"], 0.9);
+}
+
 // Large elementwise kernels stream at the board's achievable DRAM bandwidth: adds of over 30M elements (360 MB
 // and more) within 15% on every measured GPU but the P100, whose fitted bandwidth (one value for every size)
 // sits below what its largest kernels reach: within 25% there.

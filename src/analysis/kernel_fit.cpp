@@ -29,8 +29,8 @@ constexpr int kMeasuredOps = static_cast<int>(MeasuredOp::kCount);
 struct Setup {
   std::map<std::string, std::string> devices;
   std::map<std::string, std::pair<double, double>> bounds;
-  std::pair<double, double> floor_bounds, launch_bounds, host_bounds;
-  double start_floor = 25, start_launch = 5;
+  std::pair<double, double> floor_bounds, launch_bounds, host_bounds, soak_bounds, soak_us_bounds;
+  double start_floor = 25, start_launch = 5, start_soak_us = 1e5;
   double prior_weight = 0.02;
   double tile_min_share = 0.03;
   int restarts = 1;
@@ -56,6 +56,9 @@ Setup load_setup() {
   s.host_bounds = pair(h.raw()["host_speed"].ref<toml::array>(), "host_speed");
   s.start_floor = h.number("start_floor_us");
   s.start_launch = h.number("start_launch_us");
+  s.soak_bounds = pair(h.raw()["soak_share"].ref<toml::array>(), "soak_share");
+  s.soak_us_bounds = pair(h.raw()["soak_us"].ref<toml::array>(), "soak_us");
+  s.start_soak_us = h.number("start_soak_us");
   TomlFields f(top.table("fit"), path.string() + " [fit]");
   s.prior_weight = f.number("prior_weight");
   s.restarts = f.count("restarts");
@@ -73,6 +76,7 @@ struct Row {
   PreparedOp prepared;
   std::string cudnn_algorithm;  // convolutions: the algorithm the row's kernel names show
   std::int64_t batch = 0, channels = 0, map = 0;
+  const MeasuredKernel* source = nullptr;  // the measured row (alive for the whole fit)
 };
 
 struct GpuEntry {
@@ -94,7 +98,12 @@ struct Layout {
   std::size_t harness_base() const { return board_base() + boards.size(); }
   // Harness: a floor per op class, the launch latency, and each board's host speed (floors scale with it).
   std::size_t host_base() const { return harness_base() + kMeasuredOps + 1; }
-  std::size_t size() const { return host_base() + boards.size(); }
+  // Harness: each board's rate share in long back-to-back calls (soak), for linear layers and for bmm (and conv),
+  // then the time constant (one value).
+  std::size_t soak_base() const { return host_base() + boards.size(); }
+  std::size_t soak_time() const { return soak_base() + 2 * boards.size(); }
+  bool soak = false;  // --soak: the soak terms are in the parameter vector
+  std::size_t size() const { return soak ? soak_time() + 1 : soak_base(); }
   std::size_t arch_index(std::size_t a, std::size_t key) const { return a * arch_keys.size() + key; }
 };
 
@@ -178,6 +187,23 @@ std::string_view forced_algorithm(const std::string& cudnn) {
   return "gemm";  // implicit GEMM, and im2col + GEMM
 }
 
+// The harness repeats each call back to back (25 calls, the fastest 5 kept), so a long kernel keeps the board busy
+// for seconds. On the T4 (linear and bmm), the P4 and the P100 (linear only) compute-bound GEMMs of 3 ms and more
+// run slower the longer they are, at a fixed shape class; the fit gives such rows the rate share
+// s + (1 - s) exp(-t / tau) of the short-burst rate, t the kernel's predicted time, s per board and op class (linear;
+// bmm and conv), so they do not pull the board's sustained clock. Harness only, never in a prediction: the
+// transformer steps of the end-to-end files run GEMMs of at most a few ms (docs/kernel-model.md, "Long kernels").
+double soaked_time(const Problem& p, const std::vector<double>& x, int g, MeasuredOp op, const KernelCost& k) {
+  const bool gemm = op == MeasuredOp::kBmm || op == MeasuredOp::kLinear || op == MeasuredOp::kConv;
+  if (!p.layout.soak || !gemm || (k.bound != Bound::kCudaCompute && k.bound != Bound::kTensorCompute)) return k.time_us;
+  if (std::find(p.fit_gpus.begin(), p.fit_gpus.end(), g) == p.fit_gpus.end()) return k.time_us;  // held out: unknown
+  const Layout& L = p.layout;
+  const std::size_t b = static_cast<std::size_t>(
+      std::find(L.boards.begin(), L.boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - L.boards.begin());
+  const double s = x[L.soak_base() + (op == MeasuredOp::kLinear ? 0 : L.boards.size()) + b], tau = x[L.soak_time()];
+  return k.time_us / (s + (1 - s) * std::exp(-k.time_us / tau));
+}
+
 // Predicted measurement of every row of GPU g: max(host floor of the op, launch latency + kernel time).
 void predict_rows(const Problem& p, const std::vector<double>& x, const std::vector<bool>& arch_fitted, int g,
                   const std::vector<std::size_t>& rows, std::vector<double>& out) {
@@ -193,7 +219,7 @@ void predict_rows(const Problem& p, const std::vector<double>& x, const std::vec
   const double host = x[p.layout.host_base() + b];
   for (std::size_t r : rows) {
     Row& row = const_cast<Row&>(p.rows[r]);  // predict_prepared toggles gradient flags and restores them
-    const double kernel = predict_prepared(row.prepared, e.ctx, km).cost.time_us;
+    const double kernel = soaked_time(p, x, g, row.op, predict_prepared(row.prepared, e.ctx, km).cost);
     const double floor = host * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
     out[r] = std::max(floor, launch + kernel);
   }
@@ -235,7 +261,9 @@ double loss(unsigned n, const double* xs, double*, void* data) {
     if (m > 0) total += s / m, ++groups;
   }
   double prior = 0;
-  for (unsigned i = 0; i < n; ++i)
+  // The soak terms have no prior: only rows of 1 ms and longer identify them, and their start (no soak) is no
+  // physical estimate to pull towards.
+  for (unsigned i = 0; i < std::min<std::size_t>(n, p.layout.soak_base()); ++i)
     if (p.start[i] > 0 && xs[i] > 0) prior += std::pow(std::log(xs[i] / p.start[i]), 2);
   ++p.evaluations;
   return (groups ? total / groups : 0) + p.setup.prior_weight * prior;
@@ -355,10 +383,11 @@ std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>&
     for (Row& row : p.rows) {
       if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kConv) continue;
       const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
-      const double pred = std::max(floor, launch + pr.cost.time_us);
+      const double pred = std::max(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost));
       OpContext forced = p.gpus[g].ctx;
       forced.forced_conv_algorithm = forced_algorithm(row.cudnn_algorithm);
-      const double as_ran = std::max(floor, launch + predict_prepared(row.prepared, forced, km).cost.time_us);
+      const double as_ran =
+          std::max(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, predict_prepared(row.prepared, forced, km).cost));
       entries.push_back({std::abs(as_ran - row.measured_us) / row.measured_us * 100, std::log(as_ran / row.measured_us), true,
                          {{"costed as cuDNN ran", row.cudnn_algorithm}}});
       std::string chose(pr.cost.algorithm);
@@ -395,6 +424,40 @@ std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>&
   return out;
 }
 
+// Every row's prediction at parameters x (in sample), one CSV line each: the measured shape and kernel names, the
+// measured and predicted latency, and what the model made of the kernel (tile, split-K, clock, bound).
+std::string residuals_csv(Problem& p, const std::vector<double>& x) {
+  const std::vector<bool> fitted = fitted_archs(p, -1);
+  std::ostringstream o;
+  o << "gpu,op,op_name,b,m,n,k,measured_us,predicted_us,kernel_us,tile_m,tile_n,split_k,clock_factor,bound,kernels\n";
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    ArchitectureProfile arch;
+    CostConstants constants;
+    DeviceSpec device;
+    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
+    const KernelCostModel km(device, arch, constants);
+    const double launch = x[p.layout.harness_base() + kMeasuredOps];
+    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
+                                                   p.layout.boards.begin());
+    for (Row& row : p.rows) {
+      if (row.gpu != static_cast<int>(g)) continue;
+      const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
+      const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
+      const double pred = std::max(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost));
+      const MeasuredKernel& m = *row.source;
+      std::string kernels = m.kernels;
+      std::replace(kernels.begin(), kernels.end(), ',', ' ');
+      std::replace(kernels.begin(), kernels.end(), '"', ' ');
+      o << fmt::format("{},{},{},{},{},{},{},{:.4g},{:.4g},{:.4g},{},{},{},{:.4g},{},\"{}\"\n", p.gpus[g].id,
+                       measured_op_name(row.op), m.op_name, m.b, m.m, m.op == MeasuredOp::kConv ? m.conv_k : m.n,
+                       m.op == MeasuredOp::kConv ? m.conv_c : m.k, row.measured_us, pred, pr.cost.time_us,
+                       pr.cost.tile_m, pr.cost.tile_n, pr.cost.split_k, pr.cost.clock_factor, bound_name(pr.cost.bound),
+                       kernels);
+    }
+  }
+  return o.str();
+}
+
 std::string param_name(const Layout& L, std::size_t i) {
   if (i < L.global_base()) return L.archs[i / L.arch_keys.size()] + "." + L.arch_keys[i % L.arch_keys.size()];
   if (i < L.board_base()) return "global." + L.global_keys[i - L.global_base()];
@@ -403,7 +466,10 @@ std::string param_name(const Layout& L, std::size_t i) {
   if (h < static_cast<std::size_t>(kMeasuredOps))
     return "harness.floor_us." + std::string(measured_op_name(static_cast<MeasuredOp>(h)));
   if (i < L.host_base()) return "harness.launch_us";
-  return "harness.host_speed." + L.boards[i - L.host_base()];
+  if (i < L.soak_base()) return "harness.host_speed." + L.boards[i - L.host_base()];
+  if (i < L.soak_base() + L.boards.size()) return "harness.soak_linear." + L.boards[i - L.soak_base()];
+  if (i < L.soak_time()) return "harness.soak_bmm." + L.boards[i - L.soak_base() - L.boards.size()];
+  return "harness.soak_us";
 }
 
 // The (m, n) of a cuBLAS SGEMM kernel name ("volta_sgemm_128x64_nn", "ampere_sgemm_32x32_sliced1x4_tn"); {0, 0}
@@ -453,6 +519,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   p.setup = load_setup();
   if (options.rows_per_group > 0) p.setup.rows_per_group = options.rows_per_group;
   if (options.max_evaluations > 0) p.setup.max_evaluations = options.max_evaluations;
+  p.layout.soak = options.soak;
   // Fitting convolutions too adds the per-algorithm conv efficiencies and lets the conv rows into a second stage
   // of the fit (run_fit_staged; their harness floor is fitted there as well).
   if (options.fit_conv)
@@ -502,6 +569,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     r.op = m.op;
     r.measured_us = m.latency_us;
     r.prepared = prepare_op(measured_op_spec(m));
+    r.source = &m;
     if (m.op == MeasuredOp::kConv) {
       r.cudnn_algorithm = cudnn_conv_algorithm(m.kernels);
       r.batch = m.b, r.channels = m.conv_c, r.map = m.conv_hw;
@@ -567,6 +635,15 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     const std::size_t i = L.host_base() + b;
     p.start[i] = 1.0;
     std::tie(p.lo[i], p.hi[i]) = p.setup.host_bounds;
+    if (!L.soak) continue;
+    for (std::size_t i : {L.soak_base() + b, L.soak_base() + L.boards.size() + b}) {
+      p.start[i] = 1.0;  // no soak
+      std::tie(p.lo[i], p.hi[i]) = p.setup.soak_bounds;
+    }
+  }
+  if (L.soak) {
+    p.start[L.soak_time()] = p.setup.start_soak_us;
+    std::tie(p.lo[L.soak_time()], p.hi[L.soak_time()]) = p.setup.soak_us_bounds;
   }
   for (std::size_t i = 0; i < L.size(); ++i) p.start[i] = std::clamp(p.start[i], p.lo[i], p.hi[i]);
   // Subsample: a fixed stride through each (GPU, op) group.
@@ -593,6 +670,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   for (std::size_t g = 0; g < p.gpus.size(); ++g) all_gpus[g] = static_cast<int>(g);
   fit.in_sample = errors(p, x, -1, all_gpus);
   fit.conv_breakdown = conv_breakdown(p, x);
+  if (!options.residuals_csv.empty()) fit.residuals_csv = residuals_csv(p, x);
   if (options.leave_one_out) {
     // Boards of one architecture (the two A100s) are held out together: the held-out architecture has no
     // fitted values at all.

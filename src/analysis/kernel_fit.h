@@ -56,6 +56,7 @@ struct KernelFit {
   std::vector<ConvAgreement> conv_agreement;  // per GPU, in the order the rows came
   std::size_t rows_used = 0, rows_total = 0;
   std::string source_dir;
+  std::string residuals_csv;  // KernelFitOptions::residuals_csv's content (empty unless asked)
 };
 
 struct KernelFitOptions {
@@ -64,6 +65,8 @@ struct KernelFitOptions {
   int max_evaluations = 0;              // optimizer budget per fit; 0 = the setup file's
   bool leave_one_out = true;
   bool fit_conv = false;                // then fit the per-algorithm conv efficiencies on the conv rows (staged)
+  std::string residuals_csv;            // write every row's in-sample prediction here (CSV), for slicing the error
+  bool soak = false;                    // fit the harness's soak of long calls (reported, not the default)
 };
 
 KernelFit fit_kernels(const KernelFitOptions& options);

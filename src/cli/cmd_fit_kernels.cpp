@@ -25,13 +25,18 @@ Command fit_kernels_command() {
             app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
             app.add_flag("--fit-conv", s->options.fit_conv,
                          "then fit the per-algorithm conv efficiencies and floor on the conv rows, the other values held (reported, not the default)");
+            app.add_flag("--soak", s->options.soak,
+                         "also fit the harness's soak of long back-to-back calls per board (reported, not the default)");
+            app.add_option("--residuals", s->options.residuals_csv,
+                           "write every measured row's in-sample prediction here (CSV: shape, kernel names, tile, clock)");
             return std::function<int()>([s] {
-              for (const std::string* path : {&s->out, &s->markdown})
+              for (const std::string* path : {&s->out, &s->markdown, &s->options.residuals_csv})
                 if (!path->empty()) check_output_path(*path);
               const KernelFit fit = fit_kernels(s->options);
               const std::string md = kernel_fit_markdown(fit);
               if (!s->out.empty()) write_output_file(s->out, kernel_fit_toml(fit));
               if (!s->markdown.empty()) write_output_file(s->markdown, md);
+              if (!s->options.residuals_csv.empty()) write_output_file(s->options.residuals_csv, fit.residuals_csv);
               std::cout << md;
               return 0;
             });
