@@ -186,6 +186,11 @@ PredictRequest request_from_row(const ConfigRow& row) {
     throw InputError("checkpointing must be yes or no, got '" + row.checkpointing + "'");
   check_conv_algo(row.conv_algo);
   r.conv_algo = row.conv_algo;
+  // Part of the precision: what-if pairs and interval groups key on `precision` alone, so an amp row run as O2
+  // still pairs with its fp32 sibling.
+  if (row.amp_o2 == "yes") r.amp_o2 = true;
+  else if (!row.amp_o2.empty() && row.amp_o2 != "no")
+    throw InputError("amp_o2 must be yes or no, got '" + row.amp_o2.substr(0, 40) + "'");
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

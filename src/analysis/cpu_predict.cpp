@@ -88,6 +88,7 @@ Prediction predict_cpu(const PredictRequest& request) {
   if (r.power_limit_w > 0) not_on_cpu(r, "--power-limit");
   if (!r.attention.empty()) not_on_cpu(r, "--attention");
   if (!r.conv_algo.empty()) not_on_cpu(r, "--conv-algo (cuDNN algorithm choice; oneDNN picks its own)");
+  if (r.amp_o2) not_on_cpu(r, "--amp-o2 (apex amp runs on CUDA devices only)");
   const CpuRuntimeProfile& crt = find_cpu_runtime(r.runtime);
   const bool training = r.mode == Mode::kTrain;
   if (training && crt.inference_only)

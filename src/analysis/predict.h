@@ -49,6 +49,10 @@ struct PredictRequest {
   bool optimizer_step = true;
   std::optional<std::string> optimizer;  // sgd | adam | adamw | lamb; default by model family
   std::optional<bool> fused_optimizer;   // fused update kernel (apex FusedAdam, fused=True); default: the runtime's
+  // Mixed precision as apex amp O2 runs it (amp.initialize(opt_level="O2")): the model itself cast to FP16 (BF16),
+  // FP32 master weights in the optimizer, no autocast, so softmax runs in half and the gradients autograd makes are
+  // half; false: torch.cuda.amp autocast (FP32 parameters and gradients, softmax in FP32).
+  bool amp_o2 = false;
   int grad_accum = 1;                    // micro-batches per update (gradient accumulation); batch = one micro-batch
 
   // Language models (prefill/decode, fine-tuning).

@@ -111,6 +111,15 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
   if (runtime.inference_only && r.mode == Mode::kTrain)
     throw InputError("runtime '" + r.runtime + "' is an inference engine: use mode infer (or a training runtime such as pytorch)");
   if (!r.runtime_version.empty()) runtime = at_version(std::move(runtime), r.runtime_version);
+  if (r.amp_o2) {
+    if (r.precision != "amp" && r.precision != "amp-bf16")
+      throw InputError("--amp-o2 (amp_o2) applies to mixed precision, --precision amp or amp-bf16; got '" +
+                       r.precision.substr(0, 40) + "'");
+    // apex amp O2 casts the model to half and patches no torch functions (apex/amp/frontend.py, O2:
+    // cast_model_type torch.float16, patch_torch_functions False): softmax runs on the half scores and its
+    // probabilities stay half, in DRAM and in what autograd keeps.
+    runtime.autocast_softmax_fp32 = false;
+  }
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
     runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
@@ -144,6 +153,7 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
   m.optimizer_step = r.optimizer_step;
   m.optimizer = optimizer;
   m.checkpointing = r.checkpointing;
+  m.amp_o2 = r.amp_o2;
   // Several GPUs: the gradient reduction's buffers take memory (data/interconnects.toml bucket_copies).
   if (m.training && r.gpus * r.nodes > 1) {
     m.reduction = r.strategy.empty() ? &strategy_for_runtime(r.runtime) : &find_strategy(r.strategy);

@@ -189,6 +189,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                "eager makes one pass per operation)");
   app.add_flag("--unfused-optimizer", f.unfused_optimizer, "one pass over the tensors per operation of the update");
   app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
+  app.add_flag("--amp-o2", r.amp_o2,
+               "with --precision amp / amp-bf16: mixed precision as apex amp O2 (NVIDIA DeepLearningExamples' --fp16): "
+               "the model cast to half with FP32 master weights, no autocast, so softmax runs and is kept in half and "
+               "the gradients are half; default: torch.cuda.amp autocast");
   app.add_option("--grad-accum", f.grad_accum,
                  "micro-batches of --batch per weight update (gradient accumulation): the optimizer and, with --gpus, "
                  "the gradient all-reduce run once per update");

@@ -247,8 +247,11 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
     // Mixed precision keeps FP32 gradients only: autocast's FP16 weight copies pass their gradient back through
     // the cast, which frees it once the FP32 .grad has it (Hugging Face, "Model training anatomy": "4 bytes *
     // number of parameters for either fp32 or mixed precision training (gradients are always kept in fp32)").
-    const ParamStateBytes per_param = trained_param_bytes(plan.bytes.weight, plan.mixed, plan.mixed ? 4.0 : plan.bytes.weight,
-                                                          o.optimizer, o.training && o.optimizer_step);
+    // apex amp O2 is the exception: the model is half, so autograd accumulates half gradients into it, and the
+    // optimizer's FP32 masters get gradients of their own only after backward (below).
+    const double grad_bytes = plan.mixed && !o.amp_o2 ? 4.0 : plan.bytes.weight;
+    const ParamStateBytes per_param =
+        trained_param_bytes(plan.bytes.weight, plan.mixed, grad_bytes, o.optimizer, o.training && o.optimizer_step);
     const double trained = o.lora ? o.lora->params : params;
     if (o.lora) m.weights = params * plan.bytes.weight;
     if (o.training) {
@@ -291,6 +294,12 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
         pair = std::max(pair, pair_at(ops[i]));
       }
       m.transient = o.checkpointing ? pair : std::max(0.0, peak - full);
+      // apex amp O2 makes the FP32 master gradients after backward, once the activations are freed
+      // (apex/amp/_process_optimizer.py post_backward_with_master_weights: torch.empty_like of each master, the
+      // half gradients unscaled into them; the patched step() sets them to None again). That phase holds the
+      // parameter state plus 4 bytes per trained parameter, and is the peak when those outweigh the activations.
+      if (plan.mixed && o.amp_o2 && o.optimizer_step)
+        m.transient = std::max(m.transient, 4.0 * trained - m.activations);
       if (o.lora && !o.checkpointing) m.activations += o.lora->saved_elems * plan.bytes.act;
     } else {
       // Unfused attention also holds score-sized tensors while it runs: eager frameworks make each elementwise step

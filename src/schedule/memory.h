@@ -32,7 +32,8 @@ struct MemoryBreakdown {
   double runtime = 0;          // CUDA context, library kernels
   double comm_buffers = 0;     // data parallel: gradient buckets (DDP), the fusion buffer (Horovod), NCCL's buffers
   double embedding_tables = 0; // embedding-bag tables held on this GPU, with their optimizer state
-  double transient = 0;        // training: the gradients of the op in flight in backward (its output's and input's)
+  double transient = 0;        // training: the gradients of the op in flight in backward (its output's and input's);
+                               // under apex amp O2, at least the FP32 master gradients made after backward
   double allocated = 0;        // peak bytes held by tensors: the sum above (without runtime), blocks rounded
   double reserved = 0;         // allocated with the caching allocator's segment rounding and slack
   double total = 0;            // reserved plus the runtime's context (nvidia-smi)
@@ -83,6 +84,9 @@ struct MemoryOptions {
   bool optimizer_step = true;
   OptimizerKind optimizer = OptimizerKind::kSgdMomentum;
   bool checkpointing = false;  // keep only segment-boundary activations, recompute the rest in backward
+  // Mixed precision as apex amp O2 (the model cast to half, FP32 masters held by the optimizer): the gradients
+  // autograd accumulates are the model's half ones; the FP32 master gradients exist only after backward.
+  bool amp_o2 = false;
   // Data-parallel training: the gradient reduction whose buffers take memory (reduction_buffer_bytes in
   // schedule/collectives.h), and the training precision; none on one GPU. Points into the strategy catalog.
   const StrategySpec* reduction = nullptr;
