@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "core/toml_reader.h"
 #include "cost/attention_kernels.h"
+#include "runtime/harness_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -186,6 +187,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
     throw InputError("checkpointing must be yes or no, got '" + row.checkpointing + "'");
   check_conv_algo(row.conv_algo);
   r.conv_algo = row.conv_algo;
+  if (!row.harness.empty()) find_harness(row.harness);
+  r.harness = row.harness;
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

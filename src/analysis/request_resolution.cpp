@@ -12,6 +12,7 @@
 #include "cost/cost_constants.h"
 #include "device/catalog.h"
 #include "device/host_profile.h"
+#include "runtime/harness_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -111,6 +112,7 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
   if (runtime.inference_only && r.mode == Mode::kTrain)
     throw InputError("runtime '" + r.runtime + "' is an inference engine: use mode infer (or a training runtime such as pytorch)");
   if (!r.runtime_version.empty()) runtime = at_version(std::move(runtime), r.runtime_version);
+  if (!r.harness.empty()) apply_harness(runtime, find_harness(r.harness));
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
     runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);
