@@ -89,16 +89,24 @@ TEST(TensorRtEngine, PaddedRuntimesAndLongerThanSeqRefuseSeqMean) {
   EXPECT_THROW(predict(r), InputError);
 }
 
-// data/validation/mlperf_inference.csv (calibration): 47.1% median before the two engine facts above, 12.8% with
-// them. Ratchet at that figure plus a margin; every row within 2x.
+// data/validation/mlperf_inference.csv (calibration): the Offline rows, 47.1% median before the two engine facts
+// above, 12.8% with them. Ratchet at that figure plus a margin; every row within 2x.
 TEST(TensorRtEngine, MlperfCalibrationFileStaysWithinItsRatchet) {
   const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/mlperf_inference.csv");
-  std::vector<const ValidationRow*> all;
-  for (const auto& r : rep.rows) all.push_back(&r);
-  const ErrorStats s = error_stats(all);
+  std::vector<const ValidationRow*> offline, single;
+  for (const auto& r : rep.rows) (r.result.row.harness == "mlperf-singlestream" ? single : offline).push_back(&r);
+  const ErrorStats s = error_stats(offline);
   EXPECT_EQ(s.rows, 10);
   EXPECT_LE(s.median_ape, 14.0);
   EXPECT_GE(s.within_2x, 1.0);
+  // The SingleStream rows (session 14): one INT8 image per query through NVIDIA's C++ harness with CUDA graphs,
+  // 0.47 ms on the A10 and 0.50 ms on the A100 PCIe (v1.0 logs). The engine's kernels at batch 1 are predicted
+  // about 2x faster than that (docs/calibration.md, 'batch-1 engines'): a ratchet on the known gap, to be lowered.
+  ASSERT_EQ(single.size(), 2u);
+  for (const auto* r : single) {
+    EXPECT_GT(r->ratio, 1.0) << r->result.row.gpu << ": the batch-1 gap is on the fast side";
+    EXPECT_LE(r->ape, 180.0) << r->result.row.gpu;
+  }
 }
 
 }  // namespace

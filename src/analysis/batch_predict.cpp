@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "core/toml_reader.h"
 #include "cost/attention_kernels.h"
+#include "runtime/harness_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -191,6 +192,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (row.amp_o2 == "yes") r.amp_o2 = true;
   else if (!row.amp_o2.empty() && row.amp_o2 != "no")
     throw InputError("amp_o2 must be yes or no, got '" + row.amp_o2.substr(0, 40) + "'");
+  if (!row.harness.empty()) find_harness(row.harness);
+  r.harness = row.harness;
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

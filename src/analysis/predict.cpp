@@ -13,6 +13,7 @@
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
 #include "schedule/collectives.h"
+#include "runtime/harness_profile.h"
 #include "schedule/data_parallel.h"
 #include "schedule/embedding_placement.h"
 #include "schedule/input_pipeline.h"
@@ -68,6 +69,7 @@ void check_request(const PredictRequest& r) {
   if (!r.strategy.empty()) find_strategy(r.strategy);
   if (!r.dataset.empty()) find_dataset(r.dataset);
   check_conv_algo(r.conv_algo);
+  if (!r.harness.empty()) find_harness(r.harness);
 }
 
 namespace {

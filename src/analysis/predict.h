@@ -39,6 +39,9 @@ struct PredictRequest {
   // autotune | heuristic: how cuDNN convolution algorithms are chosen (torch.backends.cudnn.benchmark = True /
   // False, TF_CUDNN_USE_AUTOTUNE, MXNET_CUDNN_AUTOTUNE_DEFAULT); "" = the runtime's documented default.
   std::string conv_algo;
+  // How the measurement was timed (data/harnesses): its loop's per-step host work and synchronisation replace
+  // the runtime's own; "" = the loop the runtime profile assumes.
+  std::string harness;
   Mode mode = Mode::kTrain;         // serve: predict_serving
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits

@@ -12,6 +12,7 @@
 #include "cost/cost_constants.h"
 #include "device/catalog.h"
 #include "device/host_profile.h"
+#include "runtime/harness_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -120,6 +121,7 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
     // probabilities stay half, in DRAM and in what autograd keeps.
     runtime.autocast_softmax_fp32 = false;
   }
+  if (!r.harness.empty()) apply_harness(runtime, find_harness(r.harness));
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
     runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);

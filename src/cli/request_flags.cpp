@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "cost/attention_kernels.h"
 #include "import/model_source.h"
+#include "runtime/harness_profile.h"
 
 namespace perfcast::cli {
 
@@ -105,6 +106,7 @@ PredictRequest RequestFlags::to_request() const {
   if (!optimizer.empty()) r.optimizer = optimizer;
   parse_attention_impl(r.attention);  // a typo fails here, before any prediction
   check_conv_algo(r.conv_algo);
+  if (!r.harness.empty()) find_harness(r.harness);
   r.optimizer_step = !no_optimizer_step;
   if (fused_optimizer && unfused_optimizer)
     throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
@@ -182,6 +184,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                  "autotune | heuristic: cuDNN convolution algorithms chosen by timing each (torch.backends.cudnn."
                  "benchmark = True, TF_CUDNN_USE_AUTOTUNE=1) or by cuDNN's heuristic. Default: the runtime's documented "
                  "default (PyTorch: heuristic; TensorFlow, MXNet, TensorRT: autotune)");
+  app.add_option("--harness", r.harness,
+                 "how the measurement was timed: a benchmark loop from data/harnesses (e.g. paddle-inference-dali) whose "
+                 "per-step host work and synchronisation replace the runtime's. Default: the runtime's own loop");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
   app.add_flag("--fused-optimizer", f.fused_optimizer,

@@ -1,0 +1,47 @@
+#include "runtime/harness_profile.h"
+
+#include <filesystem>
+
+#include "core/data_files.h"
+#include "core/find_by_id.h"
+#include "core/toml_folder.h"
+#include "core/toml_reader.h"
+#include "runtime/runtime_profile.h"
+
+namespace perfcast {
+
+namespace {
+
+HarnessProfile load_harness(const std::filesystem::path& path) {
+  const toml::table t = parse_toml_file(path);
+  TomlFields f(t, "harness file '" + path.string() + "'");
+  HarnessProfile h;
+  h.id = f.text("id");
+  h.name = f.text("name");
+  h.host_step_us = f.number("host_step_us");
+  h.syncs_per_step = f.number("syncs_per_step");
+  if (h.host_step_us < 0 || h.host_step_us > 1e6) f.fail("host_step_us", "must be within 0..1e6 microseconds");
+  if (h.syncs_per_step < 0 || h.syncs_per_step > 1e3) f.fail("syncs_per_step", "must be within 0..1000");
+  TomlFields s(f.table("sources"), "harness file '" + path.string() + "' [sources]");
+  for (const auto& [key, value] : s.raw())
+    if (auto text = value.value<std::string>()) h.sources[std::string(key.str())] = *text;
+  for (const char* key : {"host_step_us", "syncs_per_step"})
+    if (!h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
+  return h;
+}
+
+}  // namespace
+
+const std::vector<HarnessProfile>& harness_catalog() {
+  static const auto all = load_toml_folder<HarnessProfile>(data_dir() / "harnesses", load_harness);
+  return all;
+}
+
+const HarnessProfile& find_harness(std::string_view id) { return find_by_id(harness_catalog(), id, "harness"); }
+
+void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness) {
+  runtime.host_step_us = harness.host_step_us;
+  runtime.syncs_per_step = harness.syncs_per_step;
+}
+
+}  // namespace perfcast
