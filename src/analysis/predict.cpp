@@ -103,6 +103,11 @@ InputPipelineRequest input_request(const PredictRequest& r, const ModelSource& m
   in.pinned_memory = r.pinned_memory;
   in.batch = r.batch;
   in.gpus = r.gpus;
+  if (!r.harness.empty()) {
+    const HarnessProfile& h = find_harness(r.harness);
+    in.max_threads = h.input_threads;
+    in.copy_in_step = h.input_copy_in_step;
+  }
   return in;
 }
 
@@ -298,10 +303,21 @@ void finalize_prediction(Prediction& p) {
   if (cpu) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.host_us;
   // The GPU idles while the host is behind it (docs/host-model.md): that wait is host-bound time.
   else if (p.step.step_us > p.step.gpu_us) p.bound_us[static_cast<int>(Bound::kHost)] = p.step.step_us - p.step.gpu_us;
+  bool decode_paces = false;  // a serial copy's step still waits for decoding when that is slower
   if (p.input && p.input->serial_copy) {
-    // The step waits for its own input copy before the first kernel (a blocking copy from pageable memory).
+    // The step waits for its own input copy before the first kernel (a blocking copy from pageable memory, or a
+    // harness that copies inside the step); decoding runs ahead of it and paces the step only when slower.
     p.bound_us[static_cast<int>(Bound::kHostToDevice)] = p.input->h2d_ms * 1e3;
     step += p.input->h2d_ms * 1e3;
+    const double decode_us = p.input->host_samples_per_s > 0
+                                 ? static_cast<double>(p.request.batch) * std::max(1, p.request.gpus) /
+                                       p.input->host_samples_per_s * 1e6
+                                 : 0.0;
+    if (decode_us > step) {
+      p.bound_us[static_cast<int>(Bound::kInputPipeline)] = decode_us - step;
+      step = decode_us;
+      decode_paces = true;
+    }
   } else if (p.input) {
     const double pipeline_us = p.input->step_ms * 1e3;
     if (pipeline_us > step) {
@@ -326,6 +342,7 @@ void finalize_prediction(Prediction& p) {
   p.primary = static_cast<Bound>(best);
   // Making the GPU faster does not help a step that waits on the host or its input pipeline.
   if (!cpu && host_bound(p.step)) p.primary = Bound::kHost;
+  if (decode_paces) p.primary = Bound::kInputPipeline;
   if (p.input && !p.input->serial_copy && p.input->step_ms * 1e3 > p.step.step_us) {
     // An overlapped copy that outlasts the GPU step is a transfer bound; slow decoding is an input-pipeline one.
     const double decode_ms = p.input->host_samples_per_s > 0

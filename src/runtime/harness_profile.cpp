@@ -22,11 +22,15 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
   h.syncs_per_step = f.number("syncs_per_step");
   if (h.host_step_us < 0 || h.host_step_us > 1e6) f.fail("host_step_us", "must be within 0..1e6 microseconds");
   if (h.syncs_per_step < 0 || h.syncs_per_step > 1e3) f.fail("syncs_per_step", "must be within 0..1000");
+  h.input_threads = f.count_or("input_threads", 0, 4096);
+  h.input_copy_in_step = t.contains("input_copy_in_step") && f.boolean("input_copy_in_step");
   TomlFields s(f.table("sources"), "harness file '" + path.string() + "' [sources]");
   for (const auto& [key, value] : s.raw())
     if (auto text = value.value<std::string>()) h.sources[std::string(key.str())] = *text;
   for (const char* key : {"host_step_us", "syncs_per_step"})
     if (!h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
+  for (const char* key : {"input_threads", "input_copy_in_step"})
+    if (t.contains(key) && !h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
   return h;
 }
 

@@ -156,7 +156,7 @@ ScaleOutCost scale_out(const DeviceSpec& device, const ReplicaStep& single, cons
                                  : 0;
     if (single.input->serial_copy) {
       copy_shift_us = single.input->h2d_ms * 1e3;
-      base_us += copy_shift_us;
+      base_us = std::max(base_us + copy_shift_us, decode_ms * 1e3);
     } else {
       base_us = std::max(base_us, std::max(decode_ms, single.input->h2d_ms) * 1e3);
     }

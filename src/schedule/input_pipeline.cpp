@@ -59,7 +59,10 @@ std::optional<InputPipelineCost> input_pipeline_cost(const InputPipelineRequest&
     }
     // Usable cores: the requested ones minus the framework's own, plus what hyper-threads add.
     const double threads_per_core = std::min(2.0, static_cast<double>(host.threads) / host.cores);
-    const double usable = std::max(0.5, in.cores - host.reserved_cores) * (1.0 + host.smt_yield * (threads_per_core - 1.0));
+    double usable = std::max(0.5, in.cores - host.reserved_cores) * (1.0 + host.smt_yield * (threads_per_core - 1.0));
+    // A pipeline that runs a fixed number of samples at once (tf.data map with num_parallel_calls = N) keeps at
+    // most N cores decoding, however many the host has.
+    if (r.max_threads > 0) usable = std::min(usable, static_cast<double>(r.max_threads));
     in.dataset_kind = d.kind;
     double rate = usable / (in.decode_ms_per_sample * 1e-3);
     in.limited_by = "cpu";
@@ -87,9 +90,18 @@ std::optional<InputPipelineCost> input_pipeline_cost(const InputPipelineRequest&
     in.bound = false;
     return in;
   }
+  const double node_batch = batch * static_cast<double>(std::max(1, r.gpus));
+  if (r.copy_in_step) {
+    // Decoding still runs ahead of the step (prefetching), but the batch's copy to the GPU is part of the step:
+    // the first kernel waits for it (TF1 Estimator evaluation feeds the iterator's host tensor to the GPU graph
+    // without a staging area). The step is the copy plus the GPU's work, or the decoding if that is slower.
+    in.serial_copy = true;
+    in.step_ms = node_batch / in.host_samples_per_s * 1e3;
+    in.bound = in.step_ms * 1e3 > gpu_step_us + in.h2d_ms * 1e3;
+    return in;
+  }
   // Prefetching overlaps decode and copy with the GPU step: the slower stage sets the pace. The host feeds
   // every GPU of its node.
-  const double node_batch = batch * static_cast<double>(std::max(1, r.gpus));
   in.step_ms = std::max(node_batch / in.host_samples_per_s * 1e3, in.h2d_ms);
   in.bound = in.step_ms * 1e3 > gpu_step_us;
   return in;

@@ -21,8 +21,9 @@ struct InputPipelineCost {
   double decode_ms_per_sample = 0;  // per core
   double host_samples_per_s = 0;    // all cores
   double h2d_ms = 0;                // input copy per step over PCIe
-  bool serial_copy = false;         // the step waits for the copy (data=host without prefetch): not overlapped
-  double step_ms = 0;               // time the pipeline needs per step
+  bool serial_copy = false;         // the step waits for the copy (data=host without prefetch, or the harness's
+                                    // copy inside the step): not overlapped
+  double step_ms = 0;               // time the pipeline needs per step (with a serial copy: decoding alone)
   bool bound = false;               // the pipeline, not the GPU, sets the step time
   double gpu_decode_us = 0;         // GPU time decoding on the GPU adds to the step (--gpu-decode on images)
 };
@@ -39,6 +40,8 @@ struct InputPipelineRequest {
   std::optional<bool> pinned_memory;  // override the host profile's pinned/pageable buffers
   std::int64_t batch = 1;             // samples per GPU per step
   int gpus = 1;                       // GPUs per node the host feeds
+  int max_threads = 0;                // the harness's pipeline prepares this many samples at once (0 = every core)
+  bool copy_in_step = false;          // the harness copies each batch inside the timed step (no staging)
 };
 
 // The pipeline's cost for one GPU step of `gpu_step_us` (the costed step before the pipeline), or nullopt for
