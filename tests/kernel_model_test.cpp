@@ -147,6 +147,42 @@ TEST(KernelModel, LowPowerBoardsRunLargeGemmsBelowBoost) {
   EXPECT_GT(predict_op(big, op_context("a100-pcie-40gb", "pytorch", "fp32")).cost.clock_factor, 0.95);
 }
 
+// cuBLAS's SGEMM kernels put a split-K GEMM's K slices on grid.z and reduce them in place or in a separate
+// splitKreduce_kernel pass; a batched GEMM's grid.z is its batch. Rows from shared/kernels/neusight_train/linear:
+// A100, 197 x 752 -> 211, ampere_sgemm_32x32_sliced1x4_tn on a 7 x 7 x 8 grid, no reduce pass; P100, 230 x 143 -> 4,
+// maxwell_sgemm_128x32_tn on 1 x 8 x 2 and a splitKreduce_kernel.
+TEST(KernelModel, ReadsCublasSplitKOffTheGrid) {
+  MeasuredKernel inplace;
+  inplace.op = MeasuredOp::kLinear, inplace.grid_z = 8, inplace.kernels = ";ampere_sgemm_32x32_sliced1x4_tn";
+  EXPECT_EQ(cublas_split_k(inplace), 8);
+  MeasuredKernel reduce;
+  reduce.op = MeasuredOp::kLinear, reduce.grid_z = 2;
+  reduce.kernels = ";maxwell_sgemm_128x32_tn;void splitkreduce_kernel<32, 16, int, float, float, float, float, true, true, false>(x)";
+  EXPECT_EQ(cublas_split_k(reduce), 2);
+  MeasuredKernel batched;
+  batched.op = MeasuredOp::kBmm, batched.grid_z = 12, batched.kernels = ";volta_sgemm_128x64_nn";
+  EXPECT_EQ(cublas_split_k(batched), 1);
+  MeasuredKernel no_grid;
+  no_grid.op = MeasuredOp::kLinear;
+  EXPECT_EQ(cublas_split_k(no_grid), 1);
+}
+
+// Two plain GEMMs measured on all five GPUs (shared/kernels/neusight_train/linear): 62 rows x 30000 -> 2 fills one
+// or two CTAs, and cuBLAS split K on every GPU (grid.z 40-120, with a splitKreduce_kernel pass); 112 rows x 120 -> 14
+// is as small but shallow, and cuBLAS split on none (grid.z 1; no measured linear row with K < 128 was split on any
+// GPU). perfcast makes the same choice on each.
+TEST(KernelModel, SplitsKWhereCublasDidOnEveryMeasuredGpu) {
+  OpSpec deep;
+  deep.op = "linear", deep.m = 62, deep.k = 30000, deep.n = 2;
+  OpSpec shallow;
+  shallow.op = "linear", shallow.m = 112, shallow.k = 120, shallow.n = 14;
+  for (const char* gpu : {"p100-pcie-16gb", "tesla-p4", "v100-pcie-32gb", "t4", "a100-pcie-40gb"}) {
+    const OpContext ctx = op_context(gpu, "pytorch", "fp32");
+    EXPECT_GT(predict_op(deep, ctx).cost.split_k, 1) << gpu;
+    EXPECT_EQ(predict_op(shallow, ctx).cost.split_k, 1) << gpu;
+  }
+}
+
 class OpCli : public test::ScratchDirTest {};
 
 TEST_F(OpCli, ConfigsGiveEveryRowAStatusAndASummary) {

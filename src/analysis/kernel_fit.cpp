@@ -24,6 +24,13 @@ namespace perfcast {
 
 namespace {
 
+// cuBLAS's separate split-K reduction pass (splitKreduce_kernel; the measured files write it in lower case).
+bool has_split_k_reduce(std::string kernels) {
+  std::transform(kernels.begin(), kernels.end(), kernels.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return kernels.find("splitkreduce") != std::string::npos;
+}
+
+
 constexpr int kMeasuredOps = static_cast<int>(MeasuredOp::kCount);
 
 struct Setup {
@@ -31,6 +38,7 @@ struct Setup {
   std::map<std::string, std::pair<double, double>> bounds;
   std::pair<double, double> floor_bounds, launch_bounds, host_bounds, soak_bounds, soak_us_bounds;
   double start_floor = 25, start_launch = 5, start_soak_us = 1e5;
+  std::map<std::string, double> start_floor_by_op;  // op class name -> start floor, where it is not start_floor
   double prior_weight = 0.02;
   double tile_min_share = 0.03;
   int restarts = 1;
@@ -56,6 +64,14 @@ Setup load_setup() {
   s.host_bounds = pair(h.raw()["host_speed"].ref<toml::array>(), "host_speed");
   s.start_floor = h.number("start_floor_us");
   s.start_launch = h.number("start_launch_us");
+  if (const auto* by_op = h.raw()["start_floor_us_by_op"].as_table())
+    for (const auto& [k, v] : *by_op) {
+      const std::string op(k.str());
+      bool known = false;
+      for (int o = 0; o < kMeasuredOps; ++o) known = known || measured_op_name(static_cast<MeasuredOp>(o)) == op;
+      if (!known) throw InputError(path.string() + ": [harness] start_floor_us_by_op: no op class '" + op + "'");
+      s.start_floor_by_op[op] = v.value<double>().value_or(s.start_floor);
+    }
   s.soak_bounds = pair(h.raw()["soak_share"].ref<toml::array>(), "soak_share");
   s.soak_us_bounds = pair(h.raw()["soak_us"].ref<toml::array>(), "soak_us");
   s.start_soak_us = h.number("start_soak_us");
@@ -429,7 +445,8 @@ std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>&
 std::string residuals_csv(Problem& p, const std::vector<double>& x) {
   const std::vector<bool> fitted = fitted_archs(p, -1);
   std::ostringstream o;
-  o << "gpu,op,op_name,b,m,n,k,measured_us,predicted_us,kernel_us,tile_m,tile_n,split_k,clock_factor,bound,kernels\n";
+  o << "gpu,op,op_name,b,m,n,k,measured_us,predicted_us,kernel_us,tile_m,tile_n,split_k,measured_split_k,clock_factor,bound,"
+       "kernels\n";
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     ArchitectureProfile arch;
     CostConstants constants;
@@ -448,14 +465,61 @@ std::string residuals_csv(Problem& p, const std::vector<double>& x) {
       std::string kernels = m.kernels;
       std::replace(kernels.begin(), kernels.end(), ',', ' ');
       std::replace(kernels.begin(), kernels.end(), '"', ' ');
-      o << fmt::format("{},{},{},{},{},{},{},{:.4g},{:.4g},{:.4g},{},{},{},{:.4g},{},\"{}\"\n", p.gpus[g].id,
+      o << fmt::format("{},{},{},{},{},{},{},{:.4g},{:.4g},{:.4g},{},{},{},{},{:.4g},{},\"{}\"\n", p.gpus[g].id,
                        measured_op_name(row.op), m.op_name, m.b, m.m, m.op == MeasuredOp::kConv ? m.conv_k : m.n,
                        m.op == MeasuredOp::kConv ? m.conv_c : m.k, row.measured_us, pred, pr.cost.time_us,
-                       pr.cost.tile_m, pr.cost.tile_n, pr.cost.split_k, pr.cost.clock_factor, bound_name(pr.cost.bound),
+                       pr.cost.tile_m, pr.cost.tile_n, pr.cost.split_k, cublas_split_k(m), pr.cost.clock_factor,
+                       bound_name(pr.cost.bound),
                        kernels);
     }
   }
   return o.str();
+}
+
+// Split-K of every measured linear row, perfcast's (in sample, at parameters x) against cuBLAS's grid.z.
+std::vector<SplitKAgreement> split_k_agreement(Problem& p, const std::vector<double>& x) {
+  const std::vector<bool> fitted = fitted_archs(p, -1);
+  std::vector<SplitKAgreement> out;
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    ArchitectureProfile arch;
+    CostConstants constants;
+    DeviceSpec device;
+    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
+    const KernelCostModel km(device, arch, constants);
+    const double launch = x[p.layout.harness_base() + kMeasuredOps];
+    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
+                                                   p.layout.boards.begin());
+    SplitKAgreement all{p.gpus[g].id, false}, shorter{p.gpus[g].id, true};
+    std::vector<double> ratios[2][4];  // [short][both, model only, cuBLAS only, neither]
+    for (Row& row : p.rows) {
+      if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kLinear) continue;
+      const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
+      const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
+      const double pred = std::max(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost));
+      const bool model = pr.cost.split_k > 1, cublas = cublas_split_k(*row.source) > 1;
+      const bool reduce = cublas && has_split_k_reduce(row.source->kernels);
+      const bool is_short = row.measured_us < SplitKAgreement::short_us;
+      for (SplitKAgreement* a : {&all, &shorter}) {
+        if (a->short_rows && !is_short) continue;
+        ++a->rows, a->model_split += model, a->cublas_split += cublas, a->cublas_reduce += reduce;
+        a->agree += model == cublas;
+        ratios[a->short_rows][model && cublas ? 0 : model ? 1 : cublas ? 2 : 3].push_back(pred / row.measured_us);
+      }
+    }
+    const auto median = [](std::vector<double>& v) {
+      if (v.empty()) return 0.0;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    for (SplitKAgreement* a : {&all, &shorter}) {
+      if (a->rows == 0) continue;
+      auto& r = ratios[a->short_rows];
+      a->ratio_both = median(r[0]), a->ratio_model_only = median(r[1]);
+      a->ratio_cublas_only = median(r[2]), a->ratio_neither = median(r[3]);
+      out.push_back(*a);
+    }
+  }
+  return out;
 }
 
 std::string param_name(const Layout& L, std::size_t i) {
@@ -629,6 +693,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     const std::size_t i = L.harness_base() + static_cast<std::size_t>(o);
     const bool is_launch = o == kMeasuredOps;
     p.start[i] = is_launch ? p.setup.start_launch : p.setup.start_floor;
+    if (!is_launch) {
+      const auto it = p.setup.start_floor_by_op.find(std::string(measured_op_name(static_cast<MeasuredOp>(o))));
+      if (it != p.setup.start_floor_by_op.end()) p.start[i] = it->second;
+    }
     std::tie(p.lo[i], p.hi[i]) = is_launch ? p.setup.launch_bounds : p.setup.floor_bounds;
   }
   for (std::size_t b = 0; b < L.boards.size(); ++b) {
@@ -671,6 +739,7 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   fit.in_sample = errors(p, x, -1, all_gpus);
   fit.conv_breakdown = conv_breakdown(p, x);
   if (!options.residuals_csv.empty()) fit.residuals_csv = residuals_csv(p, x);
+  fit.split_k_agreement = split_k_agreement(p, x);
   if (options.leave_one_out) {
     // Boards of one architecture (the two A100s) are held out together: the held-out architecture has no
     // fitted values at all.
@@ -705,6 +774,13 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     }
   }
   return fit;
+}
+
+int cublas_split_k(const MeasuredKernel& k) {
+  if (k.op != MeasuredOp::kLinear && k.op != MeasuredOp::kBmm) return 1;
+  // A batched GEMM's grid.z is its batch (every measured linear row has B = 1; no measured bmm ran a reduce pass).
+  if (k.op == MeasuredOp::kBmm && !has_split_k_reduce(k.kernels)) return 1;
+  return static_cast<int>(std::max<std::int64_t>(1, k.grid_z));
 }
 
 std::string cudnn_conv_algorithm(const std::string& kernels) {
@@ -844,6 +920,21 @@ std::string kernel_fit_markdown(const KernelFit& fit) {
       rows += a.rows, agree += a.agree;
     }
     o << fmt::format("| all | {} | {:.1f}% |\n", rows, 100.0 * static_cast<double>(agree) / static_cast<double>(rows));
+  }
+  if (!fit.split_k_agreement.empty()) {
+    o << "\n### Split-K of plain GEMMs: perfcast against cuBLAS (linear rows, in sample)\n\n"
+         "cuBLAS split = the main SGEMM kernel's grid.z > 1 (K slices reduced in place, or by a splitKreduce_kernel "
+         "pass: 'reduce pass'). pred/meas = median predicted / measured latency where both split, only perfcast, "
+         "only cuBLAS, neither.\n\n"
+         "| GPU | measured | rows | perfcast splits | cuBLAS splits | reduce pass | same choice | pred/meas: both | "
+         "perfcast only | cuBLAS only | neither |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    const auto pct = [](std::size_t a, std::size_t n) { return 100.0 * static_cast<double>(a) / static_cast<double>(n); };
+    const auto ratio = [](double r) { return r > 0 ? fmt::format("{:.2f}", r) : std::string("-"); };
+    for (const auto& a : fit.split_k_agreement)
+      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {} | {} | {} | {} |\n", a.gpu,
+                       a.short_rows ? fmt::format("under {:.1f} ms", SplitKAgreement::short_us / 1e3) : "all", a.rows, pct(a.model_split, a.rows),
+                       pct(a.cublas_split, a.rows), pct(a.cublas_reduce, a.rows), pct(a.agree, a.rows), ratio(a.ratio_both),
+                       ratio(a.ratio_model_only), ratio(a.ratio_cublas_only), ratio(a.ratio_neither));
   }
   if (!fit.conv_breakdown.empty()) {
     o << "\n### Convolutions by algorithm and shape (in sample; all GPUs together)\n\n"

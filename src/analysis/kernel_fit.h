@@ -46,6 +46,21 @@ struct ConvAgreement {
   std::size_t rows = 0, agree = 0;
 };
 
+// How often perfcast splits K where cuBLAS did, over a GPU's measured plain (linear) SGEMMs: cuBLAS's split is the
+// main kernel's grid.z (cublas_split_k). Short rows are those measured under short_us.
+struct SplitKAgreement {
+  static constexpr double short_us = 300;
+  std::string gpu;
+  bool short_rows = false;                // this line counts only the rows measured under short_us
+  std::size_t rows = 0;
+  std::size_t model_split = 0;            // rows perfcast splits
+  std::size_t cublas_split = 0;           // rows cuBLAS split (grid.z > 1)
+  std::size_t cublas_reduce = 0;          // of those, with a separate splitKreduce_kernel pass
+  std::size_t agree = 0;                  // rows where both split or neither
+  // Median predicted / measured latency where both split, only perfcast, only cuBLAS, neither (0: no rows).
+  double ratio_both = 0, ratio_model_only = 0, ratio_cublas_only = 0, ratio_neither = 0;
+};
+
 struct KernelFit {
   std::vector<FitParameter> parameters;  // fitted on every GPU
   std::vector<GroupError> in_sample;
@@ -54,6 +69,7 @@ struct KernelFit {
   std::map<std::string, std::vector<std::pair<int, int>>> sgemm_tiles, sgemm_tiles_batched;
   std::vector<ConvBreakdown> conv_breakdown;
   std::vector<ConvAgreement> conv_agreement;  // per GPU, in the order the rows came
+  std::vector<SplitKAgreement> split_k_agreement;  // per GPU, all linear rows then the short ones (in sample)
   std::size_t rows_used = 0, rows_total = 0;
   std::string source_dir;
   std::string residuals_csv;  // KernelFitOptions::residuals_csv's content (empty unless asked)
@@ -80,6 +96,11 @@ OpSpec measured_op_spec(const MeasuredKernel& k);
 // "winograd_fused" (scudnn_winograd_*), "gemm_im2col" (im2col + explicit_convolve_sgemm), "implicit_gemm"
 // (scudnn_* implicit-precomputed GEMM, implicit_convolve_sgemm).
 std::string cudnn_conv_algorithm(const std::string& kernels);
+
+// The split-K factor a measured cuBLAS GEMM ran, from its main kernel's grid.z: cuBLAS's SGEMM kernels put the K
+// slices on grid.z and reduce them in place, or in a separate splitKreduce_kernel pass (named in the kernels);
+// 1 for an unsplit GEMM, a row of another op, or a file without a grid.
+int cublas_split_k(const MeasuredKernel& k);
 
 // The fit as data/kernel_fit.toml text (per-architecture values with their provenance) and as markdown.
 std::string kernel_fit_toml(const KernelFit& fit);

@@ -80,7 +80,7 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
     return it->second;
   };
   std::size_t c_op = 0, c_lat = 0, c_dev = 0, c_kernel = 0;
-  std::optional<std::size_t> c_kernels;
+  std::optional<std::size_t> c_kernels, c_grid_z;
   while (pos < text.size()) {
     std::size_t eol = text.find('\n', pos);
     if (eol == std::string::npos) eol = text.size();
@@ -97,6 +97,7 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
       c_dev = need("Device");
       c_kernel = need("Kernel Name");
       if (col.count("Kernels")) c_kernels = col["Kernels"];
+      if (col.count("Grid z")) c_grid_z = col["Grid z"];
       continue;
     }
     if (f.size() != col.size())
@@ -115,6 +116,7 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
     k.latency_us = ms * 1e3;
     k.kernel = std::string(f[c_kernel]);
     if (c_kernels) k.kernels = std::string(f[*c_kernels]);
+    if (c_grid_z) k.grid_z = to_int(f[*c_grid_z], path, line_no);
     auto get = [&](const char* name) { return to_int(f[need(name)], path, line_no); };
     switch (k.op) {
       case MeasuredOp::kBmm:

@@ -30,6 +30,9 @@ struct MeasuredKernel {
   double latency_us = 0;
   std::string kernel;   // main kernel name (names the cuBLAS tile / cuDNN algorithm)
   std::string kernels;  // every kernel the call launched, ';'-separated (may be empty)
+  // The main kernel's grid.z (0 where the file has no such column). cuBLAS's SGEMM kernels put the K slices of
+  // a split-K GEMM on grid.z (every measured linear row has B = 1, so z is never a batch).
+  std::int64_t grid_z = 0;
   // Shape: bmm/linear B,M,N,K; elementwise/softmax/LN B,H (in b,m); conv below.
   std::int64_t b = 0, m = 0, n = 0, k = 0;
   std::int64_t conv_c = 0, conv_k = 0, conv_r = 0, conv_hw = 0, conv_stride = 1, conv_pad = 0;
