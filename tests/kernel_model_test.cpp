@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <tuple>
 
 #include "analysis/kernel_fit.h"
 #include "analysis/single_op.h"
+#include "analysis/tensor_gemm_fit.h"
 #include "cli_runner.h"
 #include "core/error.h"
 #include "import/measured_kernels.h"
@@ -211,6 +214,33 @@ TEST(KernelModel, V100LargeHgemmNearItsPublishedRate) {
   const double tflops = 2.0 * 8192.0 * 8192.0 * 8192.0 / (p.cost.time_us * 1e6);
   EXPECT_GT(tflops, 95.0 * 0.85);
   EXPECT_LT(tflops, 95.0);
+}
+
+// Small-N HGEMMs on tensor cores are slow for their work: Baidu DeepBench's V100 training GEMMs (README@a5a2b60f,
+// cuBLAS of CUDA 9.0, FP16 inputs, FP32 math) ran M=1760 N=128 K=1760 in 74 us (10.7 TFLOPS) and M=2560 N=64
+// K=2560 in 83 us (10.1 TFLOPS), a few CTAs per SM and no split-K; a model that fills the SMs by splitting K
+// predicts 41-55 TFLOPS there (docs/kernel-model.md, "Tensor-core GEMMs with few CTAs"). Within 1.5x of each.
+TEST(KernelModel, V100SmallNHgemmNearDeepBench) {
+  const OpContext v100 = op_context("v100-sxm2-16gb", "pytorch", "fp16");
+  for (const auto& [m, n, k, published_us] : {std::tuple{1760, 128, 1760, 73.97}, std::tuple{2560, 64, 2560, 82.97}}) {
+    OpSpec g;
+    g.op = "matmul", g.m = m, g.n = n, g.k = k;
+    const double us = predict_op(g, v100).cost.time_us;
+    EXPECT_GT(us, published_us / 1.5) << m << "x" << n << "x" << k;
+    EXPECT_LT(us, published_us * 1.5) << m << "x" << n << "x" << k;
+  }
+}
+
+// The published-timings reader refuses what it cannot use, as input errors.
+TEST(KernelModel, PublishedGemmTimingsRejectBadFiles) {
+  EXPECT_THROW(read_published_gemms("no/such/file.csv"), InputError);
+  const fs::path bad = fs::temp_directory_path() / "perfcast_published_gemm_bad.csv";
+  {
+    std::ofstream out(bad);
+    out << "gpu,precision,m,n,k,time_us,role,source\nv100-sxm2-16gb,fp16,64,0,64,10,small_grid,x\n";
+  }
+  EXPECT_THROW(read_published_gemms(bad.string()), InputError);
+  fs::remove(bad);
 }
 
 // Small convolutions are slow for their work: cuDNN's fused Winograd kernel at batch 1-4 runs a few CTAs of 32
