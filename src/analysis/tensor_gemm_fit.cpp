@@ -128,6 +128,22 @@ TensorGemmFit fit_tensor_gemm(const std::vector<PublishedGemm>& rows) {
   return fit;
 }
 
+std::string tensor_gemm_fit_toml(const TensorGemmFit& fit, const std::string& kernels_path) {
+  return fmt::format(
+      "# Written by perfcast fit-tensor-gemm --kernels {0}: cuBLAS's tensor-core grid rule fitted to published\n"
+      "# half-precision GEMM timings. Read by no prediction: data/architectures.toml sets these keys per architecture\n"
+      "# where a fit transfers to the rows' libraries (docs/calibration.md, 'Issue 13: tensor-core GEMMs with few CTAs').\n\n"
+      "[sm_{1}]\n"
+      "cublas_tensor_ctas_per_sm = {2:.2f}\n"
+      "cublas_tensor_split_k = {3}\n"
+      "mean_abs_log_error_in_sample = {4:.3f}\n"
+      "mean_abs_log_error_leave_one_out = {5:.3f}\n"
+      "mean_abs_log_error_without_rule = {6:.3f}\n"
+      "sources = \"fitted by perfcast fit-tensor-gemm (src/analysis/tensor_gemm_fit.cpp) to {0}: {7} rows, see its README for sources\"\n",
+      kernels_path, fit.sm_version, fit.ctas_per_sm, fit.split_k ? "true" : "false", fit.in_sample_error,
+      fit.held_out_error, fit.before_error, fit.rows.size());
+}
+
 std::string tensor_gemm_fit_markdown(const TensorGemmFit& fit) {
   std::string s = fmt::format(
       "# Tensor-core cuBLAS grid rule, sm_{}\n\n"

@@ -40,6 +40,9 @@ struct TensorGemmFit {
 // 0.25) and split-K on/off, minimising the mean absolute log error of the fitted rows.
 TensorGemmFit fit_tensor_gemm(const std::vector<PublishedGemm>& rows);
 
+// The fitted rule as TOML ([sm_XX] cublas_tensor_ctas_per_sm, cublas_tensor_split_k, sources), for data/.
+std::string tensor_gemm_fit_toml(const TensorGemmFit& fit, const std::string& kernels_path);
+
 // The fit as markdown: constants, then every row's measured, before, fitted and held-out times.
 std::string tensor_gemm_fit_markdown(const TensorGemmFit& fit);
 

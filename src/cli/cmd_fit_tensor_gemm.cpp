@@ -10,17 +10,20 @@ Command fit_tensor_gemm_command() {
           "fit cuBLAS's tensor-core grid rule (CTAs per SM, split-K) to published HGEMM timings (calibration)",
           [](CLI::App& app) {
             struct State {
-              std::string kernels, markdown;
+              std::string kernels, markdown, out;
             };
             auto s = std::make_shared<State>();
             app.add_option("--kernels", s->kernels, "published timings CSV (data/published_kernels/tensor_gemm.csv)")
                 ->required();
+            app.add_option("--out", s->out, "write the fitted rule here (TOML: data/tensor_gemm_fit.toml)");
             app.add_option("--markdown", s->markdown, "also write the report here (markdown)");
             return std::function<int()>([s] {
-              if (!s->markdown.empty()) check_output_path(s->markdown);
+              for (const std::string* path : {&s->out, &s->markdown})
+                if (!path->empty()) check_output_path(*path);
               const TensorGemmFit fit = fit_tensor_gemm(read_published_gemms(s->kernels));
               const std::string md = tensor_gemm_fit_markdown(fit);
               if (!s->markdown.empty()) write_output_file(s->markdown, md);
+              if (!s->out.empty()) write_output_file(s->out, tensor_gemm_fit_toml(fit, s->kernels));
               report_out() << md;
               return 0;
             });
