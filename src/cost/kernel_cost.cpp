@@ -19,6 +19,8 @@ struct TileContext {
   double ctas_per_sm = 0, k_half_cuda = 0, k_half_tensor = 0, split_k_overhead = 0, split_k_min_depth = 0;
   std::vector<GemmTile> tiles_cuda, tiles_tensor;
   std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
+  double cublas_tensor_ctas_per_sm = 0;
+  bool cublas_tensor_split_k = true;
 };
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
@@ -34,7 +36,9 @@ bool same_context(const TileContext& t, const DeviceSpec& d, const ArchitectureP
          same_bits(t.k_half_tensor, c.k_half_tensor) && same_bits(t.split_k_overhead, c.split_k_overhead) &&
          same_bits(t.split_k_min_depth, c.split_k_min_depth) && same_tiles(t.tiles_cuda, c.tiles_cuda) &&
          same_tiles(t.tiles_tensor, c.tiles_tensor) && t.sgemm_tiles == a.sgemm_tiles &&
-         t.sgemm_tiles_batched == a.sgemm_tiles_batched;
+         t.sgemm_tiles_batched == a.sgemm_tiles_batched &&
+         same_bits(t.cublas_tensor_ctas_per_sm, a.cublas_tensor_ctas_per_sm) &&
+         t.cublas_tensor_split_k == a.cublas_tensor_split_k;
 }
 
 // The id of this model's tile-choice context: equal contexts (the same GPU and constants in every prediction of a
@@ -51,7 +55,7 @@ std::uint64_t tile_context_id(const DeviceSpec& d, const ArchitectureProfile& a,
     if (same_context(t, d, a, c)) return t.id;
   TileContext t{next_id++,         d.sm_count,   c.ctas_per_sm,   c.k_half_cuda,   c.k_half_tensor,
                 c.split_k_overhead, c.split_k_min_depth, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
-                a.sgemm_tiles_batched};
+                a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k};
   const std::uint64_t id = t.id;
   if (contexts.size() < kContexts) {
     contexts.push_back(std::move(t));
@@ -86,6 +90,22 @@ std::size_t tile_cache_slot(std::uint64_t context, const MatmulGeometry& g, bool
   h *= 0xff51afd7ed558ccdULL;
   h ^= h >> 29;
   return static_cast<std::size_t>(h) & (kTileCacheSlots - 1);
+}
+
+// How a GEMM's grid fills the GPU: how many CTAs per slot an SM needs for its full rate (a grid of fewer than
+// slots x fill_ctas CTAs leaves every SM part-idle), and whether the library may split K.
+struct GridRule {
+  double fill_ctas = 1;
+  bool split_k = true;
+};
+
+// cuBLAS's tensor-core kernels follow the architecture's fitted rule where it has one (a CTA alone on its SM reaches
+// 1/cublas_tensor_ctas_per_sm of the SM's tensor rate; CUDA 9's Volta HGEMMs never split K: DeepBench's small-N
+// timings, docs/kernel-model.md "Tensor-core GEMMs with few CTAs"); every other GEMM fills an SM with one CTA.
+GridRule grid_rule(const ArchitectureProfile& a, bool tensor, GemmLibrary library) {
+  if (tensor && library == GemmLibrary::kCublas && a.cublas_tensor_ctas_per_sm > 0)
+    return {a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k};
+  return {};
 }
 
 }  // namespace
@@ -151,6 +171,7 @@ KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g
 KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const {
   const auto& tiles = tensor ? c_.tiles_tensor : c_.tiles_cuda;
   const double slots = static_cast<double>(device_.sm_count) * c_.ctas_per_sm;
+  const GridRule grid = grid_rule(arch_, tensor, library);
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k);
   const double k_half = tensor ? c_.k_half_tensor : c_.k_half_cuda;
   // The library's own tile set on this architecture (cuBLAS picks among its kernels by heuristics, and its
@@ -185,12 +206,13 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     // Split-K: a grid that cannot fill the SMs splits the K loop across CTAs (needs K deep enough).
     double split = 1;
     // Batched GEMMs fill the SMs with their batch instead (no split-K kernel in any measured cuBLAS bmm).
-    if (ctas < slots && !batched && library != GemmLibrary::kCudnnNoSplit)
+    if (ctas < slots && !batched && library != GemmLibrary::kCudnnNoSplit && grid.split_k)
       split = std::max(1.0, std::min(std::floor(slots / ctas), std::floor(k / c_.split_k_min_depth)));
     const double k_per_cta = k / split;
     ctas *= split;
     const double waves = std::ceil(ctas / slots);
-    const double wave_eff = ctas / (waves * slots);
+    // Under fill_ctas waves the SMs hold too few CTAs each to reach their full rate (fill_ctas = 1: plain waves).
+    const double wave_eff = ctas / (std::max(waves, grid.fill_ctas) * slots);
     const double depth_eff = k_per_cta / (k_per_cta + k_half);
     const double split_eff = split > 1 ? 1.0 - c_.split_k_overhead : 1.0;
     const double eff = t.efficiency / top * pad * wave_eff * depth_eff * split_eff;

@@ -40,6 +40,11 @@ struct ArchitectureProfile {
   // CUDA-core GEMM threadblock tiles (m, n) the library runs here, for plain and for batched GEMMs (empty = any
   // tile of cost_model.toml): read off measured kernel names by the kernel fit (data/kernel_fit.toml).
   std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
+  // cuBLAS's tensor-core GEMMs on this architecture, fitted to published HGEMM timings (perfcast fit-tensor-gemm,
+  // data/published_kernels/): CTAs an SM must hold to reach its full tensor rate (a grid under one wave of them
+  // leaves SMs part-idle; 0 = cost_model.toml's ctas_per_sm), and whether cuBLAS splits K to fill the SMs.
+  double cublas_tensor_ctas_per_sm = 0;
+  bool cublas_tensor_split_k = true;
   std::map<std::string, std::string> sources;
 
   // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.
