@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "analysis/predict.h"
 #include "analysis/validate.h"
@@ -89,6 +90,22 @@ TEST(TensorRtEngine, PaddedRuntimesAndLongerThanSeqRefuseSeqMean) {
   EXPECT_THROW(predict(r), InputError);
 }
 
+// MLPerf Inference v3.0 closed, NVIDIA, ResNet-50 SingleStream (results/<system>/resnet50/SingleStream/performance/
+// run_1/mlperf_log_summary.txt): one INT8 image per query, the next when it completes; mean latency 471.3 us on
+// A100-PCIe-80GBx1_TRT ('QPS w/o loadgen overhead' 2121.63) and 355.5 us on L4x1_TRT (2812.91). Neither is in a
+// validation file. At batch 1 every one of the engine's ~55 kernels is a small grid waiting out its K loop's loads
+// (KernelCostModel::gemm's K-loop floor, forward convolutions unsplit); without that they were predicted at A100 5679/s
+// +168%; L4 3184/s, +13%; docs/calibration.md, 'the tensor-core K loop's floor at batch 1'). Now A100 +34%, L4 -18%: a
+// ratchet at 40%.
+TEST(TensorRtEngine, MlperfV3SingleStreamLatencyWithinFortyPercent) {
+  for (const auto& [gpu, qps] : {std::pair{"a100-pcie-80gb", 2121.63}, std::pair{"l4", 2812.91}}) {
+    PredictRequest r = engine(gpu, "resnet50_v1_5", 1);
+    r.harness = "mlperf-singlestream";
+    const Prediction p = predict(r);
+    EXPECT_NEAR(p.samples_per_s / qps, 1.0, 0.40) << gpu << ": predicted " << p.samples_per_s << "/s";
+  }
+}
+
 // data/validation/mlperf_inference.csv (calibration): the Offline rows, 47.1% median before the two engine facts
 // above, 12.8% with them. Ratchet at that figure plus a margin; every row within 2x.
 TEST(TensorRtEngine, MlperfCalibrationFileStaysWithinItsRatchet) {
@@ -100,12 +117,13 @@ TEST(TensorRtEngine, MlperfCalibrationFileStaysWithinItsRatchet) {
   EXPECT_LE(s.median_ape, 14.0);
   EXPECT_GE(s.within_2x, 1.0);
   // The SingleStream rows (session 14): one INT8 image per query through NVIDIA's C++ harness with CUDA graphs,
-  // 0.47 ms on the A10 and 0.50 ms on the A100 PCIe (v1.0 logs). The engine's kernels at batch 1 are predicted
-  // about 2x faster than that (docs/calibration.md, 'batch-1 engines'): a ratchet on the known gap, to be lowered.
+  // 0.47 ms on the A10 and 0.50 ms on the A100 PCIe (v1.0 logs). The engine's kernels at batch 1 were predicted
+  // about 2x faster than that (+94%, +177%); with the tensor-core K loop's floor (session 15) +20% and +41%
+  // (docs/calibration.md, 'the tensor-core K loop's floor at batch 1'): a ratchet on the gap left, to be lowered.
   ASSERT_EQ(single.size(), 2u);
   for (const auto* r : single) {
     EXPECT_GT(r->ratio, 1.0) << r->result.row.gpu << ": the batch-1 gap is on the fast side";
-    EXPECT_LE(r->ape, 180.0) << r->result.row.gpu;
+    EXPECT_LE(r->ape, 50.0) << r->result.row.gpu;
   }
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "cost/tensor_loop.h"
+
 namespace perfcast {
 
 namespace {
@@ -269,7 +271,28 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
                             latency_floor_us(ctas, steps, resident, c_.implicit_gemm_step_latency_clk, k.clock_factor));
   }
   k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
-  return finish(k, arch_.kernel_floor_us);
+  // A tensor-core main loop issues each K step's loads (stages - 1) steps ahead (cp.async multistage / register
+  // double buffer), so a CTA with no neighbour on its SM to overlap with waits one global round trip per
+  // (stages - 1) steps however little math a step holds: the floor of a small grid's deep K loop (batch-1
+  // inference layers). The round trip is the one measured of a lone fused-Winograd CTA's channel step ([conv]
+  // winograd_fused_step_latency_clk); launch, prologue and epilogue are the architecture's kernel_floor_us.
+  double loop_floor_us = 0;
+  const TensorLoopSpec& loop = tensor_loop_spec(arch_.sm_version);
+  const double operand_bytes = pipe == Pipe::kTcTf32                           ? 4.0
+                               : pipe == Pipe::kTcInt8 || pipe == Pipe::kTcFp8 ? 1.0
+                               : tensor                                        ? 2.0
+                                                                               : 0.0;
+  if (operand_bytes > 0 && tile.tile_m > 0 && loop.step_bytes > 0 && loop.stages >= 2 &&
+      c_.winograd_fused_step_latency_clk > 0) {
+    const double split = std::max(1, tile.split_k);
+    const double ctas = std::ceil(static_cast<double>(g.m) / tile.tile_m) *
+                        std::ceil(static_cast<double>(g.n) / tile.tile_n) * static_cast<double>(g.batch) * split;
+    const double depth = std::max(1.0, loop.step_bytes / operand_bytes);  // K elements per step
+    const double steps = std::ceil(std::ceil(static_cast<double>(g.k) / split) / depth);
+    loop_floor_us = latency_floor_us(ctas, steps, c_.ctas_per_sm,
+                                     c_.winograd_fused_step_latency_clk / (loop.stages - 1), k.clock_factor);
+  }
+  return finish(k, arch_.kernel_floor_us + loop_floor_us);
 }
 
 double KernelCostModel::latency_floor_us(double ctas, double steps, double resident_ctas, double step_latency_clk,
@@ -364,7 +387,8 @@ KernelCost KernelCostModel::read_from_l2(const KernelCost& k, double l2_bytes) c
   // The kernel's own DRAM time per byte (its bandwidth share included), without the ramp.
   const double dram_us_per_byte = std::max(0.0, k.memory_us - c_.ramp_us) / per.bytes;
   per.memory_us = k.memory_us - moved * dram_us_per_byte + moved / l2_rate;
-  return finish(per, arch_.kernel_floor_us);
+  // A kernel held by a latency floor (a tensor-core K loop's) keeps it: reading from L2 shortens no round trip.
+  return finish(per, k.bound == Bound::kLatency ? k.time_us / k.launches : arch_.kernel_floor_us);
 }
 
 }  // namespace perfcast

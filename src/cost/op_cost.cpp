@@ -220,8 +220,10 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   efficiency *= ctx.runtime.library_efficiency / tensor_core_padding(c, pipe);
   // cuDNN's CUDA-core forward kernels never split K (GemmLibrary::kCudnnNoSplit); backward ones are not measured.
   // The dp4a INT8 forward kernels are the same implicit-GEMM family (TensorRT on Pascal runs
-  // trt_maxwell_int8x4_icudnn_int8x4_128x128 / _128x64 kernels, no split-K variant among them).
-  const GemmLibrary library = forward && !is_tensor_pipe(pipe) ? GemmLibrary::kCudnnNoSplit : GemmLibrary::kAny;
+  // trt_maxwell_int8x4_icudnn_int8x4_128x128 / _128x64 kernels, no split-K variant among them), and so are the
+  // tensor-core forward kernels cuDNN and TensorRT run (sm80_xmma_fprop_implicit_gemm_*: tile and stages in the
+  // name, no split-K; cuDNN's split-K kernels are its wgrad ones).
+  const GemmLibrary library = forward ? GemmLibrary::kCudnnNoSplit : GemmLibrary::kAny;
   if (is_tensor_pipe(pipe)) {
     // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
     const bool pointwise = c.kernel[0] * c.kernel[1] * c.kernel[2] == 1;
