@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -220,24 +221,42 @@ double soaked_time(const Problem& p, const std::vector<double>& x, int g, Measur
   return k.time_us / (s + (1 - s) * std::exp(-k.time_us / tau));
 }
 
-// Predicted measurement of every row of GPU g: max(host floor of the op, launch latency + kernel time).
-void predict_rows(const Problem& p, const std::vector<double>& x, const std::vector<bool>& arch_fitted, int g,
-                  const std::vector<std::size_t>& rows, std::vector<double>& out) {
+// GPU g's kernel model at parameters x, and the measuring harness's terms for its rows: a row is predicted as
+// max(floor(op), launch + kernel time).
+struct GpuAtParams {
   ArchitectureProfile arch;
   CostConstants constants;
   DeviceSpec device;
-  apply(p, x, g, arch_fitted, arch, constants, device);
+  std::optional<KernelCostModel> km;
+  double launch = 0, host = 0;
+  const Problem& p;
+  const std::vector<double>& x;
+
+  GpuAtParams(const Problem& problem, const std::vector<double>& params, int g, const std::vector<bool>& arch_fitted)
+      : p(problem), x(params) {
+    apply(p, x, g, arch_fitted, arch, constants, device);
+    km.emplace(device, arch, constants);
+    launch = x[p.layout.harness_base() + kMeasuredOps];
+    const auto& boards = p.layout.boards;
+    const std::size_t b = static_cast<std::size_t>(
+        std::find(boards.begin(), boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - boards.begin());
+    host = x[p.layout.host_base() + b];
+  }
+  GpuAtParams(const GpuAtParams&) = delete;
+  GpuAtParams& operator=(const GpuAtParams&) = delete;
+
+  double floor(MeasuredOp op) const { return host * x[p.layout.harness_base() + static_cast<std::size_t>(op)]; }
+};
+
+// Predicted measurement of every row of GPU g: max(host floor of the op, launch latency + kernel time).
+void predict_rows(const Problem& p, const std::vector<double>& x, const std::vector<bool>& arch_fitted, int g,
+                  const std::vector<std::size_t>& rows, std::vector<double>& out) {
+  const GpuAtParams at(p, x, g, arch_fitted);
   const GpuEntry& e = p.gpus[static_cast<std::size_t>(g)];
-  const KernelCostModel km(device, arch, constants);
-  const double launch = x[p.layout.harness_base() + kMeasuredOps];
-  const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), e.id) -
-                                                 p.layout.boards.begin());
-  const double host = x[p.layout.host_base() + b];
   for (std::size_t r : rows) {
     Row& row = const_cast<Row&>(p.rows[r]);  // predict_prepared toggles gradient flags and restores them
-    const double kernel = soaked_time(p, x, g, row.op, predict_prepared(row.prepared, e.ctx, km).cost);
-    const double floor = host * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
-    out[r] = std::max(floor, launch + kernel);
+    const double kernel = soaked_time(p, x, g, row.op, predict_prepared(row.prepared, e.ctx, *at.km).cost);
+    out[r] = std::max(at.floor(row.op), at.launch + kernel);
   }
 }
 
@@ -387,15 +406,10 @@ std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>&
   };
   std::vector<Entry> entries;
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
-    ArchitectureProfile arch;
-    CostConstants constants;
-    DeviceSpec device;
-    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
-    const KernelCostModel km(device, arch, constants);
-    const double launch = x[p.layout.harness_base() + kMeasuredOps];
-    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
-                                                   p.layout.boards.begin());
-    const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(MeasuredOp::kConv)];
+    const GpuAtParams at(p, x, static_cast<int>(g), fitted);
+    const KernelCostModel& km = *at.km;
+    const double launch = at.launch;
+    const double floor = at.floor(MeasuredOp::kConv);
     for (Row& row : p.rows) {
       if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kConv) continue;
       const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
@@ -448,18 +462,13 @@ std::string residuals_csv(Problem& p, const std::vector<double>& x) {
   o << "gpu,op,op_name,b,m,n,k,measured_us,predicted_us,kernel_us,tile_m,tile_n,split_k,measured_split_k,clock_factor,bound,"
        "kernels\n";
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
-    ArchitectureProfile arch;
-    CostConstants constants;
-    DeviceSpec device;
-    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
-    const KernelCostModel km(device, arch, constants);
-    const double launch = x[p.layout.harness_base() + kMeasuredOps];
-    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
-                                                   p.layout.boards.begin());
+    const GpuAtParams at(p, x, static_cast<int>(g), fitted);
+    const KernelCostModel& km = *at.km;
+    const double launch = at.launch;
     for (Row& row : p.rows) {
       if (row.gpu != static_cast<int>(g)) continue;
       const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
-      const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
+      const double floor = at.floor(row.op);
       const double pred = std::max(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost));
       const MeasuredKernel& m = *row.source;
       std::string kernels = m.kernels;
@@ -481,20 +490,15 @@ std::vector<SplitKAgreement> split_k_agreement(Problem& p, const std::vector<dou
   const std::vector<bool> fitted = fitted_archs(p, -1);
   std::vector<SplitKAgreement> out;
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
-    ArchitectureProfile arch;
-    CostConstants constants;
-    DeviceSpec device;
-    apply(p, x, static_cast<int>(g), fitted, arch, constants, device);
-    const KernelCostModel km(device, arch, constants);
-    const double launch = x[p.layout.harness_base() + kMeasuredOps];
-    const std::size_t b = static_cast<std::size_t>(std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[g].id) -
-                                                   p.layout.boards.begin());
+    const GpuAtParams at(p, x, static_cast<int>(g), fitted);
+    const KernelCostModel& km = *at.km;
+    const double launch = at.launch;
     SplitKAgreement all{p.gpus[g].id, false}, shorter{p.gpus[g].id, true};
     std::vector<double> ratios[2][4];  // [short][both, model only, cuBLAS only, neither]
     for (Row& row : p.rows) {
       if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kLinear) continue;
       const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
-      const double floor = x[p.layout.host_base() + b] * x[p.layout.harness_base() + static_cast<std::size_t>(row.op)];
+      const double floor = at.floor(row.op);
       const double pred = std::max(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost));
       const bool model = pr.cost.split_k > 1, cublas = cublas_split_k(*row.source) > 1;
       const bool reduce = cublas && has_split_k_reduce(row.source->kernels);
