@@ -54,9 +54,7 @@ void apply_scale_out(Prediction& p, const GradientProfile& profile, int gpus_per
     set_comm_buffers(p.memory, p.scale->bucket_buffer_bytes, p.runtime.allocator_overhead);
     if (p.input) {
       // One host pipeline feeds every GPU of its node.
-      const double decode_ms = p.input->host_samples_per_s > 0
-                                   ? static_cast<double>(p.request.batch) * gpus_per_node / p.input->host_samples_per_s * 1e3
-                                   : 0;
+      const double decode_ms = p.input->decode_ms(static_cast<double>(p.request.batch) * gpus_per_node);
       if (!p.input->serial_copy) {
         p.input->step_ms = std::max(decode_ms, p.input->h2d_ms);
         p.input->bound = p.input->step_ms * 1e3 > p.step.step_us;

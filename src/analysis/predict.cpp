@@ -309,10 +309,8 @@ void finalize_prediction(Prediction& p) {
     // harness that copies inside the step); decoding runs ahead of it and paces the step only when slower.
     p.bound_us[static_cast<int>(Bound::kHostToDevice)] = p.input->h2d_ms * 1e3;
     step += p.input->h2d_ms * 1e3;
-    const double decode_us = p.input->host_samples_per_s > 0
-                                 ? static_cast<double>(p.request.batch) * std::max(1, p.request.gpus) /
-                                       p.input->host_samples_per_s * 1e6
-                                 : 0.0;
+    const double decode_us =
+        p.input->decode_ms(static_cast<double>(p.request.batch) * std::max(1, p.request.gpus)) * 1e3;
     if (decode_us > step) {
       p.bound_us[static_cast<int>(Bound::kInputPipeline)] = decode_us - step;
       step = decode_us;
@@ -345,10 +343,7 @@ void finalize_prediction(Prediction& p) {
   if (decode_paces) p.primary = Bound::kInputPipeline;
   if (p.input && !p.input->serial_copy && p.input->step_ms * 1e3 > p.step.step_us) {
     // An overlapped copy that outlasts the GPU step is a transfer bound; slow decoding is an input-pipeline one.
-    const double decode_ms = p.input->host_samples_per_s > 0
-                                 ? static_cast<double>(p.request.batch) * std::max(1, p.request.gpus) /
-                                       p.input->host_samples_per_s * 1e3
-                                 : 0.0;
+    const double decode_ms = p.input->decode_ms(static_cast<double>(p.request.batch) * std::max(1, p.request.gpus));
     p.primary = p.input->h2d_ms >= decode_ms ? Bound::kHostToDevice : Bound::kInputPipeline;
     if (p.primary == Bound::kHostToDevice) {
       p.bound_us[static_cast<int>(Bound::kHostToDevice)] = p.bound_us[static_cast<int>(Bound::kInputPipeline)];

@@ -151,9 +151,7 @@ ScaleOutCost scale_out(const DeviceSpec& device, const ReplicaStep& single, cons
   double base_us = single.kernel_step_us;
   double copy_shift_us = 0;  // a blocking input copy runs before the step's first kernel
   if (single.input) {
-    const double decode_ms = single.input->host_samples_per_s > 0
-                                 ? static_cast<double>(single.batch) * gpus_per_node / single.input->host_samples_per_s * 1e3
-                                 : 0;
+    const double decode_ms = single.input->decode_ms(static_cast<double>(single.batch) * gpus_per_node);
     if (single.input->serial_copy) {
       copy_shift_us = single.input->h2d_ms * 1e3;
       base_us = std::max(base_us + copy_shift_us, decode_ms * 1e3);

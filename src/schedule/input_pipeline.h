@@ -26,6 +26,9 @@ struct InputPipelineCost {
   double step_ms = 0;               // time the pipeline needs per step (with a serial copy: decoding alone)
   bool bound = false;               // the pipeline, not the GPU, sets the step time
   double gpu_decode_us = 0;         // GPU time decoding on the GPU adds to the step (--gpu-decode on images)
+
+  // Milliseconds the host pipeline needs to decode `samples` (one node's batch); 0 where it does not decode.
+  double decode_ms(double samples) const { return host_samples_per_s > 0 ? samples / host_samples_per_s * 1e3 : 0.0; }
 };
 
 // What the pipeline stage needs from the request.
