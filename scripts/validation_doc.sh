@@ -27,6 +27,7 @@ $bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh
 $bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md" >/dev/null
 $bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md" >/dev/null
 $bin validate data/validation/eval_gpu_s13.csv --markdown "$tmp/eval_gpu_s13.md" >/dev/null
+$bin validate data/validation/eval_gpu_s16.csv --markdown "$tmp/eval_gpu_s16.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -254,6 +255,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s13.md"
+  echo
+  echo "# Evaluation: eval_gpu_s16.csv (frozen)"
+  echo
+  echo "Frozen in session 16 before that session's model changes were merged, from three Hugging Face transformers SDPA"
+  echo "training benchmark tables no other data file uses (BERT-base on an A100 80GB, ELECTRA-base on a T4, OPT-350m on"
+  echo "an L40S; PyTorch float16, eager and SDPA attention, forward + backward without an optimizer step). The three share"
+  echo "one benchmark script family, so they are not fully independent. Nothing is chosen with it in view; the freeze"
+  echo "figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s16.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
