@@ -89,7 +89,10 @@ Prediction predict_cpu(const PredictRequest& request) {
   if (!r.attention.empty()) not_on_cpu(r, "--attention");
   if (!r.conv_algo.empty()) not_on_cpu(r, "--conv-algo (cuDNN algorithm choice; oneDNN picks its own)");
   if (r.amp_o2) not_on_cpu(r, "--amp-o2 (apex amp runs on CUDA devices only)");
-  const CpuRuntimeProfile& crt = find_cpu_runtime(r.runtime);
+  bool version_rule = false;
+  const CpuRuntimeProfile crt = r.runtime_version.empty()
+                                    ? find_cpu_runtime(r.runtime)
+                                    : cpu_runtime_at_version(find_cpu_runtime(r.runtime), r.runtime_version, version_rule);
   const bool training = r.mode == Mode::kTrain;
   if (training && crt.inference_only)
     throw UnsupportedError(crt.name + " is an inference runtime: --mode train is not modelled for it");
@@ -134,8 +137,12 @@ Prediction predict_cpu(const PredictRequest& request) {
   StepCost step = schedule_cpu_step(graph, ctx, step_options);
   const MemoryBreakdown memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   Prediction p = prediction_for(r, std::move(device), runtime, model);
-  if (!r.runtime_version.empty())
-    p.notes.push_back("--runtime-version has no rules for the CPU profile (" + crt.file + "); its defaults apply");
+  if (version_rule)
+    p.notes.push_back(fmt::format("{} {} predates weight pre-packing ({}): every GEMM packs its weights per call",
+                                  crt.name, r.runtime_version, crt.gemm_prepack_from_version));
+  else if (!r.runtime_version.empty())
+    p.notes.push_back("--runtime-version has no rules for the CPU profile (" + crt.file + ") at " + r.runtime_version +
+                      "; its defaults apply");
   p.params = graph.params();
   p.precision_note = plan.note;
   p.step = std::move(step);

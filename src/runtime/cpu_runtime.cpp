@@ -38,6 +38,13 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
   if (!(r.streaming_cores >= 0 && r.streaming_cores <= 4096)) f.fail("streaming_cores", "must be 0 (all) to 4096");
   r.conv_reorders_per_call = f.boolean("conv_reorders_per_call");
   r.gemm_packs_weights_per_call = f.boolean("gemm_packs_weights_per_call");
+  r.gemm_prepack_from_version = f.text_or("gemm_prepack_from_version", "");
+  if (!r.gemm_prepack_from_version.empty() &&
+      (r.gemm_prepack_from_version.find_first_not_of("0123456789.") != std::string::npos ||
+       r.gemm_prepack_from_version.front() == '.'))
+    f.fail("gemm_prepack_from_version", "must be a dotted version such as \"1.5\"");
+  if (!r.gemm_prepack_from_version.empty() && r.gemm_packs_weights_per_call)
+    f.fail("gemm_prepack_from_version", "applies to a profile that pre-packs (gemm_packs_weights_per_call = false)");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   r.fold_bn_inference = f.boolean("fold_bn_inference");
@@ -76,6 +83,18 @@ RuntimeProfile CpuRuntimeProfile::as_runtime() const {
   r.allocator_overhead = 1;
   r.sources = sources;
   return r;
+}
+
+CpuRuntimeProfile cpu_runtime_at_version(CpuRuntimeProfile runtime, const std::string& version, bool& applied) {
+  applied = false;
+  if (version.empty() || version.find_first_not_of("0123456789.") != std::string::npos || version.front() == '.' ||
+      version.back() == '.')
+    throw InputError("--runtime-version '" + version + "' is not a dotted version (e.g. 1.2)");
+  if (!runtime.gemm_prepack_from_version.empty() && compare_versions(version, runtime.gemm_prepack_from_version) < 0) {
+    runtime.gemm_packs_weights_per_call = true;
+    applied = true;
+  }
+  return runtime;
 }
 
 const std::vector<CpuRuntimeProfile>& cpu_runtime_catalog() {

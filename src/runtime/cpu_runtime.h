@@ -37,6 +37,9 @@ struct CpuRuntimeProfile {
   // Each GEMM call with a weight operand packs it into the library's panel layout before its kernels run (MKL's
   // cblas_sgemm); false where the weights are packed once ahead (ONNX Runtime's MLAS PrePack).
   bool gemm_packs_weights_per_call = false;
+  // The release from which the library packs constant weights once per session (ONNX Runtime 1.5's MLAS PrePack);
+  // a request for an older --runtime-version packs them every call. Empty: no version rule.
+  std::string gemm_prepack_from_version;
   // Cores its elementwise, norm and pooling loops run on (0 = all): Torch7's TH_TENSOR_APPLY loops were serial.
   double streaming_cores = 0;
   bool fuse_elementwise_chains = false;
@@ -56,6 +59,9 @@ struct CpuRuntimeProfile {
 
 CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path);
 const std::vector<CpuRuntimeProfile>& cpu_runtime_catalog();
+// The profile as it behaves at `version` ("1.2"): an older release than gemm_prepack_from_version packs its weights
+// every call. Sets `applied` when a rule changed the profile; InputError when the text is not a dotted version.
+CpuRuntimeProfile cpu_runtime_at_version(CpuRuntimeProfile runtime, const std::string& version, bool& applied);
 // InputError naming the runtimes that have CPU profiles when `id` has none.
 const CpuRuntimeProfile& find_cpu_runtime(std::string_view id);
 
