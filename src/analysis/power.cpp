@@ -15,6 +15,7 @@
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
+#include "device/power_curve.h"
 
 namespace perfcast {
 
@@ -85,13 +86,14 @@ void apply_power(Prediction& p) {
   const double limit = p.device.tdp_w;  // --power-limit already replaced it
   const double rated = rated_tdp(p);
   const double ratio = p.device.boost_clock_mhz / arch.sm_power_clock_mhz;
-  const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
+  const PowerCurve& curve = power_curve(arch.sm_version);
+  const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * curve.at_clock(ratio);
   const double idle = std::min(idle_fraction(c, p.device.sm_version) * rated, 0.9 * limit);
   double f = km.compute_clock_factor();
   // A card measured by tools/calibrate reports the clock it sustained; its kernel times already include it.
   if (p.device.measured && p.device.measured->sustained_clock_mhz && p.device.boost_clock_mhz > 0)
     f = std::min(f, *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz);
-  const double dyn = std::max(0.0, full - idle) * f * f * f;
+  const double dyn = std::max(0.0, full - idle) * curve.at_clock(f);
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
   if (pj == c.dram_pj_per_bit.end()) {
     std::vector<std::string> known;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost/tensor_loop.h"
+#include "device/power_curve.h"
 
 namespace perfcast {
 
@@ -129,11 +130,14 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
       bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency),
       tile_context_(tile_context_id(device, arch, constants)) {
   const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
-  full_load_w_ = static_cast<double>(device.sm_count) * arch.sm_power_w * ratio * ratio * ratio;
+  full_load_w_ =
+      static_cast<double>(device.sm_count) * arch.sm_power_w * power_curve(arch.sm_version).at_clock(ratio);
   // Efficiencies measured on the card already include the clock it sustained under its own limit; only a
-  // lower --power-limit than that slows it further (P ~ f^3 from the measured point).
+  // lower --power-limit than that slows it further (P ~ f^power_clock_exponent from the measured point).
   if (device.measured && (device.measured->gemm_efficiency_cuda || device.measured->gemm_efficiency_tensor))
-    measured_clock_ = device.measured->tdp_w > 0 ? std::min(1.0, std::cbrt(device.tdp_w / device.measured->tdp_w)) : 1.0;
+    measured_clock_ =
+        device.measured->tdp_w > 0 ? power_curve(arch.sm_version).clock_at_power(device.tdp_w, device.measured->tdp_w)
+                                   : 1.0;
 }
 
 double KernelCostModel::clock_factor(double activity) const {
@@ -141,10 +145,9 @@ double KernelCostModel::clock_factor(double activity) const {
   // A board whose sustained clock was measured: that clock, lowered further only by a lower power limit.
   if (device_.sustained_clock_factor > 0)
     return device_.sustained_clock_factor *
-           std::min(1.0, std::cbrt(device_.tdp_w / std::max(1.0, device_.sustained_clock_tdp_w)));
+           power_curve(arch_.sm_version).clock_at_power(device_.tdp_w, std::max(1.0, device_.sustained_clock_tdp_w));
   const double load_w = full_load_w_ * std::clamp(activity, 0.0, 1.0);
-  if (device_.tdp_w <= 0 || load_w <= device_.tdp_w) return 1.0;
-  return std::cbrt(device_.tdp_w / load_w);
+  return power_curve(arch_.sm_version).clock_at_power(device_.tdp_w, load_w);
 }
 
 double KernelCostModel::pipe_peak(Pipe p) const {
@@ -253,7 +256,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
   // The pipes run busy for this share of the time at boost; the power it draws sets the clock.
   const double activity = std::min(1.0, base * k.shape_efficiency * efficiency);
-  k.clock_factor = clock_factor(activity);
+  k.clock_factor = clock_factor(power_curve(arch_.sm_version).charged_activity(pipe, activity));
   const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on
@@ -314,7 +317,7 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
   k.bytes = bytes;
   k.algorithm = "gemm";
   const double activity = std::min(1.0, arch_.gemm_efficiency_cuda * efficiency);
-  k.clock_factor = clock_factor(activity);
+  k.clock_factor = clock_factor(power_curve(arch_.sm_version).charged_activity(pipe, activity));
   const double sms = static_cast<double>(std::max(1, device_.sm_count));
   const double sm_rate = pipe_peak(pipe) * 1e6 / sms * activity * k.clock_factor;  // flop/us per SM
   const double clock_mhz = device_.boost_clock_mhz * k.clock_factor;
