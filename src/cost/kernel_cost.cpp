@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "cost/tensor_loop.h"
 #include "device/power_curve.h"
 
 namespace perfcast {
@@ -280,20 +279,20 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   // inference layers). The round trip is the one measured of a lone fused-Winograd CTA's channel step ([conv]
   // winograd_fused_step_latency_clk); launch, prologue and epilogue are the architecture's kernel_floor_us.
   double loop_floor_us = 0;
-  const TensorLoopSpec& loop = tensor_loop_spec(arch_.sm_version);
   const double operand_bytes = pipe == Pipe::kTcTf32                           ? 4.0
                                : pipe == Pipe::kTcInt8 || pipe == Pipe::kTcFp8 ? 1.0
                                : tensor                                        ? 2.0
                                                                                : 0.0;
-  if (operand_bytes > 0 && tile.tile_m > 0 && loop.step_bytes > 0 && loop.stages >= 2 &&
+  const double step_bytes = arch_.tensor_step_bytes, stages = arch_.tensor_pipeline_stages;
+  if (operand_bytes > 0 && tile.tile_m > 0 && step_bytes > 0 && stages >= 2 &&
       c_.winograd_fused_step_latency_clk > 0) {
     const double split = std::max(1, tile.split_k);
     const double ctas = std::ceil(static_cast<double>(g.m) / tile.tile_m) *
                         std::ceil(static_cast<double>(g.n) / tile.tile_n) * static_cast<double>(g.batch) * split;
-    const double depth = std::max(1.0, loop.step_bytes / operand_bytes);  // K elements per step
+    const double depth = std::max(1.0, step_bytes / operand_bytes);  // K elements per step
     const double steps = std::ceil(std::ceil(static_cast<double>(g.k) / split) / depth);
     loop_floor_us = latency_floor_us(ctas, steps, c_.ctas_per_sm,
-                                     c_.winograd_fused_step_latency_clk / (loop.stages - 1), k.clock_factor);
+                                     c_.winograd_fused_step_latency_clk / (stages - 1), k.clock_factor);
   }
   return finish(k, arch_.kernel_floor_us + loop_floor_us);
 }

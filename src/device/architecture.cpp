@@ -39,6 +39,8 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.l2_reuse_zero_fraction = f.number_or("l2_reuse_zero_fraction", 0);
     a.cublas_tensor_ctas_per_sm = f.number_or("cublas_tensor_ctas_per_sm", 0);
     a.cublas_tensor_split_k = f.raw()["cublas_tensor_split_k"].value_or(true);
+    a.tensor_step_bytes = f.number_or("tensor_step_bytes", 0);
+    a.tensor_pipeline_stages = f.number_or("tensor_pipeline_stages", 0);
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
     out.push_back(std::move(a));
   }

@@ -45,6 +45,12 @@ struct ArchitectureProfile {
   // leaves SMs part-idle; 0 = cost_model.toml's ctas_per_sm), and whether cuBLAS splits K to fill the SMs.
   double cublas_tensor_ctas_per_sm = 0;
   bool cublas_tensor_split_k = true;
+  // The main loop of a tensor-core GEMM or implicit-GEMM convolution here: bytes of K per operand row one step
+  // loads (0 = no K-loop floor) and the shared-memory stages in flight (a step's loads are issued stages - 1 steps
+  // ahead); with them a CTA alone on its SM waits a global round trip per (stages - 1) steps
+  // (cost/kernel_cost.cpp KernelCostModel::gemm).
+  double tensor_step_bytes = 0;
+  double tensor_pipeline_stages = 0;
   std::map<std::string, std::string> sources;
 
   // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.
