@@ -233,6 +233,12 @@ TEST_F(OpCli, ConfigsGiveEveryRowAStatusAndASummary) {
   EXPECT_NE(lines[4].find("did you mean 'gtx-1080-ti'"), std::string::npos);
 }
 
+TEST_F(OpCli, FitKernelsLeaveOutNamesAMeasuredArchitecture) {
+  const auto r = run("fit-kernels --kernels " + kKernels.string() + " --no-leave-one-out --leave-out sm_08");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'sm_80'"), std::string::npos) << r.err;
+}
+
 TEST_F(OpCli, OneGemmWithItsTileAndBound) {
   const auto r = run("op --gpu h100-sxm5-80gb --op matmul --m 8192 --n 8192 --k 8192 --precision bf16 --json");
   ASSERT_EQ(r.code, 0) << r.err;
