@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "analysis/kernel_fit.h"
@@ -56,6 +57,30 @@ TEST(KernelModel, LargeMeasuredGemmsWithinTwentyPercent) {
     all.insert(all.end(), v.begin(), v.end());
   }
   EXPECT_LT(median(all), 0.20) << all.size() << " GEMMs";
+}
+
+// cuBLAS is column-major: PyTorch's bmm of row-major [B,M,K] x [B,K,N] runs as C^T = B^T A^T, so the first number of
+// the kernel's tile runs along the output's columns. On Pascal cuBLAS runs only maxwell_sgemm_128x64_nn for bmm, and
+// the measured rows (over 200 us) show it: few output rows (M < 64) cost a 64-row tile, few output columns (< 64) a
+// 128-column one. Measured, not the model's own numbers: with the tile the other way round these rows were
+// predicted 1.8-2x too slow and 0.6x too fast (docs/kernel-model.md, "cuBLAS tile orientation").
+TEST(KernelModel, PascalBmmTileRunsAlongTheOutputColumns) {
+  for (const char* file : {"Tesla_P4.csv.gz", "Tesla_P100-PCIE-16GB.csv.gz"}) {
+    std::vector<double> few_rows, few_cols;
+    std::optional<OpContext> ctx;
+    for (const MeasuredKernel& k : read_measured_kernels((kKernels / "bmm" / file).string())) {
+      if (k.latency_us < 200) continue;
+      if (!ctx) ctx.emplace(op_context(kDevice.at(k.device), "pytorch", "fp32"));
+      const OpSpec s = measured_op_spec(k);
+      const double ratio = predict_op(s, *ctx).cost.time_us / k.latency_us;
+      if (s.m < 64) few_rows.push_back(ratio);
+      if (s.n < 64) few_cols.push_back(ratio);
+    }
+    ASSERT_GE(few_rows.size(), 10u) << file;
+    ASSERT_GE(few_cols.size(), 10u) << file;
+    EXPECT_NEAR(median(few_rows), 1.0, 0.25) << file << ": " << few_rows.size() << " rows with M < 64";
+    EXPECT_NEAR(median(few_cols), 1.0, 0.25) << file << ": " << few_cols.size() << " rows with N < 64";
+  }
 }
 
 // The measured T4 GEMMs run slower the longer the call (the NeuSight harness repeats each call 25 times back to back;
@@ -206,6 +231,12 @@ TEST_F(OpCli, ConfigsGiveEveryRowAStatusAndASummary) {
   EXPECT_TRUE(lines[1].ends_with(",ok"));
   EXPECT_NE(lines[3].find("unsupported:"), std::string::npos);
   EXPECT_NE(lines[4].find("did you mean 'gtx-1080-ti'"), std::string::npos);
+}
+
+TEST_F(OpCli, FitKernelsLeaveOutNamesAMeasuredArchitecture) {
+  const auto r = run("fit-kernels --kernels " + kKernels.string() + " --no-leave-one-out --leave-out sm_08");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'sm_80'"), std::string::npos) << r.err;
 }
 
 TEST_F(OpCli, OneGemmWithItsTileAndBound) {

@@ -662,6 +662,9 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   }
   // Start values and bounds.
   const Layout& L = p.layout;
+  for (const std::string& arch : options.leave_out_archs)
+    if (std::find(L.archs.begin(), L.archs.end(), arch) == L.archs.end())
+      throw_unknown("measured architecture (--leave-out)", arch, L.archs);
   p.start.resize(L.size());
   p.lo.resize(L.size());
   p.hi.resize(L.size());
@@ -748,6 +751,8 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
     // Boards of one architecture (the two A100s) are held out together: the held-out architecture has no
     // fitted values at all.
     for (const std::string& arch : L.archs) {
+      const auto& only = options.leave_out_archs;
+      if (!only.empty() && std::find(only.begin(), only.end(), arch) == only.end()) continue;
       std::vector<int> held;
       for (std::size_t g = 0; g < p.gpus.size(); ++g)
         if (p.gpus[g].arch == arch) held.push_back(static_cast<int>(g));

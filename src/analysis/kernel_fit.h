@@ -80,6 +80,8 @@ struct KernelFitOptions {
   std::size_t rows_per_group = 0;       // subsample per (GPU, op class); 0 = data/kernel_fit_setup.toml
   int max_evaluations = 0;              // optimizer budget per fit; 0 = the setup file's
   bool leave_one_out = true;
+  // Hold out only these architectures (sm_80, ...) in the leave-one-GPU-out fits; empty: every measured one.
+  std::vector<std::string> leave_out_archs;
   bool fit_conv = false;                // then fit the per-algorithm conv efficiencies on the conv rows (staged)
   std::string residuals_csv;            // write every row's in-sample prediction here (CSV), for slicing the error
   bool soak = false;                    // fit the harness's soak of long calls (reported, not the default)

@@ -23,6 +23,8 @@ Command fit_kernels_command() {
             app.add_option("--rows-per-group", s->options.rows_per_group, "subsample per GPU and op class (default: the setup file's)");
             app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)");
             app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
+            app.add_option("--leave-out", s->options.leave_out_archs,
+                           "hold out only these architectures in the leave-one-GPU-out fits (e.g. sm_80; default: each measured one)");
             app.add_flag("--fit-conv", s->options.fit_conv,
                          "then fit the per-algorithm conv efficiencies and floor on the conv rows, the other values held (reported, not the default)");
             app.add_flag("--soak", s->options.soak,

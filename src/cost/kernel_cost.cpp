@@ -201,10 +201,15 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
   for (const auto& t : tiles)
     if (in_any(t)) top = std::max(top, t.efficiency);
   if (top <= 0) top = 1;
+  // cuBLAS is column-major and PyTorch row-major: a row-major C[m x n] = A B is called as C^T = B^T A^T, so the
+  // kernel's tile m (the first number in its name, volta_sgemm_128x64_nn) runs along the output's columns (n) and
+  // its tile n along the rows (m). Read off the measured bmm rows (docs/kernel-model.md, "cuBLAS tile orientation"):
+  // on Pascal's 128x64-only batched kernel the rate falls with n below 128 and with m only below 64.
+  const double rows = cublas_sets ? n : m, cols = cublas_sets ? m : n;
   TileChoice best;
   for (const auto& t : tiles) {
     if (!usable(t)) continue;
-    const double tm = std::ceil(m / t.m), tn = std::ceil(n / t.n);
+    const double tm = std::ceil(rows / t.m), tn = std::ceil(cols / t.n);
     double ctas = tm * tn * static_cast<double>(g.batch);
     const double pad = (m * n) / (tm * t.m * tn * t.n);
     // Split-K: a grid that cannot fill the SMs splits the K loop across CTAs (needs K deep enough).
