@@ -15,7 +15,6 @@
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
-#include "device/power_curve.h"
 
 namespace perfcast {
 
@@ -86,7 +85,7 @@ void apply_power(Prediction& p) {
   const double limit = p.device.tdp_w;  // --power-limit already replaced it
   const double rated = rated_tdp(p);
   const double ratio = p.device.boost_clock_mhz / arch.sm_power_clock_mhz;
-  const PowerCurve& curve = power_curve(arch.sm_version);
+  const PowerCurve& curve = arch.power;
   const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * curve.at_clock(ratio);
   const double idle = std::min(idle_fraction(c, p.device.sm_version) * rated, 0.9 * limit);
   double f = km.compute_clock_factor();

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "device/power_curve.h"
 
 namespace perfcast {
 
@@ -130,12 +129,12 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
       tile_context_(tile_context_id(device, arch, constants)) {
   const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
   full_load_w_ =
-      static_cast<double>(device.sm_count) * arch.sm_power_w * power_curve(arch.sm_version).at_clock(ratio);
+      static_cast<double>(device.sm_count) * arch.sm_power_w * arch.power.at_clock(ratio);
   // Efficiencies measured on the card already include the clock it sustained under its own limit; only a
   // lower --power-limit than that slows it further (P ~ f^power_clock_exponent from the measured point).
   if (device.measured && (device.measured->gemm_efficiency_cuda || device.measured->gemm_efficiency_tensor))
     measured_clock_ =
-        device.measured->tdp_w > 0 ? power_curve(arch.sm_version).clock_at_power(device.tdp_w, device.measured->tdp_w)
+        device.measured->tdp_w > 0 ? arch.power.clock_at_power(device.tdp_w, device.measured->tdp_w)
                                    : 1.0;
 }
 
@@ -144,9 +143,9 @@ double KernelCostModel::clock_factor(double activity) const {
   // A board whose sustained clock was measured: that clock, lowered further only by a lower power limit.
   if (device_.sustained_clock_factor > 0)
     return device_.sustained_clock_factor *
-           power_curve(arch_.sm_version).clock_at_power(device_.tdp_w, std::max(1.0, device_.sustained_clock_tdp_w));
+           arch_.power.clock_at_power(device_.tdp_w, std::max(1.0, device_.sustained_clock_tdp_w));
   const double load_w = full_load_w_ * std::clamp(activity, 0.0, 1.0);
-  return power_curve(arch_.sm_version).clock_at_power(device_.tdp_w, load_w);
+  return arch_.power.clock_at_power(device_.tdp_w, load_w);
 }
 
 double KernelCostModel::pipe_peak(Pipe p) const {
@@ -260,7 +259,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
   // The pipes run busy for this share of the time at boost; the power it draws sets the clock.
   const double activity = std::min(1.0, base * k.shape_efficiency * efficiency);
-  k.clock_factor = clock_factor(power_curve(arch_.sm_version).charged_activity(pipe, activity));
+  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity));
   const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on
@@ -321,7 +320,7 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
   k.bytes = bytes;
   k.algorithm = "gemm";
   const double activity = std::min(1.0, arch_.gemm_efficiency_cuda * efficiency);
-  k.clock_factor = clock_factor(power_curve(arch_.sm_version).charged_activity(pipe, activity));
+  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity));
   const double sms = static_cast<double>(std::max(1, device_.sm_count));
   const double sm_rate = pipe_peak(pipe) * 1e6 / sms * activity * k.clock_factor;  // flop/us per SM
   const double clock_mhz = device_.boost_clock_mhz * k.clock_factor;

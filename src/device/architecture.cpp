@@ -41,6 +41,8 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.cublas_tensor_split_k = f.raw()["cublas_tensor_split_k"].value_or(true);
     a.tensor_step_bytes = f.number_or("tensor_step_bytes", 0);
     a.tensor_pipeline_stages = f.number_or("tensor_pipeline_stages", 0);
+    a.power.clock_exponent = f.number_or("power_clock_exponent", a.power.clock_exponent);
+    a.power.tensor_power_fraction = f.number_or("tensor_power_fraction", a.power.tensor_power_fraction);
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
     out.push_back(std::move(a));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/device_spec.h"
+#include "device/power_curve.h"
 
 namespace perfcast {
 
@@ -51,6 +52,8 @@ struct ArchitectureProfile {
   // (cost/kernel_cost.cpp KernelCostModel::gemm).
   double tensor_step_bytes = 0;
   double tensor_pipeline_stages = 0;
+  // How board power follows the clock here (power_clock_exponent, tensor_power_fraction; device/power_curve.h).
+  PowerCurve power;
   std::map<std::string, std::string> sources;
 
   // Pipe for a precision's GEMM math on this architecture; nullopt when it does not run here.

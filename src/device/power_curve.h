@@ -2,7 +2,8 @@
 // How a board's power follows its clock, and what a busy tensor pipe draws against a busy CUDA-core pipe, per
 // architecture (data/architectures.toml power_clock_exponent, tensor_power_fraction; docs/calibration.md,
 // "Ada and Hopper FP32 kernels, session 16"). The power model's board watts at boost come from
-// ArchitectureProfile::sm_power_w; this says how the clock trades against them.
+// ArchitectureProfile::sm_power_w; this curve (ArchitectureProfile::power, read with the other architecture values)
+// says how the clock trades against them.
 #include "device/device_spec.h"
 
 namespace perfcast {
@@ -21,8 +22,5 @@ struct PowerCurve {
   // The activity (busy share of the pipe at boost) the power model charges for `activity` on `pipe`.
   double charged_activity(Pipe pipe, double activity) const;
 };
-
-// The curve of architecture sm_<sm_version> (the defaults above where architectures.toml states none).
-const PowerCurve& power_curve(int sm_version);
 
 }  // namespace perfcast

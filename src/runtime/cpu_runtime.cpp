@@ -39,10 +39,11 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
   r.conv_reorders_per_call = f.boolean("conv_reorders_per_call");
   r.gemm_packs_weights_per_call = f.boolean("gemm_packs_weights_per_call");
   r.gemm_prepack_from_version = f.text_or("gemm_prepack_from_version", "");
-  if (!r.gemm_prepack_from_version.empty() &&
-      (r.gemm_prepack_from_version.find_first_not_of("0123456789.") != std::string::npos ||
-       r.gemm_prepack_from_version.front() == '.'))
-    f.fail("gemm_prepack_from_version", "must be a dotted version such as \"1.5\"");
+  if (!r.gemm_prepack_from_version.empty()) try {
+      check_version(r.gemm_prepack_from_version);
+    } catch (const InputError&) {
+      f.fail("gemm_prepack_from_version", "must be a dotted version such as \"1.5\"");
+    }
   if (!r.gemm_prepack_from_version.empty() && r.gemm_packs_weights_per_call)
     f.fail("gemm_prepack_from_version", "applies to a profile that pre-packs (gemm_packs_weights_per_call = false)");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
@@ -87,9 +88,7 @@ RuntimeProfile CpuRuntimeProfile::as_runtime() const {
 
 CpuRuntimeProfile cpu_runtime_at_version(CpuRuntimeProfile runtime, const std::string& version, bool& applied) {
   applied = false;
-  if (version.empty() || version.find_first_not_of("0123456789.") != std::string::npos || version.front() == '.' ||
-      version.back() == '.')
-    throw InputError("--runtime-version '" + version + "' is not a dotted version (e.g. 1.2)");
+  check_version(version);
   if (!runtime.gemm_prepack_from_version.empty() && compare_versions(version, runtime.gemm_prepack_from_version) < 0) {
     runtime.gemm_packs_weights_per_call = true;
     applied = true;

@@ -256,6 +256,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
 }
 
 
+void check_version(const std::string& version) { version_parts(version); }
+
 int compare_versions(const std::string& a, const std::string& b) {
   const auto x = version_parts(a), y = version_parts(b);
   for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {

@@ -153,6 +153,9 @@ std::string_view conv_algo_name(bool autotune);
 // not a dotted version.
 RuntimeProfile at_version(RuntimeProfile runtime, const std::string& version);
 
+// InputError unless `version` is a dotted version ("2.4", "1.15.4").
+void check_version(const std::string& version);
+
 // Compares dotted versions numerically ("1.15" > "1.9"); missing parts count as 0.
 int compare_versions(const std::string& a, const std::string& b);
 
