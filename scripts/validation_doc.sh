@@ -28,6 +28,7 @@ $bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md"
 $bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md" >/dev/null
 $bin validate data/validation/eval_gpu_s13.csv --markdown "$tmp/eval_gpu_s13.md" >/dev/null
 $bin validate data/validation/eval_gpu_s16.csv --markdown "$tmp/eval_gpu_s16.md" >/dev/null
+$bin validate data/validation/eval_gpu_s17.csv --markdown "$tmp/eval_gpu_s17.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -265,6 +266,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s16.md"
+  echo
+  echo "# Evaluation: eval_gpu_s17.csv (frozen)"
+  echo
+  echo "Frozen in session 17 before that session's model changes were merged, from four NVIDIA DeepLearningExamples"
+  echo "READMEs no other data file uses: TensorFlow 2 ELECTRA-base SQuAD fine-tuning and inference (A100 40GB AMP, V100"
+  echo "16GB / 32GB), TensorFlow 2 U-Net medical training (A100 40GB, V100 16GB), PyTorch EfficientNet-B0 training"
+  echo "(A100 80GB, V100 16GB / 32GB) and TensorFlow 2 EfficientNet-B0 inference (A100 80GB); FP32 / TF32 and AMP."
+  echo "One repository and one publisher behind all four, so they are not fully independent. Nothing is chosen with it"
+  echo "in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s17.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
