@@ -100,6 +100,34 @@ TEST(KernelModel, SoakFitFindsTheLongCallSlowdownOnlyWhereMeasured) {
   EXPECT_GT(v["harness.soak_bmm.v100-pcie-32gb"], 0.9);
 }
 
+// A GPU the model has no kernels of: the P100 and the V100, each held out of `fit-kernels` on the test subsample,
+// predict their measured elementwise rows within 15% median, and softmax and LayerNorm within 25% (the P100's
+// LayerNorm on the median ratio only, its in-sample error being 27%), against the measured latencies (shared/kernels/neusight_train). Half of these rows sit on the harness's host floor, which
+// belongs to the measuring machine (the held-out board's host speed is read off its floor rows), the rest stream
+// at the held-out architecture's published STREAM-like efficiency (architectures.toml) scaled by the fitted
+// architectures' fitted/start ratio. With the fitted architectures' mean efficiency and the host speed at 1 they
+// were 0.66x (P100) and 0.8x (V100) of the measured times, 22-47% median error (docs/kernel-model.md, "Leave one
+// GPU out: the host floor").
+TEST(KernelModel, HeldOutHbmGpusPredictMemoryBoundRowsAtTheirMeasuredTimes) {
+  KernelFitOptions o;
+  o.kernels_dir = kKernels.string();
+  o.leave_out_archs = {"sm_60", "sm_70"};
+  o.max_evaluations = 500;
+  const KernelFit fit = fit_kernels(o);
+  int checked = 0;
+  for (const GroupError& e : fit.leave_one_gpu_out) {
+    const bool elementwise = e.op == "elementwise_binary" || e.op == "elementwise_unary";
+    if (!elementwise && e.op != "softmax" && e.op != "layernorm") continue;
+    const double limit = elementwise ? 15 : 25;
+    // The P100's LayerNorm rows spread by shape in sample too (27.5% median error at 1.06): their median ratio only.
+    if (e.op != "layernorm" || e.gpu != "p100-pcie-16gb")
+      EXPECT_LT(e.median_ape, limit) << e.gpu << " " << e.op << ": median pred/meas " << std::exp(e.median_log_ratio);
+    EXPECT_NEAR(std::exp(e.median_log_ratio), 1.0, limit / 100) << e.gpu << " " << e.op;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 // Large elementwise kernels stream at the board's achievable DRAM bandwidth: adds of over 30M elements (360 MB
 // and more) within 15% on every measured GPU but the P100, whose fitted bandwidth (one value for every size)
 // sits below what its largest kernels reach: within 25% there.
