@@ -200,7 +200,7 @@ std::map<std::string, double> fit_margins(const std::vector<HeldOut>& held, cons
   std::map<std::string, double> out;
   for (const auto& [g, v] : by_group) {
     if (static_cast<int>(v.size()) < conformal_min_rows(setup.level)) continue;
-    if (!setup.source_weighted_margin) {
+    if (setup.margin_weights == MarginWeights::kRows) {
       std::vector<double> scores;
       for (const auto* h : v) scores.push_back(h->score);
       out[g] = conformal_quantile(scores, setup.level);
@@ -210,7 +210,10 @@ std::map<std::string, double> fit_margins(const std::vector<HeldOut>& held, cons
     for (const auto* h : v) ++per_source[h->sample->source];
     std::vector<std::pair<double, double>> w;
     for (const auto* h : v) w.emplace_back(h->score, 1.0 / per_source[h->sample->source]);
-    out[g] = weighted_conformal_quantile(w, setup.level);
+    const int sources = static_cast<int>(per_source.size());
+    const bool source_level =
+        setup.margin_weights == MarginWeights::kSourceLevel && sources >= conformal_min_rows(setup.level);
+    out[g] = weighted_conformal_quantile(w, setup.level, source_level ? sources : 0);
   }
   return out;
 }
@@ -267,14 +270,14 @@ double conformal_quantile(std::vector<double> scores, double level) {
   return scores[k - 1];
 }
 
-double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores, double level) {
+double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores, double level, double n_eff) {
   double total = 0, squares = 0;
   for (const auto& [e, w] : scores) {
     total += w;
     squares += w * w;
   }
   if (scores.empty() || total <= 0) return std::numeric_limits<double>::infinity();
-  const double n_eff = total * total / squares;
+  if (n_eff <= 0) n_eff = total * total / squares;
   const double q = level * (1.0 + 1.0 / n_eff) - 1e-12;
   std::sort(scores.begin(), scores.end());
   double before = 0;
@@ -505,8 +508,10 @@ IntervalSetup interval_setup() {
   else if (widening == "scale") s.widening = Widening::kScale;
   else f.fail("widening", "must be additive or scale");
   s.margin_per_level = f.boolean("margin_per_level");
-  s.source_weighted_margin = f.text("margin_weights") == "sources";
-  if (const auto w = f.text("margin_weights"); w != "sources" && w != "rows") f.fail("margin_weights", "must be sources or rows");
+  if (const auto w = f.text("margin_weights"); w == "rows") s.margin_weights = MarginWeights::kRows;
+  else if (w == "sources") s.margin_weights = MarginWeights::kSources;
+  else if (w == "source_level") s.margin_weights = MarginWeights::kSourceLevel;
+  else f.fail("margin_weights", "must be rows, sources or source_level");
   if (const auto* arr = doc["cpu_calibration_files"].as_array())
     for (const auto& node : *arr)
       if (const auto v = node.value<std::string>()) s.cpu_calibration_files.push_back(*v);
@@ -572,6 +577,23 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
     int rows = 0, in = 0, loso = 0, q_in = 0, q_loso = 0, with_regime = 0, loso_judged = 0;
     std::vector<double> width, q_width;
   };
+  // The mean of the per-source shares (every source the same) and the number of sources under 60%.
+  const auto per_source_stats = [](const std::map<std::string, Tally>& per, bool quantile, int* below_60) {
+    double sum = 0;
+    int below = 0;
+    for (const auto& [src, t] : per) {
+      const double c = t.rows ? static_cast<double>(quantile ? t.q_loso : t.loso) / t.rows : 0;
+      sum += c;
+      below += c < 0.6 ? 1 : 0;
+    }
+    if (below_60) *below_60 = below;
+    return per.empty() ? 0.0 : sum / static_cast<double>(per.size());
+  };
+  const auto mean_of = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (const double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
   Tally gpu, cpu;
   std::map<std::string, Tally> gpu_per_source, cpu_per_source, by_host;
   for (const auto& s : samples) {
@@ -617,6 +639,12 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.quantile_loso = share(cpu.q_loso, cpu.rows);
   fit.cpu.median_width = median_of(cpu.width);
   fit.cpu.quantile_median_width = median_of(cpu.q_width);
+  fit.loso_source_weighted = per_source_stats(gpu_per_source, false, &fit.loso_sources_below_60);
+  fit.quantile_loso_source_weighted = per_source_stats(gpu_per_source, true, nullptr);
+  fit.mean_width = mean_of(gpu.width);
+  fit.cpu.loso_source_weighted = per_source_stats(cpu_per_source, false, &fit.cpu.loso_sources_below_60);
+  fit.cpu.quantile_loso_source_weighted = per_source_stats(cpu_per_source, true, nullptr);
+  fit.cpu.mean_width = mean_of(cpu.width);
   for (const auto& [name, t] : by_host) fit.by_host[name] = {t.rows, share(t.in, t.rows), share(t.loso, t.rows)};
   return fit;
 }
@@ -667,6 +695,33 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
 namespace {
 
 const char* widening_name(Widening w) { return w == Widening::kAdditive ? "additive" : "scale"; }
+const char* margin_weights_name(MarginWeights w) {
+  return w == MarginWeights::kRows ? "rows" : w == MarginWeights::kSources ? "sources" : "source_level";
+}
+
+// How a margin group's widening is chosen from its held-out scores, in words.
+std::string margin_rule(const IntervalSetup& su) {
+  const int level = static_cast<int>(std::lround(su.level * 100));
+  switch (su.margin_weights) {
+    case MarginWeights::kRows:
+      return fmt::format("the ceil((n+1) x {:.2f})-th smallest of its n scores, the finite-sample split-conformal "
+                         "quantile, so that at least {}% of held-out rows would have landed inside",
+                         su.level, level);
+    case MarginWeights::kSources:
+      return fmt::format("the smallest score whose share of the weight reaches {:.2f} x (1 + 1/n_eff), every source "
+                         "weighing the same (each row 1 / its source's rows; n_eff the effective count of those weights)",
+                         su.level);
+    case MarginWeights::kSourceLevel:
+      break;
+  }
+  return fmt::format(
+      "the smallest score whose share of the weight reaches {:.2f} x (1 + 1/K), every source weighing the same (each "
+      "row 1 / its source's rows) and K the group's number of sources: the source, not the row, is the exchangeable "
+      "unit (the pooled-CDF rule for grouped data, Dunn, Wasserman and Ramdas 2022), so that a fresh source's rows land "
+      "inside at {}% on average over sources; a group of fewer than {} sources (no finite source-level quantile at "
+      "{}%) takes the effective count of the weights instead of K",
+      su.level, level, conformal_min_rows(su.level), level);
+}
 
 std::string margin_text(const IntervalSetup& setup, double m) {
   if (!std::isfinite(m)) return "none (too few held-out rows inside any band)";
@@ -683,14 +738,14 @@ std::string interval_fit_toml(const IntervalFit& fit) {
       "# Prediction intervals: bounds of measured / predicted throughput per regime (split-conformal, docs/interval-fit.md).\n"
       "# Generated by `perfcast fit-intervals` (src/analysis/intervals.h) from the calibration files of\n"
       "# data/validation ({}); do not edit by hand. low / high: the regime's source-weighted quantiles\n"
-      "# (quantile_low / quantile_high) widened by its group's margin ({} widening), the ceil((n+1) x level)-th smallest\n"
-      "# nonconformity score of the group's rows judged by bands fitted without their source. {} GPU rows: in-sample\n"
-      "# coverage {:.1f}%, leave-one-source-out coverage {:.1f}% (whole procedure refitted without each source) at level\n"
-      "# {:.2f}. {} CPU rows from {} sources (regimes under device=cpu): in-sample coverage {:.1f}%, leave-one-source-out\n"
+      "# (quantile_low / quantile_high) widened by its group's margin ({} widening), a conformal quantile of the\n"
+      "# nonconformity scores of the group's rows judged by bands fitted without their source. {} GPU rows: in-sample\n"
+      "# coverage {:.1f}%, leave-one-source-out coverage {:.1f}% over rows, {:.1f}% with every source the same (whole\n"
+      "# procedure refitted without each source) at level {:.2f}; margin weights: {}. {} CPU rows from {} sources (regimes under device=cpu): in-sample coverage {:.1f}%, leave-one-source-out\n"
       "# {:.1f}%. Setup: data/interval_setup.toml.\n"
       "level = {}\nwidening = \"{}\"\n",
       files, widening_name(fit.setup.widening), fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100,
-      fit.setup.level, fit.cpu.rows, fit.cpu.sources, fit.cpu.in_sample * 100, fit.cpu.loso * 100, fit.setup.level,
+      fit.loso_source_weighted * 100, fit.setup.level, margin_weights_name(fit.setup.margin_weights), fit.cpu.rows, fit.cpu.sources, fit.cpu.in_sample * 100, fit.cpu.loso * 100, fit.setup.level,
       widening_name(fit.setup.widening));
   for (const auto& [g, m] : fit.margins)
     if (std::isfinite(m)) s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n", g, m);
@@ -715,14 +770,18 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       "**Method (split-conformal).** Each regime's band starts as the source-weighted {:.0f}% and {:.0f}% quantiles of "
       "its residuals r = ln(measured / predicted) (asymmetric where the model is biased). Every calibration row is then "
       "judged by the bands fitted without its source (leave one source out) and scored by how far outside its band it "
-      "falls ({}). Each margin group ({}) widens its bands by the ceil((n+1) x {:.2f})-th smallest of its n scores, "
-      "the finite-sample split-conformal quantile, so that at least {:.0f}% of held-out rows would have landed inside; a "
+      "falls ({}). Each margin group ({}) widens its bands by {}; a "
       "level with fewer than {} held-out rows takes its chain's margin. Bands stay regime-dependent: wide where the "
       "model is weak, narrow where it holds. The leave-one-source-out figures below refit the whole procedure (bands and "
       "margins) without each source, so a source's rows never choose the widening they are judged by.\n\n"
-      "| coverage ({} GPU rows) | in sample | leave one source out | median width (high / low) |\n|---|---:|---:|---:|\n"
-      "| quantile bands alone (before the widening) | {:.1f}% | {:.1f}% | {:.3f} |\n"
-      "| calibrated (quantile bands widened) | {:.1f}% | {:.1f}% | {:.3f} |\n\n"
+      "A new setup's error is a bias shared by its rows (its harness, host, versions) plus noise within it, so the "
+      "figure that matters for a fresh source is the leave-one-source-out coverage with every source weighing the same "
+      "(the mean of the per-source coverages below), not the row-weighted one, which one large benchmark log "
+      "dominates.\n\n"
+      "| coverage ({} GPU rows, {} sources) | in sample | leave one source out, rows | leave one source out, sources "
+      "(each the same) | sources under 60% | median width (high / low) | mean width |\n|---|---:|---:|---:|---:|---:|---:|\n"
+      "| quantile bands alone (before the widening) | {:.1f}% | {:.1f}% | {:.1f}% | | {:.3f} | |\n"
+      "| calibrated (quantile bands widened) | {:.1f}% | {:.1f}% | {:.1f}% | {} | {:.3f} | {:.3f} |\n\n"
       "## Margins\n\n| group | held-out rows' widening |\n|---|---|\n",
       fit.samples, fit.regimes.size() - (fit.regimes.count("all") ? 1 : 0) - (fit.regimes.count("device=cpu") ? 1 : 0),
       su.min_rows, su.min_sources, conformal_min_rows(su.level), su.level * 100, (1 - su.level) / 2 * 100,
@@ -731,9 +790,10 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
           ? "additive: max(ln low - r, r - ln high), a margin added to both log bounds"
           : "scale: the distance from the median over that side's half-width, a factor on both sides",
       su.margin_per_level ? "a chain, GPU or CPU, and a level of it: the number of dimensions a key names" : "a chain, GPU or CPU",
-      su.level, su.level * 100, conformal_min_rows(su.level), fit.samples, fit.quantile_in_sample * 100,
-      fit.quantile_loso * 100, fit.quantile_median_width, fit.in_sample_coverage * 100, fit.loso_coverage * 100,
-      fit.median_width);
+      margin_rule(su), conformal_min_rows(su.level), fit.samples, fit.leave_one_source_out.size(),
+      fit.quantile_in_sample * 100, fit.quantile_loso * 100, fit.quantile_loso_source_weighted * 100,
+      fit.quantile_median_width, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.loso_source_weighted * 100,
+      fit.loso_sources_below_60, fit.median_width, fit.mean_width);
   for (const auto& [g, m] : fit.margins) s += fmt::format("| {} | {} |\n", g, margin_text(su, m));
   s += "\n## Leave-one-source-out coverage per source\n\n| source | rows | quantile bands alone | calibrated |\n"
        "|---|---:|---:|---:|\n";
@@ -752,16 +812,18 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       "rows only. {} CPU rows from {} sources; {} of them with a `device=cpu` regime in the table (a regime below the "
       "root needs {} rows from {} sources, the root `device=cpu` {} rows: the fewest for a two-sided conformal band "
       "at {:.0f}%); a row without one counts as outside.\n\n"
-      "| CPU rows | in sample | leave one source out | median width (high / low) |\n|---|---:|---:|---:|\n"
-      "| quantile bands alone | {:.1f}% | {:.1f}% | {:.3f} |\n| calibrated | {:.1f}% | {:.1f}% | {:.3f} |\n\n"
+      "| CPU rows | in sample | leave one source out, rows | leave one source out, sources (each the same) | "
+      "median width (high / low) |\n|---|---:|---:|---:|---:|\n"
+      "| quantile bands alone | {:.1f}% | {:.1f}% | {:.1f}% | {:.3f} |\n| calibrated | {:.1f}% | {:.1f}% | {:.1f}% | "
+      "{:.3f} |\n\n"
       "Left out in turn, {} of the {} CPU rows found a calibrated CPU band at all (a row without one counts as "
       "outside): the refit without a source chooses its margin from the other sources' rows judged by bands fitted "
       "without two sources, and needs {} such rows. The shipped margin is the conformal quantile of all {} rows, each "
       "judged by the band fitted without its source.\n\n"
       "| source | CPU rows | quantile bands alone | calibrated |\n|---|---:|---:|---:|\n",
       c.rows, c.sources, c.with_regime, su.min_rows, su.min_sources, conformal_min_rows(su.level), su.level * 100,
-      c.quantile_in_sample * 100, c.quantile_loso * 100, c.quantile_median_width, c.in_sample * 100, c.loso * 100,
-      c.median_width, c.loso_with_interval, c.rows, conformal_min_rows(su.level), c.rows);
+      c.quantile_in_sample * 100, c.quantile_loso * 100, c.quantile_loso_source_weighted * 100,
+      c.quantile_median_width, c.in_sample * 100, c.loso * 100, c.loso_source_weighted * 100, c.median_width, c.loso_with_interval, c.rows, conformal_min_rows(su.level), c.rows);
   for (const auto& [src, sc] : c.leave_one_source_out)
     s += fmt::format("| {} | {} | {:.0f}% | {:.0f}% |\n", src, sc.rows, sc.quantile_coverage * 100, sc.coverage * 100);
   s += fmt::format(

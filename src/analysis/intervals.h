@@ -12,11 +12,15 @@
 //     the regime's bias);
 //  2. a widening chosen out of sample: every calibration row is judged by the bands fitted without its source
 //     (leave one source out), its nonconformity score is how far outside that band it falls, and each group of
-//     regimes (a chain -- GPU or CPU -- and, with margin_per_level, a level of it) widens its bands by the
-//     ceil((n+1) x level)-th smallest of its n scores, so that at least `level` of held-out rows land inside.
+//     regimes (a chain -- GPU or CPU -- and, with margin_per_level, a level of it) widens its bands by a conformal
+//     quantile of its scores: counted in rows, the ceil((n+1) x level)-th smallest of n, so that at least `level` of
+//     held-out rows land inside; counted in sources (MarginWeights::kSourceLevel, shipped), every source weighing the
+//     same and the source the exchangeable unit, so that a fresh source's rows land inside at `level` on average over
+//     sources (a new setup's error is a bias its rows share plus noise within it).
 //
 // Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals also reports
-// leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, and
+// leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, over rows and with
+// every source weighing the same, and
 // `perfcast validate` reports coverage on the frozen evaluation files, which the table never saw.
 #pragma once
 
@@ -77,9 +81,10 @@ int conformal_min_rows(double level);
 // which a fresh exchangeable score falls at or below it with probability >= level.
 double conformal_quantile(std::vector<double> scores, double level);
 // The same with weighted scores (weight, e.g. 1 / rows of its source): the smallest score whose cumulative weight share
-// reaches level x (1 + 1/n_eff), n_eff = (sum w)^2 / sum w^2 the effective count; with equal weights, exactly the
-// order statistic above.
-double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores, double level);
+// reaches level x (1 + 1/n_eff); n_eff, when not given (0), is the effective count (sum w)^2 / sum w^2. With equal
+// weights, exactly the order statistic above. With weights 1 / rows of the source and n_eff the number of sources, the
+// pooled-CDF rule for grouped data (Dunn, Wasserman and Ramdas 2022): the exchangeable unit is the source, not the row.
+double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores, double level, double n_eff = 0);
 // A residual's nonconformity score against the log band [lo, hi] with median md: additive, max(lo - r, r - hi);
 // scale, the distance from md over that side's half-width. A band widened by w covers r exactly when score <= w.
 double conformal_score(Widening w, double lo, double md, double hi, double r);
@@ -105,13 +110,21 @@ std::optional<WhatIfSpread> what_if_spread_of_kind(const std::string& kind);
 // The spread for an advisor strategy category (precision, batch, hardware, scale-out; others take "any").
 std::optional<WhatIfSpread> what_if_spread(const std::string& strategy_category);
 
+// How a margin group's held-out scores weigh in its conformal quantile (data/interval_setup.toml margin_weights):
+// kRows, every row the same (a source of 1000 rows sets the margin alone); kSources, every source the same, with the
+// effective count of those weights; kSourceLevel, every source the same and the source as the exchangeable unit
+// (n_eff = the group's number of sources), so that a fresh source's rows land inside at `level` on average over
+// sources; a group with fewer sources than conformal_min_rows(level) has no finite source-level quantile and takes
+// kSources' rule.
+enum class MarginWeights { kRows, kSources, kSourceLevel };
+
 struct IntervalSetup {
   double level = 0.8;
   int min_rows = 25;
   int min_sources = 3;
   Widening widening = Widening::kAdditive;
-  bool margin_per_level = false;        // one widening per level of each chain (else one per chain)
-  bool source_weighted_margin = false;  // every source weighs the same among a group's held-out scores (else rows)
+  bool margin_per_level = false;  // one widening per level of each chain (else one per chain)
+  MarginWeights margin_weights = MarginWeights::kRows;
   // Calibration files named eval_* (data/validation/README.md) whose CPU rows join the fit.
   std::vector<std::string> cpu_calibration_files;
 };
@@ -132,6 +145,11 @@ struct IntervalFit {
   };
   std::map<std::string, SourceCoverage> leave_one_source_out;
   double loso_coverage = 0;  // over all rows
+  // Leave-one-source-out coverage with every source weighing the same (the mean of the per-source coverages), the
+  // number of sources under 60%, and the mean over rows of high / low in sample: what a fresh setup meets.
+  double loso_source_weighted = 0, quantile_loso_source_weighted = 0;
+  int loso_sources_below_60 = 0;
+  double mean_width = 0;
   // The quantile bands alone (step 1, no widening), judged the same ways: what the widening adds.
   double quantile_in_sample = 0, quantile_loso = 0;
   // Median over the rows of high / low of the interval that judges them in sample, with and without the widening.
@@ -152,6 +170,9 @@ struct IntervalFit {
     double quantile_in_sample = 0, quantile_loso = 0;
     double median_width = 0, quantile_median_width = 0;
     std::map<std::string, SourceCoverage> leave_one_source_out;
+    double loso_source_weighted = 0, quantile_loso_source_weighted = 0;
+    int loso_sources_below_60 = 0;
+    double mean_width = 0;
   } cpu;
 };
 
