@@ -90,26 +90,21 @@ Pipe cuda_pipe_for(const PrecisionPlan& plan, const DeviceSpec& d) {
   return Pipe::kFp32;
 }
 
-// Output tile of the non-fused Winograd variant cuDNN offers for an r x r filter. For 3x3 filters cuDNN runs
-// F(4x4,3x3): its kernels are named by the output tile (winogradForwardData4x4 / Output4x4), and the batched SGEMM
-// between them runs alpha^2 = 36 products: grid.z = 36 in every one of the 9,848 measured non-fused calls
-// (shared/kernels/neusight_train/conv, cuDNN 8.9.2, five GPUs). The 5x5 case stays at F(2x2,5x5): cuDNN's 5x5
-// kernels (..._9x9_5x5: alpha = 9) carry transform arithmetic this model does not cost yet (docs/calibration.md,
-// session 4).
+// Output tile of the non-fused Winograd variant cuDNN offers for an r x r filter. cuDNN names these kernels by
+// their input tile: winogradForwardData4x4 / Output4x4 for 3x3 filters, i.e. alpha = 4 and F(2x2,3x3) (its 5x5
+// kernels are ..._9x9_5x5: alpha = 9). The 5x5 case stays at F(2x2,5x5): the alpha = 9 transforms carry arithmetic
+// this model does not cost yet (docs/calibration.md, session 4).
 std::int64_t winograd_tile(const ConvGeometry& c) {
   if (c.spatial_dims != 2 || c.transposed || c.groups != 1 || c.kernel[0] != c.kernel[1]) return 0;
   if (c.stride[0] != 1 || c.stride[1] != 1 || c.dilation[0] != 1 || c.dilation[1] != 1) return 0;
-  if (c.kernel[0] == 3) return 4;
+  if (c.kernel[0] == 3) return 2;
   if (c.kernel[0] == 5) return 2;
   return 0;
 }
 
-// Non-fused Winograd F(m x m, r x r): transform the input into alpha^2 = (m+r-1)^2 planes and the filter into
-// alpha^2 planes of [c_a x c_b], run alpha^2 batched GEMMs [tiles x c_a] x [c_a x c_b], transform back. Four
-// kernels, as every measured cuDNN 8.9 call launches them (winogradForwardData4x4, winogradForwardFilter4x4, a
-// cuBLAS batched SGEMM such as volta_sgemm_64x64_nn, winogradForwardOutput4x4); the transformed planes go through
-// DRAM (Lavin & Gray 2016; cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED). The filter is transformed on every
-// call (the forward has no cached transform), and the GEMM is cuBLAS's batched kernel with its tile set.
+// Non-fused Winograd F(m x m, r x r): transform the input into alpha^2 = (m+r-1)^2 planes, run alpha^2
+// batched GEMMs [tiles x c_a] x [c_a x c_b], transform back. Three kernels; the transformed planes go
+// through DRAM (Lavin & Gray 2016; cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED).
 KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a, std::int64_t c_b, double in_b,
                          double out_b, double w_b, double act_bytes, Pipe pipe, double efficiency,
                          const KernelCostModel& km) {
@@ -120,10 +115,8 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   const double t_out = planes * static_cast<double>(tiles * c_b) * act_bytes;
   const MatmulGeometry g{alpha * alpha, tiles, c_b, c_a, true, false};
   const double flops = matmul_flops(g);
-  const double t_w = w_b * planes / static_cast<double>(c.kernel[0] * c.kernel[1]);  // transformed filter
   KernelCost k = km.streaming(0, in_b + t_in, 1);                                   // input transform
-  accumulate(k, km.streaming(0, w_b + t_w, 1));                                     // filter transform
-  accumulate(k, km.gemm(g, pipe, flops, t_in + t_out + t_w, efficiency, 1, GemmLibrary::kCublas));  // batched GEMM
+  accumulate(k, km.gemm(g, pipe, flops, t_in + t_out + w_b * planes / static_cast<double>(c.kernel[0] * c.kernel[1]), efficiency));  // batched GEMM
   accumulate(k, km.streaming(0, t_out + out_b, 1));                                 // output transform
   return k;
 }
