@@ -364,3 +364,31 @@ TEST(KernelModel, SmallBatchFusedWinogradRunsAtItsLoopLatency) {
 
 }  // namespace
 }  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// cuDNN's CUDA-core implicit-GEMM forward kernels are named by their tile (cudnn_infer_volta_scudnn_128x64_relu_*):
+// every such measured convolution of the subsample is costed on a tile of the name's 128 output pixels, the
+// kernel's own, never a smaller tile that would fill the SMs better (docs/kernel-model.md, session 17).
+TEST(KernelModel, ImplicitGemmConvolutionsRunCudnnsPixelTile) {
+  int rows = 0;
+  for (const auto& e : fs::directory_iterator(kKernels / "conv"))
+    for (const MeasuredKernel& k : read_measured_kernels(e.path().string())) {
+      const std::size_t at = k.kernel.find("scudnn_");
+      if (at == std::string::npos || k.kernel.find("winograd") != std::string::npos) continue;
+      // PyTorch's FP32 default on Ampere is TF32 convolutions (cudnn.allow_tf32); the harness turned it off, so the
+      // A100 rows are not the CUDA-core kernels this context costs.
+      if (k.device.find("A100") != std::string::npos) continue;
+      const int named_m = std::stoi(k.kernel.substr(at + 7));
+      OpContext ctx = op_context(kDevice.at(k.device), "pytorch", "fp32");
+      ctx.runtime.conv_autotune = false;
+      ctx.forced_conv_algorithm = "gemm";
+      EXPECT_EQ(predict_op(measured_op_spec(k), ctx).cost.tile_m, named_m) << k.device << " " << k.kernel;
+      ++rows;
+    }
+  EXPECT_GE(rows, 20);
+}
+
+}  // namespace
+}  // namespace perfcast

@@ -93,6 +93,7 @@ CostConstants load() {
   if (c.implicit_gemm_step_depth < 1) cv.fail("implicit_gemm_step_depth", "must be at least 1");
   c.implicit_gemm_resident_outputs = cv.count("implicit_gemm_resident_outputs");
   c.implicit_gemm_step_latency_clk = cv.number("implicit_gemm_step_latency_clk");
+  c.implicit_gemm_tile_m = cv.number("implicit_gemm_tile_m");
   c.winograd_min_channels = cv.number("winograd_min_channels");
   c.conv_heuristic = heuristic_rules(cv, "heuristic_fwd");
   c.conv_efficiency_cuda = cv.number("conv_efficiency_cuda");

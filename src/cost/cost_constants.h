@@ -44,6 +44,9 @@ struct CostConstants {
   double implicit_gemm_step_depth = 0;
   double implicit_gemm_resident_outputs = 0;
   double implicit_gemm_step_latency_clk = 0;
+  // Output-pixel rows of every CTA tile cuDNN's CUDA-core implicit-GEMM forward kernels run (scudnn_128x128/128x64/
+  // 128x32): only tiles_cuda entries of this m are searched for them (0: any tile).
+  double implicit_gemm_tile_m = 0;
   double winograd_min_channels = 0;        // fewer input channels: cuDNN runs implicit GEMM, not Winograd
   double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
   std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune

@@ -22,6 +22,7 @@ struct TileContext {
   std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
   double cublas_tensor_ctas_per_sm = 0;
   bool cublas_tensor_split_k = true;
+  double implicit_gemm_tile_m = 0;
 };
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
@@ -39,7 +40,7 @@ bool same_context(const TileContext& t, const DeviceSpec& d, const ArchitectureP
          same_tiles(t.tiles_tensor, c.tiles_tensor) && t.sgemm_tiles == a.sgemm_tiles &&
          t.sgemm_tiles_batched == a.sgemm_tiles_batched &&
          same_bits(t.cublas_tensor_ctas_per_sm, a.cublas_tensor_ctas_per_sm) &&
-         t.cublas_tensor_split_k == a.cublas_tensor_split_k;
+         t.cublas_tensor_split_k == a.cublas_tensor_split_k && same_bits(t.implicit_gemm_tile_m, c.implicit_gemm_tile_m);
 }
 
 // The id of this model's tile-choice context: equal contexts (the same GPU and constants in every prediction of a
@@ -56,7 +57,7 @@ std::uint64_t tile_context_id(const DeviceSpec& d, const ArchitectureProfile& a,
     if (same_context(t, d, a, c)) return t.id;
   TileContext t{next_id++,         d.sm_count,   c.ctas_per_sm,   c.k_half_cuda,   c.k_half_tensor,
                 c.split_k_overhead, c.split_k_min_depth, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
-                a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k};
+                a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k, c.implicit_gemm_tile_m};
   const std::uint64_t id = t.id;
   if (contexts.size() < kContexts) {
     contexts.push_back(std::move(t));
@@ -183,7 +184,11 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
   static const std::vector<std::pair<int, int>> kAnyTile;
   const bool cublas_sets = !tensor && library == GemmLibrary::kCublas;
   const auto& allowed = !cublas_sets ? kAnyTile : batched ? arch_.sgemm_tiles_batched : arch_.sgemm_tiles;
+  // cuDNN's CUDA-core implicit-GEMM forward kernels tile the output pixels (N x P x Q, the GEMM's m) by
+  // implicit_gemm_tile_m whatever the shape ([conv] implicit_gemm_tile_m, read off their names and grids).
+  const double cudnn_tile_m = !tensor && library == GemmLibrary::kCudnnNoSplit ? c_.implicit_gemm_tile_m : 0;
   const auto usable = [&](const GemmTile& t) {
+    if (cudnn_tile_m > 0 && t.m != cudnn_tile_m) return false;
     return allowed.empty() ||
            std::find(allowed.begin(), allowed.end(), std::pair{static_cast<int>(t.m), static_cast<int>(t.n)}) != allowed.end();
   };
