@@ -18,6 +18,7 @@
 #include "core/nearest_sm.h"
 #include "core/toml_reader.h"
 #include "cost/cost_constants.h"
+#include "cost/precision.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
 
@@ -40,6 +41,7 @@ struct Setup {
   std::pair<double, double> floor_bounds, launch_bounds, host_bounds, soak_bounds, soak_us_bounds;
   double start_floor = 25, start_launch = 5, start_soak_us = 1e5;
   double held_out_floor_share = 0.5;  // held-out board's host speed: from rows whose kernel is under this share of the floor
+  bool tf32 = false;                  // whether the harness let cuDNN/cuBLAS run FP32 as TF32 on Ampere
   std::map<std::string, double> start_floor_by_op;  // op class name -> start floor, where it is not start_floor
   double prior_weight = 0.02;
   double tile_min_share = 0.03;
@@ -78,6 +80,7 @@ Setup load_setup() {
   s.soak_us_bounds = pair(h.raw()["soak_us"].ref<toml::array>(), "soak_us");
   s.start_soak_us = h.number("start_soak_us");
   s.held_out_floor_share = h.number("held_out_floor_share");
+  s.tf32 = h.boolean("tf32");
   TomlFields f(top.table("fit"), path.string() + " [fit]");
   s.prior_weight = f.number("prior_weight");
   s.restarts = f.count("restarts");
@@ -643,6 +646,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       throw InputError("fit-kernels: device '" + m.device + "' has no catalog id in data/kernel_fit_setup.toml [devices]");
     GpuEntry e{it->second, op_context(it->second, "pytorch", "fp32"), ""};
     e.ctx.arch = architecture_prior(e.ctx.device);  // the fit starts from the data files, never from its own output
+    // PyTorch runs FP32 convolutions as TF32 on Ampere by default (cudnn.allow_tf32); the harness turned it off.
+    e.ctx.runtime.tf32_conv_default = e.ctx.runtime.tf32_conv_default && p.setup.tf32;
+    e.ctx.runtime.tf32_matmul_default = e.ctx.runtime.tf32_matmul_default && p.setup.tf32;
+    e.ctx.plan = resolve_precision("fp32", e.ctx.device, e.ctx.arch, e.ctx.runtime, "", false);
     // The harness did not autotune convolutions (PyTorch's default torch.backends.cudnn.benchmark = False): the
     // kernel names show cuDNN's heuristic choice, often a slower implicit GEMM where Winograd is faster, so the
     // rows are costed with the heuristic rules ([conv] heuristic_fwd), not the fastest algorithm.
