@@ -124,6 +124,10 @@ struct Layout {
   // then the time constant (one value).
   std::size_t soak_base() const { return host_base() + boards.size(); }
   std::size_t soak_time() const { return soak_base() + 2 * boards.size(); }
+  // A measured board's index in `boards` (its offset in each per-board block).
+  std::size_t board(const std::string& id) const {
+    return static_cast<std::size_t>(std::find(boards.begin(), boards.end(), id) - boards.begin());
+  }
   bool soak = false;  // --soak: the soak terms are in the parameter vector
   std::size_t size() const { return soak ? soak_time() + 1 : soak_base(); }
   std::size_t arch_index(std::size_t a, std::size_t key) const { return a * arch_keys.size() + key; }
@@ -202,8 +206,7 @@ void apply(const Problem& p, const std::vector<double>& x, int g, const std::vec
   }
   // A board in the fit gets its fitted sustained clock; a held-out one keeps the power model.
   if (std::find(p.fit_gpus.begin(), p.fit_gpus.end(), g) != p.fit_gpus.end()) {
-    const std::size_t b = static_cast<std::size_t>(std::find(L.boards.begin(), L.boards.end(), e.id) - L.boards.begin());
-    device.sustained_clock_factor = x[L.board_base() + b];
+    device.sustained_clock_factor = x[L.board_base() + L.board(e.id)];
     device.sustained_clock_tdp_w = device.tdp_w;
   }
 }
@@ -225,8 +228,7 @@ double soaked_time(const Problem& p, const std::vector<double>& x, int g, Measur
   if (!p.layout.soak || !gemm || (k.bound != Bound::kCudaCompute && k.bound != Bound::kTensorCompute)) return k.time_us;
   if (std::find(p.fit_gpus.begin(), p.fit_gpus.end(), g) == p.fit_gpus.end()) return k.time_us;  // held out: unknown
   const Layout& L = p.layout;
-  const std::size_t b = static_cast<std::size_t>(
-      std::find(L.boards.begin(), L.boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - L.boards.begin());
+  const std::size_t b = L.board(p.gpus[static_cast<std::size_t>(g)].id);
   const double s = x[L.soak_base() + (op == MeasuredOp::kLinear ? 0 : L.boards.size()) + b], tau = x[L.soak_time()];
   return k.time_us / (s + (1 - s) * std::exp(-k.time_us / tau));
 }
@@ -247,10 +249,7 @@ struct GpuAtParams {
     apply(p, x, g, arch_fitted, arch, constants, device);
     km.emplace(device, arch, constants);
     launch = x[p.layout.harness_base() + kMeasuredOps];
-    const auto& boards = p.layout.boards;
-    const std::size_t b = static_cast<std::size_t>(
-        std::find(boards.begin(), boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - boards.begin());
-    host = x[p.layout.host_base() + b];
+    host = x[p.layout.host_base() + p.layout.board(p.gpus[static_cast<std::size_t>(g)].id)];
   }
   GpuAtParams(const GpuAtParams&) = delete;
   GpuAtParams& operator=(const GpuAtParams&) = delete;
@@ -391,8 +390,7 @@ GroupError group_error(const Problem& p, const std::vector<std::size_t>& rows, c
 double held_out_host_speed(const Problem& p, const std::vector<double>& x, const std::vector<bool>& fitted, int g,
                            const std::vector<std::size_t>& rows) {
   std::vector<double> kernel_only(p.rows.size(), 0), xk = x;
-  const std::size_t b = static_cast<std::size_t>(
-      std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - p.layout.boards.begin());
+  const std::size_t b = p.layout.board(p.gpus[static_cast<std::size_t>(g)].id);
   xk[p.layout.host_base() + b] = 0;  // floor 0: predict_rows gives launch + kernel time
   predict_rows(p, xk, fitted, g, rows, kernel_only);
   std::vector<double> ratios;
@@ -419,9 +417,7 @@ std::vector<GroupError> errors(Problem& p, const std::vector<double>& x_fit, int
     for (const auto& v : by_op) all.insert(all.end(), v.begin(), v.end());
     std::vector<double> x = x_fit;
     if (held_out_gpu >= 0) {
-      const std::size_t b = static_cast<std::size_t>(
-          std::find(p.layout.boards.begin(), p.layout.boards.end(), p.gpus[static_cast<std::size_t>(g)].id) - p.layout.boards.begin());
-      x[p.layout.host_base() + b] = held_out_host_speed(p, x_fit, fitted, g, all);
+      x[p.layout.host_base() + p.layout.board(p.gpus[static_cast<std::size_t>(g)].id)] = held_out_host_speed(p, x_fit, fitted, g, all);
     }
     predict_rows(p, x, fitted, g, all, pred);
     for (int o = 0; o < kMeasuredOps; ++o) {
