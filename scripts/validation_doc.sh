@@ -29,6 +29,7 @@ $bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md"
 $bin validate data/validation/eval_gpu_s13.csv --markdown "$tmp/eval_gpu_s13.md" >/dev/null
 $bin validate data/validation/eval_gpu_s16.csv --markdown "$tmp/eval_gpu_s16.md" >/dev/null
 $bin validate data/validation/eval_gpu_s17.csv --markdown "$tmp/eval_gpu_s17.md" >/dev/null
+$bin validate data/validation/eval_gpu_s18.csv --markdown "$tmp/eval_gpu_s18.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -277,6 +278,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s17.md"
+  echo
+  echo "# Evaluation: eval_gpu_s18.csv (frozen)"
+  echo
+  echo "Frozen in session 18 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "a hobbyist blog's timm benchmark.py runs (NikolasEnt, PyTorch 1.13: VGG-16 and ResNet-50 inference and training,"
+  echo "float32 and float16, GTX 1080 Ti, RTX 2080 Ti, RTX 3090, RTX 4090) and PaddlePaddle's float16 inference benchmark"
+  echo "(Paddle Fluid ResNet-50 at batch 1-16, float32 and float16, Titan Xp). Nothing is chosen with it in view; the"
+  echo "freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s18.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
