@@ -193,6 +193,27 @@ TEST(CpuPredict, OnnxRuntimeBeforeWeightPrepackingIsSlowerOnBatchOneBertAsPublis
   EXPECT_THROW(predict(bad), InputError);
 }
 
+// PyTorch picks oneDNN for an FP32 convolution only when it is grouped, its kernel is wider than 3 in both
+// dimensions, the batch exceeds one, or its input holds more than 20480 elements (aten/src/ATen/native/Convolution.cpp
+// ConvParams::use_mkldnn, 'for some case, native is faster'); the rest run ATen's native unfold + GEMM. At batch 1:
+// MobileNet v2's 160 x 7 x 7 expansion (7840 elements) is native; its depthwise convolutions (grouped), its 960 x 7 x 7
+// projection (47040) and ResNet-18's 512 x 7 x 7 layer4 convolutions (25088) take oneDNN; at batch 2 all take oneDNN.
+TEST(CpuPredict, PyTorchRunsSmallBatchOneConvolutionsOutsideOneDnnAsAtenChooses) {
+  const auto algorithm = [](const char* model, std::int64_t batch, const std::string& op) {
+    PredictRequest r = cpu_request("core-i9-10900x", model, batch);
+    r.mode = Mode::kInfer;
+    for (const auto& e : predict(r).step.entries)
+      if (e.name == op) return std::string(e.cost.algorithm);
+    ADD_FAILURE() << model << " has no op " << op;
+    return std::string();
+  };
+  EXPECT_EQ(algorithm("mobilenet_v2", 1, "features.16.expand"), "aten_native_gemm");
+  EXPECT_NE(algorithm("mobilenet_v2", 1, "features.16.dw"), "aten_native_gemm");
+  EXPECT_NE(algorithm("mobilenet_v2", 1, "features.17.project"), "aten_native_gemm");
+  EXPECT_NE(algorithm("resnet18", 1, "layer4.0.conv2"), "aten_native_gemm");
+  EXPECT_NE(algorithm("mobilenet_v2", 2, "features.16.expand"), "aten_native_gemm");
+}
+
 TEST(CpuPredict, PrecisionsNeedTheirUnits) {
   PredictRequest r = cpu_request("xeon-e5-2690-v4", "resnet50", 32);
   r.precision = "bf16";

@@ -275,6 +275,18 @@ double dense_conv_reorders_us(const CpuCostModel& m, const MatmulGeometry& g, co
          m.onednn_reorder_us(static_cast<double>(op.out_elems) * plan.bytes.act, false, g);
 }
 
+// PyTorch's FP32 backend choice (aten/src/ATen/native/Convolution.cpp ConvParams::use_mkldnn): oneDNN when the
+// convolution is grouped, or its kernel is wider than 3 in both dimensions, or the batch exceeds one, or the input
+// exceeds the element threshold ('for some case, native is faster'); otherwise ATen's native convolution.
+bool runs_native_conv(const CpuRuntimeProfile& rt, const Op& op, const PrecisionPlan& plan) {
+  const ConvGeometry& c = op.conv;
+  if (!(rt.native_conv_max_input_elements > 0) || plan.name != "fp32" || c.transposed || c.spatial_dims != 2)
+    return false;
+  const bool library = c.groups > 1 || (c.kernel[0] > 3 && c.kernel[1] > 3) || c.n > 1 ||
+                       static_cast<double>(op.in_elems) > rt.native_conv_max_input_elements;
+  return !library;
+}
+
 }  // namespace
 
 OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CpuCostContext& ctx) {
@@ -313,7 +325,22 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
   };
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
-      if (rt.conv_reorders_per_call && !rt.conv_im2col_per_image) {
+      if (runs_native_conv(rt, op, ctx.plan)) {
+        // ATen's own path (slow_conv2d): unfold the image into columns unless the kernel is 1x1, unit-stride and
+        // unpadded (ConvolutionMM2d.cpp requires_columns), then one BLAS GEMM that packs its weight operand per
+        // call, as a linear layer's does; no oneDNN primitive, so no reorders.
+        const MatmulGeometry g = conv_as_gemm(op.conv);
+        const ConvGeometry& c = op.conv;
+        const bool columns = c.kernel[0] != 1 || c.kernel[1] != 1 || c.stride[0] != 1 || c.stride[1] != 1 ||
+                             c.pad[0] != 0 || c.pad[1] != 0;
+        const double unfolded =
+            columns ? static_cast<double>(g.m) * static_cast<double>(g.k) * ctx.plan.bytes.act : 0.0;
+        out.cost = m.gemm(g, w.flops, w.bytes + (forward ? 2.0 : 4.0) * unfolded, rt.matmul_efficiency * phase_eff);
+        out.cost.algorithm = "aten_native_gemm";
+        if (rt.gemm_packs_weights_per_call)
+          add_serial(out.cost, calls * m.weight_relayout_us(g, weights_bytes, cold, 2.0, 0.0));
+        add_serial(out.cost, calls * conv_cross_socket_us(g));
+      } else if (rt.conv_reorders_per_call && !rt.conv_im2col_per_image) {
         // Dense tensors into a oneDNN convolution: every call reorders the plain weights to the blocked layout the
         // kernel wants (read from where they are, written to a scratch copy the kernel then reads) and the source
         // and destination to and from the blocked activation layout (a read and a write of each), each reorder a

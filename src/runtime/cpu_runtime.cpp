@@ -38,6 +38,11 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
   if (!(r.streaming_cores >= 0 && r.streaming_cores <= 4096)) f.fail("streaming_cores", "must be 0 (all) to 4096");
   r.conv_reorders_per_call = f.boolean("conv_reorders_per_call");
   r.gemm_packs_weights_per_call = f.boolean("gemm_packs_weights_per_call");
+  r.native_conv_max_input_elements = f.number_or("native_conv_max_input_elements", 0);
+  if (!(r.native_conv_max_input_elements >= 0 && r.native_conv_max_input_elements < 1e9))
+    f.fail("native_conv_max_input_elements", "must be in [0, 1e9)");
+  if (r.native_conv_max_input_elements > 0 && !r.conv_reorders_per_call)
+    f.fail("native_conv_max_input_elements", "applies to a profile whose library convolutions reorder per call");
   r.gemm_prepack_from_version = f.text_or("gemm_prepack_from_version", "");
   if (!r.gemm_prepack_from_version.empty()) try {
       check_version(r.gemm_prepack_from_version);

@@ -34,6 +34,10 @@ struct CpuRuntimeProfile {
   // PyTorch eager on dense (NCHW) tensors: each oneDNN convolution call reorders the plain weights (and the source
   // and destination) to and from oneDNN's blocked layout, as primitives of their own (cost/cpu_cost.cpp).
   bool conv_reorders_per_call = false;
+  // PyTorch's backend choice for FP32 convolutions (ConvParams::use_mkldnn): an ungrouped convolution of one image
+  // whose kernel is at most 3 wide in either dimension and whose input holds at most this many elements runs ATen's
+  // native unfold + BLAS GEMM path instead of oneDNN, so it pays no reorders. 0: every convolution takes the library.
+  double native_conv_max_input_elements = 0;
   // Each GEMM call with a weight operand packs it into the library's panel layout before its kernels run (MKL's
   // cblas_sgemm); false where the weights are packed once ahead (ONNX Runtime's MLAS PrePack).
   bool gemm_packs_weights_per_call = false;
