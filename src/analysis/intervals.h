@@ -20,8 +20,8 @@
 //
 // Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals also reports
 // leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, over rows and with
-// every source weighing the same, and
-// `perfcast validate` reports coverage on the frozen evaluation files, which the table never saw.
+// every source weighing the same, the same leaving out each publisher (the owner of a source's repositories) with
+// all its sources, and `perfcast validate` reports coverage on the frozen evaluation files, which the table never saw.
 #pragma once
 
 #include <map>
@@ -150,6 +150,12 @@ struct IntervalFit {
   double loso_source_weighted = 0, quantile_loso_source_weighted = 0;
   int loso_sources_below_60 = 0;
   double mean_width = 0;
+  // Leave one publisher out (publisher_id: the owner of the repositories, or the site), the whole procedure refitted
+  // without the publisher's sources: GPU rows, per publisher and over rows, the mean of the per-publisher coverages and
+  // the number of publishers under 60% (quantile_coverage unused).
+  std::map<std::string, SourceCoverage> leave_one_publisher_out;
+  double lopo_coverage = 0, lopo_publisher_weighted = 0;
+  int lopo_publishers_below_60 = 0;
   // The quantile bands alone (step 1, no widening), judged the same ways: what the widening adds.
   double quantile_in_sample = 0, quantile_loso = 0;
   // Median over the rows of high / low of the interval that judges them in sample, with and without the widening.
@@ -176,8 +182,11 @@ struct IntervalFit {
   } cpu;
 };
 
-// The source a measurement row names: "owner/repo" of a GitHub-style "owner/repo:path" or the host of a URL.
+// The source a measurement row names: "owner/repo" of a GitHub-style "owner/repo:path" or of a github.com address, or
+// the host of another URL.
 std::string source_id(const std::string& source_column);
+// The publisher of a source: the owner of an "owner/repo" source, else the source itself (a site's host).
+std::string publisher_id(const std::string& source);
 
 // Predicts every measured row of the calibration files in `dir` (files not named eval_*) and fits the table.
 IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup);
