@@ -98,6 +98,21 @@ TEST(WhatIfPairs, PublishedAmpSpeedupOfResNet50InferenceOnTheV100) {
   EXPECT_NEAR(pairs[0]->predicted / pairs[0]->measured, 1.0, 0.15) << "predicted " << pairs[0]->predicted;
 }
 
+TEST(WhatIfPairs, HalfModelTrainingOnPascalGainsLittle) {
+  // u39kun/deep-learning-benchmark README@02ef7436, PyTorch 0.3.0 on a GTX 1080 Ti, batch 16, forward + backward
+  // (no optimizer step): ResNet-152 77.52 img/s in 32-bit, 82.69 in 16-bit (model.half()), a 1.07x gain. GP102
+  // computes the half convolutions in FP32, and half batch norm leaves cuDNN for PyTorch's own kernels, so the
+  // predicted gain stays within 15% of the published one.
+  const auto all = pairs_of_csv(
+      "perfcast_what_if_pairs_pascal_half",
+      "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,host,runtime_version,conv_algo\n"
+      "gtx-1080-ti,resnet152,pytorch,train,fp32,16,,1,synthetic,no,samples_per_s,77.52,desktop-6c,0.3,autotune\n"
+      "gtx-1080-ti,resnet152,pytorch,train,fp16,16,,1,synthetic,no,samples_per_s,82.69,desktop-6c,0.3,autotune\n");
+  const auto pairs = of(all, "precision");
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_NEAR(pairs[0]->predicted / pairs[0]->measured, 1.0, 0.15) << "predicted " << pairs[0]->predicted;
+}
+
 TEST(WhatIfPairs, PrecisionPairsOnTheCalibrationFilesDoNotGetWorse) {
   // Issue 13's precision what-if (same model, GPU and batch; targets: median ratio error <= 10%, at most 1 pair in 20
   // on the wrong side of a 15% gain) over the calibration files that hold such pairs. Session 13: 66 pairs, median
@@ -114,7 +129,7 @@ TEST(WhatIfPairs, PrecisionPairsOnTheCalibrationFilesDoNotGetWorse) {
   const auto precision = of(all, "precision");
   const WhatIfPairStats s = what_if_pair_stats(precision, what_if_pair_setup());
   EXPECT_EQ(s.pairs, 66);
-  EXPECT_LE(s.median_error_pct, 13.5);
+  EXPECT_LE(s.median_error_pct, 13.0);  // 12.8 in session 18 (half batch norm off cuDNN in PyTorch)
   EXPECT_LE(s.wrong_side, 6);
 }
 

@@ -671,7 +671,13 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     pipe = Pipe::kFp16;
     efficiency = km.constants().native_half_elementwise_efficiency;
   }
-  const bool row_reduction = op.kind == OpKind::kSoftmax ||
+  // Training batch norm of a half model in a framework that keeps it off cuDNN: one block per channel reduces the
+  // statistics (a row reduction like layer norm's), and its forward may read the input once more than two passes.
+  const bool native_half_bn = ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
+                              ctx.runtime.half_batch_norm_native && !ctx.plan.mixed && ctx.plan.bytes.weight == 2.0;
+  if (native_half_bn && phase == Phase::kForward)
+    w.bytes += (ctx.runtime.native_batch_norm_forward_reads - 2.0) * static_cast<double>(op.in_elems) * ctx.plan.bytes.act;
+  const bool row_reduction = op.kind == OpKind::kSoftmax || native_half_bn ||
                              (op.kind == OpKind::kNorm && (op.norm == NormKind::kLayer || op.norm == NormKind::kRms));
   out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions,
                           row_reduction ? km.constants().reduction_bandwidth_efficiency : 1.0);

@@ -30,6 +30,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
   if (key == "fused_attention") return &r.fused_attention;
   if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
+  if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
   return nullptr;
 }
 
@@ -55,6 +56,7 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (r.serving && key == "serving.scheduler_us_per_step") return &r.serving->scheduler_us_per_step;
   if (r.serving && key == "serving.scheduler_overlap") return &r.serving->scheduler_overlap;
   if (key == "context_bytes") return &r.context_bytes;
+  if (key == "native_batch_norm_forward_reads") return &r.native_batch_norm_forward_reads;
   return nullptr;
 }
 
@@ -194,6 +196,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
+  r.half_batch_norm_native = flag_or("half_batch_norm_native", r.half_batch_norm_native);
+  r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
+  if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");
   // A version named in the file: dotted digits, or an error naming the key.
   const auto checked_version = [&](const std::string& key, const std::string& text) {
     try {

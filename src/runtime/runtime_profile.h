@@ -66,6 +66,12 @@ struct RuntimeProfile {
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
+  // Training batch norm over half weights (--precision fp16: the model itself is half) runs the framework's own
+  // kernels, one thread block per channel reducing the statistics, not cuDNN's (PyTorch: cuDNN only for float
+  // weights); such a kernel streams at the block-reduction rate of softmax and layer norm.
+  bool half_batch_norm_native = false;
+  // Passes that native kernel's forward makes over the input (2: statistics, then normalize; THCUNN's: 3).
+  double native_batch_norm_forward_reads = 2;
   // The runtime's documented default for choosing cuDNN convolution algorithms: true = it times them and keeps the
   // fastest (cudnn.benchmark = True, TF_CUDNN_USE_AUTOTUNE=1), false = cuDNN's heuristic ([conv] heuristic_fwd).
   // A request may name the other (PredictRequest::conv_algo); CostContext::conv_autotune is what is costed.
