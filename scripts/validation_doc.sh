@@ -30,6 +30,7 @@ $bin validate data/validation/eval_gpu_s13.csv --markdown "$tmp/eval_gpu_s13.md"
 $bin validate data/validation/eval_gpu_s16.csv --markdown "$tmp/eval_gpu_s16.md" >/dev/null
 $bin validate data/validation/eval_gpu_s17.csv --markdown "$tmp/eval_gpu_s17.md" >/dev/null
 $bin validate data/validation/eval_gpu_s18.csv --markdown "$tmp/eval_gpu_s18.md" >/dev/null
+$bin validate data/validation/eval_gpu_s18b.csv --markdown "$tmp/eval_gpu_s18b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -288,6 +289,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s18.md"
+  echo
+  echo "# Evaluation: eval_gpu_s18b.csv (frozen)"
+  echo
+  echo "Gathered in session 18 after that session's model changes were merged; frozen before the session-19 model"
+  echo "changes, from one source no other data file uses: XHMY/torch_benchmark's nn_bench.py (NGC PyTorch 23.04,"
+  echo "PyTorch 2.1 eager, torchvision ResNet-50, DenseNet-201, VGG-13 and ViT-B/16 training at batch 64 with SGD,"
+  echo "float32 and model.half() float16, RTX 4090 under WSL2 and Titan RTX). Nothing is chosen with it in view; the"
+  echo "freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s18b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
