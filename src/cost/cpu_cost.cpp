@@ -323,6 +323,13 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
     const double groups = static_cast<double>(std::max<std::int64_t>(1, g.batch));
     return m.cross_socket_us(g, static_cast<double>(op.in_elems) * ctx.plan.bytes.act / groups, weights_bytes / groups);
   };
+  // An unfold + GEMM convolution's column matrix (rows = output pixels of `images` images, columns = c_in/groups x
+  // kernel, per group) and the passes over it: written and read in forward; the backward's col2im and re-unfold too.
+  const double unfold_passes = forward ? 2.0 : 4.0;
+  const auto unfolded_bytes = [&](const MatmulGeometry& g, double images) {
+    return static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.k) * images *
+           ctx.plan.bytes.act;
+  };
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
       if (runs_native_conv(rt, op, ctx.plan)) {
@@ -333,9 +340,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         const ConvGeometry& c = op.conv;
         const bool columns = c.kernel[0] != 1 || c.kernel[1] != 1 || c.stride[0] != 1 || c.stride[1] != 1 ||
                              c.pad[0] != 0 || c.pad[1] != 0;
-        const double unfolded =
-            columns ? static_cast<double>(g.m) * static_cast<double>(g.k) * ctx.plan.bytes.act : 0.0;
-        out.cost = m.gemm(g, w.flops, w.bytes + (forward ? 2.0 : 4.0) * unfolded, rt.matmul_efficiency * phase_eff);
+        const double unfolded = columns ? unfolded_bytes(g, 1.0) : 0.0;
+        out.cost = m.gemm(g, w.flops, w.bytes + unfold_passes * unfolded, rt.matmul_efficiency * phase_eff);
         out.cost.algorithm = "aten_native_gemm";
         if (rt.gemm_packs_weights_per_call)
           add_serial(out.cost, calls * m.weight_relayout_us(g, weights_bytes, cold, 2.0, 0.0));
@@ -353,15 +359,12 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       } else if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
       } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
-        // One unfold + GEMM per image: the unfolded matrix (rows = one image's output pixels, columns = c_in/groups x
-        // kernel) is written and read once per GEMM: forward, and the backward's col2im and re-unfold.
+        // One unfold + GEMM per image, each GEMM over one image's column matrix.
         MatmulGeometry g = conv_as_gemm(op.conv);
         g.m /= op.conv.n;
-        const double unfolded = static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.k) *
-                                static_cast<double>(op.conv.n) * ctx.plan.bytes.act;
-        const double passes = forward ? 2.0 : 4.0;
         const double images = static_cast<double>(op.conv.n);
-        out.cost = m.gemm(g, w.flops / images, (w.bytes + passes * unfolded) / images, rt.conv_efficiency * phase_eff);
+        const double unfolded = unfolded_bytes(g, images);
+        out.cost = m.gemm(g, w.flops / images, (w.bytes + unfold_passes * unfolded) / images, rt.conv_efficiency * phase_eff);
         out.cost.flops *= images;
         out.cost.bytes *= images;
         out.cost.compute_us *= images;
