@@ -44,6 +44,10 @@ def cnn(name, torchvision):
         return torchvision.models.resnet50()
     if name == "vgg16":
         return torchvision.models.vgg16()
+    if name == "mobilenet_v2":
+        return torchvision.models.mobilenet_v2()
+    if name == "shufflenet_v2_x1_0":
+        return torchvision.models.shufflenet_v2_x1_0()
     if name == "inception_v3":
         return torchvision.models.inception_v3(aux_logits=False, init_weights=False)
     raise ValueError(name)
@@ -122,6 +126,12 @@ CONFIGS = [
     ("resnet50_v1_5", "train", "tf32", 256, 0, ""),
     ("resnet50_v1_5", "train", "fp32", 128, 0, ""),
     ("resnet50_v1_5", "infer", "amp", 256, 0, "nhwc"),
+    # Host-bound steps (issue 13): eager PyTorch at batch 1 and light models at batch 12, where the GPU waits on
+    # Python dispatch; the host CPU is in log.txt (lscpu).
+    ("resnet50_v1_5", "infer", "fp32", 1, 0, ""),
+    ("bert_base", "infer", "fp32", 1, 128, ""),
+    ("shufflenet_v2_x1_0", "train", "fp32", 12, 0, ""),
+    ("mobilenet_v2", "train", "fp32", 12, 0, ""),
     ("resnet50_v1_5", "infer", "fp32", 256, 0, ""),
     ("resnet50_v1_5", "train", "amp-bf16", 256, 0, "nhwc"),
     ("vgg16", "infer", "fp32", 64, 0, ""),
@@ -147,6 +157,11 @@ def main():
     env = (f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}, "
            f"{props.name}, {props.multi_processor_count} SMs")
     print(env, file=log, flush=True)
+    try:
+        import subprocess
+        print(subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout, file=log, flush=True)
+    except Exception as e:
+        print(f"lscpu: {e}", file=log, flush=True)
     torch.backends.cudnn.benchmark = True
     rows = []
     kernels = open(os.path.join(args.out, "kernels.txt"), "w")

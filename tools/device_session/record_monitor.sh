@@ -8,6 +8,8 @@ out=${OUT:?OUT must name the folder for the results}
 mkdir -p "$out"
 gpu_id=${1:-h200-sxm-141gb}
 bin=${PERFCAST_BIN:-build/release/perfcast}
+job_s=${JOB_S:-40}      # how long each phase's training job runs
+watch_s=${WATCH_S:-50}  # how long perfcast monitor samples each phase
 # perfcast built on the development machine, carried with the libraries the device machine lacks (.devlibs).
 export LD_LIBRARY_PATH="$PWD/.devlibs:${LD_LIBRARY_PATH:-}"
 "$bin" --version > "$out/perfcast-version.txt" 2>&1
@@ -17,9 +19,9 @@ for phase in gpu host; do
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw,clocks.sm,clocks_throttle_reasons.active \
     --format=csv -lms 1000 > "$out/nvidia-smi_$phase.csv" 2>&1 &
   smi=$!
-  python3 tools/device_session/monitor_job.py --phase "$phase" --seconds 40 > "$out/job_$phase.log" 2>&1 &
+  python3 tools/device_session/monitor_job.py --phase "$phase" --seconds "$job_s" > "$out/job_$phase.log" 2>&1 &
   job=$!
-  timeout 70 "$bin" monitor --interval 1s --duration 50s --csv "$out/${gpu_id}_resnet50_amp_b128_$phase.csv" \
+  timeout $((watch_s + 20)) "$bin" monitor --interval 1s --duration "${watch_s}s" --csv "$out/${gpu_id}_resnet50_amp_b128_$phase.csv" \
     --compare "$out/predict_resnet50_amp_b128.json" > "$out/monitor_$phase.txt" 2>&1
   echo "monitor exit $?" >> "$out/monitor_$phase.txt"
   wait "$job"
