@@ -35,7 +35,7 @@ def log_uniform(rng, lo, hi):
 
 
 def shapes(rng):
-    """(op, precision, dims) in the order they run: the cheap and most-used first, so a cut budget loses little."""
+    """(op, precision, dims) in a shuffled order, so a budget that runs out cuts every op class alike."""
     out = []
     for prec, n in (("fp32", 120), ("bf16", 120), ("fp16", 60), ("tf32", 60)):
         for _ in range(n):
@@ -54,6 +54,7 @@ def shapes(rng):
         out.append(("conv", "fp32", {"B": log_uniform(rng, 1, 64), "Input_Channel": log_uniform(rng, 3, 1024),
                                      "Output_Channel": log_uniform(rng, 16, 1024), "Kernel_Size": kernel,
                                      "Input_Size": size, "Stride": rng.choice([1, 1, 2]), "Padding": kernel // 2}))
+    rng.shuffle(out)
     return out
 
 
