@@ -37,18 +37,18 @@ def log_uniform(rng, lo, hi):
 def shapes(rng):
     """(op, precision, dims) in a shuffled order, so a budget that runs out cuts every op class alike."""
     out = []
-    for prec, n in (("fp32", 120), ("bf16", 120), ("fp16", 60), ("tf32", 60)):
+    for prec, n in (("fp32", 200), ("bf16", 200), ("fp16", 100), ("tf32", 100)):
         for _ in range(n):
             out.append(("linear", prec, {"B": 1, "M": log_uniform(rng, 1, 16384), "N": log_uniform(rng, 16, 16384),
                                          "K": log_uniform(rng, 16, 16384)}))
-    for prec, n in (("fp32", 80), ("bf16", 80)):
+    for prec, n in (("fp32", 120), ("bf16", 120)):
         for _ in range(n):
             out.append(("bmm", prec, {"B": log_uniform(rng, 1, 256), "M": log_uniform(rng, 16, 4096),
                                       "N": log_uniform(rng, 16, 4096), "K": log_uniform(rng, 16, 4096)}))
     for op in ("add", "mul", "relu", "gelu", "softmax", "ln"):
-        for _ in range(25):
+        for _ in range(40):
             out.append((op, "fp32", {"B": log_uniform(rng, 1, 4096), "H": log_uniform(rng, 64, 65536)}))
-    for _ in range(100):
+    for _ in range(150):
         size = rng.choice([7, 14, 28, 56, 112, 224])
         kernel = rng.choice([1, 3, 3, 5, 7])
         out.append(("conv", "fp32", {"B": log_uniform(rng, 1, 64), "Input_Channel": log_uniform(rng, 3, 1024),
