@@ -10,10 +10,12 @@ gpu_id=${1:-h200-sxm-141gb}
 bin=${PERFCAST_BIN:-build/release/perfcast}
 job_s=${JOB_S:-40}      # how long each phase's training job runs
 watch_s=${WATCH_S:-50}  # how long perfcast monitor samples each phase
-# perfcast built on the development machine, carried with the libraries the device machine lacks (.devlibs).
-export LD_LIBRARY_PATH="$PWD/.devlibs:${LD_LIBRARY_PATH:-}"
-"$bin" --version > "$out/perfcast-version.txt" 2>&1
-"$bin" predict --gpu "$gpu_id" --model resnet50 --mode train --precision amp --batch 128 --json \
+# perfcast built on the development machine, carried with the libraries the device machine lacks (.devlibs); the
+# path is set for perfcast alone, so the PyTorch job keeps the device's own libraries.
+devlibs="$PWD/.devlibs:${LD_LIBRARY_PATH:-}"
+perfcast() { LD_LIBRARY_PATH="$devlibs" "$bin" "$@"; }
+perfcast --version > "$out/perfcast-version.txt" 2>&1
+perfcast predict --gpu "$gpu_id" --model resnet50 --mode train --precision amp --batch 128 --json \
   > "$out/predict_resnet50_amp_b128.json" 2> "$out/predict.err"
 for phase in gpu host; do
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw,clocks.sm,clocks_throttle_reasons.active \
@@ -21,7 +23,7 @@ for phase in gpu host; do
   smi=$!
   python3 tools/device_session/monitor_job.py --phase "$phase" --seconds "$job_s" > "$out/job_$phase.log" 2>&1 &
   job=$!
-  timeout $((watch_s + 20)) "$bin" monitor --interval 1s --duration "${watch_s}s" --csv "$out/${gpu_id}_resnet50_amp_b128_$phase.csv" \
+  LD_LIBRARY_PATH="$devlibs" timeout $((watch_s + 20)) "$bin" monitor --interval 1s --duration "${watch_s}s" --csv "$out/${gpu_id}_resnet50_amp_b128_$phase.csv" \
     --compare "$out/predict_resnet50_amp_b128.json" > "$out/monitor_$phase.txt" 2>&1
   echo "monitor exit $?" >> "$out/monitor_$phase.txt"
   wait "$job"
