@@ -16,7 +16,7 @@ Precisions:
 After the timing pass, every op is run once more under torch.profiler and the Chrome trace is saved
 (kernel names, grids and blocks are read from it on the development machine, tools/device_session/README.md).
 
-Usage: python3 kernel_sweep.py --out DIR [--budget-s 100]
+Usage: python3 kernel_sweep.py --out DIR [--budget-s 100] [--seed N]
 """
 import argparse
 import csv
@@ -112,6 +112,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=100.0)
+    p.add_argument("--seed", type=int, default=20261204, help="shapes are drawn from this seed")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
@@ -122,7 +123,7 @@ def main():
            "CUDNN Version": torch.backends.cudnn.version(), "CUDA Version": "cu" + (torch.version.cuda or "")}
     log = open(os.path.join(a.out, "kernel_sweep_log.txt"), "w")
     print(f"{env}, {props.multi_processor_count} SMs", file=log, flush=True)
-    rng = random.Random(20261204)
+    rng = random.Random(a.seed)
     rows, calls, held = [], [], 0
     for i, (op, prec, d) in enumerate(shapes(rng)):
         if time.time() - t0 > a.budget_s:

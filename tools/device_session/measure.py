@@ -21,6 +21,7 @@ def parse():
     p = argparse.ArgumentParser()
     p.add_argument("--gpu-id", required=True, help="perfcast catalog id of this GPU (e.g. h200-sxm-141gb)")
     p.add_argument("--out", required=True, help="folder for the CSV, the kernel lists and the log")
+    p.add_argument("--configs", choices=["main", "batch-sweep"], default="main", help="which list to run")
     p.add_argument("--budget-s", type=float, default=360.0, help="stop starting new configurations after this")
     return p.parse_args()
 
@@ -44,6 +45,8 @@ def cnn(name, torchvision):
         return torchvision.models.resnet50()
     if name == "vgg16":
         return torchvision.models.vgg16()
+    if name == "resnet152":
+        return torchvision.models.resnet152()
     if name == "mobilenet_v2":
         return torchvision.models.mobilenet_v2()
     if name == "shufflenet_v2_x1_0":
@@ -143,13 +146,32 @@ CONFIGS = [
     ("bert_base", "infer", "amp", 64, 128, ""),
     ("bert_large", "train", "amp", 16, 128, ""),
 ]
+# The second call of a session (--configs batch-sweep): where the host stops bounding the step, batch by batch, in
+# inference (FP32 and AMP) and AMP training.
+CONFIGS_BATCH_SWEEP = [
+    ("resnet50_v1_5", "infer", "fp32", b, 0, "") for b in (2, 4, 8, 16, 32, 64)
+] + [
+    ("resnet50_v1_5", "infer", "amp", b, 0, "nhwc") for b in (1, 4, 16, 64)
+] + [
+    ("resnet50_v1_5", "train", "amp", b, 0, "nhwc") for b in (8, 32, 128)
+] + [
+    ("bert_base", "infer", "fp32", b, 128, "") for b in (4, 16)
+] + [
+    ("bert_base", "infer", "amp", b, 128, "") for b in (1, 8)
+] + [
+    ("mobilenet_v2", "infer", "fp32", 1, 0, ""),
+    ("shufflenet_v2_x1_0", "infer", "fp32", 1, 0, ""),
+    ("resnet152", "train", "fp32", 32, 0, ""),
+    ("resnet152", "train", "amp", 64, 0, "nhwc"),
+    ("vgg16", "train", "fp32", 64, 0, ""),
+]
 PROFILE = {("vgg16", "infer", "fp32"), ("bert_base", "train", "amp"), ("resnet50_v1_5", "train", "amp")}
 
 
 def main():
     args = parse()
     os.makedirs(args.out, exist_ok=True)
-    log = open(os.path.join(args.out, "log.txt"), "w")
+    log = open(os.path.join(args.out, f"log_{args.configs}.txt"), "w")
     t0 = time.time()
     import torch
     import torchvision
@@ -164,8 +186,8 @@ def main():
         print(f"lscpu: {e}", file=log, flush=True)
     torch.backends.cudnn.benchmark = True
     rows = []
-    kernels = open(os.path.join(args.out, "kernels.txt"), "w")
-    for model_id, mode, precision, batch, seq, layout in CONFIGS:
+    kernels = open(os.path.join(args.out, f"kernels_{args.configs}.txt"), "w")
+    for model_id, mode, precision, batch, seq, layout in (CONFIGS if args.configs == "main" else CONFIGS_BATCH_SWEEP):
         if time.time() - t0 > args.budget_s:
             print(f"budget reached, skipping {model_id} {mode} {precision}", file=log, flush=True)
             continue
@@ -208,7 +230,7 @@ def main():
             torch.cuda.empty_cache()
     fields = ["gpu", "model", "runtime", "mode", "precision", "batch", "seq", "n_gpus", "data", "optimizer_step",
               "metric", "value", "source", "layout", "notes", "runtime_version"]
-    with open(os.path.join(args.out, "measured_pytorch.csv"), "w", newline="") as f:
+    with open(os.path.join(args.out, f"measured_pytorch_{args.configs}.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)

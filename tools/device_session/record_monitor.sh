@@ -13,9 +13,10 @@ watch_s=${WATCH_S:-50}  # how long perfcast monitor samples each phase
 # perfcast built on the development machine, carried with the libraries the device machine lacks (.devlibs); the
 # path is set for perfcast alone, so the PyTorch job keeps the device's own libraries.
 devlibs="$PWD/.devlibs:${LD_LIBRARY_PATH:-}"
+export PERFCAST_DATA="$PWD/data"  # the checkout's data/, not an installed prefix
 perfcast() { LD_LIBRARY_PATH="$devlibs" "$bin" "$@"; }
 perfcast --version > "$out/perfcast-version.txt" 2>&1
-perfcast predict --gpu "$gpu_id" --model resnet50 --mode train --precision amp --batch 128 --json \
+perfcast predict --gpu "$gpu_id" --model resnet50_v1_5 --mode train --precision amp --batch 128 --json \
   > "$out/predict_resnet50_amp_b128.json" 2> "$out/predict.err"
 for phase in gpu host; do
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw,clocks.sm,clocks_throttle_reasons.active \
