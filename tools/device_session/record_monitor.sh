@@ -22,8 +22,11 @@ for phase in gpu host; do
   nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw,clocks.sm,clocks_throttle_reasons.active \
     --format=csv -lms 1000 > "$out/nvidia-smi_$phase.csv" 2>&1 &
   smi=$!
-  python3 tools/device_session/monitor_job.py --phase "$phase" --seconds "$job_s" > "$out/job_$phase.log" 2>&1 &
+  PYTHONUNBUFFERED=1 python3 tools/device_session/monitor_job.py --phase "$phase" --seconds "$job_s" \
+    > "$out/job_$phase.log" 2>&1 &
   job=$!
+  # Watch the steady state: start the monitor once the job has warmed up (its "warm" line), at most 60 s on.
+  for _ in $(seq 120); do grep -q '^warm' "$out/job_$phase.log" 2> /dev/null && break; sleep 0.5; done
   LD_LIBRARY_PATH="$devlibs" timeout $((watch_s + 20)) "$bin" monitor --interval 1s --duration "${watch_s}s" --csv "$out/${gpu_id}_resnet50_amp_b128_$phase.csv" \
     --compare "$out/predict_resnet50_amp_b128.json" > "$out/monitor_$phase.txt" 2>&1
   echo "monitor exit $?" >> "$out/monitor_$phase.txt"

@@ -27,7 +27,7 @@ stamp "measure.py exit $?"
 pack
 stamp "monitor"
 mkdir -p "$r/monitor"
-OUT="$r/monitor" JOB_S=30 WATCH_S=36 timeout 130 bash tools/device_session/record_monitor.sh "$gpu_id" \
+OUT="$r/monitor" JOB_S=40 WATCH_S=32 timeout 200 bash tools/device_session/record_monitor.sh "$gpu_id" \
   > "$r/monitor_stdout.txt" 2>&1
 stamp "monitor exit $?"
 pack

@@ -11,7 +11,7 @@ pack() { tar czf "$out/session2.tar.gz.tmp" -C "$out" r2 && mv "$out/session2.ta
 stamp() { echo "$(date -u +%T) $*" >> "$r/session_log.txt"; }
 stamp "start"
 mkdir -p "$r/monitor"
-OUT="$r/monitor" JOB_S=30 WATCH_S=36 timeout 130 bash tools/device_session/record_monitor.sh "$gpu_id" \
+OUT="$r/monitor" JOB_S=40 WATCH_S=32 timeout 200 bash tools/device_session/record_monitor.sh "$gpu_id" \
   > "$r/monitor_stdout.txt" 2>&1
 stamp "monitor exit $?"
 pack
