@@ -213,6 +213,7 @@ def main():
                          "seq": seq or "", "n_gpus": 1, "data": "synthetic", "optimizer_step": "",
                          "metric": "samples_per_s", "value": f"{rate:.4g}",
                          "source": "perfcast device session (tools/device_session)", "layout": layout,
+                         "conv_algo": "autotune", "attention": "eager" if model_id.startswith("bert") else "",
                          "notes": note, "runtime_version": torch.__version__.split("+")[0].rsplit(".", 1)[0]})
             print(f"{model_id} {mode} {precision} b{batch} s{seq} {layout}: {rate:.1f}/s", file=log, flush=True)
             if (model_id, mode, precision) in PROFILE:
@@ -229,7 +230,7 @@ def main():
         finally:
             torch.cuda.empty_cache()
     fields = ["gpu", "model", "runtime", "mode", "precision", "batch", "seq", "n_gpus", "data", "optimizer_step",
-              "metric", "value", "source", "layout", "notes", "runtime_version"]
+              "metric", "value", "source", "layout", "conv_algo", "attention", "notes", "runtime_version"]
     with open(os.path.join(args.out, f"measured_pytorch_{args.configs}.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         w.writeheader()
