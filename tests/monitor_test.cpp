@@ -1,6 +1,7 @@
 // perfcast monitor (issue 15): the replay of a recorded session through the same analysis as NVML sampling, the
 // comparison with a prediction, the session file's format and its hostile variants, and the machine without a GPU.
-// The session fixture is SYNTHETIC (tests/data/monitor/README.md): its figures are known by construction.
+// One session fixture is SYNTHETIC (its figures are known by construction); two are MEASURED on an H200 and are
+// checked against independent readings of the same run, its job log and nvidia-smi (tests/data/monitor/README.md).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -113,6 +114,51 @@ TEST_F(MonitorCli, CompareNamesTheInputPipeline) {
 }
 
 // Clocks under the prediction with the power-cap bit set in most busy samples are put down to the cap.
+// The recorded H200 sessions (tests/data/monitor/README.md): ResNet-50 AMP training at batch 128, fed from the GPU
+// and then from the host. nvidia-smi sampled the same driver counters beside perfcast monitor; its means over the
+// job (README table) are the expectations, to about a point of busy and a few percent of power (different
+// sampling instants).
+const fs::path kRecordedDir = fs::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "monitor";
+TEST(MonitorReplay, RecordedH200SessionsReadAsNvidiaSmiDid) {
+  struct Phase {
+    const char* file;
+    double smi_busy_pct, smi_power_w;
+  };
+  for (const Phase& p : {Phase{"h200-sxm-141gb_resnet50_amp_b128_gpu.csv", 94.3, 501.3},
+                         Phase{"h200-sxm-141gb_resnet50_amp_b128_host.csv", 24.3, 214.5}}) {
+    const MonitorSession s = replay(kRecordedDir / p.file);
+    EXPECT_EQ(s.rounds, 32) << p.file;
+    ASSERT_EQ(s.gpus.size(), 1u) << p.file;
+    const GpuActivity& g = s.gpus[0];
+    EXPECT_EQ(g.name, "NVIDIA H200");
+    EXPECT_NEAR(g.util_gpu_pct.mean(), p.smi_busy_pct, 2.0) << p.file;
+    EXPECT_NEAR(g.power_w.mean(), p.smi_power_w, 0.03 * p.smi_power_w) << p.file;
+    EXPECT_DOUBLE_EQ(g.power_limit_w, 700.0);           // the H200 SXM's 700 W (nvidia-smi.txt of the session)
+    EXPECT_DOUBLE_EQ(g.sm_clock_mhz.mean(), 1980.0);    // nvidia-smi read 1980 MHz throughout both jobs
+    EXPECT_TRUE(g.reasons.empty()) << p.file;           // nvidia-smi's clocks_event_reasons were 0x0 while busy
+  }
+}
+
+// The host-fed job does the same GPU work per step as the GPU-fed one, so the share of time the GPU is busy falls
+// with its steps per second: busy(host) / busy(gpu) ~ (685.5 images/s) / (2802.1 images/s), from the job logs.
+TEST(MonitorReplay, RecordedH200HostFedPhaseWaitsAsItsJobLogSays) {
+  const double gpu = replay(kRecordedDir / "h200-sxm-141gb_resnet50_amp_b128_gpu.csv").gpus.at(0).util_gpu_pct.mean();
+  const double host = replay(kRecordedDir / "h200-sxm-141gb_resnet50_amp_b128_host.csv").gpus.at(0).util_gpu_pct.mean();
+  EXPECT_NEAR(host / gpu, 685.5 / 2802.1, 0.05);
+}
+
+// What the monitor tells the user of each recorded phase against perfcast's prediction of the GPU-fed job.
+TEST_F(MonitorCli, RecordedH200CompareTellsTheTwoPhasesApart) {
+  const std::string predict = "' --compare --gpu h200-sxm-141gb --model resnet50_v1_5 --mode train --precision amp --batch 128";
+  const auto fed = run("monitor --replay '" + (kRecordedDir / "h200-sxm-141gb_resnet50_amp_b128_gpu.csv").string() + predict);
+  ASSERT_EQ(fed.code, 0) << fed.err;
+  EXPECT_EQ(fed.out.find("the input pipeline or the host"), std::string::npos) << fed.out;
+  const auto starved = run("monitor --replay '" + (kRecordedDir / "h200-sxm-141gb_resnet50_amp_b128_host.csv").string() + predict);
+  ASSERT_EQ(starved.code, 0) << starved.err;
+  EXPECT_NE(starved.out.find("GPU 0 busy 24% where"), std::string::npos) << starved.out;
+  EXPECT_NE(starved.out.find("the input pipeline or the host"), std::string::npos) << starved.out;
+}
+
 TEST_F(MonitorCli, ClocksHeldDownByThePowerCap) {
   std::string rows;
   for (int t = 0; t < 10; ++t)
