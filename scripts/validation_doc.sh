@@ -31,6 +31,7 @@ $bin validate data/validation/eval_gpu_s16.csv --markdown "$tmp/eval_gpu_s16.md"
 $bin validate data/validation/eval_gpu_s17.csv --markdown "$tmp/eval_gpu_s17.md" >/dev/null
 $bin validate data/validation/eval_gpu_s18.csv --markdown "$tmp/eval_gpu_s18.md" >/dev/null
 $bin validate data/validation/eval_gpu_s18b.csv --markdown "$tmp/eval_gpu_s18b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s19.csv --markdown "$tmp/eval_gpu_s19.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -299,6 +300,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s18b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s19.csv (frozen)"
+  echo
+  echo "Gathered in session 19 before that session's model changes were merged, from one source no other data file"
+  echo "uses: OpenPPL/ppl.nn's CUDA benchmark page (TensorRT 8 column, Tesla T4, batch 1, 224x224, torchvision models"
+  echo "exported to ONNX; precision taken as fp16). Nothing is chosen with it in view; the freeze figures are in"
+  echo "data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s19.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
