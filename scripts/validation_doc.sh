@@ -13,6 +13,7 @@ $bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
 $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev/null
 $bin validate data/validation/mlperf_inference.csv --markdown "$tmp/mlperf.md" >/dev/null
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
+$bin validate data/validation/measured_h200.csv --markdown "$tmp/measured_h200.md" >/dev/null
 $bin validate data/validation/check_hostbound.csv --markdown "$tmp/hostbound.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
@@ -147,6 +148,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "while the zoo's are v1, and depthwise-heavy networks train 20-45% faster than measured on the RTX 3090."
   echo
   cat "$tmp/timm.md"
+  echo
+  echo "# Measured by perfcast on an H200: measured_h200.csv (calibration)"
+  echo
+  echo "PyTorch 2.11 eager on a lent H200 (session 19, data/device_sessions/2026-12-04-h200/): torchvision CNNs and Hugging"
+  echo "Face BERT, training and inference, FP32 / TF32 / AMP FP16 / BF16, NCHW and channels-last, batch 1-256 (a batch sweep"
+  echo "of ResNet-50 where the host stops bounding the step). The host, a 16-vCPU Emerald Rapids guest, has no data/hosts"
+  echo "profile, so host-bound rows are read against the default host."
+  echo
+  cat "$tmp/measured_h200.md"
   echo
   echo "# Host-bound check set: check_hostbound.csv"
   echo
