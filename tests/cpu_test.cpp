@@ -238,6 +238,25 @@ TEST(CpuPredict, OnnxRuntimeRunsConvolutionsOnNchwcKernelsWhereTheChannelsFitThe
   EXPECT_EQ(algorithm("core-i7-8700", "features.3.expand"), "nchwc_conv");
 }
 
+// The depthwise half of the same rule: a depthwise convolution qualifies when its channels fill whole blocks.
+// MobileNet v3 large's 72-channel depthwise (72 = 4.5 blocks of 16, 9 of 8) stays off the NCHWc kernels on AVX-512 and
+// takes them on AVX2; its 240-channel one (15 blocks of 16) takes them on both.
+TEST(CpuPredict, OnnxRuntimeDepthwiseNeedsWholeNchwcBlocks) {
+  const auto algorithm = [](const char* device, const std::string& op) {
+    PredictRequest r = cpu_request(device, "mobilenet_v3_large", 1);
+    r.mode = Mode::kInfer;
+    r.runtime = "onnxruntime";
+    for (const auto& e : predict(r).step.entries)
+      if (e.name == op) return std::string(e.cost.algorithm);
+    ADD_FAILURE() << device << " mobilenet_v3_large has no op " << op;
+    return std::string();
+  };
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.3.block.1.0"), "depthwise");  // 72 channels
+  EXPECT_EQ(algorithm("core-i7-8700", "features.3.block.1.0"), "nchwc_depthwise");
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.7.block.1.0"), "nchwc_depthwise");  // 240 channels
+  EXPECT_EQ(algorithm("core-i7-8700", "features.7.block.1.0"), "nchwc_depthwise");
+}
+
 // MLAS deals an NCHWc convolution over its threads as batch x groups x output rows x sets of 4 channel blocks
 // (onnxruntime/core/mlas/lib/snchwc.cpp: FilterSetSize = 4, TotalWork = BatchCount x GroupCount x FilterSetCount x
 // OutputHeight, MlasPartitionWork). ResNet-50's layer4 3x3 convolution at batch 1 (512 channels, 7 x 7 output) on one

@@ -275,7 +275,7 @@ KernelCost CpuCostModel::nchwc_conv(const ConvGeometry& c, double flops, double 
     const double items = images * std::ceil(static_cast<double>(c.c_out) / block) * rows;
     k.algorithm = "nchwc_depthwise";
     k.shape_efficiency = item_spread(items);
-    k.compute_us = flops / (cpu_.peak_tflops("fp32") * 1e6 * runtime_.depthwise_efficiency * socket_factor_ *
+    k.compute_us = flops / (cpu_.peak_tflops("fp32") * 1e6 * runtime_.nchwc_depthwise_efficiency * socket_factor_ *
                             k.shape_efficiency);
   } else {
     // MLAS_NCHWC_GROUPED_CONV_ALGORITHM: one work item per output row of one set of channel blocks per group.

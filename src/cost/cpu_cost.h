@@ -85,8 +85,9 @@ class CpuCostModel {
   bool runs_nchwc(const ConvGeometry& c) const;
   // One MLAS NCHWc direct convolution (onnxruntime/core/mlas/lib/snchwc.cpp): the threads split batch x groups x
   // output rows x sets of nchwc_filter_set_blocks channel blocks (depthwise: batch x channel blocks x output rows),
-  // so a small map keeps as many cores busy as it has such items; at the runtime's conv_efficiency (depthwise
-  // efficiency for depthwise), with the K ramp and the padded channels' idle lanes; no im2col, no per-call reorders.
+  // so a small map keeps as many cores busy as it has such items; at the runtime's conv_efficiency (its
+  // nchwc_depthwise_efficiency for depthwise), with the K ramp and the padded channels' idle lanes; no im2col, no
+  // per-call reorders.
   KernelCost nchwc_conv(const ConvGeometry& c, double flops, double bytes, double cold_bytes = 0) const;
   // Share of the cores busy when `items` equal work items are dealt over them in rounds.
   double item_spread(double items) const;
