@@ -259,9 +259,10 @@ TEST(CpuPredict, OnnxRuntimeDepthwiseNeedsWholeNchwcBlocks) {
 
 // MLAS deals an NCHWc convolution over its threads as batch x groups x output rows x sets of 4 channel blocks
 // (onnxruntime/core/mlas/lib/snchwc.cpp: FilterSetSize = 4, TotalWork = BatchCount x GroupCount x FilterSetCount x
-// OutputHeight, MlasPartitionWork). ResNet-50's layer4 3x3 convolution at batch 1 (512 channels, 7 x 7 output) on one
-// 40-core Xeon Platinum 8380 (AVX-512, blocks of 16): 512 / 64 = 8 sets x 7 rows = 56 items, two rounds over 40 threads,
-// so 56 / 80 = 0.70 of the cores work; its reduction depth 512 x 9 = 4608 keeps the K ramp at 4608 / (4608 + 32).
+// OutputHeight, MlasPartitionWork). ResNet-50's layer4 3x3 convolution at batch 1 (512 channels, 7 x 7 output) on
+// one 40-core Xeon Platinum 8380 (AVX-512, blocks of 16): 512 / 64 = 8 sets x 7 rows = 56 items, two rounds over 40
+// threads, so 56 / 80 = 0.70 of the cores work; its reduction depth 512 x 9 = 4608 keeps the K ramp at
+// 4608 / (4608 + 32).
 TEST(CpuPredict, OnnxRuntimeNchwcConvolutionKeepsAsManyCoresBusyAsMlasDealsRows) {
   PredictRequest r = cpu_request("xeon-platinum-8380", "resnet50", 1);
   r.mode = Mode::kInfer;
