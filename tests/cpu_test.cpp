@@ -11,6 +11,7 @@
 #include "cost/cpu_cost.h"
 #include "device/catalog.h"
 #include "device/cpu_catalog.h"
+#include "runtime/cpu_runtime.h"
 
 namespace perfcast {
 namespace {
@@ -214,6 +215,67 @@ TEST(CpuPredict, PyTorchRunsSmallBatchOneConvolutionsOutsideOneDnnAsAtenChooses)
   EXPECT_NE(algorithm("mobilenet_v2", 2, "features.16.expand"), "aten_native_gemm");
 }
 
+// ONNX Runtime at ORT_ENABLE_ALL rewrites FP32 convolutions to MLAS's NCHWc kernels where the channel counts fit its
+// blocks (onnxruntime/core/optimizer/nchwc_transformer.cc TransformConv; the block is one vector of floats, 16 with
+// AVX-512F and 8 with AVX2, MlasNchwcGetBlockSize): ungrouped convolutions need input channels in whole blocks or
+// fewer than one block, depthwise ones output channels in whole blocks. MobileNet v2's stem (3 input channels), its
+// 144-channel depthwise and its 144 -> 24 projection qualify on AVX-512; its 24 -> 144 expansion does not (24 is not a
+// multiple of 16) and runs MlasConv's unfold + SGEMM, but does qualify on an AVX2 part (24 = 3 blocks of 8).
+TEST(CpuPredict, OnnxRuntimeRunsConvolutionsOnNchwcKernelsWhereTheChannelsFitTheBlocks) {
+  const auto algorithm = [](const char* device, const std::string& op) {
+    PredictRequest r = cpu_request(device, "mobilenet_v2", 1);
+    r.mode = Mode::kInfer;
+    r.runtime = "onnxruntime";
+    for (const auto& e : predict(r).step.entries)
+      if (e.name == op) return std::string(e.cost.algorithm);
+    ADD_FAILURE() << device << " mobilenet_v2 has no op " << op;
+    return std::string();
+  };
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.0.conv"), "nchwc_conv");
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.3.dw"), "nchwc_depthwise");
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.2.project"), "nchwc_conv");
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.3.expand"), "gemm");
+  EXPECT_EQ(algorithm("core-i7-8700", "features.3.expand"), "nchwc_conv");
+}
+
+// The depthwise half of the same rule: a depthwise convolution qualifies when its channels fill whole blocks.
+// MobileNet v3 large's 72-channel depthwise (72 = 4.5 blocks of 16, 9 of 8) stays off the NCHWc kernels on AVX-512 and
+// takes them on AVX2; its 240-channel one (15 blocks of 16) takes them on both.
+TEST(CpuPredict, OnnxRuntimeDepthwiseNeedsWholeNchwcBlocks) {
+  const auto algorithm = [](const char* device, const std::string& op) {
+    PredictRequest r = cpu_request(device, "mobilenet_v3_large", 1);
+    r.mode = Mode::kInfer;
+    r.runtime = "onnxruntime";
+    for (const auto& e : predict(r).step.entries)
+      if (e.name == op) return std::string(e.cost.algorithm);
+    ADD_FAILURE() << device << " mobilenet_v3_large has no op " << op;
+    return std::string();
+  };
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.3.block.1.0"), "depthwise");  // 72 channels
+  EXPECT_EQ(algorithm("core-i7-8700", "features.3.block.1.0"), "nchwc_depthwise");
+  EXPECT_EQ(algorithm("core-i9-10900x", "features.7.block.1.0"), "nchwc_depthwise");  // 240 channels
+  EXPECT_EQ(algorithm("core-i7-8700", "features.7.block.1.0"), "nchwc_depthwise");
+}
+
+// MLAS deals an NCHWc convolution over its threads as batch x groups x output rows x sets of 4 channel blocks
+// (onnxruntime/core/mlas/lib/snchwc.cpp: FilterSetSize = 4, TotalWork = BatchCount x GroupCount x FilterSetCount x
+// OutputHeight, MlasPartitionWork). ResNet-50's layer4 3x3 convolution at batch 1 (512 channels, 7 x 7 output) on
+// one 40-core Xeon Platinum 8380 (AVX-512, blocks of 16): 512 / 64 = 8 sets x 7 rows = 56 items, two rounds over 40
+// threads, so 56 / 80 = 0.70 of the cores work; its reduction depth 512 x 9 = 4608 keeps the K ramp at
+// 4608 / (4608 + 32).
+TEST(CpuPredict, OnnxRuntimeNchwcConvolutionKeepsAsManyCoresBusyAsMlasDealsRows) {
+  PredictRequest r = cpu_request("xeon-platinum-8380", "resnet50", 1);
+  r.mode = Mode::kInfer;
+  r.runtime = "onnxruntime";
+  for (const auto& e : predict(r).step.entries) {
+    if (e.name != "layer4.1.conv2") continue;
+    EXPECT_EQ(std::string(e.cost.algorithm), "nchwc_conv");
+    EXPECT_NEAR(e.cost.shape_efficiency, 56.0 / 80.0 * 4608.0 / (4608.0 + 32.0), 1e-3);
+    return;
+  }
+  ADD_FAILURE() << "resnet50 has no op layer4.1.conv2";
+}
+
 TEST(CpuPredict, PrecisionsNeedTheirUnits) {
   PredictRequest r = cpu_request("xeon-e5-2690-v4", "resnet50", 32);
   r.precision = "bf16";
@@ -316,6 +378,23 @@ TEST(CpuCost, OnednnReorderConstantsGiveBackTheVerboseTimings) {
   EXPECT_LE(r.call_us, 51.1);
   EXPECT_EQ(r.host_cores, 40.0);  // the README's MKL_VERBOSE line: NThr:40 at 2.40 GHz
   EXPECT_EQ(r.host_ghz, 2.4);
+}
+
+// A small oneDNN weight reorder costs its parallel region, which grows with the team: MKL-DNN's verbose lines show a
+// 64x64x1x1 (16 KB) weight reorder taking 8.06 us (tensorflow/serving#1272, 'in:f32_hwio out:f32_OIhw8i8o ...
+// 64x64x1x1,0.00805664') and 9 us under PyTorch 2.4 (pytorch/pytorch#131958), against 43-51 us for a 36 KB one on the
+// 40-thread host of [onednn_reorder]. Neither log names its machine; on a ten-core desktop the prediction must land
+// within 2x of their 8-9 us, where the host's fixed 47 us would not.
+TEST(CpuCost, SmallWeightReorderOnTenCoresTakesWhatVerboseLogsShow) {
+  const CpuRuntimeProfile& rt = find_cpu_runtime("pytorch");
+  const CpuCostModel m(cpu("core-i9-10900x"), rt, cpu_cost_constants(), "fp32");
+  MatmulGeometry g;
+  g.m = 56 * 56;
+  g.n = 64;
+  g.k = 64;
+  const double us = m.onednn_reorder_us(64.0 * 64 * 4, true, g);
+  EXPECT_GT(us, 8.06 / 2);
+  EXPECT_LT(us, 9.0 * 2);
 }
 
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a

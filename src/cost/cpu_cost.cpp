@@ -136,7 +136,11 @@ double CpuCostModel::onednn_reorder_us(double bytes, bool to_blocked, const Matm
   // The memory roofline: the read from where the data is (evicted weights from DRAM), the write to a new buffer.
   const double roofline = cold_bytes / cold_weight_bytes_per_us(g) + (bytes - cold_bytes) / bandwidth_bytes_per_us(bytes) +
                           bytes / bandwidth_bytes_per_us(bytes);
-  return r.call_us * r.host_ghz / clock + std::max(bytes / rate, roofline);
+  // The call time is one parallel region's fork and join over the whole team (libgomp wakes and gathers every
+  // thread whatever the work, the rule of omp_fork_join_us_per_thread): measured on the host's team, it grows with
+  // the team and shrinks with the clock.
+  const double call = r.call_us * (cpu_.total_cores() / r.host_cores) * (r.host_ghz / clock);
+  return call + std::max(bytes / rate, roofline);
 }
 
 double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {
@@ -225,6 +229,73 @@ KernelCost CpuCostModel::depthwise(double flops, double bytes) const {
   k.algorithm = "depthwise";
   k.compute_us = flops / (cpu_.peak_tflops("fp32") * 1e6 * runtime_.depthwise_efficiency * socket_factor_);
   k.memory_us = bytes / bandwidth_bytes_per_us(bytes);
+  return finish(k, Bound::kCpuVector);
+}
+
+double CpuCostModel::nchwc_block_channels() const {
+  // MlasNchwcGetBlockSize: the platform's NchwcBlockSize, set to one vector of floats by the kernel family chosen
+  // from CPUID (AVX-512F kernels on any part with AVX-512, Zen 4's split datapath included).
+  return (cpu_.isa == "avx512" ? 512.0 : 256.0) / 32.0;
+}
+
+bool CpuCostModel::runs_nchwc(const ConvGeometry& c) const {
+  // onnxruntime/core/optimizer/nchwc_transformer.cc TransformConv: FP32 2-D convolutions with constant weights;
+  // grouped ones need output channels in whole blocks and either one channel per group (depthwise) or whole blocks
+  // per group; ungrouped ones need input channels in whole blocks, or fewer than one block (the first layer reads
+  // the NCHW image directly); output channels are padded up to a block.
+  if (!(runtime_.nchwc_filter_set_blocks > 0) || precision_ != "fp32" || c.transposed || c.spatial_dims != 2)
+    return false;
+  const auto block = static_cast<std::int64_t>(nchwc_block_channels());
+  if (c.groups > 1) {
+    if (c.c_out % block != 0) return false;
+    const std::int64_t cin_g = c.c_in / c.groups;
+    const std::int64_t cout_g = c.c_out / c.groups;
+    if (cin_g == 1 && c.c_out == c.groups) return true;
+    return cin_g % block == 0 && cout_g % block == 0;
+  }
+  return c.c_in < block || c.c_in % block == 0;
+}
+
+double CpuCostModel::item_spread(double items) const {
+  const double cores = cpu_.total_cores();
+  if (!(items > 0)) return 1.0;
+  return items / (std::ceil(items / cores) * cores);
+}
+
+KernelCost CpuCostModel::nchwc_conv(const ConvGeometry& c, double flops, double bytes, double cold_bytes) const {
+  const double block = nchwc_block_channels();
+  const double images = static_cast<double>(c.n);
+  const double rows = static_cast<double>(c.out[0]);
+  const bool depthwise = c.groups > 1 && c.groups == c.c_in;
+  KernelCost k;
+  k.flops = flops;
+  k.bytes = bytes;
+  if (depthwise) {
+    // MLAS_NCHWC_CONV_DEPTHWISE_ALGORITHM: one work item per output row of one channel block.
+    const double items = images * std::ceil(static_cast<double>(c.c_out) / block) * rows;
+    k.algorithm = "nchwc_depthwise";
+    k.shape_efficiency = item_spread(items);
+    k.compute_us = flops / (cpu_.peak_tflops("fp32") * 1e6 * runtime_.nchwc_depthwise_efficiency * socket_factor_ *
+                            k.shape_efficiency);
+  } else {
+    // MLAS_NCHWC_GROUPED_CONV_ALGORITHM: one work item per output row of one set of channel blocks per group.
+    const double groups = static_cast<double>(c.groups);
+    const double cout_g = static_cast<double>(c.c_out) / groups;
+    const double blocks = std::ceil(cout_g / block);
+    const double items = images * groups * std::ceil(blocks / runtime_.nchwc_filter_set_blocks) * rows;
+    const double depth = static_cast<double>(c.c_in) / groups * static_cast<double>(c.kernel[0] * c.kernel[1]);
+    const double fill = cout_g / (blocks * block);  // the padded channels' lanes compute nothing
+    k.algorithm = "nchwc_conv";
+    k.shape_efficiency = std::max(1e-3, item_spread(items) * depth / (depth + c_.gemm_k_half) * fill);
+    k.compute_us = flops / (gemm_flops_per_us(runtime_.conv_efficiency) * k.shape_efficiency);
+  }
+  cold_bytes = std::clamp(cold_bytes, 0.0, bytes);
+  const double warm = bytes - cold_bytes;
+  k.memory_us = warm > 0 ? warm / bandwidth_bytes_per_us(warm) : 0.0;
+  if (cold_bytes > 0) {
+    MatmulGeometry g = conv_as_gemm(c);
+    k.memory_us += cold_bytes / cold_weight_bytes_per_us(g);
+  }
   return finish(k, Bound::kCpuVector);
 }
 
@@ -356,6 +427,11 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
                                          : m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff);
         add_serial(out.cost, calls * dense_conv_reorders_us(m, g, op, ctx.plan, cold));
         if (!is_depthwise(op.conv)) add_serial(out.cost, calls * conv_cross_socket_us(g));
+      } else if (m.runs_nchwc(op.conv)) {
+        // ONNX Runtime at ORT_ENABLE_ALL: MLAS's NCHWc direct kernels on weights reordered once per session, the
+        // activations kept blocked from one such node to the next.
+        out.cost = m.nchwc_conv(op.conv, w.flops, w.bytes, cold);
+        add_serial(out.cost, calls * conv_cross_socket_us(conv_as_gemm(op.conv)));
       } else if (is_depthwise(op.conv)) {
         out.cost = m.depthwise(w.flops, w.bytes);
       } else if (rt.conv_im2col_per_image && op.conv.n > 1) {
@@ -378,8 +454,12 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         const double groups = static_cast<double>(std::max<std::int64_t>(1, g.batch));
         add_serial(out.cost, gemm_calls * m.cross_socket_us(g, unfolded / images / groups, weights_bytes / groups));
       } else {
+        // A library convolution as implicit GEMM. MLAS's own (a convolution the NCHWc rewrite leaves alone) unfolds
+        // a cache-sized panel per thread into MlasSgemm (convolve.cpp, MLAS_CONV_WORKING_BUFFER_SIZE_PER_THREAD), so
+        // it runs at the SGEMM's efficiency with no unfolded matrix in memory.
         const MatmulGeometry g = conv_as_gemm(op.conv);
-        out.cost = m.gemm(g, w.flops, w.bytes, rt.conv_efficiency * phase_eff, cold);
+        const double eff = rt.nchwc_filter_set_blocks > 0 ? rt.matmul_efficiency : rt.conv_efficiency;
+        out.cost = m.gemm(g, w.flops, w.bytes, eff * phase_eff, cold);
         add_serial(out.cost, calls * conv_cross_socket_us(g));
       }
       break;

@@ -72,11 +72,25 @@ class CpuCostModel {
   // Cores the per-head attention products keep busy.
   double head_gemm_threads(double products) const;
   // One oneDNN reorder primitive over `bytes` (read) into a fresh buffer, plain to blocked layout or back: the
-  // measured call time and rate of [onednn_reorder] scaled to this part, never faster than the memory roofline of
-  // the read and the write (`cold_bytes` of it evicted weights, from DRAM at what the working cores stream).
+  // measured call time (scaled by the team's size and the clock) and rate (by cores x clock) of [onednn_reorder] on
+  // this part, never faster than the memory roofline of the read and the write (`cold_bytes` of it evicted weights,
+  // from DRAM at what the working cores stream).
   double onednn_reorder_us(double bytes, bool to_blocked, const MatmulGeometry& g, double cold_bytes = 0) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
+  // Channels of one MLAS NCHWc block: one vector register of FP32 lanes (16 with AVX-512F, 8 with AVX2).
+  double nchwc_block_channels() const;
+  // Whether ONNX Runtime's NchwcTransformer rewrites this FP32 convolution to MLAS's NCHWc kernels (the runtime's
+  // nchwc_filter_set_blocks > 0 and the channel counts fit its blocks).
+  bool runs_nchwc(const ConvGeometry& c) const;
+  // One MLAS NCHWc direct convolution (onnxruntime/core/mlas/lib/snchwc.cpp): the threads split batch x groups x
+  // output rows x sets of nchwc_filter_set_blocks channel blocks (depthwise: batch x channel blocks x output rows),
+  // so a small map keeps as many cores busy as it has such items; at the runtime's conv_efficiency (its
+  // nchwc_depthwise_efficiency for depthwise), with the K ramp and the padded channels' idle lanes; no im2col, no
+  // per-call reorders.
+  KernelCost nchwc_conv(const ConvGeometry& c, double flops, double bytes, double cold_bytes = 0) const;
+  // Share of the cores busy when `items` equal work items are dealt over them in rounds.
+  double item_spread(double items) const;
   // A streaming op (elementwise, norm, pool, softmax, copies, optimizer updates), `launches` framework calls over
   // `elements` each (0 = large): below the grain a loop runs on fewer threads, at what those threads stream.
   KernelCost streaming(double flops, double bytes, double launches = 1, double elements = 0) const;

@@ -51,6 +51,14 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
     }
   if (!r.gemm_prepack_from_version.empty() && r.gemm_packs_weights_per_call)
     f.fail("gemm_prepack_from_version", "applies to a profile that pre-packs (gemm_packs_weights_per_call = false)");
+  r.nchwc_filter_set_blocks = f.number_or("nchwc_filter_set_blocks", 0);
+  if (!(r.nchwc_filter_set_blocks >= 0 && r.nchwc_filter_set_blocks <= 64))
+    f.fail("nchwc_filter_set_blocks", "must be 0 (no NCHWc kernels) to 64");
+  if (r.nchwc_filter_set_blocks > 0 && r.conv_reorders_per_call)
+    f.fail("nchwc_filter_set_blocks", "applies to a profile whose convolutions keep their layout between calls");
+  r.nchwc_depthwise_efficiency = f.number_or("nchwc_depthwise_efficiency", r.depthwise_efficiency);
+  if (!(r.nchwc_depthwise_efficiency > 0 && r.nchwc_depthwise_efficiency <= 1))
+    f.fail("nchwc_depthwise_efficiency", "must be in (0, 1]");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   r.fold_bn_inference = f.boolean("fold_bn_inference");

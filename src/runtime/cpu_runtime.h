@@ -44,6 +44,12 @@ struct CpuRuntimeProfile {
   // The release from which the library packs constant weights once per session (ONNX Runtime 1.5's MLAS PrePack);
   // a request for an older --runtime-version packs them every call. Empty: no version rule.
   std::string gemm_prepack_from_version;
+  // ONNX Runtime's NchwcTransformer (ORT_ENABLE_ALL): eligible FP32 convolutions run MLAS's NCHWc direct kernels,
+  // whose threads split output rows x sets of this many channel blocks (one block = one vector of FP32 lanes); the
+  // weights are reordered once per session. 0: convolutions are not rewritten.
+  double nchwc_filter_set_blocks = 0;
+  // Depthwise convolutions on MLAS's NCHWc depthwise kernel: fraction of the FMA peak (depthwise_efficiency when 0).
+  double nchwc_depthwise_efficiency = 0;
   // Cores its elementwise, norm and pooling loops run on (0 = all): Torch7's TH_TENSOR_APPLY loops were serial.
   double streaming_cores = 0;
   bool fuse_elementwise_chains = false;
