@@ -89,6 +89,7 @@ Prediction predict_cpu(const PredictRequest& request) {
   if (!r.attention.empty()) not_on_cpu(r, "--attention");
   if (!r.conv_algo.empty()) not_on_cpu(r, "--conv-algo (cuDNN algorithm choice; oneDNN picks its own)");
   if (r.amp_o2) not_on_cpu(r, "--amp-o2 (apex amp runs on CUDA devices only)");
+  if (!r.embedding_precision.empty()) not_on_cpu(r, "--embedding-precision");
   bool version_rule = false;
   const CpuRuntimeProfile crt = r.runtime_version.empty()
                                     ? find_cpu_runtime(r.runtime)

@@ -147,7 +147,22 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   MemoryOptions mem_opts = memory_options(r, optimizer);
 
   const AttentionPlan attention = attention_plan_for(r, runtime, device, training);
-  const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, costed_seq}, runtime, attention); };
+  // The embedding side at its own precision (--embedding-precision): tables stored in it, lookups and the
+  // interaction costed with its bytes and pipe.
+  std::optional<PrecisionPlan> embedding_plan;
+  if (!r.embedding_precision.empty()) {
+    static const std::vector<std::string> kinds{"fp32", "tf32", "fp16", "bf16"};
+    if (std::find(kinds.begin(), kinds.end(), r.embedding_precision) == kinds.end())
+      throw_unknown("embedding precision", r.embedding_precision, kinds);
+    embedding_plan = resolve_precision(r.embedding_precision, device, arch, runtime, r.runtime_version, training);
+  }
+  const auto build = [&](std::int64_t b) {
+    Graph g = graph_as_run(model, ModelOptions{b, costed_seq}, runtime, attention);
+    if (embedding_plan)
+      for (auto& op : g.ops)
+        if (op.kind == OpKind::kEmbeddingBag) op.bag.table_elem_bytes = embedding_plan->bytes.act;
+    return g;
+  };
   if (plan.name == "int8" && !runtime.int8_convolution) check_int8_convolutions(build(1), runtime, device);
   // Recommendation models: where the embedding tables live (schedule/embedding_placement.h) sets how much of them
   // each GPU holds before the batch is sized, and adds its transfers to the step below.
@@ -155,6 +170,9 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   // Built at the requested batch, this probe is the graph predicted below unless --batch max moves the batch.
   const std::int64_t probe_batch = std::max<std::int64_t>(1, r.batch);
   Graph probe = build(probe_batch);
+  if (embedding_plan && probe.table_params() <= 0)
+    throw InputError("--embedding-precision (embedding_precision) applies to recommendation models with embedding "
+                     "tables; '" + r.model + "' has none");
   if (probe.table_params() > 0) {
     const Fabric fabric = resolve_fabric(device, r.gpus, r.nodes, r.interconnect, r.network);
     const bool fits = fabric.gpus() > 1 || estimate_memory(probe, plan, runtime, device, mem_opts).fits;
@@ -176,6 +194,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   {
     const KernelCostModel kernels(device, arch);
     CostContext ctx{kernels, runtime, plan, training};
+    if (embedding_plan) ctx.embedding_plan = &*embedding_plan;
     ctx.conv_autotune = conv_autotune_for(r.conv_algo, runtime);
     ctx.channels_last = r.channels_last;
     // Sharded tables: each GPU serves every sample's lookups into its own tables (the same lookups per GPU as

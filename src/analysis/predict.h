@@ -56,6 +56,11 @@ struct PredictRequest {
   // FP32 master weights in the optimizer, no autocast, so softmax runs in half and the gradients autograd makes are
   // half; false: torch.cuda.amp autocast (FP32 parameters and gradients, softmax in FP32).
   bool amp_o2 = false;
+  // Recommendation models: the precision of the embedding side (the tables, their looked-up vectors and the
+  // feature interaction, forward and backward) when it differs from `precision`, which then sets the MLPs only
+  // (NVIDIA's 2020 PyTorch DLRM passes only its MLPs to apex amp: dlrm/scripts/main.py). "" = the tables as the
+  // model file stores them, the vectors and the interaction at `precision`.
+  std::string embedding_precision;
   int grad_accum = 1;                    // micro-batches per update (gradient accumulation); batch = one micro-batch
 
   // Language models (prefill/decode, fine-tuning).

@@ -198,6 +198,11 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                "with --precision amp / amp-bf16: mixed precision as apex amp O2 (NVIDIA DeepLearningExamples' --fp16): "
                "the model cast to half with FP32 master weights, no autocast, so softmax runs and is kept in half and "
                "the gradients are half; default: torch.cuda.amp autocast");
+  app.add_option("--embedding-precision", r.embedding_precision,
+                 "recommendation models: fp32 | fp16 | bf16, the precision of the embedding tables, their looked-up "
+                 "vectors and the feature interaction when it differs from --precision, which then sets the MLPs "
+                 "(NVIDIA's 2020 PyTorch DLRM: --precision amp --embedding-precision fp32). Default: the tables as the "
+                 "model file stores them, vectors and interaction at --precision");
   app.add_option("--grad-accum", f.grad_accum,
                  "micro-batches of --batch per weight update (gradient accumulation): the optimizer and, with --gpus, "
                  "the gradient all-reduce run once per update");

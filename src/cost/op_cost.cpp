@@ -633,14 +633,18 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     case CostRule::kAttention:
       out.cost = attention_cost(op, phase, ctx);
       return out;
-    case CostRule::kEmbeddingBag:
-      out.cost = embedding_bag_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, km);
+    case CostRule::kEmbeddingBag: {
+      const PrecisionPlan& sparse = ctx.embedding_plan ? *ctx.embedding_plan : ctx.plan;
+      out.cost = embedding_bag_cost(op, phase == Phase::kBackward, sparse.bytes.act, km);
       return out;
-    case CostRule::kInteraction:
+    }
+    case CostRule::kInteraction: {
       // Its Gram products run on the matmul pipe (tensor cores where the precision has them: NVIDIA's
       // dot_based_interact kernels use WMMA, TorchRec's a batched GEMM).
-      out.cost = interaction_cost(op, phase == Phase::kBackward, ctx.plan.bytes.act, ctx.plan.matmul_pipe, km);
+      const PrecisionPlan& sparse = ctx.embedding_plan ? *ctx.embedding_plan : ctx.plan;
+      out.cost = interaction_cost(op, phase == Phase::kBackward, sparse.bytes.act, sparse.matmul_pipe, km);
       return out;
+    }
     case CostRule::kStreaming:
       break;  // below: the op's forward_work/backward_work bytes as one streaming kernel
   }

@@ -52,6 +52,9 @@ struct CostContext {
   // NHWC activations (--channels-last): PyTorch hands every depthwise convolution to cuDNN
   // (Convolution.cpp use_cudnn_depthwise: "always use cudnn_depthwise for channels_last format").
   bool channels_last = false;
+  // Recommendation models whose embedding side runs at another precision than the MLPs (--embedding-precision):
+  // the lookups' vectors and the interaction take their bytes and pipe from this plan; null = from `plan`.
+  const PrecisionPlan* embedding_plan = nullptr;
   // The rate of the runtime's cuDNN/cuBLAS GEMMs on `pipe` (library_efficiency_on with the entry above).
   double library_efficiency(Pipe pipe) const;
 };

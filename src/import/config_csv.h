@@ -31,6 +31,7 @@ struct ConfigRow {
   std::string seq_mean;                // optional column: mean real tokens per sequence run without padding (<= seq)
   std::string conv_algo;               // optional column: autotune | heuristic (cuDNN algorithm choice; "" = runtime's)
   std::string amp_o2;                  // optional column: yes when amp / amp-bf16 ran as apex amp O2 (half model, no autocast)
+  std::string embedding_precision;     // optional column: precision of the tables, lookups and interaction (recsys)
   std::string harness;                 // optional column: how the row was timed (data/harnesses; "" = the runtime's loop)
   std::string memory_measure;          // memory columns, read only with measurements: allocated, reserved or nvidia-smi
   std::optional<double> memory_mib;    //   the measured peak in MiB under that measure
