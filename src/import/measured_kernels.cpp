@@ -116,7 +116,8 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
     k.latency_us = ms * 1e3;
     k.kernel = std::string(f[c_kernel]);
     if (c_kernels) k.kernels = std::string(f[*c_kernels]);
-    if (c_grid_z) k.grid_z = to_int(f[*c_grid_z], path, line_no);
+    // A row whose call was not profiled (tools/device_session/sweep_to_neusight.py) has no grid: 0, as without the column.
+    if (c_grid_z && !f[*c_grid_z].empty()) k.grid_z = to_int(f[*c_grid_z], path, line_no);
     auto get = [&](const char* name) { return to_int(f[need(name)], path, line_no); };
     switch (k.op) {
       case MeasuredOp::kBmm:
