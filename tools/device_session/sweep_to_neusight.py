@@ -3,19 +3,22 @@
 (../shared/kernels/neusight_train: one folder per op, one CSV per GPU), so `perfcast fit-kernels` and
 `perfcast predict-kernels` read the rows like the shared ones.
 
-Only the FP32 rows (TF32 off, as the shared files were measured) are written; the BF16/FP16/TF32 GEMMs belong to
-the tensor GEMM model (tensor_gemm_rows.py). `Latency` stays the single-call median (the shared harness's
-timing); `Latency_back_to_back` and `Precision` are dropped.
+`--out` gets the FP32 rows (TF32 off, as the shared files were measured), in the shared files' columns exactly.
+`--tensor-out` (optional) gets the BF16/FP16/TF32 linear and bmm rows (tensor cores) in the same layout plus a
+last `Precision` column (bf16, fp16, tf32); `perfcast fit-kernels` refuses them, `perfcast predict-kernels` costs
+them at their precision. `Latency` stays the single-call median (the shared harness's timing);
+`Latency_back_to_back` is dropped.
 
 Shapes: the sweep follows torch (linear x[M,K] -> Linear(K,N); bmm [B,M,K]x[B,K,N]); NeuSight's files use N as
 the contraction and K as the output dimension (src/import/measured_kernels.h), so N and K are swapped here.
 
 Kernel names: each profiled call sits inside a user_annotation range `sweepN` (N = its 0-based row in the CSV);
-the kernels it launched link to cuda_runtime events inside that range by args.correlation. `Kernel Name` is the
+the kernels it launched link to cuda_runtime (or cuda_driver) events inside that range by args.correlation. `Kernel Name` is the
 longest kernel (the GEMM of a non-fused Winograd convolution, as in the shared files), `Kernels` all of them in
 launch order, ';'-prefixed. A row without a profiled call gets empty kernel, grid and occupancy fields.
 
-Usage: python3 sweep_to_neusight.py --out data/measured_kernels/h200 SWEEP.csv [SWEEP.csv ...]
+Usage: python3 sweep_to_neusight.py --out data/measured_kernels/h200 [--tensor-out data/measured_kernels/h200_tensor]
+       SWEEP.csv [SWEEP.csv ...]
 (each SWEEP.csv's trace is SWEEP_trace.json.gz beside it, if present).
 """
 import argparse
@@ -48,7 +51,8 @@ def kernels_by_range(trace_path):
     ranges.sort()
     launch_row = {}
     for e in events:
-        if e.get("cat") != "cuda_runtime" or "correlation" not in e.get("args", {}):
+        # cuda_driver: Hopper's cuBLAS launches its sm90 GEMMs through cuLaunchKernelEx, a driver call.
+        if e.get("cat") not in ("cuda_runtime", "cuda_driver") or "correlation" not in e.get("args", {}):
             continue
         for start, end, tid, row in ranges:
             if tid == e["tid"] and start <= e["ts"] <= end:
@@ -62,10 +66,17 @@ def kernels_by_range(trace_path):
     return out
 
 
+def columns(op, tensor):
+    return HEAD + TAIL.get(op, ELEMENTWISE_TAIL) + (["Precision"] if tensor else [])
+
+
 def convert_row(r, kernels):
-    """One sweep row as {column: value} in NeuSight's layout."""
+    """One sweep row as {column: value} in NeuSight's layout (+ Precision for a tensor-core row)."""
     op = r["OPName"]
-    out = {c: "" for c in HEAD + TAIL.get(op, ELEMENTWISE_TAIL)}
+    tensor = r["Precision"] != "fp32"
+    out = {c: "" for c in columns(op, tensor)}
+    if tensor:
+        out["Precision"] = r["Precision"]
     for c in ("OPName", "Latency", "Device", "Torch Version", "CUDNN Version", "CUDA Version"):
         out[c] = r[c]
     if kernels:
@@ -92,33 +103,48 @@ def convert_row(r, kernels):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder to write <op>/<Device>.csv into")
+    ap.add_argument("--tensor-out", help="folder for the bf16/fp16/tf32 linear and bmm rows (with a Precision column)")
     ap.add_argument("sweeps", nargs="+", help="kernel_sweep*.csv files")
     a = ap.parse_args()
     rows = {op: [] for op in OPS}
+    tensor_rows = {"bmm": [], "linear": []}
     named = total = 0
     for path in a.sweeps:
         trace = path[:-len(".csv")] + "_trace.json.gz"
         kernels = kernels_by_range(trace) if os.path.exists(trace) else {}
         with open(path, newline="") as f:
             for i, r in enumerate(csv.DictReader(f)):
-                if r["Precision"] != "fp32":
-                    continue
                 if r["OPName"] not in rows:
                     sys.exit(f"{path} row {i}: op '{r['OPName']}' is not one of {', '.join(OPS)}")
+                if r["Precision"] not in ("fp32", "tf32", "bf16", "fp16"):
+                    sys.exit(f"{path} row {i}: precision '{r['Precision']}' is not fp32, tf32, bf16 or fp16")
+                if r["Precision"] != "fp32":
+                    if r["OPName"] not in tensor_rows:
+                        sys.exit(f"{path} row {i}: a {r['Precision']} {r['OPName']}: only linear and bmm run tensor cores here")
+                    tensor_rows[r["OPName"]].append(convert_row(r, kernels.get(i)))
+                    continue
                 rows[r["OPName"]].append(convert_row(r, kernels.get(i)))
                 total += 1
                 named += i in kernels
+    write(a.out, rows, tensor=False)
+    print(f"{total} FP32 rows ({named} with kernel names) into {a.out}: " +
+          ", ".join(f"{op} {len(rs)}" for op, rs in rows.items()))
+    if a.tensor_out:
+        write(a.tensor_out, tensor_rows, tensor=True)
+        print(f"{sum(map(len, tensor_rows.values()))} tensor-core rows into {a.tensor_out}: " +
+              ", ".join(f"{op} {len(rs)}" for op, rs in tensor_rows.items()))
+
+
+def write(folder, rows, tensor):
     for op, rs in rows.items():
         if not rs:
             continue
         device = rs[0]["Device"].replace(" ", "_")
-        os.makedirs(os.path.join(a.out, op), exist_ok=True)
-        with open(os.path.join(a.out, op, device + ".csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=HEAD + TAIL.get(op, ELEMENTWISE_TAIL), lineterminator="\n")
+        os.makedirs(os.path.join(folder, op), exist_ok=True)
+        with open(os.path.join(folder, op, device + ".csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns(op, tensor), lineterminator="\n")
             w.writeheader()
             w.writerows(rs)
-    print(f"{total} FP32 rows ({named} with kernel names) into {a.out}: " +
-          ", ".join(f"{op} {len(rs)}" for op, rs in rows.items()))
 
 
 if __name__ == "__main__":
