@@ -74,5 +74,19 @@ TEST(H200MeasuredKernels, TensorRowsCarryTheirPrecisionAndTheFitRefusesThem) {
   EXPECT_THROW(fit_kernels(o), InputError);
 }
 
+// The out-of-sample Hopper check (docs/kernel-model.md, "Out of sample: H200"): the shipped fit of five pre-Hopper
+// GPUs predicts the H200's kernel-bound FP32 GEMM and elementwise rows within these medians (18% and 12% on
+// 2026-12-04). Lower them as the model improves, never raise them quietly.
+TEST(H200MeasuredKernels, ShippedFitPredictsKernelBoundGemmsAndElementwiseOutOfSample) {
+  const KernelPrediction pred = predict_measured_kernels(kH200.string());
+  ASSERT_EQ(pred.host_speed.count("h200-sxm-141gb"), 1u);
+  std::map<std::string, double> median;
+  for (const auto& e : pred.kernel_rows) median[e.op] = e.median_ape;
+  EXPECT_LT(median.at("bmm"), 22);
+  EXPECT_LT(median.at("linear"), 22);
+  EXPECT_LT(median.at("elementwise_binary"), 15);
+  EXPECT_LT(median.at("elementwise_unary"), 15);
+}
+
 }  // namespace
 }  // namespace perfcast
