@@ -3,12 +3,14 @@
 #include <nlopt.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <cmath>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -631,6 +633,10 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
                             "winograd_fused_step_latency_clk", "implicit_gemm_step_latency_clk"})
       p.layout.global_keys.push_back(key);
   const std::vector<MeasuredKernel> measured = read_measured_kernel_dir(options.kernels_dir);
+  for (const auto& m : measured)
+    if (m.precision != "fp32")
+      throw InputError("fit-kernels: a " + m.precision + " row of '" + m.device +
+                       "': the fit takes FP32 rows only (perfcast predict-kernels reports the others)");
   KernelFit fit;
   fit.source_dir = options.kernels_dir;
   fit.rows_total = measured.size();
@@ -997,6 +1003,164 @@ std::string kernel_fit_markdown(const KernelFit& fit) {
   }
   o << "\n### Fitted values\n\n| parameter | start | fitted |\n|---|---:|---:|\n";
   for (const auto& prm : fit.parameters) o << fmt::format("| {} | {:.4g} | {:.4g} |\n", prm.name, prm.start, prm.value);
+  return o.str();
+}
+
+}  // namespace perfcast
+
+namespace perfcast {
+
+namespace {
+
+GroupError error_of(const std::vector<double>& measured, const std::vector<double>& predicted) {
+  GroupError e;
+  e.rows = measured.size();
+  if (measured.empty()) return e;
+  std::vector<double> ape, lr;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ape.push_back(std::abs(predicted[i] - measured[i]) / measured[i] * 100);
+    lr.push_back(std::log(predicted[i] / measured[i]));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  e.median_ape = median(ape);
+  double s = 0;
+  for (double a : ape) s += a;
+  e.mean_ape = s / static_cast<double>(ape.size());
+  e.within_25 = 100.0 * static_cast<double>(std::count_if(ape.begin(), ape.end(), [](double a) { return a <= 25; })) /
+                static_cast<double>(ape.size());
+  e.median_log_ratio = median(lr);
+  return e;
+}
+
+}  // namespace
+
+KernelPrediction predict_measured_kernels(const std::string& dir) {
+  const Setup setup = load_setup();
+  const auto fit_path = data_dir() / "kernel_fit.toml";
+  const toml::table fit_root = parse_toml_file(fit_path);
+  const toml::table* harness = fit_root["harness"].as_table();
+  const toml::table* floors = harness ? (*harness)["floor_us"].as_table() : nullptr;
+  if (!harness || !floors) throw InputError(fit_path.string() + ": no [harness] floor_us (rerun perfcast fit-kernels)");
+  const double launch = (*harness)["launch_us"].value<double>().value_or(0);
+  std::array<double, kMeasuredOps> floor_us{};
+  for (int o = 0; o < kMeasuredOps; ++o) {
+    const std::string name(measured_op_name(static_cast<MeasuredOp>(o)));
+    floor_us[static_cast<std::size_t>(o)] = (*floors)[name].value<double>().value_or(0);
+  }
+  KernelPrediction out;
+  out.source_dir = dir;
+  const std::vector<MeasuredKernel> measured = read_measured_kernel_dir(dir);
+  // One context per device and precision (this project's sweeps hold tensor-core GEMMs beside the FP32 rows).
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> rows_of;
+  for (std::size_t i = 0; i < measured.size(); ++i) rows_of[{measured[i].device, measured[i].precision}].push_back(i);
+  std::vector<double> kernel_us(measured.size(), 0);
+  std::vector<double> pred_us(measured.size(), 0);
+  std::vector<OpPrediction> op_pred(measured.size());
+  std::vector<std::string> gpu_of(measured.size());
+  std::map<std::string, std::vector<double>> floor_ratios;  // GPU -> measured / floor of its host-bound rows
+  for (const auto& [key, rows] : rows_of) {
+    const auto& [device, precision] = key;
+    const auto it = setup.devices.find(device);
+    if (it == setup.devices.end())
+      throw InputError("predict-kernels: device '" + device + "' has no catalog id in data/kernel_fit_setup.toml [devices]");
+    // As `perfcast predict --runtime pytorch` costs the board, with the harness's settings: TF32 off in FP32 rows
+    // (fit_kernels), on in the tf32 rows (the sweep set torch.backends.cuda.matmul.allow_tf32 for them), cuDNN's
+    // heuristic choice (no autotuning).
+    const bool tf32 = precision == "tf32";
+    OpContext ctx = op_context(it->second, "pytorch", tf32 ? "fp32" : precision);
+    ctx.runtime.tf32_conv_default = ctx.runtime.tf32_conv_default && setup.tf32;
+    ctx.runtime.tf32_matmul_default = tf32 || (ctx.runtime.tf32_matmul_default && setup.tf32);
+    ctx.plan = resolve_precision(tf32 ? "fp32" : precision, ctx.device, ctx.arch, ctx.runtime, "", false);
+    ctx.conv_autotune = false;
+    const KernelCostModel km(ctx.device, ctx.arch);
+    for (std::size_t r : rows) {
+      PreparedOp prepared = prepare_op(measured_op_spec(measured[r]));
+      op_pred[r] = predict_prepared(prepared, ctx, km);
+      kernel_us[r] = launch + op_pred[r].cost.time_us;
+      gpu_of[r] = it->second;
+      const double floor = floor_us[static_cast<std::size_t>(measured[r].op)];
+      if (floor > 0 && kernel_us[r] < setup.held_out_floor_share * floor)
+        floor_ratios[it->second].push_back(measured[r].latency_us / floor);
+    }
+  }
+  for (std::size_t r = 0; r < measured.size(); ++r) {
+    if (out.host_speed.count(gpu_of[r])) continue;
+    std::vector<double>& ratios = floor_ratios[gpu_of[r]];
+    double host = 1;
+    if (!ratios.empty()) {
+      std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+      host = std::clamp(ratios[ratios.size() / 2], setup.host_bounds.first, setup.host_bounds.second);
+    }
+    out.host_speed[gpu_of[r]] = host;
+  }
+  for (std::size_t r = 0; r < measured.size(); ++r)
+    pred_us[r] = std::max(out.host_speed.at(gpu_of[r]) * floor_us[static_cast<std::size_t>(measured[r].op)], kernel_us[r]);
+  // Groups: per GPU, op class, then per op name where a class holds several (add and mul; relu and gelu).
+  // A precision other than FP32 is part of the class ("linear bf16").
+  std::map<std::tuple<std::string, int, std::string, std::string>, std::vector<std::size_t>> groups;
+  for (std::size_t r = 0; r < measured.size(); ++r) {
+    const std::string prec = measured[r].precision == "fp32" ? "" : measured[r].precision;
+    groups[{gpu_of[r], static_cast<int>(measured[r].op), prec, ""}].push_back(r);
+    groups[{gpu_of[r], static_cast<int>(measured[r].op), prec, measured[r].op_name}].push_back(r);
+  }
+  for (const auto& [key, rows] : groups) {
+    const auto& [gpu, op, prec, name] = key;
+    std::string cls(measured_op_name(static_cast<MeasuredOp>(op)));
+    if (!name.empty() && name == cls) continue;
+    if (!name.empty() && groups.at({gpu, op, prec, ""}).size() == rows.size()) continue;
+    if (!prec.empty()) cls += " " + prec;
+    const double floor = out.host_speed.at(gpu) * floor_us[static_cast<std::size_t>(op)];
+    std::vector<double> m, p, mk, pk;
+    for (std::size_t r : rows) {
+      m.push_back(measured[r].latency_us), p.push_back(pred_us[r]);
+      if (measured[r].latency_us >= 2 * floor) mk.push_back(measured[r].latency_us), pk.push_back(pred_us[r]);
+    }
+    GroupError e = error_of(m, p), ek = error_of(mk, pk);
+    e.gpu = ek.gpu = gpu;
+    e.op = ek.op = name.empty() ? cls : "  " + name;
+    out.all_rows.push_back(e);
+    if (ek.rows > 0) out.kernel_rows.push_back(ek);
+  }
+  std::ostringstream o;
+  o << "gpu,op,op_name,precision,b,m,n,k,measured_us,predicted_us,kernel_us,floor_us,tile_m,tile_n,split_k,measured_split_k,"
+       "clock_factor,bound,kernel\n";
+  for (std::size_t r = 0; r < measured.size(); ++r) {
+    const MeasuredKernel& m = measured[r];
+    const KernelCost& c = op_pred[r].cost;
+    std::string kernel = m.kernel;
+    std::replace(kernel.begin(), kernel.end(), ',', ' ');
+    std::replace(kernel.begin(), kernel.end(), '"', ' ');
+    o << fmt::format("{},{},{},{},{},{},{},{},{:.4g},{:.4g},{:.4g},{:.4g},{},{},{},{},{:.4g},{},\"{}\"\n", gpu_of[r],
+                     measured_op_name(m.op), m.op_name, m.precision, m.b, m.m, m.op == MeasuredOp::kConv ? m.conv_k : m.n,
+                     m.op == MeasuredOp::kConv ? m.conv_c : m.k, m.latency_us, pred_us[r], c.time_us,
+                     out.host_speed.at(gpu_of[r]) * floor_us[static_cast<std::size_t>(m.op)], c.tile_m, c.tile_n,
+                     c.split_k, cublas_split_k(m), c.clock_factor, bound_name(c.bound), kernel);
+  }
+  out.residuals_csv = o.str();
+  return out;
+}
+
+std::string kernel_prediction_markdown(const KernelPrediction& pred) {
+  std::ostringstream o;
+  auto table = [&](const std::vector<GroupError>& errs) {
+    o << "| GPU | op class | rows | median error | mean error | within 25% | median pred/meas |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& e : errs)
+      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:.0f}% | {:.2f} |\n", e.gpu, e.op, e.rows, e.median_ape,
+                       e.mean_ape, e.within_25, std::exp(e.median_log_ratio));
+  };
+  o << "### Out of sample: " << pred.source_dir << " predicted with data/kernel_fit.toml (never fitted on it)\n\n"
+       "A row is predicted as max(host speed x the op's fitted floor, fitted launch + kernel time); the host speed "
+       "is the board's machine, read off its own rows the model puts under half the floor:";
+  for (const auto& [gpu, h] : pred.host_speed) o << fmt::format(" {} {:.3f}", gpu, h);
+  o << ". error = |pred - meas| / meas.\n\n";
+  table(pred.all_rows);
+  o << "\n### The same, rows measured at least twice the op's host floor (the kernel, not the host, sets them)\n\n";
+  table(pred.kernel_rows);
   return o.str();
 }
 

@@ -89,6 +89,22 @@ struct KernelFitOptions {
 
 KernelFit fit_kernels(const KernelFitOptions& options);
 
+// Measured kernels of GPUs the fit never saw (data/measured_kernels/h200), predicted as `perfcast predict` would
+// cost them: the shipped model (data/kernel_fit.toml applied to architectures.toml and cost_model.toml, the
+// catalog board with its power model) plus the fitted harness terms of data/kernel_fit.toml [harness] (a row is
+// max(host floor of the op, launch + kernel time)). The board's host speed belongs to the machine that measured it,
+// not to the GPU: it is read off its own rows whose launch + kernel stays under held_out_floor_share of the floor,
+// as leave-one-GPU-out does for a held-out board.
+struct KernelPrediction {
+  std::string source_dir;
+  std::vector<GroupError> all_rows;          // per GPU and op class ("elementwise_unary" etc.) and per op name
+  std::vector<GroupError> kernel_rows;       // the same over rows measured at least twice the op's host floor
+  std::map<std::string, double> host_speed;  // per GPU (catalog id): measured floor / fitted floor
+  std::string residuals_csv;                 // every row: shape, measured, predicted, kernel time, tile, kernels
+};
+KernelPrediction predict_measured_kernels(const std::string& dir);
+std::string kernel_prediction_markdown(const KernelPrediction& pred);
+
 // The op a measured row ran, in perfcast's terms (bmm/linear/conv/elementwise/softmax/LayerNorm shapes mapped to
 // `perfcast op`'s fields).
 OpSpec measured_op_spec(const MeasuredKernel& k);

@@ -51,6 +51,7 @@ Command plan_command();
 Command trace_command();
 Command op_command();
 Command fit_kernels_command();
+Command predict_kernels_command();
 Command fit_tensor_gemm_command();
 Command fit_intervals_command();
 Command monitor_command();

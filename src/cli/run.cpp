@@ -27,7 +27,7 @@ std::ostream* set_report_out(std::ostream* out) {
 std::vector<Command> commands() {
   return {list_gpus_command(), list_cpus_command(), list_models_command(), list_runtimes_command(), predict_command(),
           advise_command(),    compare_command(),     plan_command(),          validate_command(),
-          trace_command(),     op_command(),          fit_kernels_command(), fit_tensor_gemm_command(), fit_intervals_command(), export_command(),
+          trace_command(),     op_command(),          fit_kernels_command(), predict_kernels_command(), fit_tensor_gemm_command(), fit_intervals_command(), export_command(),
           monitor_command(), serve_command()};
 }
 

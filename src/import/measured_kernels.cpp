@@ -80,7 +80,7 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
     return it->second;
   };
   std::size_t c_op = 0, c_lat = 0, c_dev = 0, c_kernel = 0;
-  std::optional<std::size_t> c_kernels, c_grid_z;
+  std::optional<std::size_t> c_kernels, c_grid_z, c_precision;
   while (pos < text.size()) {
     std::size_t eol = text.find('\n', pos);
     if (eol == std::string::npos) eol = text.size();
@@ -98,6 +98,7 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
       c_kernel = need("Kernel Name");
       if (col.count("Kernels")) c_kernels = col["Kernels"];
       if (col.count("Grid z")) c_grid_z = col["Grid z"];
+      if (col.count("Precision")) c_precision = col["Precision"];
       continue;
     }
     if (f.size() != col.size())
@@ -109,6 +110,7 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
     k.op = *op;
     k.op_name = std::string(f[c_op]);
     k.device = std::string(f[c_dev]);
+    if (c_precision) k.precision = std::string(f[*c_precision]);
     double ms = 0;
     const auto r = std::from_chars(f[c_lat].data(), f[c_lat].data() + f[c_lat].size(), ms);
     if (r.ec != std::errc() || !(ms > 0))
@@ -116,7 +118,8 @@ std::vector<MeasuredKernel> read_measured_kernels(const std::string& path) {
     k.latency_us = ms * 1e3;
     k.kernel = std::string(f[c_kernel]);
     if (c_kernels) k.kernels = std::string(f[*c_kernels]);
-    if (c_grid_z) k.grid_z = to_int(f[*c_grid_z], path, line_no);
+    // A row whose call was not profiled (tools/device_session/sweep_to_neusight.py) has no grid: 0, as without the column.
+    if (c_grid_z && !f[*c_grid_z].empty()) k.grid_z = to_int(f[*c_grid_z], path, line_no);
     auto get = [&](const char* name) { return to_int(f[need(name)], path, line_no); };
     switch (k.op) {
       case MeasuredOp::kBmm:

@@ -27,6 +27,9 @@ struct MeasuredKernel {
   MeasuredOp op = MeasuredOp::kBmm;
   std::string op_name;  // the file's OPName ("add", "gelu", "conv", ...)
   std::string device;   // the file's Device column ("Tesla T4")
+  // The optional Precision column (this project's sweeps, tools/device_session/kernel_sweep.py: fp32 with TF32 off,
+  // tf32, bf16, fp16); "fp32" where the file has none (the shared files are FP32 with TF32 off).
+  std::string precision = "fp32";
   double latency_us = 0;
   std::string kernel;   // main kernel name (names the cuBLAS tile / cuDNN algorithm)
   std::string kernels;  // every kernel the call launched, ';'-separated (may be empty)
