@@ -683,8 +683,16 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     w.bytes += (ctx.runtime.native_batch_norm_forward_reads - 2.0) * static_cast<double>(op.in_elems) * ctx.plan.bytes.act;
   const bool row_reduction = op.kind == OpKind::kSoftmax || native_half_bn ||
                              (op.kind == OpKind::kNorm && (op.norm == NormKind::kLayer || op.norm == NormKind::kRms));
-  out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions,
-                          row_reduction ? km.constants().reduction_bandwidth_efficiency : 1.0);
+  // Training batch norm that reaches cuDNN on NCHW tensors: CUDNN_BATCHNORM_SPATIAL's per-channel kernels
+  // (channels-last training takes SPATIAL_PERSISTENT's NHWC kernels). PyTorch keeps BF16 off cuDNN batch norm
+  // (Normalization.cpp _batch_norm_impl_index), so those run its own kernels.
+  const bool bf16 = ctx.plan.name == "bf16" || ctx.plan.name == "amp-bf16";
+  const bool cudnn_spatial_bn = ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
+                                ctx.runtime.cudnn_nchw_batch_norm && !ctx.channels_last && !native_half_bn && !bf16;
+  const double bandwidth = cudnn_spatial_bn ? km.constants().cudnn_nchw_batch_norm_bandwidth_efficiency
+                           : row_reduction  ? km.constants().reduction_bandwidth_efficiency
+                                            : 1.0;
+  out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions, bandwidth);
   return out;
 }
 

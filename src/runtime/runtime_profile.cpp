@@ -31,6 +31,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fused_attention") return &r.fused_attention;
   if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
   if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
+  if (key == "cudnn_nchw_batch_norm") return &r.cudnn_nchw_batch_norm;
   return nullptr;
 }
 
@@ -197,6 +198,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
   r.half_batch_norm_native = flag_or("half_batch_norm_native", r.half_batch_norm_native);
+  r.cudnn_nchw_batch_norm = flag_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
   r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
   if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");
   // A version named in the file: dotted digits, or an error naming the key.

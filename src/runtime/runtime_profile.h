@@ -70,6 +70,10 @@ struct RuntimeProfile {
   // kernels, one thread block per channel reducing the statistics, not cuDNN's (PyTorch: cuDNN only for float
   // weights); such a kernel streams at the block-reduction rate of softmax and layer norm.
   bool half_batch_norm_native = false;
+  // Training batch norm on NCHW (not channels-last) tensors that the framework hands to cuDNN runs in
+  // CUDNN_BATCHNORM_SPATIAL mode, whose per-channel kernels stream slower than the NHWC persistent ones
+  // (PyTorch cudnn/BatchNorm.cpp getCudnnBatchNormMode: SPATIAL_PERSISTENT for channels-last training only).
+  bool cudnn_nchw_batch_norm = false;
   // Passes that native kernel's forward makes over the input (2: statistics, then normalize; THCUNN's: 3).
   double native_batch_norm_forward_reads = 2;
   // The runtime's documented default for choosing cuDNN convolution algorithms: true = it times them and keeps the
