@@ -360,15 +360,16 @@ std::vector<double> run_fit_staged(Problem& p, int held_out_gpu) {
   return x;
 }
 
-GroupError group_error(const Problem& p, const std::vector<std::size_t>& rows, const std::vector<double>& pred) {
+// Median and mean APE, share within 25%, median log ratio of predicted over measured (the upper median of an even count).
+GroupError error_of(const std::vector<double>& measured, const std::vector<double>& predicted) {
   GroupError e;
+  e.rows = measured.size();
+  if (measured.empty()) return e;
   std::vector<double> ape, lr;
-  for (std::size_t r : rows) {
-    ape.push_back(std::abs(pred[r] - p.rows[r].measured_us) / p.rows[r].measured_us * 100);
-    lr.push_back(std::log(pred[r] / p.rows[r].measured_us));
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ape.push_back(std::abs(predicted[i] - measured[i]) / measured[i] * 100);
+    lr.push_back(std::log(predicted[i] / measured[i]));
   }
-  e.rows = rows.size();
-  if (rows.empty()) return e;
   auto median = [](std::vector<double> v) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     return v[v.size() / 2];
@@ -381,6 +382,12 @@ GroupError group_error(const Problem& p, const std::vector<std::size_t>& rows, c
                 static_cast<double>(ape.size());
   e.median_log_ratio = median(lr);
   return e;
+}
+
+GroupError group_error(const Problem& p, const std::vector<std::size_t>& rows, const std::vector<double>& pred) {
+  std::vector<double> measured, predicted;
+  for (std::size_t r : rows) measured.push_back(p.rows[r].measured_us), predicted.push_back(pred[r]);
+  return error_of(measured, predicted);
 }
 
 // The host speed of a board held out of the fit. It belongs to the machine that measured the board, not to the GPU
@@ -1005,38 +1012,6 @@ std::string kernel_fit_markdown(const KernelFit& fit) {
   for (const auto& prm : fit.parameters) o << fmt::format("| {} | {:.4g} | {:.4g} |\n", prm.name, prm.start, prm.value);
   return o.str();
 }
-
-}  // namespace perfcast
-
-namespace perfcast {
-
-namespace {
-
-GroupError error_of(const std::vector<double>& measured, const std::vector<double>& predicted) {
-  GroupError e;
-  e.rows = measured.size();
-  if (measured.empty()) return e;
-  std::vector<double> ape, lr;
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    ape.push_back(std::abs(predicted[i] - measured[i]) / measured[i] * 100);
-    lr.push_back(std::log(predicted[i] / measured[i]));
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
-  e.median_ape = median(ape);
-  double s = 0;
-  for (double a : ape) s += a;
-  e.mean_ape = s / static_cast<double>(ape.size());
-  e.within_25 = 100.0 * static_cast<double>(std::count_if(ape.begin(), ape.end(), [](double a) { return a <= 25; })) /
-                static_cast<double>(ape.size());
-  e.median_log_ratio = median(lr);
-  return e;
-}
-
-}  // namespace
 
 KernelPrediction predict_measured_kernels(const std::string& dir) {
   const Setup setup = load_setup();
