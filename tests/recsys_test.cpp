@@ -169,6 +169,12 @@ TEST(RecsysPrecision, EmbeddingPrecisionRefusesWhatItCannotModel) {
   r.model = "resnet50";  // no embedding tables
   r.batch = 64;
   EXPECT_THROW(predict(r), InputError);
+  r.model = "llama-3-8b";  // nor has a language model (its decode path, not the training step)
+  r.gpu = "h100-sxm5-80gb";
+  r.precision = "fp16";
+  r.mode = Mode::kDecode;
+  r.batch = 1;
+  EXPECT_THROW(predict(r), InputError);
 }
 
 TEST(RecsysArithmetic, PowerLawIdsHitTheCacheAndUniformIdsDoNot) {

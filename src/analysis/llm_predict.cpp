@@ -486,6 +486,9 @@ Prediction predict_inference(const PredictRequest& request) {
 
 Prediction predict_llm(const PredictRequest& request) {
   check_request(request);
+  if (!request.embedding_precision.empty())
+    throw InputError("--embedding-precision (embedding_precision) applies to recommendation models with embedding "
+                     "tables; '" + request.model + "' has none");
   if (request.mode == Mode::kTrain) {
     if (request.lora_rank > 0) return predict_lora(request);
     // Full fine-tuning is the ordinary training step, which predict() schedules.
