@@ -384,6 +384,15 @@ GroupError error_of(const std::vector<double>& measured, const std::vector<doubl
   return e;
 }
 
+// One markdown table of per-GPU, per-op-class errors (fit-kernels' and predict-kernels' reports).
+void error_table(std::ostringstream& o, const std::vector<GroupError>& errs) {
+  o << "| GPU | op class | rows | median error | mean error | within 25% | median pred/meas |\n"
+       "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& e : errs)
+    o << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:.0f}% | {:.2f} |\n", e.gpu, e.op, e.rows, e.median_ape,
+                     e.mean_ape, e.within_25, std::exp(e.median_log_ratio));
+}
+
 GroupError group_error(const Problem& p, const std::vector<std::size_t>& rows, const std::vector<double>& pred) {
   std::vector<double> measured, predicted;
   for (std::size_t r : rows) measured.push_back(p.rows[r].measured_us), predicted.push_back(pred[r]);
@@ -959,13 +968,7 @@ std::string kernel_fit_toml(const KernelFit& fit) {
 
 std::string kernel_fit_markdown(const KernelFit& fit) {
   std::ostringstream o;
-  auto table = [&](const std::vector<GroupError>& errs) {
-    o << "| GPU | op class | rows | median error | mean error | within 25% | median pred/meas |\n"
-         "|---|---|---:|---:|---:|---:|---:|\n";
-    for (const auto& e : errs)
-      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:.0f}% | {:.2f} |\n", e.gpu, e.op, e.rows, e.median_ape,
-                       e.mean_ape, e.within_25, std::exp(e.median_log_ratio));
-  };
+  auto table = [&](const std::vector<GroupError>& errs) { error_table(o, errs); };
   o << "### In sample (fit on all five GPUs)\n\n";
   table(fit.in_sample);
   if (!fit.leave_one_gpu_out.empty()) {
@@ -1121,13 +1124,7 @@ KernelPrediction predict_measured_kernels(const std::string& dir) {
 
 std::string kernel_prediction_markdown(const KernelPrediction& pred) {
   std::ostringstream o;
-  auto table = [&](const std::vector<GroupError>& errs) {
-    o << "| GPU | op class | rows | median error | mean error | within 25% | median pred/meas |\n"
-         "|---|---|---:|---:|---:|---:|---:|\n";
-    for (const auto& e : errs)
-      o << fmt::format("| {} | {} | {} | {:.1f}% | {:.1f}% | {:.0f}% | {:.2f} |\n", e.gpu, e.op, e.rows, e.median_ape,
-                       e.mean_ape, e.within_25, std::exp(e.median_log_ratio));
-  };
+  auto table = [&](const std::vector<GroupError>& errs) { error_table(o, errs); };
   o << "### Out of sample: " << pred.source_dir << " predicted with data/kernel_fit.toml (never fitted on it)\n\n"
        "A row is predicted as max(host speed x the op's fitted floor, fitted launch + kernel time); the host speed "
        "is the board's machine, read off its own rows the model puts under half the floor:";
