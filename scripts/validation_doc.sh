@@ -33,6 +33,7 @@ $bin validate data/validation/eval_gpu_s17.csv --markdown "$tmp/eval_gpu_s17.md"
 $bin validate data/validation/eval_gpu_s18.csv --markdown "$tmp/eval_gpu_s18.md" >/dev/null
 $bin validate data/validation/eval_gpu_s18b.csv --markdown "$tmp/eval_gpu_s18b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s19.csv --markdown "$tmp/eval_gpu_s19.md" >/dev/null
+$bin validate data/validation/eval_gpu_s20.csv --markdown "$tmp/eval_gpu_s20.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -319,6 +320,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s19.md"
+  echo
+  echo "# Evaluation: eval_gpu_s20.csv (frozen)"
+  echo
+  echo "Gathered in session 20 before that session's model changes were merged, from two sources no other data file"
+  echo "uses: huggingface/optimum's GPTQ benchmark page (fp16 baseline rows: Llama 2 13B generate and prefill in"
+  echo "transformers on an A100-SXM4-80GB, batch 1-16, prompt 512) and bitsandbytes' benchmarking README (BF16 baseline"
+  echo "rows: Llama 3.1 8B decode via optimum-benchmark on an RTX 4090 and an H100 SXM, batch 1/8/32). Nothing is chosen"
+  echo "with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s20.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
