@@ -380,6 +380,23 @@ TEST(CpuCost, OnednnReorderConstantsGiveBackTheVerboseTimings) {
   EXPECT_EQ(r.host_ghz, 2.4);
 }
 
+// mingfeima/convnet-benchmark-py README (PyTorch 1.2, ResNeXt-101 32x8d at batch 1 on one 28-core Xeon Platinum 8180
+// socket): 92.52 ms in the native layout, 32.35 ms with input, output and weights kept in the mkldnn layout (a
+// TorchScript module), so the 104 convolutions' 312 per-call reorders (source, weight, destination) cost at most
+// 60.17 ms, 193 us each on average. A
+// small reorder there must cost at least what MKL-DNN's verbose log measured for one on a 40-thread host (43-51 us,
+// apache/mxnet MKLDNN_README), not less for the smaller team, and at most that all-in average.
+TEST(CpuCost, SmallReorderOnA28CoreSocketCostsNoLessThanOnTheFortyThreadHost) {
+  const CpuCostModel m(cpu("xeon-platinum-8180"), find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+  MatmulGeometry g;
+  g.m = 56 * 56;
+  g.n = 64;
+  g.k = 64;
+  const double us = m.onednn_reorder_us(64.0 * 64 * 4, true, g);
+  EXPECT_GE(us, 42.9);
+  EXPECT_LE(us, (92.52 - 32.35) * 1000 / 312);
+}
+
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a
 // Core i7-8700 (ONNX Runtime's CPU BERT notebook) and one Xeon Platinum 8180 socket (Intel's convnet-benchmark-py).
 // At freeze: 318% median, every row predicted 2-5.4x too fast (the batch-1 regime, not in the calibration rows).
