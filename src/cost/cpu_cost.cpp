@@ -136,11 +136,11 @@ double CpuCostModel::onednn_reorder_us(double bytes, bool to_blocked, const Matm
   // The memory roofline: the read from where the data is (evicted weights from DRAM), the write to a new buffer.
   const double roofline = cold_bytes / cold_weight_bytes_per_us(g) + (bytes - cold_bytes) / bandwidth_bytes_per_us(bytes) +
                           bytes / bandwidth_bytes_per_us(bytes);
-  // The call time is one parallel region's fork and join over the whole team (libgomp wakes and gathers every
-  // thread whatever the work, the rule of omp_fork_join_us_per_thread): measured on the host's team, it grows with
-  // the team and shrinks with the clock.
-  const double call = r.call_us * (cpu_.total_cores() / r.host_cores) * (r.host_ghz / clock);
-  return call + std::max(bytes / rate, roofline);
+  // The call time, measured on the host, shrinks with the clock. It is not scaled by the team's size: the team's
+  // fork and join is a fraction of it (omp_fork_join_us_per_thread x 40 = 12 of its 47 us), and on one 28-core
+  // Xeon Platinum 8180 PyTorch 1.2's per-call reorders cost more per call than the 40-thread host's figure, not
+  // less (docs/cpus.md, session 20).
+  return r.call_us * r.host_ghz / clock + std::max(bytes / rate, roofline);
 }
 
 double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {

@@ -72,9 +72,9 @@ class CpuCostModel {
   // Cores the per-head attention products keep busy.
   double head_gemm_threads(double products) const;
   // One oneDNN reorder primitive over `bytes` (read) into a fresh buffer, plain to blocked layout or back: the
-  // measured call time (scaled by the team's size and the clock) and rate (by cores x clock) of [onednn_reorder] on
-  // this part, never faster than the memory roofline of the read and the write (`cold_bytes` of it evicted weights,
-  // from DRAM at what the working cores stream).
+  // measured call time (scaled by the clock) and rate (by cores x clock) of [onednn_reorder] on this part, never
+  // faster than the memory roofline of the read and the write (`cold_bytes` of it evicted weights, from DRAM at what
+  // the working cores stream).
   double onednn_reorder_us(double bytes, bool to_blocked, const MatmulGeometry& g, double cold_bytes = 0) const;
   // A depthwise convolution: per-channel, FMA-bound at the library's depthwise efficiency or bandwidth-bound.
   KernelCost depthwise(double flops, double bytes) const;
