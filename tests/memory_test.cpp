@@ -3,6 +3,10 @@
 // published peaks and out-of-memory outcomes of data/validation/memory.csv.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "analysis/batch_predict.h"
@@ -148,6 +152,68 @@ TEST(Memory, LazyModuleLoadingShrinksTheContext) {
   const double lazy = predict(bert_large_train("fp32", "1.13")).memory.runtime;
   EXPECT_GT(eager - lazy, 380e6);
   EXPECT_LT(lazy, 1e9);
+}
+
+TEST(Memory, CublasWorkspacesPerThreadAsPyTorchSizesThem) {
+  // aten/src/ATen/cuda/CublasHandlePool.cpp: one cuBLAS workspace (default ':4096:2:16:8' = 8519680 bytes; 32 MiB
+  // on compute capability 9.0) and one cuBLASLt workspace (1024 KiB) per handle and stream, one handle per thread;
+  // training adds the autograd engine's thread. pytorch/pytorch#83461 (1.13) moved them into the allocator.
+  PredictRequest h200 = bert_large_train("amp", "2.11");
+  h200.gpu = "h200-sxm-141gb";
+  PredictRequest h200_infer = h200;
+  h200_infer.mode = Mode::kInfer;
+  EXPECT_NEAR(predict(h200).memory.workspace - predict(h200_infer).memory.workspace, 32 * kMiB + 1 * kMiB, 1.0);
+  const double v100_new = predict(bert_large_train("fp32", "2.1")).memory.workspace;
+  const double v100_old = predict(bert_large_train("fp32", "1.12")).memory.workspace;
+  EXPECT_NEAR(v100_new - v100_old, 2 * (8519680.0 + 1048576.0), 1.0);
+}
+
+TEST(Memory, RecordedH200ResNet50TrainingAgainstNvidiaSmi) {
+  // Measured, not computed: session 19's H200 recording (tests/data/monitor/h200-sxm-141gb_resnet50_amp_b128_gpu_
+  // nvidia-smi.csv, lines 35-74: 7737 MiB in all 40 samples of the timed steps; PyTorch 2.11, CUDA 13.0, cuDNN 9.19,
+  // torchvision ResNet-50, autocast FP16, SGD momentum, batch 128). nvidia-smi -q lists 616 MiB of driver-reserved
+  // memory apart; NVML's v1 `used`, which perfcast monitor recorded (8352 MiB), includes it, so the like-for-like
+  // figure is 7737 MiB. Tolerance: the CUDA 13 context with cuDNN 9's and cuBLAS's kernels and the allocator's slack
+  // are not measured apart (tools/device_session/memory_probe.py would), and the prediction is 12% under; ratchet:
+  // narrow it once they are.
+  PredictRequest r;
+  r.gpu = "h200-sxm-141gb";
+  r.model = "resnet50_v1_5";
+  r.runtime = "pytorch";
+  r.runtime_version = "2.11";
+  r.mode = Mode::kTrain;
+  r.precision = "amp";
+  r.batch = 128;
+  r.optimizer = "sgd";
+  const MemoryBreakdown m = predict(r).memory;
+  const double measured = 7737 * kMiB;
+  EXPECT_GT(m.total, measured * 0.85);
+  EXPECT_LT(m.total, measured * 1.10);
+}
+
+TEST(Memory, NvmlV1UsedCountsTheDriversReservedMemory) {
+  // The two recordings of the same timed steps: perfcast monitor (NVML v1 nvmlDeviceGetMemoryInfo) and nvidia-smi
+  // beside it differ by the driver's reserved memory of nvidia-smi -q (616 MiB, data/device_sessions/2026-12-04-h200/
+  // nvidia-smi-q.txt): NVML documents v1 `used` as reserved plus allocated.
+  const std::string dir = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/monitor/h200-sxm-141gb_resnet50_amp_b128_gpu";
+  const auto column_max = [](const std::string& path, int column, int skip) {
+    std::ifstream in(path);
+    std::string line;
+    double most = 0;
+    for (int i = 0; std::getline(in, line); ++i) {
+      if (i < skip) continue;
+      std::stringstream fields(line);
+      std::string f;
+      for (int c = 0; c <= column && std::getline(fields, f, ','); ++c) {}
+      most = std::max(most, std::atof(f.c_str()));
+    }
+    return most;
+  };
+  const double nvml_v1 = column_max(dir + ".csv", 5, 2);              // mem_used_mib
+  const double smi = column_max(dir + "_nvidia-smi.csv", 3, 1);       // memory.used [MiB]
+  EXPECT_EQ(nvml_v1, 8352);
+  EXPECT_EQ(smi, 7737);
+  EXPECT_NEAR(nvml_v1 - smi, 616, 2);
 }
 
 TEST(Memory, PublishedPeaksAndOutOfMemoryOutcomes) {

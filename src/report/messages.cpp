@@ -196,6 +196,11 @@ const std::map<std::string_view, Text>& table() {
        {"    weights {}{}, gradients {}, optimizer {}, activations {}, workspace {}, runtime {}{}\n",
         "    权重 {}{}，梯度 {}，优化器状态 {}，激活 {}，工作区 {}，运行时 {}{}\n"}},
       {"p.masters", {" (+ fp32 masters {})", "（另有 fp32 主权重 {}）"}},
+      {"p.memory_measures",
+       {"    allocator peak {} (torch.cuda.max_memory_allocated), reserved {} (max_memory_reserved), device total {} "
+        "(nvidia-smi used: reserved + runtime)\n",
+        "    分配器峰值 {}（torch.cuda.max_memory_allocated），保留 {}（max_memory_reserved），设备总计 {}"
+        "（nvidia-smi used：保留 + 运行时）\n"}},
       {"p.buckets", {", communication buffers {}", "，通信缓冲区 {}"}},
       {"p.tables", {", embedding tables {}", "，嵌入表 {}"}},
       {"p.serving",

@@ -57,6 +57,9 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (r.serving && key == "serving.scheduler_us_per_step") return &r.serving->scheduler_us_per_step;
   if (r.serving && key == "serving.scheduler_overlap") return &r.serving->scheduler_overlap;
   if (key == "context_bytes") return &r.context_bytes;
+  // PyTorch allocates cuBLAS's workspace itself only from 1.13 (before, cuBLAS kept its own).
+  if (key == "cublas_workspace_bytes") return &r.cublas_workspace_bytes;
+  if (key == "cublaslt_workspace_bytes") return &r.cublaslt_workspace_bytes;
   if (key == "native_batch_norm_forward_reads") return &r.native_batch_norm_forward_reads;
   return nullptr;
 }
@@ -160,6 +163,18 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.context_bytes = f.number("context_bytes");
   r.workspace_bytes = f.number("workspace_bytes");
   r.allocator_overhead = f.number("allocator_overhead");
+  r.cublas_workspace_bytes = f.number_or("cublas_workspace_bytes", 0);
+  r.cublaslt_workspace_bytes = f.number_or("cublaslt_workspace_bytes", 0);
+  r.blas_threads_training = f.number_or("blas_threads_training", 1);
+  if (r.cublas_workspace_bytes < 0 || r.cublaslt_workspace_bytes < 0 || r.blas_threads_training < 1)
+    f.fail("cublas_workspace_bytes", "workspaces must be >= 0 and blas_threads_training >= 1");
+  if (const auto* by_sm = t["cublas_workspace_bytes_by_sm"].as_table())
+    for (const auto& [k, v] : *by_sm) {
+      const std::string key(k.str());
+      if (key.rfind("sm_", 0) != 0 || key.size() < 4 || key.find_first_not_of("0123456789", 3) != std::string::npos)
+        f.fail("cublas_workspace_bytes_by_sm", "keys must look like sm_90");
+      r.cublas_workspace_bytes_by_sm[std::stoi(key.substr(3))] = v.value_or(0.0);
+    }
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);

@@ -122,6 +122,12 @@ struct RuntimeProfile {
   bool gradients_at_cluster_end = false;     // compiled clusters release their gradients only when they finish
   double context_bytes = 5e8;
   double workspace_bytes = 2.7e8;
+  // cuBLAS workspaces the framework allocates through its caching allocator, one per (handle, stream): handles are
+  // per thread, so training holds one for the forward thread and one for the autograd engine's device thread.
+  double cublas_workspace_bytes = 0;              // per handle
+  std::map<int, double> cublas_workspace_bytes_by_sm;  // per handle, where the default differs (e.g. {90: 32 MiB})
+  double cublaslt_workspace_bytes = 0;            // per handle (cuBLASLt's own pool)
+  double blas_threads_training = 1;               // threads holding a handle in a training step
   double allocator_overhead = 1.0;
   // Language-model serving (prefill/decode, src/analysis/llm_predict.cpp). The defaults describe a framework
   // running the Hugging Face model eagerly, so runtime files without these keys stay valid.

@@ -227,6 +227,17 @@ double memory_measure_bytes(const MemoryBreakdown& m, const std::string& measure
   throw InputError("memory measure must be allocated, reserved or nvidia-smi, got '" + measure.substr(0, 40) + "'");
 }
 
+double blas_workspace_bytes(const RuntimeProfile& runtime, const DeviceSpec& device, bool training) {
+  // An architecture's own size replaces the default only where the runtime sets a default (a version rule may
+  // zero it: the releases that left the workspace to cuBLAS).
+  if (runtime.cublas_workspace_bytes <= 0) return 0;
+  const auto by_sm = runtime.cublas_workspace_bytes_by_sm.find(device.sm_version);
+  const double cublas =
+      by_sm != runtime.cublas_workspace_bytes_by_sm.end() ? by_sm->second : runtime.cublas_workspace_bytes;
+  // One workspace per (handle, stream) and one handle per thread: backward runs on the autograd engine's own thread.
+  return (training ? runtime.blas_threads_training : 1.0) * (cublas + runtime.cublaslt_workspace_bytes);
+}
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& o) {
   const AllocatorGranularity& gran = allocator_granularity();
@@ -315,7 +326,7 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
       add_param_states(m, trained, {per_param.weights, per_param.master, 0, 0});
     }
   }
-  m.workspace = runtime.workspace_bytes;
+  m.workspace = runtime.workspace_bytes + blas_workspace_bytes(runtime, device, o.training);
   m.runtime = runtime.context_bytes;
   if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, params);
   finish_measures(m, segment_rounding, runtime.allocator_overhead,

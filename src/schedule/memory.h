@@ -116,6 +116,10 @@ struct MemoryOptions {
 // row; dense Adam: two FP32 moments per element; SGD: none), all tables.
 double embedding_table_bytes(const Graph& graph, bool training);
 
+// The cuBLAS and cuBLASLt workspaces the runtime keeps (per handle, one handle per thread that runs GEMMs: the
+// forward thread, and in training the autograd engine's device thread), bytes; 0 where the runtime names none.
+double blas_workspace_bytes(const RuntimeProfile& runtime, const DeviceSpec& device, bool training);
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& options);
 
