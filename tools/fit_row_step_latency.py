@@ -35,7 +35,7 @@ from sweep_to_neusight import kernels_by_range  # noqa: E402
 
 SMS = 132            # data/gpus/h200-sxm-141gb.toml sm_count
 CLOCK_MHZ = 1980.0   # boost_clock_mhz
-FLOOR_US = 2.0       # data/architectures.toml [sm_90] kernel_floor_us, per kernel
+FLOOR_US = 4.7       # data/gpus/h200-sxm-141gb.toml [measured] kernel_floor_us (what the model charges this card per kernel)
 
 
 def plan(op, cols):

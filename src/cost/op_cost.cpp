@@ -11,7 +11,6 @@
 #include "graph/op_arithmetic.h"
 #include "graph/op_kinds.h"
 #include "cost/row_kernels.h"
-#include "schedule/l2_reuse.h"
 
 namespace perfcast {
 
@@ -579,25 +578,13 @@ bool inside_embed_layer_norm(const std::vector<Op>& ops, std::size_t index) {
 
 }  // namespace
 
-// The runtime's fused contrib ops (ONNX Runtime's Attention and EmbedLayerNormalization on the CUDA EP) launch the
-// kernels their sources launch, not those of the graph ops they replace (docs/host-model.md).
 namespace {
 
 // PyTorch eager's own LayerNorm and softmax kernels (cost_model.toml [row_kernels]): they run where the framework
 // is PyTorch and nothing fuses elementwise and norm chains (torch.compile, TorchScript's fusers, Megatron's apex
 // LayerNorm run their own).
-bool aten_row_kernels(const CostContext& ctx, const KernelCostModel& km) {
-  (void)km;
+bool aten_row_kernels(const CostContext& ctx) {
   return row_kernel_constants().enabled && ctx.runtime.framework == "pytorch" && !ctx.runtime.fuse_elementwise_chains;
-}
-
-// Share of a row kernel's re-read that still finds its lines in L2 after `distance` bytes of other traffic
-// (the architecture's l2_reuse fractions; 1 where the architecture has none measured, as before this model).
-double reread_l2_share(double distance, const KernelCostModel& km) {
-  const double l2 = km.device().l2_bytes;
-  const double full = l2 * km.arch().l2_reuse_full_fraction, zero = l2 * km.arch().l2_reuse_zero_fraction;
-  if (full <= 0 || zero <= 0) return 1.0;
-  return l2_reuse_share(distance, distance, full, zero);
 }
 
 // PyTorch's LayerNorm forward (aten/src/ATen/native/cuda/layer_norm_kernel.cu, LayerNormKernelImplInternal): one
@@ -605,20 +592,21 @@ double reread_l2_share(double distance, const KernelCostModel& km) {
 // pass that re-reads the row and writes it; the re-read comes from L2 while the rows the SMs hold at once fit
 // there). Other rows run RowwiseMomentsCUDAKernel (reads X) then LayerNormForwardCUDAKernel (reads X again, from
 // L2 if the whole input fits, and writes Y). Each kernel takes at least its rows' loop steps (row_kernel_floor_us).
-KernelCost aten_layer_norm_forward(const Op& op, const Work& w, double launches, Pipe pipe, double act_bytes,
+KernelCost aten_layer_norm_forward(const Op& op, const Work& w, double launches, Pipe pipe, const ElemBytes& eb,
                                    const KernelCostModel& km) {
+  const double act_bytes = eb.act;
   const RowKernelConstants& rk = row_kernel_constants();
   const double cols = static_cast<double>(op.out_shape.back());
   const double rows = static_cast<double>(op.out_elems) / cols;
   const double in = static_cast<double>(op.in_elems) * act_bytes, out = static_cast<double>(op.out_elems) * act_bytes;
-  const double weights = std::max(0.0, w.bytes - 2.0 * in - out);  // forward_work's training bytes hold a second read
+  const double weights = static_cast<double>(op.weight_elems) * eb.weight;
   const double eff = km.constants().reduction_bandwidth_efficiency;
   const double vec = rk.layer_norm_vector_elements;
   if (std::fmod(cols, vec) == 0 && cols <= 16777216.0) {  // N % vec_size == 0, N <= 2^24 (float count)
     const double threads = rk.layer_norm_vector_threads;
     const double per_sm = std::max(1.0, std::floor(rk.threads_per_sm(km.device().sm_version) / threads));
     const double resident = std::min(rows, static_cast<double>(std::max(1, km.device().sm_count)) * per_sm);
-    const double reread = in * (1.0 - reread_l2_share(resident * cols * act_bytes, km));
+    const double reread = in * (1.0 - row_reread_l2_share(resident * cols * act_bytes, km));
     const double steps = 2.0 * std::ceil(cols / (threads * vec));
     return with_loop_floor(km.streaming(w.flops, in + reread + out + weights, launches, pipe, -1, 0, eff),
                            row_kernel_floor_us(km, rows, steps, threads, rk.vector_step_latency_clk), km);
@@ -627,7 +615,7 @@ KernelCost aten_layer_norm_forward(const Op& op, const Work& w, double launches,
                                  row_kernel_floor_us(km, rows, std::ceil(cols / rk.layer_norm_moments_threads),
                                                      rk.layer_norm_moments_threads, rk.scalar_step_latency_clk),
                                  km);
-  const double reread = in * (1.0 - reread_l2_share(in, km));
+  const double reread = in * (1.0 - row_reread_l2_share(in, km));
   accumulate(k, with_loop_floor(km.streaming(w.flops, reread + out + weights, launches, pipe, -1, 0, eff),
                                 row_kernel_floor_us(km, rows, std::ceil(cols / rk.layer_norm_apply_threads),
                                                     rk.layer_norm_apply_threads, rk.scalar_step_latency_clk),
@@ -651,6 +639,8 @@ double aten_softmax_floor_us(const Op& op, double act_bytes, const KernelCostMod
 
 }  // namespace
 
+// The runtime's fused contrib ops (ONNX Runtime's Attention and EmbedLayerNormalization on the CUDA EP) launch the
+// kernels their sources launch, not those of the graph ops they replace (docs/host-model.md).
 OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
   OpCost out = graph_op_cost(ops, index, phase, ctx);
   const RuntimeProfile& rt = ctx.runtime;
@@ -765,9 +755,9 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
                            : row_reduction  ? km.constants().reduction_bandwidth_efficiency
                                             : 1.0;
   const bool row_kernel_shape = phase == Phase::kForward && launches > 0 && op.repeats == 1 && !op.out_shape.empty() &&
-                                op.out_shape.back() > 0 && aten_row_kernels(ctx, km);
+                                op.out_shape.back() > 0 && aten_row_kernels(ctx);
   if (row_kernel_shape && op.kind == OpKind::kNorm && op.norm == NormKind::kLayer) {
-    out.cost = aten_layer_norm_forward(op, w, 1, pipe, ctx.plan.bytes.act, km);
+    out.cost = aten_layer_norm_forward(op, w, 1, pipe, ctx.plan.bytes, km);
     return out;
   }
   const double loop_floor = row_kernel_shape && op.kind == OpKind::kSoftmax ? aten_softmax_floor_us(op, ctx.plan.bytes.act, km) : 0.0;

@@ -65,6 +65,15 @@ double row_kernel_floor_us(const KernelCostModel& km, double rows, double steps,
   return rounds * steps * step_latency_clk / clock_mhz;
 }
 
+double row_reread_l2_share(double distance, const KernelCostModel& km) {
+  const double l2 = km.device().l2_bytes;
+  const double full = l2 * km.arch().l2_reuse_full_fraction, zero = l2 * km.arch().l2_reuse_zero_fraction;
+  if (full <= 0 || zero <= 0) return 1.0;
+  if (distance <= full) return 1.0;
+  if (distance >= zero || zero <= full) return 0.0;
+  return (zero - distance) / (zero - full);
+}
+
 KernelCost with_loop_floor(KernelCost k, double loop_floor_us, const KernelCostModel& km) {
   if (loop_floor_us <= 0 || k.launches <= 0) return k;
   const double floor = km.arch().kernel_floor_us + loop_floor_us;
