@@ -87,6 +87,9 @@ TEST(H200MeasuredKernels, ShippedFitPredictsKernelBoundGemmsAndElementwiseOutOfS
   EXPECT_LT(median.at("linear"), 22);
   EXPECT_LT(median.at("elementwise_binary"), 15);
   EXPECT_LT(median.at("elementwise_unary"), 15);
+  // LayerNorm: 59.9% before the one-CTA-per-row kernels (session 20), 18.8% after; their step times come from this
+  // session, so this one is not out of sample.
+  EXPECT_LT(median.at("layernorm"), 25);
 }
 
 // PyTorch's one-CTA-per-row LayerNorm and softmax kernels (cost_model.toml [row_kernels]) against the H200 session's
@@ -121,6 +124,17 @@ TEST(H200RowKernels, BlockSoftmaxWithFewRowsWaitsOnItsLoop) {
   // rows of 7 x 34597 (11.8 us) and 46 x 33503 (12.2 us), three passes of 9 steps.
   EXPECT_NEAR(h200_kernel_us("softmax", 7, 34597), 11.8, 0.25 * 11.8);
   EXPECT_NEAR(h200_kernel_us("softmax", 46, 33503), 12.2, 0.25 * 12.2);
+}
+
+TEST(H200RowKernels, LayerNormRunsTheKernelsTheTraceNamed) {
+  // The session's traces: 2708 x 21096 ran one vectorized_layer_norm_kernel, 3135 x 22031 (N % 4 == 3)
+  // RowwiseMomentsCUDAKernel then LayerNormForwardCUDAKernel.
+  const OpContext ctx = op_context("h200-sxm-141gb", "pytorch", "fp32");
+  OpSpec s;
+  s.op = "layernorm", s.rows = 2708, s.cols = 21096;
+  EXPECT_EQ(predict_op(s, ctx).cost.launches, 1);
+  s.rows = 3135, s.cols = 22031;
+  EXPECT_EQ(predict_op(s, ctx).cost.launches, 2);
 }
 
 }  // namespace
