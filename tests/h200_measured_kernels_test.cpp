@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/kernel_fit.h"
+#include "analysis/single_op.h"
 #include "core/error.h"
 #include "import/measured_kernels.h"
 
@@ -86,6 +87,54 @@ TEST(H200MeasuredKernels, ShippedFitPredictsKernelBoundGemmsAndElementwiseOutOfS
   EXPECT_LT(median.at("linear"), 22);
   EXPECT_LT(median.at("elementwise_binary"), 15);
   EXPECT_LT(median.at("elementwise_unary"), 15);
+  // LayerNorm: 59.9% before the one-CTA-per-row kernels (session 20), 18.8% after; their step times come from this
+  // session, so this one is not out of sample.
+  EXPECT_LT(median.at("layernorm"), 25);
+}
+
+// PyTorch's one-CTA-per-row LayerNorm and softmax kernels (cost_model.toml [row_kernels]) against the H200 session's
+// back-to-back kernel times (data/device_sessions/2026-12-04-h200, kernel_sweep_seed*.csv `Latency_back_to_back`).
+double h200_kernel_us(const std::string& op, std::int64_t rows, std::int64_t cols) {
+  static const OpContext ctx = op_context("h200-sxm-141gb", "pytorch", "fp32");
+  OpSpec s;
+  s.op = op, s.rows = rows, s.cols = cols;
+  return predict_op(s, ctx).cost.time_us;
+}
+
+TEST(H200RowKernels, LayerNormWithFewRowsWaitsOnItsLoopNotOnDram) {
+  // N % 4 != 0: RowwiseMomentsCUDAKernel + LayerNormForwardCUDAKernel, 10 and 35 CTAs on 132 SMs: 79.7 and 55.0 us
+  // (the streaming model alone gave the launch floor, under 10 us). These rows are among the nine
+  // tools/fit_row_step_latency.py fitted the step time to: the check is that one step time carries both.
+  EXPECT_NEAR(h200_kernel_us("layernorm", 10, 63601), 79.7, 0.15 * 79.7);
+  EXPECT_NEAR(h200_kernel_us("layernorm", 35, 41883), 55.0, 0.15 * 55.0);
+}
+
+TEST(H200RowKernels, LargeLayerNormsReadTheirInputTwiceFromDram) {
+  // Out of the step fit: rows whose grid fills the SMs and whose rows the L2 cannot hold between the statistics
+  // pass and the apply pass (two-kernel 3135 x 22031: 369.6 us; vectorized 1679 x 53112: 414.3 us, 2708 x 21096:
+  // 205.9 us, 1209 x 46916: 224.1 us). Two passes over DRAM, as before, put them at 0.53-0.77 of these.
+  EXPECT_NEAR(h200_kernel_us("layernorm", 3135, 22031), 369.6, 0.25 * 369.6);
+  EXPECT_NEAR(h200_kernel_us("layernorm", 1679, 53112), 414.3, 0.25 * 414.3);
+  EXPECT_NEAR(h200_kernel_us("layernorm", 2708, 21096), 205.9, 0.25 * 205.9);
+  EXPECT_NEAR(h200_kernel_us("layernorm", 1209, 46916), 224.1, 0.25 * 224.1);
+}
+
+TEST(H200RowKernels, BlockSoftmaxWithFewRowsWaitsOnItsLoop) {
+  // Out of the step fit (under twice their sweep's host floor, so the tool left them out): cunn_SoftMaxForward
+  // rows of 7 x 34597 (11.8 us) and 46 x 33503 (12.2 us), three passes of 9 steps.
+  EXPECT_NEAR(h200_kernel_us("softmax", 7, 34597), 11.8, 0.25 * 11.8);
+  EXPECT_NEAR(h200_kernel_us("softmax", 46, 33503), 12.2, 0.25 * 12.2);
+}
+
+TEST(H200RowKernels, LayerNormRunsTheKernelsTheTraceNamed) {
+  // The session's traces: 2708 x 21096 ran one vectorized_layer_norm_kernel, 3135 x 22031 (N % 4 == 3)
+  // RowwiseMomentsCUDAKernel then LayerNormForwardCUDAKernel.
+  const OpContext ctx = op_context("h200-sxm-141gb", "pytorch", "fp32");
+  OpSpec s;
+  s.op = "layernorm", s.rows = 2708, s.cols = 21096;
+  EXPECT_EQ(predict_op(s, ctx).cost.launches, 1);
+  s.rows = 3135, s.cols = 22031;
+  EXPECT_EQ(predict_op(s, ctx).cost.launches, 2);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cost/embedding_cost.h"
 #include "graph/op_arithmetic.h"
 #include "graph/op_kinds.h"
+#include "cost/row_kernels.h"
 
 namespace perfcast {
 
@@ -577,6 +578,67 @@ bool inside_embed_layer_norm(const std::vector<Op>& ops, std::size_t index) {
 
 }  // namespace
 
+namespace {
+
+// PyTorch eager's own LayerNorm and softmax kernels (cost_model.toml [row_kernels]): they run where the framework
+// is PyTorch and nothing fuses elementwise and norm chains (torch.compile, TorchScript's fusers, Megatron's apex
+// LayerNorm run their own).
+bool aten_row_kernels(const CostContext& ctx) {
+  return row_kernel_constants().enabled && ctx.runtime.framework == "pytorch" && !ctx.runtime.fuse_elementwise_chains;
+}
+
+// PyTorch's LayerNorm forward (aten/src/ATen/native/cuda/layer_norm_kernel.cu, LayerNormKernelImplInternal): one
+// CTA per row. Rows of a multiple of vec_size elements run vectorized_layer_norm_kernel (statistics pass, then a
+// pass that re-reads the row and writes it; the re-read comes from L2 while the rows the SMs hold at once fit
+// there). Other rows run RowwiseMomentsCUDAKernel (reads X) then LayerNormForwardCUDAKernel (reads X again, from
+// L2 if the whole input fits, and writes Y). Each kernel takes at least its rows' loop steps (row_kernel_floor_us).
+KernelCost aten_layer_norm_forward(const Op& op, const Work& w, double launches, Pipe pipe, const ElemBytes& eb,
+                                   const KernelCostModel& km) {
+  const double act_bytes = eb.act;
+  const RowKernelConstants& rk = row_kernel_constants();
+  const double cols = static_cast<double>(op.out_shape.back());
+  const double rows = static_cast<double>(op.out_elems) / cols;
+  const double in = static_cast<double>(op.in_elems) * act_bytes, out = static_cast<double>(op.out_elems) * act_bytes;
+  const double weights = static_cast<double>(op.weight_elems) * eb.weight;
+  const double eff = km.constants().reduction_bandwidth_efficiency;
+  const double vec = rk.layer_norm_vector_elements;
+  if (std::fmod(cols, vec) == 0 && cols <= 16777216.0) {  // N % vec_size == 0, N <= 2^24 (float count)
+    const double threads = rk.layer_norm_vector_threads;
+    const double per_sm = std::max(1.0, std::floor(rk.threads_per_sm(km.device().sm_version) / threads));
+    const double resident = std::min(rows, static_cast<double>(std::max(1, km.device().sm_count)) * per_sm);
+    const double reread = in * (1.0 - row_reread_l2_share(resident * cols * act_bytes, km));
+    const double steps = 2.0 * std::ceil(cols / (threads * vec));
+    return with_loop_floor(km.streaming(w.flops, in + reread + out + weights, launches, pipe, -1, 0, eff),
+                           row_kernel_floor_us(km, rows, steps, threads, rk.vector_step_latency_clk), km);
+  }
+  KernelCost k = with_loop_floor(km.streaming(0, in, launches, pipe, -1, 0, eff),
+                                 row_kernel_floor_us(km, rows, std::ceil(cols / rk.layer_norm_moments_threads),
+                                                     rk.layer_norm_moments_threads, rk.scalar_step_latency_clk),
+                                 km);
+  const double reread = in * (1.0 - row_reread_l2_share(in, km));
+  accumulate(k, with_loop_floor(km.streaming(w.flops, reread + out + weights, launches, pipe, -1, 0, eff),
+                                row_kernel_floor_us(km, rows, std::ceil(cols / rk.layer_norm_apply_threads),
+                                                    rk.layer_norm_apply_threads, rk.scalar_step_latency_clk),
+                                km));
+  return k;
+}
+
+// The loop floor of PyTorch's block softmax (SoftMax.cu host_softmax, dim_size > 1024 or over 4 KiB a row): one
+// CTA of up to softmax_block_threads per row, ILP = 16 bytes of elements a load; a row that fits the block's shared
+// memory is read once (cunn_SoftMaxForwardSmem), others in three passes (cunn_SoftMaxForward: max, sum, write).
+double aten_softmax_floor_us(const Op& op, double act_bytes, const KernelCostModel& km) {
+  const RowKernelConstants& rk = row_kernel_constants();
+  const double cols = static_cast<double>(op.out_shape.back());
+  if (cols <= 1024 && cols * act_bytes <= 4096) return 0;  // the persistent warp softmax: one warp per row
+  const double rows = static_cast<double>(op.out_elems) / cols;
+  const double ilp = std::max(1.0, std::floor(16.0 / act_bytes));
+  const bool cached = cols * act_bytes < rk.softmax_cached_row_bytes && std::fmod(cols, ilp) == 0;
+  const double steps = (cached ? 2.0 : 3.0) * std::ceil(cols / (rk.softmax_block_threads * ilp));
+  return row_kernel_floor_us(km, rows, steps, rk.softmax_block_threads, rk.softmax_step_latency_clk);
+}
+
+}  // namespace
+
 // The runtime's fused contrib ops (ONNX Runtime's Attention and EmbedLayerNormalization on the CUDA EP) launch the
 // kernels their sources launch, not those of the graph ops they replace (docs/host-model.md).
 OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
@@ -692,7 +754,15 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
   const double bandwidth = cudnn_spatial_bn ? km.constants().cudnn_nchw_batch_norm_bandwidth_efficiency
                            : row_reduction  ? km.constants().reduction_bandwidth_efficiency
                                             : 1.0;
-  out.cost = km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions, bandwidth);
+  const bool row_kernel_shape = phase == Phase::kForward && launches > 0 && op.repeats == 1 && !op.out_shape.empty() &&
+                                op.out_shape.back() > 0 && aten_row_kernels(ctx);
+  if (row_kernel_shape && op.kind == OpKind::kNorm && op.norm == NormKind::kLayer) {
+    out.cost = aten_layer_norm_forward(op, w, 1, pipe, ctx.plan.bytes, km);
+    return out;
+  }
+  const double loop_floor = row_kernel_shape && op.kind == OpKind::kSoftmax ? aten_softmax_floor_us(op, ctx.plan.bytes.act, km) : 0.0;
+  out.cost = with_loop_floor(km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions, bandwidth),
+                             loop_floor, km);
   return out;
 }
 

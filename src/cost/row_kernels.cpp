@@ -1,0 +1,87 @@
+#include "cost/row_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/data_files.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+RowKernelConstants load_row_kernels() {
+  const auto path = data_dir() / "cost_model.toml";
+  const toml::table root = parse_toml_file(path);
+  TomlFields top(root, path.string());
+  TomlFields f(top.table("row_kernels"), path.string() + " [row_kernels]");
+  RowKernelConstants c;
+  c.enabled = f.boolean("enabled");
+  c.layer_norm_vector_threads = f.number("layer_norm_vector_threads");
+  c.layer_norm_vector_elements = f.number("layer_norm_vector_elements");
+  c.layer_norm_moments_threads = f.number("layer_norm_moments_threads");
+  c.layer_norm_apply_threads = f.number("layer_norm_apply_threads");
+  c.softmax_block_threads = f.number("softmax_block_threads");
+  c.softmax_cached_row_bytes = f.number("softmax_cached_row_bytes");
+  c.vector_step_latency_clk = f.number("vector_step_latency_clk");
+  c.scalar_step_latency_clk = f.number("scalar_step_latency_clk");
+  c.softmax_step_latency_clk = f.number("softmax_step_latency_clk");
+  for (const double v : {c.layer_norm_vector_threads, c.layer_norm_vector_elements, c.layer_norm_moments_threads,
+                         c.layer_norm_apply_threads, c.softmax_block_threads})
+    if (!(v >= 1)) f.fail("layer_norm_vector_threads", "thread and element counts must be at least 1");
+  for (const double v : {c.vector_step_latency_clk, c.scalar_step_latency_clk, c.softmax_step_latency_clk})
+    if (!(v >= 0)) f.fail("vector_step_latency_clk", "step latencies must be at least 0");
+  for (const auto& [k, v] : f.table("max_threads_per_sm")) {
+    const std::string key(k.str());
+    const auto threads = v.value<double>();
+    if (key.rfind("sm_", 0) != 0 || key.size() < 4 || !threads || *threads < 32)
+      f.fail("max_threads_per_sm", "entries must be sm_XX = threads (at least 32)");
+    c.max_threads_per_sm[std::stoi(key.substr(3))] = *threads;
+  }
+  if (c.max_threads_per_sm.empty()) f.fail("max_threads_per_sm", "must list at least one architecture");
+  return c;
+}
+
+}  // namespace
+
+double RowKernelConstants::threads_per_sm(int sm) const {
+  auto it = max_threads_per_sm.upper_bound(sm);
+  if (it == max_threads_per_sm.begin()) return it->second;
+  return std::prev(it)->second;
+}
+
+const RowKernelConstants& row_kernel_constants() {
+  static const RowKernelConstants c = load_row_kernels();
+  return c;
+}
+
+double row_kernel_floor_us(const KernelCostModel& km, double rows, double steps, double threads, double step_latency_clk) {
+  const double clock_mhz = km.device().boost_clock_mhz;
+  if (rows <= 0 || steps <= 0 || threads <= 0 || step_latency_clk <= 0 || clock_mhz <= 0) return 0;
+  const double sms = static_cast<double>(std::max(1, km.device().sm_count));
+  const double resident = std::max(1.0, std::floor(row_kernel_constants().threads_per_sm(km.device().sm_version) / threads));
+  const double rounds = std::ceil(std::ceil(rows / sms) / resident);
+  return rounds * steps * step_latency_clk / clock_mhz;
+}
+
+double row_reread_l2_share(double distance, const KernelCostModel& km) {
+  const double l2 = km.device().l2_bytes;
+  const double full = l2 * km.arch().l2_reuse_full_fraction, zero = l2 * km.arch().l2_reuse_zero_fraction;
+  if (full <= 0 || zero <= 0) return 1.0;
+  if (distance <= full) return 1.0;
+  if (distance >= zero || zero <= full) return 0.0;
+  return (zero - distance) / (zero - full);
+}
+
+KernelCost with_loop_floor(KernelCost k, double loop_floor_us, const KernelCostModel& km) {
+  if (loop_floor_us <= 0 || k.launches <= 0) return k;
+  const double floor = km.arch().kernel_floor_us + loop_floor_us;
+  if (k.time_us / k.launches < floor) {
+    k.time_us = floor * k.launches;
+    k.bound = Bound::kLatency;
+  }
+  return k;
+}
+
+}  // namespace perfcast
