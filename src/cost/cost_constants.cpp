@@ -86,6 +86,9 @@ std::vector<ImplicitGemmArch> implicit_gemm_arch(const TomlFields& f, std::strin
     if (a.implicit_gemm_step_latency_clk < 0) fa.fail("implicit_gemm_step_latency_clk", "must not be negative");
     a.implicit_gemm_tile_m = fa.number("implicit_gemm_tile_m");
     if (a.implicit_gemm_tile_m < 0) fa.fail("implicit_gemm_tile_m", "must not be negative");
+    a.half_input_channel_pad = fa.number_or("half_input_channel_pad", 0);
+    if (a.half_input_channel_pad < 0 || a.half_input_channel_pad > 8)
+      fa.fail("half_input_channel_pad", "must be from 0 to 8 channels");
     out.push_back(std::move(a));
   }
   return out;
@@ -186,6 +189,7 @@ CostConstants constants_for_sm(const CostConstants& c, int sm) {
     out.conv_efficiency_cuda = a.conv_efficiency_cuda;
     out.implicit_gemm_step_latency_clk = a.implicit_gemm_step_latency_clk;
     out.implicit_gemm_tile_m = a.implicit_gemm_tile_m;
+    out.half_input_channel_pad = a.half_input_channel_pad;
     break;
   }
   return out;

@@ -31,6 +31,9 @@ struct ImplicitGemmArch {
   double conv_efficiency_cuda = 0;
   double implicit_gemm_step_latency_clk = 0;
   double implicit_gemm_tile_m = 0;
+  // FP16 convolutions with at most this many input channels run on tensor cores with their channels padded to it
+  // (cuDNN 9's sm90_xmma_*_image_first_layer_*_c4 kernels); 0: on CUDA cores in FP32, as cuDNN 7/8 ran them.
+  double half_input_channel_pad = 0;
 };
 
 struct CostConstants {
@@ -64,6 +67,7 @@ struct CostConstants {
   std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune
   double conv_efficiency_cuda = 0;         // CUDA-core implicit-GEMM convolutions against a plain SGEMM
   std::vector<ImplicitGemmArch> implicit_gemm_arch;  // per-architecture replacements of the three values above
+  double half_input_channel_pad = 0;  // set from implicit_gemm_arch only (0 on architectures it does not list)
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;
   double depthwise_compute_efficiency = 0;
