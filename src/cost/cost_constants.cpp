@@ -67,6 +67,33 @@ std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_
   return out;
 }
 
+std::vector<ImplicitGemmArch> implicit_gemm_arch(const TomlFields& f, std::string_view key) {
+  std::vector<ImplicitGemmArch> out;
+  const auto node = f.raw()[key];
+  if (!node) return out;
+  const auto* arr = node.as_array();
+  if (!arr) f.fail(key, "must be an array of tables ([[conv.implicit_gemm_arch]])");
+  for (const auto& e : *arr) {
+    const auto* t = e.as_table();
+    if (!t) f.fail(key, "entries must be tables");
+    const TomlFields fa(*t, "[[conv." + std::string(key) + "]]");
+    ImplicitGemmArch a;
+    a.sm = fa.count_list("sm", 1, 1000);
+    if (a.sm.empty()) fa.fail("sm", "must list at least one compute capability");
+    a.conv_efficiency_cuda = fa.number("conv_efficiency_cuda");
+    if (!(a.conv_efficiency_cuda > 0 && a.conv_efficiency_cuda <= 1)) fa.fail("conv_efficiency_cuda", "must be in (0, 1]");
+    a.implicit_gemm_step_latency_clk = fa.number("implicit_gemm_step_latency_clk");
+    if (a.implicit_gemm_step_latency_clk < 0) fa.fail("implicit_gemm_step_latency_clk", "must not be negative");
+    a.implicit_gemm_tile_m = fa.number("implicit_gemm_tile_m");
+    if (a.implicit_gemm_tile_m < 0) fa.fail("implicit_gemm_tile_m", "must not be negative");
+    a.half_input_channel_pad = fa.number_or("half_input_channel_pad", 0);
+    if (a.half_input_channel_pad < 0 || a.half_input_channel_pad > 8)
+      fa.fail("half_input_channel_pad", "must be from 0 to 8 channels");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 CostConstants load() {
   const auto path = data_dir() / "cost_model.toml";
   const toml::table root = parse_toml_file(path);
@@ -97,6 +124,7 @@ CostConstants load() {
   c.winograd_min_channels = cv.number("winograd_min_channels");
   c.conv_heuristic = heuristic_rules(cv, "heuristic_fwd");
   c.conv_efficiency_cuda = cv.number("conv_efficiency_cuda");
+  c.implicit_gemm_arch = implicit_gemm_arch(cv, "implicit_gemm_arch");
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
   c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");
@@ -152,6 +180,19 @@ const CostConstants& cost_constants_prior() {
 const CostConstants& cost_constants() {
   static const CostConstants c = apply_kernel_fit(cost_constants_prior());
   return c;
+}
+
+CostConstants constants_for_sm(const CostConstants& c, int sm) {
+  CostConstants out = c;
+  for (const auto& a : c.implicit_gemm_arch) {
+    if (std::find(a.sm.begin(), a.sm.end(), sm) == a.sm.end()) continue;
+    out.conv_efficiency_cuda = a.conv_efficiency_cuda;
+    out.implicit_gemm_step_latency_clk = a.implicit_gemm_step_latency_clk;
+    out.implicit_gemm_tile_m = a.implicit_gemm_tile_m;
+    out.half_input_channel_pad = a.half_input_channel_pad;
+    break;
+  }
+  return out;
 }
 
 std::string conv_heuristic_algorithm(const CostConstants& c, int sm, double batch, double c_in, double map) {

@@ -21,6 +21,21 @@ struct ConvHeuristicRule {
   std::string algorithm;  // gemm (implicit GEMM), winograd_fused, winograd_nonfused, fft
 };
 
+// cuDNN's CUDA-core implicit-GEMM forward kernels on the architectures listed, where the library runs another
+// kernel family than the one [conv]'s own values were read off (cuDNN 9's sm80_xmma_fprop_implicit_gemm FFMA
+// kernels on sm_90 against cuDNN 8.9's scudnn_128x* on sm_60-sm_80): their values replace conv_efficiency_cuda,
+// implicit_gemm_step_latency_clk and implicit_gemm_tile_m for a device of one of those compute capabilities
+// ([[conv.implicit_gemm_arch]] in cost_model.toml).
+struct ImplicitGemmArch {
+  std::vector<int> sm;
+  double conv_efficiency_cuda = 0;
+  double implicit_gemm_step_latency_clk = 0;
+  double implicit_gemm_tile_m = 0;
+  // FP16 convolutions with at most this many input channels run on tensor cores with their channels padded to it
+  // (cuDNN 9's sm90_xmma_*_image_first_layer_*_c4 kernels); 0: on CUDA cores in FP32, as cuDNN 7/8 ran them.
+  double half_input_channel_pad = 0;
+};
+
 struct CostConstants {
   std::vector<GemmTile> tiles_cuda;
   std::vector<GemmTile> tiles_tensor;
@@ -51,6 +66,8 @@ struct CostConstants {
   double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
   std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune
   double conv_efficiency_cuda = 0;         // CUDA-core implicit-GEMM convolutions against a plain SGEMM
+  std::vector<ImplicitGemmArch> implicit_gemm_arch;  // per-architecture replacements of the three values above
+  double half_input_channel_pad = 0;  // set from implicit_gemm_arch only (0 on architectures it does not list)
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;
   double depthwise_compute_efficiency = 0;
@@ -73,6 +90,10 @@ struct CostConstants {
 const CostConstants& cost_constants();
 // cost_model.toml alone (the kernel fit's start values).
 const CostConstants& cost_constants_prior();
+
+// The constants as a device of compute capability `sm` sees them: an [[conv.implicit_gemm_arch]] entry that
+// lists `sm` replaces the implicit-GEMM values it names.
+CostConstants constants_for_sm(const CostConstants& c, int sm);
 
 // The algorithm cuDNN's heuristic runs for an FP32 CUDA-core forward 3x3 stride-1 convolution (first matching rule
 // of [conv] heuristic_fwd); empty when no rule matches.

@@ -124,9 +124,9 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
     : KernelCostModel(device, arch, cost_constants()) {}
 
 KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch, const CostConstants& constants)
-    : device_(device), arch_(arch), c_(constants),
+    : device_(device), arch_(arch), c_(constants_for_sm(constants, device.sm_version)),
       bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency),
-      tile_context_(tile_context_id(device, arch, constants)) {
+      tile_context_(tile_context_id(device, arch, c_)) {
   const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
   full_load_w_ =
       static_cast<double>(device.sm_count) * arch.sm_power_w * arch.power.at_clock(ratio);

@@ -140,7 +140,8 @@ class KernelCostModel {
 
   const DeviceSpec& device_;
   const ArchitectureProfile& arch_;
-  const CostConstants& c_;
+  // The constants as this device's architecture sees them (constants_for_sm).
+  CostConstants c_;
   double bw_bytes_per_us_;
   // Which tile-choice context this model is: every input of choose_tile besides the GEMM's own shape (the SM
   // count, the tile sets and their constants), compared by value. Models with equal contexts share choose_tile's

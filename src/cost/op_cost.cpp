@@ -354,9 +354,13 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const bool tensor = is_tensor_pipe(ctx.plan.conv_pipe);
   const bool odd_channels = (c.c_in / c.groups) % 8 != 0;
   if (!tensor || !odd_channels) return conv_cost_on(op, phase, ctx, ctx.plan.conv_pipe);
-  const double pad = ctx.plan.bytes.act == 1.0   ? ctx.runtime.conv_input_channel_pad_int8
-                     : ctx.plan.bytes.act == 2.0 ? ctx.runtime.conv_input_channel_pad_half
-                                                 : 0.0;
+  double pad = ctx.plan.bytes.act == 1.0   ? ctx.runtime.conv_input_channel_pad_int8
+               : ctx.plan.bytes.act == 2.0 ? ctx.runtime.conv_input_channel_pad_half
+                                           : 0.0;
+  // cuDNN 9 on Hopper runs an FP16 image input layer (3 channels) on tensor cores itself, its channels padded to 4
+  // (sm90_xmma_{fprop,wgrad}_image_first_layer_*_k64c4r7s7: [[conv.implicit_gemm_arch]] half_input_channel_pad).
+  const double first_layer_pad = ctx.kernels.constants().half_input_channel_pad;
+  if (pad <= 0 && ctx.plan.bytes.act == 2.0 && first_layer_pad > 0 && c.c_in <= first_layer_pad) pad = first_layer_pad;
   if (pad <= 0 || c.groups != 1 || is_depthwise(c)) return conv_cost_on(op, phase, ctx, Pipe::kFp32);
   const auto step = static_cast<std::int64_t>(pad);
   const std::int64_t ci = (c.c_in + step - 1) / step * step;
