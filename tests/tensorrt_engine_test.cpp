@@ -127,5 +127,46 @@ TEST(TensorRtEngine, MlperfCalibrationFileStaysWithinItsRatchet) {
   }
 }
 
+// NVIDIA's BERT engines build the Q, K and V projections as one layer of 3 x hidden outputs over the concatenated
+// weights (NVIDIA/TensorRT demo/BERT/builder.py attention_layer_opt: mult_all, then the qkv2ctx plugin), and
+// TensorRT fuses GEMMs that share an input (NVIDIA on its developer forum, topic 238187). So BERT-base (12 layers,
+// hidden 768) launches one GEMM per layer for them, of 2 x tokens x 768 x 2304 FLOPs, reading the input once;
+// the output, intermediate and output-projection GEMMs stay 3 per layer; PyTorch eager launches all six.
+TEST(TensorRtEngine, BertQkvProjectionsRunAsOneGemmPerLayer) {
+  PredictRequest r = engine("t4", "bert_base_squad", 8);
+  r.seq = 384;
+  const Prediction trt = predict(r);
+  PredictRequest e = r;
+  e.runtime = "pytorch";
+  e.precision = "fp16";
+  const Prediction eager = predict(e);
+  const auto gemms = [](const Prediction& p, const std::string& layer) {
+    std::pair<double, double> launches_flops{0, 0};
+    for (const auto& entry : p.step.entries)
+      if (entry.kind == OpKind::kMatmul && entry.name.rfind(layer, 0) == 0) {
+        launches_flops.first += entry.cost.launches;
+        if (entry.cost.launches > 0 && entry.name.find("attention.") != std::string::npos &&
+            entry.name.find(".out") == std::string::npos)
+          launches_flops.second += entry.cost.flops;
+      }
+    return launches_flops;
+  };
+  const auto [trt_launches, qkv_flops] = gemms(trt, "encoder.layer.3.");
+  EXPECT_DOUBLE_EQ(trt_launches, 4);  // QKV, attention output, intermediate, output
+  EXPECT_DOUBLE_EQ(qkv_flops, 2.0 * 8 * 384 * 768 * 2304);
+  EXPECT_DOUBLE_EQ(gemms(eager, "encoder.layer.3.").first, 6);
+}
+
+// The same fusion on convolutions (NVIDIA, forum topic 238187: two Conv ops sharing an input with mergeable
+// parameters, e.g. the same kernel size and activation). GoogLeNet (Szegedy et al. 2014, table 1) has 57
+// convolutions: 3 in the stem and 6 in each of its 9 Inception modules, three of them 1x1 + ReLU on the module's
+// input (#1x1, #3x3 reduce, #5x5 reduce), which run as one: 57 - 9 x 2 = 39 convolution kernels. ResNet-50 v1's
+// projection shortcut and first 1x1 of a downsampling block share input, kernel and stride but not the
+// activation (the shortcut feeds the add, the 1x1 a ReLU), so its 53 convolutions stay 53.
+TEST(TensorRtEngine, InceptionBranchesSharingAnInputRunAsOneConvolution) {
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "googlenet", 8)), OpKind::kConv), 39);
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "resnet50", 8)), OpKind::kConv), 53);
+}
+
 }  // namespace
 }  // namespace perfcast

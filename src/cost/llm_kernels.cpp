@@ -288,7 +288,7 @@ std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bo
       continue;
     } else {
       OpCost e = cost_op(graph.ops, i, Phase::kForward, ctx);
-      if (e.fusion == Fusion::kSkipped || e.fusion == Fusion::kFolded) continue;
+      if (e.fusion == Fusion::kSkipped || e.fusion == Fusion::kFolded || e.fusion == Fusion::kHorizontal) continue;
       kernels.push_back(e);
     }
     for (auto& k : kernels) out.push_back(std::move(k));

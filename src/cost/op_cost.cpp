@@ -496,6 +496,52 @@ bool batch_norm_epilogue(const std::vector<Op>& ops, std::size_t index) {
 
 }  // namespace
 
+std::vector<std::size_t> parallel_gemm_siblings(const std::vector<Op>& ops, std::size_t index) {
+  const Op& op = ops[index];
+  const auto layer_of_input = [&](const Op& o) {
+    if (o.is_view || o.inputs.empty() || o.inputs[0] < 0) return false;
+    if (o.kind == OpKind::kMatmul) return o.mm.weight_operand;
+    return o.kind == OpKind::kConv && o.conv.groups == 1 && !o.conv.transposed;
+  };
+  if (!layer_of_input(op)) return {index};
+  constexpr std::size_t kWindow = 32;
+  // The activation a layer's output goes through (looking past a batch norm folded into it): merged layers share
+  // one epilogue. -1 when its first consumer is no elementwise op.
+  const auto activation = [&](std::size_t j) {
+    std::size_t at = j;
+    for (std::size_t k = j + 1; k < ops.size() && k <= j + 2 * kWindow; ++k) {
+      if (ops[k].inputs.empty() || ops[k].inputs[0] != static_cast<int>(at)) continue;
+      if (ops[k].kind == OpKind::kNorm && ops[k].norm == NormKind::kBatch) {
+        at = k;
+        continue;
+      }
+      return ops[k].kind == OpKind::kElementwise ? static_cast<int>(ops[k].pointwise) : -1;
+    }
+    return -1;
+  };
+  const int own_activation = activation(index);
+  // Mergeable: the same input, the same activation and everything but the output width (columns, output
+  // channels) the same.
+  const auto same = [&](std::size_t j) {
+    const Op& o = ops[j];
+    if (!layer_of_input(o) || o.kind != op.kind || o.inputs[0] != op.inputs[0] || o.repeats != op.repeats ||
+        activation(j) != own_activation)
+      return false;
+    if (op.kind == OpKind::kMatmul) return o.mm.batch == op.mm.batch && o.mm.m == op.mm.m && o.mm.k == op.mm.k;
+    const ConvGeometry &a = o.conv, &b = op.conv;
+    return a.spatial_dims == b.spatial_dims && a.n == b.n && a.c_in == b.c_in && a.in == b.in && a.out == b.out &&
+           a.kernel == b.kernel && a.stride == b.stride && a.pad == b.pad && a.dilation == b.dilation;
+  };
+  // Siblings sit next to each other in graph order (an importer emits a block's projections or an Inception
+  // module's branches together); a bounded window keeps this linear on graphs of 100,000 ops.
+  const std::size_t lo = std::max(index > kWindow ? index - kWindow : 0, static_cast<std::size_t>(op.inputs[0]) + 1);
+  const std::size_t hi = std::min(ops.size(), index + kWindow + 1);
+  std::vector<std::size_t> out;
+  for (std::size_t j = lo; j < hi; ++j)
+    if (j == index || same(j)) out.push_back(j);
+  return out;
+}
+
 bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
   for (std::size_t j = index + 1; j < ops.size(); ++j)
     if (!ops[j].inputs.empty() && ops[j].inputs[0] == static_cast<int>(index) &&
@@ -691,11 +737,36 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
   const auto& km = ctx.kernels;
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
-      out.cost = conv_cost(op, phase, ctx);
+    case CostRule::kMatmul: {
+      const bool conv = op_kind_info(op.kind).cost_rule == CostRule::kConv;
+      if (ctx.runtime.fuse_parallel_gemms && !ctx.training && phase == Phase::kForward) {
+        const std::vector<std::size_t> group = parallel_gemm_siblings(ops, index);
+        if (group.size() > 1) {
+          if (group.front() != index) {
+            out.fusion = Fusion::kHorizontal;
+            out.cost.launches = 0;
+            out.cost.time_us = 0;
+            return out;
+          }
+          // One layer over the concatenated weights: the input read once, every output and weight.
+          Op merged = op;
+          merged.mm.n = 0;
+          merged.conv.c_out = 0;
+          merged.out_elems = 0;
+          merged.weight_elems = 0;
+          for (std::size_t j : group) {
+            merged.mm.n += ops[j].mm.n;
+            merged.conv.c_out += ops[j].conv.c_out;
+            merged.out_elems += ops[j].out_elems;
+            merged.weight_elems += ops[j].weight_elems;
+          }
+          out.cost = conv ? conv_cost(merged, phase, ctx) : matmul_cost(merged, phase, ctx);
+          return out;
+        }
+      }
+      out.cost = conv ? conv_cost(op, phase, ctx) : matmul_cost(op, phase, ctx);
       return out;
-    case CostRule::kMatmul:
-      out.cost = matmul_cost(op, phase, ctx);
-      return out;
+    }
     case CostRule::kAttention:
       out.cost = attention_cost(op, phase, ctx);
       return out;

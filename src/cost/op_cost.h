@@ -22,6 +22,7 @@ enum class Fusion : std::uint8_t {
   kIntoPrevious,  // merged into the producer's kernel: intermediate tensor never touches DRAM
   kFolded,      // removed entirely (batch norm folded into conv weights at inference)
   kSkipped,     // not run in this mode (loss and dropout at inference; reshape views)
+  kHorizontal,  // computed by a sibling GEMM's kernel over the concatenated weights (parallel_gemm_siblings)
 };
 
 struct OpCost {
@@ -77,6 +78,13 @@ OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase
 Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
 
 // True when a later op (a ReLU, or an add feeding one) runs inside ops[index]'s kernel.
+// Weight GEMMs (or ungrouped convolutions) that read the same input tensor with the same rows, reduction and
+// repeats (convolutions: the same kernel, stride, padding and dilation) as ops[index], and whose outputs go through
+// the same activation (itself included, in graph order; just {index} when there are none or ops[index] is neither).
+// A runtime with fuse_parallel_gemms runs them at inference as one layer of the summed columns (output channels),
+// costed on the first of them (Fusion::kHorizontal on the others).
+std::vector<std::size_t> parallel_gemm_siblings(const std::vector<Op>& ops, std::size_t index);
+
 bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
 
 // Forward or backward cost of ops[index] (its fusion decided by fusion_of).

@@ -107,6 +107,9 @@ struct RuntimeProfile {
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
+  // Inference GEMMs that read the same input with the same shape of reduction (BERT's Q, K and V projections) run
+  // as one GEMM over their concatenated weights (TensorRT's horizontal fusion; demoBERT builds them as one layer).
+  bool fuse_parallel_gemms = false;
   // ONNX Runtime's fused contrib ops (docs/host-model.md): kernels one Attention node launches (its Q/K/V
   // projection included), the extra DRAM passes its bias-broadcast GEMM and transposes make over the QKV and
   // context tensors, and kernels one EmbedLayerNormalization node launches. 0 = the runtime has no such node.

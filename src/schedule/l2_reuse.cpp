@@ -61,7 +61,10 @@ void apply_l2_reuse(std::vector<OpCost>& entries, const std::vector<EntryOrigin>
       const bool one_kernel = e.fusion == Fusion::kNone && e.cost.launches > 0 && e.cost.kernels == 1 && op.repeats == 1;
       if (from.forward) {
         const int first_in = op.inputs.empty() ? -1 : op.inputs[0];
-        if (e.fusion != Fusion::kNone) {
+        if (e.fusion == Fusion::kHorizontal) {
+          // Written by the kernel of the first GEMM of its group (over the concatenated weights).
+          writer[i] = writer[parallel_gemm_siblings(ops, i).front()];
+        } else if (e.fusion != Fusion::kNone) {
           // Fused into its producer's kernel, folded into it, or a view: the output is what that kernel wrote.
           writer[i] = first_in >= 0 ? writer[static_cast<std::size_t>(first_in)] : -1;
         } else if (e.cost.launches > 0) {
