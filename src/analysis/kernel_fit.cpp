@@ -1125,8 +1125,10 @@ KernelPrediction predict_measured_kernels(const std::string& dir) {
 std::string kernel_prediction_markdown(const KernelPrediction& pred) {
   std::ostringstream o;
   auto table = [&](const std::vector<GroupError>& errs) { error_table(o, errs); };
-  o << "### Out of sample: " << pred.source_dir << " predicted with data/kernel_fit.toml (never fitted on it)\n\n"
-       "A row is predicted as max(host speed x the op's fitted floor, fitted launch + kernel time); the host speed "
+  o << "### " << pred.source_dir << " predicted with data/kernel_fit.toml (which never saw these rows)\n\n"
+       "Out of sample only as far as the fit goes: values set elsewhere from the same machine's measurements (a GPU's "
+       "[measured] table in data/gpus, per-architecture values in data/cost_model.toml) make those terms in sample; "
+       "docs/kernel-model.md says which. A row is predicted as max(host speed x the op's fitted floor, fitted launch + kernel time); the host speed "
        "is the board's machine, read off its own rows the model puts under half the floor:";
   for (const auto& [gpu, h] : pred.host_speed) o << fmt::format(" {} {:.3f}", gpu, h);
   o << ". error = |pred - meas| / meas.\n\n";
