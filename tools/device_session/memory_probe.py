@@ -20,7 +20,8 @@ import os
 import subprocess
 
 import torch
-import torchvision
+
+from monitor_job import resnet50_amp_job  # the same job, from this folder
 
 
 def smi_used_mib():
@@ -50,13 +51,7 @@ def main():
     del x
     torch.cuda.empty_cache()
 
-    torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet50().cuda()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    scaler = torch.amp.GradScaler("cuda")
-    loss_fn = torch.nn.CrossEntropyLoss()
-    x = torch.randn(a.batch, 3, 224, 224, device="cuda")
-    y = torch.randint(0, 1000, (a.batch,), device="cuda")
+    model, opt, scaler, loss_fn, x, y = resnet50_amp_job(a.batch)
     print("allocated_model_and_batch", torch.cuda.memory_allocated(), flush=True)
 
     def step():

@@ -15,19 +15,25 @@ import torch
 import torchvision
 
 
+def resnet50_amp_job(batch):
+    """The job both this script and memory_probe.py run: ResNet-50, SGD momentum, AMP's scaler, a batch on the GPU."""
+    torch.backends.cudnn.benchmark = True
+    model = torchvision.models.resnet50().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x = torch.randn(batch, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (batch,), device="cuda")
+    return model, opt, scaler, loss_fn, x, y
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--phase", choices=["gpu", "host"], required=True)
     p.add_argument("--seconds", type=float, default=40)
     p.add_argument("--batch", type=int, default=128)
     a = p.parse_args()
-    torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet50().cuda()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    scaler = torch.amp.GradScaler("cuda")
-    loss_fn = torch.nn.CrossEntropyLoss()
-    x_gpu = torch.randn(a.batch, 3, 224, 224, device="cuda")
-    y = torch.randint(0, 1000, (a.batch,), device="cuda")
+    model, opt, scaler, loss_fn, x_gpu, y = resnet50_amp_job(a.batch)
     rng = np.random.default_rng(0)
     mean = np.array([0.485, 0.456, 0.406], dtype=np.float32).reshape(1, 3, 1, 1)
     std = np.array([0.229, 0.224, 0.225], dtype=np.float32).reshape(1, 3, 1, 1)
