@@ -168,5 +168,31 @@ TEST(TensorRtEngine, InceptionBranchesSharingAnInputRunAsOneConvolution) {
   EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "resnet50", 8)), OpKind::kConv), 53);
 }
 
+// Merging layers moves work into one kernel and never drops it. In the Transformer (Vaswani et al. 2017) every
+// decoder layer's cross-attention K and V projections read the encoder's output: all 12 share one input, but
+// they sit across the whole decoder, far down the graph from it. Whatever TensorRT merges, the step's cross-attention
+// K/V work stays 6 layers x 2 projections x 2 x tokens x 512 x 512 FLOPs, as in eager PyTorch, where nothing merges.
+TEST(TensorRtEngine, HorizontalFusionKeepsEveryDecoderLayersCrossAttentionWork) {
+  PredictRequest r = engine("a100-sxm4-80gb", "transformer_base", 32);
+  r.precision = "fp16";
+  PredictRequest e = r;
+  e.runtime = "pytorch";
+  const auto cross_kv_flops = [](const Prediction& p) {
+    double flops = 0;
+    int entries = 0;
+    for (const auto& entry : p.step.entries)
+      if (entry.kind == OpKind::kMatmul && (entry.name.find("encoder_attn.k") != std::string::npos ||
+                                            entry.name.find("encoder_attn.v") != std::string::npos)) {
+        flops += entry.cost.flops;
+        ++entries;
+      }
+    EXPECT_EQ(entries, 12);
+    return flops;
+  };
+  const double eager = cross_kv_flops(predict(e));
+  EXPECT_GT(eager, 0);
+  EXPECT_DOUBLE_EQ(cross_kv_flops(predict(r)), eager);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -66,7 +66,7 @@ struct CostConstants {
   double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
   std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune
   double conv_efficiency_cuda = 0;         // CUDA-core implicit-GEMM convolutions against a plain SGEMM
-  std::vector<ImplicitGemmArch> implicit_gemm_arch;  // per-architecture replacements of the three values above
+  std::vector<ImplicitGemmArch> implicit_gemm_arch;  // per-architecture replacements of conv_efficiency_cuda, implicit_gemm_step_latency_clk and implicit_gemm_tile_m
   double half_input_channel_pad = 0;  // set from implicit_gemm_arch only (0 on architectures it does not list)
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;

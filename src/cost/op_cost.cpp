@@ -360,7 +360,10 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   // cuDNN 9 on Hopper runs an FP16 image input layer (3 channels) on tensor cores itself, its channels padded to 4
   // (sm90_xmma_{fprop,wgrad}_image_first_layer_*_k64c4r7s7: [[conv.implicit_gemm_arch]] half_input_channel_pad).
   const double first_layer_pad = ctx.kernels.constants().half_input_channel_pad;
-  if (pad <= 0 && ctx.plan.bytes.act == 2.0 && first_layer_pad > 0 && c.c_in <= first_layer_pad) pad = first_layer_pad;
+  const bool fp16_tensor =
+      ctx.plan.conv_pipe == Pipe::kTcFp16Fp32Acc || ctx.plan.conv_pipe == Pipe::kTcFp16Fp16Acc;  // the kernels seen are f16
+  if (pad <= 0 && fp16_tensor && c.spatial_dims == 2 && first_layer_pad > 0 && c.c_in <= first_layer_pad)
+    pad = first_layer_pad;
   if (pad <= 0 || c.groups != 1 || is_depthwise(c)) return conv_cost_on(op, phase, ctx, Pipe::kFp32);
   const auto step = static_cast<std::int64_t>(pad);
   const std::int64_t ci = (c.c_in + step - 1) / step * step;
@@ -532,10 +535,14 @@ std::vector<std::size_t> parallel_gemm_siblings(const std::vector<Op>& ops, std:
     return a.spatial_dims == b.spatial_dims && a.n == b.n && a.c_in == b.c_in && a.in == b.in && a.out == b.out &&
            a.kernel == b.kernel && a.stride == b.stride && a.pad == b.pad && a.dilation == b.dilation;
   };
-  // Siblings sit next to each other in graph order (an importer emits a block's projections or an Inception
-  // module's branches together); a bounded window keeps this linear on graphs of 100,000 ops.
-  const std::size_t lo = std::max(index > kWindow ? index - kWindow : 0, static_cast<std::size_t>(op.inputs[0]) + 1);
-  const std::size_t hi = std::min(ops.size(), index + kWindow + 1);
+  // Siblings sit next to each other in graph order right after the tensor they share (an importer emits a block's
+  // projections or an Inception module's branches together); a bounded window keeps this linear on graphs of
+  // 100,000 ops. The window is the producer's, not the op's, so every sibling sees the same group: the first costs
+  // it once and the others are Fusion::kHorizontal; a consumer beyond the window (a decoder layer far down the graph
+  // reading the encoder's output) is costed alone.
+  const std::size_t lo = static_cast<std::size_t>(op.inputs[0]) + 1;
+  const std::size_t hi = std::min(ops.size(), lo + 2 * kWindow + 1);
+  if (index >= hi) return {index};
   std::vector<std::size_t> out;
   for (std::size_t j = lo; j < hi; ++j)
     if (j == index || same(j)) out.push_back(j);
@@ -835,7 +842,11 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     out.cost = aten_layer_norm_forward(op, w, 1, pipe, ctx.plan.bytes, km);
     return out;
   }
-  const double loop_floor = row_kernel_shape && op.kind == OpKind::kSoftmax ? aten_softmax_floor_us(op, ctx.plan.bytes.act, km) : 0.0;
+  // Autocast runs softmax in FP32 (score_passes' rule), so its loads carry 4-byte elements there.
+  const double softmax_elem_bytes =
+      ctx.runtime.autocast_softmax_fp32 && ctx.plan.mixed && ctx.plan.bytes.act < 4.0 ? 4.0 : ctx.plan.bytes.act;
+  const double loop_floor =
+      row_kernel_shape && op.kind == OpKind::kSoftmax ? aten_softmax_floor_us(op, softmax_elem_bytes, km) : 0.0;
   out.cost = with_loop_floor(km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions, bandwidth),
                              loop_floor, km);
   return out;

@@ -77,14 +77,15 @@ OpCost kernel_entry(const std::string& name, OpKind kind, KernelCost cost, Phase
 // Fusion decision for ops[index] given the runtime and mode.
 Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
 
-// True when a later op (a ReLU, or an add feeding one) runs inside ops[index]'s kernel.
 // Weight GEMMs (or ungrouped convolutions) that read the same input tensor with the same rows, reduction and
 // repeats (convolutions: the same kernel, stride, padding and dilation) as ops[index], and whose outputs go through
-// the same activation (itself included, in graph order; just {index} when there are none or ops[index] is neither).
+// the same activation (itself included, in graph order; just {index} when there are none or ops[index] is neither),
+// among the 65 ops after the shared input (a consumer further down is costed alone).
 // A runtime with fuse_parallel_gemms runs them at inference as one layer of the summed columns (output channels),
 // costed on the first of them (Fusion::kHorizontal on the others).
 std::vector<std::size_t> parallel_gemm_siblings(const std::vector<Op>& ops, std::size_t index);
 
+// True when a later op (a ReLU, or an add feeding one) runs inside ops[index]'s kernel.
 bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training);
 
 // Forward or backward cost of ops[index] (its fusion decided by fusion_of).
