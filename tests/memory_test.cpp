@@ -13,6 +13,7 @@
 #include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "core/error.h"
+#include "report/prediction_report.h"
 #include "schedule/memory.h"
 
 namespace perfcast {
@@ -48,6 +49,18 @@ TEST(Memory, MeasuresNestAsPyTorchReportsThem) {
   EXPECT_DOUBLE_EQ(memory_measure_bytes(m, "nvidia-smi"), m.total);
   EXPECT_THROW(memory_measure_bytes(m, "peak"), InputError);
   EXPECT_EQ(m.fits, m.total <= m.capacity);
+}
+
+TEST(Memory, TorchCudaMeasuresAreNamedOnlyForPyTorch) {
+  // torch.cuda.max_memory_allocated is PyTorch's API; TensorFlow's BFC allocator reports through
+  // tf.config.experimental.get_memory_info, so a TensorFlow prediction must not name the torch.cuda calls.
+  const Prediction torch = predict(bert_large_train("fp32", "2.1"));
+  EXPECT_NE(prediction_text(torch).find("torch.cuda.max_memory_allocated"), std::string::npos);
+  PredictRequest tf = bert_large_train("fp32", "");
+  tf.runtime = "tensorflow";
+  const std::string text = prediction_text(predict(tf));
+  EXPECT_EQ(text.find("torch.cuda"), std::string::npos);
+  EXPECT_NE(text.find("allocator peak"), std::string::npos);
 }
 
 TEST(Memory, BytesPerParameterFollowTheTrainingAnatomy) {

@@ -201,6 +201,11 @@ const std::map<std::string_view, Text>& table() {
         "(nvidia-smi used: reserved + runtime)\n",
         "    分配器峰值 {}（torch.cuda.max_memory_allocated），保留 {}（max_memory_reserved），设备总计 {}"
         "（nvidia-smi used：保留 + 运行时）\n"}},
+      {"p.memory_measures_other",
+       {"    allocator peak {}, reserved {} (the framework's caching allocator, costed as PyTorch's), device total {} "
+        "(nvidia-smi used: reserved + runtime)\n",
+        "    分配器峰值 {}，保留 {}（框架的缓存分配器，按 PyTorch 的计算），设备总计 {}"
+        "（nvidia-smi used：保留 + 运行时）\n"}},
       {"p.buckets", {", communication buffers {}", "，通信缓冲区 {}"}},
       {"p.tables", {", embedding tables {}", "，嵌入表 {}"}},
       {"p.serving",

@@ -378,8 +378,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
                    (p.memory.comm_buffers > 0 ? fmt::format(m("p.buckets"), format_bytes(p.memory.comm_buffers)) : "") +
                        (p.memory.embedding_tables > 0 ? fmt::format(m("p.tables"), format_bytes(p.memory.embedding_tables))
                                                       : ""));
-  if (p.device.kind != DeviceKind::kCpu)  // torch.cuda's and nvidia-smi's measures; a CPU has neither
-    s += fmt::format(m("p.memory_measures"), format_bytes(p.memory.allocated), format_bytes(p.memory.reserved),
+  if (p.device.kind != DeviceKind::kCpu)  // torch.cuda's (PyTorch runtimes only) and nvidia-smi's; a CPU has neither
+    s += fmt::format(m(p.runtime.framework == "pytorch" ? "p.memory_measures" : "p.memory_measures_other"), format_bytes(p.memory.allocated), format_bytes(p.memory.reserved),
                      format_bytes(p.memory.total));
   if (!fits) {
     s += std::string(msg("p.no_fit_rest", lang)) + "\n";
