@@ -34,6 +34,7 @@ $bin validate data/validation/eval_gpu_s18.csv --markdown "$tmp/eval_gpu_s18.md"
 $bin validate data/validation/eval_gpu_s18b.csv --markdown "$tmp/eval_gpu_s18b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s19.csv --markdown "$tmp/eval_gpu_s19.md" >/dev/null
 $bin validate data/validation/eval_gpu_s20.csv --markdown "$tmp/eval_gpu_s20.md" >/dev/null
+$bin validate data/validation/eval_gpu_s21.csv --markdown "$tmp/eval_gpu_s21.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -330,6 +331,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s20.md"
+  echo
+  echo "# Evaluation: eval_gpu_s21.csv (frozen)"
+  echo
+  echo "Gathered in session 21 before that session's model changes were merged, from four sources no other data file"
+  echo "uses: AutoGPTQ's README (fp16 Hugging Face generate, LLaMA-7B, A100-40G), premAI-io/benchmarks (transformers and"
+  echo "lit-gpt Llama-2-7B generate, fp16/fp32, A100 80GB), pytorch/TensorRT's example notebooks (BERT-base, EfficientNet-B0,"
+  echo "ResNet-50: eager, TorchScript, TensorRT FP32/FP16 on A100, V100, RTX 3090) and TinyChat's README (Hugging Face FP16"
+  echo "decode at batch 1, Llama-2 7B/13B and Falcon-7B on RTX A6000 and RTX 4090). Nothing is chosen with it in view; the"
+  echo "freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s21.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
