@@ -27,6 +27,7 @@ $bin validate data/validation/eval_gpu_fresh.csv --markdown "$tmp/eval_gpu_fresh
 $bin validate data/validation/eval_cpu_fresh.csv --markdown "$tmp/eval_cpu_fresh.md" >/dev/null
 $bin validate data/validation/eval_gpu_s12.csv --markdown "$tmp/eval_gpu_s12.md" >/dev/null
 $bin validate data/validation/eval_cpu_s12.csv --markdown "$tmp/eval_cpu_s12.md" >/dev/null
+$bin validate data/validation/eval_cpu_s21.csv --markdown "$tmp/eval_cpu_s21.md" >/dev/null
 $bin validate data/validation/eval_gpu_s13.csv --markdown "$tmp/eval_gpu_s13.md" >/dev/null
 $bin validate data/validation/eval_gpu_s16.csv --markdown "$tmp/eval_gpu_s16.md" >/dev/null
 $bin validate data/validation/eval_gpu_s17.csv --markdown "$tmp/eval_gpu_s17.md" >/dev/null
@@ -260,6 +261,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "CPU target. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s12.md"
+  echo
+  echo "# Evaluation: eval_cpu_s21.csv (frozen)"
+  echo
+  echo "Frozen in session 21 before that session's model changes were merged, from one source no other data file uses:"
+  echo "Intel Neural Compressor's 'Validated Models' page (FP32 inference, PyTorch 2.0.1 eager and ONNX Runtime 1.15.0, one"
+  echo "Xeon Platinum 8480+ socket). Every figure sums 14 processes of 4 cores at batch 1; perfcast predicts one process on"
+  echo "56 cores at batch 14 (the 'instances' column records the fact). Nothing is chosen with it in view; the freeze"
+  echo "figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s21.md"
   echo
   echo "# Evaluation: eval_gpu_s13.csv (frozen)"
   echo
