@@ -143,7 +143,8 @@ double CpuCostModel::onednn_reorder_us(double bytes, bool to_blocked, const Matm
   // less (docs/cpus.md, session 20).
   // A release whose oneDNN keeps its primitives in the primitive cache (runtime reorder_primitives_cached) pays per
   // call the cache lookup and the reorder's one parallel region over the team, not the 0.x call time.
-  const double call = runtime_.reorder_primitives_cached ? r.cache_hit_us + fork_join_us() : r.call_us * r.host_ghz / clock;
+  const double call =
+      runtime_.reorder_primitives_cached ? r.cache_hit_us + fork_join_us() : r.call_us * r.host_ghz / clock;
   return call + std::max(bytes / rate, roofline);
 }
 

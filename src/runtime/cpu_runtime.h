@@ -76,7 +76,8 @@ struct CpuRuntimeProfile {
 CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path);
 const std::vector<CpuRuntimeProfile>& cpu_runtime_catalog();
 // The profile as it behaves at `version` ("1.2"): an older release than gemm_prepack_from_version packs its weights
-// every call; one older than reorder_primitive_cache_from_version pays MKL-DNN 0.x's reorder call time. Sets `applied` when a rule changed the profile; InputError when the text is not a dotted version.
+// every call; one older than reorder_primitive_cache_from_version pays MKL-DNN 0.x's reorder call time. Sets
+// `applied` when a rule changed the profile; InputError when the text is not a dotted version.
 CpuRuntimeProfile cpu_runtime_at_version(CpuRuntimeProfile runtime, const std::string& version, bool& applied);
 // InputError naming the runtimes that have CPU profiles when `id` has none.
 const CpuRuntimeProfile& find_cpu_runtime(std::string_view id);
