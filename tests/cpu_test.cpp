@@ -387,7 +387,10 @@ TEST(CpuCost, OnednnReorderConstantsGiveBackTheVerboseTimings) {
 // small reorder there must cost at least what MKL-DNN's verbose log measured for one on a 40-thread host (43-51 us,
 // apache/mxnet MKLDNN_README), not less for the smaller team, and at most that all-in average.
 TEST(CpuCost, SmallReorderOnA28CoreSocketCostsNoLessThanOnTheFortyThreadHost) {
-  const CpuCostModel m(cpu("xeon-platinum-8180"), find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+  bool rule = false;
+  const CpuRuntimeProfile pytorch_1_2 = cpu_runtime_at_version(find_cpu_runtime("pytorch"), "1.2", rule);
+  ASSERT_TRUE(rule);
+  const CpuCostModel m(cpu("xeon-platinum-8180"), pytorch_1_2, cpu_cost_constants(), "fp32");
   MatmulGeometry g;
   g.m = 56 * 56;
   g.n = 64;
@@ -395,6 +398,31 @@ TEST(CpuCost, SmallReorderOnA28CoreSocketCostsNoLessThanOnTheFortyThreadHost) {
   const double us = m.onednn_reorder_us(64.0 * 64 * 4, true, g);
   EXPECT_GE(us, 42.9);
   EXPECT_LE(us, (92.52 - 32.35) * 1000 / 312);
+}
+
+// oneDNN's primitive cache (PyTorch 1.8 on, oneDNN 1.8.1: pytorch/pytorch#51184) turns a per-call reorder's creation
+// into a lookup of 'about 1-2us' (intel/ideep#158). A later verbose log of PyTorch 2.4 on a Windows desktop
+// (pytorch/pytorch#131958; the part is not named) times the 64x64x1x1 weight reorder (16 KB) at 9 us per call. On a
+// ten-core desktop part such a reorder must cost at least the lookup and no more than twice that log's figure, and
+// PyTorch 1.2's (MKL-DNN 0.x, no cache) at least MKL-DNN 0.x's own 43-51 us from the MXNet README at 2.4 GHz.
+TEST(CpuCost, CachedReorderPrimitivesCostALookupAndTheirParallelRegion) {
+  MatmulGeometry g;
+  g.m = 56 * 56;
+  g.n = 64;
+  g.k = 64;
+  const double bytes = 64.0 * 64 * 4;
+  const CpuCostModel now(cpu("core-i9-10900x"), find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+  EXPECT_GE(now.onednn_reorder_us(bytes, true, g), 1.0);
+  EXPECT_LE(now.onednn_reorder_us(bytes, true, g), 18.0);
+  bool rule = false;
+  const CpuRuntimeProfile old = cpu_runtime_at_version(find_cpu_runtime("pytorch"), "1.2", rule);
+  EXPECT_TRUE(rule);
+  const CpuCostModel before(cpu("core-i9-10900x"), old, cpu_cost_constants(), "fp32");
+  // MKL-DNN 0.x's call, timed at 2.4 GHz, runs faster in proportion to the clock.
+  EXPECT_GE(before.onednn_reorder_us(bytes, true, g), 42.9 * 2.4 / cpu("core-i9-10900x").vector_clock_ghz());
+  // The version boundary is the oneDNN 1.8.1 upgrade: 1.8 caches, 1.7 does not.
+  EXPECT_TRUE(cpu_runtime_at_version(find_cpu_runtime("pytorch"), "1.8", rule).reorder_primitives_cached);
+  EXPECT_FALSE(cpu_runtime_at_version(find_cpu_runtime("pytorch"), "1.7.1", rule).reorder_primitives_cached);
 }
 
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a

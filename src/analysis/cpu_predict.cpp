@@ -138,10 +138,14 @@ Prediction predict_cpu(const PredictRequest& request) {
   StepCost step = schedule_cpu_step(graph, ctx, step_options);
   const MemoryBreakdown memory = estimate_memory(graph, plan, runtime, device, mem_opts);
   Prediction p = prediction_for(r, std::move(device), runtime, model);
-  if (version_rule)
+  if (version_rule && crt.gemm_packs_weights_per_call && !crt.gemm_prepack_from_version.empty())
     p.notes.push_back(fmt::format("{} {} predates weight pre-packing ({}): every GEMM packs its weights per call",
                                   crt.name, r.runtime_version, crt.gemm_prepack_from_version));
-  else if (!r.runtime_version.empty())
+  if (version_rule && !crt.reorder_primitives_cached && !crt.reorder_primitive_cache_from_version.empty())
+    p.notes.push_back(fmt::format("{} {} predates oneDNN's primitive cache ({}): each per-call reorder takes MKL-DNN "
+                                  "0.x's measured call time",
+                                  crt.name, r.runtime_version, crt.reorder_primitive_cache_from_version));
+  if (!version_rule && !r.runtime_version.empty())
     p.notes.push_back("--runtime-version has no rules for the CPU profile (" + crt.file + ") at " + r.runtime_version +
                       "; its defaults apply");
   p.params = graph.params();

@@ -50,6 +50,7 @@ CpuCostConstants load_constants() {
     c.onednn_reorder.plain_to_blocked_gbps = pos("plain_to_blocked_gbps");
     c.onednn_reorder.blocked_to_plain_gbps = pos("blocked_to_plain_gbps");
     c.onednn_reorder.call_us = pos("call_us");
+    c.onednn_reorder.cache_hit_us = pos("cache_hit_us");
   }
   if (c.cache_resident_fraction > 1) f.fail("cache_resident_fraction", "must be at most 1");
   if (c.two_socket_efficiency > 1) f.fail("two_socket_efficiency", "must be at most 1");
@@ -140,7 +141,11 @@ double CpuCostModel::onednn_reorder_us(double bytes, bool to_blocked, const Matm
   // fork and join is a fraction of it (omp_fork_join_us_per_thread x 40 = 12 of its 47 us), and on one 28-core
   // Xeon Platinum 8180 PyTorch 1.2's per-call reorders cost more per call than the 40-thread host's figure, not
   // less (docs/cpus.md, session 20).
-  return r.call_us * r.host_ghz / clock + std::max(bytes / rate, roofline);
+  // A release whose oneDNN keeps its primitives in the primitive cache (runtime reorder_primitives_cached) pays per
+  // call the cache lookup and the reorder's one parallel region over the team, not the 0.x call time.
+  const double call =
+      runtime_.reorder_primitives_cached ? r.cache_hit_us + fork_join_us() : r.call_us * r.host_ghz / clock;
+  return call + std::max(bytes / rate, roofline);
 }
 
 double CpuCostModel::gemm_threads(const MatmulGeometry& g) const {

@@ -39,6 +39,7 @@ struct CpuCostConstants {
     double plain_to_blocked_gbps = 0;  // nchw -> nChw16c (and oihw -> OIhw16i16o), bytes read per second
     double blocked_to_plain_gbps = 0;  // nChw16c -> nchw
     double call_us = 0;                // one reorder call whose bytes do not count
+    double cache_hit_us = 0;           // a primitive-cache hit: what a cached reorder's creation costs per call
   } onednn_reorder;
   std::string file;
   std::map<std::string, std::string> sources;

@@ -51,6 +51,17 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
     }
   if (!r.gemm_prepack_from_version.empty() && r.gemm_packs_weights_per_call)
     f.fail("gemm_prepack_from_version", "applies to a profile that pre-packs (gemm_packs_weights_per_call = false)");
+  r.reorder_primitive_cache_from_version = f.text_or("reorder_primitive_cache_from_version", "");
+  if (!r.reorder_primitive_cache_from_version.empty()) {
+    try {
+      check_version(r.reorder_primitive_cache_from_version);
+    } catch (const InputError&) {
+      f.fail("reorder_primitive_cache_from_version", "must be a dotted version such as \"1.8\"");
+    }
+    if (!r.conv_reorders_per_call)
+      f.fail("reorder_primitive_cache_from_version", "applies to a profile whose convolutions reorder per call");
+    r.reorder_primitives_cached = true;
+  }
   r.nchwc_filter_set_blocks = f.number_or("nchwc_filter_set_blocks", 0);
   if (!(r.nchwc_filter_set_blocks >= 0 && r.nchwc_filter_set_blocks <= 64))
     f.fail("nchwc_filter_set_blocks", "must be 0 (no NCHWc kernels) to 64");
@@ -104,6 +115,11 @@ CpuRuntimeProfile cpu_runtime_at_version(CpuRuntimeProfile runtime, const std::s
   check_version(version);
   if (!runtime.gemm_prepack_from_version.empty() && compare_versions(version, runtime.gemm_prepack_from_version) < 0) {
     runtime.gemm_packs_weights_per_call = true;
+    applied = true;
+  }
+  if (!runtime.reorder_primitive_cache_from_version.empty() &&
+      compare_versions(version, runtime.reorder_primitive_cache_from_version) < 0) {
+    runtime.reorder_primitives_cached = false;
     applied = true;
   }
   return runtime;

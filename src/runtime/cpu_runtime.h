@@ -44,6 +44,12 @@ struct CpuRuntimeProfile {
   // The release from which the library packs constant weights once per session (ONNX Runtime 1.5's MLAS PrePack);
   // a request for an older --runtime-version packs them every call. Empty: no version rule.
   std::string gemm_prepack_from_version;
+  // The per-call reorders (conv_reorders_per_call) find their primitives in oneDNN's primitive cache: a call costs
+  // the cache lookup and the reorder's parallel region, not MKL-DNN 0.x's measured call time
+  // (cpu_cost.toml [onednn_reorder]). Set from reorder_primitive_cache_from_version: the profile as of its newest
+  // release caches; a request for an older --runtime-version does not.
+  bool reorder_primitives_cached = false;
+  std::string reorder_primitive_cache_from_version;
   // ONNX Runtime's NchwcTransformer (ORT_ENABLE_ALL): eligible FP32 convolutions run MLAS's NCHWc direct kernels,
   // whose threads split output rows x sets of this many channel blocks (one block = one vector of FP32 lanes); the
   // weights are reordered once per session. 0: convolutions are not rewritten.
@@ -70,7 +76,8 @@ struct CpuRuntimeProfile {
 CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path);
 const std::vector<CpuRuntimeProfile>& cpu_runtime_catalog();
 // The profile as it behaves at `version` ("1.2"): an older release than gemm_prepack_from_version packs its weights
-// every call. Sets `applied` when a rule changed the profile; InputError when the text is not a dotted version.
+// every call; one older than reorder_primitive_cache_from_version pays MKL-DNN 0.x's reorder call time. Sets
+// `applied` when a rule changed the profile; InputError when the text is not a dotted version.
 CpuRuntimeProfile cpu_runtime_at_version(CpuRuntimeProfile runtime, const std::string& version, bool& applied);
 // InputError naming the runtimes that have CPU profiles when `id` has none.
 const CpuRuntimeProfile& find_cpu_runtime(std::string_view id);
