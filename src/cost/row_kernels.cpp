@@ -6,6 +6,7 @@
 
 #include "core/data_files.h"
 #include "core/toml_reader.h"
+#include "cost/l2_hit.h"
 
 namespace perfcast {
 
@@ -66,12 +67,9 @@ double row_kernel_floor_us(const KernelCostModel& km, double rows, double steps,
 }
 
 double row_reread_l2_share(double distance, const KernelCostModel& km) {
-  const double l2 = km.device().l2_bytes;
-  const double full = l2 * km.arch().l2_reuse_full_fraction, zero = l2 * km.arch().l2_reuse_zero_fraction;
-  if (full <= 0 || zero <= 0) return 1.0;
-  if (distance <= full) return 1.0;
-  if (distance >= zero || zero <= full) return 0.0;
-  return (zero - distance) / (zero - full);
+  const L2HitRamp ramp = l2_hit_ramp(km);
+  if (ramp.full_bytes <= 0 || ramp.zero_bytes <= 0) return 1.0;
+  return l2_hit_share(distance, ramp.full_bytes, ramp.zero_bytes);
 }
 
 KernelCost with_loop_floor(KernelCost k, double loop_floor_us, const KernelCostModel& km) {
