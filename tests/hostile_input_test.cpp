@@ -19,6 +19,7 @@
 #include "import/config_csv.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
+#include "runtime/runtime_profile.h"
 
 #ifdef PERFCAST_HAVE_ONNX
 #include <onnx/onnx_pb.h>
@@ -436,6 +437,43 @@ TEST_F(HostileInputTest, TraceSizeLimitIsCheckedBeforeReadingFully) {
   // Under the shipped limit the same trace reads.
   EXPECT_GE(input_limits().max_trace_bytes, std::int64_t{1} << 30);
   EXPECT_NO_THROW(read_kineto_trace(trace));
+}
+
+TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
+  // A data folder whose pytorch.toml writes Hopper's cuBLAS workspace as text: it was read as 0 bytes, silently.
+  // Now one line names the file, the key, the entry and its value. The shipped values are CublasHandlePool.cpp's
+  // (pytorch/pytorch@26a39059, parseChosenWorkspaceSize): ':4096:2:16:8' = 2 x 4096 KiB + 8 x 16 KiB by default,
+  // 4096 KiB x 8 on compute capability 9.0.
+  const RuntimeProfile& shipped = find_runtime("pytorch");
+  EXPECT_EQ(shipped.cublas_workspace_bytes, 2 * 4096 * 1024 + 8 * 16 * 1024);
+  ASSERT_EQ(shipped.cublas_workspace_bytes_by_sm.count(90), 1u);
+  EXPECT_EQ(shipped.cublas_workspace_bytes_by_sm.at(90), 4096 * 1024 * 8);
+  const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data";
+  const fs::path data = dir_ / "data", runtimes = data / "runtimes";
+  fs::create_directories(runtimes);
+  for (const auto& e : fs::directory_iterator(source))
+    if (e.path().filename() != "runtimes") fs::create_symlink(e.path(), data / e.path().filename());
+  for (const auto& e : fs::directory_iterator(source / "runtimes"))
+    if (e.path().filename() != "pytorch.toml") fs::create_symlink(e.path(), runtimes / e.path().filename());
+  std::string pytorch = test::slurp(source / "runtimes" / "pytorch.toml");
+  const std::string entry = "cublas_workspace_bytes_by_sm = { sm_90 = 33554432 }";
+  const auto at = pytorch.find(entry);
+  ASSERT_NE(at, std::string::npos);
+  pytorch.replace(at, entry.size(), "cublas_workspace_bytes_by_sm = { sm_90 = \"32MiB\" }");
+  test::write_text(runtimes / "pytorch.toml", pytorch);
+  const CliResult r = test::run_perfcast(dir_, "predict --gpu h100-sxm5-80gb --model resnet50 --mode train",
+                                         "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
+  for (const char* piece : {"pytorch.toml", "cublas_workspace_bytes_by_sm", "sm_90", "32MiB"})
+    expect_one_line_error(r, piece);
+  // A key that is no compute capability, and a number too long for one, fail the same way.
+  for (const char* bad : {"{ sm_9x = 1 }", "{ sm_99999999999 = 1 }"}) {
+    std::string edited = test::slurp(source / "runtimes" / "pytorch.toml");
+    edited.replace(edited.find(entry), entry.size(), std::string("cublas_workspace_bytes_by_sm = ") + bad);
+    test::write_text(runtimes / "pytorch.toml", edited);
+    expect_one_line_error(test::run_perfcast(dir_, "predict --gpu h100-sxm5-80gb --model resnet50",
+                                             "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string()),
+                          "is not a compute capability");
+  }
 }
 
 TEST_F(HostileInputTest, TraceNumbersBeyondIntegersAreNotUndefined) {

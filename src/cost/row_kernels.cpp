@@ -33,13 +33,9 @@ RowKernelConstants load_row_kernels() {
     if (!(v >= 1)) f.fail("layer_norm_vector_threads", "thread and element counts must be at least 1");
   for (const double v : {c.vector_step_latency_clk, c.scalar_step_latency_clk, c.softmax_step_latency_clk})
     if (!(v >= 0)) f.fail("vector_step_latency_clk", "step latencies must be at least 0");
-  for (const auto& [k, v] : f.table("max_threads_per_sm")) {
-    const std::string key(k.str());
-    const auto threads = v.value<double>();
-    if (key.rfind("sm_", 0) != 0 || key.size() < 4 || !threads || *threads < 32)
-      f.fail("max_threads_per_sm", "entries must be sm_XX = threads (at least 32)");
-    c.max_threads_per_sm[std::stoi(key.substr(3))] = *threads;
-  }
+  c.max_threads_per_sm = f.by_sm("max_threads_per_sm");
+  for (const auto& [sm, threads] : c.max_threads_per_sm)
+    if (threads < 32) f.fail("max_threads_per_sm", "entry sm_" + std::to_string(sm) + " must be at least 32 threads");
   if (c.max_threads_per_sm.empty()) f.fail("max_threads_per_sm", "must list at least one architecture");
   return c;
 }
