@@ -19,6 +19,7 @@
 #include "import/config_csv.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
+#include "runtime/runtime_profile.h"
 
 #ifdef PERFCAST_HAVE_ONNX
 #include <onnx/onnx_pb.h>
@@ -436,6 +437,42 @@ TEST_F(HostileInputTest, TraceSizeLimitIsCheckedBeforeReadingFully) {
   // Under the shipped limit the same trace reads.
   EXPECT_GE(input_limits().max_trace_bytes, std::int64_t{1} << 30);
   EXPECT_NO_THROW(read_kineto_trace(trace));
+}
+
+TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
+  // A data folder whose pytorch.toml writes Hopper's cuBLAS workspace as text: it was read as 0 bytes, silently.
+  // Now one line names the file, the key, the entry and its value. The shipped values are CublasHandlePool.cpp's
+  // (pytorch/pytorch@26a39059, parseChosenWorkspaceSize): ':4096:2:16:8' = 2 x 4096 KiB + 8 x 16 KiB by default,
+  // 4096 KiB x 8 on compute capability 9.0.
+  const RuntimeProfile& shipped = find_runtime("pytorch");
+  EXPECT_EQ(shipped.cublas_workspace_bytes, 2 * 4096 * 1024 + 8 * 16 * 1024);
+  ASSERT_EQ(shipped.cublas_workspace_bytes_by_sm.count(90), 1u);
+  EXPECT_EQ(shipped.cublas_workspace_bytes_by_sm.at(90), 4096 * 1024 * 8);
+  const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data";
+  const fs::path data = dir_ / "data", runtimes = data / "runtimes";
+  fs::create_directories(runtimes);
+  for (const auto& e : fs::directory_iterator(source))
+    if (e.path().filename() != "runtimes") fs::create_symlink(e.path(), data / e.path().filename());
+  for (const auto& e : fs::directory_iterator(source / "runtimes"))
+    if (e.path().filename() != "pytorch.toml") fs::create_symlink(e.path(), runtimes / e.path().filename());
+  const std::string shipped_file = test::slurp(source / "runtimes" / "pytorch.toml");
+  const std::string entry = "cublas_workspace_bytes_by_sm = { sm_90 = 33554432 }";
+  ASSERT_NE(shipped_file.find(entry), std::string::npos);
+  // Predicts with the shipped pytorch.toml but for its Hopper entry, written as `table`.
+  const auto predict_with = [&](const std::string& table) {
+    std::string edited = shipped_file;
+    edited.replace(edited.find(entry), entry.size(), "cublas_workspace_bytes_by_sm = " + table);
+    test::write_text(runtimes / "pytorch.toml", edited);
+    return test::run_perfcast(dir_, "predict --gpu h100-sxm5-80gb --model resnet50 --mode train",
+                              "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
+  };
+  const CliResult r = predict_with("{ sm_90 = \"32MiB\" }");
+  for (const char* piece : {"pytorch.toml", "cublas_workspace_bytes_by_sm", "sm_90", "32MiB"})
+    expect_one_line_error(r, piece);
+  // A key that is no compute capability, and a number too long for one, fail the same way.
+  for (const char* bad : {"{ sm_9x = 1 }", "{ sm_99999999999 = 1 }"})
+    expect_one_line_error(predict_with(bad), "is not a compute capability");
+  EXPECT_EQ(predict_with("{ sm_90 = 33554432 }").code, 0);
 }
 
 TEST_F(HostileInputTest, TraceNumbersBeyondIntegersAreNotUndefined) {

@@ -1,5 +1,5 @@
-// Activations that stay in L2 between kernels (schedule/l2_reuse.cpp), checked against measurements outside the
-// code:
+// Activations that stay in L2 between kernels (schedule/l2_reuse.cpp; the share in cost/l2_hit.cpp), checked
+// against measurements outside the code:
 //   1. gpu-benches' L2 re-read benchmark (github.com/te42kyfo/gpu-benches, gpu-l2-cache/*.txt): a read-only data
 //      set read again and again by many thread blocks at once. It is the most favourable case for L2 reuse (no
 //      writes, passes overlapping in time), so the share of a tensor the model serves from L2 must not exceed the
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/predict.h"
+#include "cost/l2_hit.h"
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
 #include "device/catalog.h"

@@ -53,8 +53,16 @@ RuntimeProfile bare_runtime() {
   return r;
 }
 
+// One GPU of 80e9 bytes (the bare runtime names no cuBLAS workspace, so its architecture adds nothing).
+DeviceSpec gpu_80e9_bytes() {
+  DeviceSpec g;
+  g.memory_gb = 80e9 / 1073741824.0;
+  g.sm_version = 80;
+  return g;
+}
+
 MemoryBreakdown memory_of(const TransformerDims& d, const ParallelLayout& l) {
-  return parallel_memory(d, l, mixed_16bit(), bare_runtime(), 80e9);
+  return parallel_memory(d, l, mixed_16bit(), bare_runtime(), gpu_80e9_bytes());
 }
 
 TEST(LlmParallel, PipelineBubbleIsPMinusOneOverVm) {
@@ -117,7 +125,7 @@ TEST(LlmParallel, OneBreakdownWithItsMeasures) {
   rt.workspace_bytes = 1e8;
   rt.context_bytes = 5e8;
   rt.allocator_overhead = 1.1;
-  const MemoryBreakdown m = parallel_memory(d, l, mixed_16bit(), rt, 80e9);
+  const MemoryBreakdown m = parallel_memory(d, l, mixed_16bit(), rt, gpu_80e9_bytes());
   const double buckets = m.weights + m.master_weights + m.gradients + m.optimizer_state + m.activations +
                          m.workspace + m.comm_buffers;
   EXPECT_NEAR(m.allocated, buckets, 1);
@@ -235,6 +243,29 @@ TEST(LlmParallel, PredictionReportsTokensPerGpuMfuAndTheRun) {
   EXPECT_LT(c.mfu, 0.70);
   EXPECT_NEAR(c.train_hours, 2e12 / (c.tokens_per_s_per_gpu * 32) / 3600, 1e-6);
   EXPECT_TRUE(p.memory.fits);
+}
+
+TEST(LlmParallel, EachGpuHoldsPyTorchsCublasWorkspacesAsOneGpuTrainingDoes) {
+  // aten/src/ATen/cuda/CublasHandlePool.cpp (pytorch/pytorch@26a39059): per handle and stream one cuBLAS workspace,
+  // CUBLAS_WORKSPACE_CONFIG's default ':4096:2:16:8' = 2 x 4096 KiB + 8 x 16 KiB = 8519680 bytes, or 4096 KiB x 8 =
+  // 32 MiB on compute capability 9.0, and one cuBLASLt workspace of 1024 KiB; a training step holds two handles
+  // (the forward thread's and the autograd engine's device thread's). Releases before 1.13 left the workspace to
+  // cuBLAS, outside the allocator (pytorch/pytorch#83461), so the difference against 1.12 is the two pairs.
+  PredictRequest r = llama70b_on(8, 4);
+  r.runtime = "pytorch";
+  r.recompute = "selective";
+  const auto workspace = [&](const std::string& gpu, const std::string& version) {
+    PredictRequest q = r;
+    q.gpu = gpu;
+    q.runtime_version = version;
+    const Prediction p = predict(q);
+    EXPECT_TRUE(p.parallel) << gpu;
+    return p.memory.workspace;
+  };
+  EXPECT_NEAR(workspace("h100-sxm5-80gb", "2.3") - workspace("h100-sxm5-80gb", "1.12"),
+              2 * (4096.0 * 1024 * 8 + 1024.0 * 1024), 1.0);
+  EXPECT_NEAR(workspace("a100-sxm4-80gb", "2.3") - workspace("a100-sxm4-80gb", "1.12"),
+              2 * (4096.0 * 1024 * 2 + 16.0 * 1024 * 8 + 1024.0 * 1024), 1.0);
 }
 
 TEST(LlmParallel, PlanSearchFindsLayoutsThatFitFastestFirst) {

@@ -358,7 +358,7 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   c.layout = l;
   c.layout_text = join_layout(l);
   c.gpus = l.gpus();
-  c.memory = parallel_memory(d, l, s.plan, s.runtime, s.device.memory_bytes());
+  c.memory = parallel_memory(d, l, s.plan, s.runtime, s.device);
   const LayerTimes t = layer_times(s, d, l, cache);
   c.step = schedule_parallel_step(d, l, t, s.fabric, s.plan.bytes.act);
   const double tokens = static_cast<double>(l.global_batch) * static_cast<double>(d.seq);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 
 #include "core/data_files.h"
 
@@ -55,6 +56,29 @@ double TomlFields::number_or(std::string_view key, double fallback) const {
   auto node = t_[key];
   if (!node) return fallback;
   return number(key);
+}
+
+std::map<int, double> TomlFields::by_sm(std::string_view key) const {
+  std::map<int, double> out;
+  auto node = t_[key];
+  if (!node) return out;
+  const auto* table = node.as_table();
+  if (!table) fail(key, "must be a table of sm_XX = number");
+  for (const auto& [k, v] : *table) {
+    const std::string entry(k.str());
+    // At most four digits: compute capabilities are two or three, and stoi stays in range.
+    if (entry.rfind("sm_", 0) != 0 || entry.size() < 4 || entry.size() > 7 ||
+        entry.find_first_not_of("0123456789", 3) != std::string::npos)
+      fail(key, "entry '" + entry.substr(0, 40) + "' is not a compute capability (keys look like sm_90)");
+    const auto value = v.value<double>();
+    if (!value || !std::isfinite(*value)) {
+      std::ostringstream text;
+      v.visit([&](const auto& x) { text << x; });
+      fail(key, "entry " + entry + " = " + text.str().substr(0, 40) + " is not a number");
+    }
+    out[std::stoi(entry.substr(3))] = *value;
+  }
+  return out;
 }
 
 bool TomlFields::boolean(std::string_view key) const {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ class TomlFields {
   int count_or(std::string_view key, int fallback, int max = 1 << 20) const;
   // An array of whole numbers from min to max (filter sizes, compute capabilities); empty when the key is absent.
   std::vector<int> count_list(std::string_view key, int min, int max) const;
+  // A table of numbers by compute capability, `{ sm_80 = 0.8, sm_90 = 2 }` -> {80: 0.8, 90: 2}; empty when the
+  // key is absent. An entry that is not sm_<digits> = <number> fails naming the entry and its value.
+  std::map<int, double> by_sm(std::string_view key) const;
   bool boolean(std::string_view key) const;
   std::string text(std::string_view key) const;
   std::string text_or(std::string_view key, std::string fallback) const;

@@ -86,9 +86,9 @@ std::vector<ImplicitGemmArch> implicit_gemm_arch(const TomlFields& f, std::strin
     if (a.implicit_gemm_step_latency_clk < 0) fa.fail("implicit_gemm_step_latency_clk", "must not be negative");
     a.implicit_gemm_tile_m = fa.number("implicit_gemm_tile_m");
     if (a.implicit_gemm_tile_m < 0) fa.fail("implicit_gemm_tile_m", "must not be negative");
-    a.half_input_channel_pad = fa.number_or("half_input_channel_pad", 0);
-    if (a.half_input_channel_pad < 0 || a.half_input_channel_pad > 8)
-      fa.fail("half_input_channel_pad", "must be from 0 to 8 channels");
+    // At most 8: FP16 tensor-core convolutions take channels in multiples of 8 (NVIDIA's Convolutional Layers
+    // User's Guide), so only layers of fewer channels are padded, and to a whole number of channels.
+    a.half_input_channel_pad = fa.count_or("half_input_channel_pad", 0, 8);
     out.push_back(std::move(a));
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include "core/data_files.h"
 #include "core/toml_reader.h"
+#include "cost/l2_hit.h"
 
 namespace perfcast {
 
@@ -32,13 +33,9 @@ RowKernelConstants load_row_kernels() {
     if (!(v >= 1)) f.fail("layer_norm_vector_threads", "thread and element counts must be at least 1");
   for (const double v : {c.vector_step_latency_clk, c.scalar_step_latency_clk, c.softmax_step_latency_clk})
     if (!(v >= 0)) f.fail("vector_step_latency_clk", "step latencies must be at least 0");
-  for (const auto& [k, v] : f.table("max_threads_per_sm")) {
-    const std::string key(k.str());
-    const auto threads = v.value<double>();
-    if (key.rfind("sm_", 0) != 0 || key.size() < 4 || !threads || *threads < 32)
-      f.fail("max_threads_per_sm", "entries must be sm_XX = threads (at least 32)");
-    c.max_threads_per_sm[std::stoi(key.substr(3))] = *threads;
-  }
+  c.max_threads_per_sm = f.by_sm("max_threads_per_sm");
+  for (const auto& [sm, threads] : c.max_threads_per_sm)
+    if (threads < 32) f.fail("max_threads_per_sm", "entry sm_" + std::to_string(sm) + " must be at least 32 threads");
   if (c.max_threads_per_sm.empty()) f.fail("max_threads_per_sm", "must list at least one architecture");
   return c;
 }
@@ -66,12 +63,9 @@ double row_kernel_floor_us(const KernelCostModel& km, double rows, double steps,
 }
 
 double row_reread_l2_share(double distance, const KernelCostModel& km) {
-  const double l2 = km.device().l2_bytes;
-  const double full = l2 * km.arch().l2_reuse_full_fraction, zero = l2 * km.arch().l2_reuse_zero_fraction;
-  if (full <= 0 || zero <= 0) return 1.0;
-  if (distance <= full) return 1.0;
-  if (distance >= zero || zero <= full) return 0.0;
-  return (zero - distance) / (zero - full);
+  const L2HitRamp ramp = l2_hit_ramp(km);
+  if (ramp.full_bytes <= 0 || ramp.zero_bytes <= 0) return 1.0;
+  return l2_hit_share(distance, ramp.full_bytes, ramp.zero_bytes);
 }
 
 KernelCost with_loop_floor(KernelCost k, double loop_floor_us, const KernelCostModel& km) {

@@ -29,9 +29,8 @@ const RowKernelConstants& row_kernel_constants();
 // run the rows in rounds.
 double row_kernel_floor_us(const KernelCostModel& km, double rows, double steps, double threads, double step_latency_clk);
 
-// Share of a re-read that still finds its lines in L2 after `distance` bytes of other traffic: all of it below the
-// architecture's l2_reuse_full_fraction of the L2, none beyond l2_reuse_zero_fraction, linearly between (as
-// schedule/l2_reuse.cpp between kernels); 1 where the architecture has no measured fractions.
+// Share of a re-read that still finds its lines in L2 after `distance` bytes of other traffic (l2_hit_share on the
+// architecture's ramp, cost/l2_hit.h); 1 where the architecture has no measured fractions.
 double row_reread_l2_share(double distance, const KernelCostModel& km);
 
 // `k` (one kernel, k.launches launches) held to at least the launch floor plus `loop_floor_us` per launch.

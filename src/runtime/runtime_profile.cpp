@@ -155,12 +155,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
   r.library_efficiency = f.number("library_efficiency");
-  if (const auto* by_sm = t["library_efficiency_by_sm"].as_table())
-    for (const auto& [k, v] : *by_sm) {
-      const std::string key(k.str());
-      if (key.rfind("sm_", 0) != 0) f.fail("library_efficiency_by_sm", "keys must look like sm_80");
-      r.library_efficiency_by_sm[std::stoi(key.substr(3))] = v.value_or(1.0);
-    }
+  r.library_efficiency_by_sm = f.by_sm("library_efficiency_by_sm");
   r.context_bytes = f.number("context_bytes");
   r.workspace_bytes = f.number("workspace_bytes");
   r.allocator_overhead = f.number("allocator_overhead");
@@ -169,13 +164,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.blas_threads_training = f.number_or("blas_threads_training", 1);
   if (r.cublas_workspace_bytes < 0 || r.cublaslt_workspace_bytes < 0 || r.blas_threads_training < 1)
     f.fail("cublas_workspace_bytes", "workspaces must be >= 0 and blas_threads_training >= 1");
-  if (const auto* by_sm = t["cublas_workspace_bytes_by_sm"].as_table())
-    for (const auto& [k, v] : *by_sm) {
-      const std::string key(k.str());
-      if (key.rfind("sm_", 0) != 0 || key.size() < 4 || key.find_first_not_of("0123456789", 3) != std::string::npos)
-        f.fail("cublas_workspace_bytes_by_sm", "keys must look like sm_90");
-      r.cublas_workspace_bytes_by_sm[std::stoi(key.substr(3))] = v.value_or(0.0);
-    }
+  r.cublas_workspace_bytes_by_sm = f.by_sm("cublas_workspace_bytes_by_sm");
+  for (const auto& [sm, bytes] : r.cublas_workspace_bytes_by_sm)
+    if (bytes < 0) f.fail("cublas_workspace_bytes_by_sm", "entry sm_" + std::to_string(sm) + " must be >= 0");
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);

@@ -2,46 +2,21 @@
 
 #include <algorithm>
 
+#include "cost/l2_hit.h"
+
 namespace perfcast {
-
-namespace {
-
-// Share of lines that hit after `d` bytes of other traffic: 1 up to a, (b - d) / (b - a) from a to b, 0 beyond b.
-double hit(double d, double a, double b) {
-  if (d <= a) return 1;
-  if (d >= b) return 0;
-  return (b - d) / (b - a);
-}
-
-// Its integral from 0 to x.
-double hit_integral(double x, double a, double b) {
-  if (x <= a) return x;
-  if (x >= b) return a + (b - a) / 2;
-  const double over = x - a;
-  return a + over - over * over / (2 * (b - a));
-}
-
-}  // namespace
-
-double l2_reuse_share(double producer_bytes, double consumer_bytes, double full_bytes, double zero_bytes) {
-  const double a = full_bytes, b = std::max(full_bytes, zero_bytes);
-  const double lo = std::min(producer_bytes, consumer_bytes), hi = std::max(producer_bytes, consumer_bytes);
-  if (hi - lo <= 1e-6 * hi) return hit(hi, a, b);  // every line waits the same
-  return std::clamp((hit_integral(hi, a, b) - hit_integral(lo, a, b)) / (hi - lo), 0.0, 1.0);
-}
 
 void apply_l2_reuse(std::vector<OpCost>& entries, const std::vector<EntryOrigin>& origin, const std::vector<Op>& ops,
                     const KernelCostModel& km, double act_bytes) {
-  const double l2 = km.device().l2_bytes;
-  const double full = l2 * km.arch().l2_reuse_full_fraction, zero = l2 * km.arch().l2_reuse_zero_fraction;
-  if (km.l2_bytes_per_us() <= 0 || full <= 0 || zero <= 0) return;
+  const L2HitRamp ramp = l2_hit_ramp(km);
+  if (km.l2_bytes_per_us() <= 0 || ramp.full_bytes <= 0 || ramp.zero_bytes <= 0) return;
   // Serves `tensor` bytes of entry e's reads from L2 when the kernel at `last` wrote them just before it.
   const auto serve = [&](OpCost& e, int last, double tensor) {
     const OpCost& p = entries[static_cast<std::size_t>(last)];
     const double produced = p.cost.bytes / std::max(1.0, p.cost.launches);
     const double consumed = e.cost.bytes / e.cost.launches;
     // Each launch reads the input (batch norm's statistics and apply kernels both do).
-    e.cost = km.read_from_l2(e.cost, l2_reuse_share(produced, consumed, full, zero) * tensor);
+    e.cost = km.read_from_l2(e.cost, l2_reuse_share(produced, consumed, ramp.full_bytes, ramp.zero_bytes) * tensor);
   };
   std::vector<int> consumers(ops.size(), 0);
   for (const Op& op : ops)

@@ -11,12 +11,6 @@
 
 namespace perfcast {
 
-// Share of a tensor written by one kernel (moving `producer_bytes` in all) that the next kernel (moving
-// `consumer_bytes`) finds in L2, both walking it in the same order: the line written at fraction f of the producer
-// is read after (1 - f) x producer_bytes + f x consumer_bytes of other traffic; it hits below `full_bytes` of that,
-// misses above `zero_bytes`, linearly between. The share is the mean over f.
-double l2_reuse_share(double producer_bytes, double consumer_bytes, double full_bytes, double zero_bytes);
-
 // The graph op a step entry runs (-1: none, such as weight casts and the optimizer) and whether it is the op's
 // forward pass (or its recompute).
 struct EntryOrigin {

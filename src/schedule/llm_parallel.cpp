@@ -140,7 +140,7 @@ double params_per_gpu(const TransformerDims& d, const ParallelLayout& l) {
 }
 
 MemoryBreakdown parallel_memory(const TransformerDims& d, const ParallelLayout& l, const PrecisionPlan& plan,
-                                const RuntimeProfile& runtime, double capacity_bytes) {
+                                const RuntimeProfile& runtime, const DeviceSpec& device) {
   const auto& c = llm_training_constants();
   MemoryBreakdown m;
   // The per-parameter states of schedule/memory.h, for the parameters this GPU's TP/PP shard holds, ZeRO/FSDP
@@ -179,11 +179,12 @@ MemoryBreakdown parallel_memory(const TransformerDims& d, const ParallelLayout& 
   const double logits = s * b * static_cast<double>(d.vocab) * 4.0 / t;
   if (l.pp == 1) m.activations += logits;
   else m.activations = std::max(m.activations, layers_per_stage * per_layer + logits);
-  m.workspace = runtime.workspace_bytes;
+  // Each GPU's process holds the cuBLAS/cuBLASLt workspaces a single-GPU training step does.
+  m.workspace = runtime.workspace_bytes + blas_workspace_bytes(runtime, device, true);
   m.runtime = runtime.context_bytes;
   m.comm_buffers = c.collective_buffer_bytes;
   // No large-segment rounding: the closed form sizes the activations per layer, not per buffer.
-  finish_measures(m, 0, runtime.allocator_overhead, capacity_bytes);
+  finish_measures(m, 0, runtime.allocator_overhead, device.memory_bytes());
   return m;
 }
 

@@ -89,10 +89,12 @@ double params_per_gpu(const TransformerDims& d, const ParallelLayout& l);
 // Memory per GPU on the busiest pipeline stage: the buckets of schedule/memory.h (one definition of the
 // per-parameter states, one rule for the three measures) with the layout's shardings as factors: TP and PP split
 // the parameters (params_per_gpu), ZeRO/FSDP shard their states over dp (zero_state_shares), the activations of
-// the in-flight micro-batches per stage (Korthikanti et al. 2022), the runtime's workspace, context and allocator
-// overhead, and NCCL's buffers. `plan`: the training precision (its compute-copy bytes and mixed precision).
+// the in-flight micro-batches per stage (Korthikanti et al. 2022), the runtime's workspace (with a training
+// step's cuBLAS/cuBLASLt workspaces, blas_workspace_bytes), context and allocator overhead, and NCCL's buffers.
+// `plan`: the training precision (its compute-copy bytes and mixed precision); `device`: one GPU (its capacity and
+// architecture).
 MemoryBreakdown parallel_memory(const TransformerDims& d, const ParallelLayout& l, const PrecisionPlan& plan,
-                                const RuntimeProfile& runtime, double capacity_bytes);
+                                const RuntimeProfile& runtime, const DeviceSpec& device);
 
 // Costed compute of one micro-batch on one GPU (its tensor/context/expert shard), microseconds.
 struct LayerTimes {
