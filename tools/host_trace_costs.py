@@ -217,6 +217,8 @@ def fit(rs):
     return {
         "host_overhead_per_kernel_us": (med(pool(own, "launch")), "median launch call"),
         "host_op_us": (other + fgap, "forward op with kernels: own time + the Python before the next op"),
+        "host_inline_op_us": (other, "forward op with kernels: own time (host_op_us without the Python gap)"),
+        "host_module_call_us": (fgap, "the Python between forward ops (host_op_us without the op's own time)"),
         "host_library_call_us": (med(lib), "library op's own time - a plain op's (forward; backward GEMM nodes / 2)"),
         "host_backward_op_us": (node + bgap, "backward node with kernels: own time + the engine's gap"),
         "host_accumulate_grad_us": (med(net("bwd_acc")) + bgap, "AccumulateGrad node: own time + the engine's gap"),

@@ -11,6 +11,7 @@
 #include "core/toml_reader.h"
 #include "cost/attention_kernels.h"
 #include "runtime/harness_profile.h"
+#include "runtime/llm_model_code.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -195,6 +196,8 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.embedding_precision = row.embedding_precision;  // checked against the precisions where the request resolves
   if (!row.harness.empty()) find_harness(row.harness);
   r.harness = row.harness;
+  if (!row.llm_code.empty() && row.llm_code != "none") find_llm_model_code(row.llm_code);
+  r.llm_code = row.llm_code;
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

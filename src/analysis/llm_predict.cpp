@@ -22,6 +22,7 @@
 #include "device/catalog.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
+#include "runtime/llm_model_code.h"
 #include "schedule/memory.h"
 #include "schedule/step.h"
 
@@ -224,6 +225,7 @@ struct InferSetup {
   Graph probe;
   LlmShape shape;
   PrecisionPlan plan;
+  const LlmModelCode* code = nullptr;  // the eager Python code that runs the passes (data/llm_code), if any
   std::vector<std::string> notes;
 };
 
@@ -291,6 +293,17 @@ InferSetup resolve_inference(const PredictRequest& request) {
                                {"runtime", runtime.id}}});
     float_pipe = *pipe;
   }
+  // The eager code: the request's --llm-code, else the runtime's (PyTorch runs Hugging Face transformers).
+  const std::string code_id = r.llm_code.empty() ? runtime.llm_model_code : r.llm_code;
+  if (!r.llm_code.empty() && r.llm_code != "none" && runtime.host_inline_op_us <= 0 && runtime.llm_model_code.empty())
+    throw InputError("--llm-code (llm_code) applies to eager PyTorch (--runtime pytorch); runtime '" + runtime.id +
+                     "' runs no Python per op");
+  if (!code_id.empty() && code_id != "none") {
+    s.code = &find_llm_model_code(code_id);
+    notes.push_back("eager " + s.code->id + " code: " + fmt_count(s.code->python_ops_per_layer) +
+                    " torch calls and " + fmt_count(s.code->kernels_per_layer) + " kernels per layer on the host (" +
+                    "data/llm_code/" + s.code->id + ".toml; --llm-code none for the graph's ops alone)");
+  }
   s.kv_name = r.kv_precision.empty() ? runtime.llm_kv_default : r.kv_precision;
   s.kv_bytes = kv_element_bytes(s.kv_name);
 
@@ -335,7 +348,14 @@ Prediction predict_inference(const PredictRequest& request) {
                      " tokens exceed its " + std::to_string(shape.positions) + " learned positions");
   const KernelCostModel km(device, arch);
   LlmKernelContext c{device, arch, km, runtime, weights, shape, s.plan, kv_bytes, float_pipe, half};
+  c.code = s.code;
+  c.host_scale = host_time_scale(r);
   const bool prefill = r.mode == Mode::kPrefill;
+  // A static cache holds the prompt and every token to come, rounded up to 8 (gpt-fast setup_caches).
+  c.static_kv_len = (r.context + r.seq + 7) / 8 * 8;
+  // Code that reads a GPU value every token (HF generate's stopping check) ends each pass on a sync: a pass
+  // lasts until both the host and the GPU are done, and the next cannot be issued early.
+  const double pass_syncs = s.code ? s.code->syncs_per_token : 0.0;
 
   // Memory: weights at their stored size, the KV cache of every sequence's positions, one pass's buffers.
   const double wbytes = stored_weight_bytes(probe, c);
@@ -405,14 +425,16 @@ Prediction predict_inference(const PredictRequest& request) {
   auto decode_entries = [&](std::int64_t kv) { return llm_forward_pass(step_graph, kv, false, c); };
 
   std::vector<OpCost> entries;
+  double synced_decode_us = 0;  // decode steps that each end on a sync: the sum of their own timelines
   std::optional<StepCost> prompt;  // generate: the prompt's prefill, a phase of its own (it ends on its logits)
   LlmCost llm;
   if (prefill) {
     entries = prefill_entries(r.context, r.seq);
-    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime).step_us / 1e3;
+    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime, pass_syncs).step_us / 1e3;
   } else {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
-    if (r.mode == Mode::kGenerate && r.context > 0) prompt = schedule_pass(prefill_entries(0, r.context), runtime);
+    if (r.mode == Mode::kGenerate && r.context > 0)
+      prompt = schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -420,6 +442,7 @@ Prediction predict_inference(const PredictRequest& request) {
     else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
     for (const auto& [kv, w] : at) {
       auto e = decode_entries(kv);
+      if (pass_syncs > 0) synced_decode_us += w * schedule_pass(e, runtime, pass_syncs).step_us;
       repeat_all(e, w);
       for (auto& x : e) entries.push_back(std::move(x));
     }
@@ -430,7 +453,13 @@ Prediction predict_inference(const PredictRequest& request) {
   p.precision_note = weights.description + ", " + kv_name + " KV cache" +
                      (runtime.llm_gguf ? ", f32 activations" : "");
   for (auto& n : notes) p.notes.push_back(std::move(n));
-  p.step = schedule_pass(std::move(entries), runtime);
+  p.step = schedule_pass(std::move(entries), runtime, prefill ? pass_syncs : 0.0);
+  if (synced_decode_us > 0) {
+    // Each token's pass waits for the GPU before the next is issued: the phase is the sum of the passes.
+    p.step.step_us = std::max(synced_decode_us, p.step.step_us);
+    p.step.gpu_wait_us = std::max(0.0, p.step.step_us - p.step.gpu_us);
+    p.step.syncs = pass_syncs * static_cast<double>(r.seq);
+  }
   // The decode phase cannot start before the prefill's logits: the two phases add, each bound by its own
   // slower side (GPU or host).
   if (prompt) p.step = append_phase(*prompt, std::move(p.step));
@@ -444,8 +473,8 @@ Prediction predict_inference(const PredictRequest& request) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
     llm.time_to_first_token_ms = prompt ? prompt->step_us / 1e3
-                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime).step_us / 1e3
-                                                 : schedule_pass(decode_entries(1), runtime).step_us / 1e3;
+                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs).step_us / 1e3
+                                                 : schedule_pass(decode_entries(1), runtime, pass_syncs).step_us / 1e3;
     const double decode_ms = p.step_us / 1e3 - (prompt ? llm.time_to_first_token_ms : 0.0);
     llm.time_per_output_token_ms = decode_ms / static_cast<double>(r.seq);
   }

@@ -42,6 +42,9 @@ struct PredictRequest {
   // How the measurement was timed (data/harnesses): its loop's per-step host work and synchronisation replace
   // the runtime's own; "" = the loop the runtime profile assumes.
   std::string harness;
+  // The eager code an LLM pass runs (data/llm_code: transformers, gpt-fast; "none" = the graph's ops alone);
+  // "" = the runtime's llm_model_code.
+  std::string llm_code;
   Mode mode = Mode::kTrain;         // serve: predict_serving
   std::string precision = "fp32";
   std::int64_t batch = 64;          // 0 = the largest batch that fits

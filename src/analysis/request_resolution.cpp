@@ -128,6 +128,7 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
     // A replayed graph runs no Python, autograd or library setup per op, and a whole-step capture keeps the loss
     // scaler's check on the GPU (capturable optimizers); the loop and its sync remain.
     runtime.host_op_us = runtime.host_autograd_op_us = runtime.host_backward_op_us = 0;
+    runtime.host_inline_op_us = runtime.host_module_call_us = 0;
     runtime.host_library_call_us = runtime.host_optimizer_op_us = runtime.host_accumulate_grad_us = 0;
     runtime.amp_sync_before_update = false;
   }

@@ -13,6 +13,7 @@
 #include "cost/attention_kernels.h"
 #include "import/model_source.h"
 #include "runtime/harness_profile.h"
+#include "runtime/llm_model_code.h"
 
 namespace perfcast::cli {
 
@@ -107,6 +108,7 @@ PredictRequest RequestFlags::to_request() const {
   parse_attention_impl(r.attention);  // a typo fails here, before any prediction
   check_conv_algo(r.conv_algo);
   if (!r.harness.empty()) find_harness(r.harness);
+  if (!r.llm_code.empty() && r.llm_code != "none") find_llm_model_code(r.llm_code);
   r.optimizer_step = !no_optimizer_step;
   if (fused_optimizer && unfused_optimizer)
     throw InputError("--fused-optimizer and --unfused-optimizer exclude each other");
@@ -187,6 +189,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_option("--harness", r.harness,
                  "how the measurement was timed: a benchmark loop from data/harnesses (e.g. paddle-inference-dali) whose "
                  "per-step host work and synchronisation replace the runtime's. Default: the runtime's own loop");
+  app.add_option("--llm-code", r.llm_code,
+                 "decode/prefill/generate: the eager Python code that runs the model, from data/llm_code (transformers: "
+                 "Hugging Face modeling code and model.generate; gpt-fast: its model.py and generate.py) or none (the "
+                 "graph's ops alone). Default: the runtime's (PyTorch: transformers)");
   app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
   app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
   app.add_flag("--fused-optimizer", f.fused_optimizer,

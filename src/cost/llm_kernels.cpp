@@ -259,13 +259,67 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
 
 // One forward pass of `graph` (q tokens per sequence) against `kv_len` cached positions.
 // dense_only: without the attention cores and the LM head (the serving step model costs those per request).
+namespace {
+
+// The block an op belongs to: "blk.3.attn_q" -> 3, "h.3.attn.q" -> 3; -1 outside the blocks.
+int block_of(const std::string& name) {
+  for (const std::string prefix : {"blk.", "h."})
+    if (name.rfind(prefix, 0) == 0) {
+      int layer = 0;
+      local_name(name, &layer);
+      return layer;
+    }
+  return -1;
+}
+
+// The eager code's work beside the graph's kernels (data/llm_code): its Python-level calls and module calls on the
+// host, and the kernels it launches beyond those the graph's ops already count (tiny elementwise kernels: norms
+// split into eight calls, the rotary embedding's slices and concatenations), with `bytes` of cache copies.
+OpCost eager_code_entry(const std::string& name, double python_ops, double module_calls, double code_kernels,
+                        double graph_launches, double bytes, const LlmKernelContext& c) {
+  const double extra = std::max(0.0, code_kernels - graph_launches);
+  KernelCost k = extra > 0 ? c.km.streaming(0, bytes, extra) : c.km.streaming(0, bytes, 1);
+  if (extra <= 0) {
+    k.launches = 0;  // the copies are kernels the graph's count already holds
+    if (bytes <= 0) k.time_us = 0;
+  }
+  OpCost e = kernel_entry(name, OpKind::kDataMovement, k);
+  e.host_us = (python_ops * c.runtime.host_inline_op_us + module_calls * c.runtime.host_module_call_us) * c.host_scale;
+  return e;
+}
+
+}  // namespace
+
 std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bool all_logits, const LlmKernelContext& c,
                                  bool dense_only) {
   std::vector<OpCost> out;
   const CostContext ctx{c.km, c.runtime, c.plan, false};
   const double tokens = static_cast<double>(graph.batch * graph.seq);
+  const LlmModelCode* code = dense_only ? nullptr : c.code;
+  // The graph's launches per block and outside the blocks, to count what the eager code launches beyond them.
+  int block = -1;
+  double block_launches = 0, outside_launches = 0;
+  const double cache_positions = static_cast<double>(code && code->kv_cache_static ? std::max(c.static_kv_len, kv_len) : kv_len);
+  const double cache_copy_bytes =
+      code ? code->kv_cache_copies_per_layer * 2.0 * 2.0 * static_cast<double>(graph.batch) * cache_positions *
+                 static_cast<double>(c.shape.kv_heads * c.shape.head_dim) * c.kv_bytes
+           : 0.0;
+  auto close_block = [&]() {
+    if (!code || block < 0) return;
+    out.push_back(eager_code_entry("blk." + std::to_string(block) + ".python", code->python_ops_per_layer,
+                                   code->module_calls_per_layer, code->kernels_per_layer, block_launches,
+                                   cache_copy_bytes, c));
+    block_launches = 0;
+  };
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
+    if (code) {
+      const int b = block_of(op.name);
+      if (b != block && b >= 0) {
+        close_block();
+        block = b;
+      }
+    }
     std::vector<OpCost> kernels;
     if (is_weight_matmul(op)) {
       int layer = 0;
@@ -291,7 +345,18 @@ std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bo
       if (e.fusion == Fusion::kSkipped || e.fusion == Fusion::kFolded || e.fusion == Fusion::kHorizontal) continue;
       kernels.push_back(e);
     }
-    for (auto& k : kernels) out.push_back(std::move(k));
+    for (auto& k : kernels) {
+      (block_of(op.name) >= 0 ? block_launches : outside_launches) += k.cost.launches;
+      out.push_back(std::move(k));
+    }
+  }
+  if (code) {
+    close_block();
+    out.push_back(eager_code_entry("forward.python", code->python_ops_per_forward, code->module_calls_per_forward,
+                                   code->kernels_per_forward, outside_launches, 0, c));
+    // The generate loop's own work for the token this pass produces (selection, stopping criteria, inputs).
+    out.push_back(eager_code_entry("generate.loop", code->loop_python_ops_per_token, 0, code->loop_kernels_per_token, 0,
+                                   0, c));
   }
   if (c.runtime.llm_step_host_us > 0) {
     // Per pass the host builds and schedules the graph and waits for the logits: the GPU idles meanwhile.

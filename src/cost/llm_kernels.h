@@ -18,6 +18,7 @@
 #include "device/architecture.h"
 #include "device/device_spec.h"
 #include "graph/graph.h"
+#include "runtime/llm_model_code.h"
 #include "runtime/runtime_profile.h"
 
 namespace perfcast {
@@ -45,6 +46,11 @@ struct LlmKernelContext {
   double kv_bytes = 2;      // per KV element
   Pipe float_pipe = Pipe::kFp32;   // fp16/bf16/fp32 GEMMs of the serving engines
   std::optional<Pipe> half_pipe;   // llama.cpp's cuBLAS fp16 path (tensor cores)
+  // The eager Python code that runs the passes (data/llm_code), null for engines that run compiled or C++ code;
+  // its host work is scaled by host_scale (reference / the host's single-thread speed).
+  const LlmModelCode* code = nullptr;
+  double host_scale = 1;
+  std::int64_t static_kv_len = 0;  // a static cache's preallocated positions (code->kv_cache_static)
 };
 
 // How one weight tensor is stored.

@@ -32,6 +32,7 @@ struct ConfigRow {
   std::string conv_algo;               // optional column: autotune | heuristic (cuDNN algorithm choice; "" = runtime's)
   std::string amp_o2;                  // optional column: yes when amp / amp-bf16 ran as apex amp O2 (half model, no autocast)
   std::string embedding_precision;     // optional column: precision of the tables, lookups and interaction (recsys)
+  std::string llm_code;                // optional column: the eager LLM code (data/llm_code; "" = the runtime's)
   std::string harness;                 // optional column: how the row was timed (data/harnesses; "" = the runtime's loop)
   std::string memory_measure;          // memory columns, read only with measurements: allocated, reserved or nvidia-smi
   std::optional<double> memory_mib;    //   the measured peak in MiB under that measure

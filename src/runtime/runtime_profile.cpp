@@ -132,6 +132,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.gpu_gap_per_kernel_us = f.number("gpu_gap_per_kernel_us");
   for (auto [key, field] : {std::pair{"host_op_us", &r.host_op_us}, {"host_autograd_op_us", &r.host_autograd_op_us},
                             {"host_backward_op_us", &r.host_backward_op_us},
+                            {"host_inline_op_us", &r.host_inline_op_us},
+                            {"host_module_call_us", &r.host_module_call_us},
                             {"host_library_call_us", &r.host_library_call_us},
                             {"host_optimizer_op_us", &r.host_optimizer_op_us}, {"host_step_us", &r.host_step_us},
                             {"syncs_per_step", &r.syncs_per_step},
@@ -230,6 +232,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_min_sm = f.number_or("llm_min_sm", r.llm_min_sm);
   r.llm_memory_fraction = f.number_or("llm_memory_fraction", r.llm_memory_fraction);
   r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
+  r.llm_model_code = f.text_or("llm_model_code", "");
   if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0)
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
   r.framework = f.text_or("framework", r.id);

@@ -50,6 +50,11 @@ struct RuntimeProfile {
   // The host timeline (docs/host-model.md): CPU time beside each launch, at the reference host's single-thread
   // speed (data/cost_model.toml [host]). Zero for runtimes whose file does not name them (per-launch cost only).
   double host_op_us = 0;               // per forward op: interpreter, module call, argument parsing, dispatcher
+  // host_op_us split for model code that issues many torch calls inside one module (an LLM's eager code,
+  // data/llm_code): a torch call's own dispatch, and the module call with the Python between module-level ops.
+  double host_inline_op_us = 0;
+  double host_module_call_us = 0;
+  std::string llm_model_code;          // the eager LLM code decode/prefill/generate run by default (data/llm_code id)
   double host_autograd_op_us = 0;      // per forward op in training: recording its autograd node
   double host_backward_op_us = 0;      // per backward op: the autograd engine evaluating its node
   double host_library_call_us = 0;     // per convolution / GEMM call: cuDNN / cuBLAS descriptors, algorithm cache

@@ -169,16 +169,16 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   return s;
 }
 
-StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime) {
+StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime, double syncs) {
   StepCost s;
   s.entries = std::move(entries);
   for (auto& e : s.entries) {
-    e.host_us = e.cost.launches * runtime.host_overhead_per_kernel_us;
+    e.host_us += e.cost.launches * runtime.host_overhead_per_kernel_us;
     s.launches += e.cost.launches;
     s.flops += e.cost.flops;
     s.bytes += e.cost.bytes;
   }
-  run_host_timeline(s, {}, 0, 0, runtime.gpu_gap_per_kernel_us);
+  run_host_timeline(s, {}, 0, syncs, runtime.gpu_gap_per_kernel_us);
   return s;
 }
 

@@ -1,0 +1,56 @@
+#include "runtime/llm_model_code.h"
+
+#include <filesystem>
+
+#include "core/data_files.h"
+#include "core/find_by_id.h"
+#include "core/toml_folder.h"
+#include "core/toml_reader.h"
+
+namespace perfcast {
+
+namespace {
+
+LlmModelCode load_code(const std::filesystem::path& path) {
+  const toml::table t = parse_toml_file(path);
+  const std::string where = "model-code file '" + path.string() + "'";
+  TomlFields f(t, where);
+  LlmModelCode c;
+  c.id = f.text("id");
+  c.name = f.text("name");
+  const std::pair<const char*, double*> counts[] = {
+      {"python_ops_per_layer", &c.python_ops_per_layer},
+      {"kernels_per_layer", &c.kernels_per_layer},
+      {"module_calls_per_layer", &c.module_calls_per_layer},
+      {"python_ops_per_forward", &c.python_ops_per_forward},
+      {"kernels_per_forward", &c.kernels_per_forward},
+      {"module_calls_per_forward", &c.module_calls_per_forward},
+      {"loop_python_ops_per_token", &c.loop_python_ops_per_token},
+      {"loop_kernels_per_token", &c.loop_kernels_per_token},
+      {"syncs_per_token", &c.syncs_per_token},
+      {"kv_cache_copies_per_layer", &c.kv_cache_copies_per_layer}};
+  for (const auto& [key, field] : counts) {
+    *field = f.number(key);
+    if (*field < 0 || *field > 1e5) f.fail(key, "must be between 0 and 100000");
+  }
+  c.kv_cache_static = f.boolean("kv_cache_static");
+  TomlFields s(f.table("sources"), where + " [sources]");
+  for (const auto& [key, value] : s.raw())
+    if (auto text = value.value<std::string>()) c.sources[std::string(key.str())] = *text;
+  for (const auto& [key, field] : counts)
+    if (!c.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
+  return c;
+}
+
+}  // namespace
+
+const std::vector<LlmModelCode>& llm_model_code_catalog() {
+  static const auto all = load_toml_folder<LlmModelCode>(data_dir() / "llm_code", load_code);
+  return all;
+}
+
+const LlmModelCode& find_llm_model_code(std::string_view id) {
+  return find_by_id(llm_model_code_catalog(), id, "model code");
+}
+
+}  // namespace perfcast
