@@ -194,5 +194,29 @@ TEST(TensorRtEngine, HorizontalFusionKeepsEveryDecoderLayersCrossAttentionWork) 
   EXPECT_DOUBLE_EQ(cross_kv_flops(predict(r)), eager);
 }
 
+// TensorRT's builder removes a concatenation by retargeting each input's producer into its slice of the output
+// ("Eliminating concatenation", "Retargeting ... to ...", "After concat removal: N layers" in its verbose build
+// log), and copies an input it cannot retarget ("Generating copy for ... to ..."). GoogLeNet's 9 Inception modules
+// each end in a concatenation of four branch outputs that nothing else reads (Szegedy et al. 2014, figure 2b): no
+// copy kernel is left under TensorRT, where PyTorch's torch.cat runs 9. DenseNet-121's concatenations (Huang et al.
+// 2017: 58 dense layers in blocks of 6, 12, 24, 16, each reading the concatenation of every earlier feature map in
+// its block, plus one per block for the transition) read tensors that later concatenations read too, so TensorRT
+// copies them and they keep their kernels.
+TEST(TensorRtEngine, InceptionConcatenationsAreRemovedDenseNetsAreCopied) {
+  const Prediction trt = predict(engine("tesla-p40", "googlenet", 1));
+  PredictRequest eager = engine("tesla-p40", "googlenet", 1);
+  eager.runtime = "pytorch";
+  eager.precision = "fp32";
+  EXPECT_DOUBLE_EQ(launches_of(predict(eager), OpKind::kDataMovement), 9);
+  EXPECT_DOUBLE_EQ(launches_of(trt, OpKind::kDataMovement), 0);
+  PredictRequest dense = engine("a100-pcie-40gb", "densenet121", 8);
+  dense.precision = "fp16";
+  PredictRequest dense_eager = dense;
+  dense_eager.runtime = "pytorch";
+  const double copies = launches_of(predict(dense), OpKind::kDataMovement);
+  EXPECT_GT(copies, 0);
+  EXPECT_DOUBLE_EQ(copies, launches_of(predict(dense_eager), OpKind::kDataMovement));
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -559,11 +559,45 @@ bool has_fused_epilogue(const std::vector<Op>& ops, std::size_t index, const Run
 
 namespace {
 
+// An inference concatenation the engine removes (RuntimeProfile::elide_concat): TensorRT's builder retargets each
+// producer's output into its slice of the concatenation's buffer and drops the layer ("Eliminating concatenation X",
+// "Retargeting Y to X", "After concat removal: N layers" in its verbose build log), but copies an input it cannot
+// retarget ("Generating copy for Z to X": a network input, a reshape, a tensor something else also reads). Only a
+// concatenation with no such input is taken as removed here; one with any keeps its copy kernel whole.
+bool elided_concat(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  const Op& op = ops[index];
+  if (training || !runtime.elide_concat || op.kind != OpKind::kDataMovement || op.is_view || op.inputs.size() < 2)
+    return false;
+  // A concatenation moves its inputs unchanged: they add up to its output (a gather or slice with index inputs does not).
+  std::int64_t in_sum = 0;
+  for (int id : op.inputs) {
+    if (id < 0 || static_cast<std::size_t>(id) >= index) return false;
+    in_sum += ops[static_cast<std::size_t>(id)].out_elems;
+  }
+  if (in_sum != op.out_elems || op.in_elems != op.out_elems) return false;
+  // Each input must be written by a kernel of its own and read by this op alone. The consumer scan is bounded so
+  // a long imported graph stays linear; past the bound the copy is kept.
+  constexpr std::size_t kConsumerScan = 4096;
+  for (int id : op.inputs) {
+    const auto p = static_cast<std::size_t>(id);
+    const Op& producer = ops[p];
+    if (producer.is_view || producer.kind == OpKind::kDataMovement || producer.kind == OpKind::kLoss) return false;
+    if (ops.size() - p > kConsumerScan) return false;
+    int readers = 0;
+    for (std::size_t j = p + 1; j < ops.size(); ++j)
+      for (int in : ops[j].inputs)
+        if (in == id) ++readers;
+    if (readers != 1) return false;
+  }
+  return true;
+}
+
 // fusion_of's first answers, which depend on the op alone: kSkipped, kFolded, or nullopt to look at its producer.
 std::optional<Fusion> own_fusion(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime,
                                  bool training) {
   const Op& op = ops[index];
   if (op.is_view) return Fusion::kSkipped;
+  if (elided_concat(ops, index, runtime, training)) return Fusion::kSkipped;
   if (!training && op.kind == OpKind::kLoss) return Fusion::kSkipped;
   if (!training && op.kind == OpKind::kElementwise && op.name.find("dropout") != std::string::npos)
     return Fusion::kSkipped;

@@ -21,7 +21,7 @@ enum class Fusion : std::uint8_t {
   kNone,        // own kernel(s)
   kIntoPrevious,  // merged into the producer's kernel: intermediate tensor never touches DRAM
   kFolded,      // removed entirely (batch norm folded into conv weights at inference)
-  kSkipped,     // not run in this mode (loss and dropout at inference; reshape views)
+  kSkipped,     // not run in this mode (loss and dropout at inference; reshape views; a concatenation an engine removes)
   kHorizontal,  // computed by a sibling GEMM's kernel over the concatenated weights (parallel_gemm_siblings)
 };
 

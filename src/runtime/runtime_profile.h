@@ -115,6 +115,9 @@ struct RuntimeProfile {
   // Inference GEMMs that read the same input with the same shape of reduction (BERT's Q, K and V projections) run
   // as one GEMM over their concatenated weights (TensorRT's horizontal fusion; demoBERT builds them as one layer).
   bool fuse_parallel_gemms = false;
+  // Inference concatenations whose every input is a kernel's output read by nothing else run no kernel: the
+  // producers write straight into their slice of the output (TensorRT's builder, "Eliminating concatenation").
+  bool elide_concat = false;
   // ONNX Runtime's fused contrib ops (docs/host-model.md): kernels one Attention node launches (its Q/K/V
   // projection included), the extra DRAM passes its bias-broadcast GEMM and transposes make over the QKV and
   // context tensors, and kernels one EmbedLayerNormalization node launches. 0 = the runtime has no such node.
