@@ -133,9 +133,13 @@ CostConstants load() {
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
   c.reduction_bandwidth_efficiency = m.number("reduction_bandwidth_efficiency");
   c.native_half_elementwise_efficiency = m.number("native_half_elementwise_efficiency");
-  c.cudnn_nchw_batch_norm_bandwidth_efficiency = m.number("cudnn_nchw_batch_norm_bandwidth_efficiency");
-  if (!(c.cudnn_nchw_batch_norm_bandwidth_efficiency > 0 && c.cudnn_nchw_batch_norm_bandwidth_efficiency <= 1))
-    m.fail("cudnn_nchw_batch_norm_bandwidth_efficiency", "must be in (0, 1]");
+  c.cudnn_nchw_batch_norm_cta_gelems = m.number("cudnn_nchw_batch_norm_cta_gelems");
+  if (!(c.cudnn_nchw_batch_norm_cta_gelems > 0)) m.fail("cudnn_nchw_batch_norm_cta_gelems", "must be positive");
+  c.cudnn_nchw_batch_norm_cta_latency_us = m.number("cudnn_nchw_batch_norm_cta_latency_us");
+  if (!(c.cudnn_nchw_batch_norm_cta_latency_us >= 0))
+    m.fail("cudnn_nchw_batch_norm_cta_latency_us", "must be zero or positive");
+  c.cudnn_nchw_batch_norm_ctas_per_sm = m.number("cudnn_nchw_batch_norm_ctas_per_sm");
+  if (!(c.cudnn_nchw_batch_norm_ctas_per_sm >= 1)) m.fail("cudnn_nchw_batch_norm_ctas_per_sm", "must be at least 1");
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");

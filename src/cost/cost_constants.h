@@ -75,9 +75,11 @@ struct CostConstants {
   double elementwise_compute_efficiency = 0;
   double reduction_bandwidth_efficiency = 0;   // softmax / layer norm rows against a plain streaming kernel
   double native_half_elementwise_efficiency = 0;
-  // cuDNN's CUDNN_BATCHNORM_SPATIAL training kernels on NCHW tensors (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new)
-  // against a plain streaming kernel's bandwidth
-  double cudnn_nchw_batch_norm_bandwidth_efficiency = 1;
+  // cuDNN's CUDNN_BATCHNORM_SPATIAL training kernels on NCHW tensors (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new):
+  // one CTA per channel, streaming its channel at a per-CTA rate after a fixed per-CTA latency
+  double cudnn_nchw_batch_norm_cta_gelems = 0;      // one CTA's streaming rate, 1e9 elements/s
+  double cudnn_nchw_batch_norm_cta_latency_us = 0;  // one CTA's fixed time (reductions, passes' turnarounds), us
+  double cudnn_nchw_batch_norm_ctas_per_sm = 0;     // CTAs an SM holds at once
   double cuda_graph_host_us_per_kernel = 0;
   double cuda_graph_gap_us = 0;
   double host_reference_single_thread_score = 0;  // the host the runtime files' per-op CPU costs are quoted for

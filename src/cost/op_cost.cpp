@@ -51,6 +51,26 @@ void repeat(OpCost& entry, double times) {
 
 namespace {
 
+// cuDNN's CUDNN_BATCHNORM_SPATIAL training kernels on NCHW tensors (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new
+// and their _singleread forms) give each channel one CTA: the grid is C CTAs, and a CTA streams its channel's N*H*W
+// elements alone at the rate its own loads in flight allow: a fixed number of element loads per round trip, so a
+// rate in elements (FP32 moves twice the bytes of FP16 per load). A layer of few channels therefore leaves most of the
+// DRAM bandwidth unused, and more so the faster the memory (64 channels of FP16 at ~7 GB/s each are 0.45 TB/s: half of a
+// V100's rate, a tenth of an H200's). Returns the share of the streaming rate the phase reaches: the DRAM time of
+// its bytes over the time of ceil(C / resident CTAs) waves of one channel's CTA.
+double cudnn_channel_bn_share(const Op& op, double bytes, double elem_bytes, const KernelCostModel& km) {
+  if (op.out_shape.size() < 3 || op.out_shape[1] <= 0 || bytes <= 0) return 1.0;
+  const CostConstants& c = km.constants();
+  const double channels = static_cast<double>(op.out_shape[1]);
+  const double resident = c.cudnn_nchw_batch_norm_ctas_per_sm * static_cast<double>(km.device().sm_count);
+  const double waves = std::ceil(channels / std::max(resident, 1.0));
+  const double channel_us =
+      waves * (c.cudnn_nchw_batch_norm_cta_latency_us +
+               bytes / channels / elem_bytes / (c.cudnn_nchw_batch_norm_cta_gelems * 1e3));
+  const double dram_us = bytes / km.dram_bytes_per_us();
+  return std::min(1.0, dram_us / channel_us);
+}
+
 bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.repeats == 1; }
 
 bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.c_in && c.c_out / c.groups <= 4; }
@@ -867,7 +887,7 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
   const bool bf16 = ctx.plan.name == "bf16" || ctx.plan.name == "amp-bf16";
   const bool cudnn_spatial_bn = ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
                                 ctx.runtime.cudnn_nchw_batch_norm && !ctx.channels_last && !native_half_bn && !bf16;
-  const double bandwidth = cudnn_spatial_bn ? km.constants().cudnn_nchw_batch_norm_bandwidth_efficiency
+  const double bandwidth = cudnn_spatial_bn ? cudnn_channel_bn_share(op, w.bytes, ctx.plan.bytes.act, km)
                            : row_reduction  ? km.constants().reduction_bandwidth_efficiency
                                             : 1.0;
   const bool row_kernel_shape = phase == Phase::kForward && launches > 0 && op.repeats == 1 && !op.out_shape.empty() &&

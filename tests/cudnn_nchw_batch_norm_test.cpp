@@ -1,0 +1,66 @@
+// Training batch norm on NCHW tensors runs cuDNN's per-channel CUDNN_BATCHNORM_SPATIAL kernels
+// (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new, *_singleread): the expectations are the kernel times the H200
+// session profiled (data/device_sessions/2026-12-04-h200/kernels_main.txt, ResNet-50 v1.5 AMP training at batch 256,
+// 3 steps; PyTorch 2.11, cuDNN 9.19), not the model's own output.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/predict.h"
+#include "cost/op_cost.h"
+
+namespace perfcast {
+namespace {
+
+PredictRequest resnet50_amp_h200(bool channels_last) {
+  PredictRequest r;
+  r.model = "resnet50_v1_5";
+  r.gpu = "h200-sxm-141gb";
+  r.mode = Mode::kTrain;
+  r.precision = "amp";
+  r.batch = 256;
+  r.channels_last = channels_last;
+  return r;
+}
+
+// Batch-norm time per step (forward and backward), ms; `name` limits it to one layer.
+double norm_ms(const Prediction& p, const std::string& name = "") {
+  double us = 0;
+  for (const auto& e : p.step.entries)
+    if (e.kind == OpKind::kNorm && (name.empty() || e.name == name)) us += e.cost.time_us;
+  return us / 1e3;
+}
+
+// kernels_main.txt, NCHW section: bn_fw_tr_1C11* 22.629 + 9.736 + 7.144 + 2.741 + 1.323 ms and bn_bw_1C11*
+// 40.310 + 21.206 + 13.773 + 2.204 ms over 3 steps = 40.4 ms per step; the channels-last section's
+// batchnorm_*_nhwc_semiPersist kernels 16.809 + 12.354 + 7.337 + 4.693 ms = 13.7 ms per step.
+TEST(CudnnNchwBatchNorm, H200ResNet50StepMatchesTheProfiledKernels) {
+  const Prediction nchw = predict(resnet50_amp_h200(false));
+  const Prediction nhwc = predict(resnet50_amp_h200(true));
+  EXPECT_NEAR(norm_ms(nchw), 40.4, 0.15 * 40.4);
+  // The per-channel kernels are the slow ones: about 3x the channels-last kernels' time for the same layers.
+  EXPECT_GT(norm_ms(nchw) / norm_ms(nhwc), 2.3);
+  EXPECT_LT(norm_ms(nchw) / norm_ms(nhwc), 4.0);
+}
+
+// The stem's batch norm (64 channels of 112x112) is the only layer that runs the <..., 512, ...> instances:
+// bn_fw_tr_1C11_kernel_NCHW 2.381 ms and bn_bw_1C11_kernel_new 4.591 ms per call. With one CTA per channel only 64
+// of the 132 SMs stream, at 0.5 TB/s of the H200's 4.8 TB/s.
+TEST(CudnnNchwBatchNorm, H200StemWithFewChannelsIsChannelBound) {
+  const Prediction nchw = predict(resnet50_amp_h200(false));
+  EXPECT_NEAR(norm_ms(nchw, "conv1.bn"), 2.381 + 4.591, 0.2 * (2.381 + 4.591));
+}
+
+// Channels-last training takes cuDNN's SPATIAL_PERSISTENT NHWC kernels (PyTorch's getCudnnBatchNormMode), and BF16
+// stays off cuDNN batch norm (Normalization.cpp _batch_norm_impl_index): neither pays the per-channel rate.
+TEST(CudnnNchwBatchNorm, OnlyNchwCudnnBatchNormIsPerChannel) {
+  PredictRequest r = resnet50_amp_h200(false);
+  r.precision = "amp-bf16";
+  const Prediction bf16 = predict(r);
+  const Prediction nhwc = predict(resnet50_amp_h200(true));
+  EXPECT_LT(norm_ms(bf16), 0.5 * 40.4);
+  EXPECT_LT(norm_ms(nhwc), 0.5 * 40.4);
+}
+
+}  // namespace
+}  // namespace perfcast
