@@ -133,6 +133,22 @@ TEST(LlmEagerCode, AdviseRanksTheHostCures) {
   EXPECT_LT(precision, 1.1);
 }
 
+TEST(LlmEagerCode, TheKvCacheTakesTheModelsDtype) {
+  // transformers' DynamicCache stores what k_proj / v_proj return, in the model's torch_dtype. Llama 3 8B's config:
+  // 32 layers, 8 key-value heads of 128: K and V hold 2 x 32 x 8 x 128 = 65536 values per token, so 128 positions
+  // at batch 1 are 16 MiB in bf16 and 32 MiB in fp32.
+  PredictRequest r = hf_decode();
+  r.seq = 128;
+  const Prediction bf16 = predict(r);
+  r.precision = "fp32";
+  const Prediction fp32 = predict(r);
+  ASSERT_TRUE(bf16.llm && fp32.llm);
+  EXPECT_DOUBLE_EQ(bf16.llm->kv_cache_bytes, 65536.0 * 128 * 2);
+  EXPECT_DOUBLE_EQ(fp32.llm->kv_cache_bytes, 65536.0 * 128 * 4);
+  r.kv_precision = "fp16";  // an explicit --kv-precision still wins
+  EXPECT_DOUBLE_EQ(predict(r).llm->kv_cache_bytes, 65536.0 * 128 * 2);
+}
+
 TEST(LlmEagerCode, UnknownCodeIsAnInputErrorWithASuggestion) {
   PredictRequest r = hf_decode();
   r.llm_code = "transformer";

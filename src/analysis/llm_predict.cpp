@@ -305,6 +305,9 @@ InferSetup resolve_inference(const PredictRequest& request) {
                     "data/llm_code/" + s.code->id + ".toml; --llm-code none for the graph's ops alone)");
   }
   s.kv_name = r.kv_precision.empty() ? runtime.llm_kv_default : r.kv_precision;
+  // "model": the cache takes the dtype the attention computes in (data/runtimes/pytorch.toml [sources]).
+  if (s.kv_name == "model")
+    s.kv_name = weights.name == "fp32" ? "fp32" : weights.name == "bf16" ? "bf16" : "fp16";
   s.kv_bytes = kv_element_bytes(s.kv_name);
 
   s.probe = model.build(ModelOptions{1, 1});

@@ -145,7 +145,7 @@ struct RuntimeProfile {
   bool llm_gguf = false;                  // runs GGUF block types with llama.cpp's kernels (MMVQ, MMQ, dequant + cuBLAS)
   bool llm_fp16_accumulate = false;       // its FP16 cuBLAS GEMMs accumulate in FP16 (full rate on GeForce boards)
   double llm_activation_bytes = 2;        // activations between kernels (llama.cpp keeps them in f32)
-  std::string llm_kv_default = "f16";     // KV-cache type when --kv-precision is not given
+  std::string llm_kv_default = "f16";     // KV-cache type when --kv-precision is not given ("model": the weights' compute dtype)
   bool llm_fused_attention = false;       // flash / paged attention kernels (no score matrix in DRAM)
   double llm_matvec_max_batch = 1;        // tokens per matmul that still run as mat-vec kernels
   double llm_int8_tile_max_batch = 32;    // llama.cpp: int8 tile (MMQ) kernels up to this many tokens on tensor-core GPUs
