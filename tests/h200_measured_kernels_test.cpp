@@ -130,6 +130,14 @@ TEST(H200RowKernels, BlockSoftmaxWithFewRowsWaitsOnItsLoop) {
   EXPECT_NEAR(h200_kernel_us("softmax", 46, 33503), 12.2, 0.25 * 12.2);
 }
 
+TEST(H200RowKernels, BlockSoftmaxThatFitsSharedMemoryReadsItsRowOnce) {
+  // SoftMax.cu host_softmax: 11756 FP32 values a row, a multiple of ILP = 4 and under (48 KiB - 32 warps x 4 bytes)
+  // / 4 = 12256, so cunn_SoftMaxForwardSmem reads the row once: 750 x 11756 ran 29.7 us back to back. One read at
+  // the fitted reduction efficiency is what perfcast costs; the three-pass rows beside it are the open miss
+  // (docs/kernel-model.md, "Softmax's three reads on the H200").
+  EXPECT_NEAR(h200_kernel_us("softmax", 750, 11756), 29.7, 0.25 * 29.7);
+}
+
 TEST(H200RowKernels, LayerNormRunsTheKernelsTheTraceNamed) {
   // The session's traces: 2708 x 21096 ran one vectorized_layer_norm_kernel, 3135 x 22031 (N % 4 == 3)
   // RowwiseMomentsCUDAKernel then LayerNormForwardCUDAKernel.
