@@ -100,6 +100,15 @@ def assign(layers, inst):
     return table
 
 
+def toml_number(path, key):
+    """The first `key = number` line of a data file (the tool reads the constants the model reads)."""
+    for line in open(path, encoding="utf-8"):
+        m = re.match(rf"{key}\s*=\s*([0-9.eE+-]+)", line)
+        if m:
+            return float(m.group(1))
+    raise SystemExit(f"no {key} in {path}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", default=SESSION)
@@ -109,9 +118,20 @@ def main():
     ap.add_argument("--gpu", default="h200-sxm-141gb")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--elem-bytes", type=float, default=2.0, help="activation bytes (AMP: 2)")
-    ap.add_argument("--ctas-per-sm", type=float, default=4.0)
-    ap.add_argument("--ramp-us", type=float, default=1.596, help="data/kernel_fit.toml ramp_us")
+    ap.add_argument("--ctas-per-sm", type=float, default=None,
+                    help="default: [row_kernels] max_threads_per_sm of the GPU's architecture / "
+                         "[memory] cudnn_nchw_batch_norm_cta_threads (data/cost_model.toml)")
+    ap.add_argument("--ramp-us", type=float, default=None, help="default: data/kernel_fit.toml ramp_us")
     a = ap.parse_args()
+    if a.ramp_us is None:
+        a.ramp_us = toml_number("data/kernel_fit.toml", "ramp_us")
+    if a.ctas_per_sm is None:
+        cc = re.search(r'compute_capability\s*=\s*"(\d+)\.(\d+)"', open(f"data/gpus/{a.gpu}.toml").read())
+        sm = int(cc.group(1)) * 10 + int(cc.group(2))
+        threads = {int(k): float(v) for k, v in re.findall(r"sm_(\d+)\s*=\s*([0-9.]+)",
+                   re.search(r"max_threads_per_sm\s*=\s*\{([^}]*)\}", open("data/cost_model.toml").read()).group(1))}
+        per_sm = threads[max(k for k in threads if k <= sm)]
+        a.ctas_per_sm = math.floor(per_sm / toml_number("data/cost_model.toml", "cudnn_nchw_batch_norm_cta_threads"))
     sec = sections(a.kernels)
     if a.section not in sec:
         raise SystemExit(f"no section '{a.section}' in {a.kernels}")

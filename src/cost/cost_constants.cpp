@@ -138,8 +138,9 @@ CostConstants load() {
   c.cudnn_nchw_batch_norm_cta_latency_us = m.number("cudnn_nchw_batch_norm_cta_latency_us");
   if (!(c.cudnn_nchw_batch_norm_cta_latency_us >= 0))
     m.fail("cudnn_nchw_batch_norm_cta_latency_us", "must be zero or positive");
-  c.cudnn_nchw_batch_norm_ctas_per_sm = m.number("cudnn_nchw_batch_norm_ctas_per_sm");
-  if (!(c.cudnn_nchw_batch_norm_ctas_per_sm >= 1)) m.fail("cudnn_nchw_batch_norm_ctas_per_sm", "must be at least 1");
+  c.cudnn_nchw_batch_norm_cta_threads = m.number("cudnn_nchw_batch_norm_cta_threads");
+  if (!(c.cudnn_nchw_batch_norm_cta_threads >= 32 && c.cudnn_nchw_batch_norm_cta_threads <= 1024))
+    m.fail("cudnn_nchw_batch_norm_cta_threads", "must be 32-1024 threads (a CTA's limit)");
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");

@@ -79,7 +79,7 @@ struct CostConstants {
   // one CTA per channel, streaming its channel at a per-CTA rate after a fixed per-CTA latency
   double cudnn_nchw_batch_norm_cta_gelems = 0;      // one CTA's streaming rate, 1e9 elements/s
   double cudnn_nchw_batch_norm_cta_latency_us = 0;  // one CTA's fixed time (reductions, passes' turnarounds), us
-  double cudnn_nchw_batch_norm_ctas_per_sm = 0;     // CTAs an SM holds at once
+  double cudnn_nchw_batch_norm_cta_threads = 0;     // threads per CTA (with the SM's thread limit: CTAs per SM)
   double cuda_graph_host_us_per_kernel = 0;
   double cuda_graph_gap_us = 0;
   double host_reference_single_thread_score = 0;  // the host the runtime files' per-op CPU costs are quoted for

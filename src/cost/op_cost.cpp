@@ -62,7 +62,9 @@ double cudnn_channel_bn_share(const Op& op, double bytes, double elem_bytes, con
   if (op.out_shape.size() < 3 || op.out_shape[1] <= 0 || bytes <= 0) return 1.0;
   const CostConstants& c = km.constants();
   const double channels = static_cast<double>(op.out_shape[1]);
-  const double resident = c.cudnn_nchw_batch_norm_ctas_per_sm * static_cast<double>(km.device().sm_count);
+  const double per_sm = std::max(1.0, std::floor(row_kernel_constants().threads_per_sm(km.device().sm_version) /
+                                                  c.cudnn_nchw_batch_norm_cta_threads));
+  const double resident = per_sm * static_cast<double>(km.device().sm_count);
   const double waves = std::ceil(channels / std::max(resident, 1.0));
   const double channel_us =
       waves * (c.cudnn_nchw_batch_norm_cta_latency_us +
