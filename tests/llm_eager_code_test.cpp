@@ -33,7 +33,7 @@ PredictRequest gpt_fast_eager() {
   r.batch = 1;
   r.seq = 200;
   r.context = 5;
-  r.host = "desktop-6c";
+  // host: the row leaves it empty (the blog names none), so the default host, as validate predicts it
   r.llm_code = "gpt-fast";
   return r;
 }
@@ -147,6 +147,17 @@ TEST(LlmEagerCode, TheKvCacheTakesTheModelsDtype) {
   EXPECT_DOUBLE_EQ(fp32.llm->kv_cache_bytes, 65536.0 * 128 * 4);
   r.kv_precision = "fp16";  // an explicit --kv-precision still wins
   EXPECT_DOUBLE_EQ(predict(r).llm->kv_cache_bytes, 65536.0 * 128 * 2);
+}
+
+TEST(LlmEagerCode, OutsideAnLlmTokenLoopTheFlagIsAnInputError) {
+  // A flag that changes nothing must say so: a CNN training step has no generate loop to count.
+  PredictRequest r;
+  r.gpu = "a100-sxm4-40gb";
+  r.model = "resnet50";
+  r.mode = Mode::kTrain;
+  r.batch = 32;
+  r.llm_code = "gpt-fast";
+  EXPECT_THROW(predict(r), InputError);
 }
 
 TEST(LlmEagerCode, UnknownCodeIsAnInputErrorWithASuggestion) {

@@ -11,6 +11,7 @@
 #include "analysis/cloud.h"
 #include "analysis/request_resolution.h"
 #include "core/error.h"
+#include "cost/llm_kernels.h"
 #include "cost/precision.h"
 #include "device/architecture.h"
 #include "graph/op_arithmetic.h"
@@ -19,21 +20,6 @@
 namespace perfcast {
 
 namespace {
-
-// The block a graph op belongs to ("blk.3.attn_q", "h.3.attn.q") or -1, and its name inside the block.
-int block_of(const std::string& name, std::string* local) {
-  for (const std::string prefix : {"blk.", "h."}) {
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::size_t dot = name.find('.', prefix.size());
-    if (dot == std::string::npos) break;
-    const std::string index = name.substr(prefix.size(), dot - prefix.size());
-    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) break;
-    if (local) *local = name.substr(dot + 1);
-    return std::atoi(index.c_str());
-  }
-  if (local) *local = name;
-  return -1;
-}
 
 enum class Split { kNone, kColumn, kKeyValue, kRow, kVocab };
 
@@ -68,7 +54,7 @@ std::vector<Op> sharded_ops(const Graph& g, const TransformerDims& d, const Para
   const double tp = l.tp;
   for (Op& op : ops) {
     std::string local;
-    block_of(op.name, &local);
+    llm_block_of(op.name, &local);
     if (op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0) {
       const Split s = split_of(local);
       const double by = s == Split::kKeyValue ? std::min<double>(tp, static_cast<double>(d.kv_heads)) : tp;
@@ -124,7 +110,7 @@ TransformerDims dims_of(const Graph& g, std::int64_t seq) {
   int first_block = -1, last_block = -1;
   for (const auto& op : g.ops) {
     std::string local;
-    const int block = block_of(op.name, &local);
+    const int block = llm_block_of(op.name, &local);
     if (block >= 0) {
       if (first_block < 0) first_block = block;
       last_block = std::max(last_block, block);
@@ -304,7 +290,7 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   int first_block = -1;
   std::vector<int> fp8_inputs;  // graph inputs of the block's FP8 linears already cast (Q, K and V share one)
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const int block = block_of(ops[i].name, nullptr);
+    const int block = llm_block_of(ops[i].name, nullptr);
     if (block >= 0 && first_block < 0) first_block = block;
     if (block > 0) continue;
     const Op& op = ops[i];

@@ -32,6 +32,9 @@ void check_request(const PredictRequest& r) {
   if (r.seq_mean < 0) throw InputError("seq_mean must be a positive integer, got " + std::to_string(r.seq_mean));
   if (r.seq_mean > 0 && r.mode != Mode::kInfer)
     throw InputError("--seq-mean (sequences run without padding) applies to --mode infer, not --mode " + mode_string(r.mode));
+  if (!r.llm_code.empty() && !is_serving(r.mode))
+    throw InputError("--llm-code (llm_code) names the eager code of an LLM's token loop: it applies to --mode prefill, "
+                     "decode, generate or serve, not --mode " + mode_string(r.mode));
   // Beyond these no GPU holds even the input tensor, and no system has that many GPUs (data/limits.toml); they
   // also keep shape products inside 64 bits.
   const InputLimits& limits = input_limits();

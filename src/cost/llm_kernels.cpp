@@ -23,20 +23,28 @@ double library_rate(const LlmKernelContext& c, Pipe pipe) {
   return library_efficiency_on(c.runtime, tensor_library_efficiency(c.runtime, c.device.sm_version), pipe);
 }
 
-// The op name without its block scope: "blk.3.attn_v" -> "attn_v", "h.3.attn.q" -> "attn.q".
+// The op name without its block scope: "blk.3.attn_v" -> "attn_v", "h.3.attn.q" -> "attn.q"; layer 0 outside.
 std::string local_name(const std::string& name, int* layer) {
-  *layer = 0;
+  std::string local;
+  *layer = std::max(llm_block_of(name, &local), 0);
+  return local;
+}
+
+}  // namespace
+
+int llm_block_of(const std::string& name, std::string* local) {
   for (const std::string prefix : {"blk.", "h."}) {
     if (name.rfind(prefix, 0) != 0) continue;
     const std::size_t dot = name.find('.', prefix.size());
     if (dot == std::string::npos) break;
-    *layer = std::atoi(name.substr(prefix.size(), dot - prefix.size()).c_str());
-    return name.substr(dot + 1);
+    const std::string index = name.substr(prefix.size(), dot - prefix.size());
+    if (index.empty() || index.size() > 9 || index.find_first_not_of("0123456789") != std::string::npos) break;
+    if (local) *local = name.substr(dot + 1);
+    return std::atoi(index.c_str());
   }
-  return name;
+  if (local) *local = name;
+  return -1;
 }
-
-}  // namespace
 
 TensorRole tensor_role(const std::string& name, int* layer) {
   const std::string n = local_name(name, layer);
@@ -261,17 +269,6 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
 // dense_only: without the attention cores and the LM head (the serving step model costs those per request).
 namespace {
 
-// The block an op belongs to: "blk.3.attn_q" -> 3, "h.3.attn.q" -> 3; -1 outside the blocks.
-int block_of(const std::string& name) {
-  for (const std::string prefix : {"blk.", "h."})
-    if (name.rfind(prefix, 0) == 0) {
-      int layer = 0;
-      local_name(name, &layer);
-      return layer;
-    }
-  return -1;
-}
-
 // The eager code's work beside the graph's kernels (data/llm_code): its Python-level calls and module calls on the
 // host, and the kernels it launches beyond those the graph's ops already count (tiny elementwise kernels: norms
 // split into eight calls, the rotary embedding's slices and concatenations), with `bytes` of cache copies.
@@ -314,7 +311,7 @@ std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bo
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
     if (code) {
-      const int b = block_of(op.name);
+      const int b = llm_block_of(op.name, nullptr);
       if (b != block && b >= 0) {
         close_block();
         block = b;
@@ -346,7 +343,7 @@ std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bo
       kernels.push_back(e);
     }
     for (auto& k : kernels) {
-      (block_of(op.name) >= 0 ? block_launches : outside_launches) += k.cost.launches;
+      (llm_block_of(op.name, nullptr) >= 0 ? block_launches : outside_launches) += k.cost.launches;
       out.push_back(std::move(k));
     }
   }

@@ -60,6 +60,10 @@ struct WeightFormat {
 };
 
 // A matmul against a weight matrix (not attention's activation products).
+// The decoder block an op belongs to ("blk.3.attn_q", "h.3.attn.q" -> 3; -1 outside the blocks) and, into
+// `local` when given, its name inside the block (the whole name outside).
+int llm_block_of(const std::string& name, std::string* local);
+
 bool is_weight_matmul(const Op& op);
 // What a weight tensor is, from its op's name ("blk.3.attn_v", "h.3.attn.q"); `layer` gets its block index.
 TensorRole tensor_role(const std::string& name, int* layer);
