@@ -297,8 +297,11 @@ std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bo
   int block = -1;
   double block_launches = 0, outside_launches = 0;
   const double cache_positions = static_cast<double>(code && code->kv_cache_static ? std::max(c.static_kv_len, kv_len) : kv_len);
+  // Grouped-query attention: code that expands K and V to every query head copies heads / kv_heads times more.
+  const double extra_groups =
+      c.shape.kv_heads > 0 ? std::max(0.0, static_cast<double>(c.shape.heads) / static_cast<double>(c.shape.kv_heads) - 1.0) : 0.0;
   const double cache_copy_bytes =
-      code ? code->kv_cache_copies_per_layer * 2.0 * 2.0 * static_cast<double>(graph.batch) * cache_positions *
+      code ? (code->kv_cache_copies_per_layer + code->kv_cache_copies_per_extra_group * extra_groups) * 2.0 * 2.0 * static_cast<double>(graph.batch) * cache_positions *
                  static_cast<double>(c.shape.kv_heads * c.shape.head_dim) * c.kv_bytes
            : 0.0;
   auto close_block = [&]() {

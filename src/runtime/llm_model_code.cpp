@@ -28,7 +28,8 @@ LlmModelCode load_code(const std::filesystem::path& path) {
       {"loop_python_ops_per_token", &c.loop_python_ops_per_token},
       {"loop_kernels_per_token", &c.loop_kernels_per_token},
       {"syncs_per_token", &c.syncs_per_token},
-      {"kv_cache_copies_per_layer", &c.kv_cache_copies_per_layer}};
+      {"kv_cache_copies_per_layer", &c.kv_cache_copies_per_layer},
+      {"kv_cache_copies_per_extra_group", &c.kv_cache_copies_per_extra_group}};
   for (const auto& [key, field] : counts) {
     *field = f.number(key);
     if (*field < 0 || *field > 1e5) f.fail(key, "must be between 0 and 100000");

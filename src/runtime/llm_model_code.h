@@ -25,6 +25,7 @@ struct LlmModelCode {
   double loop_kernels_per_token = 0;
   double syncs_per_token = 0;           // host reads of a GPU value per token (the loop cannot run ahead)
   double kv_cache_copies_per_layer = 0; // full read-and-write passes over the layer's K and V cache per pass
+  double kv_cache_copies_per_extra_group = 0; // more copies per query head beyond one per KV head (GQA expansions)
   bool kv_cache_static = false;         // the copies run over the preallocated length, not the positions so far
   std::map<std::string, std::string> sources;
 };
