@@ -14,6 +14,7 @@
 #include "analysis/advisor.h"
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "device/host_profile.h"
 #include "runtime/llm_model_code.h"
 #include "runtime/runtime_profile.h"
 #include "schedule/step.h"
@@ -115,6 +116,33 @@ TEST(LlmEagerCode, HfDecodeIsHostBoundAndLaunchesWhatTheCodeLaunches) {
   PredictRequest graphs = hf_decode();
   graphs.cuda_graphs = true;
   EXPECT_GT(*predict(graphs).tokens_per_s, 2.0 * *p.tokens_per_s);
+}
+
+TEST(LlmEagerCode, HostWorkScalesWithTheHostsSingleThreadMark) {
+  // All of a pass's host work, the launches (host_overhead_per_kernel_us) as well as the Python, is CPU time at the
+  // reference host's speed (docs/host-model.md): on another host it scales by the PassMark single-thread marks of
+  // the two CPUs (data/hosts), for every LLM pass: decode, prefill and generate. The GPU's time does not change.
+  const double slow = find_host("desktop-6c").single_thread_score, fast = find_host("cloud-genoa-16vcpu").single_thread_score;
+  for (const char* mode : {"decode", "prefill", "generate"}) {
+    SCOPED_TRACE(mode);
+    PredictRequest r = hf_decode();
+    r.mode = parse_mode(mode);
+    r.seq = 16;
+    r.context = 64;
+    r.host = "desktop-6c";
+    const Prediction a = predict(r);
+    r.host = "cloud-genoa-16vcpu";
+    const Prediction b = predict(r);
+    EXPECT_NEAR(a.step.host_us / b.step.host_us, fast / slow, 1e-6);
+    EXPECT_NEAR(a.step.gpu_us, b.step.gpu_us, 1e-6 * a.step.gpu_us);
+  }
+  // The graph's ops alone (no eager code): the launches alone, scaled the same way.
+  PredictRequest r = hf_decode();
+  r.llm_code = "none";
+  r.host = "desktop-6c";
+  const double a = predict(r).step.host_us;
+  r.host = "cloud-genoa-16vcpu";
+  EXPECT_NEAR(a / predict(r).step.host_us, fast / slow, 1e-6);
 }
 
 TEST(LlmEagerCode, AdviseRanksTheHostCures) {

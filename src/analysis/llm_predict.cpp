@@ -430,11 +430,11 @@ Prediction predict_inference(const PredictRequest& request) {
   LlmCost llm;
   if (prefill) {
     entries = prefill_entries(r.context, r.seq);
-    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime, pass_syncs).step_us / 1e3;
+    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime, pass_syncs, c.host_scale).step_us / 1e3;
   } else {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
     if (r.mode == Mode::kGenerate && r.context > 0)
-      prompt = schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs);
+      prompt = schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs, c.host_scale);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -442,7 +442,7 @@ Prediction predict_inference(const PredictRequest& request) {
     else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
     for (const auto& [kv, w] : at) {
       auto e = decode_entries(kv);
-      if (pass_syncs > 0) synced_decode_us += w * schedule_pass(e, runtime, pass_syncs).step_us;
+      if (pass_syncs > 0) synced_decode_us += w * schedule_pass(e, runtime, pass_syncs, c.host_scale).step_us;
       repeat_all(e, w);
       for (auto& x : e) entries.push_back(std::move(x));
     }
@@ -453,7 +453,7 @@ Prediction predict_inference(const PredictRequest& request) {
   p.precision_note = weights.description + ", " + kv_name + " KV cache" +
                      (runtime.llm_gguf ? ", f32 activations" : "");
   for (auto& n : notes) p.notes.push_back(std::move(n));
-  p.step = schedule_pass(std::move(entries), runtime, prefill ? pass_syncs : 0.0);
+  p.step = schedule_pass(std::move(entries), runtime, prefill ? pass_syncs : 0.0, c.host_scale);
   if (synced_decode_us > 0) {
     // Each token's pass waits for the GPU before the next is issued: the phase is the sum of the passes.
     p.step.step_us = std::max(synced_decode_us, p.step.step_us);
@@ -473,8 +473,8 @@ Prediction predict_inference(const PredictRequest& request) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
     llm.time_to_first_token_ms = prompt ? prompt->step_us / 1e3
-                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs).step_us / 1e3
-                                                 : schedule_pass(decode_entries(1), runtime, pass_syncs).step_us / 1e3;
+                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs, c.host_scale).step_us / 1e3
+                                                 : schedule_pass(decode_entries(1), runtime, pass_syncs, c.host_scale).step_us / 1e3;
     const double decode_ms = p.step_us / 1e3 - (prompt ? llm.time_to_first_token_ms : 0.0);
     llm.time_per_output_token_ms = decode_ms / static_cast<double>(r.seq);
   }
