@@ -9,11 +9,14 @@
 //   with torch.compile (mode reduce-overhead: CUDA graphs, static cache) the same model reaches 107.0 tok/s.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "analysis/advisor.h"
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
 #include "device/host_profile.h"
 #include "runtime/llm_model_code.h"
 #include "runtime/runtime_profile.h"
@@ -159,6 +162,28 @@ TEST(LlmEagerCode, AdviseRanksTheHostCures) {
   EXPECT_GT(compile, 2.0);
   // Halving the weights does not help a host-bound step.
   EXPECT_LT(precision, 1.1);
+}
+
+TEST(LlmEagerCode, AdviseOffersTheRidgeBatchForDecode) {
+  // A decode step reads all the weights for one token per sequence: 2 flop per weight per sequence against
+  // bits/8 bytes per weight. It stops being bound by the weights' bandwidth where batch x 2 / (16/8) flop per
+  // byte reaches the GPU's ridge, bf16 tensor peak over DRAM bandwidth (data/gpus/h100-sxm5-80gb.toml datasheet
+  // figures, 989.4 TFLOP/s and 3350 GB/s, at the architecture's achievable share of the bandwidth).
+  const DeviceSpec h100 = find_gpu("h100-sxm5-80gb");
+  const double ridge = h100.peak(Pipe::kTcBf16) * 1e12 / (h100.mem_bw_gbps * 1e9 * architecture_of(h100).dram_efficiency);
+  const auto at_ridge = static_cast<std::int64_t>(std::ceil(ridge));
+  const Advice a = advise(hf_decode());
+  const StrategyResult* batch = nullptr;
+  for (const auto& s : a.strategies)
+    if (s.id == "larger-batch") batch = &s;
+  ASSERT_NE(batch, nullptr);
+  ASSERT_TRUE(batch->applicable) << batch->reason;
+  EXPECT_EQ(batch->request.batch, at_ridge);
+  // The memory limit stays the upper bound, named in the reason with the per-token latency before and after.
+  EXPECT_NE(batch->reason.find("memory allows up to batch"), std::string::npos) << batch->reason;
+  EXPECT_NE(batch->reason.find("time per output token"), std::string::npos) << batch->reason;
+  // The step was host-bound at batch 1: more sequences per step share the host's work.
+  EXPECT_GT(batch->speedup, 10.0);
 }
 
 TEST(LlmEagerCode, UnknownCodeIsAnInputErrorWithASuggestion) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/llm_ridge.h"
 #include "analysis/llm_step_model.h"
 #include "analysis/predict.h"
 #include "analysis/request_resolution.h"
@@ -323,6 +324,25 @@ InferSetup resolve_inference(const PredictRequest& request) {
   return s;
 }
 
+struct Ridge {
+  double tokens = 0;  // per forward pass
+  double flop_per_byte = 0;
+  Pipe pipe = Pipe::kFp32;
+};
+
+// Tokens per forward pass at the ridge point of the pipe the large-batch matmuls run on (llm_ridge.h); none for
+// mixture-of-experts models.
+std::optional<Ridge> ridge_of(const InferSetup& s, const KernelCostModel& km) {
+  if (s.shape.experts != 0) return std::nullopt;
+  Pipe pipe = s.float_pipe;
+  if (s.runtime.llm_gguf)
+    pipe = s.half ? *s.half
+                  : (s.weights.scheme == WeightScheme::kGguf && block_type(s.weights.base).quantized ? Pipe::kDp4a
+                                                                                                     : Pipe::kFp32);
+  const double ridge = s.device.peak(pipe) * 1e12 / (km.dram_bytes_per_us() * 1e6);  // flop per byte
+  return Ridge{ridge * s.weights.bits_per_weight / 16.0, ridge, pipe};               // 2 flop per weight per token
+}
+
 Prediction predict_inference(const PredictRequest& request) {
   if (request.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
   if (request.gpus * request.nodes > 1)
@@ -480,14 +500,9 @@ Prediction predict_inference(const PredictRequest& request) {
   }
   p.llm = llm;
 
-  // Where decode turns from reading weights to computing: tokens per forward pass at the ridge point of the
-  // pipe the large-batch matmuls run on.
-  if (shape.experts == 0) {
-    Pipe pipe = float_pipe;
-    if (runtime.llm_gguf)
-      pipe = half ? *half : (weights.scheme == WeightScheme::kGguf && block_type(weights.base).quantized ? Pipe::kDp4a : Pipe::kFp32);
-    const double ridge = device.peak(pipe) * 1e12 / (km.dram_bytes_per_us() * 1e6);  // flop per byte
-    const double tokens_at_ridge = ridge * weights.bits_per_weight / 16.0;           // 2 flop per weight per token
+  // Where decode turns from reading weights to computing.
+  if (const auto at = ridge_of(s, km)) {
+    const auto& [tokens_at_ridge, ridge, pipe] = *at;
     p.notes.push_back("weight-bandwidth-bound below ~" + std::to_string(static_cast<std::int64_t>(std::ceil(tokens_at_ridge))) +
                       " tokens per forward pass (" + std::string(pipe_name(pipe)) + " ridge at " +
                       std::to_string(static_cast<int>(ridge)) + " flop/byte); compute-bound above");
@@ -512,6 +527,13 @@ Prediction predict_inference(const PredictRequest& request) {
 }
 
 }  // namespace
+
+std::optional<double> llm_tokens_at_ridge(const PredictRequest& request) {
+  const InferSetup s = resolve_inference(request);
+  const KernelCostModel km(s.device, s.arch);
+  const auto at = ridge_of(s, km);
+  return at ? std::optional<double>(at->tokens) : std::nullopt;
+}
 
 Prediction predict_llm(const PredictRequest& request) {
   check_request(request);
