@@ -9,11 +9,15 @@
 //   with torch.compile (mode reduce-overhead: CUDA graphs, static cache) the same model reaches 107.0 tok/s.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "analysis/advisor.h"
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "device/host_profile.h"
 #include "runtime/llm_model_code.h"
 #include "runtime/runtime_profile.h"
 #include "schedule/step.h"
@@ -117,6 +121,33 @@ TEST(LlmEagerCode, HfDecodeIsHostBoundAndLaunchesWhatTheCodeLaunches) {
   EXPECT_GT(*predict(graphs).tokens_per_s, 2.0 * *p.tokens_per_s);
 }
 
+TEST(LlmEagerCode, HostWorkScalesWithTheHostsSingleThreadMark) {
+  // All of a pass's host work, the launches (host_overhead_per_kernel_us) as well as the Python, is CPU time at the
+  // reference host's speed (docs/host-model.md): on another host it scales by the PassMark single-thread marks of
+  // the two CPUs (data/hosts), for every LLM pass: decode, prefill and generate. The GPU's time does not change.
+  const double slow = find_host("desktop-6c").single_thread_score, fast = find_host("cloud-genoa-16vcpu").single_thread_score;
+  for (const char* mode : {"decode", "prefill", "generate"}) {
+    SCOPED_TRACE(mode);
+    PredictRequest r = hf_decode();
+    r.mode = parse_mode(mode);
+    r.seq = 16;
+    r.context = 64;
+    r.host = "desktop-6c";
+    const Prediction a = predict(r);
+    r.host = "cloud-genoa-16vcpu";
+    const Prediction b = predict(r);
+    EXPECT_NEAR(a.step.host_us / b.step.host_us, fast / slow, 1e-6);
+    EXPECT_NEAR(a.step.gpu_us, b.step.gpu_us, 1e-6 * a.step.gpu_us);
+  }
+  // The graph's ops alone (no eager code): the launches alone, scaled the same way.
+  PredictRequest r = hf_decode();
+  r.llm_code = "none";
+  r.host = "desktop-6c";
+  const double a = predict(r).step.host_us;
+  r.host = "cloud-genoa-16vcpu";
+  EXPECT_NEAR(a / predict(r).step.host_us, fast / slow, 1e-6);
+}
+
 TEST(LlmEagerCode, AdviseRanksTheHostCures) {
   const Advice a = advise(hf_decode());
   double graphs = 0, compile = 0, precision = 0;
@@ -158,6 +189,28 @@ TEST(LlmEagerCode, OutsideAnLlmTokenLoopTheFlagIsAnInputError) {
   r.batch = 32;
   r.llm_code = "gpt-fast";
   EXPECT_THROW(predict(r), InputError);
+}
+
+TEST(LlmEagerCode, AdviseOffersTheRidgeBatchForDecode) {
+  // A decode step reads all the weights for one token per sequence: 2 flop per weight per sequence against
+  // bits/8 bytes per weight. It stops being bound by the weights' bandwidth where batch x 2 / (16/8) flop per
+  // byte reaches the GPU's ridge, bf16 tensor peak over DRAM bandwidth (data/gpus/h100-sxm5-80gb.toml datasheet
+  // figures, 989.4 TFLOP/s and 3350 GB/s, at the architecture's achievable share of the bandwidth).
+  const DeviceSpec h100 = find_gpu("h100-sxm5-80gb");
+  const double ridge = h100.peak(Pipe::kTcBf16) * 1e12 / (h100.mem_bw_gbps * 1e9 * architecture_of(h100).dram_efficiency);
+  const auto at_ridge = static_cast<std::int64_t>(std::ceil(ridge));
+  const Advice a = advise(hf_decode());
+  const StrategyResult* batch = nullptr;
+  for (const auto& s : a.strategies)
+    if (s.id == "larger-batch") batch = &s;
+  ASSERT_NE(batch, nullptr);
+  ASSERT_TRUE(batch->applicable) << batch->reason;
+  EXPECT_EQ(batch->request.batch, at_ridge);
+  // The memory limit stays the upper bound, named in the reason with the per-token latency before and after.
+  EXPECT_NE(batch->reason.find("memory allows up to batch"), std::string::npos) << batch->reason;
+  EXPECT_NE(batch->reason.find("time per output token"), std::string::npos) << batch->reason;
+  // The step was host-bound at batch 1: more sequences per step share the host's work.
+  EXPECT_GT(batch->speedup, 10.0);
 }
 
 TEST(LlmEagerCode, UnknownCodeIsAnInputErrorWithASuggestion) {

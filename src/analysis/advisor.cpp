@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/cloud.h"
+#include "analysis/llm_ridge.h"
 #include "core/error.h"
 #include "device/catalog.h"
 #include "runtime/runtime_profile.h"
@@ -171,6 +172,36 @@ void add_batch(const Baseline& on, std::vector<StrategyResult>& s) {
     if (fit.prediction && fit.prediction->request.batch > 0 && fit.prediction->request.batch < r.batch) {
       t.batch = fit.prediction->request.batch;
       t.grad_accum = static_cast<int>((r.batch + t.batch - 1) / t.batch) * std::max(1, r.grad_accum);
+    }
+  }
+  if (base.memory.fits && base.llm && (r.mode == Mode::kDecode || r.mode == Mode::kGenerate)) {
+    // A decode step reads every weight once for all its sequences: up to the weight-bandwidth ridge more sequences
+    // cost little GPU time each, past it each adds its own compute, so the ridge batch is the useful step; the
+    // largest batch that fits (the KV cache's limit, often thousands) only bounds it.
+    const Attempt most = attempt(t);
+    const auto ridge = llm_tokens_at_ridge(r);
+    if (most.prediction && ridge) {
+      const std::int64_t at_ridge = static_cast<std::int64_t>(std::ceil(*ridge));
+      const std::int64_t limit = most.prediction->request.batch;
+      if (r.batch < std::min(at_ridge, limit)) {
+        t.batch = std::min(at_ridge, limit);
+        StrategyResult b = evaluate("larger-batch", "batch", base, t, [&](const Prediction& p) {
+          const double before = base.llm->time_per_output_token_ms, after = p.llm->time_per_output_token_ms;
+          std::string host;
+          if (host_bound(base.step))
+            host = host_bound(p.step)
+                       ? "; the step stays host-bound (the host's per-step work does not grow with the batch)"
+                       : "; the step is no longer host-bound";
+          return fmt::format(
+              "batch {} (from {}): below ~{} sequences a decode step is weight-bandwidth-bound (it reads the "
+              "weights once for all of them), so tokens/s grow while each request's time per output token goes "
+              "{:.1f} -> {:.1f} ms{}; memory allows up to batch {}, but past the ridge each further sequence adds "
+              "its own compute to every step, and so to each request's per-token latency",
+              p.request.batch, r.batch, at_ridge, before, after, host, limit);
+        });
+        s.push_back(std::move(b));
+        return;
+      }
     }
   }
   StrategyResult b = evaluate(base.memory.fits ? "larger-batch" : "smaller-batch+grad-accumulation", "batch", base, t,
@@ -404,7 +435,9 @@ void add_hardware(const Baseline& on, std::vector<StrategyResult>& s) {
 }
 
 void combine_batch(PredictRequest& t, const PredictRequest& x) {
-  t.batch = 0;  // the largest batch that fits under the combination's precision
+  // The largest batch that fits under the combination's precision; a language model's decode keeps the batch its
+  // strategy chose (the weight-bandwidth ridge, add_batch), which the memory limit only bounds.
+  t.batch = (x.mode == Mode::kDecode || x.mode == Mode::kGenerate) ? x.batch : 0;
   t.checkpointing = x.checkpointing;
 }
 

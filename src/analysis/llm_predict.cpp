@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/llm_ridge.h"
 #include "analysis/llm_step_model.h"
 #include "analysis/predict.h"
 #include "analysis/request_resolution.h"
@@ -326,6 +327,25 @@ InferSetup resolve_inference(const PredictRequest& request) {
   return s;
 }
 
+struct Ridge {
+  double tokens = 0;  // per forward pass
+  double flop_per_byte = 0;
+  Pipe pipe = Pipe::kFp32;
+};
+
+// Tokens per forward pass at the ridge point of the pipe the large-batch matmuls run on (llm_ridge.h); none for
+// mixture-of-experts models.
+std::optional<Ridge> ridge_of(const InferSetup& s, const KernelCostModel& km) {
+  if (s.shape.experts != 0) return std::nullopt;
+  Pipe pipe = s.float_pipe;
+  if (s.runtime.llm_gguf)
+    pipe = s.half ? *s.half
+                  : (s.weights.scheme == WeightScheme::kGguf && block_type(s.weights.base).quantized ? Pipe::kDp4a
+                                                                                                     : Pipe::kFp32);
+  const double ridge = s.device.peak(pipe) * 1e12 / (km.dram_bytes_per_us() * 1e6);  // flop per byte
+  return Ridge{ridge * s.weights.bits_per_weight / 16.0, ridge, pipe};               // 2 flop per weight per token
+}
+
 Prediction predict_inference(const PredictRequest& request) {
   if (request.lora_rank > 0) throw InputError("--lora-rank applies to --mode train");
   if (request.gpus * request.nodes > 1)
@@ -433,11 +453,11 @@ Prediction predict_inference(const PredictRequest& request) {
   LlmCost llm;
   if (prefill) {
     entries = prefill_entries(r.context, r.seq);
-    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime, pass_syncs).step_us / 1e3;
+    llm.time_per_output_token_ms = schedule_pass(decode_entries(positions + 1), runtime, pass_syncs, c.host_scale).step_us / 1e3;
   } else {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
     if (r.mode == Mode::kGenerate && r.context > 0)
-      prompt = schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs);
+      prompt = schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs, c.host_scale);
     // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
     const double n = static_cast<double>(r.seq);
     std::vector<std::pair<std::int64_t, double>> at;
@@ -445,7 +465,7 @@ Prediction predict_inference(const PredictRequest& request) {
     else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
     for (const auto& [kv, w] : at) {
       auto e = decode_entries(kv);
-      if (pass_syncs > 0) synced_decode_us += w * schedule_pass(e, runtime, pass_syncs).step_us;
+      if (pass_syncs > 0) synced_decode_us += w * schedule_pass(e, runtime, pass_syncs, c.host_scale).step_us;
       repeat_all(e, w);
       for (auto& x : e) entries.push_back(std::move(x));
     }
@@ -456,7 +476,7 @@ Prediction predict_inference(const PredictRequest& request) {
   p.precision_note = weights.description + ", " + kv_name + " KV cache" +
                      (runtime.llm_gguf ? ", f32 activations" : "");
   for (auto& n : notes) p.notes.push_back(std::move(n));
-  p.step = schedule_pass(std::move(entries), runtime, prefill ? pass_syncs : 0.0);
+  p.step = schedule_pass(std::move(entries), runtime, prefill ? pass_syncs : 0.0, c.host_scale);
   if (synced_decode_us > 0) {
     // Each token's pass waits for the GPU before the next is issued: the phase is the sum of the passes.
     p.step.step_us = std::max(synced_decode_us, p.step.step_us);
@@ -476,21 +496,16 @@ Prediction predict_inference(const PredictRequest& request) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
     llm.time_to_first_token_ms = prompt ? prompt->step_us / 1e3
-                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs).step_us / 1e3
-                                                 : schedule_pass(decode_entries(1), runtime, pass_syncs).step_us / 1e3;
+                                 : r.context > 0 ? schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs, c.host_scale).step_us / 1e3
+                                                 : schedule_pass(decode_entries(1), runtime, pass_syncs, c.host_scale).step_us / 1e3;
     const double decode_ms = p.step_us / 1e3 - (prompt ? llm.time_to_first_token_ms : 0.0);
     llm.time_per_output_token_ms = decode_ms / static_cast<double>(r.seq);
   }
   p.llm = llm;
 
-  // Where decode turns from reading weights to computing: tokens per forward pass at the ridge point of the
-  // pipe the large-batch matmuls run on.
-  if (shape.experts == 0) {
-    Pipe pipe = float_pipe;
-    if (runtime.llm_gguf)
-      pipe = half ? *half : (weights.scheme == WeightScheme::kGguf && block_type(weights.base).quantized ? Pipe::kDp4a : Pipe::kFp32);
-    const double ridge = device.peak(pipe) * 1e12 / (km.dram_bytes_per_us() * 1e6);  // flop per byte
-    const double tokens_at_ridge = ridge * weights.bits_per_weight / 16.0;           // 2 flop per weight per token
+  // Where decode turns from reading weights to computing.
+  if (const auto at = ridge_of(s, km)) {
+    const auto& [tokens_at_ridge, ridge, pipe] = *at;
     p.notes.push_back("weight-bandwidth-bound below ~" + std::to_string(static_cast<std::int64_t>(std::ceil(tokens_at_ridge))) +
                       " tokens per forward pass (" + std::string(pipe_name(pipe)) + " ridge at " +
                       std::to_string(static_cast<int>(ridge)) + " flop/byte); compute-bound above");
@@ -515,6 +530,13 @@ Prediction predict_inference(const PredictRequest& request) {
 }
 
 }  // namespace
+
+std::optional<double> llm_tokens_at_ridge(const PredictRequest& request) {
+  const InferSetup s = resolve_inference(request);
+  const KernelCostModel km(s.device, s.arch);
+  const auto at = ridge_of(s, km);
+  return at ? std::optional<double>(at->tokens) : std::nullopt;
+}
 
 Prediction predict_llm(const PredictRequest& request) {
   check_request(request);

@@ -169,11 +169,11 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   return s;
 }
 
-StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime, double syncs) {
+StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime, double syncs, double host_time_scale) {
   StepCost s;
   s.entries = std::move(entries);
   for (auto& e : s.entries) {
-    e.host_us += e.cost.launches * runtime.host_overhead_per_kernel_us;
+    e.host_us += e.cost.launches * runtime.host_overhead_per_kernel_us * host_time_scale;
     s.launches += e.cost.launches;
     s.flops += e.cost.flops;
     s.bytes += e.cost.bytes;

@@ -45,10 +45,12 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
 
 // A forward pass costed kernel by kernel outside a graph's step (a language model's prefill and decode passes,
 // with their entries already repeated by Simpson weights): each launch costs the host the runtime's per-kernel
-// overhead on top of the host time an entry already carries (an eager code's Python), and host and GPU run side
-// by side (run_host_timeline without per-step work; a pass's own host work is an entry of its own). `syncs` > 0:
-// the pass ends with the host reading a GPU value, so it lasts until both timelines end.
-StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime, double syncs = 0);
+// overhead times `host_time_scale` (as StepOptions::host_time_scale) on top of the host time an entry already
+// carries (an eager code's Python, scaled where it was made), and host and GPU run side by side
+// (run_host_timeline without per-step work; a pass's own host work is an entry of its own). `syncs` > 0: the
+// pass ends with the host reading a GPU value, so it lasts until both timelines end.
+StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtime, double syncs = 0,
+                       double host_time_scale = 1);
 
 // Two phases one after the other, the second waiting for the first's result (a prompt's prefill, then the
 // decode steps that need its logits): entries in order, times and work added.
