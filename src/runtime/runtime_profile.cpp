@@ -147,6 +147,11 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     *field = f.number_or(key, 0);
     if (*field < 0 || *field > 1e6) f.fail(key, "must be between 0 and 1e6");
   }
+  // The two halves are the trace fit's parts of host_op_us (tools/host_trace_costs.py): a file that gives them
+  // must keep the whole equal to their sum.
+  if ((r.host_inline_op_us > 0 || r.host_module_call_us > 0) &&
+      std::abs(r.host_inline_op_us + r.host_module_call_us - r.host_op_us) > 0.05)
+    f.fail("host_op_us", "must equal host_inline_op_us + host_module_call_us");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   // GEMM epilogues follow the convolution rule unless the file says otherwise.
