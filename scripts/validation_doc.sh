@@ -36,6 +36,7 @@ $bin validate data/validation/eval_gpu_s18b.csv --markdown "$tmp/eval_gpu_s18b.m
 $bin validate data/validation/eval_gpu_s19.csv --markdown "$tmp/eval_gpu_s19.md" >/dev/null
 $bin validate data/validation/eval_gpu_s20.csv --markdown "$tmp/eval_gpu_s20.md" >/dev/null
 $bin validate data/validation/eval_gpu_s21.csv --markdown "$tmp/eval_gpu_s21.md" >/dev/null
+$bin validate data/validation/eval_gpu_s22.csv --markdown "$tmp/eval_gpu_s22.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -353,6 +354,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s21.md"
+  echo
+  echo "# Evaluation: eval_gpu_s22.csv (frozen)"
+  echo
+  echo "Gathered in session 22 before that session's model changes were merged, from three sources no other data file"
+  echo "uses: AutoAWQ's README benchmark table (AWQ 4-bit prefill and decode in eager PyTorch with AutoAWQ's fused layers,"
+  echo "Llama-2 7B / Mistral 7B / Llama-2 13B shapes, batch 1-8, RTX 4090), bytedance/effective_transformer's README (the"
+  echo "TensorFlow 1.15 XLA baseline: BERT-base encoder inference, FP16 / FP32, batch 100-1000, V100 and T4) and"
+  echo "PaddleClas's ResNet page (Paddle-TRT FP16 / FP32 ResNet-18/50/152 at batch 1-8 on a T4, input copy in the timing)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s22.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
