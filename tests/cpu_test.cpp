@@ -400,6 +400,28 @@ TEST(CpuCost, SmallReorderOnA28CoreSocketCostsNoLessThanOnTheFortyThreadHost) {
   EXPECT_LE(us, (92.52 - 32.35) * 1000 / 312);
 }
 
+// PyTorch's elementwise loops (TensorIterator's for_each over at::parallel_for with at::internal::GRAIN_SIZE = 32768,
+// aten/src/ATen/Parallel.h) split as ATen's source says: aten/src/ATen/Parallel-inl.h runs the loop inline, on the
+// calling thread and without a parallel region, unless numiter > grain_size; above the grain
+// aten/src/ATen/ParallelOpenMP.h invoke_parallel opens `#pragma omp parallel` without a num_threads clause ("can't use
+// num_threads clause due to bugs in GOMP's thread pool", #32008; so in every revision read, 1.x to 2.x), which forks the
+// whole intra-op team, and hands work to min(team, divup(numiter, grain_size)) of its threads. So on a ten-core part
+// a 512 x 7 x 7 map (25088 elements, ResNet's last stage at batch 1) runs on one thread with no region, exactly 32768
+// elements still inline, 32769 on two threads, a 64 x 56 x 56 map (200704) on divup(200704, 32768) = 7, and a
+// 64 x 112 x 112 one (802816) on all ten; every region costs the whole team's fork and join.
+TEST(CpuCost, ElementwiseLoopsSplitAsAtenParallelForDoes) {
+  EXPECT_EQ(cpu_cost_constants().parallel_grain_elements, 32768.0);
+  const CpuSpec& part = cpu("core-i9-10900x");
+  ASSERT_EQ(part.total_cores(), 10);
+  const CpuCostModel m(part, find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+  EXPECT_EQ(m.streaming_threads(512.0 * 7 * 7), 1.0);
+  EXPECT_EQ(m.streaming_threads(32768.0), 1.0);
+  EXPECT_EQ(m.streaming_threads(32769.0), 2.0);
+  EXPECT_EQ(m.streaming_threads(64.0 * 56 * 56), 7.0);
+  EXPECT_EQ(m.streaming_threads(64.0 * 112 * 112), 10.0);
+  EXPECT_DOUBLE_EQ(m.fork_join_us(), cpu_cost_constants().omp_fork_join_us_per_thread * 10.0);
+}
+
 // oneDNN's primitive cache (PyTorch 1.8 on, oneDNN 1.8.1: pytorch/pytorch#51184) turns a per-call reorder's creation
 // into a lookup of 'about 1-2us' (intel/ideep#158). A later verbose log of PyTorch 2.4 on a Windows desktop
 // (pytorch/pytorch#131958; the part is not named) times the 64x64x1x1 weight reorder (16 KB) at 9 us per call. On a
