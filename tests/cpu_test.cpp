@@ -447,6 +447,27 @@ TEST(CpuCost, CachedReorderPrimitivesCostALookupAndTheirParallelRegion) {
   EXPECT_FALSE(cpu_runtime_at_version(find_cpu_runtime("pytorch"), "1.7.1", rule).reorder_primitives_cached);
 }
 
+// oneDNN's depthwise kernel (src/cpu/x64/jit_uni_dw_conv_kernel_f32.cpp apply_filter_unrolled, blocked layout) loads
+// one weight vector per filter tap and then, per output pixel of its ur_w register block, one input vector for one
+// FMA; jit_uni_dw_conv_kernel_utils.cpp init_conf sets ur_w = 6 on avx512_core and 4 on avx2. With two load ports
+// feeding two FMA pipes a core is load-bound at ur_w / (ur_w + 1) of its FMA peak (6/7, 4/5), so no depthwise layer
+// runs faster than that; and oneDNN's JIT convolutions reach at least 68% of their own ceiling per core (oneDNN issue
+// #1115, Platinum 8180), so none runs below 68% of it. MobileNetV2's first depthwise layer at batch 1 (32 channels,
+// 3x3, 112 x 112) held in the caches is FMA-bound, so its FMA rate is the kernel's.
+TEST(CpuCost, DepthwiseRunsAtOneDnnKernelsLoadPortCeiling) {
+  const double outputs = 32.0 * 112 * 112;
+  const double flops = 2.0 * 9 * outputs;
+  const double bytes = 2.0 * outputs * 4;
+  for (const auto& [id, ur_w] : {std::pair{"xeon-platinum-8180", 6.0}, std::pair{"core-i7-8700", 4.0}}) {
+    const CpuSpec& part = cpu(id);
+    const CpuCostModel m(part, find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+    const KernelCost k = m.depthwise(flops, bytes);
+    const double ceiling = part.peak_tflops("fp32") * 1e6 * ur_w / (ur_w + 1);
+    EXPECT_GE(k.compute_us, flops / ceiling * (1 - 1e-9)) << id;
+    EXPECT_LE(k.compute_us, flops / (0.68 * ceiling)) << id;
+  }
+}
+
 // The CPU evaluation file, frozen before its first prediction (data/validation/README.md): batch-1 inference on a
 // Core i7-8700 (ONNX Runtime's CPU BERT notebook) and one Xeon Platinum 8180 socket (Intel's convnet-benchmark-py).
 // At freeze: 318% median, every row predicted 2-5.4x too fast (the batch-1 regime, not in the calibration rows).
