@@ -178,7 +178,8 @@ TEST(Validation, TimmCheckSetStaysWithinItsRatchet) {
   // Session 7: the GPU kernel values are fitted to measured kernels (docs/kernel-model.md), no longer set by hand
   // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
   // Session 13: 1x1 stride-1 convolutions on NCHW tensors run as GEMMs without layout transposes (24.6 -> 17.8%).
-  EXPECT_LE(s.median_ape, 19.0);
+  // Session 22: the RTX 3090's own published torch.mm rates and GA102's stream fraction (17.7 -> 13.7%).
+  EXPECT_LE(s.median_ape, 15.0);
   EXPECT_GE(s.fits, 0.99);
 }
 
