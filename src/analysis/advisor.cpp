@@ -409,7 +409,7 @@ void add_cpu_instances(const Baseline& on, std::vector<StrategyResult>& s) {
   for (int per_socket = 1; per_socket <= cpu->cores; ++per_socket) {
     if (cpu->cores % per_socket != 0) continue;
     const int n = per_socket * cpu->sockets;
-    if (n == r.instances || n == 1 && r.instances == 1) continue;
+    if (n == r.instances) continue;
     PredictRequest t = r;
     t.instances = n;
     Attempt a = attempt(t);
