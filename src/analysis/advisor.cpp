@@ -619,7 +619,8 @@ Advice advise(const PredictRequest& request) {
       std::string id;
       for (const auto& p : parts) id += (id.empty() ? "" : " + ") + p;
       a.combinations.push_back(evaluate(id, "combined", base, combined, [&](const Prediction& p) {
-        return fmt::format("together: batch {}, {}, {}", p.request.batch, p.request.precision, p.request.runtime);
+        return fmt::format("together: batch {}, {}, {}{}", p.request.batch, p.request.precision, p.request.runtime,
+                           p.request.instances > 1 ? fmt::format(", {} processes", p.request.instances) : "");
       }));
     }
   }

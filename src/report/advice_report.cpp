@@ -78,7 +78,9 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
                        p.cpu_instances->instances, p.cpu_instances->cores_per_instance, p.request.batch,
                        p.cpu_instances->instances_per_socket, p.samples_per_s, base.step_us / 1e3,
                        p.cpu_instances->latency_ms, p.cpu_instances->dram_gbps_per_instance);
-  if (st.category == "combined") return fmt::format("组合后：批大小 {}，{}，{}", p.request.batch, p.request.precision, p.request.runtime);
+  if (st.category == "combined")
+    return fmt::format("组合后：批大小 {}，{}，{}{}", p.request.batch, p.request.precision, p.request.runtime,
+                       p.request.instances > 1 ? fmt::format("，{} 个进程", p.request.instances) : "");
   return st.reason;
 }
 
