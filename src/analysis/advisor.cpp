@@ -10,6 +10,7 @@
 #include "analysis/llm_ridge.h"
 #include "core/error.h"
 #include "device/catalog.h"
+#include "device/cpu_catalog.h"
 #include "runtime/runtime_profile.h"
 
 namespace perfcast {
@@ -390,6 +391,56 @@ void add_input_pipeline(const Baseline& on, std::vector<StrategyResult>& s) {
 
 // Scale-out: the same GPU, data parallel over more of them in one server (its default link and the runtime's
 // gradient reduction), while the modelled efficiency stays useful.
+// CPU inference: several processes of the model side by side, each pinned to its own cores of one socket (Intel's
+// multi-instance mode). Every count that splits the sockets' cores evenly is predicted; the one with the most
+// throughput is a what-if, and, when it costs latency, so is the one with the most throughput whose latency per
+// request stays at or under the baseline's.
+void add_cpu_instances(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  const CpuSpec* cpu = cpu_by_id(r.gpu);
+  if (!cpu || on.training || !base.memory.fits || r.mode != Mode::kInfer) return;
+  const double base_latency_ms = base.step_us / 1e3;
+  struct Candidate {
+    PredictRequest request;
+    Prediction prediction;
+  };
+  std::vector<Candidate> tried;
+  for (int per_socket = 1; per_socket <= cpu->cores; ++per_socket) {
+    if (cpu->cores % per_socket != 0) continue;
+    const int n = per_socket * cpu->sockets;
+    if (n == r.instances) continue;
+    PredictRequest t = r;
+    t.instances = n;
+    Attempt a = attempt(t);
+    if (a.prediction && a.prediction->memory.fits) tried.push_back({t, std::move(*a.prediction)});
+  }
+  if (tried.empty()) return;
+  const auto why = [&](const Prediction& p) {
+    const CpuInstancesCost& c = *p.cpu_instances;
+    return fmt::format(
+        "{} processes of {} cores each at batch {} ({} per socket): {:.1f} samples/s in all; latency per batch "
+        "{:.2f} -> {:.2f} ms. Fewer threads per process spend less on each op's OpenMP fork/join and keep more of its "
+        "cores busy; the processes share each socket's DRAM bandwidth ({:.1f} GB/s each) and L3",
+        c.instances, c.cores_per_instance, p.request.batch, c.instances_per_socket, p.samples_per_s, base_latency_ms,
+        c.latency_ms, c.dram_gbps_per_instance);
+  };
+  const auto best = std::max_element(tried.begin(), tried.end(), [](const Candidate& x, const Candidate& y) {
+    return x.prediction.samples_per_s < y.prediction.samples_per_s;
+  });
+  s.push_back(evaluate(fmt::format("{}-instances", best->request.instances), "instances", base, best->request, why));
+  // The most throughput that costs no latency, when the best does.
+  if (best->prediction.step_us / 1e3 > base_latency_ms * 1.001) {
+    const Candidate* keep = nullptr;
+    for (const auto& c : tried)
+      if (c.prediction.step_us / 1e3 <= base_latency_ms * 1.001 && c.prediction.samples_per_s > base.samples_per_s &&
+          (!keep || c.prediction.samples_per_s > keep->prediction.samples_per_s))
+        keep = &c;
+    if (keep)
+      s.push_back(evaluate(fmt::format("{}-instances", keep->request.instances), "instances", base, keep->request, why));
+  }
+}
+
 void add_scale_out(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
   const PredictRequest& r = on.request;
@@ -470,6 +521,7 @@ constexpr StrategyFamily kStrategyFamilies[] = {
        t.pinned_memory = x.pinned_memory;
        t.prefetch = x.prefetch;
      }},
+    {"instances", add_cpu_instances, [](PredictRequest& t, const PredictRequest& x) { t.instances = x.instances; }},
     {"scale-out", add_scale_out, nullptr},
     {"hardware", add_hardware, nullptr},
 };
@@ -567,7 +619,8 @@ Advice advise(const PredictRequest& request) {
       std::string id;
       for (const auto& p : parts) id += (id.empty() ? "" : " + ") + p;
       a.combinations.push_back(evaluate(id, "combined", base, combined, [&](const Prediction& p) {
-        return fmt::format("together: batch {}, {}, {}", p.request.batch, p.request.precision, p.request.runtime);
+        return fmt::format("together: batch {}, {}, {}{}", p.request.batch, p.request.precision, p.request.runtime,
+                           p.request.instances > 1 ? fmt::format(", {} processes", p.request.instances) : "");
       }));
     }
   }

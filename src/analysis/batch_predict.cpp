@@ -198,6 +198,11 @@ PredictRequest request_from_row(const ConfigRow& row) {
   r.harness = row.harness;
   if (!row.llm_code.empty() && row.llm_code != "none") find_llm_model_code(row.llm_code);
   r.llm_code = row.llm_code;
+  if (!row.instances.empty()) {
+    const std::int64_t n = parse_count(row.instances, "instances", 1);
+    if (n <= 0) throw InputError("instances must be positive, got " + row.instances);
+    r.instances = static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
+  }
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

@@ -63,6 +63,20 @@ PrecisionPlan cpu_precision(const PredictRequest& r, const CpuSpec& cpu, const C
   return plan;
 }
 
+// The memory of `instances` processes, each holding `one` (its own weights, activations, workspace and runtime),
+// against the part's `capacity_bytes`.
+MemoryBreakdown all_instances(MemoryBreakdown one, int instances, double capacity_bytes) {
+  if (instances <= 1) return one;
+  const double n = instances;
+  for (double* b : {&one.weights, &one.master_weights, &one.gradients, &one.optimizer_state, &one.activations,
+                    &one.workspace, &one.runtime, &one.comm_buffers, &one.embedding_tables, &one.transient,
+                    &one.allocated, &one.reserved, &one.total})
+    *b *= n;
+  one.capacity = capacity_bytes;
+  one.fits = one.total <= one.capacity;
+  return one;
+}
+
 }  // namespace
 
 bool is_cpu_device(const std::string& id) { return cpu_by_id(id) != nullptr; }
@@ -71,13 +85,18 @@ Prediction predict_cpu(const PredictRequest& request) {
   PredictRequest r = request;
   const CpuSpec* cpu_ptr = cpu_by_id(r.gpu);
   if (!cpu_ptr) throw InputError("'" + r.gpu + "' is not a CPU id (perfcast cpus)");
-  const CpuSpec& cpu = *cpu_ptr;
+  const CpuSpec& whole = *cpu_ptr;
+  // With --instances the step is one process's, on its share of the part (its cores, one socket, its share of that
+  // socket's L3 and channels); the throughput of all of them is assembled in finalize_prediction.
+  const CpuInstanceSplit split = cpu_instance_split(whole, r.instances);
+  const CpuSpec instance = cpu_instance_share(whole, split);
+  const CpuSpec& cpu = instance;
   const bool serving = is_llm_pass(r.mode);
   if (serving) not_on_cpu(r, "--mode " + mode_string(r.mode) + " (language-model serving)");
   if (r.lora_rank > 0) not_on_cpu(r, "--lora-rank");
   if (r.gpus * r.nodes > 1)
     throw UnsupportedError("data parallelism over several CPUs is not modelled; a two-socket server is its own id (" +
-                           cpu.id + (cpu.max_sockets == 2 && cpu.sockets == 1 ? "-2s" : "") + ")");
+                           whole.id + (whole.max_sockets == 2 && whole.sockets == 1 ? "-2s" : "") + ")");
   if (!r.interconnect.empty() || !r.network.empty()) not_on_cpu(r, "--interconnect/--network");
   if (r.data == "real" || r.data == "real-augmented")
     throw UnsupportedError("--data " + r.data + " on a CPU decodes on the cores that train, which is not modelled; use "
@@ -108,12 +127,16 @@ Prediction predict_cpu(const PredictRequest& request) {
   const RuntimeProfile runtime = crt.as_runtime();
   const OptimizerKind optimizer = optimizer_for(r, model.sequence);
   const MemoryOptions mem_opts = memory_options(r, optimizer);
-  DeviceSpec device = device_from_cpu(cpu);
+  // The reports describe the whole part; memory is one process's estimate times the processes, against all of it.
+  DeviceSpec device = device_from_cpu(whole);
+  const DeviceSpec instance_device = device_from_cpu(cpu);
   const auto build = [&](std::int64_t b) { return graph_as_run(model, ModelOptions{b, r.seq}, runtime); };
+  const auto memory_of = [&](const Graph& g) {
+    return all_instances(estimate_memory(g, plan, runtime, instance_device, mem_opts), split.instances,
+                         device.memory_bytes());
+  };
   if (r.batch == 0) {
-    r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) {
-      return estimate_memory(build(b), plan, runtime, device, mem_opts).fits;
-    });
+    r.batch = largest_batch_that_fits(1 << 20, [&](std::int64_t b) { return memory_of(build(b)).fits; });
     if (r.batch == 0)
       throw UnsupportedError("model '" + r.model + "' does not fit in " + cpu.id + "'s memory even at batch 1");
   }
@@ -136,8 +159,17 @@ Prediction predict_cpu(const PredictRequest& request) {
                            r.fused_optimizer.value_or(crt.optimizer_fused), r.grad_accum};
   step_options.host_time_scale = cpu_cost_constants().reference_host_ghz / cpu.avx2_allcore_ghz;
   StepCost step = schedule_cpu_step(graph, ctx, step_options);
-  const MemoryBreakdown memory = estimate_memory(graph, plan, runtime, device, mem_opts);
+  const MemoryBreakdown memory = memory_of(graph);
   Prediction p = prediction_for(r, std::move(device), runtime, model);
+  {
+    CpuInstancesCost c;
+    c.instances = split.instances;
+    c.cores_per_instance = split.cores_per_instance;
+    c.instances_per_socket = split.instances_per_socket;
+    c.dram_gbps_per_instance = cpu.mem_bw_gbps();
+    c.l3_bytes_per_instance = cpu.l3_bytes;
+    p.cpu_instances = c;
+  }
   if (version_rule && crt.gemm_packs_weights_per_call && !crt.gemm_prepack_from_version.empty())
     p.notes.push_back(fmt::format("{} {} predates weight pre-packing ({}): every GEMM packs its weights per call",
                                   crt.name, r.runtime_version, crt.gemm_prepack_from_version));

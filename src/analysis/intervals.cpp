@@ -394,7 +394,8 @@ std::vector<WhatIfSample> what_if_samples(const std::vector<std::vector<const Va
         {"layout", &r.layout}, {"host", &r.host},           {"host_cores", &r.host_cores},
         {"gpu_decode", &r.gpu_decode}, {"prefetch", &r.prefetch}, {"context", &r.context},
         {"kv_precision", &r.kv_precision}, {"strategy", &r.strategy}, {"fused_optimizer", &r.fused_optimizer},
-        {"grad_accum", &r.grad_accum}, {"attention", &r.attention}, {"metric", &r.metric}};
+        {"grad_accum", &r.grad_accum}, {"attention", &r.attention}, {"instances", &r.instances},
+        {"metric", &r.metric}};
     std::string k;
     for (const auto& [name, v] : cols)
       if (skip != name) k += *v + "|";

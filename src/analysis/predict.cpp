@@ -53,6 +53,13 @@ void check_request(const PredictRequest& r) {
     throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(r.gpus) + " --nodes " +
                      std::to_string(r.nodes));
   if (r.power_limit_w < 0) throw InputError("power limit must be positive watts");
+  if (r.instances < 1) throw InputError("--instances must be a positive integer, got " + std::to_string(r.instances));
+  if (r.instances > 1 && !is_cpu_device(r.gpu))
+    throw InputError("--instances runs several processes of a model on one CPU's cores (a CPU id, perfcast cpus); '" +
+                     r.gpu + "' is not a CPU: use --gpus for several GPUs");
+  if (r.instances > 1 && r.mode != Mode::kInfer)
+    throw InputError("--instances (several inference processes on one CPU) applies to --mode infer, not --mode " +
+                     mode_string(r.mode));
   if (r.host_cores < 0) throw InputError("host cores must be positive, got " + std::to_string(r.host_cores));
   const std::vector<std::string> data{"synthetic", "host", "real", "real-augmented"};
   if (std::find(data.begin(), data.end(), r.data) == data.end()) throw_unknown("data", r.data, data);
@@ -350,8 +357,13 @@ void finalize_prediction(Prediction& p) {
     step += p.scale->exposed_comm_ms * 1e3;
   }
   p.step_us = step;
-  const double gpus = p.scale ? p.scale->gpus_total : 1;
+  // Several processes on one CPU each run the step on their own cores: their throughputs add.
+  const double gpus = p.scale ? p.scale->gpus_total : p.cpu_instances ? p.cpu_instances->instances : 1;
   p.samples_per_s = static_cast<double>(p.request.batch) * gpus / (step * 1e-6);
+  if (p.cpu_instances) {
+    p.cpu_instances->latency_ms = step / 1e3;
+    p.cpu_instances->instance_samples_per_s = p.samples_per_s / p.cpu_instances->instances;
+  }
   if (p.sequence)
     p.tokens_per_s = p.samples_per_s * static_cast<double>(p.request.seq_mean > 0 ? p.request.seq_mean : p.request.seq);
   // The primary bound is where most of the step goes; a step waiting on the host, the input pipeline or

@@ -97,6 +97,9 @@ struct PredictRequest {
   bool fp16_gradients = false;      // compress gradients to fp16 before reducing them
   bool hierarchical = false;        // force the hierarchical all-reduce across nodes
   double power_limit_w = 0;         // 0 = the board's TDP
+  // CPU devices: processes of the model run side by side, each pinned to cores / instances cores of one socket at
+  // `batch` (Intel's multi-instance throughput mode); 1 = one process over the whole part.
+  int instances = 1;
 
   // Parallel training of decoder language models (analysis/llm_parallel.h; any of these, or --tp/--pp above,
   // routes train there; --mode serve reads --tp/--pp too).
@@ -113,6 +116,18 @@ struct PredictRequest {
   bool offload_optimizer = false;   // --offload-optimizer
   std::optional<bool> overlap_grad_reduce;  // --overlap-grad-reduce; default: FSDP overlaps, Megatron/ZeRO 0-2 not
   double train_tokens = 0;          // --train-tokens: report time and cost to train this many
+};
+
+// Several processes of the model on one CPU (PredictRequest::instances > 1): the step is one process's, run on its
+// share of the part; throughput counts them all.
+struct CpuInstancesCost {
+  int instances = 1;
+  int cores_per_instance = 0;
+  int instances_per_socket = 1;
+  double latency_ms = 0;             // one process's step: what a request waits at this batch
+  double instance_samples_per_s = 0; // one process's throughput (samples_per_s = instances x this)
+  double dram_gbps_per_instance = 0; // its share of the socket's channels (datasheet peak)
+  double l3_bytes_per_instance = 0;  // its share of the socket's L3
 };
 
 // Board power and energy.
@@ -159,6 +174,7 @@ struct Prediction {
   std::optional<ScaleOutCost> scale;
   std::optional<PowerCost> power;
   std::optional<LlmCost> llm;
+  std::optional<CpuInstancesCost> cpu_instances;  // CPU predictions with --instances > 1
   std::optional<Anchor> anchor;    // the user's own measurement of this configuration (--measured), if given
   // Parallel LLM training (schedule/llm_parallel.h): layout, MFU, tokens/s per GPU; shared so that this header
   // does not pull in the layout model.

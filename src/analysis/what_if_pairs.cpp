@@ -42,6 +42,7 @@ std::string key_without(const ConfigRow& r, std::initializer_list<std::string_vi
       {"optimizer", &r.optimizer},
       {"checkpointing", &r.checkpointing},
       {"seq_mean", &r.seq_mean},
+      {"instances", &r.instances},
       {"metric", &r.metric}};
   std::string k;
   for (const auto& [name, v] : cols)

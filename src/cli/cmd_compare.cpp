@@ -164,6 +164,9 @@ Command compare_command() {
                   if (is_cpu_device(e.gpu))
                     throw InputError("'" + e.gpu + "' is a CPU (perfcast cpus): compare CPUs with --device");
               const PredictRequest base = s->flags.to_request();
+              if (base.instances > 1 &&
+                  std::none_of(entries.begin(), entries.end(), [](const GpuCount& e) { return is_cpu_device(e.gpu); }))
+                throw InputError("--instances splits a CPU into processes: compare has no CPU in --device (perfcast cpus)");
               if (wants_parallel_training(base))
                 throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not compare");
               RunSize size;

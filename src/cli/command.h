@@ -97,6 +97,7 @@ struct RequestFlags {
   std::string context;
   std::string lora_rank;
   std::string host_cores;
+  std::string instances;  // --instances: processes of the model on one CPU ("" = 1)
   std::string gpus = "1";
   std::string nodes = "1";
   std::string power_limit;

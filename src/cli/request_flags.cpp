@@ -104,6 +104,7 @@ PredictRequest RequestFlags::to_request() const {
   r.gpus = static_cast<int>(std::min(parse_count(gpus, "--gpus", false), kCountCap));
   r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
+  if (!instances.empty()) r.instances = static_cast<int>(std::min(parse_count(instances, "--instances", false), kCountCap));
   if (!optimizer.empty()) r.optimizer = optimizer;
   parse_attention_impl(r.attention);  // a typo fails here, before any prediction
   check_conv_algo(r.conv_algo);
@@ -229,6 +230,10 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                                                            "default host)"))
                       ->capture_default_str();
   app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
+  app.add_option("--instances", f.instances,
+                 "CPU devices, --mode infer: run this many processes of the model side by side, each at --batch on "
+                 "cores / instances cores of one socket (Intel's multi-instance mode: ipexrun --ninstances, "
+                 "torch.backends.xeon.run_cpu); throughput counts them all, latency is one process's (default 1)");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
   app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");
   app.add_flag("--cuda-graphs", r.cuda_graphs, "capture the step in a CUDA graph (removes per-kernel dispatch)");

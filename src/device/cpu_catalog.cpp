@@ -1,6 +1,7 @@
 #include "device/cpu_catalog.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/data_files.h"
 #include "core/toml_folder.h"
@@ -136,6 +137,44 @@ const CpuSpec* cpu_by_id(std::string_view id) {
   for (const auto& c : cpu_catalog())
     if (c.id == id) return &c;
   return nullptr;
+}
+
+CpuInstanceSplit cpu_instance_split(const CpuSpec& cpu, int instances) {
+  const int cores = cpu.total_cores();
+  if (instances < 1) throw InputError("--instances must be a positive integer, got " + std::to_string(instances));
+  if (instances > cores)
+    throw InputError("--instances " + std::to_string(instances) + " is more processes than " + cpu.id + " has cores (" +
+                     std::to_string(cores) + "): each process needs at least one core");
+  CpuInstanceSplit s;
+  s.instances = instances;
+  if (instances == 1) {
+    s.cores_per_instance = cores;
+    s.instances_per_socket = 1;
+    return s;
+  }
+  if (cpu.sockets > 1 && instances % cpu.sockets != 0)
+    throw InputError("--instances " + std::to_string(instances) + " does not split evenly over " + cpu.id + "'s " +
+                     std::to_string(cpu.sockets) + " sockets: give a multiple of " + std::to_string(cpu.sockets) +
+                     " (no process spans two sockets), or 1");
+  s.instances_per_socket = instances / cpu.sockets;
+  s.cores_per_instance = cpu.cores / s.instances_per_socket;
+  return s;
+}
+
+CpuSpec cpu_instance_share(const CpuSpec& cpu, const CpuInstanceSplit& split) {
+  if (split.instances <= 1) return cpu;
+  CpuSpec one = cpu;
+  const double k = split.instances_per_socket;
+  one.sockets = 1;
+  one.cores = split.cores_per_instance;
+  one.threads = cpu.cores > 0 ? cpu.threads / cpu.cores * split.cores_per_instance : split.cores_per_instance;
+  one.l3_bytes = cpu.l3_bytes / k;
+  one.memory_share = cpu.memory_share / k;
+  one.memory_gb = cpu.memory_gb / k;
+  one.tdp_w = cpu.tdp_w / k;
+  one.launch_price_usd = 0;
+  one.socket_link_gbps = 0;
+  return one;
 }
 
 }  // namespace perfcast

@@ -42,14 +42,17 @@ struct CpuSpec {
   // Data rate of the socket-to-socket links (UPI, QPI, xGMI), all links together, one direction, GB/s; only for
   // parts that run in two-socket servers (max_sockets = 2), 0 otherwise.
   double socket_link_gbps = 0;
+  // Share of the channels' bandwidth the processes this entry describes get: 1 for the part as catalogued; 1 / k for
+  // one of k processes pinned to the same socket and all streaming at once (cpu_instance_share).
+  double memory_share = 1;
   std::string launch_date;
   double launch_price_usd = 0;    // per socket, 0 = not in the file
   std::map<std::string, std::string> sources;  // field -> where the value came from ("default" for the rest)
   std::string file;
 
   int total_cores() const { return cores * sockets; }
-  // Peak DRAM bandwidth of all sockets: channels x MT/s x 8 bytes.
-  double mem_bw_gbps() const { return memory_channels * memory_mt_s * 8.0 / 1000.0 * sockets; }
+  // Peak DRAM bandwidth of all sockets: channels x MT/s x 8 bytes (times memory_share).
+  double mem_bw_gbps() const { return memory_channels * memory_mt_s * 8.0 / 1000.0 * sockets * memory_share; }
   // Clock of the widest vector unit the libraries use under all-core load.
   double vector_clock_ghz() const { return avx512_allcore_ghz > 0 ? avx512_allcore_ghz : avx2_allcore_ghz; }
   // FP32 FLOPs per core per clock: FMA units x FP32 lanes x 2.

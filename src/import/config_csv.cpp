@@ -19,7 +19,7 @@ const std::vector<std::string>& config_columns() {
       "seq",          "n_gpus",   "interconnect",    "data",       "optimizer_step", "runtime_version",
       "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
       "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "optimizer", "checkpointing",
-      "seq_mean", "conv_algo", "amp_o2", "harness", "embedding_precision", "llm_code"};
+      "seq_mean", "conv_algo", "amp_o2", "harness", "embedding_precision", "llm_code", "instances"};
   return cols;
 }
 
@@ -47,13 +47,13 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                          const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   try {
-    io::CSVReader<39, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
+    io::CSVReader<40, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
                    "batch", "seq", "n_gpus", "interconnect", "data", "optimizer_step", "metric", "value",
                    "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context",
                    "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes", "source",
                    "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo",
-                   "amp_o2", "harness", "embedding_precision", "llm_code");
+                   "amp_o2", "harness", "embedding_precision", "llm_code", "instances");
     for (const char* required : {"gpu", "model"})
       if (!in.has_column(required))
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
@@ -71,7 +71,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                              r.host_cores, r.gpu_decode, r.prefetch, r.context, r.kv_precision, r.strategy,
                              r.fused_optimizer, r.grad_accum, r.attention, r.parallel, r.notes, r.source,
                              r.optimizer, r.checkpointing, memory_value, r.memory_measure, r.oom, r.seq_mean,
-                             r.conv_algo, r.amp_o2, r.harness, r.embedding_precision, r.llm_code);
+                             r.conv_algo, r.amp_o2, r.harness, r.embedding_precision, r.llm_code, r.instances);
         } catch (const io::error::too_many_columns&) {
           r = ConfigRow{};
           r.error = "the row has more columns than the header";

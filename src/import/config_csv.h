@@ -34,6 +34,7 @@ struct ConfigRow {
   std::string embedding_precision;     // optional column: precision of the tables, lookups and interaction (recsys)
   std::string llm_code;                // optional column: the eager LLM code (data/llm_code; "" = the runtime's)
   std::string harness;                 // optional column: how the row was timed (data/harnesses; "" = the runtime's loop)
+  std::string instances;               // optional column: CPU processes of the model side by side ("" = 1)
   std::string memory_measure;          // memory columns, read only with measurements: allocated, reserved or nvidia-smi
   std::optional<double> memory_mib;    //   the measured peak in MiB under that measure
   std::string oom;                     //   yes: the run did not fit in memory; no: it ran

@@ -72,7 +72,15 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
     return fmt::format("{} 块 {}，经 {}（{}）数据并行：扩展效率 {:.0f}%，每步等待梯度 {:.1f} ms", p.scale->gpus_total,
                        p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
                        p.scale->exposed_comm_ms);
-  if (st.category == "combined") return fmt::format("组合后：批大小 {}，{}，{}", p.request.batch, p.request.precision, p.request.runtime);
+  if (st.category == "instances" && p.cpu_instances)
+    return fmt::format("{} 个进程，每个 {} 核，批大小 {}（每插槽 {} 个）：总计 {:.1f} 样本/秒；每批延迟 {:.2f} -> {:.2f} ms。"
+                       "每个进程线程更少，每个算子的 OpenMP 派生/汇合开销更小；各进程共享所在插槽的内存带宽（每个 {:.1f} GB/s）和 L3",
+                       p.cpu_instances->instances, p.cpu_instances->cores_per_instance, p.request.batch,
+                       p.cpu_instances->instances_per_socket, p.samples_per_s, base.step_us / 1e3,
+                       p.cpu_instances->latency_ms, p.cpu_instances->dram_gbps_per_instance);
+  if (st.category == "combined")
+    return fmt::format("组合后：批大小 {}，{}，{}{}", p.request.batch, p.request.precision, p.request.runtime,
+                       p.request.instances > 1 ? fmt::format("，{} 个进程", p.request.instances) : "");
   return st.reason;
 }
 

@@ -171,6 +171,11 @@ const std::map<std::string_view, Text>& table() {
       {"p.step_cpu",
        {"  step time       {:>12.2f} ms   (cores compute {:.2f} ms, framework dispatch {:.2f} ms, {} op calls)\n",
         "  单步时间        {:>12.2f} ms   （核心计算 {:.2f} ms，框架派发 {:.2f} ms，{} 次算子调用）\n"}},
+      {"p.instances",
+       {"  instances       {:>12}   processes of {} cores each, all at once: latency {:.2f} ms per batch of {} (one "
+        "process's step), {:.1f} samples/s each; each has {:.1f} GB/s of DRAM and {} of L3 (its socket's / {})\n",
+        "  实例            {:>12}   个进程，每个 {} 核，同时运行：每批 {:.2f} ms（批大小 {}，单进程单步），每个 {:.1f} "
+        "样本/秒；每个分得 {:.1f} GB/s 内存带宽和 {} L3（所在插槽的 1/{}）\n"}},
       {"p.update", {"  update          {:>12}   {}\n", "  参数更新        {:>12}   {}\n"}},
       {"p.fused", {"fused", "融合"}},
       {"p.unfused", {"unfused", "未融合"}},

@@ -147,6 +147,19 @@ nlohmann::json prediction_json(const Prediction& p) {
     // Why there is none, as the text report says it (a configuration that does not fit has no throughput at all).
     if (const std::string why = no_interval_reason(p); !why.empty()) j["throughput"]["no_interval"] = why;
   }
+  // CPU predictions: the processes the part runs (--instances; 1 = one process on every core), one process's
+  // latency and throughput; throughput.samples_per_s is all of them.
+  if (p.cpu_instances) {
+    const CpuInstancesCost& c = *p.cpu_instances;
+    j["cpu_instances"] = {{"instances", c.instances},
+                          {"cores_per_instance", c.cores_per_instance},
+                          {"instances_per_socket", c.instances_per_socket},
+                          {"latency_ms", fits ? json(c.latency_ms) : json(nullptr)},
+                          {"instance_samples_per_s", fits ? json(c.instance_samples_per_s) : json(nullptr)},
+                          {"samples_per_s", fits ? json(p.samples_per_s) : json(nullptr)},
+                          {"dram_gbps_per_instance", c.dram_gbps_per_instance},
+                          {"l3_bytes_per_instance", c.l3_bytes_per_instance}};
+  }
   if (p.anchor)
     j["anchor"] = {{"given", p.anchor->given},
                    {"unit", p.anchor->unit},
@@ -356,6 +369,11 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     s += p.anchor->predicted > 0
              ? fmt::format(m("p.anchor"), p.anchor->measured, unit, (p.anchor->factor() - 1) * 100)
              : fmt::format(m("p.anchor_no_fit"), p.anchor->measured, unit);
+  }
+  if (fits && p.cpu_instances && p.cpu_instances->instances > 1) {
+    const CpuInstancesCost& c = *p.cpu_instances;
+    s += fmt::format(m("p.instances"), c.instances, c.cores_per_instance, c.latency_ms, r.batch, c.instance_samples_per_s,
+                     c.dram_gbps_per_instance, format_bytes(c.l3_bytes_per_instance), c.instances_per_socket);
   }
   if (fits)
     s += fmt::format(m(p.device.kind == DeviceKind::kCpu ? "p.step_cpu" : "p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
