@@ -165,7 +165,8 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
 PredictionFacts facts_of(const Prediction& p) {
   PredictionFacts f;
   const auto& q = p.request;
-  f.request = {q.gpu, q.model, q.runtime, q.mode, q.precision, q.data, q.batch, q.gpus, q.nodes};
+  f.request = {q.gpu,   q.model, q.runtime, q.mode,  q.precision,
+               q.data,  q.batch, q.gpus,    q.nodes, q.runtime_version.empty() ? p.runtime.default_version : q.runtime_version};
   f.memory.fits = p.memory.fits;
   f.device = {p.device.kind, p.device.architecture};
   f.model_family = p.model_family;

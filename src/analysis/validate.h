@@ -31,6 +31,7 @@ struct PredictionFacts {
     std::string precision, data;
     std::int64_t batch = 0;
     int gpus = 1, nodes = 1;
+    std::string runtime_version;  // as resolved: the request's --runtime-version, else the profile's default ("" = none)
   } request;
   struct Memory {
     bool fits = true;
