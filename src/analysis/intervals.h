@@ -16,7 +16,12 @@
 //     quantile of its scores: counted in rows, the ceil((n+1) x level)-th smallest of n, so that at least `level` of
 //     held-out rows land inside; counted in sources (MarginWeights::kSourceLevel, shipped), every source weighing the
 //     same and the source the exchangeable unit, so that a fresh source's rows land inside at `level` on average over
-//     sources (a new setup's error is a bias its rows share plus noise within it).
+//     sources (a new setup's error is a bias its rows share plus noise within it);
+//  3. with support bins (data/interval_setup.toml support_*), one such margin per bin of novelty: a setup's bin is the
+//     number of its support components (GPU, architecture, runtime and mode, version, precision, family, batch,
+//     host-bound, GPU count) whose value no calibration source measured, judged for a held-out row against the other
+//     sources' rows, so rows only their own source covers are the novel setups; margins never shrink with novelty.
+//     The support counts are fitted and stored with the table, never read from the CSVs at predict time.
 //
 // Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals also reports
 // leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, over rows and with
