@@ -663,6 +663,20 @@ TEST_F(IntervalsCli, ASetupNoCalibrationSourceMeasuredTakesItsBinsWiderMarginAnd
   int lines = 0;
   for (const auto& line : test::lines_of(text.out)) lines += line.find("few calibration rows resemble") != std::string::npos;
   EXPECT_EQ(lines, 1) << text.out;
+  // validate reports coverage per support bin beside the overall figure (text and JSON).
+  const auto csv = dir_ / "measured.csv";
+  test::write_text(csv, "gpu,model,runtime,runtime_version,mode,precision,batch,metric,value,source\n"
+                        "gtx-1080-ti,resnet50,pytorch,2.4,train,fp32,32,samples_per_s,190,a/b\n"
+                        "a10,resnet50,pytorch,2.4,train,fp32,32,samples_per_s,1,a/b\n");
+  const test::CliResult v = test::run_perfcast(dir_, "validate " + csv.string() + " --json", env);
+  ASSERT_EQ(v.code, 0) << v.err;
+  const auto vj = nlohmann::json::parse(v.out);
+  EXPECT_EQ(vj["by_support_bin"]["0"]["rows_with_interval"], 1);
+  EXPECT_EQ(vj["by_support_bin"]["1"]["rows_with_interval"], 1);
+  EXPECT_EQ(vj["by_support_bin"]["1"]["interval_coverage"], 0.0);  // 1 sample/s: far below any interval
+  const test::CliResult vt = test::run_perfcast(dir_, "validate " + csv.string(), env);
+  ASSERT_EQ(vt.code, 0) << vt.err;
+  EXPECT_NE(vt.out.find("by setup components no calibration source measured: 0 new: "), std::string::npos) << vt.out;
 }
 
 TEST_F(IntervalsCli, CpuPredictionWithoutACpuRegimeSaysWhyInOneLine) {
