@@ -528,7 +528,12 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   const PredictionFacts facts = facts_of(p);
   const IntervalRegime* r = lookup(t.regimes, regime_keys(facts));
   if (!r) return std::nullopt;
-  PredictionInterval iv{t.level, r->low, r->high, r->key, r->rows};
+  PredictionInterval iv;
+  iv.level = t.level;
+  iv.low = r->low;
+  iv.high = r->high;
+  iv.regime = r->key;
+  iv.rows = r->rows;
   if (t.support_bins <= 1 || t.bin_margins.empty()) return iv;
   // The support widening: the regime's quantile band widened by the margin fitted for setups as novel as this one
   // (its level's margin group, else its chain's, as the fit chose them).
