@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -379,6 +380,80 @@ TEST(Intervals, BandsStayAsymmetricAndRegimeDependent) {
   EXPECT_GT(std::log(sk.median / sk.low), 2 * std::log(sk.high / sk.median));
 }
 
+// Sources of one regime whose rows carry support components: `common` sources share GPU "a100" and version "v1"; each
+// of `novel` sources measured its own GPU and version (two components no other source has), with a per-source
+// offset ~ N(0, novel_between) instead of N(0, 0.1).
+std::vector<IntervalSample> support_samples(std::mt19937& rng, int common, int novel, double novel_between) {
+  std::vector<IntervalSample> v;
+  std::normal_distribution<double> noise(0, 0.05);
+  for (int s = 0; s < common + novel; ++s) {
+    const bool is_novel = s >= common;
+    std::normal_distribution<double> offset(0, is_novel ? novel_between : 0.1);
+    const double a = offset(rng);
+    for (int i = 0; i < 10; ++i) {
+      IntervalSample x;
+      x.keys = {"mode=train", "all"};
+      x.log_ratio = a + noise(rng);
+      x.source = "src" + std::to_string(s);
+      x.components = {{"gpu", is_novel ? "gpu" + std::to_string(s) : "a100"},
+                      {"version", is_novel ? "v" + std::to_string(s + 2) : "v1"},
+                      {"family", "cnn"}};
+      v.push_back(x);
+    }
+  }
+  return v;
+}
+
+IntervalSetup support_setup(SupportPool pool) {
+  IntervalSetup setup;
+  setup.margin_weights = MarginWeights::kSourceLevel;
+  setup.support_components = {"gpu", "version", "family"};
+  setup.support_bins = 3;
+  setup.support_pool = pool;
+  return setup;
+}
+
+TEST(Intervals, SetupsNoOtherSourceMeasuredWidenWhenHeldOutNovelRowsMissMore) {
+  // Twelve sources share a GPU and a framework version and sit close to the model; twelve more each bring a GPU and a
+  // version no other source measured, and miss by more (offset spread 0.4 against 0.1). Left out in turn, every row
+  // of the second kind has two new components (bin 2): the margin of bin 2 comes out wider than bin 0's, the margins
+  // never shrink with novelty, and leaving one source out the novel rows land inside about as often as the supported
+  // ones (each bin near the 80% level), where one pooled margin leaves them well under it.
+  std::mt19937 rng(41);
+  for (const SupportPool pool : {SupportPool::kAtLeast, SupportPool::kBin}) {
+    const IntervalFit fit = fit_intervals(support_samples(rng, 12, 12, 0.4), support_setup(pool));
+    ASSERT_TRUE(fit.bin_margins.count("gpu"));
+    const auto& m = fit.bin_margins.at("gpu");
+    ASSERT_EQ(m.size(), 3u);
+    EXPECT_LE(m[0], m[1]);
+    EXPECT_LE(m[1], m[2]);
+    EXPECT_GT(m[2], m[0] + 0.1);
+    // The support table counts sources: "a100" is measured by the twelve common sources, each new GPU by one.
+    EXPECT_EQ(fit.support.at("gpu").at("a100").sources, 12);
+    EXPECT_EQ(fit.support.at("gpu").at("a100").rows, 120);
+    EXPECT_EQ(fit.support.at("gpu").at("gpu20").sources, 1);
+    ASSERT_TRUE(fit.by_support.count(0) && fit.by_support.count(2));
+    EXPECT_EQ(fit.by_support.at(2).rows, 120);
+    EXPECT_GT(fit.by_support.at(2).loso_sources_after, fit.by_support.at(2).loso_sources_before + 0.05);
+    EXPECT_GE(fit.by_support.at(2).loso_sources_after, 0.7);
+    EXPECT_GT(fit.by_support.at(2).width_after, fit.by_support.at(0).width_after);
+    ASSERT_TRUE(fit.pooled.present);
+  }
+}
+
+TEST(Intervals, SupportMarginsNeverShrinkWithNovelty) {
+  // The opposite data, novel sources the closest to the model: the fitted margin of a more novel bin is still never
+  // narrower than a better-supported one's (the running maximum).
+  std::mt19937 rng(43);
+  for (const SupportPool pool : {SupportPool::kAtLeast, SupportPool::kBin}) {
+    const IntervalFit fit = fit_intervals(support_samples(rng, 12, 12, 0.01), support_setup(pool));
+    const auto& m = fit.bin_margins.at("gpu");
+    ASSERT_EQ(m.size(), 3u);
+    EXPECT_LE(m[0], m[1]);
+    EXPECT_LE(m[1], m[2]);
+  }
+}
+
 TEST(Intervals, WhatIfSpreadIsTheConformalQuantileOfItsPairs) {
   // |r| of pairs ~ |N(0, 0.1)|: the 80% quantile of |N| is 1.2816 sigma, so the spread is exp(0.128); pairs of a
   // source left out land inside at about 80%.
@@ -432,6 +507,28 @@ TEST(Intervals, ShippedTableCoversTheCalibrationRowsAtAboutItsLevel) {
   ASSERT_GT(n, 300);
   EXPECT_GE(static_cast<double>(in) / n, 0.65);
   EXPECT_LE(static_cast<double>(in) / n, 0.95);
+  // Evaluation files (data/validation/README.md: eval_* except the CPU calibration files data/interval_setup.toml
+  // names) never enter the fit, so neither its margins nor its support table.
+  const IntervalSetup setup = interval_setup();
+  for (const auto& f : fit.files)
+    if (f.rfind("eval_", 0) == 0)
+      EXPECT_NE(std::find(setup.cpu_calibration_files.begin(), setup.cpu_calibration_files.end(), f),
+                setup.cpu_calibration_files.end())
+          << f;
+  // The fit command is the table's only source: the committed data/intervals.toml is what it writes today (but the
+  // date). After a model change: perfcast fit-intervals --out data/intervals.toml --markdown docs/interval-fit.md.
+  const auto strip_date = [](const std::string& text) {
+    std::istringstream in(text);
+    std::string out;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("fitted_on = ", 0) != 0) out += line + "\n";
+    return out;
+  };
+  std::ifstream committed(std::string(PERFCAST_SOURCE_DIR) + "/data/intervals.toml");
+  std::stringstream text;
+  text << committed.rdbuf();
+  EXPECT_EQ(strip_date(interval_fit_toml(fit)), strip_date(text.str()))
+      << "data/intervals.toml is stale: regenerate it with perfcast fit-intervals";
 }
 
 class IntervalsCli : public test::ScratchDirTest {};
@@ -447,6 +544,10 @@ TEST_F(IntervalsCli, PredictJsonCarriesTheInterval) {
   EXPECT_LT(lo, v * 1.5);
   EXPECT_GT(hi, v / 1.5);
   EXPECT_EQ(j["throughput"]["interval"]["level"], 0.8);
+  // The setup's support: how many of its components no calibration source measured, and whether that widened it.
+  EXPECT_TRUE(j["throughput"]["interval"]["support_bin"].is_number_integer());
+  EXPECT_TRUE(j["throughput"]["interval"]["novel_components"].is_array());
+  EXPECT_TRUE(j["throughput"]["interval"]["widened"].is_boolean());
   const test::CliResult none = run("predict --gpu gtx-1080-ti --model resnet152 --batch 512 --json");
   ASSERT_EQ(none.code, 0) << none.err;
   EXPECT_TRUE(nlohmann::json::parse(none.out)["throughput"]["low"].is_null());
@@ -520,6 +621,62 @@ TEST_F(IntervalsCli, CpuPredictionTakesItsIntervalFromACpuRegime) {
       test::run_perfcast(dir_, "predict --gpu gtx-1080-ti --model resnet50 --batch 32 --mode infer --json", env);
   ASSERT_EQ(gpu.code, 0) << gpu.err;
   EXPECT_EQ(nlohmann::json::parse(gpu.out)["throughput"]["interval"]["regime"], "mode=infer");
+}
+
+TEST_F(IntervalsCli, ASetupNoCalibrationSourceMeasuredTakesItsBinsWiderMarginAndSaysSo) {
+  // A table whose GPU margins widen with novelty (bin 0 +0.05, bin 1 +0.3) and whose support knows one GPU model and
+  // one PyTorch version: a prediction on that GPU and version takes the regime's own bounds; the same on a GPU the
+  // table does not know takes the quantile band widened by +0.3 and says so in one line (text) and a note (JSON).
+  const auto data = data_with_intervals(
+      dir_, "level = 0.8\nwidening = \"additive\"\nsupport_components = [\"gpu\", \"version\"]\nsupport_bins = 3\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 0\nvalue = 0.05\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 1\nvalue = 0.3\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 2\nvalue = 0.3\n"
+            "[[regime]]\nkey = \"all\"\nrows = 900\nsources = 40\nlow = 0.7\nmedian = 1.0\nhigh = 1.3\n"
+            "quantile_low = 0.7358\nquantile_high = 1.2366\nmargin = 0.05\n"
+            "[support.gpu]\n\"gtx-1080-ti\" = { rows = 40, sources = 3 }\n"
+            "[support.version]\n\"pytorch 2.4\" = { rows = 40, sources = 3 }\n");
+  const std::string env = "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'";
+  const std::string args = " --model resnet50 --batch 32 --runtime pytorch --runtime-version 2.4 --json";
+  const test::CliResult seen = test::run_perfcast(dir_, "predict --gpu gtx-1080-ti" + args, env);
+  ASSERT_EQ(seen.code, 0) << seen.err;
+  const auto s = nlohmann::json::parse(seen.out)["throughput"];
+  const double sv = s["samples_per_s"];
+  EXPECT_EQ(s["interval"]["support_bin"], 0);
+  EXPECT_FALSE(s["interval"]["widened"].get<bool>());
+  EXPECT_FALSE(s["interval"].contains("support_note"));
+  EXPECT_NEAR(s["low"].get<double>(), 0.7 * sv, 1e-9 * sv);
+  const test::CliResult fresh = test::run_perfcast(dir_, "predict --gpu a10" + args, env);
+  ASSERT_EQ(fresh.code, 0) << fresh.err;
+  const auto f = nlohmann::json::parse(fresh.out)["throughput"];
+  const double fv = f["samples_per_s"];
+  EXPECT_EQ(f["interval"]["support_bin"], 1);
+  EXPECT_EQ(f["interval"]["novel_components"], nlohmann::json::array({"gpu"}));
+  EXPECT_TRUE(f["interval"]["widened"].get<bool>());
+  EXPECT_NE(f["interval"]["support_note"].get<std::string>().find("interval widened"), std::string::npos);
+  // ln 0.7358 - 0.3 and ln 1.2366 + 0.3: wider on both sides than the supported setup's 0.7 - 1.3.
+  EXPECT_NEAR(f["low"].get<double>() / fv, 0.7358 * std::exp(-0.3), 1e-6);
+  EXPECT_NEAR(f["high"].get<double>() / fv, 1.2366 * std::exp(0.3), 1e-6);
+  const test::CliResult text = test::run_perfcast(
+      dir_, "predict --gpu a10 --model resnet50 --batch 32 --runtime pytorch --runtime-version 2.4", env);
+  ASSERT_EQ(text.code, 0) << text.err;
+  int lines = 0;
+  for (const auto& line : test::lines_of(text.out)) lines += line.find("few calibration rows resemble") != std::string::npos;
+  EXPECT_EQ(lines, 1) << text.out;
+  // validate reports coverage per support bin beside the overall figure (text and JSON).
+  const auto csv = dir_ / "measured.csv";
+  test::write_text(csv, "gpu,model,runtime,runtime_version,mode,precision,batch,metric,value,source\n"
+                        "gtx-1080-ti,resnet50,pytorch,2.4,train,fp32,32,samples_per_s,190,a/b\n"
+                        "a10,resnet50,pytorch,2.4,train,fp32,32,samples_per_s,1,a/b\n");
+  const test::CliResult v = test::run_perfcast(dir_, "validate " + csv.string() + " --json", env);
+  ASSERT_EQ(v.code, 0) << v.err;
+  const auto vj = nlohmann::json::parse(v.out);
+  EXPECT_EQ(vj["by_support_bin"]["0"]["rows_with_interval"], 1);
+  EXPECT_EQ(vj["by_support_bin"]["1"]["rows_with_interval"], 1);
+  EXPECT_EQ(vj["by_support_bin"]["1"]["interval_coverage"], 0.0);  // 1 sample/s: far below any interval
+  const test::CliResult vt = test::run_perfcast(dir_, "validate " + csv.string(), env);
+  ASSERT_EQ(vt.code, 0) << vt.err;
+  EXPECT_NE(vt.out.find("by setup components no calibration source measured: 0 new: "), std::string::npos) << vt.out;
 }
 
 TEST_F(IntervalsCli, CpuPredictionWithoutACpuRegimeSaysWhyInOneLine) {

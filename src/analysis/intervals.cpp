@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "analysis/validate.h"
 #include "core/data_files.h"
@@ -42,6 +45,12 @@ struct Table {
   double level = 0;
   std::map<std::string, IntervalRegime> regimes;
   std::map<std::string, WhatIfSpread> what_ifs;
+  // The support widening (absent from tables fitted without it: then every prediction takes its regime's low / high).
+  std::string widening = "additive";
+  std::map<std::string, std::vector<double>> bin_margins;  // margin group -> margin per support bin
+  std::vector<std::string> support_components;
+  int support_bins = 1;
+  SupportTable support;
 };
 
 const Table& table() {
@@ -65,8 +74,34 @@ const Table& table() {
         r.low = f.number("low");
         r.median = f.number("median");
         r.high = f.number("high");
+        r.quantile_low = f.number_or("quantile_low", r.low);
+        r.quantile_high = f.number_or("quantile_high", r.high);
+        r.margin = f.number_or("margin", 0);
         t.regimes[r.key] = r;
       }
+    if (const auto w = doc["widening"].value<std::string>()) t.widening = *w;
+    t.support_bins = static_cast<int>(top.number_or("support_bins", 1));
+    if (const auto* arr = doc["support_components"].as_array())
+      for (const auto& node : *arr)
+        if (const auto v = node.value<std::string>()) t.support_components.push_back(*v);
+    if (const auto* arr = doc["margin"].as_array())
+      for (const auto& node : *arr) {
+        const auto* tab = node.as_table();
+        if (!tab || !tab->contains("bin")) continue;  // a table without support bins: one margin, in low / high
+        const TomlFields f(*tab, path.string() + " [[margin]]");
+        const auto bin = f.count("bin");
+        auto& v = t.bin_margins[f.text("group")];
+        if (static_cast<int>(v.size()) <= bin) v.resize(bin + 1, std::numeric_limits<double>::quiet_NaN());
+        v[bin] = f.number("value");
+      }
+    if (const auto* sup = doc["support"].as_table())
+      for (const auto& [component, values] : *sup)
+        if (const auto* vt = values.as_table())
+          for (const auto& [value, counts] : *vt)
+            if (const auto* ct = counts.as_table()) {
+              const TomlFields f(*ct, path.string() + " [support." + std::string(component.str()) + "]");
+              t.support[std::string(component.str())][std::string(value.str())] = {f.count("rows"), f.count("sources")};
+            }
     if (const auto* arr = doc["what_if"].as_array())
       for (const auto& node : *arr) {
         const auto* tab = node.as_table();
@@ -162,13 +197,47 @@ double band_score(const IntervalSetup& setup, const IntervalRegime* r, double lo
   return conformal_score(setup.widening, std::log(r->low), std::log(r->median), std::log(r->high), log_ratio);
 }
 
+// The support of `samples`: for every support component, the rows and distinct sources of each value.
+SupportTable support_table(const std::vector<const IntervalSample*>& samples, const IntervalSetup& setup) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> sources;
+  SupportTable out;
+  for (const auto* s : samples)
+    for (const auto& [c, v] : s->components)
+      if (std::find(setup.support_components.begin(), setup.support_components.end(), c) !=
+          setup.support_components.end()) {
+        ++out[c][v].rows;
+        sources[c][v].insert(s->source);
+      }
+  for (auto& [c, values] : out)
+    for (auto& [v, n] : values) n.sources = static_cast<int>(sources[c][v].size());
+  return out;
+}
+
+// The support components of `components` whose value `table` has no source for, in setup order.
+std::vector<std::string> novel_of(const SupportTable& table, const std::vector<std::string>& support_components,
+                                  const std::vector<std::pair<std::string, std::string>>& components) {
+  std::vector<std::string> out;
+  for (const auto& c : support_components)
+    for (const auto& [name, v] : components) {
+      if (name != c) continue;
+      const auto t = table.find(c);
+      const bool seen = t != table.end() && t->second.count(v) && t->second.at(v).sources > 0;
+      if (!seen) out.push_back(c);
+    }
+  return out;
+}
+
+int bin_of(std::size_t novel, int bins) { return static_cast<int>(std::min<std::size_t>(novel, std::max(bins, 1) - 1)); }
+
 struct HeldOut {
   const IntervalSample* sample;
   std::string group;  // the margin group of the regime that judged it ("" with none)
   double score;
+  int bin = 0;        // its support bin against the other sources' rows
 };
 
-// Every row judged by the bands fitted without its source (leave one source out).
+// Every row judged by the bands fitted without its source (leave one source out), and its support bin judged by the
+// other sources' rows: a setup only its own source measured is novel to them.
 std::vector<HeldOut> held_out_scores(const std::vector<const IntervalSample*>& samples, const IntervalSetup& setup) {
   std::map<std::string, std::vector<const IntervalSample*>> by_source;
   for (const auto* s : samples) by_source[s->source].push_back(s);
@@ -178,18 +247,36 @@ std::vector<HeldOut> held_out_scores(const std::vector<const IntervalSample*>& s
     for (const auto* s : samples)
       if (s->source != source) rest.push_back(s);
     const auto bands = fit_bands(rest, setup);
+    const SupportTable support = setup.support_bins > 1 ? support_table(rest, setup) : SupportTable{};
     for (const auto* s : rows) {
       const auto* r = lookup(bands, s->keys);
-      out.push_back({s, r ? margin_group(setup, r->key) : "", band_score(setup, r, s->log_ratio)});
+      const int bin =
+          setup.support_bins > 1 ? bin_of(novel_of(support, setup.support_components, s->components).size(), setup.support_bins) : 0;
+      out.push_back({s, r ? margin_group(setup, r->key) : "", band_score(setup, r, s->log_ratio), bin});
     }
   }
   return out;
 }
 
+struct Margins {
+  std::map<std::string, double> pooled;               // group -> the conformal quantile of all its held-out scores
+  std::map<std::string, std::vector<double>> by_bin;  // group -> one margin per support bin, non-decreasing
+};
+
+// The number of distinct sources of held-out rows.
+int sources_of(const std::vector<const HeldOut*>& v) {
+  std::set<std::string> s;
+  for (const auto* h : v) s.insert(h->sample->source);
+  return static_cast<int>(s.size());
+}
+
 // The widening of every margin group: the conformal quantile of its held-out scores; a group with fewer than
 // conformal_min_rows scores takes its chain's. A row no band judged (its chain's root fell below conformal_min_rows
-// without its source) says nothing about how wide a band must be and is left out.
-std::map<std::string, double> fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup) {
+// without its source) says nothing about how wide a band must be and is left out. Per support bin, the same quantile
+// over the group's held-out rows of that bin; a bin of fewer than conformal_min_rows sources pools with the next
+// better-supported bins until it has them (the group's pooled margin when even all of them fall short), and a bin
+// never takes a narrower margin than a better-supported one (the running maximum: widening only adds coverage).
+Margins fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup) {
   std::map<std::string, std::vector<const HeldOut*>> by_group;
   for (const auto& h : held) {
     if (h.group.empty()) continue;
@@ -197,14 +284,11 @@ std::map<std::string, double> fit_margins(const std::vector<HeldOut>& held, cons
     by_group[chain].push_back(&h);
     if (h.group != chain) by_group[h.group].push_back(&h);
   }
-  std::map<std::string, double> out;
-  for (const auto& [g, v] : by_group) {
-    if (static_cast<int>(v.size()) < conformal_min_rows(setup.level)) continue;
+  const auto quantile = [&](const std::vector<const HeldOut*>& v) {
     if (setup.margin_weights == MarginWeights::kRows) {
       std::vector<double> scores;
       for (const auto* h : v) scores.push_back(h->score);
-      out[g] = conformal_quantile(scores, setup.level);
-      continue;
+      return conformal_quantile(scores, setup.level);
     }
     std::map<std::string, int> per_source;
     for (const auto* h : v) ++per_source[h->sample->source];
@@ -213,32 +297,92 @@ std::map<std::string, double> fit_margins(const std::vector<HeldOut>& held, cons
     const int sources = static_cast<int>(per_source.size());
     const bool source_level =
         setup.margin_weights == MarginWeights::kSourceLevel && sources >= conformal_min_rows(setup.level);
-    out[g] = weighted_conformal_quantile(w, setup.level, source_level ? sources : 0);
+    return weighted_conformal_quantile(w, setup.level, source_level ? sources : 0);
+  };
+  Margins out;
+  const int min_sources = conformal_min_rows(setup.level);
+  for (const auto& [g, v] : by_group) {
+    if (static_cast<int>(v.size()) < conformal_min_rows(setup.level)) continue;
+    const double pooled = quantile(v);
+    out.pooled[g] = pooled;
+    std::vector<double> bins;
+    for (int b = 0; b < std::max(setup.support_bins, 1); ++b) {
+      // The rows of bin b (kBin) or of bins b and above (kAtLeast), then of the next better-supported bins in turn.
+      std::vector<const HeldOut*> pool;
+      for (int lower = b; lower >= 0 && (pool.empty() || sources_of(pool) < min_sources); --lower)
+        for (const auto* h : v)
+          if (setup.support_pool == SupportPool::kAtLeast ? h->bin >= lower && (lower == b || h->bin < lower + 1)
+                                                          : h->bin == lower)
+            pool.push_back(h);
+      const bool enough = sources_of(pool) >= min_sources && static_cast<int>(pool.size()) >= min_sources;
+      double m = setup.support_bins > 1 && enough ? quantile(pool) : pooled;
+      if (b > 0) m = std::max(m, bins.back());
+      bins.push_back(m);
+    }
+    out.by_bin[g] = bins;
   }
   return out;
 }
 
-// The bands of `samples`, each widened by its group's margin; a band whose margin is infinite (its group's held-out
-// rows mostly fell outside every band) is left out, so that its rows fall back to a coarser regime or to none.
+// The margins of the group that widens regime `key` (its level's group, else its chain's); nullptr with none.
+const std::vector<double>* margins_of(const std::map<std::string, std::vector<double>>& by_bin,
+                                      const IntervalSetup& setup, const std::string& key) {
+  auto it = by_bin.find(margin_group(setup, key));
+  if (it == by_bin.end()) it = by_bin.find(chain_of(key));
+  return it == by_bin.end() ? nullptr : &it->second;
+}
+
+// The regime's quantile band widened by `margin`, as factors.
+std::pair<double, double> widened(const IntervalSetup& setup, const IntervalRegime& r, double margin) {
+  double lo = 0, hi = 0;
+  widen_band(setup.widening, std::log(r.quantile_low), std::log(r.median), std::log(r.quantile_high), margin, lo, hi);
+  return {std::exp(lo), std::exp(hi)};
+}
+
+// The bands of `samples`, each widened by its group's margin for a supported setup (bin 0); a band whose margin is
+// infinite (its group's held-out rows mostly fell outside every band) is left out, so that its rows fall back to a
+// coarser regime or to none.
 std::map<std::string, IntervalRegime> calibrated_regimes(const std::vector<const IntervalSample*>& samples,
-                                                        const IntervalSetup& setup,
-                                                        std::map<std::string, double>* margins_out = nullptr) {
+                                                        const IntervalSetup& setup, Margins* margins_out = nullptr) {
   auto bands = fit_bands(samples, setup);
-  const auto margins = fit_margins(held_out_scores(samples, setup), setup);
+  const Margins margins = fit_margins(held_out_scores(samples, setup), setup);
   std::map<std::string, IntervalRegime> out;
   for (auto& [k, r] : bands) {
-    auto it = margins.find(margin_group(setup, k));
-    if (it == margins.end()) it = margins.find(chain_of(k));
-    if (it == margins.end() || !std::isfinite(it->second)) continue;
-    double lo = 0, hi = 0;
-    widen_band(setup.widening, std::log(r.low), std::log(r.median), std::log(r.high), it->second, lo, hi);
-    r.margin = it->second;
-    r.low = std::exp(lo);
-    r.high = std::exp(hi);
+    const auto* m = margins_of(margins.by_bin, setup, k);
+    if (!m || m->empty() || !std::isfinite(m->front())) continue;
+    r.margin = m->front();
+    std::tie(r.low, r.high) = widened(setup, r, r.margin);
     out[k] = r;
   }
   if (margins_out) *margins_out = margins;
   return out;
+}
+
+// A row's interval from a calibrated table: the regime that judges it, widened by the margin of its support bin.
+struct Judged {
+  const IntervalRegime* regime = nullptr;
+  double low = 1, high = 1;
+  int bin = 0;
+};
+Judged judge(const std::map<std::string, IntervalRegime>& regimes, const Margins& margins, const SupportTable& support,
+             const IntervalSetup& setup, const IntervalSample& s) {
+  Judged j;
+  j.regime = lookup(regimes, s.keys);
+  if (setup.support_bins > 1)
+    j.bin = bin_of(novel_of(support, setup.support_components, s.components).size(), setup.support_bins);
+  if (!j.regime) return j;
+  const auto* m = margins_of(margins.by_bin, setup, j.regime->key);
+  const double margin = m && j.bin < static_cast<int>(m->size()) ? (*m)[j.bin] : j.regime->margin;
+  if (!std::isfinite(margin)) {
+    j.regime = nullptr;
+    return j;
+  }
+  std::tie(j.low, j.high) = widened(setup, *j.regime, margin);
+  return j;
+}
+
+bool inside(const Judged& j, double log_ratio) {
+  return j.regime && log_ratio >= std::log(j.low) && log_ratio <= std::log(j.high);
 }
 
 // Every prefix of `dims` as a regime key, longest (most specific) first.
@@ -344,12 +488,74 @@ std::vector<std::string> regime_keys(const PredictionFacts& p) {
   return keys;
 }
 
+namespace {
+// A batch as a power-of-8 bucket (1, 2-8, 9-64, 65-512, more): a setup's batch regime, coarse enough that a fresh
+// setup's batch has usually been measured, fine enough to tell a latency run from a throughput run.
+std::string batch_bucket(std::int64_t batch) {
+  if (batch <= 1) return "1";
+  if (batch <= 8) return "2-8";
+  if (batch <= 64) return "9-64";
+  if (batch <= 512) return "65-512";
+  return ">512";
+}
+// The major.minor of a dotted version ("2.4.1" -> "2.4"; "" stays "").
+std::string major_minor(const std::string& v) {
+  const auto a = v.find('.');
+  if (a == std::string::npos) return v;
+  const auto b = v.find('.', a + 1);
+  return b == std::string::npos ? v : v.substr(0, b);
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> support_components(const PredictionFacts& p) {
+  const auto& q = p.request;
+  const std::string version = major_minor(q.runtime_version);
+  return {{"gpu", q.gpu},
+          {"arch", p.device.architecture},
+          {"runtime", q.runtime + " " + mode_string(q.mode)},
+          {"version", runtime_family(q.runtime) + " " + (version.empty() ? "unversioned" : version)},
+          {"precision", precision_class(q.precision)},
+          {"family", p.model_family.empty() ? "other" : p.model_family},
+          {"model", q.model},
+          {"batch", batch_bucket(q.batch)},
+          {"host", host_bound(p) ? "bound" : "gpu"},
+          {"gpus", q.gpus * q.nodes > 1 ? "multi" : "one"}};
+}
+
 std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   if (!p.memory.fits) return std::nullopt;
   const Table& t = table();
-  const IntervalRegime* r = lookup(t.regimes, regime_keys(facts_of(p)));
+  const PredictionFacts facts = facts_of(p);
+  const IntervalRegime* r = lookup(t.regimes, regime_keys(facts));
   if (!r) return std::nullopt;
-  return PredictionInterval{t.level, r->low, r->high, r->key, r->rows};
+  PredictionInterval iv;
+  iv.level = t.level;
+  iv.low = r->low;
+  iv.high = r->high;
+  iv.regime = r->key;
+  iv.rows = r->rows;
+  if (t.support_bins <= 1 || t.bin_margins.empty()) return iv;
+  // The support widening: the regime's quantile band widened by the margin fitted for setups as novel as this one
+  // (its level's margin group, else its chain's, as the fit chose them).
+  iv.novel_components = novel_of(t.support, t.support_components, support_components(facts));
+  iv.support_bin = bin_of(iv.novel_components.size(), t.support_bins);
+  auto m = t.bin_margins.find(fmt::format("{}:{}", chain_of(r->key), depth_of(r->key)));
+  if (m == t.bin_margins.end()) m = t.bin_margins.find(chain_of(r->key));
+  if (m == t.bin_margins.end() || iv.support_bin >= static_cast<int>(m->second.size())) return iv;
+  const double margin = m->second[iv.support_bin];
+  if (!std::isfinite(margin) || margin <= r->margin) return iv;
+  IntervalSetup setup;
+  setup.widening = t.widening == "scale" ? Widening::kScale : Widening::kAdditive;
+  std::tie(iv.low, iv.high) = widened(setup, *r, margin);
+  iv.widened = true;
+  return iv;
+}
+
+std::string support_note(const PredictionInterval& iv) {
+  if (iv.novel_components.empty()) return "";
+  return fmt::format("few calibration rows resemble this setup (none has its {}): {}",
+                     fmt::join(iv.novel_components, ", "),
+                     iv.widened ? "interval widened" : "held-out rows this new needed no wider interval");
 }
 
 std::string no_interval_reason(const Prediction& p) {
@@ -516,6 +722,24 @@ IntervalSetup interval_setup() {
   if (const auto* arr = doc["cpu_calibration_files"].as_array())
     for (const auto& node : *arr)
       if (const auto v = node.value<std::string>()) s.cpu_calibration_files.push_back(*v);
+  s.support_bins = static_cast<int>(f.number_or("support_bins", 1));
+  if (doc.contains("support_pool")) {
+    if (const auto w = f.text("support_pool"); w == "bin") s.support_pool = SupportPool::kBin;
+    else if (w == "at_least") s.support_pool = SupportPool::kAtLeast;
+    else f.fail("support_pool", "must be bin or at_least");
+  }
+  if (s.support_bins < 1) f.fail("support_bins", "must be at least 1");
+  if (const auto* arr = doc["support_components"].as_array())
+    for (const auto& node : *arr)
+      if (const auto v = node.value<std::string>()) {
+        PredictionFacts probe;
+        bool known = false;
+        for (const auto& [c, value] : support_components(probe)) known = known || c == *v;
+        if (!known) f.fail("support_components", "names an unknown component '" + *v + "'");
+        s.support_components.push_back(*v);
+      }
+  if (s.support_bins > 1 && s.support_components.empty())
+    f.fail("support_components", "must name components when support_bins > 1");
   return s;
 }
 
@@ -567,26 +791,35 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   // One fit over every row: CPU rows carry only `device=cpu` keys, so they never enter a GPU regime (nor GPU rows a
   // CPU one), and the widening is chosen per chain. Coverage is judged for GPU rows (the figures the table always
   // reported) and CPU rows apart.
-  fit.regimes = calibrated_regimes(all, setup, &fit.margins);
+  Margins margins;
+  fit.regimes = calibrated_regimes(all, setup, &margins);
+  fit.margins = margins.pooled;
+  fit.bin_margins = margins.by_bin;
+  fit.support = support_table(all, setup);
   const auto bands = fit_bands(all, setup);
   // Leave one source out, the whole procedure refitted without the source: its bands and, from the remaining
   // sources' held-out rows, its widening (so the widening never sees the rows it is judged on).
   std::map<std::string, std::vector<const IntervalSample*>> by_source;
   for (const auto& s : samples) by_source[s.source].push_back(&s);
-  struct Judged {
+  struct HeldOutJudgement {
     bool judged = false, inside = false, quantile_inside = false;  // a calibrated band found; inside it; in the band alone
+    double width = 0;  // high / low of the calibrated band (0: none)
+    int bin = 0;       // the row's support bin against the other sources
   };
-  std::map<const IntervalSample*, Judged> loso_in;
+  std::map<const IntervalSample*, HeldOutJudgement> loso_in;
   for (const auto& [source, rows] : by_source) {
     std::vector<const IntervalSample*> rest;
     for (const auto& s : samples)
       if (s.source != source) rest.push_back(&s);
-    const auto calibrated = calibrated_regimes(rest, setup);
+    Margins m;
+    const auto calibrated = calibrated_regimes(rest, setup, &m);
     const auto quantiles = fit_bands(rest, setup);
+    const SupportTable support = support_table(rest, setup);
     for (const auto* s : rows) {
-      const auto* r = lookup(calibrated, s->keys);
+      const Judged j = judge(calibrated, m, support, setup, *s);
       const auto* q = lookup(quantiles, s->keys);
-      loso_in[s] = {r != nullptr, r && covers(*r, s->log_ratio), q && covers(*q, s->log_ratio)};
+      loso_in[s] = {j.regime != nullptr, inside(j, s->log_ratio), q && covers(*q, s->log_ratio),
+                    j.regime ? j.high / j.low : 0.0, j.bin};
     }
   }
   // Leave one publisher out (the owner of the repositories, or the site): the publisher's sources are often one
@@ -605,17 +838,21 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
     }
     if (gpu_rows == 0) continue;
     std::map<std::string, IntervalRegime> calibrated;
+    Margins m;
+    SupportTable support;
     if (sources.size() > 1) {
       std::vector<const IntervalSample*> rest;
       for (const auto& s : samples)
         if (publisher_id(s.source) != publisher) rest.push_back(&s);
-      calibrated = calibrated_regimes(rest, setup);
+      calibrated = calibrated_regimes(rest, setup, &m);
+      support = support_table(rest, setup);
     }
     int in = 0;
     for (const auto* s : rows) {
       if (s->cpu) continue;
-      const auto* r = lookup(calibrated, s->keys);
-      in += (sources.size() > 1 ? r && covers(*r, s->log_ratio) : loso_in.at(s).inside) ? 1 : 0;
+      in += (sources.size() > 1 ? inside(judge(calibrated, m, support, setup, *s), s->log_ratio) : loso_in.at(s).inside)
+                ? 1
+                : 0;
     }
     lopo_rows += gpu_rows;
     lopo_in += in;
@@ -650,24 +887,30 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   };
   Tally gpu, cpu;
   std::map<std::string, Tally> gpu_per_source, cpu_per_source, by_host;
+  std::vector<double> loso_widths;
   for (const auto& s : samples) {
-    const auto* r = lookup(fit.regimes, s.keys);
+    const Judged in_sample = judge(fit.regimes, margins, fit.support, setup, s);
+    const auto* r = in_sample.regime;
     const auto* q = lookup(bands, s.keys);
     // Plain copies, not a structured binding: C++20 lambdas may not capture bindings before Clang 16.
     const auto& held_out = loso_in.at(&s);
     const bool judged = held_out.judged, out_in = held_out.inside, q_out_in = held_out.quantile_inside;
     const auto add = [&](Tally& t) {
       ++t.rows;
-      t.in += r && covers(*r, s.log_ratio) ? 1 : 0;
+      t.in += inside(in_sample, s.log_ratio) ? 1 : 0;
       t.q_in += q && covers(*q, s.log_ratio) ? 1 : 0;
       t.loso += out_in ? 1 : 0;
       t.loso_judged += judged ? 1 : 0;
       t.q_loso += q_out_in ? 1 : 0;
       t.with_regime += r ? 1 : 0;
-      if (r) t.width.push_back(r->high / r->low);
+      if (r) t.width.push_back(in_sample.high / in_sample.low);
       if (q) t.q_width.push_back(q->quantile_high / q->quantile_low);
     };
     add(s.cpu ? cpu : gpu);
+    fit.loso_inside.push_back(out_in ? 1 : 0);
+    fit.loso_width.push_back(held_out.width);
+    fit.loso_bin.push_back(held_out.bin);
+    if (!s.cpu && held_out.width > 0) loso_widths.push_back(held_out.width);
     add(s.cpu ? cpu_per_source[s.source] : gpu_per_source[s.source]);
     if (!s.cpu) add(by_host[s.host_bound ? "host_bound" : "gpu_bound"]);
   }
@@ -700,6 +943,60 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.quantile_loso_source_weighted = per_source_stats(cpu_per_source, true, nullptr);
   fit.cpu.mean_width = mean_of(cpu.width);
   for (const auto& [name, t] : by_host) fit.by_host[name] = {t.rows, share(t.in, t.rows), share(t.loso, t.rows)};
+  fit.loso_median_width = median_of(loso_widths);
+  // The same fit with one margin per group (the intervals before the support widening), judged the same ways, and
+  // the GPU rows per support bin before and after.
+  IntervalFit pooled_fit;
+  if (setup.support_bins > 1) {
+    IntervalSetup one = setup;
+    one.support_bins = 1;
+    pooled_fit = fit_intervals(samples, one);
+    fit.pooled = {true,
+                  pooled_fit.in_sample_coverage,
+                  pooled_fit.loso_coverage,
+                  pooled_fit.loso_source_weighted,
+                  pooled_fit.lopo_coverage,
+                  pooled_fit.lopo_publisher_weighted,
+                  pooled_fit.median_width,
+                  pooled_fit.loso_median_width};
+  }
+  struct BinTally {
+    std::map<std::string, std::pair<int, int>> before, after;  // source -> rows, inside
+    std::vector<double> width_before, width_after;
+  };
+  std::map<int, BinTally> bins;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].cpu) continue;
+    auto& t = bins[fit.loso_bin[i]];
+    const bool before = pooled_fit.loso_inside.empty() ? fit.loso_inside[i] : pooled_fit.loso_inside[i];
+    const double width_before = pooled_fit.loso_width.empty() ? fit.loso_width[i] : pooled_fit.loso_width[i];
+    auto& b = t.before[samples[i].source];
+    auto& a = t.after[samples[i].source];
+    ++b.first;
+    ++a.first;
+    b.second += before ? 1 : 0;
+    a.second += fit.loso_inside[i] ? 1 : 0;
+    if (width_before > 0) t.width_before.push_back(width_before);
+    if (fit.loso_width[i] > 0) t.width_after.push_back(fit.loso_width[i]);
+  }
+  for (const auto& [bin, t] : bins) {
+    auto& c = fit.by_support[bin];
+    c.sources = static_cast<int>(t.after.size());
+    int in_before = 0, in_after = 0;
+    for (const auto& [src, n] : t.before) {
+      c.rows += n.first;
+      in_before += n.second;
+      c.loso_sources_before += static_cast<double>(n.second) / n.first / c.sources;
+    }
+    for (const auto& [src, n] : t.after) {
+      in_after += n.second;
+      c.loso_sources_after += static_cast<double>(n.second) / n.first / c.sources;
+    }
+    c.loso_before = share(in_before, c.rows);
+    c.loso_after = share(in_after, c.rows);
+    c.width_before = median_of(t.width_before);
+    c.width_after = median_of(t.width_after);
+  }
   return fit;
 }
 
@@ -731,11 +1028,21 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
       s.source = source_id(row.result.row.source);
       s.file = names.back();
       s.host_bound = host_bound(*row.result.prediction);
+      s.components = support_components(*row.result.prediction);
       samples.push_back(std::move(s));
     }
   }
   IntervalFit fit = fit_intervals(samples, setup);
   fit.files = names;
+  {
+    // The date the table was fitted (UTC), written beside every fitted number's source (data/intervals.toml).
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char day[16];
+    std::strftime(day, sizeof day, "%Y-%m-%d", &utc);
+    fit.fitted_on = day;
+  }
   std::vector<std::vector<const ValidationRow*>> per_file;
   for (const auto& rep : reports) {
     per_file.emplace_back();
@@ -798,13 +1105,40 @@ std::string interval_fit_toml(const IntervalFit& fit) {
       "# procedure refitted without each source), {:.1f}% / {:.1f}% leaving each publisher out, at level {:.2f}; margin\n"
       "# weights: {}. {} CPU rows from {} sources (regimes under device=cpu): in-sample coverage {:.1f}%, leave-one-source-out\n"
       "# {:.1f}%. Setup: data/interval_setup.toml.\n"
-      "level = {}\nwidening = \"{}\"\n",
+      "level = {}\nwidening = \"{}\"\n"
+      "# Every number below was fitted by fitted_by on fitted_on from the files above (docs/interval-fit.md says how).\n"
+      "fitted_by = \"perfcast fit-intervals (src/analysis/intervals.cpp)\"\nfitted_on = \"{}\"\n",
       files, widening_name(fit.setup.widening), fit.samples, fit.in_sample_coverage * 100, fit.loso_coverage * 100,
       fit.loso_source_weighted * 100, fit.lopo_coverage * 100, fit.lopo_publisher_weighted * 100, fit.setup.level,
       margin_weights_name(fit.setup.margin_weights), fit.cpu.rows, fit.cpu.sources, fit.cpu.in_sample * 100, fit.cpu.loso * 100, fit.setup.level,
-      widening_name(fit.setup.widening));
-  for (const auto& [g, m] : fit.margins)
-    if (std::isfinite(m)) s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n", g, m);
+      widening_name(fit.setup.widening), fit.fitted_on.empty() ? "unknown" : fit.fitted_on);
+  const auto quoted = [](const std::string& v) {
+    std::string q = "\"";
+    for (const char c : v) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  if (fit.setup.support_bins > 1) {
+    std::string names;
+    for (const auto& c : fit.setup.support_components) names += (names.empty() ? "" : ", ") + quoted(c);
+    s += fmt::format(
+        "# Support widening: a prediction's support bin is the number of these components of its setup whose value no\n"
+        "# calibration row has (the [support.*] tables below), at most support_bins - 1; its interval is its regime's\n"
+        "# quantile band widened by its group's margin for that bin ([[margin]] bin), fitted on the rows of that bin\n"
+        "# judged leaving their source out (novelty against the other sources). Regimes' low / high are bin 0's.\n"
+        "support_components = [{}]\nsupport_bins = {}\n",
+        names, fit.setup.support_bins);
+  }
+  for (const auto& [g, m] : fit.margins) {
+    const auto bins = fit.bin_margins.find(g);
+    if (fit.setup.support_bins > 1 && bins != fit.bin_margins.end()) {
+      for (std::size_t b = 0; b < bins->second.size(); ++b)
+        if (std::isfinite(bins->second[b]))
+          s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nbin = {}\nvalue = {:.4f}\npooled = {:.4f}\n", g, b,
+                           bins->second[b], m);
+    } else if (std::isfinite(m)) {
+      s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n", g, m);
+    }
+  }
   for (const auto& [k, w] : fit.what_ifs)
     s += fmt::format("\n[[what_if]]\nkind = \"{}\"\npairs = {}\nsources = {}\nspread = {:.4f}\nloso_coverage = {:.3f}\n",
                      k, w.pairs, w.sources, w.spread, w.loso);
@@ -813,6 +1147,14 @@ std::string interval_fit_toml(const IntervalFit& fit) {
         "\n[[regime]]\nkey = \"{}\"\nrows = {}\nsources = {}\nlow = {:.4f}\nmedian = {:.4f}\nhigh = {:.4f}\n"
         "quantile_low = {:.4f}\nquantile_high = {:.4f}\nmargin = {:.4f}\n",
         k, r.rows, r.sources, r.low, r.median, r.high, r.quantile_low, r.quantile_high, r.margin);
+  if (fit.setup.support_bins > 1) {
+    s += "\n# Support: the calibration rows and distinct sources of every value of each support component.\n";
+    for (const auto& [c, values] : fit.support) {
+      s += fmt::format("\n[support.{}]\n", c);
+      for (const auto& [v, n] : values)
+        s += fmt::format("{} = {{ rows = {}, sources = {} }}\n", quoted(v), n.rows, n.sources);
+    }
+  }
   return s;
 }
 
@@ -865,6 +1207,56 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       fit.leave_one_publisher_out.size());
   for (const auto& [pub, c] : fit.leave_one_publisher_out)
     s += fmt::format("| {} | {} | {:.0f}% |\n", pub, c.rows, c.coverage * 100);
+  if (su.support_bins > 1) {
+    std::string names;
+    for (const auto& c : su.support_components) names += (names.empty() ? "`" : ", `") + c + "`";
+    s += fmt::format(
+        "\n## Support widening\n\nA fresh source often brings a setup the calibration rows cover thinly. A prediction's "
+        "support bin is the number of the components {} of its setup whose value no calibration source measured "
+        "(at most {}; the counts are data/intervals.toml's [support.*] tables, fitted with the margins). Left out in turn, "
+        "a source's rows are judged for novelty against the other sources' rows only, so a setup only its own source "
+        "measured counts as new. Each margin group takes one margin per bin: the same source-level conformal quantile "
+        "as above, over the held-out scores of the rows {}; a pool of fewer than {} sources takes the next "
+        "better-supported bin's rows too, and a bin never takes a narrower margin than a better-supported one (the "
+        "running maximum, which only adds coverage). Before: one margin per group, all bins pooled (the intervals "
+        "without this section). Widths are those of the intervals that judged the rows held out.\n\n"
+        "| GPU rows, support bin when held out | rows | sources | leave one source out, rows: before | after | "
+        "sources (each the same): before | after | median width: before | after |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        names, su.support_bins - 1, su.support_pool == SupportPool::kAtLeast ? "with at least that many new components" : "of that bin",
+        conformal_min_rows(su.level));
+    for (const auto& [bin, c] : fit.by_support)
+      s += fmt::format("| {}{} new component{} | {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} |\n",
+                       bin, bin == su.support_bins - 1 && bin > 0 ? " or more" : "", bin == 1 ? "" : "s", c.rows,
+                       c.sources, c.loso_before * 100, c.loso_after * 100, c.loso_sources_before * 100,
+                       c.loso_sources_after * 100, c.width_before, c.width_after);
+    const auto& b = fit.pooled;
+    s += fmt::format(
+        "\n| GPU rows, all bins | in sample | leave one source out, rows | sources (each the same) | leave one publisher "
+        "out, rows | publishers (each the same) | median width in sample | median width held out |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| before (one margin per group) | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} |\n"
+        "| after (one margin per support bin) | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} |\n\n"
+        "| margin group | pooled | {} |\n|---|---:|{}\n",
+        b.in_sample * 100, b.loso * 100, b.loso_source_weighted * 100, b.lopo * 100, b.lopo_publisher_weighted * 100,
+        b.median_width, b.loso_median_width, fit.in_sample_coverage * 100, fit.loso_coverage * 100,
+        fit.loso_source_weighted * 100, fit.lopo_coverage * 100, fit.lopo_publisher_weighted * 100, fit.median_width,
+        fit.loso_median_width, [&] {
+          std::string h;
+          for (int i = 0; i < su.support_bins; ++i) h += (i ? " | " : "") + fmt::format("bin {}", i);
+          return h;
+        }(),
+        [&] {
+          std::string h;
+          for (int i = 0; i < su.support_bins; ++i) h += "---:|";
+          return h;
+        }());
+    for (const auto& [g, bins] : fit.bin_margins) {
+      s += fmt::format("| {} | {} |", g, margin_text(su, fit.margins.count(g) ? fit.margins.at(g) : 0));
+      for (const double m : bins) s += fmt::format(" {} |", margin_text(su, m));
+      s += "\n";
+    }
+  }
   s += "\n## Coverage of host-bound and GPU-bound rows (calibrated)\n\nA row is host-bound when its predicted host time "
        "exceeds its GPU time (docs/host-model.md); such rows form their own branch of the regime keys (`host=bound`).\n\n"
        "| rows | count | in sample | leave one source out |\n|---|---:|---:|---:|\n";

@@ -16,7 +16,12 @@
 //     quantile of its scores: counted in rows, the ceil((n+1) x level)-th smallest of n, so that at least `level` of
 //     held-out rows land inside; counted in sources (MarginWeights::kSourceLevel, shipped), every source weighing the
 //     same and the source the exchangeable unit, so that a fresh source's rows land inside at `level` on average over
-//     sources (a new setup's error is a bias its rows share plus noise within it).
+//     sources (a new setup's error is a bias its rows share plus noise within it);
+//  3. with support bins (data/interval_setup.toml support_*), one such margin per bin of novelty: a setup's bin is the
+//     number of its support components (GPU, architecture, runtime and mode, version, precision, family, batch,
+//     host-bound, GPU count) whose value no calibration source measured, judged for a held-out row against the other
+//     sources' rows, so rows only their own source covers are the novel setups; margins never shrink with novelty.
+//     The support counts are fitted and stored with the table, never read from the CSVs at predict time.
 //
 // Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals also reports
 // leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, over rows and with
@@ -40,13 +45,26 @@ struct PredictionInterval {
   double high = 1;
   std::string regime;  // the regime key whose residuals gave it
   int rows = 0;        // measured rows behind it
+  // The setup's support (IntervalSetup::support_components): the components whose value no calibration source
+  // measured, and whether the margin fitted for setups as novel (its support bin) is wider than a supported one's.
+  std::vector<std::string> novel_components;
+  int support_bin = 0;   // min(novel components, support_bins - 1)
+  bool widened = false;  // the interval is wider than the same regime's for a setup the calibration rows cover
 };
 
 // The regime keys of a prediction, most specific first; the last is "all" (a CPU's last is "device=cpu").
 std::vector<std::string> regime_keys(const PredictionFacts& p);
 
+// The components of a prediction's setup whose support in the calibration rows decides how far its interval widens
+// (component, value): GPU model, architecture, runtime and mode, framework version (major.minor), precision class,
+// model family, model, batch bucket, host-bound or not, one GPU or several.
+std::vector<std::pair<std::string, std::string>> support_components(const PredictionFacts& p);
+
 // The interval for a prediction from data/intervals.toml; nullopt when it does not fit in memory (no throughput).
 std::optional<PredictionInterval> prediction_interval(const Prediction& p);
+// One line saying that few calibration rows resemble the interval's setup and whether that widened it ("" when every
+// support component of the setup was measured).
+std::string support_note(const PredictionInterval& iv);
 // Why a prediction that fits carries no interval, in one line ("" when it does not fit); for a prediction whose
 // prediction_interval gave none (the callers already hold that answer).
 std::string no_interval_reason(const Prediction& p);
@@ -59,6 +77,7 @@ struct IntervalSample {
   std::string file;
   bool host_bound = false;        // its predicted step waits on the host (the host=bound branch of the keys)
   bool cpu = false;               // a CPU prediction (keys under device=cpu)
+  std::vector<std::pair<std::string, std::string>> components;  // support_components of its prediction
 };
 
 struct IntervalRegime {
@@ -118,6 +137,10 @@ std::optional<WhatIfSpread> what_if_spread(const std::string& strategy_category)
 // kSources' rule.
 enum class MarginWeights { kRows, kSources, kSourceLevel };
 
+// Which held-out rows fit a support bin's margin: kBin, the rows of that bin; kAtLeast, the rows with at least that
+// many new components (bin 0: every row, the pooled margin).
+enum class SupportPool { kBin, kAtLeast };
+
 struct IntervalSetup {
   double level = 0.8;
   int min_rows = 25;
@@ -127,14 +150,33 @@ struct IntervalSetup {
   MarginWeights margin_weights = MarginWeights::kRows;
   // Calibration files named eval_* (data/validation/README.md) whose CPU rows join the fit.
   std::vector<std::string> cpu_calibration_files;
+  // Support widening: a prediction's support bin is the number of support_components (names of
+  // support_components(PredictionFacts)) whose value no calibration source measured, capped at support_bins - 1; each
+  // margin group takes one margin per bin, fitted on the held-out rows of that bin (novelty judged against the other
+  // sources), made non-decreasing in the bin. support_bins = 1: one margin per group.
+  std::vector<std::string> support_components;
+  int support_bins = 1;
+  SupportPool support_pool = SupportPool::kBin;
 };
 IntervalSetup interval_setup();  // data/interval_setup.toml
+
+// How many calibration rows and sources measured one value of a support component.
+struct SupportCount {
+  int rows = 0;
+  int sources = 0;
+};
+// component -> value -> its calibration rows and sources (values no row has are absent).
+using SupportTable = std::map<std::string, std::map<std::string, SupportCount>>;
 
 struct IntervalFit {
   IntervalSetup setup;
   std::vector<std::string> files;
+  std::string fitted_on;  // the UTC date of the fit (YYYY-MM-DD; "" for fits of samples given directly)
   std::map<std::string, IntervalRegime> regimes;
-  std::map<std::string, double> margins;  // the widening of each margin group ("gpu", "gpu:3", "cpu", ...)
+  std::map<std::string, double> margins;  // the widening of each margin group ("gpu", "gpu:3", "cpu", ...), all bins pooled
+  // The widening of each margin group per support bin (index = bin), non-decreasing; regimes' low / high are bin 0's.
+  std::map<std::string, std::vector<double>> bin_margins;
+  SupportTable support;  // the support components' values over all calibration rows
   std::map<std::string, WhatIfSpread> what_ifs;
   int samples = 0;
   double in_sample_coverage = 0;
@@ -167,6 +209,28 @@ struct IntervalFit {
     double loso = 0;
   };
   std::map<std::string, GroupCoverage> by_host;
+  // GPU rows by the support bin they had when their source was left out (novelty against the other sources): their
+  // leave-one-source-out coverage and median interval width (high / low) with one margin per group (before the
+  // support widening) and with the margin of their bin (after).
+  struct SupportBinCoverage {
+    int rows = 0, sources = 0;
+    double loso_before = 0, loso_after = 0;
+    double loso_sources_before = 0, loso_sources_after = 0;  // every source the same
+    double width_before = 0, width_after = 0;
+  };
+  std::map<int, SupportBinCoverage> by_support;
+  // The headline figures of the same fit with one margin per group (support_bins = 1), when support_bins > 1.
+  struct Pooled {
+    bool present = false;
+    double in_sample = 0, loso = 0, loso_source_weighted = 0, lopo = 0, lopo_publisher_weighted = 0;
+    double median_width = 0, loso_median_width = 0;
+  } pooled;
+  double loso_median_width = 0;  // median over GPU rows of the width of the interval that judged them held out
+  // Per sample (in the order given): inside the interval fitted without its source; that interval's width (0: none);
+  // its support bin then.
+  std::vector<char> loso_inside;
+  std::vector<double> loso_width;
+  std::vector<int> loso_bin;
   // The CPU rows (device=cpu regimes), judged apart: the figures above are over GPU rows only.
   struct CpuCoverage {
     int rows = 0, sources = 0;

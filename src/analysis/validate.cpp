@@ -165,7 +165,8 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
 PredictionFacts facts_of(const Prediction& p) {
   PredictionFacts f;
   const auto& q = p.request;
-  f.request = {q.gpu, q.model, q.runtime, q.mode, q.precision, q.data, q.batch, q.gpus, q.nodes};
+  f.request = {q.gpu,   q.model, q.runtime, q.mode,  q.precision,
+               q.data,  q.batch, q.gpus,    q.nodes, q.runtime_version.empty() ? p.runtime.default_version : q.runtime_version};
   f.memory.fits = p.memory.fits;
   f.device = {p.device.kind, p.device.architecture};
   f.model_family = p.model_family;
@@ -217,6 +218,7 @@ ValidationReport validate_file(const std::string& path) {
     if (const auto iv = prediction_interval(p)) {
       v.inside = *res.row.measured >= v.predicted * iv->low && *res.row.measured <= v.predicted * iv->high;
       v.regime = iv->regime;
+      v.support_bin = iv->support_bin;
     }
     v.result = {std::move(res.row), std::move(res.status), facts_of(p)};
     rep.rows.push_back(std::move(v));
@@ -231,7 +233,7 @@ ValidationReport validate_file(const std::string& path) {
                      (why.empty() ? std::string(" (it has no rows)") : " (" + why.substr(0, 300) + ")"));
   }
   std::vector<const ValidationRow*> all;
-  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data, mode;
+  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data, mode, support;
   for (const auto& r : rep.rows) {
     all.push_back(&r);
     g[r.result.row.gpu].push_back(&r);
@@ -240,6 +242,7 @@ ValidationReport validate_file(const std::string& path) {
     mp[mode_string(r.result.prediction->request.mode) + " " + r.result.prediction->request.precision].push_back(&r);
     data[r.result.prediction->request.data].push_back(&r);
     mode[mode_string(r.result.prediction->request.mode)].push_back(&r);
+    if (r.support_bin >= 0) support[std::to_string(r.support_bin)].push_back(&r);
   }
   rep.overall = error_stats(all);
   amp_what_ifs(rep);
@@ -249,6 +252,7 @@ ValidationReport validate_file(const std::string& path) {
   for (auto& [k, v] : mp) rep.by_mode_precision[k] = error_stats(v);
   for (auto& [k, v] : data) rep.by_data[k] = error_stats(v);
   for (auto& [k, v] : mode) rep.by_mode[k] = error_stats(v);
+  for (auto& [k, v] : support) rep.by_support_bin[k] = error_stats(v);
   return rep;
 }
 

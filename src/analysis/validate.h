@@ -31,6 +31,7 @@ struct PredictionFacts {
     std::string precision, data;
     std::int64_t batch = 0;
     int gpus = 1, nodes = 1;
+    std::string runtime_version;  // as resolved: the request's --runtime-version, else the profile's default ("" = none)
   } request;
   struct Memory {
     bool fits = true;
@@ -66,6 +67,7 @@ struct ValidationRow {
   double ratio = 0;   // predicted / measured
   std::optional<bool> inside;  // the measurement lies inside the prediction's interval (none: no interval)
   std::string regime;          // the interval regime key that gave it (empty: no interval)
+  int support_bin = -1;        // its interval's support bin (analysis/intervals.h; -1: no interval)
 };
 
 // A measured what-if: the throughput ratio between two rows that differ only in precision (amp vs fp32).
@@ -112,6 +114,9 @@ struct ValidationReport {
   std::vector<ValidatedResult> unpredicted;      // rows that could not be predicted (no prediction facts)
   ErrorStats overall;
   std::map<std::string, ErrorStats> by_gpu, by_model, by_runtime, by_mode_precision, by_data, by_mode;
+  // Rows with an interval by its support bin ("0", "1", ...: setup components no calibration source measured, the
+  // last bin of data/intervals.toml counting that many or more), for coverage per bin.
+  std::map<std::string, ErrorStats> by_support_bin;
   std::map<std::string, int> unpredicted_reasons;  // reason -> count
   std::vector<RatioRow> amp_ratios;                // mixed-precision what-ifs measured in the file
   RatioStats amp_overall;

@@ -1,6 +1,7 @@
 #include "report/prediction_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -140,7 +141,11 @@ nlohmann::json prediction_json(const Prediction& p) {
     j["throughput"]["low"] = v * iv->low;
     j["throughput"]["high"] = v * iv->high;
     j["throughput"]["interval"] = {{"level", iv->level}, {"regime", iv->regime}, {"rows", iv->rows},
-                                   {"unit", p.tokens_per_s ? "tokens_per_s" : "samples_per_s"}};
+                                   {"unit", p.tokens_per_s ? "tokens_per_s" : "samples_per_s"},
+                                   {"support_bin", iv->support_bin},
+                                   {"novel_components", iv->novel_components},
+                                   {"widened", iv->widened}};
+    if (!iv->novel_components.empty()) j["throughput"]["interval"]["support_note"] = support_note(*iv);
   } else {
     j["throughput"]["low"] = nullptr;
     j["throughput"]["high"] = nullptr;
@@ -361,6 +366,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
     s += fmt::format(m("p.interval"), iv->level * 100, v * iv->low, v * iv->high,
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
+    if (!iv->novel_components.empty())
+      s += fmt::format(m(iv->widened ? "p.thin_support" : "p.thin_support_same"), fmt::join(iv->novel_components, ", "));
   } else if (const std::string why = no_interval_reason(p); !why.empty()) {
     s += fmt::format(m("p.no_interval"), interval_setup().level * 100, why);
   }

@@ -64,12 +64,20 @@ std::string validation_summary_text(const ValidationReport& rep) {
   if (rep.amp_overall.pairs > 0)
     s += fmt::format("amp/fp32 what-ifs: {} pairs, median ratio error {:.1f}%, direction wrong in {}\n",
                      rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.direction_wrong);
-  if (o.with_interval > 0)
+  if (o.with_interval > 0) {
     s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval\n", 100 * o.coverage,
                      o.with_interval);
-  else if (o.rows > 0)
+    // Coverage per support bin, when some setup has a component no calibration source measured (analysis/intervals.h).
+    if (rep.by_support_bin.size() > 1 || (rep.by_support_bin.size() == 1 && !rep.by_support_bin.count("0"))) {
+      std::string bins;
+      for (const auto& [k, v] : rep.by_support_bin)
+        bins += fmt::format("{}{} new: {:.1f}% of {}", bins.empty() ? "" : "; ", k, 100 * v.coverage, v.with_interval);
+      s += "  by setup components no calibration source measured: " + bins + "\n";
+    }
+  } else if (o.rows > 0) {
     s += "prediction intervals: none of these rows has one (no regime of data/intervals.toml with enough rows: "
          "CPU rows take only device=cpu regimes)\n";
+  }
   const auto& m = rep.memory;
   if (m.measured_rows > 0)
     s += fmt::format("peak memory: {} rows, median error {:.1f}%, mean {:.1f}%, median bias {:+.1f}% (each row's own "
@@ -185,6 +193,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_data) j["by_data"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_mode) j["by_mode"][k] = stats_json(v);
+  for (const auto& [k, v] : rep.by_support_bin) j["by_support_bin"][k] = stats_json(v);
   j["amp_what_ifs"] = {{"pairs", rep.amp_overall.pairs},
                        {"median_error_pct", rep.amp_overall.median_error_pct},
                        {"mean_error_pct", rep.amp_overall.mean_error_pct},
