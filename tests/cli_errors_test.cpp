@@ -194,7 +194,7 @@ TEST_F(CliTest, ConfigsMistypedColumnSuggestsNearest) {
   expect_input_error("validate typo.csv", {"'precison'", "did you mean 'precision'"});
   write_text(dir_ / "modle.csv", "gpu,modle,batch\ngtx-1080-ti,resnet50,32\n");
   expect_input_error("predict --configs modle.csv", {"'modle'", "did you mean 'model'"});
-  write_text(dir_ / "extra.csv", "gpu,model,batch,url,my_comment\ngtx-1080-ti,resnet50,8,http://x,hi\n");
+  write_text(dir_ / "extra.csv", "gpu,model,batch,url,role,my_comment\ngtx-1080-ti,resnet50,8,http://x,a,hi\n");
   EXPECT_EQ(run("predict --configs extra.csv").code, 0);
 }
 
