@@ -183,6 +183,21 @@ TEST_F(CliTest, ConfigsWithoutGpuColumn) {
   expect_input_error("predict --configs nogpu.csv", {"nogpu.csv", "gpu"});
 }
 
+// A mistyped column would be ignored and every row predicted at that setting's default (fp32 for a misspelt
+// precision): the file is refused with the column named and the nearest known one, and no --out file is written.
+// Columns that are no near miss (a measurement file's url or notes) stay allowed.
+TEST_F(CliTest, ConfigsMistypedColumnSuggestsNearest) {
+  write_text(dir_ / "typo.csv", "gpu,model,batch,precison\ngtx-1080-ti,resnet50,32,amp\n");
+  const auto before = entries_in_dir();
+  expect_input_error("predict --configs typo.csv --out predictions.csv", {"'precison'", "did you mean 'precision'"});
+  EXPECT_EQ(entries_in_dir(), before);
+  expect_input_error("validate typo.csv", {"'precison'", "did you mean 'precision'"});
+  write_text(dir_ / "modle.csv", "gpu,modle,batch\ngtx-1080-ti,resnet50,32\n");
+  expect_input_error("predict --configs modle.csv", {"'modle'", "did you mean 'model'"});
+  write_text(dir_ / "extra.csv", "gpu,model,batch,url,role,my_comment\ngtx-1080-ti,resnet50,8,http://x,a,hi\n");
+  EXPECT_EQ(run("predict --configs extra.csv").code, 0);
+}
+
 TEST_F(CliTest, ValidateMissingFile) { expect_input_error("validate no-such-measurements.csv", {"no-such-measurements.csv"}); }
 
 TEST_F(CliTest, GpuFileThatIsNotToml) {

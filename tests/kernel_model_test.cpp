@@ -261,6 +261,17 @@ TEST_F(OpCli, ConfigsGiveEveryRowAStatusAndASummary) {
   EXPECT_NE(lines[4].find("did you mean 'gtx-1080-ti'"), std::string::npos);
 }
 
+// A misspelt column would be passed through and every row costed at that setting's default (fp32 for a
+// misspelt precision): the file is refused with the column and the nearest one named, exit 2, no --out file.
+TEST_F(OpCli, ConfigsMistypedColumnSuggestsNearest) {
+  test::write_text(dir_ / "typo.csv", "gpu,op,m,n,k,precison\ngtx-1080-ti,matmul,64,64,64,fp16\n");
+  const auto r = run("op --configs typo.csv --out out.csv");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("'precison'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'precision'"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.csv"));
+}
+
 TEST_F(OpCli, FitKernelsLeaveOutNamesAMeasuredArchitecture) {
   const auto r = run("fit-kernels --kernels " + kKernels.string() + " --no-leave-one-out --leave-out sm_08");
   EXPECT_EQ(r.code, 2) << r.err;

@@ -272,6 +272,12 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("compare --model resnet50 --strategy carrier-pigeon", "carrier-pigeon");
   expect_error("predict --gpu gtx-1080-ti --gpus 4 --interconnect nvlink", "nvlink");
   expect_error("predict --gpus 4 --strategy horovd", "horovod");
+  // Counts: --top takes 0 (every option) or a whole number, --max-gpus a whole number; a count too large for any
+  // catalog (1e12) is refused with its value, not wrapped in a cast to int.
+  expect_error("plan --model resnet50 --deadline 24h --top -1", "'-1'");
+  expect_error("plan --model resnet50 --deadline 24h --top 2.5", "'2.5'");
+  expect_error("plan --model resnet50 --deadline 24h --max-gpus 1e12", "'1e12'");
+  expect_error("plan --layouts --gpu a100-sxm4-80gb --model llama-2-7b --max-gpus 1e12", "'1e12'");
 }
 
 }  // namespace

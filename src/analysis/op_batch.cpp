@@ -68,6 +68,18 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
     if (!line.empty()) break;
   }
   header = split(line);
+  // A column a few edits from one the reader takes ("precison") would be passed through and the rows costed at
+  // that setting's default: an error naming it. Other extra columns (a measured time, a kernel name) pass through.
+  static const std::vector<std::string> known{
+      "gpu",    "op",     "precision", "direction", "m",        "n",        "k",        "a_trans", "b_trans",
+      "batch_count", "conv_n", "conv_c", "conv_h", "conv_w", "conv_k", "conv_r", "conv_s", "pad_h",
+      "pad_w",  "stride_h", "stride_w", "rows",   "cols",     "function", "runtime", "conv_algo"};
+  for (const auto& name : header) {
+    if (name.empty() || std::find(known.begin(), known.end(), name) != known.end()) continue;
+    const std::string guess = nearest(name, known);
+    if (!guess.empty() && name.size() >= 5)  // shorter names (role, url) are too near too many columns
+      throw InputError("op --configs: unknown column '" + name.substr(0, 40) + "'; did you mean '" + guess + "'?");
+  }
   for (const char* need : {"gpu", "op"})
     if (std::find(header.begin(), header.end(), need) == header.end())
       throw InputError(std::string("op --configs: the header has no '") + need + "' column");

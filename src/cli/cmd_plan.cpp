@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,17 @@ double positive_number(const std::string& text, const char* flag) {
   if (ec != std::errc() || ptr != t.data() + t.size() || !(v > 0))
     throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
   return v;
+}
+
+// A count flag: a whole number from `least` to a million (more options or GPUs than any catalog lists), checked
+// before any cast to int so that 1e12 is refused rather than wrapped.
+std::size_t whole_count(const std::string& text, const char* flag, int least) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= least) || v > 1e6 || v != std::floor(v))
+    throw InputError(fmt::format("{} takes a whole number from {} to 1000000{}, got '{}'", flag, least,
+                                 least == 0 ? " (0: every option)" : "", text));
+  return static_cast<std::size_t>(v);
 }
 
 std::string money(double usd) { return usd >= 1000 ? fmt::format("${:.0f}", usd) : fmt::format("${:.2f}", usd); }
@@ -161,9 +173,8 @@ Command plan_command() {
                 base.gpu = s->gpu;
                 base.mode = Mode::kTrain;
                 if (s->flags.precision.empty()) base.precision = "amp-bf16";
-                const double max_gpus = positive_number(s->max_gpus, "--max-gpus");
-                return plan_layouts_command(base, s->deadline, static_cast<int>(std::min(max_gpus, 1.0e6)),
-                                            s->top == "0" ? 0 : static_cast<std::size_t>(positive_number(s->top, "--top")),
+                const auto max_gpus = whole_count(s->max_gpus, "--max-gpus", 1);
+                return plan_layouts_command(base, s->deadline, static_cast<int>(max_gpus), whole_count(s->top, "--top", 0),
                                             s->report.json);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
@@ -181,11 +192,8 @@ Command plan_command() {
               req.efficiency_threshold = positive_number(s->threshold, "--efficiency-threshold");
               if (req.efficiency_threshold > 1)
                 throw InputError("--efficiency-threshold is a fraction in (0, 1], got " + s->threshold);
-              const double max_gpus = positive_number(s->max_gpus, "--max-gpus");
-              if (max_gpus != static_cast<int>(max_gpus)) throw InputError("--max-gpus must be a whole number");
-              req.max_gpus = static_cast<int>(max_gpus);
-              double top = 0;
-              if (s->top != "0") top = positive_number(s->top, "--top");
+              req.max_gpus = static_cast<int>(whole_count(s->max_gpus, "--max-gpus", 1));
+              const double top = static_cast<double>(whole_count(s->top, "--top", 0));
               req.spot = s->spot;
               req.dp = data_parallel_options(req.base);
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);

@@ -4,8 +4,10 @@
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
 #include <libfccp/csv.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "core/error.h"
@@ -41,11 +43,46 @@ std::string model_path_near(const std::filesystem::path& csv, const std::string&
   return model;
 }
 
+// A header column that is not one the reader knows but is a few edits from one ("precison", "modle") is a typo
+// that would otherwise be ignored silently and the row predicted with that setting's default: an error naming
+// it. Other extra columns (source, url, notes of a measurement file) stay allowed.
+void check_header_typos(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string header(64 * 1024, '\0');  // a header longer than this is the CSV reader's error, not this check's
+  f.read(header.data(), static_cast<std::streamsize>(header.size()));
+  header.resize(static_cast<std::size_t>(f.gcount()));
+  header.resize(std::min(header.find('\n'), header.size()));
+  std::vector<std::string> known = config_columns();
+  for (const char* c : {"metric", "value", "notes", "source", "memory_mib", "memory_measure", "oom"}) known.emplace_back(c);
+  // Columns of the serving measurement files (llm_serving.csv), which their own reader takes: not typos.
+  static const std::vector<std::string> other{"engine", "engine_version", "tp", "pp", "request_rate", "input_len",
+                                              "output_len", "num_requests", "length_dist", "max_batch", "url"};
+  std::size_t start = 0;
+  while (start <= header.size()) {
+    std::size_t end = header.find(',', start);
+    if (end == std::string::npos) end = header.size();
+    std::string name = header.substr(start, end - start);
+    const auto not_space = [](char c) { return c != ' ' && c != '\t' && c != '\r' && c != '"'; };
+    name.erase(name.begin(), std::find_if(name.begin(), name.end(), not_space));
+    name.erase(std::find_if(name.rbegin(), name.rend(), not_space).base(), name.end());
+    if (!name.empty() && std::find(known.begin(), known.end(), name) == known.end() &&
+        std::find(other.begin(), other.end(), name) == other.end()) {
+      const std::string guess = nearest(name, known);
+      // Names under 5 characters (role, url, tp) are a couple of edits from too many columns to call a typo.
+      if (!guess.empty() && name.size() >= 5)
+        throw InputError("configurations file '" + path.string() + "' has an unknown column '" + name.substr(0, 40) +
+                         "'; did you mean '" + guess + "'?");
+    }
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
                          const std::function<void(ConfigRow&&)>& fn) {
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
+  check_header_typos(path);
   try {
     io::CSVReader<40, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",

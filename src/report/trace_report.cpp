@@ -51,7 +51,8 @@ std::string trace_text(const TraceSummary& s, const std::optional<TraceCompariso
     o += fmt::format("  copies        host->device {:.2f} ms ({:.1f} MB), device->host {:.2f} ms, device->device {:.2f} ms, memset {:.2f} ms\n",
                      s.h2d_ms, s.h2d_bytes / 1e6, s.d2h_ms, s.d2d_ms, s.memset_ms);
   o += fmt::format("  operators     {}{}, precision {}\n", s.has_backward ? "training (backward present)" : "forward only",
-                   s.has_shapes ? ", input shapes recorded" : ", no input shapes", s.precision);
+                   s.has_shapes ? ", input shapes recorded" : ", no input shapes",
+                   s.precision.empty() ? "unknown" : s.precision);
   o += fmt::format("  tensor cores  {:.0f}% of GEMM/convolution/attention kernel time\n", 100 * s.tensor_core_share);
   o += fmt::format("  bound         {}: {}\n\n", s.bound, s.verdict);
   o += "  kernel time by class (per step)\n";
@@ -172,7 +173,8 @@ std::string trace_html(const TraceSummary& s, const std::optional<TraceCompariso
                    s.steps > 0 ? std::to_string(s.steps) + (s.steps == 1 ? " profiler step" : " profiler steps")
                                : "no step marks: the whole trace as one step",
                    s.step_ms, s.busy_ms, s.idle_ms, count(s.kernels), s.kernel_ms, s.median_kernel_us,
-                   100 * s.tensor_core_share, s.has_backward ? "training" : "forward only", html_escape(s.precision));
+                   100 * s.tensor_core_share, s.has_backward ? "training" : "forward only",
+                   html_escape(s.precision.empty() ? "unknown" : s.precision));
   h += "<h2>Kernel time by class, per step</h2>\n<div class=\"scroll\"><table>\n<tr><th>class</th><th>ms</th><th>share</th><th></th>"
        "<th>kernels</th><th>tensor cores</th></tr>\n";
   for (const auto& k : s.classes) {
