@@ -74,6 +74,28 @@ TEST(AttentionRuntime, FusedEnginesKeepScoresOnChip) {
   }
 }
 
+// TorchInductor fuses the residual add into the LayerNorm kernel that reads it (a pointwise producer fused into
+// its reduction consumer): one Triton kernel reads the two addends, writes the sum and the normalized output. So a
+// compiled LayerNorm moves its output and not its input, about half an eager LayerNorm's bytes (read + write).
+TEST(AttentionRuntime, CompiledLayerNormReadsNothingTheResidualAddWrote) {
+  const Prediction eager = predict(bert("pytorch", "fp16", "infer"));
+  const Prediction compiled = predict(bert("pytorch-compile", "fp16", "infer"));
+  const double hidden = 32.0 * 128 * 768 * 2;  // batch x seq x hidden, FP16
+  int checked = 0;
+  for (const auto& c : compiled.step.entries) {
+    if (c.kind != OpKind::kNorm || c.phase != Phase::kForward) continue;
+    for (const auto& e : eager.step.entries) {
+      if (e.name != c.name || e.phase != Phase::kForward) continue;
+      EXPECT_NEAR(e.cost.bytes, 2.0 * hidden, 0.01 * hidden) << e.name;
+      EXPECT_NEAR(c.cost.bytes, hidden, 0.01 * hidden) << c.name;
+      ++checked;
+    }
+  }
+  // BERT-base (Hugging Face BertForPreTraining): the embedding LayerNorm (after the embedding sum), two per layer in 12
+  // layers (after the residual adds) and the MLM head's transform LayerNorm (after its GELU).
+  EXPECT_EQ(checked, 26);
+}
+
 TEST(AttentionRuntime, OnlyModelsThatTrainWithAttentionDropoutGetIt) {
   // BERT (attention_probs_dropout_prob 0.1) and GPT-2 (attn_pdrop 0.1) drop attention probabilities in training;
   // Llama-family configs have attention_dropout 0 (PyTorch's dropout launches nothing at p = 0).

@@ -856,6 +856,17 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     w.bytes = std::max(0.0, w.bytes - 2.0 * intermediate);
     launches = 0;
   }
+  // A LayerNorm / RMSNorm whose input a pointwise op (the residual add) writes, in a runtime that fuses the
+  // producer into the reduction (RuntimeProfile::fuse_pointwise_into_norm): the fused kernel computes the sum in
+  // registers, writes it once for the residual stream (charged at the add) and normalizes it, so the norm's read of
+  // its input never reaches DRAM.
+  if (phase == Phase::kForward && ctx.runtime.fuse_pointwise_into_norm && op.kind == OpKind::kNorm &&
+      (op.norm == NormKind::kLayer || op.norm == NormKind::kRms) && !op.inputs.empty() && op.inputs[0] >= 0 &&
+      is_pointwise(ops[static_cast<std::size_t>(op.inputs[0])]) &&
+      fusion_of(ops, static_cast<std::size_t>(op.inputs[0]), ctx.runtime, ctx.training) != Fusion::kSkipped) {
+    const double input = static_cast<double>(ops[static_cast<std::size_t>(op.inputs[0])].out_elems) * ctx.plan.bytes.act;
+    w.bytes = std::max(0.0, w.bytes - input);
+  }
   // Batch norm in training computes statistics in a reduction kernel and applies them in a second one.
   if (op.kind == OpKind::kNorm && ctx.training && launches > 0) launches = 2;
   // An inference batch norm that took its ReLU (and residual add) runs the framework's own fused kernel, whose

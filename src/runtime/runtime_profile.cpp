@@ -31,6 +31,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fused_attention") return &r.fused_attention;
   if (key == "fuse_parallel_gemms") return &r.fuse_parallel_gemms;
   if (key == "elide_concat") return &r.elide_concat;
+  if (key == "fuse_pointwise_into_norm") return &r.fuse_pointwise_into_norm;
   if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
   if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
   if (key == "cudnn_nchw_batch_norm") return &r.cudnn_nchw_batch_norm;
@@ -184,6 +185,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fused_attention = flag_or("fused_attention", r.fused_attention);
   r.fuse_parallel_gemms = flag_or("fuse_parallel_gemms", r.fuse_parallel_gemms);
   r.elide_concat = flag_or("elide_concat", r.elide_concat);
+  r.fuse_pointwise_into_norm = flag_or("fuse_pointwise_into_norm", r.fuse_pointwise_into_norm);
   r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);

@@ -118,6 +118,9 @@ struct RuntimeProfile {
   // Inference concatenations whose every input is a kernel's output read by nothing else run no kernel: the
   // producers write straight into their slice of the output (TensorRT's builder, "Eliminating concatenation").
   bool elide_concat = false;
+  // Inference and training forward: a pointwise op feeding a LayerNorm / RMSNorm runs inside the norm's kernel
+  // (TorchInductor fuses a pointwise producer into the reduction that reads it), so the norm reads nothing back.
+  bool fuse_pointwise_into_norm = false;
   // ONNX Runtime's fused contrib ops (docs/host-model.md): kernels one Attention node launches (its Q/K/V
   // projection included), the extra DRAM passes its bias-broadcast GEMM and transposes make over the QKV and
   // context tensors, and kernels one EmbedLayerNormalization node launches. 0 = the runtime has no such node.
