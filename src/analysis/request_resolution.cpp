@@ -120,6 +120,9 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
     // cast_model_type torch.float16, patch_torch_functions False): softmax runs on the half scores and its
     // probabilities stay half, in DRAM and in what autograd keeps.
     runtime.autocast_softmax_fp32 = false;
+    // The model's weights are already half (FP32 masters copied back after each update, not cast per forward),
+    // and no op casts its inputs.
+    runtime.autocast_per_op_casts = false;
   }
   if (!r.harness.empty()) apply_harness(runtime, find_harness(r.harness));
   if (r.cuda_graphs) {

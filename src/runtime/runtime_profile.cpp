@@ -28,6 +28,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "nhwc_conv_transposes") return &r.nhwc_conv_transposes;
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
+  if (key == "autocast_per_op_casts") return &r.autocast_per_op_casts;
   if (key == "fused_attention") return &r.fused_attention;
   if (key == "fuse_parallel_gemms") return &r.fuse_parallel_gemms;
   if (key == "elide_concat") return &r.elide_concat;
@@ -180,6 +181,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
+  r.autocast_per_op_casts = flag_or("autocast_per_op_casts", r.autocast_per_op_casts);
   r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);

@@ -108,6 +108,10 @@ struct RuntimeProfile {
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
   bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)
+  // Mixed precision casts per op at dispatch (torch.autocast): each weight a low-precision op takes is cast by a
+  // framework op every forward (and its gradient cast back by an autograd node), and an activation an FP32-list op
+  // (layer norm, softmax) or the FP32 input produced is cast again by each low-precision op that reads it.
+  bool autocast_per_op_casts = false;
   // Unfused attention whose scale, mask and softmax run as one kernel (Megatron-LM's fused scale-mask-softmax),
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;

@@ -20,6 +20,79 @@ double parameter_tensors(const Graph& graph) {
   return n;
 }
 
+CastWork half_weight_casts(const Graph& graph) {
+  CastWork w;
+  for (const auto& op : graph.ops) {
+    if (op.params <= 0 || (op.kind != OpKind::kConv && op.kind != OpKind::kMatmul)) continue;
+    w.elems += static_cast<double>(op.params);
+    w.tensors += second_param_elems(op) > 0 ? 2.0 : 1.0;
+  }
+  return w;
+}
+
+CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool training) {
+  const auto& ops = graph.ops;
+  // Whether each op's output is FP32 under autocast (aten/src/ATen/autocast_mode.cpp: convolutions and GEMMs in the
+  // lower-precision list, layer_norm / group_norm / softmax / the losses in the FP32 list, every other op runs in
+  // its inputs' promoted type).
+  std::vector<char> fp32(ops.size(), 0);
+  CastWork w;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    bool any_fp32 = false;
+    for (int in : op.inputs) any_fp32 = any_fp32 || in < 0 || fp32[static_cast<std::size_t>(in)];
+    const double input_elems = op.inputs.empty() ? 0.0 : static_cast<double>(op.in_elems) / op.inputs.size();
+    const auto cast_inputs = [&](bool want_fp32) {
+      for (int in : op.inputs) {
+        const bool is_fp32 = in < 0 || fp32[static_cast<std::size_t>(in)];
+        if (is_fp32 == want_fp32) continue;
+        w.tensors += 1;
+        w.elems += in < 0 ? input_elems : static_cast<double>(ops[static_cast<std::size_t>(in)].out_elems);
+      }
+    };
+    bool out_fp32 = any_fp32;
+    switch (op.kind) {
+      case OpKind::kConv:
+      case OpKind::kMatmul:
+        cast_inputs(false);
+        out_fp32 = false;
+        break;
+      case OpKind::kAttention:
+      case OpKind::kInteraction:
+        out_fp32 = false;
+        break;
+      case OpKind::kNorm:
+        if (op.norm == NormKind::kBatch) break;  // cuDNN batch norm takes a half input with FP32 scale and shift
+        cast_inputs(true);
+        out_fp32 = true;
+        break;
+      case OpKind::kSoftmax:
+        if (!fp32_softmax) break;
+        cast_inputs(true);
+        out_fp32 = true;
+        break;
+      case OpKind::kLoss:  // an inference step computes no loss
+        if (training) cast_inputs(true);
+        out_fp32 = true;
+        break;
+      case OpKind::kEmbedding:  // an FP32 table looks up FP32 rows
+        out_fp32 = true;
+        break;
+      case OpKind::kEmbeddingBag:
+        out_fp32 = op.bag.table_elem_bytes >= 4;
+        break;
+      case OpKind::kElementwise:
+      case OpKind::kPool:
+      case OpKind::kDataMovement:
+      case OpKind::kOptimizer:
+      case OpKind::kCount:
+        break;
+    }
+    fp32[i] = out_fp32;
+  }
+  return w;
+}
+
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
                      const StepOptions& options, double tensors) {
   const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
@@ -56,6 +129,10 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
                                                    : unfused_optimizer_ops(options.optimizer);
       return rt.host_optimizer_op_us * calls;
     }
+    case EntrySource::kCast:  // aten::to from autocast's dispatch wrapper: a framework op without Python
+      return e.cost.launches * rt.host_inline_op_us;
+    case EntrySource::kCastBackward:
+      return e.cost.launches * rt.host_backward_op_us;
     case EntrySource::kOther:
       return 0;
   }
@@ -86,11 +163,26 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                       from == EntrySource::kForward || from == EntrySource::kRecompute});
   };
 
-  // Mixed precision: fp32 master weights are cast to the compute precision before the forward pass.
-  if (ctx.plan.mixed)
+  // Mixed precision: the FP32 master weights of the half ops are cast to the compute precision before the forward
+  // pass; under autocast each cast is a framework op, and activations crossing between FP32 and half ops are cast
+  // too (lumped here: the host and GPU sums are what the timeline needs).
+  const bool autocast = ctx.plan.mixed && rt.autocast_per_op_casts;
+  // Other mixed-precision runtimes keep the earlier count, a cast per parameter tensor: their host costs per op
+  // were fitted with it, and their cast rules (TensorFlow's graph rewrite, MXNet's amp_cast) were not read here.
+  const CastWork weight_casts = autocast        ? half_weight_casts(graph)
+                                : ctx.plan.mixed ? CastWork{params, tensors}
+                                                 : CastWork{};
+  const CastWork act_casts =
+      autocast ? autocast_activation_casts(graph, rt.autocast_softmax_fp32 && ctx.plan.bytes.act < 4.0, options.training) : CastWork{};
+  if (ctx.plan.mixed && weight_casts.tensors > 0)
     push(kernel_entry("amp.cast_weights", OpKind::kElementwise,
-                      km.streaming(params, params * (4.0 + ctx.plan.bytes.weight), tensors)),
-         nullptr, EntrySource::kOther);
+                      km.streaming(weight_casts.elems, weight_casts.elems * (4.0 + ctx.plan.bytes.weight),
+                                   weight_casts.tensors)),
+         nullptr, autocast ? EntrySource::kCast : EntrySource::kOther);
+  if (act_casts.tensors > 0)
+    push(kernel_entry("amp.cast_activations", OpKind::kElementwise,
+                      km.streaming(act_casts.elems, act_casts.elems * (4.0 + ctx.plan.bytes.act), act_casts.tensors)),
+         nullptr, EntrySource::kCast);
   for (std::size_t i = 0; i < ops.size(); ++i) push(cost_op(ops, i, Phase::kForward, ctx), &ops[i], EntrySource::kForward);
   if (options.training) {
     // Checkpointing recomputes the forward pass (except the loss) once during backward.
@@ -102,6 +194,15 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
           push(std::move(c), &ops[i], EntrySource::kRecompute);
         }
     for (std::size_t i = ops.size(); i-- > 0;) push(cost_op(ops, i, Phase::kBackward, ctx), &ops[i], EntrySource::kBackward);
+    if (autocast) {
+      // Every forward cast records a ToCopyBackward0 node that casts its gradient back: the weights' gradients
+      // reach their FP32 leaves this way (torch/csrc/autograd/generated: _to_copy's backward).
+      const double n = weight_casts.tensors + act_casts.tensors;
+      const double elems = weight_casts.elems + act_casts.elems;
+      push(kernel_entry("amp.cast_grads", OpKind::kElementwise,
+                        km.streaming(elems, elems * (4.0 + ctx.plan.bytes.act), n), Phase::kBackward),
+           nullptr, EntrySource::kCastBackward);
+    }
     // Gradients in the parameters' precision (fp32 masters under mixed precision).
     const double grad_bytes = ctx.plan.mixed ? 4.0 : ctx.plan.bytes.weight;
     if (rt.host_accumulate_grad_us > 0 || rt.zero_grad_kernels_per_tensor > 0) {
@@ -126,8 +227,10 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     }
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
+      // Under autocast the gradients are FP32 already (amp.cast_grads): GradScaler unscales them in place.
       push(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
-                        km.streaming(2.0 * params, params * (ctx.plan.bytes.weight + 4.0), tensors), Phase::kUpdate),
+                        km.streaming(2.0 * params, params * ((autocast ? 4.0 : ctx.plan.bytes.weight) + 4.0), tensors),
+                        Phase::kUpdate),
            nullptr, EntrySource::kUnscale);
     if (options.optimizer_step && rt.zero_grad_kernels_per_tensor > 0)
       // zero_grad() without set_to_none (the default before PyTorch 2.0) fills every gradient with zeros, a kernel

@@ -21,7 +21,10 @@ struct StepOptions {
 
 // Where a step entry comes from, for its host cost (docs/host-model.md).
 enum class EntrySource {
-  kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer, kOther
+  kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer,
+  kCast,          // autocast's casts in the forward pass: a framework op per cast kernel
+  kCastBackward,  // their autograd nodes (ToCopyBackward0): a backward node per cast kernel
+  kOther
 };
 
 // CPU time (at the reference host) the framework spends issuing one entry beside its launches: the runtime's
@@ -67,5 +70,22 @@ inline bool host_bound(const StepCost& s) { return s.host_us > s.gpu_us; }
 
 // Parameter tensors (weights and biases counted separately), for per-tensor optimizer and cast kernels.
 double parameter_tensors(const Graph& graph);
+
+// What mixed precision casts to its low-precision copies each step: `tensors` cast kernels over `elems` elements.
+struct CastWork {
+  double elems = 0;
+  double tensors = 0;
+};
+
+// The weights and biases of the ops mixed precision computes in half, convolutions and GEMMs, which it casts from
+// their FP32 masters: normalisation scales and embedding tables stay FP32 (torch.autocast lists batch norm in no
+// cast list and layer norm among the FP32 ops; TensorFlow's FusedBatchNormV3 takes FP32 scale and offset).
+CastWork half_weight_casts(const Graph& graph);
+
+// torch.autocast's activation casts: an input of a low-precision op (convolution, GEMM) that an FP32 op produced
+// (layer, group or RMS norm, softmax when `fp32_softmax`, an embedding, FP32 type promotion of a residual add) or
+// the graph's FP32 input, cast once per consuming op (only leaf weights are cached), and a half input of an FP32-list
+// op (layer norm, softmax, the loss when `training`) cast up.
+CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool training);
 
 }  // namespace perfcast
