@@ -167,7 +167,7 @@ Prediction predict_cpu(const PredictRequest& request) {
     c.cores_per_instance = split.cores_per_instance;
     c.instances_per_socket = split.instances_per_socket;
     c.dram_gbps_per_instance = cpu.mem_bw_gbps();
-    c.l3_bytes_per_instance = cpu.l3_bytes;
+    c.l3_bytes_per_instance = cpu.l3_bytes * cpu.sockets;  // a process split off sits on one socket (sockets = 1)
     p.cpu_instances = c;
   }
   if (version_rule && crt.gemm_packs_weights_per_call && !crt.gemm_prepack_from_version.empty())

@@ -541,13 +541,17 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   iv.support_bin = bin_of(iv.novel_components.size(), t.support_bins);
   auto m = t.bin_margins.find(fmt::format("{}:{}", chain_of(r->key), depth_of(r->key)));
   if (m == t.bin_margins.end()) m = t.bin_margins.find(chain_of(r->key));
-  if (m == t.bin_margins.end() || iv.support_bin >= static_cast<int>(m->second.size())) return iv;
+  if (m == t.bin_margins.end()) return iv;
+  // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
+  if (iv.support_bin >= static_cast<int>(m->second.size())) return std::nullopt;
   const double margin = m->second[iv.support_bin];
-  if (!std::isfinite(margin) || margin <= r->margin) return iv;
+  if (!std::isfinite(margin)) return std::nullopt;
+  if (margin <= r->margin) return iv;
   IntervalSetup setup;
   setup.widening = t.widening == "scale" ? Widening::kScale : Widening::kAdditive;
   std::tie(iv.low, iv.high) = widened(setup, *r, margin);
   iv.widened = true;
+  iv.width_ratio = std::log(iv.high / iv.low) / std::log(r->high / r->low);
   return iv;
 }
 
@@ -555,7 +559,8 @@ std::string support_note(const PredictionInterval& iv) {
   if (iv.novel_components.empty()) return "";
   return fmt::format("few calibration rows resemble this setup (none has its {}): {}",
                      fmt::join(iv.novel_components, ", "),
-                     iv.widened ? "interval widened" : "held-out rows this new needed no wider interval");
+                     iv.widened ? fmt::format("interval widened by {:.1f}%", 100 * (iv.width_ratio - 1))
+                                : std::string("held-out rows this new needed no wider interval"));
 }
 
 std::string no_interval_reason(const Prediction& p) {

@@ -50,6 +50,7 @@ struct PredictionInterval {
   std::vector<std::string> novel_components;
   int support_bin = 0;   // min(novel components, support_bins - 1)
   bool widened = false;  // the interval is wider than the same regime's for a setup the calibration rows cover
+  double width_ratio = 1; // its log width over that supported interval's (1 when not widened)
 };
 
 // The regime keys of a prediction, most specific first; the last is "all" (a CPU's last is "device=cpu").

@@ -118,16 +118,17 @@ struct PredictRequest {
   double train_tokens = 0;          // --train-tokens: report time and cost to train this many
 };
 
-// Several processes of the model on one CPU (PredictRequest::instances > 1): the step is one process's, run on its
-// share of the part; throughput counts them all.
+// The processes of the model on one CPU (PredictRequest::instances; one unless --instances): the step is one
+// process's, run on its share of the part; throughput counts them all. One process on a two-socket entry spans both
+// sockets (instances_per_socket stays 1 there; its DRAM and L3 are both sockets').
 struct CpuInstancesCost {
   int instances = 1;
   int cores_per_instance = 0;
   int instances_per_socket = 1;
   double latency_ms = 0;             // one process's step: what a request waits at this batch
   double instance_samples_per_s = 0; // one process's throughput (samples_per_s = instances x this)
-  double dram_gbps_per_instance = 0; // its share of the socket's channels (datasheet peak)
-  double l3_bytes_per_instance = 0;  // its share of the socket's L3
+  double dram_gbps_per_instance = 0; // its share of the channels (datasheet peak)
+  double l3_bytes_per_instance = 0;  // its share of the L3
 };
 
 // Board power and energy.
@@ -174,7 +175,7 @@ struct Prediction {
   std::optional<ScaleOutCost> scale;
   std::optional<PowerCost> power;
   std::optional<LlmCost> llm;
-  std::optional<CpuInstancesCost> cpu_instances;  // CPU predictions with --instances > 1
+  std::optional<CpuInstancesCost> cpu_instances;  // every CPU prediction (one process unless --instances)
   std::optional<Anchor> anchor;    // the user's own measurement of this configuration (--measured), if given
   // Parallel LLM training (schedule/llm_parallel.h): layout, MFU, tokens/s per GPU; shared so that this header
   // does not pull in the layout model.

@@ -144,7 +144,8 @@ nlohmann::json prediction_json(const Prediction& p) {
                                    {"unit", p.tokens_per_s ? "tokens_per_s" : "samples_per_s"},
                                    {"support_bin", iv->support_bin},
                                    {"novel_components", iv->novel_components},
-                                   {"widened", iv->widened}};
+                                   {"widened", iv->widened},
+                                   {"width_ratio", iv->width_ratio}};
     if (!iv->novel_components.empty()) j["throughput"]["interval"]["support_note"] = support_note(*iv);
   } else {
     j["throughput"]["low"] = nullptr;
@@ -367,7 +368,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     s += fmt::format(m("p.interval"), iv->level * 100, v * iv->low, v * iv->high,
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
     if (!iv->novel_components.empty())
-      s += fmt::format(m(iv->widened ? "p.thin_support" : "p.thin_support_same"), fmt::join(iv->novel_components, ", "));
+      s += iv->widened ? fmt::format(m("p.thin_support"), fmt::join(iv->novel_components, ", "), 100 * (iv->width_ratio - 1))
+                       : fmt::format(m("p.thin_support_same"), fmt::join(iv->novel_components, ", "));
   } else if (const std::string why = no_interval_reason(p); !why.empty()) {
     s += fmt::format(m("p.no_interval"), interval_setup().level * 100, why);
   }
