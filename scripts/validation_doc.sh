@@ -37,6 +37,7 @@ $bin validate data/validation/eval_gpu_s19.csv --markdown "$tmp/eval_gpu_s19.md"
 $bin validate data/validation/eval_gpu_s20.csv --markdown "$tmp/eval_gpu_s20.md" >/dev/null
 $bin validate data/validation/eval_gpu_s21.csv --markdown "$tmp/eval_gpu_s21.md" >/dev/null
 $bin validate data/validation/eval_gpu_s22.csv --markdown "$tmp/eval_gpu_s22.md" >/dev/null
+$bin validate data/validation/eval_gpu_s23.csv --markdown "$tmp/eval_gpu_s23.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -365,6 +366,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s22.md"
+  echo
+  echo "# Evaluation: eval_gpu_s23.csv (frozen)"
+  echo
+  echo "Gathered in session 23 before that session's model changes were merged, from four sources no other data file"
+  echo "uses: kernl's third-party benchmark README (BERT-base inference on an RTX 3090: TensorRT 8.5 FP16 engines and ONNX"
+  echo "Runtime 1.12 FP16 with IO binding, batch 1-32, sequence 16-512), Paddle-Inference-Demo's GPU benchmark page (Paddle-TRT"
+  echo "FP16 / FP32 MobileNetV2 and ResNet-101 at batch 1-4 on a T4), the Qwen2.5 speed benchmark (Qwen2.5-7B BF16 generation"
+  echo "of 2048 tokens at batch 1 after a 1-30720-token prompt on an A100 80GB, Hugging Face transformers with FlashAttention-2"
+  echo "and vLLM 0.6.3) and Flax's ImageNet example (ResNet-50 training on 8 V100s in JAX, FP32 and mixed precision, from"
+  echo "the runs' walltime). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s23.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
