@@ -565,19 +565,20 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   iv.rows = r->rows;
   if (t.support_bins <= 1 || t.bin_margins.empty()) return iv;
   // The support widening: the regime's quantile band widened by the margin fitted for setups as novel as this one
-  // (its level's margin group, else its chain's, as the fit chose them).
+  // (its level's margin group, else its chain's, as the fit chose them). The table names its groups, so the lookup
+  // tries a level's group first (margin_per_level) and falls back to the chain's, as margins_of does for the fit.
   iv.novel_components = novel_of(t.support, t.support_components, support_components(facts));
   iv.support_bin = bin_of(iv.novel_components.size(), t.support_bins);
-  auto m = t.bin_margins.find(fmt::format("{}:{}", chain_of(r->key), depth_of(r->key)));
-  if (m == t.bin_margins.end()) m = t.bin_margins.find(chain_of(r->key));
-  if (m == t.bin_margins.end()) return iv;
-  // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
-  if (iv.support_bin >= static_cast<int>(m->second.size())) return std::nullopt;
-  const double margin = m->second[iv.support_bin];
-  if (!std::isfinite(margin)) return std::nullopt;
-  if (margin <= r->margin) return iv;
   IntervalSetup setup;
   setup.widening = t.widening == "scale" ? Widening::kScale : Widening::kAdditive;
+  setup.margin_per_level = true;
+  const auto* m = margins_of(t.bin_margins, setup, r->key);
+  if (!m) return iv;
+  // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
+  if (iv.support_bin >= static_cast<int>(m->size())) return std::nullopt;
+  const double margin = (*m)[iv.support_bin];
+  if (!std::isfinite(margin)) return std::nullopt;
+  if (margin <= r->margin) return iv;
   std::tie(iv.low, iv.high) = widened(setup, *r, margin);
   iv.widened = true;
   iv.width_ratio = std::log(iv.high / iv.low) / std::log(r->high / r->low);
