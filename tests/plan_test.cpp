@@ -278,6 +278,13 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline 24h --top 2.5", "'2.5'");
   expect_error("plan --model resnet50 --deadline 24h --max-gpus 1e12", "'1e12'");
   expect_error("plan --layouts --gpu a100-sxm4-80gb --model llama-2-7b --max-gpus 1e12", "'1e12'");
+  // A count is digits only: 1e3 is a thousand to a number parser but not a count a user types, nor are a sign, a
+  // point or a hexadecimal prefix.
+  for (const char* bad : {"1e3", "+5", "2.0", "0x10", "5 "}) {
+    expect_error(std::string("plan --model resnet50 --deadline 24h --top '") + bad + "'", "digits only");
+    expect_error(std::string("plan --model resnet50 --deadline 24h --max-gpus '") + bad + "'", "digits only");
+  }
+  expect_error("plan --layouts --gpu a100-sxm4-80gb --model llama-2-7b --max-gpus 1e3", "digits only");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/single_op.h"
+#include "device/catalog.h"
 
 namespace perfcast {
 namespace {
@@ -90,6 +91,31 @@ TEST(PublishedFp32Kernels, MeasuredBoardsReproduceTheirPublishedFp16Rates) {
   PublishedRate r3090;
   r3090.gpu = "rtx-3090", r3090.precision = "fp16", r3090.m = r3090.n = r3090.k = 8192;
   EXPECT_GT(predicted_tflops(r3090), 0.98 * 71.0);
+}
+
+// The [measured] GEMM factors of data/gpus/rtx-3090.toml, rtx-a6000.toml and rtx-4090.toml are the median of this
+// file's best-of-square published rates for the board over the datasheet peak of the pipe they ran on (FP16 with
+// FP32 accumulate for gemm_efficiency_tensor, FP32 for gemm_efficiency_cuda). The published rates and the datasheet
+// peaks are the outside facts; the factors are written to two or three figures, hence the tolerance.
+TEST(PublishedFp32Kernels, MeasuredGemmFactorsAreThePublishedMediansOverTheDatasheet) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> best;  // (gpu, precision) -> rates
+  for (const PublishedRate& r : read_rates())
+    if (r.statistic.rfind("best_of_square", 0) == 0) best[{r.gpu, r.precision}].push_back(r.tflops);
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  for (const std::string gpu : {"rtx-3090", "rtx-a6000", "rtx-4090"}) {
+    const DeviceSpec d = find_device(gpu);
+    ASSERT_TRUE(d.measured.has_value()) << gpu;
+    ASSERT_TRUE(d.measured->gemm_efficiency_tensor && d.measured->gemm_efficiency_cuda) << gpu;
+    const std::vector<double>& fp16 = best[{gpu, "fp16"}];
+    const std::vector<double>& fp32 = best[{gpu, "fp32"}];
+    ASSERT_FALSE(fp16.empty()) << gpu;
+    ASSERT_FALSE(fp32.empty()) << gpu;
+    EXPECT_NEAR(*d.measured->gemm_efficiency_tensor, median(fp16) / d.peak(Pipe::kTcFp16Fp32Acc), 0.005) << gpu;
+    EXPECT_NEAR(*d.measured->gemm_efficiency_cuda, median(fp32) / d.peak(Pipe::kFp32), 0.005) << gpu;
+  }
 }
 
 // gpu-benches' stream kernels (github.com/te42kyfo/gpu-benches, gpu-stream/a40.txt and a100_40.txt, the scale kernel

@@ -453,6 +453,34 @@ void widen_band(Widening w, double lo, double md, double hi, double by, double& 
   out_hi = md + std::max(by, 0.0) * std::max(hi - md, kMinSide);
 }
 
+namespace {
+// The batch bounds of the regime keys and the support buckets (data/interval_setup.toml), read once; apart from
+// interval_setup(), which names support components and so calls support_components().
+struct BatchBuckets {
+  std::int64_t small_max = 0;                // regime_batch_small_max
+  std::vector<std::int64_t> support_bounds;  // support_batch_bounds, ascending
+};
+const BatchBuckets& batch_buckets() {
+  static const BatchBuckets b = [] {
+    const auto path = data_dir() / "interval_setup.toml";
+    const toml::table doc = parse_toml_file(path);
+    const TomlFields f(doc, path.string());
+    BatchBuckets out;
+    out.small_max = f.count("regime_batch_small_max");
+    for (const int v : f.count_list("support_batch_bounds", 1, 1 << 20)) {
+      if (!out.support_bounds.empty() && v <= out.support_bounds.back())
+        f.fail("support_batch_bounds", "must ascend");
+      out.support_bounds.push_back(v);
+    }
+    if (out.support_bounds.empty()) f.fail("support_batch_bounds", "must name at least one bound");
+    return out;
+  }();
+  return b;
+}
+// A batch in a regime key: "small" up to regime_batch_small_max, else "large".
+std::string batch_regime(std::int64_t batch) { return batch <= batch_buckets().small_max ? "small" : "large"; }
+}  // namespace
+
 std::vector<std::string> regime_keys(const PredictionFacts& p) {
   const auto& q = p.request;
   // A CPU's step comes from the CPU cost model (docs/cpu-model.md), whose errors are not the GPU kernel model's: CPU
@@ -464,7 +492,7 @@ std::vector<std::string> regime_keys(const PredictionFacts& p) {
                                                                 {"family", family_group(p.model_family)},
                                                                 {"precision", precision_class(q.precision)},
                                                                 {"bound", std::string(bound_name(p.primary))},
-                                                                {"batch", q.batch <= 16 ? "small" : "large"},
+                                                                {"batch", batch_regime(q.batch)},
                                                                 {"arch", p.device.architecture},
                                                                 {"runtime", runtime_family(q.runtime)}};
     return key_chain(dims);
@@ -479,7 +507,7 @@ std::vector<std::string> regime_keys(const PredictionFacts& p) {
   dims.insert(dims.end(), {{"family", family_group(p.model_family)},
                            {"precision", precision_class(q.precision)},
                            {"bound", std::string(bound_name(p.primary))},
-                           {"batch", q.batch <= 16 ? "small" : "large"},
+                           {"batch", batch_regime(q.batch)},
                            {"gpus", q.gpus * q.nodes > 1 ? "multi" : "one"},
                            {"arch", p.device.architecture},
                            {"runtime", runtime_family(q.runtime)}});
@@ -489,14 +517,15 @@ std::vector<std::string> regime_keys(const PredictionFacts& p) {
 }
 
 namespace {
-// A batch as a power-of-8 bucket (1, 2-8, 9-64, 65-512, more): a setup's batch regime, coarse enough that a fresh
-// setup's batch has usually been measured, fine enough to tell a latency run from a throughput run.
+// A batch as a support bucket (data/interval_setup.toml support_batch_bounds: 1, 2-8, 9-64, 65-512, more).
 std::string batch_bucket(std::int64_t batch) {
-  if (batch <= 1) return "1";
-  if (batch <= 8) return "2-8";
-  if (batch <= 64) return "9-64";
-  if (batch <= 512) return "65-512";
-  return ">512";
+  const auto& bounds = batch_buckets().support_bounds;
+  std::int64_t lower = 1;
+  for (const auto upper : bounds) {
+    if (batch <= upper) return lower >= upper ? std::to_string(upper) : fmt::format("{}-{}", lower, upper);
+    lower = upper + 1;
+  }
+  return ">" + std::to_string(bounds.back());
 }
 // The major.minor of a dotted version ("2.4.1" -> "2.4"; "" stays "").
 std::string major_minor(const std::string& v) {
@@ -536,19 +565,20 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   iv.rows = r->rows;
   if (t.support_bins <= 1 || t.bin_margins.empty()) return iv;
   // The support widening: the regime's quantile band widened by the margin fitted for setups as novel as this one
-  // (its level's margin group, else its chain's, as the fit chose them).
+  // (its level's margin group, else its chain's, as the fit chose them). The table names its groups, so the lookup
+  // tries a level's group first (margin_per_level) and falls back to the chain's, as margins_of does for the fit.
   iv.novel_components = novel_of(t.support, t.support_components, support_components(facts));
   iv.support_bin = bin_of(iv.novel_components.size(), t.support_bins);
-  auto m = t.bin_margins.find(fmt::format("{}:{}", chain_of(r->key), depth_of(r->key)));
-  if (m == t.bin_margins.end()) m = t.bin_margins.find(chain_of(r->key));
-  if (m == t.bin_margins.end()) return iv;
-  // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
-  if (iv.support_bin >= static_cast<int>(m->second.size())) return std::nullopt;
-  const double margin = m->second[iv.support_bin];
-  if (!std::isfinite(margin)) return std::nullopt;
-  if (margin <= r->margin) return iv;
   IntervalSetup setup;
   setup.widening = t.widening == "scale" ? Widening::kScale : Widening::kAdditive;
+  setup.margin_per_level = true;
+  const auto* m = margins_of(t.bin_margins, setup, r->key);
+  if (!m) return iv;
+  // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
+  if (iv.support_bin >= static_cast<int>(m->size())) return std::nullopt;
+  const double margin = (*m)[iv.support_bin];
+  if (!std::isfinite(margin)) return std::nullopt;
+  if (margin <= r->margin) return iv;
   std::tie(iv.low, iv.high) = widened(setup, *r, margin);
   iv.widened = true;
   iv.width_ratio = std::log(iv.high / iv.low) / std::log(r->high / r->low);

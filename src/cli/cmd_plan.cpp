@@ -2,6 +2,7 @@
 // and the count past which adding instances stops paying.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -29,15 +30,17 @@ double positive_number(const std::string& text, const char* flag) {
   return v;
 }
 
-// A count flag: a whole number from `least` to a million (more options or GPUs than any catalog lists), checked
-// before any cast to int so that 1e12 is refused rather than wrapped.
+// A count flag: digits only (no sign, point or exponent: "1e3" and "2.0" are not counts), a whole number from `least`
+// to a million (more options or GPUs than any catalog lists), parsed as an integer so that 1e12 cannot wrap.
 std::size_t whole_count(const std::string& text, const char* flag, int least) {
-  double v = 0;
+  std::size_t v = 0;
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= least) || v > 1e6 || v != std::floor(v))
-    throw InputError(fmt::format("{} takes a whole number from {} to 1000000{}, got '{}'", flag, least,
-                                 least == 0 ? " (0: every option)" : "", text));
-  return static_cast<std::size_t>(v);
+  if (!digits || ec != std::errc() || ptr != text.data() + text.size() || v < static_cast<std::size_t>(least) ||
+      v > 1000000)
+    throw InputError(fmt::format("{} takes a whole number (digits only) from {} to 1000000{}, got '{}'", flag, least,
+                                 least == 0 ? " (0: every option)" : "", text.substr(0, 40)));
+  return v;
 }
 
 std::string money(double usd) { return usd >= 1000 ? fmt::format("${:.0f}", usd) : fmt::format("${:.2f}", usd); }

@@ -5,9 +5,11 @@
 #include <libfccp/csv.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -26,6 +28,16 @@ const std::vector<std::string>& config_columns() {
 }
 
 namespace {
+
+// Every column the reader takes, in the order read_row assigns them: the configuration columns (config_columns) and
+// the measurement ones (metric, value, notes, source, memory_mib, memory_measure, oom). The header check knows a
+// column by this list too, so a column the reader takes is never called a typo.
+constexpr std::array<const char*, 40> kReaderColumns{
+    "gpu", "model", "runtime", "mode", "precision", "batch", "seq", "n_gpus", "interconnect", "data",
+    "optimizer_step", "metric", "value", "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch",
+    "context", "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes",
+    "source", "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo", "amp_o2",
+    "harness", "embedding_precision", "llm_code", "instances"};
 
 // A model file named by a relative path that does not exist from the working folder is looked up from the
 // configurations file's folder and its parents, so that a file can name configs by repository path
@@ -52,8 +64,7 @@ void check_header_typos(const std::filesystem::path& path) {
   f.read(header.data(), static_cast<std::streamsize>(header.size()));
   header.resize(static_cast<std::size_t>(f.gcount()));
   header.resize(std::min(header.find('\n'), header.size()));
-  std::vector<std::string> known = config_columns();
-  for (const char* c : {"metric", "value", "notes", "source", "memory_mib", "memory_measure", "oom"}) known.emplace_back(c);
+  const std::vector<std::string> known(kReaderColumns.begin(), kReaderColumns.end());
   // Columns of the serving measurement files (llm_serving.csv), which their own reader takes: not typos.
   static const std::vector<std::string> other{"engine", "engine_version", "tp", "pp", "request_rate", "input_len",
                                               "output_len", "num_requests", "length_dist", "max_batch", "url"};
@@ -84,13 +95,9 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   check_header_typos(path);
   try {
-    io::CSVReader<40, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
-    in.read_header(io::ignore_extra_column | io::ignore_missing_column, "gpu", "model", "runtime", "mode", "precision",
-                   "batch", "seq", "n_gpus", "interconnect", "data", "optimizer_step", "metric", "value",
-                   "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch", "context",
-                   "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes", "source",
-                   "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo",
-                   "amp_o2", "harness", "embedding_precision", "llm_code", "instances");
+    io::CSVReader<kReaderColumns.size(), io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
+    std::apply([&](auto... names) { in.read_header(io::ignore_extra_column | io::ignore_missing_column, names...); },
+               kReaderColumns);
     for (const char* required : {"gpu", "model"})
       if (!in.has_column(required))
         throw InputError("configurations file '" + path.string() + "' has no '" + required + "' column");
