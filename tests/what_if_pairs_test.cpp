@@ -83,6 +83,50 @@ TEST(WhatIfPairs, ALayoutChosenByPrecisionStillPairs) {
     EXPECT_DOUBLE_EQ(p->measured, p->batch == "32" ? 1128.0 / 420.0 : 900.0 / 430.0) << "batch " << p->batch;
 }
 
+TEST(WhatIfPairs, RowsTimedOrTunedDifferentlyAreNotOneSetup) {
+  // A what-if varies one input. Two runs whose cuDNN algorithms were chosen differently (cudnn.benchmark on against
+  // cuDNN's heuristic) or that were timed by different loops (MLPerf's LoadGen against the runtime's own) differ in
+  // more than the precision, so they make no pair; the same runs under one setting do.
+  const auto pairs = precision_pairs_of_csv(
+      "perfcast_what_if_pairs_setup",
+      "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,conv_algo,harness\n"
+      "t4,resnet50_v1_5,pytorch,infer,fp32,32,,1,synthetic,,samples_per_s,420,autotune,\n"
+      "t4,resnet50_v1_5,pytorch,infer,amp,32,,1,synthetic,,samples_per_s,1128,heuristic,\n"
+      "t4,resnet50_v1_5,pytorch,infer,fp32,64,,1,synthetic,,samples_per_s,430,,mlperf-singlestream\n"
+      "t4,resnet50_v1_5,pytorch,infer,amp,64,,1,synthetic,,samples_per_s,900,,\n"
+      "t4,resnet50_v1_5,pytorch,infer,fp32,128,,1,synthetic,,samples_per_s,440,heuristic,\n"
+      "t4,resnet50_v1_5,pytorch,infer,amp,128,,1,synthetic,,samples_per_s,1200,heuristic,\n");
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].batch, "128");
+  EXPECT_DOUBLE_EQ(pairs[0].measured, 1200.0 / 440.0);
+}
+
+TEST(WhatIfPairs, APlainValidateJoinsOnlyOneSetupsAmpAndFp32Rows) {
+  // `perfcast validate FILE` summarises the file's amp/fp32 what-ifs. NVIDIA DeepLearningExamples' TF BERT-large
+  // pre-training table on one DGX-2 GPU (check_scaling.csv) lists FP32 only at sequence 512 (11.67 seq/s at batch 8)
+  // and AMP at 128 (188.04 at batch 64): two sequence lengths, not a what-if, so they make no pair. Of the ResNet-50
+  // rows at batch 64 and 128 each amp row pairs with the fp32 row at its own batch.
+  const auto dir = std::filesystem::temp_directory_path() / "perfcast_amp_what_ifs";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "amp_what_ifs.csv";
+  std::ofstream(path)
+      << "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value\n"
+         "v100-sxm3-32gb,bert_large,tensorflow-xla,train,fp32,8,512,1,synthetic,yes,samples_per_s,11.67\n"
+         "v100-sxm3-32gb,bert_large,tensorflow-xla,train,amp,64,128,1,synthetic,yes,samples_per_s,188.04\n"
+         "v100-sxm2-16gb,resnet50,pytorch,train,fp32,64,,1,synthetic,yes,samples_per_s,400\n"
+         "v100-sxm2-16gb,resnet50,pytorch,train,fp32,128,,1,synthetic,yes,samples_per_s,410\n"
+         "v100-sxm2-16gb,resnet50,pytorch,train,amp,128,,1,synthetic,yes,samples_per_s,1100\n"
+         "v100-sxm2-16gb,resnet50,pytorch,train,amp,64,,1,synthetic,yes,samples_per_s,1000\n";
+  const ValidationReport rep = validate_file(path.string());
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(rep.amp_ratios.size(), 2u);
+  for (const auto& x : rep.amp_ratios) {
+    EXPECT_EQ(x.model, "resnet50");
+    EXPECT_EQ(x.batch_amp, x.batch_fp32);
+    EXPECT_DOUBLE_EQ(x.measured, x.batch_amp == 64 ? 1000.0 / 400.0 : 1100.0 / 410.0);
+  }
+}
+
 TEST(WhatIfPairs, FindsTheMultiGpuRowsTheReadmesCount) {
   // data/validation/README.md and docs/scale-out-validation.md: 88 multi-GPU rows of check_scaling.csv and 744 of
   // published_scaling.csv, each with its 1-GPU row.

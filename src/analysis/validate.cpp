@@ -41,35 +41,52 @@ RatioStats ratio_stats(const std::vector<const RatioRow*>& rows) {
   return s;
 }
 
-// Pairs of predicted rows that differ only in precision (amp vs fp32) and the batch the setup chose for it.
+// Pairs of predicted rows at fp32 and amp of one setup: every input column equal (import/config_csv.h setup_key)
+// but the precision, the batch and what benchmarks choose with the precision (the layout: AMP channels-last; the
+// gradient accumulation and fused optimizer of NVIDIA's recipes). An amp row pairs with the setup's fp32 row at its
+// batch (in its layout where there are several); at another batch only when the setup holds one row of each, so
+// that a pair never joins two sequence lengths, GPU counts or versions and is never a guess among several rows.
 void amp_what_ifs(ValidationReport& rep) {
-  std::map<std::string, const ValidationRow*> fp32, amp;
+  std::map<std::string, std::vector<const ValidationRow*>> fp32, amp;
   for (const auto& r : rep.rows) {
-    const auto& q = r.result.prediction->request;
-    const std::string key = q.gpu + "|" + q.model + "|" + q.runtime + "|" + mode_string(q.mode) + "|" + q.data;
-    if (q.precision == "fp32") fp32.emplace(key, &r);
-    if (q.precision == "amp") amp.emplace(key, &r);
+    const std::string key = setup_key(r.result.row, {"precision", "batch", "layout", "grad_accum", "fused_optimizer"});
+    if (r.result.row.precision == "fp32") fp32[key].push_back(&r);
+    if (r.result.row.precision == "amp") amp[key].push_back(&r);
   }
+  const auto base_of = [&](const std::string& key, const ValidationRow& a) -> const ValidationRow* {
+    const auto f = fp32.find(key);
+    if (f == fp32.end()) return nullptr;
+    std::vector<const ValidationRow*> same_batch, same_layout;
+    for (const auto* v : f->second)
+      if (v->result.row.batch == a.result.row.batch) same_batch.push_back(v);
+    for (const auto* v : same_batch)
+      if (v->result.row.layout == a.result.row.layout) same_layout.push_back(v);
+    if (same_layout.size() == 1) return same_layout.front();
+    if (same_batch.size() == 1) return same_batch.front();
+    if (same_batch.empty() && f->second.size() == 1 && amp.at(key).size() == 1) return f->second.front();
+    return nullptr;
+  };
+  for (const auto& [key, rows] : amp)
+    for (const auto* a : rows) {
+      const ValidationRow* f = base_of(key, *a);
+      if (!f || f->predicted <= 0 || a->predicted <= 0) continue;  // a row that does not run has no ratio
+      const auto& qa = a->result.prediction->request;
+      RatioRow x;
+      x.gpu = qa.gpu;
+      x.model = qa.model;
+      x.runtime = qa.runtime;
+      x.mode = mode_string(qa.mode);
+      x.data = qa.data;
+      x.batch_amp = qa.batch;
+      x.batch_fp32 = f->result.prediction->request.batch;
+      x.measured = *a->result.row.measured / *f->result.row.measured;
+      x.predicted = a->predicted / f->predicted;
+      x.error_pct = std::fabs(x.predicted / x.measured - 1.0) * 100.0;
+      x.direction_ok = direction(x.measured) == direction(x.predicted) ||
+                       (direction(x.measured) != -direction(x.predicted) && std::fabs(x.predicted - x.measured) < 0.1);
+      rep.amp_ratios.push_back(x);
+    }
   std::vector<const RatioRow*> all;
-  for (const auto& [key, a] : amp) {
-    auto f = fp32.find(key);
-    if (f == fp32.end()) continue;
-    const auto& qa = a->result.prediction->request;
-    RatioRow x;
-    x.gpu = qa.gpu;
-    x.model = qa.model;
-    x.runtime = qa.runtime;
-    x.mode = mode_string(qa.mode);
-    x.data = qa.data;
-    x.batch_amp = qa.batch;
-    x.batch_fp32 = f->second->result.prediction->request.batch;
-    x.measured = *a->result.row.measured / *f->second->result.row.measured;
-    x.predicted = a->predicted / f->second->predicted;
-    x.error_pct = std::fabs(x.predicted / x.measured - 1.0) * 100.0;
-    x.direction_ok = direction(x.measured) == direction(x.predicted) ||
-                     (direction(x.measured) != -direction(x.predicted) && std::fabs(x.predicted - x.measured) < 0.1);
-    rep.amp_ratios.push_back(x);
-  }
   std::map<std::string, std::vector<const RatioRow*>> by_gpu;
   for (const auto& x : rep.amp_ratios) {
     all.push_back(&x);

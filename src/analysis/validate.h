@@ -70,7 +70,7 @@ struct ValidationRow {
   int support_bin = -1;        // its interval's support bin (analysis/intervals.h; -1: no interval)
 };
 
-// A measured what-if: the throughput ratio between two rows that differ only in precision (amp vs fp32).
+// A measured what-if: the throughput ratio of one setup's amp and fp32 rows (analysis/validate.cpp amp_what_ifs).
 struct RatioRow {
   std::string gpu, model, runtime, mode, data;
   std::int64_t batch_fp32 = 0, batch_amp = 0;

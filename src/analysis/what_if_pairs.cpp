@@ -12,44 +12,6 @@ namespace perfcast {
 
 namespace {
 
-// Every input column of a row and its metric, the columns in `skip` left out: rows with equal keys differ only there.
-std::string key_without(const ConfigRow& r, std::initializer_list<std::string_view> skip) {
-  const std::pair<std::string_view, const std::string*> cols[] = {
-      {"gpu", &r.gpu},
-      {"model", &r.model},
-      {"runtime", &r.runtime},
-      {"mode", &r.mode},
-      {"precision", &r.precision},
-      {"batch", &r.batch},
-      {"seq", &r.seq},
-      {"n_gpus", &r.n_gpus},
-      {"interconnect", &r.interconnect},
-      {"data", &r.data},
-      {"optimizer_step", &r.optimizer_step},
-      {"runtime_version", &r.runtime_version},
-      {"layout", &r.layout},
-      {"host", &r.host},
-      {"host_cores", &r.host_cores},
-      {"gpu_decode", &r.gpu_decode},
-      {"prefetch", &r.prefetch},
-      {"context", &r.context},
-      {"kv_precision", &r.kv_precision},
-      {"strategy", &r.strategy},
-      {"fused_optimizer", &r.fused_optimizer},
-      {"grad_accum", &r.grad_accum},
-      {"attention", &r.attention},
-      {"parallel", &r.parallel},
-      {"optimizer", &r.optimizer},
-      {"checkpointing", &r.checkpointing},
-      {"seq_mean", &r.seq_mean},
-      {"instances", &r.instances},
-      {"metric", &r.metric}};
-  std::string k;
-  for (const auto& [name, v] : cols)
-    if (std::find(skip.begin(), skip.end(), name) == skip.end()) k += *v + "|";
-  return k;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -129,9 +91,9 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::st
   std::map<std::string, std::vector<const ValidationRow*>> by_precision, by_precision_batch, by_gpus;
   for (const auto& v : rep.rows) {
     if (!v.result.prediction->memory.fits || v.predicted <= 0) continue;
-    by_precision[key_without(v.result.row, {"precision", "layout"})].push_back(&v);
-    by_precision_batch[key_without(v.result.row, {"precision", "batch"})].push_back(&v);
-    by_gpus[key_without(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
+    by_precision[setup_key(v.result.row, {"precision", "layout"})].push_back(&v);
+    by_precision_batch[setup_key(v.result.row, {"precision", "batch"})].push_back(&v);
+    by_gpus[setup_key(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
   }
   for (const auto& [k, g] : by_precision)
     for (const auto* base : g) {

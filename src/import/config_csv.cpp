@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -178,6 +179,46 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
   std::vector<ConfigRow> rows;
   for_each_config_row(path, with_measurements, [&](ConfigRow&& r) { rows.push_back(std::move(r)); });
   return rows;
+}
+
+std::string setup_key(const ConfigRow& r, std::initializer_list<std::string_view> skip) {
+  const std::pair<std::string_view, const std::string*> cols[] = {
+      {"gpu", &r.gpu},
+      {"model", &r.model},
+      {"runtime", &r.runtime},
+      {"mode", &r.mode},
+      {"precision", &r.precision},
+      {"batch", &r.batch},
+      {"seq", &r.seq},
+      {"n_gpus", &r.n_gpus},
+      {"interconnect", &r.interconnect},
+      {"data", &r.data},
+      {"optimizer_step", &r.optimizer_step},
+      {"runtime_version", &r.runtime_version},
+      {"layout", &r.layout},
+      {"host", &r.host},
+      {"host_cores", &r.host_cores},
+      {"gpu_decode", &r.gpu_decode},
+      {"prefetch", &r.prefetch},
+      {"context", &r.context},
+      {"kv_precision", &r.kv_precision},
+      {"strategy", &r.strategy},
+      {"fused_optimizer", &r.fused_optimizer},
+      {"grad_accum", &r.grad_accum},
+      {"attention", &r.attention},
+      {"parallel", &r.parallel},
+      {"optimizer", &r.optimizer},
+      {"checkpointing", &r.checkpointing},
+      {"seq_mean", &r.seq_mean},
+      {"instances", &r.instances},
+      {"conv_algo", &r.conv_algo},
+      {"harness", &r.harness},
+      {"llm_code", &r.llm_code},
+      {"metric", &r.metric}};
+  std::string k;
+  for (const auto& [name, v] : cols)
+    if (std::find(skip.begin(), skip.end(), name) == skip.end()) k += *v + "|";
+  return k;
 }
 
 }  // namespace perfcast

@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perfcast {
@@ -44,6 +46,13 @@ struct ConfigRow {
   std::optional<double> measured;      // only when read with measurements
 };
 
+
+// The setup a row describes, as a key: every input column but its notes and source, and its metric, the columns
+// named in `skip` left out. Rows with equal keys differ only in the skipped columns (what-if pairs use it). How a
+// row was timed (`harness`), how cuDNN chose its convolutions (`conv_algo`) and the eager LLM code (`llm_code`) are
+// part of the setup; `amp_o2` and `embedding_precision` say how a half-precision run ran, so an FP32 row leaves
+// them empty and they are not.
+std::string setup_key(const ConfigRow& r, std::initializer_list<std::string_view> skip);
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();

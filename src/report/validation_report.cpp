@@ -127,9 +127,10 @@ std::string validation_markdown(const ValidationReport& rep) {
   s += stats_table("input data", rep.by_data);
   if (!rep.amp_ratios.empty()) {
     s += "\n### Mixed-precision what-ifs (amp / fp32 throughput of the same setup)\n\n";
-    s += "Each pair is a measured speedup: the same GPU, model, runtime, mode and input data at fp32 and at amp (each at "
-         "its own batch). Error = |predicted ratio / measured ratio - 1|. Direction is wrong when one side shows a gain "
-         "(> 3%) and the other none or a loss.\n\n";
+    s += "Each pair is a measured speedup: one setup (every input column equal but the batch and what benchmarks choose "
+         "with the precision: layout, gradient accumulation, fused optimizer) at fp32 and at amp, at the same batch, or "
+         "each at its own batch where the setup holds one row of each. Error = |predicted ratio / measured ratio - 1|. "
+         "Direction is wrong when one side shows a gain (> 3%) and the other none or a loss.\n\n";
     s += fmt::format("Overall: {} pairs, median error {:.1f}%, mean {:.1f}%, direction wrong in {} pairs.\n\n",
                      rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.mean_error_pct,
                      rep.amp_overall.direction_wrong);
