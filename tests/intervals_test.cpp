@@ -609,11 +609,13 @@ TEST(Intervals, ShippedTableCoversFreshSourcesAtAboutItsLevel) {
   // Evaluation files (data/validation/README.md: eval_* except the CPU calibration files data/interval_setup.toml
   // names) never enter the fit, so neither its margins nor its support table.
   const IntervalSetup setup = interval_setup();
-  for (const auto& f : fit.files)
-    if (f.rfind("eval_", 0) == 0)
+  for (const auto& f : fit.files) {
+    if (f.rfind("eval_", 0) == 0) {
       EXPECT_NE(std::find(setup.cpu_calibration_files.begin(), setup.cpu_calibration_files.end(), f),
                 setup.cpu_calibration_files.end())
           << f;
+    }
+  }
   // The fresh calibration files (interval width only) are exactly the listed ones, evaluation files all.
   EXPECT_EQ(fit.fresh.files, setup.fresh_calibration_files);
   for (const auto& f : fit.fresh.files) EXPECT_EQ(f.rfind("eval_", 0), 0u) << f;
@@ -836,7 +838,7 @@ std::filesystem::path small_validation_folder(const std::filesystem::path& dir, 
   const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data" / "validation", out = dir / "validation";
   fs::create_directories(out);
   for (const char* f : {"check_frameworks.csv", "memory.csv", "measured_h200.csv"}) fs::copy_file(source / f, out / f);
-  if (extra) fs::copy_file(source / "llm_parallel.csv", out / "eval_extra.csv");
+  if (extra) fs::copy_file(source / "mlperf_inference.csv", out / "eval_extra.csv");
   return out;
 }
 

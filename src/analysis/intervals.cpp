@@ -360,9 +360,10 @@ std::pair<double, double> widened(const IntervalSetup& setup, const IntervalRegi
 }
 
 // The fresh rows' margins (fit_margins over their scores) for the groups whose fresh rows come from at least
-// conformal_min_rows(level) sources: with fewer, no source-level conformal quantile exists at `level` (K sources give
-// level x (1 + 1/K) > 1), and a floor resting on one or two sources' biases would say nothing of the next source, so
-// such a group keeps its held-out margin.
+// conformal_min_rows(level) sources, the count below which fit_margins gives up the source-level rule for the
+// effective count of rows: a floor that only widens must rest on sources, and one resting on a few sources' biases
+// says nothing of the next source (with 2, level x (1 + 1/K) = 1.2 at 80%: no source-level quantile at all). Such a
+// group keeps its held-out margin.
 Margins fresh_floor(const std::vector<HeldOut>& scores, const IntervalSetup& setup) {
   Margins f = fit_margins(scores, setup);
   std::map<std::string, std::set<std::string>> sources;
@@ -1485,9 +1486,10 @@ std::string fresh_markdown(const IntervalFit& fit) {
       "and ships the larger of the two margins, bin by bin. The larger rather than the fresh margin alone: both "
       "estimate what a source the margin never saw meets, the maximum never narrows an interval the held-out "
       "calibration sources call for, and the maximum of two margins non-decreasing in the bin is non-decreasing too. "
-      "A group whose fresh rows come from fewer than {} sources takes no floor: no source-level quantile exists at "
-      "{:.0f}% with fewer (K sources give {:.2f} x (1 + 1/K) > 1), and a floor resting on one or two sources' biases "
-      "says nothing of the next source. The leave-one-source-out and leave-one-publisher-out figures above refit the "
+      "A group whose fresh rows come from fewer than {} sources takes no floor: below that count the held-out margins "
+      "give up the source-level rule too (at {:.0f}%), and a floor resting on a few sources' biases says nothing of "
+      "the next source (with K = 2 sources, {:.2f} x (1 + 1/K) > 1: no source-level quantile at all). The "
+      "leave-one-source-out and leave-one-publisher-out figures above refit the "
       "floor too, without the left-out sources' fresh rows.\n\n"
       "The floor is itself judged out of sample: each fresh file's rows are judged by the floor refitted without that "
       "file (leave one file out: a file is one gathering of sources, so this is the stricter test), and likewise "
