@@ -1489,7 +1489,7 @@ std::string fresh_markdown(const IntervalFit& fit) {
       "A group whose fresh rows come from fewer than {} sources takes no floor: below that count the held-out margins "
       "give up the source-level rule too (at {:.0f}%), and a floor resting on a few sources' biases says nothing of "
       "the next source (with K = 2 sources, {:.2f} x (1 + 1/K) > 1: no source-level quantile at all). The "
-      "leave-one-source-out and leave-one-publisher-out figures above refit the "
+      "leave-one-source-out and leave-one-publisher-out figures on this page refit the "
       "floor too, without the left-out sources' fresh rows.\n\n"
       "The floor is itself judged out of sample: each fresh file's rows are judged by the floor refitted without that "
       "file (leave one file out: a file is one gathering of sources, so this is the stricter test), and likewise "
@@ -1554,7 +1554,7 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       "(each the same) | sources under 60% | median width (high / low) | mean width |\n|---|---:|---:|---:|---:|---:|---:|\n"
       "| quantile bands alone (before the widening) | {:.1f}% | {:.1f}% | {:.1f}% | | {:.3f} | |\n"
       "| calibrated (quantile bands widened) | {:.1f}% | {:.1f}% | {:.1f}% | {} | {:.3f} | {:.3f} |\n\n"
-      "## Margins\n\n| group | held-out rows' widening |\n|---|---|\n",
+      "## Margins\n\n| group | {} |\n|---|---|\n",
       fit.samples, fit.regimes.size() - (fit.regimes.count("all") ? 1 : 0) - (fit.regimes.count("device=cpu") ? 1 : 0),
       su.min_rows, su.min_sources, conformal_min_rows(su.level), su.level * 100, (1 - su.level) / 2 * 100,
       (1 + su.level) / 2 * 100,
@@ -1570,7 +1570,8 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       fit.samples, fit.leave_one_source_out.size(),
       fit.quantile_in_sample * 100, fit.quantile_loso * 100, fit.quantile_loso_source_weighted * 100,
       fit.quantile_median_width, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.loso_source_weighted * 100,
-      fit.loso_sources_below_60, fit.median_width, fit.mean_width);
+      fit.loso_sources_below_60, fit.median_width, fit.mean_width,
+      fit.fresh.present ? "widening: the held-out rows', floored by the fresh sources'" : "held-out rows' widening");
   for (const auto& [g, m] : fit.margins) s += fmt::format("| {} | {} |\n", g, margin_text(su, m));
   if (fit.fresh.present) s += fresh_markdown(fit);
   s += "\n## Leave-one-source-out coverage per source\n\n| source | rows | quantile bands alone | calibrated |\n"
