@@ -325,6 +325,101 @@ TEST(Intervals, SourceLevelMarginCoversFreshSourcesWhenOneLogDominates) {
   EXPECT_LT(by_rows, by_sources - 0.03);
 }
 
+// Fresh-source rows for fit_intervals' third argument: clustered_samples renamed into `files` files of sources
+// "fresh<i>" (a source never among the calibration ones), `sources_per_file` sources to a file.
+std::vector<IntervalSample> fresh_samples(std::mt19937& rng, int files, int sources_per_file, int per_source,
+                                          double between, double within) {
+  std::vector<IntervalSample> v = clustered_samples(rng, files * sources_per_file, per_source, between, within, "x");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const int source = static_cast<int>(i) / per_source;
+    v[i].source = "fresh" + std::to_string(source);
+    v[i].file = "eval_f" + std::to_string(source / sources_per_file) + ".csv";
+  }
+  return v;
+}
+
+TEST(Intervals, FreshSourcesFloorTheMarginWhereCalibrationSourcesUnderstateIt) {
+  // Calibration sources the model was tuned to agree with it and with each other (offsets ~ N(0, 0.05)); sources it
+  // never saw carry their own bias (offsets ~ N(0, 0.4), issue 13: a new setup's error is a bias its rows share).
+  // Held out in turn, the calibration sources call for a small margin and a fresh source's rows mostly fall outside.
+  // Floored by the fresh sources' source-level quantile, rows of yet other unseen sources land inside at about the
+  // level (the pooled-CDF bound holds in expectation over the draw), and the leave-one-file-out figure the fit
+  // reports says so too; the bands themselves, the support and the held-out margins do not move.
+  std::mt19937 rng(31);
+  IntervalSetup setup;
+  setup.margin_weights = MarginWeights::kSourceLevel;
+  const int draws = 15, unseen = 300;
+  const double between = 0.4, within = 0.1;
+  double before = 0, after = 0, reported_before = 0, left_out_file = 0, left_out_source = 0;
+  for (int d = 0; d < draws; ++d) {
+    const auto calibration = clustered_samples(rng, 12, 30, 0.05, within, "x");
+    const auto fresh = fresh_samples(rng, 4, 4, 20, between, within);
+    const IntervalFit plain = fit_intervals(calibration, setup);
+    const IntervalFit fit = fit_intervals(calibration, setup, fresh);
+    ASSERT_TRUE(fit.fresh.present);
+    EXPECT_FALSE(plain.fresh.present);
+    EXPECT_EQ(fit.fresh.held_out_margins, plain.bin_margins);
+    ASSERT_TRUE(fit.fresh.fresh_margins.count("gpu"));
+    EXPECT_GT(fit.fresh.fresh_margins.at("gpu")[0], plain.bin_margins.at("gpu")[0]);
+    for (std::size_t b = 0; b < fit.bin_margins.at("gpu").size(); ++b)
+      EXPECT_EQ(fit.bin_margins.at("gpu")[b],
+                std::max(fit.fresh.held_out_margins.at("gpu")[b], fit.fresh.fresh_margins.at("gpu")[b]));
+    ASSERT_EQ(fit.regimes.size(), plain.regimes.size());
+    for (const auto& [k, r] : plain.regimes) {
+      const auto& f = fit.regimes.at(k);
+      EXPECT_EQ(f.quantile_low, r.quantile_low) << k;
+      EXPECT_EQ(f.quantile_high, r.quantile_high) << k;
+      EXPECT_LE(f.low, r.low) << k;
+      EXPECT_GE(f.high, r.high) << k;
+    }
+    EXPECT_EQ(fit.fresh.gpu.rows, 320);
+    EXPECT_EQ(fit.fresh.gpu.files, 4);
+    EXPECT_EQ(fit.fresh.gpu.sources, 16);
+    const auto& a = plain.regimes.at("mode=train;family=x");
+    const auto& b = fit.regimes.at("mode=train;family=x");
+    std::normal_distribution<double> offset(0, between), noise(0, within);
+    for (int i = 0; i < unseen; ++i) {
+      const double x = offset(rng) + noise(rng);
+      before += (x >= std::log(a.low) && x <= std::log(a.high)) / static_cast<double>(unseen * draws);
+      after += (x >= std::log(b.low) && x <= std::log(b.high)) / static_cast<double>(unseen * draws);
+    }
+    reported_before += fit.fresh.gpu.before / draws;
+    left_out_file += fit.fresh.gpu.files_weighted / draws;
+    left_out_source += fit.fresh.gpu.sources_weighted / draws;
+  }
+  EXPECT_LT(before, 0.6);
+  EXPECT_GE(after, 0.75);
+  EXPECT_LE(after, 0.92);
+  EXPECT_NEAR(reported_before, before, 0.1);
+  EXPECT_NEAR(left_out_file, after, 0.1);
+  EXPECT_NEAR(left_out_source, after, 0.1);
+}
+
+TEST(Intervals, AFreshFloorNeverNarrowsAnInterval) {
+  // Fresh rows the model predicts exactly (every score below zero) and fresh rows from too few sources (3 < the 9 a
+  // source-level quantile at 80% needs) leave every margin and every interval as the calibration sources set them.
+  std::mt19937 rng(5);
+  IntervalSetup setup;
+  setup.margin_weights = MarginWeights::kSourceLevel;
+  const auto calibration = clustered_samples(rng, 12, 30, 0.2, 0.1, "x");
+  const IntervalFit plain = fit_intervals(calibration, setup);
+  auto exact = fresh_samples(rng, 4, 4, 10, 0.4, 0.1);
+  for (auto& s : exact) s.log_ratio = std::log(plain.regimes.at("mode=train;family=x").median);
+  auto few = fresh_samples(rng, 1, 3, 20, 2.0, 0.1);
+  for (const auto& fresh : {exact, few}) {
+    const IntervalFit fit = fit_intervals(calibration, setup, fresh);
+    ASSERT_TRUE(fit.fresh.present);
+    EXPECT_EQ(fit.bin_margins, plain.bin_margins);
+    EXPECT_EQ(fit.margins, plain.margins);
+    for (const auto& [k, r] : plain.regimes) {
+      EXPECT_EQ(fit.regimes.at(k).low, r.low) << k;
+      EXPECT_EQ(fit.regimes.at(k).high, r.high) << k;
+    }
+  }
+  EXPECT_EQ(fit_intervals(calibration, setup, exact).fresh.gpu.after, 1.0);
+  EXPECT_FALSE(fit_intervals(calibration, setup, few).fresh.fresh_margins.count("gpu"));
+}
+
 TEST(Intervals, LeavingAPublisherOutShowsTheBiasItsSourcesShare) {
   // Six publishers of four sources each; a publisher's sources share its offset ~ N(0, 0.3) (one harness, one kind of
   // host), each row adds N(0, 0.05). Left out one source at a time, a source's siblings stay in the fit and its bias
@@ -482,21 +577,26 @@ TEST(Intervals, WhatIfSpreadIsTheConformalQuantileOfItsPairs) {
   EXPECT_TRUE(fit_what_ifs(few, setup).count("any"));
 }
 
-TEST(Intervals, ShippedTableCoversTheCalibrationRowsAtAboutItsLevel) {
-  // The issue's target band for an 80% interval is 70-90% coverage. The table is generated from the calibration
-  // files (perfcast fit-intervals --out data/intervals.toml); a stale table after a model change drifts out of the
-  // band here and must be regenerated.
+TEST(Intervals, ShippedTableCoversFreshSourcesAtAboutItsLevel) {
+  // The issue's target band for an 80% interval is 70-90% coverage of a fresh source's rows. The table is generated
+  // from the calibration files and the fresh calibration files (perfcast fit-intervals --out data/intervals.toml); a
+  // stale table after a model change drifts out of the band here and must be regenerated.
   const IntervalFit fit = fit_intervals(std::string(PERFCAST_SOURCE_DIR) + "/data/validation", interval_setup());
+  // Issue 13's band (70-90% of a fresh source's rows inside the 80% interval) is judged on the fresh sources:
+  // the rows of the older evaluation files data/interval_setup.toml lists, each file judged by the margins fitted
+  // without it, over rows and with every file (every source) weighing the same.
+  ASSERT_TRUE(fit.fresh.present);
+  EXPECT_GE(fit.fresh.gpu.sources, 9);
+  for (const double c : {fit.fresh.gpu.left_out_file, fit.fresh.gpu.files_weighted, fit.fresh.gpu.sources_weighted}) {
+    EXPECT_GE(c, 0.70) << "fresh sources' coverage, their file or source left out";
+    EXPECT_LE(c, 0.90) << "fresh sources' coverage, their file or source left out";
+  }
+  // The calibration sources informed model choices, so their rows sit inside more often than a fresh source's
+  // (docs/calibration.md, session 23: the fresh floor took them from 70-90% to above it); never less than the band.
   EXPECT_GE(fit.in_sample_coverage, 0.70);
-  EXPECT_LE(fit.in_sample_coverage, 0.90);
-  EXPECT_GE(fit.loso_coverage, 0.65) << "leave-one-source-out coverage";
-  // The same band for the nearest thing on calibration rows to a fresh setup from an organisation never seen: every
-  // publisher's sources left out together, the whole procedure refitted without them (issue 13: 70-90% of a fresh
-  // source's rows inside the 80% interval), over rows and with every publisher weighing the same.
+  EXPECT_GE(fit.loso_coverage, 0.70) << "leave-one-source-out coverage";
   EXPECT_GE(fit.lopo_coverage, 0.70) << "leave-one-publisher-out coverage";
-  EXPECT_LE(fit.lopo_coverage, 0.90) << "leave-one-publisher-out coverage";
   EXPECT_GE(fit.lopo_publisher_weighted, 0.70);
-  EXPECT_LE(fit.lopo_publisher_weighted, 0.90);
   EXPECT_GE(fit.leave_one_publisher_out.size(), 10u);
   int in = 0, n = 0;
   for (const auto& file : {"published.csv", "check_pytorch.csv", "check_recent.csv", "check_timm.csv"}) {
@@ -505,16 +605,20 @@ TEST(Intervals, ShippedTableCoversTheCalibrationRowsAtAboutItsLevel) {
     in += static_cast<int>(std::lround(rep.overall.coverage * rep.overall.with_interval));
   }
   ASSERT_GT(n, 300);
-  EXPECT_GE(static_cast<double>(in) / n, 0.65);
-  EXPECT_LE(static_cast<double>(in) / n, 0.95);
+  EXPECT_GE(static_cast<double>(in) / n, 0.70);
   // Evaluation files (data/validation/README.md: eval_* except the CPU calibration files data/interval_setup.toml
   // names) never enter the fit, so neither its margins nor its support table.
   const IntervalSetup setup = interval_setup();
-  for (const auto& f : fit.files)
-    if (f.rfind("eval_", 0) == 0)
+  for (const auto& f : fit.files) {
+    if (f.rfind("eval_", 0) == 0) {
       EXPECT_NE(std::find(setup.cpu_calibration_files.begin(), setup.cpu_calibration_files.end(), f),
                 setup.cpu_calibration_files.end())
           << f;
+    }
+  }
+  // The fresh calibration files (interval width only) are exactly the listed ones, evaluation files all.
+  EXPECT_EQ(fit.fresh.files, setup.fresh_calibration_files);
+  for (const auto& f : fit.fresh.files) EXPECT_EQ(f.rfind("eval_", 0), 0u) << f;
   // The fit command is the table's only source: the committed data/intervals.toml is what it writes today (but the
   // date). After a model change: perfcast fit-intervals --out data/intervals.toml --markdown docs/interval-fit.md.
   const auto strip_date = [](const std::string& text) {
@@ -725,6 +829,98 @@ TEST_F(IntervalsCli, AdviseScalesWhatIfsFromTheMeasurement) {
       ++checked;
     }
   EXPECT_GT(checked, 0);
+}
+
+// A validation folder of three small calibration files and `extra` (a calibration file's copy named eval_extra.csv,
+// so an evaluation file by name), in dir/validation.
+std::filesystem::path small_validation_folder(const std::filesystem::path& dir, bool extra) {
+  namespace fs = std::filesystem;
+  const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data" / "validation", out = dir / "validation";
+  fs::create_directories(out);
+  for (const char* f : {"check_frameworks.csv", "memory.csv", "measured_h200.csv"}) fs::copy_file(source / f, out / f);
+  if (extra) fs::copy_file(source / "mlperf_inference.csv", out / "eval_extra.csv");
+  return out;
+}
+
+TEST_F(IntervalsCli, OnlyTheListedEvaluationFilesCalibrateTheWidthAndNeverTheBands) {
+  namespace fs = std::filesystem;
+  const auto date_free = [](const IntervalFit& fit) {
+    std::string out;
+    for (const auto& line : test::lines_of(interval_fit_toml(fit)))
+      if (line.rfind("fitted_on = ", 0) != 0) out += line + "\n";
+    return out;
+  };
+  IntervalSetup setup = interval_setup();
+  setup.fresh_calibration_files.clear();
+  const IntervalFit without = fit_intervals(small_validation_folder(dir_ / "a", false).string(), setup);
+  // An evaluation file the list does not name changes nothing.
+  const fs::path folder = small_validation_folder(dir_ / "b", true);
+  const IntervalFit unlisted = fit_intervals(folder.string(), setup);
+  EXPECT_EQ(date_free(unlisted), date_free(without));
+  EXPECT_FALSE(unlisted.fresh.present);
+  // Listed, its rows floor the margins only: the calibration files, bands, support counts and what-if spreads stay,
+  // and no interval narrows.
+  setup.fresh_calibration_files = {"eval_extra.csv"};
+  const IntervalFit listed = fit_intervals(folder.string(), setup);
+  ASSERT_TRUE(listed.fresh.present);
+  EXPECT_EQ(listed.fresh.files, std::vector<std::string>{"eval_extra.csv"});
+  EXPECT_EQ(listed.files, without.files);
+  EXPECT_GT(listed.fresh.gpu.rows, 0);
+  ASSERT_EQ(listed.regimes.size(), without.regimes.size());
+  for (const auto& [k, r] : without.regimes) {
+    EXPECT_EQ(listed.regimes.at(k).quantile_low, r.quantile_low) << k;
+    EXPECT_EQ(listed.regimes.at(k).quantile_high, r.quantile_high) << k;
+    EXPECT_LE(listed.regimes.at(k).low, r.low) << k;
+    EXPECT_GE(listed.regimes.at(k).high, r.high) << k;
+  }
+  for (const auto& [g, bins] : without.bin_margins)
+    for (std::size_t b = 0; b < bins.size(); ++b) EXPECT_GE(listed.bin_margins.at(g)[b], bins[b]) << g << " " << b;
+  ASSERT_EQ(listed.support.size(), without.support.size());
+  for (const auto& [c, values] : without.support) {
+    ASSERT_EQ(listed.support.at(c).size(), values.size()) << c;
+    for (const auto& [v, n] : values) {
+      EXPECT_EQ(listed.support.at(c).at(v).rows, n.rows) << c << " " << v;
+      EXPECT_EQ(listed.support.at(c).at(v).sources, n.sources) << c << " " << v;
+    }
+  }
+  EXPECT_EQ(listed.what_ifs.size(), without.what_ifs.size());
+  for (const auto& [k, w] : without.what_ifs) EXPECT_EQ(listed.what_ifs.at(k).spread, w.spread) << k;
+  // A name not in the folder is bad input with the nearest evaluation file; a calibration file is refused.
+  setup.fresh_calibration_files = {"eval_extr.csv"};
+  try {
+    fit_intervals(folder.string(), setup);
+    ADD_FAILURE() << "an unknown fresh calibration file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'eval_extra.csv'"), std::string::npos) << e.what();
+  }
+  setup.fresh_calibration_files = {"memory.csv"};
+  try {
+    fit_intervals(folder.string(), setup);
+    ADD_FAILURE() << "a calibration file was accepted as a fresh calibration file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration file already"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(IntervalsCli, FitIntervalsNamesAnUnknownFreshFileInOneLine) {
+  // data/interval_setup.toml listing a file the validation folder lacks: exit 2, one line, the nearest name.
+  namespace fs = std::filesystem;
+  const fs::path data = dir_ / "data";
+  fs::create_directory(data);
+  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
+    if (e.path().filename() != "interval_setup.toml") fs::create_symlink(e.path(), data / e.path().filename());
+  std::string setup = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "interval_setup.toml");
+  const auto at = setup.find("fresh_calibration_files = [");
+  ASSERT_NE(at, std::string::npos);
+  setup.replace(at, setup.find(']', at) + 1 - at, "fresh_calibration_files = [\"eval_extr.csv\"]");
+  test::write_text(data / "interval_setup.toml", setup);
+  const fs::path folder = small_validation_folder(dir_, true);
+  const test::CliResult r = test::run_perfcast(dir_, "fit-intervals --validation '" + folder.string() + "'",
+                                               "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'eval_extra.csv'"), std::string::npos) << r.err;
 }
 
 TEST_F(IntervalsCli, BadMeasurementsAreOneLineErrors) {

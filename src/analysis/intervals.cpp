@@ -190,12 +190,6 @@ std::string margin_group(const IntervalSetup& setup, const std::string& key) {
   return setup.margin_per_level ? fmt::format("{}:{}", chain_of(key), depth_of(key)) : chain_of(key);
 }
 
-// One held-out row's nonconformity score against a band fitted without its source: how far outside the band it lies
-// (negative inside), in the units the widening adds; +inf where no band covered it at all.
-double band_score(const IntervalSetup& setup, const IntervalRegime* r, double log_ratio) {
-  if (!r) return std::numeric_limits<double>::infinity();
-  return conformal_score(setup.widening, std::log(r->low), std::log(r->median), std::log(r->high), log_ratio);
-}
 
 // The support of `samples`: for every support component, the rows and distinct sources of each value.
 SupportTable support_table(const std::vector<const IntervalSample*>& samples, const IntervalSetup& setup) {
@@ -234,7 +228,18 @@ struct HeldOut {
   std::string group;  // the margin group of the regime that judged it ("" with none)
   double score;
   int bin = 0;        // its support bin against the other sources' rows
+  double lo = 0, md = 0, hi = 0;  // that regime's quantile band, ln (to judge the row under another margin)
 };
+
+// One held-out row scored against band `r` (fitted without its source): how far outside the band it lies (negative
+// inside), in the units the widening adds; +inf where no band covered it at all.
+HeldOut held_out_row(const IntervalSetup& setup, const IntervalSample* s, const IntervalRegime* r, int bin) {
+  if (!r) return {s, "", std::numeric_limits<double>::infinity(), bin};
+  HeldOut h{s, margin_group(setup, r->key), 0, bin, std::log(r->quantile_low), std::log(r->median),
+            std::log(r->quantile_high)};
+  h.score = conformal_score(setup.widening, h.lo, h.md, h.hi, s->log_ratio);
+  return h;
+}
 
 // Every row judged by the bands fitted without its source (leave one source out), and its support bin judged by the
 // other sources' rows: a setup only its own source measured is novel to them.
@@ -252,7 +257,7 @@ std::vector<HeldOut> held_out_scores(const std::vector<const IntervalSample*>& s
       const auto* r = lookup(bands, s->keys);
       const int bin =
           setup.support_bins > 1 ? bin_of(novel_of(support, setup.support_components, s->components).size(), setup.support_bins) : 0;
-      out.push_back({s, r ? margin_group(setup, r->key) : "", band_score(setup, r, s->log_ratio), bin});
+      out.push_back(held_out_row(setup, s, r, bin));
     }
   }
   return out;
@@ -261,7 +266,22 @@ std::vector<HeldOut> held_out_scores(const std::vector<const IntervalSample*>& s
 struct Margins {
   std::map<std::string, double> pooled;               // group -> the conformal quantile of all its held-out scores
   std::map<std::string, std::vector<double>> by_bin;  // group -> one margin per support bin, non-decreasing
+  // With fresh calibration rows: by_bin (and pooled) are the larger of the held-out calibration sources' margins
+  // (held_out) and the fresh rows' (fresh); without, held_out is by_bin and fresh is empty.
+  std::map<std::string, std::vector<double>> held_out, fresh;
 };
+
+// The margins `held_out` floored by `fresh`, bin by bin: the larger of the two, so that a margin never narrows an
+// interval; both non-decreasing in the bin, so is their maximum. A group the fresh rows have no margin for keeps its
+// own, and a group without a held-out margin has no calibrated band to widen.
+std::map<std::string, std::vector<double>> floored(const std::map<std::string, std::vector<double>>& held_out,
+                                                   const std::map<std::string, std::vector<double>>& fresh) {
+  auto out = held_out;
+  for (auto& [g, bins] : out)
+    if (const auto f = fresh.find(g); f != fresh.end())
+      for (std::size_t b = 0; b < bins.size() && b < f->second.size(); ++b) bins[b] = std::max(bins[b], f->second[b]);
+  return out;
+}
 
 // The number of distinct sources of held-out rows.
 int sources_of(const std::vector<const HeldOut*>& v) {
@@ -339,13 +359,99 @@ std::pair<double, double> widened(const IntervalSetup& setup, const IntervalRegi
   return {std::exp(lo), std::exp(hi)};
 }
 
+// The fresh rows' margins (fit_margins over their scores) for the groups whose fresh rows come from at least
+// conformal_min_rows(level) sources, the count below which fit_margins gives up the source-level rule for the
+// effective count of rows: a floor that only widens must rest on sources, and one resting on a few sources' biases
+// says nothing of the next source (with 2, level x (1 + 1/K) = 1.2 at 80%: no source-level quantile at all). Such a
+// group keeps its held-out margin.
+Margins fresh_floor(const std::vector<HeldOut>& scores, const IntervalSetup& setup) {
+  Margins f = fit_margins(scores, setup);
+  std::map<std::string, std::set<std::string>> sources;
+  for (const auto& h : scores) {
+    if (h.group.empty()) continue;
+    sources[h.sample->cpu ? "cpu" : "gpu"].insert(h.sample->source);
+    sources[h.group].insert(h.sample->source);
+  }
+  for (auto it = f.by_bin.begin(); it != f.by_bin.end();)
+    if (static_cast<int>(sources[it->first].size()) < conformal_min_rows(setup.level)) {
+      f.pooled.erase(it->first);
+      it = f.by_bin.erase(it);
+    } else {
+      ++it;
+    }
+  return f;
+}
+
+// The bands of `bands` that a finite margin widens (margins_of's group, bin 0).
+std::map<std::string, IntervalRegime> usable_bands(const std::map<std::string, IntervalRegime>& bands,
+                                                   const std::map<std::string, std::vector<double>>& by_bin,
+                                                   const IntervalSetup& setup) {
+  std::map<std::string, IntervalRegime> out;
+  for (const auto& [k, r] : bands) {
+    const auto* m = margins_of(by_bin, setup, k);
+    if (m && !m->empty() && std::isfinite(m->front())) out[k] = r;
+  }
+  return out;
+}
+
+// The fresh calibration rows scored against the quantile bands of the calibration `samples` (those a finite held-out
+// margin widens), their support bin judged against the calibration rows: to the calibration they are a new source.
+// A fresh row whose source also has calibration rows is scored by the bands and support fitted without that source,
+// so that no row is judged by a band its own source shaped.
+std::vector<HeldOut> fresh_scores(const std::vector<const IntervalSample*>& fresh,
+                                  const std::vector<const IntervalSample*>& samples,
+                                  const std::map<std::string, IntervalRegime>& bands,
+                                  const std::map<std::string, std::vector<double>>& held_out,
+                                  const IntervalSetup& setup) {
+  std::set<std::string> calibration_sources;
+  for (const auto* s : samples) calibration_sources.insert(s->source);
+  std::map<std::string, std::vector<const IntervalSample*>> by_source;
+  for (const auto* s : fresh) by_source[s->source].push_back(s);
+  const auto all_bands = usable_bands(bands, held_out, setup);
+  const SupportTable all_support = setup.support_bins > 1 ? support_table(samples, setup) : SupportTable{};
+  std::vector<HeldOut> out;
+  for (const auto& [source, rows] : by_source) {
+    std::map<std::string, IntervalRegime> own_bands;
+    SupportTable own_support;
+    const bool shared = calibration_sources.count(source) > 0;
+    if (shared) {
+      std::vector<const IntervalSample*> rest;
+      for (const auto* s : samples)
+        if (s->source != source) rest.push_back(s);
+      own_bands = usable_bands(fit_bands(rest, setup), held_out, setup);
+      if (setup.support_bins > 1) own_support = support_table(rest, setup);
+    }
+    const auto& b = shared ? own_bands : all_bands;
+    const auto& support = shared ? own_support : all_support;
+    for (const auto* s : rows) {
+      const int bin =
+          setup.support_bins > 1 ? bin_of(novel_of(support, setup.support_components, s->components).size(), setup.support_bins) : 0;
+      out.push_back(held_out_row(setup, s, lookup(b, s->keys), bin));
+    }
+  }
+  return out;
+}
+
 // The bands of `samples`, each widened by its group's margin for a supported setup (bin 0); a band whose margin is
 // infinite (its group's held-out rows mostly fell outside every band) is left out, so that its rows fall back to a
-// coarser regime or to none.
+// coarser regime or to none. With `fresh` rows, every margin is floored by theirs (fresh_scores, fit_margins), and
+// their scores go to `fresh_out`.
 std::map<std::string, IntervalRegime> calibrated_regimes(const std::vector<const IntervalSample*>& samples,
-                                                        const IntervalSetup& setup, Margins* margins_out = nullptr) {
+                                                        const IntervalSetup& setup, Margins* margins_out = nullptr,
+                                                        const std::vector<const IntervalSample*>* fresh = nullptr,
+                                                        std::vector<HeldOut>* fresh_out = nullptr) {
   auto bands = fit_bands(samples, setup);
-  const Margins margins = fit_margins(held_out_scores(samples, setup), setup);
+  Margins margins = fit_margins(held_out_scores(samples, setup), setup);
+  margins.held_out = margins.by_bin;
+  if (fresh && !fresh->empty()) {
+    auto scores = fresh_scores(*fresh, samples, bands, margins.held_out, setup);
+    const Margins f = fresh_floor(scores, setup);
+    margins.fresh = f.by_bin;
+    margins.by_bin = floored(margins.held_out, f.by_bin);
+    for (auto& [g, m] : margins.pooled)
+      if (const auto p = f.pooled.find(g); p != f.pooled.end()) m = std::max(m, p->second);
+    if (fresh_out) *fresh_out = std::move(scores);
+  }
   std::map<std::string, IntervalRegime> out;
   for (auto& [k, r] : bands) {
     const auto* m = margins_of(margins.by_bin, setup, k);
@@ -757,6 +863,15 @@ IntervalSetup interval_setup() {
   if (const auto* arr = doc["cpu_calibration_files"].as_array())
     for (const auto& node : *arr)
       if (const auto v = node.value<std::string>()) s.cpu_calibration_files.push_back(*v);
+  if (doc.contains("fresh_calibration_files")) {
+    const auto* arr = doc["fresh_calibration_files"].as_array();
+    if (!arr) f.fail("fresh_calibration_files", "must be a list of file names");
+    for (const auto& node : *arr) {
+      const auto v = node.value<std::string>();
+      if (!v || v->empty()) f.fail("fresh_calibration_files", "must hold file names (text)");
+      s.fresh_calibration_files.push_back(*v);
+    }
+  }
   s.support_bins = static_cast<int>(f.number_or("support_bins", 1));
   if (doc.contains("support_pool")) {
     if (const auto w = f.text("support_pool"); w == "bin") s.support_pool = SupportPool::kBin;
@@ -818,16 +933,147 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup) {
+namespace {
+
+// The margin of a held-out row's group (else its chain) and bin in `by_bin`; +inf with none.
+double margin_of_row(const std::map<std::string, std::vector<double>>& by_bin, const HeldOut& h) {
+  if (h.group.empty()) return std::numeric_limits<double>::infinity();
+  auto it = by_bin.find(h.group);
+  if (it == by_bin.end()) it = by_bin.find(h.sample->cpu ? "cpu" : "gpu");
+  if (it == by_bin.end() || it->second.empty()) return std::numeric_limits<double>::infinity();
+  return it->second[std::min<std::size_t>(static_cast<std::size_t>(h.bin), it->second.size() - 1)];
+}
+
+// Whether a held-out row lies inside its band widened by `margin` (a row without a band, or an infinite margin, has no
+// interval: outside), and that interval's width high / low (0 with none).
+bool inside_with(const IntervalSetup& setup, const HeldOut& h, double margin, double& width) {
+  width = 0;
+  if (h.group.empty() || !std::isfinite(margin)) return false;
+  double lo = 0, hi = 0;
+  widen_band(setup.widening, h.lo, h.md, h.hi, margin, lo, hi);
+  width = std::exp(hi - lo);
+  return h.sample->log_ratio >= lo && h.sample->log_ratio <= hi;
+}
+
+// The fresh calibration rows judged before the floor (held-out calibration margins), after it in sample, and after it
+// with the floor refitted without their file and without their source; the calibration rows in sample before it.
+void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, const std::vector<HeldOut>& held,
+                  const Margins& margins) {
+  const IntervalSetup& setup = fit.setup;
+  auto& fr = fit.fresh;
+  fr.present = true;
+  fr.held_out_margins = margins.held_out;
+  fr.fresh_margins = margins.fresh;
+  std::set<std::string> calibration_sources;
+  for (const auto& s : samples) calibration_sources.insert(s.source);
+  // The shipped margins with the fresh floor refitted without the rows `leave` names, for those rows.
+  const auto without = [&](const auto& leave) {
+    std::vector<HeldOut> rest;
+    for (const auto& h : held)
+      if (!leave(h)) rest.push_back(h);
+    return floored(margins.held_out, fresh_floor(rest, setup).by_bin);
+  };
+  std::map<std::string, std::map<std::string, std::vector<double>>> by_file, by_source;
+  for (const auto& h : held) {
+    if (!by_file.count(h.sample->file))
+      by_file[h.sample->file] = without([&](const HeldOut& o) { return o.sample->file == h.sample->file; });
+    if (!by_source.count(h.sample->source))
+      by_source[h.sample->source] = without([&](const HeldOut& o) { return o.sample->source == h.sample->source; });
+  }
+  struct Tally {
+    int rows = 0, before = 0, after = 0, lofo = 0, loso = 0;
+    std::vector<double> width_before, width_after;
+    std::map<std::string, std::pair<int, int>> files, sources;  // rows, inside when left out
+  };
+  std::map<std::string, Tally> per_file;
+  Tally gpu, cpu;
+  for (const auto& h : held) {
+    fr.overlap_rows += calibration_sources.count(h.sample->source) ? 1 : 0;
+    double wb = 0, wa = 0, unused = 0;
+    const bool before = inside_with(setup, h, margin_of_row(margins.held_out, h), wb);
+    const bool after = inside_with(setup, h, margin_of_row(margins.by_bin, h), wa);
+    const bool lofo = inside_with(setup, h, margin_of_row(by_file.at(h.sample->file), h), unused);
+    const bool loso = inside_with(setup, h, margin_of_row(by_source.at(h.sample->source), h), unused);
+    for (Tally* t : {&per_file[h.sample->file], h.sample->cpu ? &cpu : &gpu}) {
+      ++t->rows;
+      t->before += before;
+      t->after += after;
+      t->lofo += lofo;
+      t->loso += loso;
+      if (wb > 0) t->width_before.push_back(wb);
+      if (wa > 0) t->width_after.push_back(wa);
+      auto& f = t->files[h.sample->file];
+      ++f.first;
+      f.second += lofo;
+      auto& s = t->sources[h.sample->source];
+      ++s.first;
+      s.second += loso;
+    }
+  }
+  const auto coverage = [](const Tally& t) {
+    IntervalFit::FreshCalibration::Coverage c;
+    const auto share = [&](int k) { return t.rows ? static_cast<double>(k) / t.rows : 0.0; };
+    const auto weighted = [](const std::map<std::string, std::pair<int, int>>& m) {
+      double sum = 0;
+      for (const auto& [name, n] : m) sum += static_cast<double>(n.second) / n.first;
+      return m.empty() ? 0.0 : sum / static_cast<double>(m.size());
+    };
+    c.rows = t.rows;
+    c.files = static_cast<int>(t.files.size());
+    c.sources = static_cast<int>(t.sources.size());
+    c.before = share(t.before);
+    c.after = share(t.after);
+    c.left_out_file = share(t.lofo);
+    c.left_out_source = share(t.loso);
+    c.files_weighted = weighted(t.files);
+    c.sources_weighted = weighted(t.sources);
+    c.width_before = median_of(t.width_before);
+    c.width_after = median_of(t.width_after);
+    return c;
+  };
+  for (const auto& [file, t] : per_file) fr.by_file[file] = coverage(t);
+  fr.gpu = coverage(gpu);
+  fr.cpu = coverage(cpu);
+  // The calibration rows in sample with the held-out margins alone: what the floor costs them in width.
+  Margins before;
+  before.by_bin = margins.held_out;
+  int gpu_rows = 0, gpu_in = 0, cpu_rows = 0, cpu_in = 0;
+  std::vector<double> gpu_width, cpu_width;
+  for (const auto& s : samples) {
+    const Judged j = judge(fit.regimes, before, fit.support, setup, s);
+    (s.cpu ? cpu_rows : gpu_rows) += 1;
+    (s.cpu ? cpu_in : gpu_in) += inside(j, s.log_ratio) ? 1 : 0;
+    if (j.regime) (s.cpu ? cpu_width : gpu_width).push_back(j.high / j.low);
+  }
+  fr.in_sample_before = gpu_rows ? static_cast<double>(gpu_in) / gpu_rows : 0;
+  fr.cpu_in_sample_before = cpu_rows ? static_cast<double>(cpu_in) / cpu_rows : 0;
+  fr.median_width_before = median_of(gpu_width);
+  fr.cpu_median_width_before = median_of(cpu_width);
+}
+
+}  // namespace
+
+IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup,
+                          const std::vector<IntervalSample>& fresh) {
   IntervalFit fit;
   fit.setup = setup;
-  std::vector<const IntervalSample*> all;
+  std::vector<const IntervalSample*> all, fresh_all;
   for (const auto& s : samples) all.push_back(&s);
+  for (const auto& s : fresh) fresh_all.push_back(&s);
+  // The fresh rows without those of `sources` (the sources a leave-out refit drops): a source's rows never choose
+  // the widening they are judged by, whichever file holds them.
+  const auto fresh_without = [&](const std::set<std::string>& sources) {
+    std::vector<const IntervalSample*> out;
+    for (const auto* s : fresh_all)
+      if (!sources.count(s->source)) out.push_back(s);
+    return out;
+  };
   // One fit over every row: CPU rows carry only `device=cpu` keys, so they never enter a GPU regime (nor GPU rows a
   // CPU one), and the widening is chosen per chain. Coverage is judged for GPU rows (the figures the table always
   // reported) and CPU rows apart.
   Margins margins;
-  fit.regimes = calibrated_regimes(all, setup, &margins);
+  std::vector<HeldOut> fresh_held;  // the fresh rows scored against the bands of all calibration rows
+  fit.regimes = calibrated_regimes(all, setup, &margins, &fresh_all, &fresh_held);
   fit.margins = margins.pooled;
   fit.bin_margins = margins.by_bin;
   fit.support = support_table(all, setup);
@@ -847,7 +1093,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
     for (const auto& s : samples)
       if (s.source != source) rest.push_back(&s);
     Margins m;
-    const auto calibrated = calibrated_regimes(rest, setup, &m);
+    const auto fresh_rest = fresh_without({source});
+    const auto calibrated = calibrated_regimes(rest, setup, &m, &fresh_rest);
     const auto quantiles = fit_bands(rest, setup);
     const SupportTable support = support_table(rest, setup);
     for (const auto* s : rows) {
@@ -879,7 +1126,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
       std::vector<const IntervalSample*> rest;
       for (const auto& s : samples)
         if (publisher_id(s.source) != publisher) rest.push_back(&s);
-      calibrated = calibrated_regimes(rest, setup, &m);
+      const auto fresh_rest = fresh_without(sources);
+      calibrated = calibrated_regimes(rest, setup, &m, &fresh_rest);
       support = support_table(rest, setup);
     }
     int in = 0;
@@ -979,13 +1227,14 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.mean_width = mean_of(cpu.width);
   for (const auto& [name, t] : by_host) fit.by_host[name] = {t.rows, share(t.in, t.rows), share(t.loso, t.rows)};
   fit.loso_median_width = median_of(loso_widths);
+  if (!fresh.empty()) fresh_report(fit, samples, fresh_held, margins);
   // The same fit with one margin per group (the intervals before the support widening), judged the same ways, and
   // the GPU rows per support bin before and after.
   IntervalFit pooled_fit;
   if (setup.support_bins > 1) {
     IntervalSetup one = setup;
     one.support_bins = 1;
-    pooled_fit = fit_intervals(samples, one);
+    pooled_fit = fit_intervals(samples, one, fresh);
     fit.pooled = {true,
                   pooled_fit.in_sample_coverage,
                   pooled_fit.loso_coverage,
@@ -1038,6 +1287,30 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
 IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
   std::vector<std::filesystem::path> files;
   for (const auto& f : calibration_files(dir)) files.emplace_back(f);
+  // The fresh calibration files are checked before anything is predicted: each must be in `dir` and must not be a
+  // calibration file already (its rows would then judge bands they shaped).
+  std::vector<std::filesystem::path> fresh_files;
+  {
+    std::set<std::string> calibration;
+    for (const auto& f : files) calibration.insert(f.filename().string());
+    calibration.insert(setup.cpu_calibration_files.begin(), setup.cpu_calibration_files.end());
+    std::vector<std::string> candidates;  // the evaluation files in `dir`, for a typo's suggestion
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (const auto name = e.path().filename().string();
+          e.path().extension() == ".csv" && name.rfind("eval_", 0) == 0 && !calibration.count(name))
+        candidates.push_back(name);
+    std::sort(candidates.begin(), candidates.end());
+    std::set<std::string> seen;
+    for (const auto& name : setup.fresh_calibration_files) {
+      if (calibration.count(name))
+        throw InputError(fmt::format("data/interval_setup.toml fresh_calibration_files names '{}', a calibration file "
+                                     "already: list evaluation files (eval_*.csv) whose rows no choice was made with",
+                                     name));
+      if (std::find(candidates.begin(), candidates.end(), name) == candidates.end())
+        throw_unknown("fresh calibration file (data/interval_setup.toml fresh_calibration_files)", name, candidates);
+      if (seen.insert(name).second) fresh_files.push_back(std::filesystem::path(dir) / name);
+    }
+  }
   // Calibration files whose names start with eval_ (data/validation/README.md): their CPU rows join the fit.
   std::set<std::string> cpu_only;
   for (const auto& name : setup.cpu_calibration_files)
@@ -1045,9 +1318,20 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
       files.push_back(f);
       cpu_only.insert(name);
     }
-  std::vector<IntervalSample> samples;
+  std::vector<IntervalSample> samples, fresh;
   std::vector<std::string> names;
   std::vector<ValidationReport> reports;
+  const auto sample_of = [](const ValidationRow& row, const std::string& file) {
+    IntervalSample s;
+    s.cpu = row.result.prediction->device.kind == DeviceKind::kCpu;
+    s.keys = regime_keys(*row.result.prediction);
+    s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
+    s.source = source_id(row.result.row.source);
+    s.file = file;
+    s.host_bound = host_bound(*row.result.prediction);
+    s.components = support_components(*row.result.prediction);
+    return s;
+  };
   for (const auto& f : files) {
     names.push_back(f.filename().string());
     reports.push_back(validate_file(f.string()));
@@ -1055,20 +1339,17 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
       std::erase_if(reports.back().rows, [](const ValidationRow& row) {
         return row.result.prediction->device.kind != DeviceKind::kCpu;
       });
-    for (const auto& row : reports.back().rows) {
-      IntervalSample s;
-      s.cpu = row.result.prediction->device.kind == DeviceKind::kCpu;
-      s.keys = regime_keys(*row.result.prediction);
-      s.log_ratio = -std::log(row.ratio);  // ratio = predicted / measured
-      s.source = source_id(row.result.row.source);
-      s.file = names.back();
-      s.host_bound = host_bound(*row.result.prediction);
-      s.components = support_components(*row.result.prediction);
-      samples.push_back(std::move(s));
-    }
+    for (const auto& row : reports.back().rows) samples.push_back(sample_of(row, names.back()));
   }
-  IntervalFit fit = fit_intervals(samples, setup);
+  // The fresh rows set the margins' floor only: not the bands, the support counts or the what-if spreads.
+  std::vector<std::string> fresh_names;
+  for (const auto& f : fresh_files) {
+    fresh_names.push_back(f.filename().string());
+    for (const auto& row : validate_file(f.string()).rows) fresh.push_back(sample_of(row, fresh_names.back()));
+  }
+  IntervalFit fit = fit_intervals(samples, setup, fresh);
   fit.files = names;
+  fit.fresh.files = fresh_names;
   {
     // The date the table was fitted (UTC), written beside every fitted number's source (data/intervals.toml).
     const std::time_t now = std::time(nullptr);
@@ -1163,15 +1444,35 @@ std::string interval_fit_toml(const IntervalFit& fit) {
         "support_components = [{}]\nsupport_bins = {}\n",
         names, fit.setup.support_bins);
   }
+  const auto& fr = fit.fresh;
+  if (fr.present) {
+    std::string names;
+    for (const auto& f : fr.files) names += (names.empty() ? "" : ", ") + f;
+    s += fmt::format(
+        "# Fresh-source floor: the rows of {} (data/interval_setup.toml fresh_calibration_files; evaluation files whose\n"
+        "# sources no choice was made with) scored against these bands; [[margin]] held_out is the held-out calibration\n"
+        "# sources' margin, fresh the fresh rows' (the same source-level conformal quantile), value the larger of the two.\n",
+        names);
+  }
+  // A margin's held_out / fresh parts (with the fresh-source floor), for its [[margin]] table.
+  const auto parts = [&](const std::string& g, std::size_t b) {
+    if (!fr.present) return std::string();
+    const auto part = [&](const std::map<std::string, std::vector<double>>& m, const char* name) {
+      const auto it = m.find(g);
+      if (it == m.end() || b >= it->second.size() || !std::isfinite(it->second[b])) return std::string();
+      return fmt::format("{} = {:.4f}\n", name, it->second[b]);
+    };
+    return part(fr.held_out_margins, "held_out") + part(fr.fresh_margins, "fresh");
+  };
   for (const auto& [g, m] : fit.margins) {
     const auto bins = fit.bin_margins.find(g);
     if (fit.setup.support_bins > 1 && bins != fit.bin_margins.end()) {
       for (std::size_t b = 0; b < bins->second.size(); ++b)
         if (std::isfinite(bins->second[b]))
-          s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nbin = {}\nvalue = {:.4f}\npooled = {:.4f}\n", g, b,
-                           bins->second[b], m);
+          s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nbin = {}\nvalue = {:.4f}\npooled = {:.4f}\n{}", g, b,
+                           bins->second[b], m, parts(g, b));
     } else if (std::isfinite(m)) {
-      s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n", g, m);
+      s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n{}", g, m, parts(g, 0));
     }
   }
   for (const auto& [k, w] : fit.what_ifs)
@@ -1193,6 +1494,74 @@ std::string interval_fit_toml(const IntervalFit& fit) {
   return s;
 }
 
+namespace {
+
+// The fresh-source margin section of docs/interval-fit.md.
+std::string fresh_markdown(const IntervalFit& fit) {
+  const auto& su = fit.setup;
+  const auto& fr = fit.fresh;
+  std::string names;
+  for (const auto& f : fr.files) names += (names.empty() ? "`" : ", `") + f + "`";
+  std::string s = fmt::format(
+      "\n## Fresh-source margin\n\n"
+      "The calibration sources informed model choices (docs/calibration.md), so even left out in turn their residuals "
+      "are smaller than those of a source the model was never tuned to, and the held-out margin above them alone "
+      "leaves too many of a fresh source's rows outside. The rows of {} older evaluation files ({}), predicted by a "
+      "model never tuned to their sources, therefore calibrate the interval width (data/interval_setup.toml "
+      "fresh_calibration_files). They never enter a band, a support count, a what-if spread or a point prediction, and "
+      "stay evaluation files for point predictions. Each of their rows is scored against the quantile band that "
+      "judges it in this table (fitted on all calibration rows; fitted without its source for the {} rows whose "
+      "source also has calibration rows), with its support bin judged against the calibration rows (to them it is a "
+      "new source). Each margin group takes the same rule as the held-out margin over those scores, per support bin, "
+      "and ships the larger of the two margins, bin by bin. The larger rather than the fresh margin alone: both "
+      "estimate what a source the margin never saw meets, the maximum never narrows an interval the held-out "
+      "calibration sources call for, and the maximum of two margins non-decreasing in the bin is non-decreasing too. "
+      "A group whose fresh rows come from fewer than {} sources takes no floor: below that count the held-out margins "
+      "give up the source-level rule too (at {:.0f}%), and a floor resting on a few sources' biases says nothing of "
+      "the next source (with K = 2 sources, {:.2f} x (1 + 1/K) > 1: no source-level quantile at all). The "
+      "leave-one-source-out and leave-one-publisher-out figures on this page refit the "
+      "floor too, without the left-out sources' fresh rows.\n\n"
+      "The floor is itself judged out of sample: each fresh file's rows are judged by the floor refitted without that "
+      "file (leave one file out: a file is one gathering of sources, so this is the stricter test), and likewise "
+      "without each source. Before: the held-out calibration margins alone (the intervals without this section).\n\n"
+      "| fresh rows | files | sources | rows | before | after, in sample | after, leave one file out: rows | files (each "
+      "the same) | leave one source out: rows | sources (each the same) | median width: before | after |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      fr.files.size(), names, fr.overlap_rows, conformal_min_rows(su.level), su.level * 100, su.level);
+  for (const auto& [name, c] : {std::pair<const char*, const IntervalFit::FreshCalibration::Coverage&>{"GPU", fr.gpu},
+                                {"CPU", fr.cpu}})
+    if (c.rows)
+      s += fmt::format("| {} | {} | {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} |\n",
+                       name, c.files, c.sources, c.rows, c.before * 100, c.after * 100, c.left_out_file * 100,
+                       c.files_weighted * 100, c.left_out_source * 100, c.sources_weighted * 100, c.width_before,
+                       c.width_after);
+  s += "\n| fresh file | rows | sources | before | after, in sample | after, file left out | after, each source left out |\n"
+       "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [file, c] : fr.by_file)
+    s += fmt::format("| {} | {} | {} | {:.0f}% | {:.0f}% | {:.0f}% | {:.0f}% |\n", file, c.rows, c.sources,
+                     c.before * 100, c.after * 100, c.left_out_file * 100, c.left_out_source * 100);
+  s += "\n| margin group | support bin | held-out calibration sources | fresh sources | shipped (the larger) |\n"
+       "|---|---:|---:|---:|---:|\n";
+  for (const auto& [g, bins] : fit.bin_margins)
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      const auto at = [&](const std::map<std::string, std::vector<double>>& m) {
+        const auto it = m.find(g);
+        return it == m.end() || b >= it->second.size() ? std::string("none (too few sources)")
+                                                       : margin_text(su, it->second[b]);
+      };
+      s += fmt::format("| {} | {} | {} | {} | {} |\n", g, b, at(fr.held_out_margins), at(fr.fresh_margins),
+                       margin_text(su, bins[b]));
+    }
+  s += fmt::format(
+      "\n| calibration rows, in sample | before | after | median width: before | after |\n|---|---:|---:|---:|---:|\n"
+      "| GPU | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} |\n| CPU | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} |\n",
+      fr.in_sample_before * 100, fit.in_sample_coverage * 100, fr.median_width_before, fit.median_width,
+      fr.cpu_in_sample_before * 100, fit.cpu.in_sample * 100, fr.cpu_median_width_before, fit.cpu.median_width);
+  return s;
+}
+
+}  // namespace
+
 std::string interval_fit_markdown(const IntervalFit& fit) {
   const auto& su = fit.setup;
   std::string s = fmt::format(
@@ -1206,7 +1575,7 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       "falls ({}). Each margin group ({}) widens its bands by {}; a "
       "level with fewer than {} held-out rows takes its chain's margin. Bands stay regime-dependent: wide where the "
       "model is weak, narrow where it holds. The leave-one-source-out figures below refit the whole procedure (bands and "
-      "margins) without each source, so a source's rows never choose the widening they are judged by.\n\n"
+      "margins) without each source, so a source's rows never choose the widening they are judged by.{}\n\n"
       "A new setup's error is a bias shared by its rows (its harness, host, versions) plus noise within it, so the "
       "figure that matters for a fresh source is the leave-one-source-out coverage with every source weighing the same "
       "(the mean of the per-source coverages below), not the row-weighted one, which one large benchmark log "
@@ -1215,7 +1584,7 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       "(each the same) | sources under 60% | median width (high / low) | mean width |\n|---|---:|---:|---:|---:|---:|---:|\n"
       "| quantile bands alone (before the widening) | {:.1f}% | {:.1f}% | {:.1f}% | | {:.3f} | |\n"
       "| calibrated (quantile bands widened) | {:.1f}% | {:.1f}% | {:.1f}% | {} | {:.3f} | {:.3f} |\n\n"
-      "## Margins\n\n| group | held-out rows' widening |\n|---|---|\n",
+      "## Margins\n\n| group | {} |\n|---|---|\n",
       fit.samples, fit.regimes.size() - (fit.regimes.count("all") ? 1 : 0) - (fit.regimes.count("device=cpu") ? 1 : 0),
       su.min_rows, su.min_sources, conformal_min_rows(su.level), su.level * 100, (1 - su.level) / 2 * 100,
       (1 + su.level) / 2 * 100,
@@ -1223,11 +1592,18 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
           ? "additive: max(ln low - r, r - ln high), a margin added to both log bounds"
           : "scale: the distance from the median over that side's half-width, a factor on both sides",
       su.margin_per_level ? "a chain, GPU or CPU, and a level of it: the number of dimensions a key names" : "a chain, GPU or CPU",
-      margin_rule(su), conformal_min_rows(su.level), fit.samples, fit.leave_one_source_out.size(),
+      margin_rule(su), conformal_min_rows(su.level),
+      fit.fresh.present
+          ? " Every margin then takes a floor from fresh sources, rows of evaluation files the model was never tuned to "
+            "(Fresh-source margin below), judged leaving each of their files out; the margins below are the shipped ones."
+          : "",
+      fit.samples, fit.leave_one_source_out.size(),
       fit.quantile_in_sample * 100, fit.quantile_loso * 100, fit.quantile_loso_source_weighted * 100,
       fit.quantile_median_width, fit.in_sample_coverage * 100, fit.loso_coverage * 100, fit.loso_source_weighted * 100,
-      fit.loso_sources_below_60, fit.median_width, fit.mean_width);
+      fit.loso_sources_below_60, fit.median_width, fit.mean_width,
+      fit.fresh.present ? "widening: the held-out rows', floored by the fresh sources'" : "held-out rows' widening");
   for (const auto& [g, m] : fit.margins) s += fmt::format("| {} | {} |\n", g, margin_text(su, m));
+  if (fit.fresh.present) s += fresh_markdown(fit);
   s += "\n## Leave-one-source-out coverage per source\n\n| source | rows | quantile bands alone | calibrated |\n"
        "|---|---:|---:|---:|\n";
   for (const auto& [src, c] : fit.leave_one_source_out)

@@ -7,7 +7,7 @@
 // band of the most specific regime in the table, so the interval is wide where the model has been weak and narrow
 // where it has held.
 //
-// A band is built in two steps (split-conformal, docs/interval-fit.md):
+// A band is built in steps (split-conformal, docs/interval-fit.md):
 //  1. the source-weighted (1-level)/2 and (1+level)/2 quantiles of the regime's residuals (asymmetric: they carry
 //     the regime's bias);
 //  2. a widening chosen out of sample: every calibration row is judged by the bands fitted without its source
@@ -17,16 +17,25 @@
 //     held-out rows land inside; counted in sources (MarginWeights::kSourceLevel, shipped), every source weighing the
 //     same and the source the exchangeable unit, so that a fresh source's rows land inside at `level` on average over
 //     sources (a new setup's error is a bias its rows share plus noise within it);
-//  3. with support bins (data/interval_setup.toml support_*), one such margin per bin of novelty: a setup's bin is the
+//  3. a fresh-source floor (data/interval_setup.toml fresh_calibration_files): older evaluation files, whose rows were
+//     predicted by a model never tuned to their sources, serve as calibration for the interval width only. Each of
+//     their rows is scored against the quantile bands of all calibration rows (the bands fitted without its source
+//     where that source also has calibration rows), each group takes the same source-level conformal quantile of
+//     those scores per support bin, and the shipped margin is the larger of the two: the held-out calibration
+//     sources' (step 2) and the fresh sources'. The calibration sources informed model choices, so their held-out
+//     residuals understate a fresh source's; a margin never narrows an interval;
+//  4. with support bins (data/interval_setup.toml support_*), one such margin per bin of novelty: a setup's bin is the
 //     number of its support components (GPU, architecture, runtime and mode, version, precision, family, batch,
 //     host-bound, GPU count) whose value no calibration source measured, judged for a held-out row against the other
 //     sources' rows, so rows only their own source covers are the novel setups; margins never shrink with novelty.
 //     The support counts are fitted and stored with the table, never read from the CSVs at predict time.
 //
-// Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. fit-intervals also reports
-// leave-one-source-out coverage with the whole procedure (both steps) refitted without each source, over rows and with
-// every source weighing the same, the same leaving out each publisher (the owner of a source's repositories) with
-// all its sources, and `perfcast validate` reports coverage on the frozen evaluation files, which the table never saw.
+// Honesty: the table is fitted on the calibration rows, so coverage on them is in-sample. The fresh-source floor is
+// judged leaving each fresh file out (and each fresh source out): the floor refitted without the file's rows judges
+// them. fit-intervals also reports leave-one-source-out coverage with the whole procedure (every step) refitted
+// without each source, over rows and with every source weighing the same, the same leaving out each publisher (the
+// owner of a source's repositories) with all its sources, and `perfcast validate` reports coverage on the frozen
+// evaluation files the table never saw (those not named as fresh calibration files).
 #pragma once
 
 #include <map>
@@ -151,6 +160,10 @@ struct IntervalSetup {
   MarginWeights margin_weights = MarginWeights::kRows;
   // Calibration files named eval_* (data/validation/README.md) whose CPU rows join the fit.
   std::vector<std::string> cpu_calibration_files;
+  // Evaluation files (eval_*) that calibrate the interval width only: their rows' scores against the calibration
+  // bands set a floor under each group's margin (the fresh-source margin); they never enter a band, a support count
+  // or a point prediction.
+  std::vector<std::string> fresh_calibration_files;
   // Support widening: a prediction's support bin is the number of support_components (names of
   // support_components(PredictionFacts)) whose value no calibration source measured, capped at support_bins - 1; each
   // margin group takes one margin per bin, fitted on the held-out rows of that bin (novelty judged against the other
@@ -232,6 +245,30 @@ struct IntervalFit {
   std::vector<char> loso_inside;
   std::vector<double> loso_width;
   std::vector<int> loso_bin;
+  // The fresh-source margin (IntervalSetup::fresh_calibration_files): the margins before it and its own, and the
+  // coverage of the fresh rows before (held-out calibration margins only), after in sample, and after with the floor
+  // refitted without their file (leave one file out) or without their source. A row no band judged counts as outside.
+  struct FreshCalibration {
+    bool present = false;
+    std::vector<std::string> files;
+    std::map<std::string, std::vector<double>> held_out_margins;  // group -> per support bin, calibration sources alone
+    std::map<std::string, std::vector<double>> fresh_margins;     // group -> per support bin, the fresh rows' quantile
+    int overlap_rows = 0;  // fresh rows whose source also has calibration rows (scored by bands fitted without it)
+    struct Coverage {
+      int rows = 0, sources = 0, files = 0;
+      double before = 0, after = 0;   // share of rows inside: held-out calibration margins; the shipped margins
+      double left_out_file = 0;       // inside the shipped margins with the fresh floor refitted without their file
+      double left_out_source = 0;     // ... without their source
+      double files_weighted = 0;      // left_out_file with every file the same (mean of the per-file shares)
+      double sources_weighted = 0;    // left_out_source with every source the same
+      double width_before = 0, width_after = 0;  // median high / low of the intervals that judge the rows
+    };
+    std::map<std::string, Coverage> by_file;  // every fresh file, GPU and CPU rows together
+    Coverage gpu, cpu;                        // per chain
+    // The calibration rows judged in sample with the held-out calibration margins alone (before the floor).
+    double in_sample_before = 0, median_width_before = 0;          // GPU rows
+    double cpu_in_sample_before = 0, cpu_median_width_before = 0;  // CPU rows
+  } fresh;
   // The CPU rows (device=cpu regimes), judged apart: the figures above are over GPU rows only.
   struct CpuCoverage {
     int rows = 0, sources = 0;
@@ -253,9 +290,13 @@ std::string source_id(const std::string& source_column);
 // The publisher of a source: the owner of an "owner/repo" source, else the source itself (a site's host).
 std::string publisher_id(const std::string& source);
 
-// Predicts every measured row of the calibration files in `dir` (files not named eval_*) and fits the table.
+// Predicts every measured row of the calibration files in `dir` (files not named eval_*) and of the setup's fresh
+// calibration files, and fits the table. A fresh calibration file that is missing from `dir`, or that is a calibration
+// file already, is an InputError.
 IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup);
-IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup);
+// The fit of calibration `samples`; `fresh` (rows of the fresh calibration files) set the fresh-source floor only.
+IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const IntervalSetup& setup,
+                          const std::vector<IntervalSample>& fresh = {});
 // One measured what-if: |ln(measured ratio / predicted ratio)| of a pair of rows that differ in one input.
 struct WhatIfSample {
   std::string kind;    // precision | batch | gpu | gpus
