@@ -163,6 +163,22 @@ TEST(AttentionRuntime, PrefetchColumnReachesTheRequest) {
   std::filesystem::remove(path);
 }
 
+TEST(AttentionRuntime, AmpO2ColumnNamesTheNearestValue) {
+  // NVIDIA DeepLearningExamples' BERT run_squad.py runs --fp16 as apex amp O2 (a half model, no autocast): rows
+  // from it say `amp_o2 = yes`; a misspelt value is that row's error with the value it was meant to be.
+  const auto path = std::filesystem::temp_directory_path() / "perfcast_amp_o2_test.csv";
+  std::ofstream(path) << "gpu,model,runtime,mode,precision,batch,seq,amp_o2\n"
+                         "v100-sxm2-16gb,bert_large_squad,pytorch,train,amp,10,384,yes\n"
+                         "v100-sxm2-16gb,bert_large_squad,pytorch,train,amp,10,384,yse\n";
+  const auto rows = read_config_csv(path, false);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(request_from_row(rows[0]).amp_o2);
+  const auto results = predict_rows(rows);
+  EXPECT_TRUE(results[0].prediction);
+  EXPECT_NE(results[1].status.find("did you mean 'yes'"), std::string::npos) << results[1].status;
+  std::filesystem::remove(path);
+}
+
 TEST(AttentionRuntime, DecodeContextColumn) {
   const auto path = write_csv("perfcast_context_test.csv",
                               "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,4096\n"
