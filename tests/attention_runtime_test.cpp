@@ -240,8 +240,11 @@ TEST(RuntimeProfiles, OnnxRuntimeFoldsBatchNormAtInference) {
   // ORT's default graph optimizations fold BatchNormalization into the preceding Conv and fuse Conv + ReLU.
   const Prediction ort = predict(a100("onnxruntime", "resnet50", "infer", "amp"));
   const Prediction eager = predict(a100("pytorch", "resnet50", "infer", "amp"));
-  // ResNet-50 has 53 batch norms and 49 ReLUs that become part of the convolutions.
-  EXPECT_LE(ort.step.launches, eager.step.launches - 53 - 49);
+  // ResNet-50 has 53 batch norms and 49 ReLUs that become part of the convolutions. Counted at FP32: under mixed
+  // precision the two runtimes cast weights by different rules (torch.autocast casts conv/linear weights only).
+  const Prediction ort_fp32 = predict(a100("onnxruntime", "resnet50", "infer", "fp32"));
+  const Prediction eager_fp32 = predict(a100("pytorch", "resnet50", "infer", "fp32"));
+  EXPECT_LE(ort_fp32.step.launches, eager_fp32.step.launches - 53 - 49);
   EXPECT_GT(ort.samples_per_s, eager.samples_per_s);
 }
 
