@@ -192,7 +192,7 @@ PredictRequest request_from_row(const ConfigRow& row) {
   // still pairs with its fp32 sibling.
   if (row.amp_o2 == "yes") r.amp_o2 = true;
   else if (!row.amp_o2.empty() && row.amp_o2 != "no")
-    throw InputError("amp_o2 must be yes or no, got '" + row.amp_o2.substr(0, 40) + "'");
+    throw_unknown("amp_o2 value", row.amp_o2.substr(0, 40), {"yes", "no"});
   r.embedding_precision = row.embedding_precision;  // checked against the precisions where the request resolves
   if (!row.harness.empty()) find_harness(row.harness);
   r.harness = row.harness;
