@@ -12,6 +12,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analysis/predict.h"
 #include "analysis/validate.h"
@@ -216,6 +217,32 @@ TEST(TensorRtEngine, InceptionConcatenationsAreRemovedDenseNetsAreCopied) {
   const double copies = launches_of(predict(dense), OpKind::kDataMovement);
   EXPECT_GT(copies, 0);
   EXPECT_DOUBLE_EQ(copies, launches_of(predict(dense_eager), OpKind::kDataMovement));
+}
+
+// TensorRT's builder times every layer's kernels at each precision the build allows and keeps the fastest: an INT8
+// or FP16 build may still run a layer in FP32 ("TensorRT will choose a higher precision kernel if an implementation
+// with the precision you've selected is not available, or if using it results in a higher overall runtime",
+// NVIDIA/TensorRT#1762, a maintainer; the same in pytorch/TensorRT#93). So an engine built with a lower precision
+// allowed is never slower than the FP32 engine of the same network and batch, on any GPU and at any batch,
+// small batches included, where the kernels wait on latency rather than math.
+TEST(TensorRtEngine, ALowerPrecisionEngineIsNeverSlowerThanItsFp32Engine) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> gpus = {
+      {"tesla-p40", {"int8"}},  // sm_61: dp4a INT8, no fast FP16
+      {"t4", {"fp16", "int8"}},
+      {"a10", {"fp16", "int8"}},
+      {"a100-pcie-40gb", {"fp16", "int8"}},
+      {"l4", {"fp16", "int8"}}};
+  for (const auto& [gpu, precisions] : gpus)
+    for (const std::string model : {"resnet50_v1_5", "googlenet", "bvlc_alexnet"})
+      for (const std::int64_t batch : {1, 8, 128}) {
+        PredictRequest r = engine(gpu, model, batch);
+        r.precision = "fp32";
+        const double fp32 = predict(r).samples_per_s;
+        for (const auto& precision : precisions) {
+          r.precision = precision;
+          EXPECT_GE(predict(r).samples_per_s, fp32) << gpu << " " << model << " batch " << batch << " " << precision;
+        }
+      }
 }
 
 }  // namespace
