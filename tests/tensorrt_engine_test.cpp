@@ -12,6 +12,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analysis/predict.h"
 #include "analysis/validate.h"
@@ -216,6 +217,49 @@ TEST(TensorRtEngine, InceptionConcatenationsAreRemovedDenseNetsAreCopied) {
   const double copies = launches_of(predict(dense), OpKind::kDataMovement);
   EXPECT_GT(copies, 0);
   EXPECT_DOUBLE_EQ(copies, launches_of(predict(dense_eager), OpKind::kDataMovement));
+}
+
+// TensorRT's builder times every layer's kernels at each precision the build allows and keeps the fastest: an INT8
+// or FP16 build may still run a layer in FP32 ("TensorRT will choose a higher precision kernel if an implementation
+// with the precision you've selected is not available, or if using it results in a higher overall runtime",
+// NVIDIA/TensorRT#1762, a maintainer; the same in pytorch/TensorRT#93). So an engine built with a lower precision
+// allowed is never slower than the FP32 engine of the same network and batch, on any GPU and at any batch,
+// small batches included, where the kernels wait on latency rather than math.
+TEST(TensorRtEngine, ALowerPrecisionEngineIsNeverSlowerThanItsFp32Engine) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> gpus = {
+      {"tesla-p40", {"int8"}},  // sm_61: dp4a INT8, no fast FP16
+      {"t4", {"fp16", "int8"}},
+      {"a10", {"fp16", "int8"}},
+      {"a100-pcie-40gb", {"fp16", "int8"}},
+      {"l4", {"fp16", "int8"}}};
+  for (const auto& [gpu, precisions] : gpus)
+    for (const std::string model : {"resnet50_v1_5", "googlenet", "bvlc_alexnet"})
+      for (const std::int64_t batch : {1, 8, 128}) {
+        PredictRequest r = engine(gpu, model, batch);
+        r.precision = "fp32";
+        const double fp32 = predict(r).samples_per_s;
+        for (const auto& precision : precisions) {
+          r.precision = precision;
+          EXPECT_GE(predict(r).samples_per_s, fp32) << gpu << " " << model << " batch " << batch << " " << precision;
+        }
+      }
+}
+
+// Techn08055/tensorrt-precision-lab (GitHub, commit 56a0f0e, video_dossier.md and profiling/nsys/*_kern_sum.csv):
+// ResNet-50 at batch 1 under TensorRT 10.14 on an RTX 4050 Laptop GPU (sm_89), GPU kernel time from Nsight Systems:
+// FP16 0.756 ms, INT8 0.446 ms, INT8 1.70x FP16, with 56 of 58 layers in INT8 IMMA kernels. That board is not in the
+// catalog; at batch 1 the ratio is set by the kernels' K-loop steps and launch floors more than by the SM count, so
+// the catalog's sm_89 boards are held to it. perfcast overstates INT8's batch-1 advantage (session 23: L4 1.81x, RTX
+// 4090 2.50x; docs/calibration.md, 'TensorRT INT8 at batch 1, looked at again'): a ratchet at 50%, to be lowered.
+TEST(TensorRtEngine, Int8OverFp16AtBatchOneOnAdaMatchesAMeasuredEngine) {
+  for (const std::string gpu : {"l4", "rtx-4090"}) {
+    PredictRequest r = engine(gpu, "resnet50_v1_5", 1);
+    const double int8_us = predict(r).step.gpu_us;
+    r.precision = "fp16";
+    const double fp16_us = predict(r).step.gpu_us;
+    ASSERT_GT(int8_us, 0) << gpu;
+    EXPECT_NEAR((fp16_us / int8_us) / (0.756 / 0.446), 1.0, 0.50) << gpu << ": FP16 " << fp16_us << " us, INT8 " << int8_us << " us";
+  }
 }
 
 }  // namespace
