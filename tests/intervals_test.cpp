@@ -425,7 +425,8 @@ TEST(Intervals, AnAsymmetricFreshMarginMovesOnlyTheSideFreshSourcesMiss) {
   // sit at N(0, 0.05)): their rows miss only above the band. The asymmetric fresh margin (Romano et al. 2019's
   // asymmetric CQR: each side's own score at (1 + level) / 2) widens the upper bound and leaves the lower one at the
   // held-out calibration margin, while the symmetric margin widens both; each side never drops below the held-out
-  // margin, and the asymmetric interval covers the unseen one-sided sources while being narrower.
+  // margin, and the asymmetric interval covers unseen one-sided sources. (It need not be narrower: each side's quantile
+  // at (1 + level) / 2 carries the finite-sample correction (1 + 1/K) alone.)
   std::mt19937 rng(47);
   IntervalSetup setup;
   setup.margin_weights = MarginWeights::kSourceLevel;
@@ -461,7 +462,6 @@ TEST(Intervals, AnAsymmetricFreshMarginMovesOnlyTheSideFreshSourcesMiss) {
     const auto& s = sym.regimes.at("mode=train;family=x");
     EXPECT_EQ(a.low, p.low);
     EXPECT_GT(a.high, p.high);
-    EXPECT_LT(std::log(a.high / a.low), std::log(s.high / s.low));
     for (int i = 0; i < unseen; ++i) {
       const double x = std::fabs(offset(rng)) + std::normal_distribution<double>(0, within)(rng);
       sym_in += (x >= std::log(s.low) && x <= std::log(s.high)) / static_cast<double>(unseen * draws);
