@@ -179,6 +179,36 @@ TEST(AttentionRuntime, AmpO2ColumnNamesTheNearestValue) {
   std::filesystem::remove(path);
 }
 
+TEST(AttentionRuntime, AmpO2StepMovesWhatApexO2Moves) {
+  // apex amp/_process_optimizer.py (the O2 master-weight path every optimizer but FusedSGD takes):
+  // post_backward_with_master_weights unscales each half gradient into a new FP32 master gradient
+  // (multi_tensor_scale: 2 bytes in, 4 out per parameter), and the patched step() copies the FP32 masters back
+  // into the half model (_master_params_to_model_params: 4 in, 2 out). O2 patches no torch functions
+  // (amp/frontend.py: patch_torch_functions False), so no activation is cast and no cast has a backward node.
+  PredictRequest r = eager_bert("amp", "train");
+  r.amp_o2 = true;
+  r.fused_optimizer = true;
+  const Prediction p = predict(r);
+  const auto bytes_of = [&](const std::string& name) {
+    double bytes = -1;
+    for (const auto& e : p.step.entries)
+      if (e.name == name) bytes = e.cost.bytes;
+    return bytes;
+  };
+  const double params = static_cast<double>(p.params);
+  EXPECT_DOUBLE_EQ(bytes_of("amp.unscale_grads"), 6.0 * params);
+  EXPECT_DOUBLE_EQ(bytes_of("amp.cast_weights"), 6.0 * params);
+  EXPECT_EQ(bytes_of("amp.cast_activations"), -1.0);
+  EXPECT_EQ(bytes_of("amp.cast_grads"), -1.0);
+  // DeepLearningExamples' modeling.py runs dropout on the half probabilities: training adds its read and write of
+  // 2 bytes each and PyTorch's 1-byte mask per score element, and nothing else, to the forward attention.
+  PredictRequest infer = r;
+  infer.mode = parse_mode("infer");
+  const double added = attention_entry(p, Phase::kForward).cost.bytes -
+                       attention_entry(predict(infer), Phase::kForward).cost.bytes;
+  EXPECT_NEAR(added, 5.0 * kScores, 1e-6 * kScores);
+}
+
 TEST(AttentionRuntime, DecodeContextColumn) {
   const auto path = write_csv("perfcast_context_test.csv",
                               "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,4096\n"
