@@ -207,6 +207,11 @@ std::vector<std::string> calibration_files(const std::string& dir) {
 ValidationReport validate_file(const std::string& path) {
   ValidationReport rep;
   rep.file = path;
+  {
+    const auto fresh = interval_setup().fresh_calibration_files;
+    rep.interval_in_sample = std::find(fresh.begin(), fresh.end(),
+                                       std::filesystem::path(path).filename().string()) != fresh.end();
+  }
   // Streamed (issue 14): rows are read and predicted a chunk at a time; each row keeps the facts of its prediction.
   predict_config_file(path, [&](RowResult&& res) {
     if (res.prediction)
