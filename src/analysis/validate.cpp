@@ -49,7 +49,12 @@ RatioStats ratio_stats(const std::vector<const RatioRow*>& rows) {
 void amp_what_ifs(ValidationReport& rep) {
   std::map<std::string, std::vector<const ValidationRow*>> fp32, amp;
   for (const auto& r : rep.rows) {
-    const std::string key = setup_key(r.result.row, {"precision", "batch", "layout", "grad_accum", "fused_optimizer"});
+    static const std::vector<std::string_view> skip = [] {
+      std::vector<std::string_view> s(kPrecisionPairSkip.begin(), kPrecisionPairSkip.end());
+      s.push_back("batch");
+      return s;
+    }();
+    const std::string key = setup_key(r.result.row, skip);
     if (r.result.row.precision == "fp32") fp32[key].push_back(&r);
     if (r.result.row.precision == "amp") amp[key].push_back(&r);
   }
