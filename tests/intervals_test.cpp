@@ -420,6 +420,33 @@ TEST(Intervals, AFreshFloorNeverNarrowsAnInterval) {
   EXPECT_FALSE(fit_intervals(calibration, setup, few).fresh.fresh_margins.count("gpu"));
 }
 
+TEST(Intervals, ALevelGroupWithoutAFreshMarginTakesItsChainsFloor) {
+  // One margin per level (margin_per_level): calibration rows of two families, each judged by its family's regime
+  // (margin group gpu:2). Fresh rows from 16 sources, half of a known family (judged at level 2) and half of a family
+  // no calibration row has (judged by mode=train, level 1): each level group holds 8 fresh sources, fewer than the 9
+  // a source-level quantile at 80% needs, so only the chain gpu has a fresh margin. The level group's margin is
+  // floored by it, as a regime whose level group has no margin takes its chain's (margins_of).
+  std::mt19937 rng(7);
+  IntervalSetup setup;
+  setup.margin_weights = MarginWeights::kSourceLevel;
+  setup.margin_per_level = true;
+  auto calibration = clustered_samples(rng, 12, 30, 0.05, 0.1, "x");
+  for (const auto& y : clustered_samples(rng, 12, 30, 0.05, 0.1, "y")) calibration.push_back(y);
+  auto fresh = fresh_samples(rng, 4, 4, 20, 0.4, 0.1);
+  for (std::size_t i = fresh.size() / 2; i < fresh.size(); ++i)
+    fresh[i].keys = {"mode=train;family=z", "mode=train", "all"};
+  const IntervalFit fit = fit_intervals(calibration, setup, fresh);
+  ASSERT_TRUE(fit.fresh.present);
+  ASSERT_TRUE(fit.fresh.fresh_margins.count("gpu"));
+  EXPECT_FALSE(fit.fresh.fresh_margins.count("gpu:2"));
+  ASSERT_TRUE(fit.fresh.held_out_margins.count("gpu:2"));
+  const auto& held = fit.fresh.held_out_margins.at("gpu:2");
+  const auto& chain = fit.fresh.fresh_margins.at("gpu");
+  EXPECT_GT(chain[0], held[0]);  // the fresh sources' bias: the floor binds
+  ASSERT_TRUE(fit.bin_margins.count("gpu:2"));
+  for (std::size_t b = 0; b < held.size(); ++b) EXPECT_EQ(fit.bin_margins.at("gpu:2")[b], std::max(held[b], chain[b]));
+}
+
 TEST(Intervals, AnAsymmetricFreshMarginMovesOnlyTheSideFreshSourcesMiss) {
   // Fresh sources the model predicts too slow (each source's offset |N(0, 0.4)| above the calibration sources', which
   // sit at N(0, 0.05)): their rows miss only above the band. The asymmetric fresh margin (Romano et al. 2019's
@@ -664,8 +691,8 @@ TEST(Intervals, ShippedTableCoversFreshSourcesAtAboutItsLevel) {
   const IntervalSetup setup = interval_setup();
   for (const auto& f : fit.files) {
     if (f.rfind("eval_", 0) == 0) {
-      EXPECT_NE(std::find(setup.cpu_calibration_files.begin(), setup.cpu_calibration_files.end(), f),
-                setup.cpu_calibration_files.end())
+      EXPECT_NE(std::find(setup.eval_named_calibration_files.begin(), setup.eval_named_calibration_files.end(), f),
+                setup.eval_named_calibration_files.end())
           << f;
     }
   }
@@ -836,6 +863,31 @@ TEST_F(IntervalsCli, ASetupNoCalibrationSourceMeasuredTakesItsBinsWiderMarginAnd
   EXPECT_NE(vt.out.find("by setup components no calibration source measured: 0 new: "), std::string::npos) << vt.out;
 }
 
+TEST_F(IntervalsCli, AnAsymmetricTableWithoutAGroupsUpperMarginWidensBothBoundsByItsMargin) {
+  // An asymmetric table (some group has value_high) that gives the GPU group no upper margin: a setup the table does
+  // not know takes the GPU group's margin on both bounds (the symmetric rule), not the unwidened band.
+  const auto data = data_with_intervals(
+      dir_, "level = 0.8\nwidening = \"additive\"\nsupport_components = [\"gpu\", \"version\"]\nsupport_bins = 3\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 0\nvalue = 0.05\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 1\nvalue = 0.3\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 2\nvalue = 0.3\n"
+            "[[margin]]\ngroup = \"cpu\"\nbin = 0\nvalue = 0.1\nvalue_high = 0.2\n"
+            "[[regime]]\nkey = \"all\"\nrows = 900\nsources = 40\nlow = 0.7\nmedian = 1.0\nhigh = 1.3\n"
+            "quantile_low = 0.7358\nquantile_high = 1.2366\nmargin = 0.05\n"
+            "[support.gpu]\n\"gtx-1080-ti\" = { rows = 40, sources = 3 }\n"
+            "[support.version]\n\"pytorch 2.4\" = { rows = 40, sources = 3 }\n");
+  const test::CliResult fresh = test::run_perfcast(
+      dir_, "predict --gpu a10 --model resnet50 --batch 32 --runtime pytorch --runtime-version 2.4 --json",
+      "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  ASSERT_EQ(fresh.code, 0) << fresh.err;
+  const auto f = nlohmann::json::parse(fresh.out)["throughput"];
+  const double fv = f["samples_per_s"];
+  EXPECT_EQ(f["interval"]["support_bin"], 1);
+  EXPECT_TRUE(f["interval"]["widened"].get<bool>());
+  EXPECT_NEAR(f["low"].get<double>() / fv, 0.7358 * std::exp(-0.3), 1e-6);
+  EXPECT_NEAR(f["high"].get<double>() / fv, 1.2366 * std::exp(0.3), 1e-6);
+}
+
 TEST_F(IntervalsCli, CpuPredictionWithoutACpuRegimeSaysWhyInOneLine) {
   // Only GPU regimes in the table: the CPU prediction carries no interval (it does not borrow "all") and says why.
   const auto data = data_with_intervals(
@@ -953,6 +1005,26 @@ TEST_F(IntervalsCli, OnlyTheListedEvaluationFilesCalibrateTheWidthAndNeverTheBan
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("calibration file already"), std::string::npos) << e.what();
   }
+  // A folder holding no evaluation file says so rather than list no candidates.
+  setup.fresh_calibration_files = {"eval_extra.csv"};
+  try {
+    fit_intervals(small_validation_folder(dir_ / "c", false).string(), setup);
+    ADD_FAILURE() << "a fresh calibration file was accepted from a folder without evaluation files";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no evaluation files (eval_*.csv) in "), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("expected one of"), std::string::npos) << e.what();
+  }
+  // The files named eval_* that are calibration all the same (data/validation/README.md: eval_cpu.csv,
+  // eval_recsys.csv, eval_llm_parallel.csv) are refused too, whether or not the folder holds them.
+  for (const auto* name : {"eval_cpu.csv", "eval_recsys.csv", "eval_llm_parallel.csv"}) {
+    setup.fresh_calibration_files = {name};
+    try {
+      fit_intervals(folder.string(), setup);
+      ADD_FAILURE() << name << " was accepted as a fresh calibration file";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("calibration file already"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(IntervalsCli, FitIntervalsNamesAnUnknownFreshFileInOneLine) {
@@ -974,6 +1046,27 @@ TEST_F(IntervalsCli, FitIntervalsNamesAnUnknownFreshFileInOneLine) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
   EXPECT_NE(r.err.find("did you mean 'eval_extra.csv'"), std::string::npos) << r.err;
+}
+
+TEST_F(IntervalsCli, FitIntervalsRefusesANonTextEvalNamedCalibrationFileInOneLine) {
+  // data/interval_setup.toml eval_named_calibration_files holding a number: exit 2, one line (never skipped).
+  namespace fs = std::filesystem;
+  const fs::path data = dir_ / "data";
+  fs::create_directory(data);
+  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
+    if (e.path().filename() != "interval_setup.toml") fs::create_symlink(e.path(), data / e.path().filename());
+  std::string setup = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "interval_setup.toml");
+  const auto at = setup.find("eval_named_calibration_files = [");
+  ASSERT_NE(at, std::string::npos);
+  setup.replace(at, setup.find(']', at) + 1 - at, "eval_named_calibration_files = [\"eval_cpu.csv\", 3]");
+  test::write_text(data / "interval_setup.toml", setup);
+  const fs::path folder = small_validation_folder(dir_, true);
+  const test::CliResult r = test::run_perfcast(dir_, "fit-intervals --validation '" + folder.string() + "'",
+                                               "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("eval_named_calibration_files"), std::string::npos) << r.err;
 }
 
 TEST_F(IntervalsCli, FitIntervalsNamesABadFreshMarginInOneLine) {

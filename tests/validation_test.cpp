@@ -10,7 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include <filesystem>
+
 #include "analysis/validate.h"
+#include "report/validation_report.h"
 
 namespace perfcast {
 namespace {
@@ -90,6 +93,27 @@ TEST(Validation, PytorchCheckSetStaysWithinItsRatchet) {
   // host-bound batch-1 rows in: mean 22.1 -> 14.5%, every row within 2x.
   EXPECT_LE(s.mean_ape, 15.5);
   EXPECT_GE(s.within_2x, 0.99);
+}
+
+// A file listed in data/interval_setup.toml fresh_calibration_files sets the interval width, so validate says its
+// coverage is in sample. Only the file name decides: a calibration file's rows copied under a listed name (here
+// eval_gpu_fresh.csv, whose own rows stay unread) are flagged, the same rows under their own name are not.
+TEST(Validation, FreshCalibrationFileCoverageIsMarkedInSample) {
+  const ValidationReport own = validate_file(kPytorch);
+  EXPECT_FALSE(own.interval_in_sample);
+  EXPECT_EQ(validation_json(own)["interval_in_sample"], false);
+  EXPECT_EQ(validation_summary_text(own).find("in sample"), std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / "perfcast_in_sample_test";
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / "eval_gpu_fresh.csv";
+  std::filesystem::copy_file(kPytorch, copy, std::filesystem::copy_options::overwrite_existing);
+  const ValidationReport listed = validate_file(copy.string());
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(listed.interval_in_sample);
+  EXPECT_EQ(validation_json(listed)["interval_in_sample"], true);
+  ASSERT_GT(listed.overall.with_interval, 0);
+  EXPECT_NE(validation_summary_text(listed).find("(in sample: this file calibrates the interval width)"),
+            std::string::npos);
 }
 
 TEST(Validation, Gp102PytorchRowsWithinTwoXIncludingHalfPrecision) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,9 +13,31 @@
 
 #include "analysis/validate.h"
 #include "cli_runner.h"
+#include "import/config_csv.h"
 
 namespace perfcast {
 namespace {
+
+TEST(SetupKey, EveryReaderColumnIsInTheKeyOrExcluded) {
+  // Leaving a column out of the key changes it exactly when the key holds that column (each column adds one field):
+  // every column the reader takes is either in the key or named in kSetupKeyExclusions, never both, never neither.
+  const ConfigRow row;
+  const std::string full = setup_key(row, {});
+  const auto& cols = reader_columns();
+  for (const auto name : cols) {
+    const bool excluded =
+        std::find(kSetupKeyExclusions.begin(), kSetupKeyExclusions.end(), name) != kSetupKeyExclusions.end();
+    EXPECT_EQ(setup_key(row, {name}) != full, !excluded) << name;
+  }
+  for (const auto name : kSetupKeyExclusions) EXPECT_NE(std::find(cols.begin(), cols.end(), name), cols.end()) << name;
+  for (const auto name : kPrecisionPairSkip) EXPECT_NE(std::find(cols.begin(), cols.end(), name), cols.end()) << name;
+  // A setup differs from another in the metric and the model, not in the notes.
+  ConfigRow other = row;
+  other.notes = "another note";
+  EXPECT_EQ(setup_key(other, {}), full);
+  other.model = "resnet50";
+  EXPECT_NE(setup_key(other, {}), full);
+}
 
 const std::string kValidation = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/";
 

@@ -284,14 +284,18 @@ struct Margins {
 };
 
 // The margins `held_out` floored by `fresh`, bin by bin: the larger of the two, so that a margin never narrows an
-// interval; both non-decreasing in the bin, so is their maximum. A group the fresh rows have no margin for keeps its
-// own, and a group without a held-out margin has no calibrated band to widen.
+// interval; both non-decreasing in the bin, so is their maximum. A level group ("gpu:2", margin_per_level) the fresh
+// rows have no margin for takes its chain's fresh margin, as margins_of falls back for a regime; a group with neither
+// keeps its own, and a group without a held-out margin has no calibrated band to widen.
 std::map<std::string, std::vector<double>> floored(const std::map<std::string, std::vector<double>>& held_out,
                                                    const std::map<std::string, std::vector<double>>& fresh) {
   auto out = held_out;
-  for (auto& [g, bins] : out)
-    if (const auto f = fresh.find(g); f != fresh.end())
+  for (auto& [g, bins] : out) {
+    auto f = fresh.find(g);
+    if (f == fresh.end()) f = fresh.find(g.substr(0, g.find(':')));  // the level group's chain
+    if (f != fresh.end())
       for (std::size_t b = 0; b < bins.size() && b < f->second.size(); ++b) bins[b] = std::max(bins[b], f->second[b]);
+  }
   return out;
 }
 
@@ -560,6 +564,16 @@ int conformal_min_rows(double level) {
   return static_cast<int>(std::ceil(2.0 / (1.0 - level) - 1.0 - 1e-9));
 }
 
+namespace {
+// The fewest scores (sources, under the source-level rule) whose conformal quantile at `level` exists: the smallest K
+// with ceil((K + 1) x level) <= K, i.e. level x (1 + 1/K) <= 1 (conformal_quantile below).
+int first_source_level_k(double level) {
+  int k = 1;
+  while (std::ceil((k + 1.0) * level - 1e-9) > k) ++k;
+  return k;
+}
+}  // namespace
+
 double conformal_quantile(std::vector<double> scores, double level) {
   const auto n = static_cast<double>(scores.size());
   const auto k = static_cast<std::size_t>(std::ceil((n + 1.0) * level - 1e-9));
@@ -737,8 +751,11 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   setup.widening = t.widening == "scale" ? Widening::kScale : Widening::kAdditive;
   setup.margin_per_level = true;
   const auto* m = margins_of(t.bin_margins, setup, r->key);
+  if (!m) return iv;
+  // An asymmetric table with no upper margin for this group widens both bounds by the group's (lower) margin, the
+  // symmetric rule, rather than leave the interval unwidened.
   const auto* mh = t.bin_margins_high.empty() ? m : margins_of(t.bin_margins_high, setup, r->key);
-  if (!m || !mh) return iv;
+  if (!mh) mh = m;
   // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
   if (iv.support_bin >= static_cast<int>(m->size()) || iv.support_bin >= static_cast<int>(mh->size()))
     return std::nullopt;
@@ -920,18 +937,19 @@ IntervalSetup interval_setup() {
   else if (w == "sources") s.margin_weights = MarginWeights::kSources;
   else if (w == "source_level") s.margin_weights = MarginWeights::kSourceLevel;
   else f.fail("margin_weights", "must be rows, sources or source_level");
-  if (const auto* arr = doc["cpu_calibration_files"].as_array())
-    for (const auto& node : *arr)
-      if (const auto v = node.value<std::string>()) s.cpu_calibration_files.push_back(*v);
-  if (doc.contains("fresh_calibration_files")) {
-    const auto* arr = doc["fresh_calibration_files"].as_array();
-    if (!arr) f.fail("fresh_calibration_files", "must be a list of file names");
+  // A list of file names; a non-text or empty entry is refused, never skipped.
+  const auto file_list = [&](const char* key, std::vector<std::string>& out) {
+    if (!doc.contains(key)) return;
+    const auto* arr = doc[key].as_array();
+    if (!arr) f.fail(key, "must be a list of file names");
     for (const auto& node : *arr) {
       const auto v = node.value<std::string>();
-      if (!v || v->empty()) f.fail("fresh_calibration_files", "must hold file names (text)");
-      s.fresh_calibration_files.push_back(*v);
+      if (!v || v->empty()) f.fail(key, "must hold file names (text)");
+      out.push_back(*v);
     }
-  }
+  };
+  file_list("eval_named_calibration_files", s.eval_named_calibration_files);
+  file_list("fresh_calibration_files", s.fresh_calibration_files);
   if (doc.contains("fresh_margin")) {
     const std::string m = f.text("fresh_margin");
     if (m == "symmetric") s.fresh_margin = FreshMargin::kSymmetric;
@@ -1372,7 +1390,7 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
   {
     std::set<std::string> calibration;
     for (const auto& f : files) calibration.insert(f.filename().string());
-    calibration.insert(setup.cpu_calibration_files.begin(), setup.cpu_calibration_files.end());
+    calibration.insert(setup.eval_named_calibration_files.begin(), setup.eval_named_calibration_files.end());
     std::vector<std::string> candidates;  // the evaluation files in `dir`, for a typo's suggestion
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (const auto name = e.path().filename().string();
@@ -1385,6 +1403,10 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
         throw InputError(fmt::format("data/interval_setup.toml fresh_calibration_files names '{}', a calibration file "
                                      "already: list evaluation files (eval_*.csv) whose rows no choice was made with",
                                      name));
+      if (candidates.empty())
+        throw InputError(fmt::format("data/interval_setup.toml fresh_calibration_files names '{}': no evaluation files "
+                                     "(eval_*.csv) in {}",
+                                     name, dir));
       if (std::find(candidates.begin(), candidates.end(), name) == candidates.end())
         throw_unknown("fresh calibration file (data/interval_setup.toml fresh_calibration_files)", name, candidates);
       if (seen.insert(name).second) fresh_files.push_back(std::filesystem::path(dir) / name);
@@ -1392,7 +1414,7 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
   }
   // Calibration files whose names start with eval_ (data/validation/README.md): their CPU rows join the fit.
   std::set<std::string> cpu_only;
-  for (const auto& name : setup.cpu_calibration_files)
+  for (const auto& name : setup.eval_named_calibration_files)
     if (const auto f = std::filesystem::path(dir) / name; std::filesystem::exists(f)) {
       files.push_back(f);
       cpu_only.insert(name);
@@ -1633,7 +1655,8 @@ std::string fresh_markdown(const IntervalFit& fit) {
       "calibration sources call for, and the maximum of two margins non-decreasing in the bin is non-decreasing too. "
       "A group whose fresh rows come from fewer than {} sources takes no floor: below that count the held-out margins "
       "give up the source-level rule too (at {:.0f}%), and a floor resting on a few sources' biases says nothing of "
-      "the next source (with K = 2 sources, {:.2f} x (1 + 1/K) > 1: no source-level quantile at all). The "
+      "the next source (with K sources, {:.2f} x (1 + 1/K) > 1 for every K below {}: no source-level quantile at all). "
+      "The "
       "leave-one-source-out and leave-one-publisher-out figures on this page refit the "
       "floor too, without the left-out sources' fresh rows.{}\n\n"
       "The floor is itself judged out of sample: each fresh file's rows are judged by the floor refitted without that "
@@ -1643,6 +1666,7 @@ std::string fresh_markdown(const IntervalFit& fit) {
       "the same) | leave one source out: rows | sources (each the same) | median width: before | after |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       fr.files.size(), names, fr.overlap_rows, conformal_min_rows(su.level), su.level * 100, su.level,
+      first_source_level_k(su.level),
       su.fresh_margin == FreshMargin::kAsymmetric
           ? fmt::format(
                 " The fresh margin is asymmetric (data/interval_setup.toml fresh_margin; the asymmetric variant of "

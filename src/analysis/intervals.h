@@ -176,8 +176,9 @@ struct IntervalSetup {
   Widening widening = Widening::kAdditive;
   bool margin_per_level = false;  // one widening per level of each chain (else one per chain)
   MarginWeights margin_weights = MarginWeights::kRows;
-  // Calibration files named eval_* (data/validation/README.md) whose CPU rows join the fit.
-  std::vector<std::string> cpu_calibration_files;
+  // Calibration files named eval_* (data/validation/README.md): their CPU rows join the fit, and none of them may
+  // be a fresh calibration file.
+  std::vector<std::string> eval_named_calibration_files;
   // Evaluation files (eval_*) that calibrate the interval width only: their rows' scores against the calibration
   // bands set a floor under each group's margin (the fresh-source margin); they never enter a band, a support count
   // or a point prediction.

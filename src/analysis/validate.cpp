@@ -49,7 +49,12 @@ RatioStats ratio_stats(const std::vector<const RatioRow*>& rows) {
 void amp_what_ifs(ValidationReport& rep) {
   std::map<std::string, std::vector<const ValidationRow*>> fp32, amp;
   for (const auto& r : rep.rows) {
-    const std::string key = setup_key(r.result.row, {"precision", "batch", "layout", "grad_accum", "fused_optimizer"});
+    static const std::vector<std::string_view> skip = [] {
+      std::vector<std::string_view> s(kPrecisionPairSkip.begin(), kPrecisionPairSkip.end());
+      s.push_back("batch");
+      return s;
+    }();
+    const std::string key = setup_key(r.result.row, skip);
     if (r.result.row.precision == "fp32") fp32[key].push_back(&r);
     if (r.result.row.precision == "amp") amp[key].push_back(&r);
   }
@@ -207,6 +212,11 @@ std::vector<std::string> calibration_files(const std::string& dir) {
 ValidationReport validate_file(const std::string& path) {
   ValidationReport rep;
   rep.file = path;
+  {
+    const auto fresh = interval_setup().fresh_calibration_files;
+    rep.interval_in_sample = std::find(fresh.begin(), fresh.end(),
+                                       std::filesystem::path(path).filename().string()) != fresh.end();
+  }
   // Streamed (issue 14): rows are read and predicted a chunk at a time; each row keeps the facts of its prediction.
   predict_config_file(path, [&](RowResult&& res) {
     if (res.prediction)

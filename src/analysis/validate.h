@@ -123,6 +123,9 @@ struct ValidationReport {
   std::map<std::string, RatioStats> amp_by_gpu;
   std::vector<MemoryRow> memory_rows;              // rows with a measured peak memory or an out-of-memory outcome
   MemoryStats memory;
+  // The file is one of data/interval_setup.toml fresh_calibration_files: its rows set the interval width, so its
+  // interval coverage is in sample.
+  bool interval_in_sample = false;
 };
 
 ErrorStats error_stats(const std::vector<const ValidationRow*>& rows);

@@ -91,7 +91,7 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::st
   std::map<std::string, std::vector<const ValidationRow*>> by_precision, by_precision_batch, by_gpus;
   for (const auto& v : rep.rows) {
     if (!v.result.prediction->memory.fits || v.predicted <= 0) continue;
-    by_precision[setup_key(v.result.row, {"precision", "layout"})].push_back(&v);
+    by_precision[setup_key(v.result.row, {kPrecisionPairSkip.begin(), kPrecisionPairSkip.end()})].push_back(&v);
     by_precision_batch[setup_key(v.result.row, {"precision", "batch"})].push_back(&v);
     by_gpus[setup_key(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
   }

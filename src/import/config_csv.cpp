@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -33,12 +34,12 @@ namespace {
 // Every column the reader takes, in the order read_row assigns them: the configuration columns (config_columns) and
 // the measurement ones (metric, value, notes, source, memory_mib, memory_measure, oom). The header check knows a
 // column by this list too, so a column the reader takes is never called a typo.
-constexpr std::array<const char*, 40> kReaderColumns{
+constexpr auto kReaderColumns = std::to_array<const char*>({
     "gpu", "model", "runtime", "mode", "precision", "batch", "seq", "n_gpus", "interconnect", "data",
     "optimizer_step", "metric", "value", "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch",
     "context", "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes",
     "source", "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo", "amp_o2",
-    "harness", "embedding_precision", "llm_code", "instances"};
+    "harness", "embedding_precision", "llm_code", "instances"});
 
 // A model file named by a relative path that does not exist from the working folder is looked up from the
 // configurations file's folder and its parents, so that a file can name configs by repository path
@@ -181,8 +182,14 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
   return rows;
 }
 
-std::string setup_key(const ConfigRow& r, std::initializer_list<std::string_view> skip) {
-  const std::pair<std::string_view, const std::string*> cols[] = {
+const std::vector<std::string_view>& reader_columns() {
+  static const std::vector<std::string_view> cols(kReaderColumns.begin(), kReaderColumns.end());
+  return cols;
+}
+
+std::string setup_key(const ConfigRow& r, const std::vector<std::string_view>& skip) {
+  // The row's text of each reader column a key can hold.
+  const std::pair<std::string_view, const std::string*> fields[] = {
       {"gpu", &r.gpu},
       {"model", &r.model},
       {"runtime", &r.runtime},
@@ -216,8 +223,15 @@ std::string setup_key(const ConfigRow& r, std::initializer_list<std::string_view
       {"llm_code", &r.llm_code},
       {"metric", &r.metric}};
   std::string k;
-  for (const auto& [name, v] : cols)
-    if (std::find(skip.begin(), skip.end(), name) == skip.end()) k += *v + "|";
+  for (const std::string_view name : kReaderColumns) {
+    if (std::find(kSetupKeyExclusions.begin(), kSetupKeyExclusions.end(), name) != kSetupKeyExclusions.end() ||
+        std::find(skip.begin(), skip.end(), name) != skip.end())
+      continue;
+    const auto f = std::find_if(std::begin(fields), std::end(fields), [&](const auto& x) { return x.first == name; });
+    if (f == std::end(fields))
+      throw std::logic_error("setup_key: reader column '" + std::string(name) + "' is neither in the key nor excluded");
+    k += *f->second + "|";
+  }
   return k;
 }
 

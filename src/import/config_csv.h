@@ -2,6 +2,7 @@
 // only on request (validation); prediction never sees them.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
@@ -52,7 +53,21 @@ struct ConfigRow {
 // row was timed (`harness`), how cuDNN chose its convolutions (`conv_algo`) and the eager LLM code (`llm_code`) are
 // part of the setup; `amp_o2` and `embedding_precision` say how a half-precision run ran, so an FP32 row leaves
 // them empty and they are not.
-std::string setup_key(const ConfigRow& r, std::initializer_list<std::string_view> skip);
+std::string setup_key(const ConfigRow& r, const std::vector<std::string_view>& skip);
+
+// The reader columns no setup key holds: the measurement (metric stays: a row's metric is part of its setup), its
+// notes, source and memory outcome, and how a half-precision run ran (an FP32 row leaves those empty).
+inline constexpr auto kSetupKeyExclusions = std::to_array<std::string_view>(
+    {"value", "notes", "source", "memory_mib", "memory_measure", "oom", "amp_o2", "embedding_precision"});
+
+// One setup at two precisions (what-if precision pairs, validate's amp/fp32 ratios and `validate --pairs`): the keys
+// skip the precision and what benchmarks choose with it: the layout (AMP channels-last), the gradient accumulation and
+// fused optimizer of NVIDIA's recipes.
+inline constexpr auto kPrecisionPairSkip =
+    std::to_array<std::string_view>({"precision", "layout", "grad_accum", "fused_optimizer"});
+
+// Every column the reader takes, in the order it reads them.
+const std::vector<std::string_view>& reader_columns();
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();

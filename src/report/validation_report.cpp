@@ -65,8 +65,9 @@ std::string validation_summary_text(const ValidationReport& rep) {
     s += fmt::format("amp/fp32 what-ifs: {} pairs, median ratio error {:.1f}%, direction wrong in {}\n",
                      rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.direction_wrong);
   if (o.with_interval > 0) {
-    s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval\n", 100 * o.coverage,
-                     o.with_interval);
+    s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval{}\n", 100 * o.coverage,
+                     o.with_interval,
+                     rep.interval_in_sample ? " (in sample: this file calibrates the interval width)" : "");
     // Coverage per support bin, when some setup has a component no calibration source measured (analysis/intervals.h).
     if (rep.by_support_bin.size() > 1 || (rep.by_support_bin.size() == 1 && !rep.by_support_bin.count("0"))) {
       std::string bins;
@@ -189,6 +190,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   nlohmann::json j;
   j["file"] = rep.file;
   j["overall"] = stats_json(rep.overall);
+  j["interval_in_sample"] = rep.interval_in_sample;
   for (const auto& [k, v] : rep.by_gpu) j["by_gpu"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_model) j["by_model"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
