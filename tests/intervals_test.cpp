@@ -715,7 +715,35 @@ TEST(Intervals, ShippedTableCoversFreshSourcesAtAboutItsLevel) {
       << "data/intervals.toml is stale: regenerate it with perfcast fit-intervals";
 }
 
-class IntervalsCli : public test::ScratchDirTest {};
+// Defined with the fresh-file tests below.
+std::filesystem::path small_validation_folder(const std::filesystem::path& dir, bool extra);
+
+class IntervalsCli : public test::ScratchDirTest {
+ protected:
+  // fit-intervals over a small validation folder with data/interval_setup.toml's setting `key` (from "key = " to the
+  // end of its value: the list's ']' or the line's end) replaced by `replacement`; every other data file is the
+  // repository's.
+  test::CliResult fit_with_setting(const std::string& key, const std::string& replacement) {
+    namespace fs = std::filesystem;
+    const fs::path data = dir_ / "data";
+    fs::create_directory(data);
+    for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
+      if (e.path().filename() != "interval_setup.toml") fs::create_symlink(e.path(), data / e.path().filename());
+    std::string setup = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "interval_setup.toml");
+    const auto at = setup.find("\n" + key + " = ");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << key << " is not in data/interval_setup.toml";
+      return {};
+    }
+    const bool list = setup.compare(at + key.size() + 4, 1, "[") == 0;
+    const auto end = list ? setup.find(']', at) + 1 : setup.find('\n', at + 1);
+    setup.replace(at + 1, end - at - 1, replacement);
+    test::write_text(data / "interval_setup.toml", setup);
+    const fs::path folder = small_validation_folder(dir_, true);
+    return test::run_perfcast(dir_, "fit-intervals --validation '" + folder.string() + "'",
+                              "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  }
+};
 
 TEST_F(IntervalsCli, PredictJsonCarriesTheInterval) {
   // docs/json.md: throughput.low / throughput.high bound the headline throughput; null when it does not fit.
@@ -1029,19 +1057,7 @@ TEST_F(IntervalsCli, OnlyTheListedEvaluationFilesCalibrateTheWidthAndNeverTheBan
 
 TEST_F(IntervalsCli, FitIntervalsNamesAnUnknownFreshFileInOneLine) {
   // data/interval_setup.toml listing a file the validation folder lacks: exit 2, one line, the nearest name.
-  namespace fs = std::filesystem;
-  const fs::path data = dir_ / "data";
-  fs::create_directory(data);
-  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
-    if (e.path().filename() != "interval_setup.toml") fs::create_symlink(e.path(), data / e.path().filename());
-  std::string setup = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "interval_setup.toml");
-  const auto at = setup.find("fresh_calibration_files = [");
-  ASSERT_NE(at, std::string::npos);
-  setup.replace(at, setup.find(']', at) + 1 - at, "fresh_calibration_files = [\"eval_extr.csv\"]");
-  test::write_text(data / "interval_setup.toml", setup);
-  const fs::path folder = small_validation_folder(dir_, true);
-  const test::CliResult r = test::run_perfcast(dir_, "fit-intervals --validation '" + folder.string() + "'",
-                                               "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  const test::CliResult r = fit_with_setting("fresh_calibration_files", "fresh_calibration_files = [\"eval_extr.csv\"]");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
@@ -1050,19 +1066,8 @@ TEST_F(IntervalsCli, FitIntervalsNamesAnUnknownFreshFileInOneLine) {
 
 TEST_F(IntervalsCli, FitIntervalsRefusesANonTextEvalNamedCalibrationFileInOneLine) {
   // data/interval_setup.toml eval_named_calibration_files holding a number: exit 2, one line (never skipped).
-  namespace fs = std::filesystem;
-  const fs::path data = dir_ / "data";
-  fs::create_directory(data);
-  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
-    if (e.path().filename() != "interval_setup.toml") fs::create_symlink(e.path(), data / e.path().filename());
-  std::string setup = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "interval_setup.toml");
-  const auto at = setup.find("eval_named_calibration_files = [");
-  ASSERT_NE(at, std::string::npos);
-  setup.replace(at, setup.find(']', at) + 1 - at, "eval_named_calibration_files = [\"eval_cpu.csv\", 3]");
-  test::write_text(data / "interval_setup.toml", setup);
-  const fs::path folder = small_validation_folder(dir_, true);
-  const test::CliResult r = test::run_perfcast(dir_, "fit-intervals --validation '" + folder.string() + "'",
-                                               "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  const test::CliResult r =
+      fit_with_setting("eval_named_calibration_files", "eval_named_calibration_files = [\"eval_cpu.csv\", 3]");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
@@ -1071,19 +1076,7 @@ TEST_F(IntervalsCli, FitIntervalsRefusesANonTextEvalNamedCalibrationFileInOneLin
 
 TEST_F(IntervalsCli, FitIntervalsNamesABadFreshMarginInOneLine) {
   // data/interval_setup.toml fresh_margin misspelt: exit 2, one line, the setting it meant.
-  namespace fs = std::filesystem;
-  const fs::path data = dir_ / "data";
-  fs::create_directory(data);
-  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
-    if (e.path().filename() != "interval_setup.toml") fs::create_symlink(e.path(), data / e.path().filename());
-  std::string setup = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "interval_setup.toml");
-  const auto at = setup.find("\nfresh_margin = ");
-  ASSERT_NE(at, std::string::npos);
-  setup.replace(at, setup.find('\n', at + 1) - at, "\nfresh_margin = \"asymetric\"");
-  test::write_text(data / "interval_setup.toml", setup);
-  const test::CliResult r = test::run_perfcast(dir_, "fit-intervals --validation '" +
-                                                         small_validation_folder(dir_, true).string() + "'",
-                                               "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'");
+  const test::CliResult r = fit_with_setting("fresh_margin", "fresh_margin = \"asymetric\"");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
