@@ -1696,8 +1696,9 @@ std::string fresh_markdown(const IntervalFit& fit) {
                      c.before * 100, c.after * 100, c.left_out_file * 100, c.left_out_source * 100);
   s += "\n| margin group | support bin | held-out calibration sources | fresh sources | shipped (the larger) |\n"
        "|---|---:|---:|---:|---:|\n";
-  for (const auto& [g, bins] : fit.bin_margins)
+  for (const auto& [group, bins] : fit.bin_margins)
     for (std::size_t b = 0; b < bins.size(); ++b) {
+      const std::string& g = group;  // a structured binding cannot be captured before C++20 in clang
       const auto at = [&](const std::map<std::string, std::vector<double>>& m,
                           const std::map<std::string, std::vector<double>>& high) {
         const auto it = m.find(g);
