@@ -31,16 +31,6 @@ const std::vector<std::string>& config_columns() {
 
 namespace {
 
-// Every column the reader takes, in the order read_row assigns them: the configuration columns (config_columns) and
-// the measurement ones (metric, value, notes, source, memory_mib, memory_measure, oom). The header check knows a
-// column by this list too, so a column the reader takes is never called a typo.
-constexpr auto kReaderColumns = std::to_array<const char*>({
-    "gpu", "model", "runtime", "mode", "precision", "batch", "seq", "n_gpus", "interconnect", "data",
-    "optimizer_step", "metric", "value", "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch",
-    "context", "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes",
-    "source", "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo", "amp_o2",
-    "harness", "embedding_precision", "llm_code", "instances"});
-
 // A model file named by a relative path that does not exist from the working folder is looked up from the
 // configurations file's folder and its parents, so that a file can name configs by repository path
 // (data/validation/models/x.json) and be read from anywhere.
@@ -180,11 +170,6 @@ std::vector<ConfigRow> read_config_csv(const std::filesystem::path& path, bool w
   std::vector<ConfigRow> rows;
   for_each_config_row(path, with_measurements, [&](ConfigRow&& r) { rows.push_back(std::move(r)); });
   return rows;
-}
-
-const std::vector<std::string_view>& reader_columns() {
-  static const std::vector<std::string_view> cols(kReaderColumns.begin(), kReaderColumns.end());
-  return cols;
 }
 
 std::string setup_key(const ConfigRow& r, const std::vector<std::string_view>& skip) {

@@ -66,8 +66,15 @@ inline constexpr auto kSetupKeyExclusions = std::to_array<std::string_view>(
 inline constexpr auto kPrecisionPairSkip =
     std::to_array<std::string_view>({"precision", "layout", "grad_accum", "fused_optimizer"});
 
-// Every column the reader takes, in the order it reads them.
-const std::vector<std::string_view>& reader_columns();
+// Every column the reader takes, in the order read_row assigns them: the configuration columns (config_columns) and
+// the measurement ones (metric, value, notes, source, memory_mib, memory_measure, oom). The header check knows a
+// column by this list too, so a column the reader takes is never called a typo.
+inline constexpr auto kReaderColumns = std::to_array<const char*>({
+    "gpu", "model", "runtime", "mode", "precision", "batch", "seq", "n_gpus", "interconnect", "data",
+    "optimizer_step", "metric", "value", "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch",
+    "context", "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes",
+    "source", "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo", "amp_o2",
+    "harness", "embedding_precision", "llm_code", "instances"});
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();
