@@ -38,6 +38,7 @@ $bin validate data/validation/eval_gpu_s20.csv --markdown "$tmp/eval_gpu_s20.md"
 $bin validate data/validation/eval_gpu_s21.csv --markdown "$tmp/eval_gpu_s21.md" >/dev/null
 $bin validate data/validation/eval_gpu_s22.csv --markdown "$tmp/eval_gpu_s22.md" >/dev/null
 $bin validate data/validation/eval_gpu_s23.csv --markdown "$tmp/eval_gpu_s23.md" >/dev/null
+$bin validate data/validation/eval_gpu_s24.csv --markdown "$tmp/eval_gpu_s24.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -411,6 +412,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "the runs' walltime). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s23.md"
+  echo
+  echo "# Evaluation: eval_gpu_s24.csv (frozen)"
+  echo
+  echo "Gathered in session 24 before that session's model changes were merged, from three sources no other data file"
+  echo "uses: torchtitan's performance page (FSDP2 pre-training of Llama 2 13B / 70B and Llama 3 70B on 64 A100 80GB, bf16,"
+  echo "no or full activation checkpointing), Jan's TensorRT-LLM vs llama.cpp post (Mistral 7B decode at batch 1 after a"
+  echo "2048-token prompt on an RTX 4090 and an RTX 3090: llama.cpp Q4_K_M and TensorRT-LLM 0.7.1 AWQ int4) and OneFlow's XRT"
+  echo "README (BERT-base pre-training at batch 40 on an RTX 2080 Ti: TensorFlow and TensorFlow-XLA, FP32 and mixed"
+  echo "precision). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s24.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
