@@ -39,6 +39,7 @@ $bin validate data/validation/eval_gpu_s21.csv --markdown "$tmp/eval_gpu_s21.md"
 $bin validate data/validation/eval_gpu_s22.csv --markdown "$tmp/eval_gpu_s22.md" >/dev/null
 $bin validate data/validation/eval_gpu_s23.csv --markdown "$tmp/eval_gpu_s23.md" >/dev/null
 $bin validate data/validation/eval_gpu_s24.csv --markdown "$tmp/eval_gpu_s24.md" >/dev/null
+$bin validate data/validation/eval_gpu_s24b.csv --markdown "$tmp/eval_gpu_s24b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -423,6 +424,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "precision). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s24.md"
+  echo
+  echo "# Evaluation: eval_gpu_s24b.csv (frozen)"
+  echo
+  echo "Gathered in session 24 before that session's model changes were merged, from sources no other data file uses:"
+  echo "NVIDIA's MLPerf Inference v0.7 and v1.1 closed submissions (ResNet-50 v1.5 and BERT-Large TensorRT INT8 engines,"
+  echo "Offline and SingleStream, on a T4, an A100 PCIe 40GB and a DGX A100 with one A100 SXM 80GB) and two"
+  echo "tf_cnn_benchmarks reports in ROCm/tensorflow-upstream issues #173 and #256 (training on an RTX 3080 with --use_fp16"
+  echo "in NVIDIA's 20.12 TF2 container, and on a GTX 1080 Ti in FP32 and FP16: ResNet-50/101/152, Inception-v3, VGG-16,"
+  echo "AlexNet). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s24b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
