@@ -838,6 +838,34 @@ TEST_F(IntervalsCli, ASetupNoCalibrationSourceMeasuredTakesItsBinsWiderMarginAnd
   EXPECT_NE(vt.out.find("by setup components no calibration source measured: 0 new: "), std::string::npos) << vt.out;
 }
 
+TEST_F(IntervalsCli, ASupportBinTheTableHasNoMarginForGivesNoInterval) {
+  // fit-intervals writes no [[margin]] for a bin whose margin came out infinite (its held-out rows mostly fell outside
+  // every band), and judges that bin's rows with no interval; a prediction in a bin past the group's last written one
+  // gets none either, while a bin the table lists widens the band by its margin.
+  const auto data = data_with_intervals(
+      dir_, "level = 0.8\nwidening = \"additive\"\nsupport_components = [\"gpu\", \"version\"]\nsupport_bins = 3\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 0\nvalue = 0.05\n"
+            "[[margin]]\ngroup = \"gpu\"\nbin = 1\nvalue = 0.3\n"
+            "[[regime]]\nkey = \"all\"\nrows = 900\nsources = 40\nlow = 0.7\nmedian = 1.0\nhigh = 1.3\n"
+            "quantile_low = 0.7358\nquantile_high = 1.2366\nmargin = 0.05\n"
+            "[support.gpu]\n\"gtx-1080-ti\" = { rows = 40, sources = 3 }\n"
+            "[support.version]\n\"pytorch 2.4\" = { rows = 40, sources = 3 }\n");
+  const std::string env = "env -u PERFCAST_GPU_PATH PERFCAST_DATA='" + data.string() + "'";
+  const auto throughput = [&](const std::string& version) {
+    const test::CliResult r = test::run_perfcast(
+        dir_, "predict --gpu a10 --model resnet50 --batch 32 --runtime pytorch --runtime-version " + version + " --json",
+        env);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["throughput"];
+  };
+  const auto one_new = throughput("2.4");  // the GPU is new: bin 1
+  EXPECT_EQ(one_new["interval"]["support_bin"], 1);
+  EXPECT_NEAR(one_new["high"].get<double>() / one_new["samples_per_s"].get<double>(), 1.2366 * std::exp(0.3), 1e-6);
+  const auto two_new = throughput("2.3");  // the GPU and the version are new: bin 2, which the table does not list
+  EXPECT_TRUE(two_new["low"].is_null());
+  EXPECT_TRUE(two_new["high"].is_null());
+}
+
 TEST_F(IntervalsCli, CpuPredictionWithoutACpuRegimeSaysWhyInOneLine) {
   // Only GPU regimes in the table: the CPU prediction carries no interval (it does not borrow "all") and says why.
   const auto data = data_with_intervals(

@@ -271,19 +271,34 @@ struct Margins {
   std::map<std::string, std::vector<double>> held_out, fresh;
 };
 
+// The margins of margin group `group` in `by_bin`, else those of its chain (a level group "gpu:2", margin_per_level,
+// without margins of its own takes "gpu"'s); nullptr with neither. Every margin lookup goes through it.
+const std::vector<double>* margins_of_group(const std::map<std::string, std::vector<double>>& by_bin,
+                                            const std::string& group) {
+  auto it = by_bin.find(group);
+  if (it == by_bin.end()) it = by_bin.find(group.substr(0, group.find(':')));
+  return it == by_bin.end() ? nullptr : &it->second;
+}
+
+// A group's margin for support bin `bin`: +inf past its last bin. The fit gives every group one margin per bin, and
+// the table it writes leaves out a bin whose margin is infinite (its held-out rows mostly fell outside every band),
+// so a bin past the end is one the fit judged with no interval; the setup gets none either (bin_of caps a setup's
+// bin at the last one, so the last bin already holds the most novel setups).
+double margin_in_bin(const std::vector<double>& margins, int bin) {
+  return bin >= 0 && bin < static_cast<int>(margins.size()) ? margins[static_cast<std::size_t>(bin)]
+                                                            : std::numeric_limits<double>::infinity();
+}
+
 // The margins `held_out` floored by `fresh`, bin by bin: the larger of the two, so that a margin never narrows an
-// interval; both non-decreasing in the bin, so is their maximum. A level group ("gpu:2", margin_per_level) the fresh
-// rows have no margin for takes its chain's fresh margin, as margins_of falls back for a regime; a group with neither
-// keeps its own, and a group without a held-out margin has no calibrated band to widen.
+// interval; both non-decreasing in the bin, so is their maximum. A level group the fresh rows have no margin for takes
+// its chain's fresh margin (margins_of_group); a group with neither keeps its own, and a group without a held-out
+// margin has no calibrated band to widen.
 std::map<std::string, std::vector<double>> floored(const std::map<std::string, std::vector<double>>& held_out,
                                                    const std::map<std::string, std::vector<double>>& fresh) {
   auto out = held_out;
-  for (auto& [g, bins] : out) {
-    auto f = fresh.find(g);
-    if (f == fresh.end()) f = fresh.find(g.substr(0, g.find(':')));  // the level group's chain
-    if (f != fresh.end())
-      for (std::size_t b = 0; b < bins.size() && b < f->second.size(); ++b) bins[b] = std::max(bins[b], f->second[b]);
-  }
+  for (auto& [g, bins] : out)
+    if (const auto* f = margins_of_group(fresh, g))
+      for (std::size_t b = 0; b < bins.size() && b < f->size(); ++b) bins[b] = std::max(bins[b], (*f)[b]);
   return out;
 }
 
@@ -352,9 +367,7 @@ Margins fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup
 // The margins of the group that widens regime `key` (its level's group, else its chain's); nullptr with none.
 const std::vector<double>* margins_of(const std::map<std::string, std::vector<double>>& by_bin,
                                       const IntervalSetup& setup, const std::string& key) {
-  auto it = by_bin.find(margin_group(setup, key));
-  if (it == by_bin.end()) it = by_bin.find(chain_of(key));
-  return it == by_bin.end() ? nullptr : &it->second;
+  return margins_of_group(by_bin, margin_group(setup, key));
 }
 
 // The regime's quantile band widened by `margin`, as factors.
@@ -394,7 +407,7 @@ std::map<std::string, IntervalRegime> usable_bands(const std::map<std::string, I
   std::map<std::string, IntervalRegime> out;
   for (const auto& [k, r] : bands) {
     const auto* m = margins_of(by_bin, setup, k);
-    if (m && !m->empty() && std::isfinite(m->front())) out[k] = r;
+    if (m && std::isfinite(margin_in_bin(*m, 0))) out[k] = r;
   }
   return out;
 }
@@ -460,8 +473,8 @@ std::map<std::string, IntervalRegime> calibrated_regimes(const std::vector<const
   std::map<std::string, IntervalRegime> out;
   for (auto& [k, r] : bands) {
     const auto* m = margins_of(margins.by_bin, setup, k);
-    if (!m || m->empty() || !std::isfinite(m->front())) continue;
-    r.margin = m->front();
+    if (!m || !std::isfinite(margin_in_bin(*m, 0))) continue;
+    r.margin = margin_in_bin(*m, 0);
     std::tie(r.low, r.high) = widened(setup, r, r.margin);
     out[k] = r;
   }
@@ -483,7 +496,7 @@ Judged judge(const std::map<std::string, IntervalRegime>& regimes, const Margins
     j.bin = bin_of(novel_of(support, setup.support_components, s.components).size(), setup.support_bins);
   if (!j.regime) return j;
   const auto* m = margins_of(margins.by_bin, setup, j.regime->key);
-  const double margin = m && j.bin < static_cast<int>(m->size()) ? (*m)[j.bin] : j.regime->margin;
+  const double margin = m ? margin_in_bin(*m, j.bin) : j.regime->margin;
   if (!std::isfinite(margin)) {
     j.regime = nullptr;
     return j;
@@ -696,8 +709,7 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   const auto* m = margins_of(t.bin_margins, setup, r->key);
   if (!m) return iv;
   // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
-  if (iv.support_bin >= static_cast<int>(m->size())) return std::nullopt;
-  const double margin = (*m)[iv.support_bin];
+  const double margin = margin_in_bin(*m, iv.support_bin);
   if (!std::isfinite(margin)) return std::nullopt;
   if (margin <= r->margin) return iv;
   std::tie(iv.low, iv.high) = widened(setup, *r, margin);
@@ -953,11 +965,8 @@ namespace {
 
 // The margin of a held-out row's group (else its chain) and bin in `by_bin`; +inf with none.
 double margin_of_row(const std::map<std::string, std::vector<double>>& by_bin, const HeldOut& h) {
-  if (h.group.empty()) return std::numeric_limits<double>::infinity();
-  auto it = by_bin.find(h.group);
-  if (it == by_bin.end()) it = by_bin.find(h.sample->cpu ? "cpu" : "gpu");
-  if (it == by_bin.end() || it->second.empty()) return std::numeric_limits<double>::infinity();
-  return it->second[std::min<std::size_t>(static_cast<std::size_t>(h.bin), it->second.size() - 1)];
+  const auto* m = h.group.empty() ? nullptr : margins_of_group(by_bin, h.group);
+  return m ? margin_in_bin(*m, h.bin) : std::numeric_limits<double>::infinity();
 }
 
 // Whether a held-out row lies inside its band widened by `margin` (a row without a band, or an infinite margin, has
