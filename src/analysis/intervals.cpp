@@ -14,6 +14,7 @@
 #include "analysis/validate.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "core/toml_reader.h"
 #include "cost/kernel_cost.h"
 
@@ -950,16 +951,6 @@ std::string publisher_id(const std::string& source) {
   return slash == std::string::npos ? source : source.substr(0, slash);
 }
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 namespace {
 
@@ -1053,8 +1044,8 @@ void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, 
     c.left_out_source = share(t.loso);
     c.files_weighted = weighted(t.files);
     c.sources_weighted = weighted(t.sources);
-    c.width_before = median_of(t.width_before);
-    c.width_after = median_of(t.width_after);
+    c.width_before = median(t.width_before);
+    c.width_after = median(t.width_after);
     return c;
   };
   for (const auto& [file, t] : per_file) fr.by_file[file] = coverage(t);
@@ -1073,8 +1064,8 @@ void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, 
   }
   fr.in_sample_before = gpu_rows ? static_cast<double>(gpu_in) / gpu_rows : 0;
   fr.cpu_in_sample_before = cpu_rows ? static_cast<double>(cpu_in) / cpu_rows : 0;
-  fr.median_width_before = median_of(gpu_width);
-  fr.cpu_median_width_before = median_of(cpu_width);
+  fr.median_width_before = median(gpu_width);
+  fr.cpu_median_width_before = median(cpu_width);
 }
 
 }  // namespace
@@ -1229,8 +1220,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.loso_coverage = share(gpu.loso, gpu.rows);
   fit.quantile_in_sample = share(gpu.q_in, gpu.rows);
   fit.quantile_loso = share(gpu.q_loso, gpu.rows);
-  fit.median_width = median_of(gpu.width);
-  fit.quantile_median_width = median_of(gpu.q_width);
+  fit.median_width = median(gpu.width);
+  fit.quantile_median_width = median(gpu.q_width);
   for (const auto& [src, t] : gpu_per_source)
     fit.leave_one_source_out[src] = {t.rows, share(t.loso, t.rows), share(t.q_loso, t.rows)};
   for (const auto& [src, t] : cpu_per_source)
@@ -1243,8 +1234,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.loso = share(cpu.loso, cpu.rows);
   fit.cpu.quantile_in_sample = share(cpu.q_in, cpu.rows);
   fit.cpu.quantile_loso = share(cpu.q_loso, cpu.rows);
-  fit.cpu.median_width = median_of(cpu.width);
-  fit.cpu.quantile_median_width = median_of(cpu.q_width);
+  fit.cpu.median_width = median(cpu.width);
+  fit.cpu.quantile_median_width = median(cpu.q_width);
   fit.loso_source_weighted = per_source_stats(gpu_per_source, false, &fit.loso_sources_below_60);
   fit.quantile_loso_source_weighted = per_source_stats(gpu_per_source, true, nullptr);
   fit.mean_width = mean_of(gpu.width);
@@ -1252,7 +1243,7 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.quantile_loso_source_weighted = per_source_stats(cpu_per_source, true, nullptr);
   fit.cpu.mean_width = mean_of(cpu.width);
   for (const auto& [name, t] : by_host) fit.by_host[name] = {t.rows, share(t.in, t.rows), share(t.loso, t.rows)};
-  fit.loso_median_width = median_of(loso_widths);
+  fit.loso_median_width = median(loso_widths);
   if (!fresh.empty()) fresh_report(fit, samples, fresh_held, margins);
   // The same fit with one margin per group (the intervals before the support widening), judged the same ways, and
   // the GPU rows per support bin before and after.
@@ -1304,8 +1295,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
     }
     c.loso_before = share(in_before, c.rows);
     c.loso_after = share(in_after, c.rows);
-    c.width_before = median_of(t.width_before);
-    c.width_after = median_of(t.width_after);
+    c.width_before = median(t.width_before);
+    c.width_after = median(t.width_after);
   }
   return fit;
 }

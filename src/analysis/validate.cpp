@@ -7,6 +7,7 @@
 #include "analysis/intervals.h"
 #include "analysis/what_if_pairs.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "import/serving_csv.h"
 #include "schedule/llm_parallel.h"
 #include "schedule/memory.h"
@@ -14,13 +15,6 @@
 namespace perfcast {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 constexpr double kMiB = 1048576.0;
 

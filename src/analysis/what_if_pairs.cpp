@@ -8,18 +8,12 @@
 
 #include "analysis/intervals.h"
 #include "core/data_files.h"
+#include "core/median.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double mean(const std::vector<double>& v) {
   double s = 0;
