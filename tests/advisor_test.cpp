@@ -276,17 +276,25 @@ TEST(Advisor, BreakdownSharesCoverTheStep) {
 
 TEST(Advisor, MeasuredAmpWhatIfsStayUnderTheRatchet) {
   // Issue 4 item 6: the amp-vs-fp32 row pairs of published.csv are measured mixed-precision speedups; the
-  // issue target is a median ratio error of at most 10% and the right direction on every GPU.
+  // issue target is a median ratio error of at most 10% and the right direction on every GPU. Every pair of the
+  // file joins the fp32 and amp runs of one setup, each at the batch its run chose (analysis/what_if_pairs.h).
   const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/published.csv");
-  EXPECT_GE(rep.amp_overall.pairs, 60) << "amp/fp32 pairs on Pascal, Turing, Volta and Ampere must all be found";
-  EXPECT_EQ(static_cast<std::size_t>(rep.amp_overall.pairs), rep.amp_ratios.size());
+  ASSERT_EQ(rep.precision_target.count("precision+batch"), 1u);
+  const WhatIfPairStats& s = rep.precision_target.at("precision+batch");
+  EXPECT_GE(s.pairs, 60) << "amp/fp32 pairs on Pascal, Turing, Volta and Ampere must all be found";
+  EXPECT_EQ(static_cast<std::size_t>(s.pairs), rep.precision_pairs.size());
   // The issue target: median ratio error at most 10%. `perfcast validate` reported 10.9% in sessions 2-3 and
   // 8.2% in session 4 (non-fused Winograd F(2x2,3x3)); the target is the bound here.
-  EXPECT_LE(rep.amp_overall.median_error_pct, 10.0);
-  // RATCHET, not the target (which is 0): 3 pairs had the wrong direction in session 4 (a broken A100 run at
-  // 0.19x, an AlexNet inference pair measured 14% slower at amp, an XLA AlexNet pair with no measured gain).
-  EXPECT_LE(rep.amp_overall.direction_wrong, 3);
-  for (const auto& r : rep.amp_ratios) {
+  EXPECT_LE(s.median_error_pct, 10.0);
+  // RATCHET, not the target (issue 13's: at most 1 pair in 20): 14 pairs lie on the wrong side of the gain threshold
+  // of data/what_if_pairs.toml (one ratio reaches a 15% gain, the other not) in session 24, when the plain validate
+  // took its pairs and this measure from `validate --pairs`. Its former measure, a direction with a 3% band, counted 3
+  // (a broken A100 run at 0.19x, an AlexNet inference pair measured 14% slower at amp, an XLA AlexNet pair with no
+  // measured gain). Of the 14, one is that A100 run and one that XLA AlexNet pair (1.02 measured, 1.45 predicted); the
+  // other 12 are GTX 1080 Ti pairs whose measured and predicted gains (8% to 32%) lie on either side of 15%.
+  EXPECT_LE(s.wrong_side, 14);
+  for (const auto& r : rep.precision_pairs) {
+    EXPECT_EQ(r.to, "amp") << r.gpu << " " << r.model;
     EXPECT_GT(r.measured, 0) << r.gpu << " " << r.model;
     EXPECT_GT(r.predicted, 0) << r.gpu << " " << r.model;
   }

@@ -47,7 +47,7 @@ std::vector<WhatIfPair> pairs_of_csv(const std::string& name, const std::string&
   std::filesystem::create_directories(dir);
   const auto path = dir / (name + ".csv");
   std::ofstream(path) << csv;
-  auto pairs = what_if_pairs(validate_file(path.string()), name + ".csv");
+  auto pairs = what_if_pairs(validate_file(path.string()));
   std::filesystem::remove_all(dir);
   return pairs;
 }
@@ -125,7 +125,7 @@ TEST(WhatIfPairs, RowsTimedOrTunedDifferentlyAreNotOneSetup) {
 }
 
 TEST(WhatIfPairs, APlainValidateJoinsOnlyOneSetupsAmpAndFp32Rows) {
-  // `perfcast validate FILE` summarises the file's amp/fp32 what-ifs. NVIDIA DeepLearningExamples' TF BERT-large
+  // `perfcast validate FILE` summarises the file's precision what-ifs. NVIDIA DeepLearningExamples' TF BERT-large
   // pre-training table on one DGX-2 GPU (check_scaling.csv) lists FP32 only at sequence 512 (11.67 seq/s at batch 8)
   // and AMP at 128 (188.04 at batch 64): two sequence lengths, not a what-if, so they make no pair. Of the ResNet-50
   // rows at batch 64 and 128 each amp row pairs with the fp32 row at its own batch.
@@ -142,19 +142,38 @@ TEST(WhatIfPairs, APlainValidateJoinsOnlyOneSetupsAmpAndFp32Rows) {
          "v100-sxm2-16gb,resnet50,pytorch,train,amp,64,,1,synthetic,yes,samples_per_s,1000\n";
   const ValidationReport rep = validate_file(path.string());
   std::filesystem::remove_all(dir);
-  ASSERT_EQ(rep.amp_ratios.size(), 2u);
-  for (const auto& x : rep.amp_ratios) {
+  ASSERT_EQ(rep.precision_pairs.size(), 2u);
+  for (const auto& x : rep.precision_pairs) {
     EXPECT_EQ(x.model, "resnet50");
-    EXPECT_EQ(x.batch_amp, x.batch_fp32);
-    EXPECT_DOUBLE_EQ(x.measured, x.batch_amp == 64 ? 1000.0 / 400.0 : 1100.0 / 410.0);
+    EXPECT_EQ(x.varied, "precision");  // the same batch
+    EXPECT_DOUBLE_EQ(x.measured, x.batch == "64" ? 1000.0 / 400.0 : 1100.0 / 410.0);
   }
+  // The plain validate's pairs are the precision pairs `perfcast validate --pairs` counts for the file.
+  ASSERT_EQ(rep.precision_target.count("precision"), 1u);
+  EXPECT_EQ(rep.precision_target.at("precision").pairs, 2);
+}
+
+TEST(WhatIfPairs, EachRunsBatchPairsAcrossTheLayoutItsPrecisionChose) {
+  // NVIDIA DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md@291f0d02, DGX-1 16GB, 1 GPU
+  // (check_pytorch.csv lines 40-41): FP32 367 img/s at batch 112 in NCHW, AMP 1200 at batch 256 channels-last
+  // (configs.yml picks batch and memory format by precision). The setup holds one row of each, so with the batch
+  // free the two rows are its precision pair although their layouts differ (import/config_csv.h kPrecisionPairSkip).
+  const auto all =
+      pairs_of_csv("perfcast_what_if_pairs_own_batch",
+                   "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,layout,host,conv_algo\n"
+                   "v100-sxm2-16gb,resnet50_v1_5,pytorch,train,fp32,112,,1,real,,samples_per_s,367,,dgx1,autotune\n"
+                   "v100-sxm2-16gb,resnet50_v1_5,pytorch,train,amp,256,,1,real,,samples_per_s,1200,nhwc,dgx1,autotune\n");
+  const auto pairs = of(all, "precision+batch");
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0]->from, "fp32 b112");
+  EXPECT_DOUBLE_EQ(pairs[0]->measured, 1200.0 / 367.0);
 }
 
 TEST(WhatIfPairs, FindsTheMultiGpuRowsTheReadmesCount) {
   // data/validation/README.md and docs/scale-out-validation.md: 88 multi-GPU rows of check_scaling.csv and 744 of
   // published_scaling.csv, each with its 1-GPU row.
-  EXPECT_EQ(of(what_if_pairs(validate_file(kValidation + "check_scaling.csv"), "s"), "gpus").size(), 88u);
-  EXPECT_EQ(of(what_if_pairs(validate_file(kValidation + "published_scaling.csv"), "s"), "gpus").size(), 744u);
+  EXPECT_EQ(of(what_if_pairs(validate_file(kValidation + "check_scaling.csv")), "gpus").size(), 88u);
+  EXPECT_EQ(of(what_if_pairs(validate_file(kValidation + "published_scaling.csv")), "gpus").size(), 744u);
 }
 
 TEST(WhatIfPairs, PublishedAmpSpeedupOfResNet50InferenceOnTheV100) {
@@ -196,7 +215,7 @@ TEST(WhatIfPairs, PrecisionPairsOnTheCalibrationFilesDoNotGetWorse) {
   std::vector<WhatIfPair> all;
   for (const char* f : {"check_frameworks.csv", "check_pascal.csv", "check_pytorch.csv", "check_recent.csv",
                         "check_scaling.csv", "eval_recsys.csv", "recsys_calibration.csv"}) {
-    const auto p = what_if_pairs(validate_file(kValidation + f), f);
+    const auto p = what_if_pairs(validate_file(kValidation + f));
     all.insert(all.end(), p.begin(), p.end());
   }
   const auto precision = of(all, "precision");

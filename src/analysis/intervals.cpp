@@ -14,6 +14,7 @@
 #include "analysis/validate.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "core/toml_reader.h"
 #include "cost/kernel_cost.h"
 
@@ -47,8 +48,7 @@ struct Table {
   std::map<std::string, WhatIfSpread> what_ifs;
   // The support widening (absent from tables fitted without it: then every prediction takes its regime's low / high).
   std::string widening = "additive";
-  std::map<std::string, std::vector<double>> bin_margins;  // margin group -> margin per support bin (the lower bound's)
-  std::map<std::string, std::vector<double>> bin_margins_high;  // the upper bound's, when they differ (else empty)
+  std::map<std::string, std::vector<double>> bin_margins;  // margin group -> margin per support bin
   std::vector<std::string> support_components;
   int support_bins = 1;
   SupportTable support;
@@ -78,7 +78,6 @@ const Table& table() {
         r.quantile_low = f.number_or("quantile_low", r.low);
         r.quantile_high = f.number_or("quantile_high", r.high);
         r.margin = f.number_or("margin", 0);
-        r.margin_high = f.number_or("margin_high", r.margin);
         t.regimes[r.key] = r;
       }
     if (const auto w = doc["widening"].value<std::string>()) t.widening = *w;
@@ -95,11 +94,6 @@ const Table& table() {
         auto& v = t.bin_margins[f.text("group")];
         if (static_cast<int>(v.size()) <= bin) v.resize(bin + 1, std::numeric_limits<double>::quiet_NaN());
         v[bin] = f.number("value");
-        if (tab->contains("value_high")) {
-          auto& h = t.bin_margins_high[f.text("group")];
-          if (static_cast<int>(h.size()) <= bin) h.resize(bin + 1, std::numeric_limits<double>::quiet_NaN());
-          h[bin] = f.number("value_high");
-        }
       }
     if (const auto* sup = doc["support"].as_table())
       for (const auto& [component, values] : *sup)
@@ -276,26 +270,36 @@ struct Margins {
   // With fresh calibration rows: by_bin (and pooled) are the larger of the held-out calibration sources' margins
   // (held_out) and the fresh rows' (fresh); without, held_out is by_bin and fresh is empty.
   std::map<std::string, std::vector<double>> held_out, fresh;
-  // With an asymmetric fresh margin (IntervalSetup::fresh_margin): by_bin, pooled and fresh widen the lower bound and
-  // these the upper one; empty when both bounds take the same margin.
-  std::map<std::string, double> pooled_hi;
-  std::map<std::string, std::vector<double>> by_bin_hi, fresh_hi;
-  const std::map<std::string, std::vector<double>>& upper() const { return by_bin_hi.empty() ? by_bin : by_bin_hi; }
 };
 
+// The margins of margin group `group` in `by_bin`, else those of its chain (a level group "gpu:2", margin_per_level,
+// without margins of its own takes "gpu"'s); nullptr with neither. Every margin lookup goes through it.
+const std::vector<double>* margins_of_group(const std::map<std::string, std::vector<double>>& by_bin,
+                                            const std::string& group) {
+  auto it = by_bin.find(group);
+  if (it == by_bin.end()) it = by_bin.find(group.substr(0, group.find(':')));
+  return it == by_bin.end() ? nullptr : &it->second;
+}
+
+// A group's margin for support bin `bin`: +inf past its last bin. The fit gives every group one margin per bin, and
+// the table it writes leaves out a bin whose margin is infinite (its held-out rows mostly fell outside every band),
+// so a bin past the end is one the fit judged with no interval; the setup gets none either (bin_of caps a setup's
+// bin at the last one, so the last bin already holds the most novel setups).
+double margin_in_bin(const std::vector<double>& margins, int bin) {
+  return bin >= 0 && bin < static_cast<int>(margins.size()) ? margins[static_cast<std::size_t>(bin)]
+                                                            : std::numeric_limits<double>::infinity();
+}
+
 // The margins `held_out` floored by `fresh`, bin by bin: the larger of the two, so that a margin never narrows an
-// interval; both non-decreasing in the bin, so is their maximum. A level group ("gpu:2", margin_per_level) the fresh
-// rows have no margin for takes its chain's fresh margin, as margins_of falls back for a regime; a group with neither
-// keeps its own, and a group without a held-out margin has no calibrated band to widen.
+// interval; both non-decreasing in the bin, so is their maximum. A level group the fresh rows have no margin for takes
+// its chain's fresh margin (margins_of_group); a group with neither keeps its own, and a group without a held-out
+// margin has no calibrated band to widen.
 std::map<std::string, std::vector<double>> floored(const std::map<std::string, std::vector<double>>& held_out,
                                                    const std::map<std::string, std::vector<double>>& fresh) {
   auto out = held_out;
-  for (auto& [g, bins] : out) {
-    auto f = fresh.find(g);
-    if (f == fresh.end()) f = fresh.find(g.substr(0, g.find(':')));  // the level group's chain
-    if (f != fresh.end())
-      for (std::size_t b = 0; b < bins.size() && b < f->second.size(); ++b) bins[b] = std::max(bins[b], f->second[b]);
-  }
+  for (auto& [g, bins] : out)
+    if (const auto* f = margins_of_group(fresh, g))
+      for (std::size_t b = 0; b < bins.size() && b < f->size(); ++b) bins[b] = std::max(bins[b], (*f)[b]);
   return out;
 }
 
@@ -312,11 +316,8 @@ int sources_of(const std::vector<const HeldOut*>& v) {
 // over the group's held-out rows of that bin; a bin of fewer than conformal_min_rows sources pools with the next
 // better-supported bins until it has them (the group's pooled margin when even all of them fall short), and a bin
 // never takes a narrower margin than a better-supported one (the running maximum: widening only adds coverage).
-// `level` is the quantile's (setup.level unless given: an asymmetric side takes (1 + level) / 2); the counts below
-// which a group or a bin gives up its own quantile stay those of setup.level, which are also the fewest sources that
-// give a finite source-level quantile at (1 + level) / 2: (1 + level) / (1 - level) = conformal_min_rows(level).
-Margins fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup, double level = 0) {
-  if (level <= 0) level = setup.level;
+Margins fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup) {
+  const double level = setup.level;
   std::map<std::string, std::vector<const HeldOut*>> by_group;
   for (const auto& h : held) {
     if (h.group.empty()) continue;
@@ -367,17 +368,13 @@ Margins fit_margins(const std::vector<HeldOut>& held, const IntervalSetup& setup
 // The margins of the group that widens regime `key` (its level's group, else its chain's); nullptr with none.
 const std::vector<double>* margins_of(const std::map<std::string, std::vector<double>>& by_bin,
                                       const IntervalSetup& setup, const std::string& key) {
-  auto it = by_bin.find(margin_group(setup, key));
-  if (it == by_bin.end()) it = by_bin.find(chain_of(key));
-  return it == by_bin.end() ? nullptr : &it->second;
+  return margins_of_group(by_bin, margin_group(setup, key));
 }
 
-// The regime's quantile band, its lower bound widened by `margin` and its upper by `margin_high`, as factors.
-std::pair<double, double> widened(const IntervalSetup& setup, const IntervalRegime& r, double margin,
-                                  double margin_high) {
+// The regime's quantile band widened by `margin`, as factors.
+std::pair<double, double> widened(const IntervalSetup& setup, const IntervalRegime& r, double margin) {
   double lo = 0, hi = 0;
-  widen_band(setup.widening, std::log(r.quantile_low), std::log(r.median), std::log(r.quantile_high), margin,
-             margin_high, lo, hi);
+  widen_band(setup.widening, std::log(r.quantile_low), std::log(r.median), std::log(r.quantile_high), margin, lo, hi);
   return {std::exp(lo), std::exp(hi)};
 }
 
@@ -386,25 +383,8 @@ std::pair<double, double> widened(const IntervalSetup& setup, const IntervalRegi
 // effective count of rows: a floor that only widens must rest on sources, and one resting on a few sources' biases
 // says nothing of the next source (with 2, level x (1 + 1/K) = 1.2 at 80%: no source-level quantile at all). Such a
 // group keeps its held-out margin.
-// With an asymmetric fresh margin, each bound takes the quantile at (1 + level) / 2 of its side's scores alone
-// (side_score), in by_bin (lower) and by_bin_hi (upper), under the same source rule.
 Margins fresh_floor(const std::vector<HeldOut>& scores, const IntervalSetup& setup) {
-  Margins f;
-  if (setup.fresh_margin == FreshMargin::kAsymmetric) {
-    const double side_level = (1.0 + setup.level) / 2.0;
-    const auto side = [&](bool upper) {
-      std::vector<HeldOut> v = scores;
-      for (auto& h : v)
-        if (!h.group.empty()) h.score = side_score(setup.widening, h.lo, h.md, h.hi, h.sample->log_ratio, upper);
-      return fit_margins(v, setup, side_level);
-    };
-    f = side(false);
-    Margins hi = side(true);
-    f.by_bin_hi = std::move(hi.by_bin);
-    f.pooled_hi = std::move(hi.pooled);
-  } else {
-    f = fit_margins(scores, setup);
-  }
+  Margins f = fit_margins(scores, setup);
   std::map<std::string, std::set<std::string>> sources;
   for (const auto& h : scores) {
     if (h.group.empty()) continue;
@@ -414,8 +394,6 @@ Margins fresh_floor(const std::vector<HeldOut>& scores, const IntervalSetup& set
   for (auto it = f.by_bin.begin(); it != f.by_bin.end();)
     if (static_cast<int>(sources[it->first].size()) < conformal_min_rows(setup.level)) {
       f.pooled.erase(it->first);
-      f.pooled_hi.erase(it->first);
-      f.by_bin_hi.erase(it->first);
       it = f.by_bin.erase(it);
     } else {
       ++it;
@@ -430,7 +408,7 @@ std::map<std::string, IntervalRegime> usable_bands(const std::map<std::string, I
   std::map<std::string, IntervalRegime> out;
   for (const auto& [k, r] : bands) {
     const auto* m = margins_of(by_bin, setup, k);
-    if (m && !m->empty() && std::isfinite(m->front())) out[k] = r;
+    if (m && std::isfinite(margin_in_bin(*m, 0))) out[k] = r;
   }
   return out;
 }
@@ -489,13 +467,6 @@ std::map<std::string, IntervalRegime> calibrated_regimes(const std::vector<const
     const Margins f = fresh_floor(scores, setup);
     margins.fresh = f.by_bin;
     margins.by_bin = floored(margins.held_out, f.by_bin);
-    if (setup.fresh_margin == FreshMargin::kAsymmetric) {
-      margins.fresh_hi = f.by_bin_hi;
-      margins.by_bin_hi = floored(margins.held_out, f.by_bin_hi);
-      margins.pooled_hi = margins.pooled;
-      for (auto& [g, m] : margins.pooled_hi)
-        if (const auto p = f.pooled_hi.find(g); p != f.pooled_hi.end()) m = std::max(m, p->second);
-    }
     for (auto& [g, m] : margins.pooled)
       if (const auto p = f.pooled.find(g); p != f.pooled.end()) m = std::max(m, p->second);
     if (fresh_out) *fresh_out = std::move(scores);
@@ -503,11 +474,9 @@ std::map<std::string, IntervalRegime> calibrated_regimes(const std::vector<const
   std::map<std::string, IntervalRegime> out;
   for (auto& [k, r] : bands) {
     const auto* m = margins_of(margins.by_bin, setup, k);
-    const auto* mh = margins_of(margins.upper(), setup, k);
-    if (!m || m->empty() || !std::isfinite(m->front()) || !mh || mh->empty() || !std::isfinite(mh->front())) continue;
-    r.margin = m->front();
-    r.margin_high = mh->front();
-    std::tie(r.low, r.high) = widened(setup, r, r.margin, r.margin_high);
+    if (!m || !std::isfinite(margin_in_bin(*m, 0))) continue;
+    r.margin = margin_in_bin(*m, 0);
+    std::tie(r.low, r.high) = widened(setup, r, r.margin);
     out[k] = r;
   }
   if (margins_out) *margins_out = margins;
@@ -528,14 +497,12 @@ Judged judge(const std::map<std::string, IntervalRegime>& regimes, const Margins
     j.bin = bin_of(novel_of(support, setup.support_components, s.components).size(), setup.support_bins);
   if (!j.regime) return j;
   const auto* m = margins_of(margins.by_bin, setup, j.regime->key);
-  const auto* mh = margins_of(margins.upper(), setup, j.regime->key);
-  const double margin = m && j.bin < static_cast<int>(m->size()) ? (*m)[j.bin] : j.regime->margin;
-  const double margin_high = mh && j.bin < static_cast<int>(mh->size()) ? (*mh)[j.bin] : j.regime->margin_high;
-  if (!std::isfinite(margin) || !std::isfinite(margin_high)) {
+  const double margin = m ? margin_in_bin(*m, j.bin) : j.regime->margin;
+  if (!std::isfinite(margin)) {
     j.regime = nullptr;
     return j;
   }
-  std::tie(j.low, j.high) = widened(setup, *j.regime, margin, margin_high);
+  std::tie(j.low, j.high) = widened(setup, *j.regime, margin);
   return j;
 }
 
@@ -611,24 +578,14 @@ double conformal_score(Widening w, double lo, double md, double hi, double r) {
   return r >= md ? (r - md) / std::max(hi - md, kMinSide) : (md - r) / std::max(md - lo, kMinSide);
 }
 
-double side_score(Widening w, double lo, double md, double hi, double r, bool upper) {
-  if (w == Widening::kAdditive) return upper ? r - hi : lo - r;
-  return upper ? (r - md) / std::max(hi - md, kMinSide) : (md - r) / std::max(md - lo, kMinSide);
-}
-
 void widen_band(Widening w, double lo, double md, double hi, double by, double& out_lo, double& out_hi) {
-  widen_band(w, lo, md, hi, by, by, out_lo, out_hi);
-}
-
-void widen_band(Widening w, double lo, double md, double hi, double by_lo, double by_hi, double& out_lo,
-                double& out_hi) {
   if (w == Widening::kAdditive) {
-    out_lo = std::min(lo - by_lo, md);
-    out_hi = std::max(hi + by_hi, md);
+    out_lo = std::min(lo - by, md);
+    out_hi = std::max(hi + by, md);
     return;
   }
-  out_lo = md - std::max(by_lo, 0.0) * std::max(md - lo, kMinSide);
-  out_hi = md + std::max(by_hi, 0.0) * std::max(hi - md, kMinSide);
+  out_lo = md - std::max(by, 0.0) * std::max(md - lo, kMinSide);
+  out_hi = md + std::max(by, 0.0) * std::max(hi - md, kMinSide);
 }
 
 namespace {
@@ -752,17 +709,11 @@ std::optional<PredictionInterval> prediction_interval(const Prediction& p) {
   setup.margin_per_level = true;
   const auto* m = margins_of(t.bin_margins, setup, r->key);
   if (!m) return iv;
-  // An asymmetric table with no upper margin for this group widens both bounds by the group's (lower) margin, the
-  // symmetric rule, rather than leave the interval unwidened.
-  const auto* mh = t.bin_margins_high.empty() ? m : margins_of(t.bin_margins_high, setup, r->key);
-  if (!mh) mh = m;
   // A bin the fit wrote no finite margin for judged its held-out rows with no interval (judge()): so does predict.
-  if (iv.support_bin >= static_cast<int>(m->size()) || iv.support_bin >= static_cast<int>(mh->size()))
-    return std::nullopt;
-  const double margin = (*m)[iv.support_bin], margin_high = (*mh)[iv.support_bin];
-  if (!std::isfinite(margin) || !std::isfinite(margin_high)) return std::nullopt;
-  if (margin <= r->margin && margin_high <= r->margin_high) return iv;
-  std::tie(iv.low, iv.high) = widened(setup, *r, margin, margin_high);
+  const double margin = margin_in_bin(*m, iv.support_bin);
+  if (!std::isfinite(margin)) return std::nullopt;
+  if (margin <= r->margin) return iv;
+  std::tie(iv.low, iv.high) = widened(setup, *r, margin);
   iv.widened = true;
   iv.width_ratio = std::log(iv.high / iv.low) / std::log(r->high / r->low);
   return iv;
@@ -950,12 +901,6 @@ IntervalSetup interval_setup() {
   };
   file_list("eval_named_calibration_files", s.eval_named_calibration_files);
   file_list("fresh_calibration_files", s.fresh_calibration_files);
-  if (doc.contains("fresh_margin")) {
-    const std::string m = f.text("fresh_margin");
-    if (m == "symmetric") s.fresh_margin = FreshMargin::kSymmetric;
-    else if (m == "asymmetric") s.fresh_margin = FreshMargin::kAsymmetric;
-    else throw_unknown("fresh_margin (" + path.string() + ")", m, {"symmetric", "asymmetric"});
-  }
   s.support_bins = static_cast<int>(f.number_or("support_bins", 1));
   if (doc.contains("support_pool")) {
     if (const auto w = f.text("support_pool"); w == "bin") s.support_pool = SupportPool::kBin;
@@ -1006,36 +951,22 @@ std::string publisher_id(const std::string& source) {
   return slash == std::string::npos ? source : source.substr(0, slash);
 }
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 namespace {
 
 // The margin of a held-out row's group (else its chain) and bin in `by_bin`; +inf with none.
 double margin_of_row(const std::map<std::string, std::vector<double>>& by_bin, const HeldOut& h) {
-  if (h.group.empty()) return std::numeric_limits<double>::infinity();
-  auto it = by_bin.find(h.group);
-  if (it == by_bin.end()) it = by_bin.find(h.sample->cpu ? "cpu" : "gpu");
-  if (it == by_bin.end() || it->second.empty()) return std::numeric_limits<double>::infinity();
-  return it->second[std::min<std::size_t>(static_cast<std::size_t>(h.bin), it->second.size() - 1)];
+  const auto* m = h.group.empty() ? nullptr : margins_of_group(by_bin, h.group);
+  return m ? margin_in_bin(*m, h.bin) : std::numeric_limits<double>::infinity();
 }
 
-// Whether a held-out row lies inside its band, the lower bound widened by `margin` and the upper by `margin_high` (a
-// row without a band, or an infinite margin, has no interval: outside), and that interval's width high / low (0 with
-// none).
-bool inside_with(const IntervalSetup& setup, const HeldOut& h, double margin, double margin_high, double& width) {
+// Whether a held-out row lies inside its band widened by `margin` (a row without a band, or an infinite margin, has
+// no interval: outside), and that interval's width high / low (0 with none).
+bool inside_with(const IntervalSetup& setup, const HeldOut& h, double margin, double& width) {
   width = 0;
-  if (h.group.empty() || !std::isfinite(margin) || !std::isfinite(margin_high)) return false;
+  if (h.group.empty() || !std::isfinite(margin)) return false;
   double lo = 0, hi = 0;
-  widen_band(setup.widening, h.lo, h.md, h.hi, margin, margin_high, lo, hi);
+  widen_band(setup.widening, h.lo, h.md, h.hi, margin, lo, hi);
   width = std::exp(hi - lo);
   return h.sample->log_ratio >= lo && h.sample->log_ratio <= hi;
 }
@@ -1049,23 +980,17 @@ void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, 
   fr.present = true;
   fr.held_out_margins = margins.held_out;
   fr.fresh_margins = margins.fresh;
-  fr.fresh_margins_high = margins.fresh_hi;
   std::set<std::string> calibration_sources;
   for (const auto& s : samples) calibration_sources.insert(s.source);
-  // The shipped margins (lower, upper) with the fresh floor refitted without the rows `leave` names, for those rows.
-  using Sides = std::pair<std::map<std::string, std::vector<double>>, std::map<std::string, std::vector<double>>>;
+  // The shipped margins with the fresh floor refitted without the rows `leave` names, for those rows.
+  using ByBin = std::map<std::string, std::vector<double>>;
   const auto without = [&](const auto& leave) {
     std::vector<HeldOut> rest;
     for (const auto& h : held)
       if (!leave(h)) rest.push_back(h);
-    const Margins f = fresh_floor(rest, setup);
-    const auto lower = floored(margins.held_out, f.by_bin);
-    return Sides{lower, setup.fresh_margin == FreshMargin::kAsymmetric ? floored(margins.held_out, f.by_bin_hi) : lower};
+    return floored(margins.held_out, fresh_floor(rest, setup).by_bin);
   };
-  const auto margins_in = [](const Sides& m, const HeldOut& h) {
-    return std::pair{margin_of_row(m.first, h), margin_of_row(m.second, h)};
-  };
-  std::map<std::string, Sides> by_file, by_source;
+  std::map<std::string, ByBin> by_file, by_source;
   for (const auto& h : held) {
     if (!by_file.count(h.sample->file))
       by_file[h.sample->file] = without([&](const HeldOut& o) { return o.sample->file == h.sample->file; });
@@ -1082,13 +1007,10 @@ void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, 
   for (const auto& h : held) {
     fr.overlap_rows += calibration_sources.count(h.sample->source) ? 1 : 0;
     double wb = 0, wa = 0, unused = 0;
-    const double held_out = margin_of_row(margins.held_out, h);
-    const bool before = inside_with(setup, h, held_out, held_out, wb);
-    const bool after = inside_with(setup, h, margin_of_row(margins.by_bin, h), margin_of_row(margins.upper(), h), wa);
-    const auto [file_lo, file_hi] = margins_in(by_file.at(h.sample->file), h);
-    const auto [source_lo, source_hi] = margins_in(by_source.at(h.sample->source), h);
-    const bool lofo = inside_with(setup, h, file_lo, file_hi, unused);
-    const bool loso = inside_with(setup, h, source_lo, source_hi, unused);
+    const bool before = inside_with(setup, h, margin_of_row(margins.held_out, h), wb);
+    const bool after = inside_with(setup, h, margin_of_row(margins.by_bin, h), wa);
+    const bool lofo = inside_with(setup, h, margin_of_row(by_file.at(h.sample->file), h), unused);
+    const bool loso = inside_with(setup, h, margin_of_row(by_source.at(h.sample->source), h), unused);
     for (Tally* t : {&per_file[h.sample->file], h.sample->cpu ? &cpu : &gpu}) {
       ++t->rows;
       t->before += before;
@@ -1122,8 +1044,8 @@ void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, 
     c.left_out_source = share(t.loso);
     c.files_weighted = weighted(t.files);
     c.sources_weighted = weighted(t.sources);
-    c.width_before = median_of(t.width_before);
-    c.width_after = median_of(t.width_after);
+    c.width_before = median(t.width_before);
+    c.width_after = median(t.width_after);
     return c;
   };
   for (const auto& [file, t] : per_file) fr.by_file[file] = coverage(t);
@@ -1142,8 +1064,8 @@ void fresh_report(IntervalFit& fit, const std::vector<IntervalSample>& samples, 
   }
   fr.in_sample_before = gpu_rows ? static_cast<double>(gpu_in) / gpu_rows : 0;
   fr.cpu_in_sample_before = cpu_rows ? static_cast<double>(cpu_in) / cpu_rows : 0;
-  fr.median_width_before = median_of(gpu_width);
-  fr.cpu_median_width_before = median_of(cpu_width);
+  fr.median_width_before = median(gpu_width);
+  fr.cpu_median_width_before = median(cpu_width);
 }
 
 }  // namespace
@@ -1171,8 +1093,6 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.regimes = calibrated_regimes(all, setup, &margins, &fresh_all, &fresh_held);
   fit.margins = margins.pooled;
   fit.bin_margins = margins.by_bin;
-  fit.margins_high = margins.pooled_hi;
-  fit.bin_margins_high = margins.by_bin_hi;
   fit.support = support_table(all, setup);
   const auto bands = fit_bands(all, setup);
   // Leave one source out, the whole procedure refitted without the source: its bands and, from the remaining
@@ -1300,8 +1220,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.loso_coverage = share(gpu.loso, gpu.rows);
   fit.quantile_in_sample = share(gpu.q_in, gpu.rows);
   fit.quantile_loso = share(gpu.q_loso, gpu.rows);
-  fit.median_width = median_of(gpu.width);
-  fit.quantile_median_width = median_of(gpu.q_width);
+  fit.median_width = median(gpu.width);
+  fit.quantile_median_width = median(gpu.q_width);
   for (const auto& [src, t] : gpu_per_source)
     fit.leave_one_source_out[src] = {t.rows, share(t.loso, t.rows), share(t.q_loso, t.rows)};
   for (const auto& [src, t] : cpu_per_source)
@@ -1314,8 +1234,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.loso = share(cpu.loso, cpu.rows);
   fit.cpu.quantile_in_sample = share(cpu.q_in, cpu.rows);
   fit.cpu.quantile_loso = share(cpu.q_loso, cpu.rows);
-  fit.cpu.median_width = median_of(cpu.width);
-  fit.cpu.quantile_median_width = median_of(cpu.q_width);
+  fit.cpu.median_width = median(cpu.width);
+  fit.cpu.quantile_median_width = median(cpu.q_width);
   fit.loso_source_weighted = per_source_stats(gpu_per_source, false, &fit.loso_sources_below_60);
   fit.quantile_loso_source_weighted = per_source_stats(gpu_per_source, true, nullptr);
   fit.mean_width = mean_of(gpu.width);
@@ -1323,7 +1243,7 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
   fit.cpu.quantile_loso_source_weighted = per_source_stats(cpu_per_source, true, nullptr);
   fit.cpu.mean_width = mean_of(cpu.width);
   for (const auto& [name, t] : by_host) fit.by_host[name] = {t.rows, share(t.in, t.rows), share(t.loso, t.rows)};
-  fit.loso_median_width = median_of(loso_widths);
+  fit.loso_median_width = median(loso_widths);
   if (!fresh.empty()) fresh_report(fit, samples, fresh_held, margins);
   // The same fit with one margin per group (the intervals before the support widening), judged the same ways, and
   // the GPU rows per support bin before and after.
@@ -1375,8 +1295,8 @@ IntervalFit fit_intervals(const std::vector<IntervalSample>& samples, const Inte
     }
     c.loso_before = share(in_before, c.rows);
     c.loso_after = share(in_after, c.rows);
-    c.width_before = median_of(t.width_before);
-    c.width_after = median_of(t.width_after);
+    c.width_before = median(t.width_before);
+    c.width_after = median(t.width_after);
   }
   return fit;
 }
@@ -1507,21 +1427,6 @@ std::string margin_text(const IntervalSetup& setup, double m) {
                                                : fmt::format("x{:.3f}", m);
 }
 
-// A lower and an upper margin (one text when they are the same).
-std::string margin_text(const IntervalSetup& setup, double lo, double hi) {
-  if (lo == hi || !std::isfinite(lo) || !std::isfinite(hi)) return margin_text(setup, lo);
-  return setup.widening == Widening::kAdditive
-             ? fmt::format("low {:+.3f}, high {:+.3f} (low bound /{:.3f}, high bound x{:.3f})", lo, hi, std::exp(lo),
-                           std::exp(hi))
-             : fmt::format("low x{:.3f}, high x{:.3f}", lo, hi);
-}
-
-// The upper margin in `high` of group g, bin b (or `fallback` where it has none).
-double high_of(const std::map<std::string, std::vector<double>>& high, const std::string& g, std::size_t b,
-               double fallback) {
-  const auto it = high.find(g);
-  return it == high.end() || b >= it->second.size() ? fallback : it->second[b];
-}
 
 }  // namespace
 
@@ -1579,36 +1484,17 @@ std::string interval_fit_toml(const IntervalFit& fit) {
       if (it == m.end() || b >= it->second.size() || !std::isfinite(it->second[b])) return std::string();
       return fmt::format("{} = {:.4f}\n", name, it->second[b]);
     };
-    return part(fr.held_out_margins, "held_out") + part(fr.fresh_margins, fr.fresh_margins_high.empty() ? "fresh" : "fresh_low") +
-           part(fr.fresh_margins_high, "fresh_high");
+    return part(fr.held_out_margins, "held_out") + part(fr.fresh_margins, "fresh");
   };
-  const bool asymmetric = !fit.bin_margins_high.empty();
-  // The upper bound's margin of a group (bin b; pooled with b < 0), when it differs from the lower's.
-  const auto high = [&](const std::string& g, int b, const char* name) {
-    if (!asymmetric) return std::string();
-    double v = std::numeric_limits<double>::quiet_NaN();
-    if (b < 0) {
-      if (const auto it = fit.margins_high.find(g); it != fit.margins_high.end()) v = it->second;
-    } else if (const auto it = fit.bin_margins_high.find(g);
-               it != fit.bin_margins_high.end() && b < static_cast<int>(it->second.size())) {
-      v = it->second[b];
-    }
-    return std::isfinite(v) ? fmt::format("{} = {:.4f}\n", name, v) : std::string();
-  };
-  if (asymmetric)
-    s += "# Asymmetric fresh-source margin (data/interval_setup.toml fresh_margin): value / margin widen the lower bound,\n"
-         "# value_high / margin_high the upper one.\n";
   for (const auto& [g, m] : fit.margins) {
     const auto bins = fit.bin_margins.find(g);
     if (fit.setup.support_bins > 1 && bins != fit.bin_margins.end()) {
       for (std::size_t b = 0; b < bins->second.size(); ++b)
         if (std::isfinite(bins->second[b]))
-          s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nbin = {}\nvalue = {:.4f}\n{}pooled = {:.4f}\n{}{}", g, b,
-                           bins->second[b], high(g, static_cast<int>(b), "value_high"), m,
-                           high(g, -1, "pooled_high"), parts(g, b));
+          s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nbin = {}\nvalue = {:.4f}\npooled = {:.4f}\n{}", g, b,
+                           bins->second[b], m, parts(g, b));
     } else if (std::isfinite(m)) {
-      s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n{}{}", g, m, high(g, -1, "value_high"),
-                       parts(g, 0));
+      s += fmt::format("\n[[margin]]\ngroup = \"{}\"\nvalue = {:.4f}\n{}", g, m, parts(g, 0));
     }
   }
   for (const auto& [k, w] : fit.what_ifs)
@@ -1617,9 +1503,8 @@ std::string interval_fit_toml(const IntervalFit& fit) {
   for (const auto& [k, r] : fit.regimes)
     s += fmt::format(
         "\n[[regime]]\nkey = \"{}\"\nrows = {}\nsources = {}\nlow = {:.4f}\nmedian = {:.4f}\nhigh = {:.4f}\n"
-        "quantile_low = {:.4f}\nquantile_high = {:.4f}\nmargin = {:.4f}\n{}",
-        k, r.rows, r.sources, r.low, r.median, r.high, r.quantile_low, r.quantile_high, r.margin,
-        asymmetric ? fmt::format("margin_high = {:.4f}\n", r.margin_high) : std::string());
+        "quantile_low = {:.4f}\nquantile_high = {:.4f}\nmargin = {:.4f}\n",
+        k, r.rows, r.sources, r.low, r.median, r.high, r.quantile_low, r.quantile_high, r.margin);
   if (fit.setup.support_bins > 1) {
     s += "\n# Support: the calibration rows and distinct sources of every value of each support component.\n";
     for (const auto& [c, values] : fit.support) {
@@ -1667,21 +1552,8 @@ std::string fresh_markdown(const IntervalFit& fit) {
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       fr.files.size(), names, fr.overlap_rows, conformal_min_rows(su.level), su.level * 100, su.level,
       first_source_level_k(su.level),
-      su.fresh_margin == FreshMargin::kAsymmetric
-          ? fmt::format(
-                " The fresh margin is asymmetric (data/interval_setup.toml fresh_margin; the asymmetric variant of "
-                "conformalised quantile regression, Romano, Patterson and Candes 2019): each bound takes its own "
-                "margin, the same source-level conformal quantile at {:.2f} (= (1 + {:.2f}) / 2) of its side's scores "
-                "alone (ln low - r for the lower bound, r - ln high for the upper), so that a bound moves by what "
-                "fresh sources need on its side; each is floored by the held-out calibration margin, bin by bin. A "
-                "source-level quantile at {:.2f} needs as many sources as one at {:.2f} on both sides: {:.2f} x "
-                "(1 + 1/K) <= 1 from K = {}.",
-                (1 + su.level) / 2, su.level, (1 + su.level) / 2, su.level, (1 + su.level) / 2,
-                conformal_min_rows(su.level))
-          : std::string(" The fresh margin is symmetric (data/interval_setup.toml fresh_margin): one margin for both "
-                        "bounds, over the two-sided scores; the asymmetric setting gives each bound its own margin, the "
-                        "quantile at (1 + level) / 2 of its side's scores alone (docs/calibration.md, session 23, "
-                        "compares the two)."));
+      " One margin widens both bounds, over the two-sided scores (a margin per bound, the quantile at (1 + level) / 2 "
+      "of its side's scores alone, was tried in session 23 and removed: docs/calibration.md).");
   for (const auto& [name, c] : {std::pair<const char*, const IntervalFit::FreshCalibration::Coverage&>{"GPU", fr.gpu},
                                 {"CPU", fr.cpu}})
     if (c.rows)
@@ -1699,16 +1571,13 @@ std::string fresh_markdown(const IntervalFit& fit) {
   for (const auto& [group, bins] : fit.bin_margins)
     for (std::size_t b = 0; b < bins.size(); ++b) {
       const std::string& g = group;  // a structured binding cannot be captured before C++20 in clang
-      const auto at = [&](const std::map<std::string, std::vector<double>>& m,
-                          const std::map<std::string, std::vector<double>>& high) {
+      const auto at = [&](const std::map<std::string, std::vector<double>>& m) {
         const auto it = m.find(g);
-        return it == m.end() || b >= it->second.size()
-                   ? std::string("none (too few sources)")
-                   : margin_text(su, it->second[b], high_of(high, g, b, it->second[b]));
+        return it == m.end() || b >= it->second.size() ? std::string("none (too few sources)")
+                                                       : margin_text(su, it->second[b]);
       };
-      s += fmt::format("| {} | {} | {} | {} | {} |\n", g, b, at(fr.held_out_margins, {}),
-                       at(fr.fresh_margins, fr.fresh_margins_high),
-                       margin_text(su, bins[b], high_of(fit.bin_margins_high, g, b, bins[b])));
+      s += fmt::format("| {} | {} | {} | {} | {} |\n", g, b, at(fr.held_out_margins), at(fr.fresh_margins),
+                       margin_text(su, bins[b]));
     }
   s += fmt::format(
       "\n| calibration rows, in sample | before | after | median width: before | after |\n|---|---:|---:|---:|---:|\n"
@@ -1761,8 +1630,7 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
       fit.loso_sources_below_60, fit.median_width, fit.mean_width,
       fit.fresh.present ? "widening: the held-out rows', floored by the fresh sources'" : "held-out rows' widening");
   for (const auto& [g, m] : fit.margins)
-    s += fmt::format("| {} | {} |\n", g,
-                     margin_text(su, m, fit.margins_high.count(g) ? fit.margins_high.at(g) : m));
+    s += fmt::format("| {} | {} |\n", g, margin_text(su, m));
   if (fit.fresh.present) s += fresh_markdown(fit);
   s += "\n## Leave-one-source-out coverage per source\n\n| source | rows | quantile bands alone | calibrated |\n"
        "|---|---:|---:|---:|\n";
@@ -1824,10 +1692,8 @@ std::string interval_fit_markdown(const IntervalFit& fit) {
         }());
     for (const auto& [g, bins] : fit.bin_margins) {
       const double pooled = fit.margins.count(g) ? fit.margins.at(g) : 0;
-      s += fmt::format("| {} | {} |", g,
-                       margin_text(su, pooled, fit.margins_high.count(g) ? fit.margins_high.at(g) : pooled));
-      for (std::size_t b = 0; b < bins.size(); ++b)
-        s += fmt::format(" {} |", margin_text(su, bins[b], high_of(fit.bin_margins_high, g, b, bins[b])));
+      s += fmt::format("| {} | {} |", g, margin_text(su, pooled));
+      for (std::size_t b = 0; b < bins.size(); ++b) s += fmt::format(" {} |", margin_text(su, bins[b]));
       s += "\n";
     }
   }

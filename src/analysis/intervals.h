@@ -97,9 +97,6 @@ struct IntervalRegime {
   double low = 1, median = 1, high = 1;  // the interval's bounds and the median, as measured/predicted
   double quantile_low = 1, quantile_high = 1;  // the bounds before the conformal widening (the residual quantiles)
   double margin = 0;                            // the widening its group took (data/interval_setup.toml widening)
-  // The upper bound's widening: `margin` unless the fresh-source margin is asymmetric (IntervalSetup::fresh_margin),
-  // when `margin` widens the lower bound and this the upper one.
-  double margin_high = 0;
 };
 
 // How a band is widened: `additive` adds a margin m to both log bounds ([ln low - m, ln high + m], conformalised
@@ -120,16 +117,8 @@ double weighted_conformal_quantile(std::vector<std::pair<double, double>> scores
 // A residual's nonconformity score against the log band [lo, hi] with median md: additive, max(lo - r, r - hi);
 // scale, the distance from md over that side's half-width. A band widened by w covers r exactly when score <= w.
 double conformal_score(Widening w, double lo, double md, double hi, double r);
-// One side's score: the lower (upper = false) or upper side alone, so that a band whose lower bound is widened by
-// m_lo and upper bound by m_hi covers r exactly when side_score(lower) <= m_lo and side_score(upper) <= m_hi
-// (additive: ln low - r and r - ln high, the asymmetric conformalised quantile regression of Romano, Patterson and
-// Candes 2019); conformal_score is the larger of the two sides.
-double side_score(Widening w, double lo, double md, double hi, double r, bool upper);
 // The log band [lo, hi] widened by `by` (a negative additive margin narrows it, never past the median).
 void widen_band(Widening w, double lo, double md, double hi, double by, double& out_lo, double& out_hi);
-// The same with the lower bound widened by `by_lo` and the upper by `by_hi`.
-void widen_band(Widening w, double lo, double md, double hi, double by_lo, double by_hi, double& out_lo,
-                double& out_hi);
 
 // A what-if's speedup interval: measured pairs of rows that differ in one input only (precision, batch, GPU model,
 // GPU count) give r = ln(measured ratio / predicted ratio); `spread` is the `level` quantile of |r| as a factor, so
@@ -162,13 +151,6 @@ enum class MarginWeights { kRows, kSources, kSourceLevel };
 // many new components (bin 0: every row, the pooled margin).
 enum class SupportPool { kBin, kAtLeast };
 
-// How the fresh-source margin widens the two bounds (data/interval_setup.toml fresh_margin): kSymmetric, one margin
-// for both, the conformal quantile at `level` of the fresh rows' two-sided scores; kAsymmetric, one per bound, each
-// the same source-level conformal quantile at (1 + level) / 2 of that side's scores alone (score_lo = ln low - r,
-// score_hi = r - ln high; Romano et al. 2019's asymmetric variant), so that a bound moves by what fresh sources need
-// on its side. Either is floored by the held-out calibration margin on each side.
-enum class FreshMargin { kSymmetric, kAsymmetric };
-
 struct IntervalSetup {
   double level = 0.8;
   int min_rows = 25;
@@ -183,7 +165,6 @@ struct IntervalSetup {
   // bands set a floor under each group's margin (the fresh-source margin); they never enter a band, a support count
   // or a point prediction.
   std::vector<std::string> fresh_calibration_files;
-  FreshMargin fresh_margin = FreshMargin::kSymmetric;
   // Support widening: a prediction's support bin is the number of support_components (names of
   // support_components(PredictionFacts)) whose value no calibration source measured, capped at support_bins - 1; each
   // margin group takes one margin per bin, fitted on the held-out rows of that bin (novelty judged against the other
@@ -210,10 +191,6 @@ struct IntervalFit {
   std::map<std::string, double> margins;  // the widening of each margin group ("gpu", "gpu:3", "cpu", ...), all bins pooled
   // The widening of each margin group per support bin (index = bin), non-decreasing; regimes' low / high are bin 0's.
   std::map<std::string, std::vector<double>> bin_margins;
-  // With an asymmetric fresh margin (IntervalSetup::fresh_margin): margins and bin_margins widen the lower bound and
-  // these the upper one; empty otherwise (one margin for both bounds).
-  std::map<std::string, double> margins_high;
-  std::map<std::string, std::vector<double>> bin_margins_high;
   SupportTable support;  // the support components' values over all calibration rows
   std::map<std::string, WhatIfSpread> what_ifs;
   int samples = 0;
@@ -277,8 +254,6 @@ struct IntervalFit {
     std::vector<std::string> files;
     std::map<std::string, std::vector<double>> held_out_margins;  // group -> per support bin, calibration sources alone
     std::map<std::string, std::vector<double>> fresh_margins;     // group -> per support bin, the fresh rows' quantile
-    // With an asymmetric fresh margin, fresh_margins is the lower bound's and this the upper bound's (else empty).
-    std::map<std::string, std::vector<double>> fresh_margins_high;
     int overlap_rows = 0;  // fresh rows whose source also has calibration rows (scored by bands fitted without it)
     struct Coverage {
       int rows = 0, sources = 0, files = 0;

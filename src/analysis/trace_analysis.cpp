@@ -12,6 +12,7 @@
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "core/toml_reader.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
@@ -71,13 +72,6 @@ std::vector<std::string> name_tokens(const std::string& name) {
     }
   }
   return out;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Length of the union of [start, end) intervals.

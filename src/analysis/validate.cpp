@@ -5,7 +5,9 @@
 #include <filesystem>
 
 #include "analysis/intervals.h"
+#include "analysis/what_if_pairs.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "import/serving_csv.h"
 #include "schedule/llm_parallel.h"
 #include "schedule/memory.h"
@@ -13,93 +15,6 @@
 namespace perfcast {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// A gain or loss of less than this counts as "no change" when comparing directions.
-constexpr double kNoChange = 0.03;
-
-int direction(double ratio) { return ratio > 1 + kNoChange ? 1 : ratio < 1 - kNoChange ? -1 : 0; }
-
-RatioStats ratio_stats(const std::vector<const RatioRow*>& rows) {
-  RatioStats s;
-  s.pairs = static_cast<int>(rows.size());
-  std::vector<double> e;
-  double sum = 0;
-  for (const auto* r : rows) {
-    e.push_back(r->error_pct);
-    sum += r->error_pct;
-    if (!r->direction_ok) ++s.direction_wrong;
-  }
-  s.median_error_pct = median(e);
-  s.mean_error_pct = rows.empty() ? 0 : sum / static_cast<double>(rows.size());
-  return s;
-}
-
-// Pairs of predicted rows at fp32 and amp of one setup: every input column equal (import/config_csv.h setup_key)
-// but the precision, the batch and what benchmarks choose with the precision (the layout: AMP channels-last; the
-// gradient accumulation and fused optimizer of NVIDIA's recipes). An amp row pairs with the setup's fp32 row at its
-// batch (in its layout where there are several); at another batch only when the setup holds one row of each, so
-// that a pair never joins two sequence lengths, GPU counts or versions and is never a guess among several rows.
-void amp_what_ifs(ValidationReport& rep) {
-  std::map<std::string, std::vector<const ValidationRow*>> fp32, amp;
-  for (const auto& r : rep.rows) {
-    static const std::vector<std::string_view> skip = [] {
-      std::vector<std::string_view> s(kPrecisionPairSkip.begin(), kPrecisionPairSkip.end());
-      s.push_back("batch");
-      return s;
-    }();
-    const std::string key = setup_key(r.result.row, skip);
-    if (r.result.row.precision == "fp32") fp32[key].push_back(&r);
-    if (r.result.row.precision == "amp") amp[key].push_back(&r);
-  }
-  const auto base_of = [&](const std::string& key, const ValidationRow& a) -> const ValidationRow* {
-    const auto f = fp32.find(key);
-    if (f == fp32.end()) return nullptr;
-    std::vector<const ValidationRow*> same_batch, same_layout;
-    for (const auto* v : f->second)
-      if (v->result.row.batch == a.result.row.batch) same_batch.push_back(v);
-    for (const auto* v : same_batch)
-      if (v->result.row.layout == a.result.row.layout) same_layout.push_back(v);
-    if (same_layout.size() == 1) return same_layout.front();
-    if (same_batch.size() == 1) return same_batch.front();
-    if (same_batch.empty() && f->second.size() == 1 && amp.at(key).size() == 1) return f->second.front();
-    return nullptr;
-  };
-  for (const auto& [key, rows] : amp)
-    for (const auto* a : rows) {
-      const ValidationRow* f = base_of(key, *a);
-      if (!f || f->predicted <= 0 || a->predicted <= 0) continue;  // a row that does not run has no ratio
-      const auto& qa = a->result.prediction->request;
-      RatioRow x;
-      x.gpu = qa.gpu;
-      x.model = qa.model;
-      x.runtime = qa.runtime;
-      x.mode = mode_string(qa.mode);
-      x.data = qa.data;
-      x.batch_amp = qa.batch;
-      x.batch_fp32 = f->result.prediction->request.batch;
-      x.measured = *a->result.row.measured / *f->result.row.measured;
-      x.predicted = a->predicted / f->predicted;
-      x.error_pct = std::fabs(x.predicted / x.measured - 1.0) * 100.0;
-      x.direction_ok = direction(x.measured) == direction(x.predicted) ||
-                       (direction(x.measured) != -direction(x.predicted) && std::fabs(x.predicted - x.measured) < 0.1);
-      rep.amp_ratios.push_back(x);
-    }
-  std::vector<const RatioRow*> all;
-  std::map<std::string, std::vector<const RatioRow*>> by_gpu;
-  for (const auto& x : rep.amp_ratios) {
-    all.push_back(&x);
-    by_gpu[x.gpu].push_back(&x);
-  }
-  rep.amp_overall = ratio_stats(all);
-  for (auto& [k, v] : by_gpu) rep.amp_by_gpu[k] = ratio_stats(v);
-}
 
 constexpr double kMiB = 1048576.0;
 
@@ -272,7 +187,14 @@ ValidationReport validate_file(const std::string& path) {
     if (r.support_bin >= 0) support[std::to_string(r.support_bin)].push_back(&r);
   }
   rep.overall = error_stats(all);
-  amp_what_ifs(rep);
+  rep.precision_pairs = precision_pairs(rep.rows, std::filesystem::path(path).filename().string());
+  {
+    const WhatIfPairSetup setup = what_if_pair_setup();
+    std::map<std::string, std::vector<const WhatIfPair*>> target;
+    for (const auto& p : rep.precision_pairs)
+      if (in_precision_target(p)) target[p.varied].push_back(&p);
+    for (const auto& [varied, v] : target) rep.precision_target[varied] = what_if_pair_stats(v, setup);
+  }
   for (auto& [k, v] : g) rep.by_gpu[k] = error_stats(v);
   for (auto& [k, v] : m) rep.by_model[k] = error_stats(v);
   for (auto& [k, v] : rt) rep.by_runtime[k] = error_stats(v);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/batch_predict.h"
+#include "analysis/what_if_pair.h"
 
 namespace perfcast {
 
@@ -70,23 +71,6 @@ struct ValidationRow {
   int support_bin = -1;        // its interval's support bin (analysis/intervals.h; -1: no interval)
 };
 
-// A measured what-if: the throughput ratio of one setup's amp and fp32 rows (analysis/validate.cpp amp_what_ifs).
-struct RatioRow {
-  std::string gpu, model, runtime, mode, data;
-  std::int64_t batch_fp32 = 0, batch_amp = 0;
-  double measured = 0;   // amp throughput / fp32 throughput
-  double predicted = 0;
-  double error_pct = 0;  // |predicted/measured - 1|
-  bool direction_ok = true;  // both show a gain (> +3%) or both none, or both a loss
-};
-
-struct RatioStats {
-  int pairs = 0;
-  double median_error_pct = 0;
-  double mean_error_pct = 0;
-  int direction_wrong = 0;
-};
-
 // A measured peak memory (or a reported out-of-memory) against the prediction, under the measure the row names.
 struct MemoryRow {
   ValidatedResult result;
@@ -118,9 +102,11 @@ struct ValidationReport {
   // last bin of data/intervals.toml counting that many or more), for coverage per bin.
   std::map<std::string, ErrorStats> by_support_bin;
   std::map<std::string, int> unpredicted_reasons;  // reason -> count
-  std::vector<RatioRow> amp_ratios;                // mixed-precision what-ifs measured in the file
-  RatioStats amp_overall;
-  std::map<std::string, RatioStats> amp_by_gpu;
+  // The precision what-ifs measured in the file (analysis/what_if_pairs.h precision_pairs, the pairs `perfcast validate
+  // --pairs` counts), and by varied input ("precision", "precision+batch") the statistics of those in issue 13's
+  // target (in_precision_target), the file's "(target)" rows of --pairs.
+  std::vector<WhatIfPair> precision_pairs;
+  std::map<std::string, WhatIfPairStats> precision_target;
   std::vector<MemoryRow> memory_rows;              // rows with a measured peak memory or an out-of-memory outcome
   MemoryStats memory;
   // The file is one of data/interval_setup.toml fresh_calibration_files: its rows set the interval width, so its

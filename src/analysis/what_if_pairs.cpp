@@ -2,22 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <map>
 #include <string_view>
 
 #include "analysis/intervals.h"
 #include "core/data_files.h"
+#include "core/median.h"
 #include "core/toml_reader.h"
 
 namespace perfcast {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double mean(const std::vector<double>& v) {
   double s = 0;
@@ -25,11 +21,15 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-WhatIfPair pair_of(const ValidationRow& from, const ValidationRow& to, const std::string& file, const char* varied) {
+// `from_label` and `to_label` name the varied input on each side ("fp32" -> "amp", "1" -> "8").
+WhatIfPair pair_of(const ValidationRow& from, const ValidationRow& to, const std::string& file, const char* varied,
+                   std::string from_label, std::string to_label) {
   const ConfigRow& r = to.result.row;
   WhatIfPair p;
   p.file = file;
   p.varied = varied;
+  p.from = std::move(from_label);
+  p.to = std::move(to_label);
   p.line_from = from.result.row.line;
   p.line_to = r.line;
   p.gpu = r.gpu;
@@ -83,29 +83,51 @@ std::string precision_pair_class(const std::string& precision) {
   return precision;
 }
 
-std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::string& file) {
-  const WhatIfPairSetup setup = what_if_pair_setup();
-  std::vector<WhatIfPair> out;
-  // Rows that do not fit have no throughput to compare; a group with two rows of one value (a repeated
-  // measurement) pairs each with the other side.
-  std::map<std::string, std::vector<const ValidationRow*>> by_precision, by_precision_batch, by_gpus;
-  for (const auto& v : rep.rows) {
-    if (!v.result.prediction->memory.fits || v.predicted <= 0) continue;
-    by_precision[setup_key(v.result.row, {kPrecisionPairSkip.begin(), kPrecisionPairSkip.end()})].push_back(&v);
-    by_precision_batch[setup_key(v.result.row, {"precision", "batch"})].push_back(&v);
-    by_gpus[setup_key(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
+bool in_precision_target(const WhatIfPair& p) { return p.varied != "gpus" && p.to != "tf32"; }
+
+namespace {
+
+// The what-if interval of the pair's kind (data/intervals.toml), and whether the measured ratio lies inside it.
+void set_spread(WhatIfPair& p) {
+  if (const auto w = what_if_spread_of_kind(what_if_kind_of_pair(p.varied))) {
+    p.spread = w->spread;
+    p.inside = std::fabs(std::log(p.measured / p.predicted)) <= std::log(w->spread);
   }
+}
+
+// Rows that do not fit have no throughput to compare.
+bool has_throughput(const ValidationRow& v) { return v.result.prediction->memory.fits && v.predicted > 0; }
+
+}  // namespace
+
+std::vector<WhatIfPair> precision_pairs(const std::vector<ValidationRow>& rows, const std::string& file) {
+  const WhatIfPairSetup setup = what_if_pair_setup();
+  static const std::vector<std::string_view> same_batch(kPrecisionPairSkip.begin(), kPrecisionPairSkip.end());
+  static const std::vector<std::string_view> own_batch = [] {
+    std::vector<std::string_view> s = same_batch;
+    s.push_back("batch");
+    return s;
+  }();
+  std::vector<WhatIfPair> out;
+  // A group with two rows of one value (a repeated measurement) pairs each with the other side.
+  std::map<std::string, std::vector<const ValidationRow*>> by_precision, by_precision_batch;
+  for (const auto& v : rows) {
+    if (!has_throughput(v)) continue;
+    by_precision[setup_key(v.result.row, same_batch)].push_back(&v);
+    by_precision_batch[setup_key(v.result.row, own_batch)].push_back(&v);
+  }
+  const auto add = [&](WhatIfPair p) {
+    p.wrong_side = (p.measured >= setup.gain_threshold) != (p.predicted >= setup.gain_threshold);
+    set_spread(p);
+    out.push_back(std::move(p));
+  };
   for (const auto& [k, g] : by_precision)
     for (const auto* base : g) {
       if (base->result.row.precision != "fp32") continue;
       for (const auto* other : g) {
         const std::string& to = other->result.row.precision;
         if (to == "fp32" || !layouts_pair(g, *base, *other)) continue;
-        WhatIfPair p = pair_of(*base, *other, file, "precision");
-        p.from = "fp32";
-        p.to = to;
-        p.wrong_side = (p.measured >= setup.gain_threshold) != (p.predicted >= setup.gain_threshold);
-        out.push_back(std::move(p));
+        add(pair_of(*base, *other, file, "precision", "fp32", to));
       }
     }
   // The batch each precision's run chose (benchmarks often double it at half precision): only where the setup has
@@ -115,35 +137,37 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep, const std::st
     for (const auto* v : g) per[v->result.row.precision].push_back(v);
     const auto base = per.find("fp32");
     if (base == per.end() || base->second.size() != 1) continue;
-    for (const auto& [to, rows] : per) {
-      if (to == "fp32" || rows.size() != 1 || rows.front()->result.row.batch == base->second.front()->result.row.batch)
+    for (const auto& [to, rows_to] : per) {
+      if (to == "fp32" || rows_to.size() != 1 ||
+          rows_to.front()->result.row.batch == base->second.front()->result.row.batch)
         continue;
-      WhatIfPair p = pair_of(*base->second.front(), *rows.front(), file, "precision+batch");
-      p.from = "fp32 b" + base->second.front()->result.row.batch;
-      p.to = to;
-      p.wrong_side = (p.measured >= setup.gain_threshold) != (p.predicted >= setup.gain_threshold);
-      out.push_back(std::move(p));
+      add(pair_of(*base->second.front(), *rows_to.front(), file, "precision+batch",
+                  "fp32 b" + base->second.front()->result.row.batch, to));
     }
   }
+  return out;
+}
+
+std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep) {
+  std::vector<WhatIfPair> out = rep.precision_pairs;
+  const std::string file = std::filesystem::path(rep.file).filename().string();
+  std::map<std::string, std::vector<const ValidationRow*>> by_gpus;
+  for (const auto& v : rep.rows)
+    if (has_throughput(v))
+      by_gpus[setup_key(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
   for (const auto& [k, g] : by_gpus)
     for (const auto* one : g) {
       if (one->result.prediction->request.gpus * one->result.prediction->request.nodes != 1) continue;
       for (const auto* many : g) {
         const int n = many->result.prediction->request.gpus * many->result.prediction->request.nodes;
         if (n <= 1) continue;
-        WhatIfPair p = pair_of(*one, *many, file, "gpus");
-        p.from = "1";
-        p.to = std::to_string(n);
+        WhatIfPair p = pair_of(*one, *many, file, "gpus", "1", std::to_string(n));
         const double per = per_gpu_metric(many->result.row.metric) ? 1.0 : static_cast<double>(n);
         p.measured_efficiency = p.measured / per;
         p.predicted_efficiency = p.predicted / per;
+        set_spread(p);
         out.push_back(std::move(p));
       }
-    }
-  for (auto& p : out)
-    if (const auto w = what_if_spread_of_kind(what_if_kind_of_pair(p.varied))) {
-      p.spread = w->spread;
-      p.inside = std::fabs(std::log(p.measured / p.predicted)) <= std::log(w->spread);
     }
   return out;
 }

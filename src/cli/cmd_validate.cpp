@@ -66,7 +66,7 @@ Command validate_command() {
                 std::vector<std::string> names;
                 for (const auto& f : paths) {
                   names.push_back(std::filesystem::path(f).filename().string());
-                  const auto p = what_if_pairs(validate_file(f), names.back());
+                  const auto p = what_if_pairs(validate_file(f));
                   pairs.insert(pairs.end(), p.begin(), p.end());
                 }
                 const std::string md = what_if_pairs_markdown(names, pairs, setup);

@@ -60,9 +60,9 @@ std::string setup_key(const ConfigRow& r, const std::vector<std::string_view>& s
 inline constexpr auto kSetupKeyExclusions = std::to_array<std::string_view>(
     {"value", "notes", "source", "memory_mib", "memory_measure", "oom", "amp_o2", "embedding_precision"});
 
-// One setup at two precisions (what-if precision pairs, validate's amp/fp32 ratios and `validate --pairs`): the keys
-// skip the precision and what benchmarks choose with it: the layout (AMP channels-last), the gradient accumulation and
-// fused optimizer of NVIDIA's recipes.
+// One setup at two precisions (analysis/what_if_pairs.h precision_pairs, which `validate` and `validate --pairs` both
+// report; with the batch skipped too for pairs at each run's batch): the keys skip the precision and what benchmarks
+// choose with it: the layout (AMP channels-last), the gradient accumulation and fused optimizer of NVIDIA's recipes.
 inline constexpr auto kPrecisionPairSkip =
     std::to_array<std::string_view>({"precision", "layout", "grad_accum", "fused_optimizer"});
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/intervals.h"
+#include "analysis/what_if_pairs.h"
 #include "core/error.h"
 #include "report/chart_page.h"
 #include "report/html_page.h"
@@ -42,6 +43,18 @@ std::string stats_table(const std::string& title, const std::map<std::string, Er
   return s;
 }
 
+// The two kinds of precision pair (analysis/what_if_pairs.h): fp32 and the other precision at one batch, or each at
+// the batch its run chose.
+std::string precision_pairs_of(const std::string& varied) {
+  return varied == "precision" ? "at the same batch" : "each at its run's batch";
+}
+
+std::string coverage_text(const WhatIfPairStats& st) {
+  return st.with_spread == 0 ? std::string("no what-if interval")
+                             : fmt::format("{:.1f}% of {} inside their what-if interval", 100 * st.coverage,
+                                           st.with_spread);
+}
+
 nlohmann::json stats_json(const ErrorStats& s) {
   return {{"rows", s.rows},           {"median_ape_pct", s.median_ape}, {"mean_ape_pct", s.mean_ape},
           {"within_2x", s.within_2x}, {"fits", s.fits},                 {"median_bias_pct", s.median_signed},
@@ -61,9 +74,11 @@ std::string validation_summary_text(const ValidationReport& rep) {
                         rep.unpredicted.size())
           : fmt::format("validated the memory of {} rows of {}; {} rows not predicted\n", rep.memory_rows.size(),
                         rep.file, rep.unpredicted.size());
-  if (rep.amp_overall.pairs > 0)
-    s += fmt::format("amp/fp32 what-ifs: {} pairs, median ratio error {:.1f}%, direction wrong in {}\n",
-                     rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.direction_wrong);
+  // The file's "(target)" rows of `perfcast validate --pairs`.
+  for (const auto& [varied, st] : rep.precision_target)
+    s += fmt::format("precision what-ifs against fp32, {} {}: {} pairs, median ratio error {:.1f}%, wrong side in "
+                     "{}, {}\n",
+                     kPrecisionTargetScope, precision_pairs_of(varied), st.pairs, st.median_error_pct, st.wrong_side, coverage_text(st));
   if (o.with_interval > 0) {
     s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval{}\n", 100 * o.coverage,
                      o.with_interval,
@@ -126,25 +141,28 @@ std::string validation_markdown(const ValidationReport& rep) {
   s += stats_table("mode", rep.by_mode);
   s += stats_table("mode and precision", rep.by_mode_precision);
   s += stats_table("input data", rep.by_data);
-  if (!rep.amp_ratios.empty()) {
-    s += "\n### Mixed-precision what-ifs (amp / fp32 throughput of the same setup)\n\n";
-    s += "Each pair is a measured speedup: one setup (every input column equal but the batch and what benchmarks choose "
-         "with the precision: layout, gradient accumulation, fused optimizer) at fp32 and at amp, at the same batch, or "
-         "each at its own batch where the setup holds one row of each. Error = |predicted ratio / measured ratio - 1|. "
-         "Direction is wrong when one side shows a gain (> 3%) and the other none or a loss.\n\n";
-    s += fmt::format("Overall: {} pairs, median error {:.1f}%, mean {:.1f}%, direction wrong in {} pairs.\n\n",
-                     rep.amp_overall.pairs, rep.amp_overall.median_error_pct, rep.amp_overall.mean_error_pct,
-                     rep.amp_overall.direction_wrong);
-    s += "| gpu | pairs | median error | mean error | direction wrong |\n|---|---|---|---|---|\n| | | % | % | pairs |\n";
-    for (const auto& [k, v] : rep.amp_by_gpu)
-      s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {} |\n", k, v.pairs, v.median_error_pct, v.mean_error_pct,
-                       v.direction_wrong);
-    s += "\n| gpu | model | runtime | mode | data | batch fp32 / amp | measured | predicted | error |\n";
-    s += "|---|---|---|---|---|---|---|---|---|\n| | | | | | | x | x | % |\n";
-    for (const auto& x : rep.amp_ratios)
-      s += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.1f}{} |\n", x.gpu, x.model, x.runtime,
-                       x.mode, x.data, x.batch_fp32, x.batch_amp, x.measured, x.predicted, x.error_pct,
-                       x.direction_ok ? "" : " (direction)");
+  if (!rep.precision_pairs.empty()) {
+    s += "\n### Precision what-ifs (B: amp, fp16, bf16, int8, fp8 or tf32; A: fp32 of the same setup)\n\n";
+    s += "Each pair is a measured speedup: one setup (every input column equal but what benchmarks choose with the "
+         "precision: layout, gradient accumulation, fused optimizer) at fp32 and at another precision, at the same "
+         "batch, or each at the batch its run chose where the setup holds one row of each; the pairs of `perfcast "
+         "validate --pairs`. Ratio error = |predicted ratio / measured ratio - 1|. Wrong side: one of the two ratios "
+         "reaches the gain threshold of data/what_if_pairs.toml and the other does not. Inside: the measured ratio lies "
+         "in the predicted ratio's what-if interval (data/intervals.toml). The target (issue 13) leaves out tf32, an "
+         "fp32 math mode.\n\n";
+    s += "| batch | scope | pairs | median ratio error | mean ratio error | wrong side | inside |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n| | | | % | % | pairs | % |\n";
+    for (const auto& [varied, st] : rep.precision_target)
+      s += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n", precision_pairs_of(varied),
+                       kPrecisionTargetScope, st.pairs, st.median_error_pct, st.mean_error_pct, st.wrong_side,
+                       st.with_spread == 0 ? std::string("-") : fmt::format("{:.0f}", 100 * st.coverage));
+    s += "\n| lines | gpu | model | runtime | mode | A -> B | batch B | measured | predicted | error | inside |\n";
+    s += "|---|---|---|---|---|---|---|---:|---:|---:|---|\n| | | | | | | | x | x | % | |\n";
+    for (const auto& p : rep.precision_pairs)
+      s += fmt::format("| {}, {} | {} | {} | {} | {} | {} -> {} | {} | {:.2f} | {:.2f} | {:.1f}{} | {} |\n",
+                       p.line_from, p.line_to, p.gpu, p.model, p.runtime, p.mode, p.from, p.to, p.batch, p.measured,
+                       p.predicted, p.error_pct, p.wrong_side ? " (wrong side)" : "",
+                       p.spread > 0 ? (p.inside ? "yes" : "no") : "-");
   }
   if (!rep.memory_rows.empty()) {
     const auto& m = rep.memory;
@@ -197,10 +215,13 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   for (const auto& [k, v] : rep.by_data) j["by_data"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_mode) j["by_mode"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_support_bin) j["by_support_bin"][k] = stats_json(v);
-  j["amp_what_ifs"] = {{"pairs", rep.amp_overall.pairs},
-                       {"median_error_pct", rep.amp_overall.median_error_pct},
-                       {"mean_error_pct", rep.amp_overall.mean_error_pct},
-                       {"direction_wrong", rep.amp_overall.direction_wrong}};
+  j["precision_what_ifs"] = nlohmann::json::object();
+  for (const auto& [varied, st] : rep.precision_target)
+    j["precision_what_ifs"][varied] = {
+        {"scope", kPrecisionTargetScope}, {"pairs", st.pairs},
+        {"median_error_pct", st.median_error_pct},   {"mean_error_pct", st.mean_error_pct},
+        {"wrong_side", st.wrong_side},               {"with_interval", st.with_spread},
+        {"coverage", st.with_spread ? nlohmann::json(st.coverage) : nlohmann::json(nullptr)}};
   j["memory"] = {{"measured_rows", rep.memory.measured_rows},
                  {"median_error_pct", rep.memory.median_error_pct},
                  {"mean_error_pct", rep.memory.mean_error_pct},

@@ -12,8 +12,6 @@ namespace perfcast {
 namespace {
 
 constexpr const char* kPooled = "all files";
-// The precision target covers reduced-precision math against fp32; tf32 is an fp32 math mode.
-bool in_precision_target(const WhatIfPair& p) { return p.varied != "gpus" && p.to != "tf32"; }
 
 struct Scope {
   std::string file, scope;
@@ -34,7 +32,7 @@ std::vector<Scope> scopes(const std::vector<std::string>& files, const std::vect
         by["1 -> N GPUs"].push_back(&p);
         continue;
       }
-      if (in_precision_target(p)) by["amp/fp16/bf16/int8/fp8 (target)"].push_back(&p);
+      if (in_precision_target(p)) by[kPrecisionTargetScope].push_back(&p);
       by["fp32 -> " + precision_pair_class(p.to)].push_back(&p);
     }
     for (auto& [k, v] : by) out.push_back({f, k, std::move(v)});

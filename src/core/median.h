@@ -1,0 +1,18 @@
+// The median of a sample: the middle value, the mean of the two middle ones for an even count, 0 for none (a report
+// over no rows shows 0 beside its count of 0).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace perfcast {
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace perfcast
