@@ -447,6 +447,31 @@ TEST(CpuCost, CachedReorderPrimitivesCostALookupAndTheirParallelRegion) {
   EXPECT_FALSE(cpu_runtime_at_version(find_cpu_runtime("pytorch"), "1.7.1", rule).reorder_primitives_cached);
 }
 
+// glibc's malloc maps a block at or above M_MMAP_THRESHOLD freshly and unmaps it on free; the dynamic threshold rises
+// to at most DEFAULT_MMAP_THRESHOLD_MAX = 4 * 1024 * 1024 * sizeof(long) on 64-bit systems (mallopt(3)), so a
+// PyTorch CPU tensor of 32 MiB may be reused from the heap and one of 32 MiB plus a page is faulted in every time.
+// The page allocator's rate is will-it-scale page_fault1 at full load on a two-socket Skylake-SP (Aaron Lu,
+// linux-mm 2018-03-05): 7,971,818 pages of 4 KiB per second, so a two-socket part pays 1 GiB / (7,971,818 x 4096 B/s)
+// = 32.9 ms for 1 GiB of fresh pages, and one of two processes sharing a socket (half that socket's rate) 4x as long. ONNX
+// Runtime's CPU arena keeps its blocks: no fresh pages.
+TEST(CpuCost, TensorsAboveGlibcsMmapThresholdFaultInFreshPages) {
+  const double threshold = 4.0 * 1024 * 1024 * sizeof(long);
+  ASSERT_EQ(threshold, 32.0 * 1024 * 1024);
+  const CpuSpec& two = cpu("xeon-platinum-8275cl-2s");
+  const CpuCostModel m(two, find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+  EXPECT_EQ(m.fresh_pages_us(threshold), 0.0);
+  EXPECT_GT(m.fresh_pages_us(threshold + 4096), 0.0);
+  const double gib = 1024.0 * 1024 * 1024;
+  const double published_us = gib / (7971818.0 * 4096) * 1e6;
+  EXPECT_NEAR(m.fresh_pages_us(gib) / published_us, 1.0, 0.01);
+  EXPECT_NEAR(m.fresh_pages_us(gib, 3) / published_us, 3.0, 0.03);
+  const CpuSpec quarter = cpu_instance_share(two, cpu_instance_split(two, 4));
+  const CpuCostModel one_of_two(quarter, find_cpu_runtime("pytorch"), cpu_cost_constants(), "fp32");
+  EXPECT_NEAR(one_of_two.fresh_pages_us(gib) / published_us, 4.0, 0.04);
+  const CpuCostModel arena(two, find_cpu_runtime("onnxruntime"), cpu_cost_constants(), "fp32");
+  EXPECT_EQ(arena.fresh_pages_us(gib), 0.0);
+}
+
 // oneDNN's depthwise kernel (src/cpu/x64/jit_uni_dw_conv_kernel_f32.cpp apply_filter_unrolled, blocked layout) loads
 // one weight vector per filter tap and then, per output pixel of its ur_w register block, one input vector for one
 // FMA; jit_uni_dw_conv_kernel_utils.cpp init_conf sets ur_w = 6 on avx512_core and 4 on avx2. With two load ports

@@ -37,6 +37,7 @@ CpuCostConstants load_constants() {
   c.omp_fork_join_us_per_thread = positive("omp_fork_join_us_per_thread");
   c.reference_host_ghz = positive("reference_host_ghz");
   c.head_gemm_peak_fraction = positive("head_gemm_peak_fraction");
+  c.fresh_page_gbps_per_socket = positive("fresh_page_gbps_per_socket");
   {
     const auto& r = f.table("onednn_reorder");
     const TomlFields rf(r, "'" + path.string() + "' [onednn_reorder]");
@@ -175,6 +176,16 @@ double CpuCostModel::streaming_threads(double elements) const {
   const double cores = cpu_.total_cores();
   if (!(elements > 0)) return cores;
   return std::clamp(std::ceil(elements / c_.parallel_grain_elements), 1.0, cores);
+}
+
+double CpuCostModel::fresh_pages_us(double tensor_bytes, double calls) const {
+  const double threshold = runtime_.fresh_pages_above_bytes;
+  if (!(threshold > 0) || !(tensor_bytes > threshold) || !(calls > 0)) return 0.0;
+  // The zone lock of each NUMA node's page allocator bounds the rate (the faults of the intra-op team and the free
+  // on the framework's thread alike): a process spread over both sockets faults its pages on both nodes, one of
+  // several processes on a socket gets its share (memory_share) of that socket's.
+  const double rate = c_.fresh_page_gbps_per_socket * 1e3 * cpu_.sockets * cpu_.memory_share;
+  return calls * tensor_bytes / rate;
 }
 
 double CpuCostModel::fork_join_us() const { return c_.omp_fork_join_us_per_thread * cpu_.total_cores(); }
@@ -363,6 +374,19 @@ bool runs_native_conv(const CpuRuntimeProfile& rt, const Op& op, const Precision
   return !library;
 }
 
+// The tensors an op's calls allocate (forward: its output unless it writes in place; backward: one gradient per
+// activation input), each call's tensor on fresh pages when it is above the runtime's mmap threshold.
+double fresh_tensors_us(const CpuCostModel& m, const Op& op, bool forward, double act_bytes) {
+  const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
+  if (forward) {
+    if (op.in_place) return 0.0;
+    return m.fresh_pages_us(static_cast<double>(op.out_elems) * act_bytes / reps, reps);
+  }
+  if (!op.needs_input_grad) return 0.0;
+  const double inputs = static_cast<double>(std::max<std::size_t>(1, op.inputs.size()));
+  return m.fresh_pages_us(static_cast<double>(op.in_elems) * act_bytes / (inputs * reps), inputs * reps);
+}
+
 }  // namespace
 
 OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const CpuCostContext& ctx) {
@@ -534,6 +558,10 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       out.cost.memory_us += s.memory_us;
       out.cost.time_us += s.time_us;
       add_serial(out.cost, operand_us);
+      // Each pass writes a new score-sized tensor (the QK^T product's, or in backward the PV product's gradient,
+      // then one per elementwise pass), and the op its own output (its inputs' gradients in backward).
+      add_serial(out.cost, reps * m.fresh_pages_us(score_elems * ctx.plan.bytes.act / reps, 1.0 + sp.kernels));
+      add_serial(out.cost, fresh_tensors_us(m, op, forward, ctx.plan.bytes.act));
       out.cost.launches = (gemms + sp.kernels) * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
       out.host_us = out.cost.launches * m.fork_join_us();
       return out;
@@ -548,6 +576,7 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
       break;
     }
   }
+  add_serial(out.cost, fresh_tensors_us(m, op, forward, ctx.plan.bytes.act));
   out.cost.launches = calls * static_cast<double>(std::max<std::int64_t>(1, op.repeats));
   // The cores' side of each call: the OpenMP region's fork and join (the framework's own dispatch is added by
   // schedule/cpu_step.cpp).

@@ -32,6 +32,7 @@ struct CpuCostConstants {
   double omp_fork_join_us_per_thread = 0;   // one OpenMP parallel region per thread of the team
   double reference_host_ghz = 0;            // clock of the host the runtimes' per-op host costs are quoted for
   double head_gemm_peak_fraction = 0;       // share of one core's FP32 FMA peak one attention head's product reaches
+  double fresh_page_gbps_per_socket = 0;    // bytes of fresh 4 KiB pages one socket faults in, zeroes and frees per second
   // [onednn_reorder]: oneDNN reorder primitives as timed on a measuring host (PyTorch eager's per-call reorders).
   struct OnednnReorder {
     double host_cores = 0;             // cores of the measuring host
@@ -97,6 +98,10 @@ class CpuCostModel {
   KernelCost streaming(double flops, double bytes, double launches = 1, double elements = 0) const;
   // Threads an elementwise loop of `elements` runs on (all cores when 0).
   double streaming_threads(double elements) const;
+  // Time the cores spend on a fresh tensor of `tensor_bytes` that `calls` calls allocate each: above the runtime's
+  // fresh_pages_above_bytes every page is faulted in, zeroed and later unmapped, at fresh_page_gbps_per_socket
+  // per socket of the part (its share of the socket for one of several processes); 0 below it.
+  double fresh_pages_us(double tensor_bytes, double calls = 1) const;
   // Time of one OpenMP parallel region over all the cores (the intra-op team).
   double fork_join_us() const;
   // Cores a GEMM's output blocks keep busy.

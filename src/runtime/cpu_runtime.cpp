@@ -70,6 +70,9 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
   r.nchwc_depthwise_efficiency = f.number_or("nchwc_depthwise_efficiency", r.depthwise_efficiency);
   if (!(r.nchwc_depthwise_efficiency > 0 && r.nchwc_depthwise_efficiency <= 1))
     f.fail("nchwc_depthwise_efficiency", "must be in (0, 1]");
+  r.fresh_pages_above_bytes = f.number_or("fresh_pages_above_bytes", 0);
+  if (!(r.fresh_pages_above_bytes >= 0 && r.fresh_pages_above_bytes < 1e12))
+    f.fail("fresh_pages_above_bytes", "must be 0 (buffers reused) or a size in bytes below 1e12");
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   r.fold_bn_inference = f.boolean("fold_bn_inference");

@@ -56,6 +56,11 @@ struct CpuRuntimeProfile {
   double nchwc_filter_set_blocks = 0;
   // Depthwise convolutions on MLAS's NCHWc depthwise kernel: fraction of the FMA peak (depthwise_efficiency when 0).
   double nchwc_depthwise_efficiency = 0;
+  // The framework allocates each op's output tensor with the C library's malloc and frees it after its last use,
+  // with no cache of its own (PyTorch's CPU allocator): a tensor larger than this many bytes is above glibc's
+  // largest mmap threshold, so every allocation maps fresh pages the kernel must fault in and zero, and every free
+  // unmaps them (cost/cpu_cost.cpp fresh_pages_us). 0: the framework reuses its buffers (an arena, module outputs).
+  double fresh_pages_above_bytes = 0;
   // Cores its elementwise, norm and pooling loops run on (0 = all): Torch7's TH_TENSOR_APPLY loops were serial.
   double streaming_cores = 0;
   bool fuse_elementwise_chains = false;
