@@ -48,7 +48,8 @@ TEST(TfGraphRewriteAmp, LayerNormKeepsTheResidualStreamInFp32) {
   const double elems = kTokens * kHidden;
   const double tf1_bytes = entry(tf1, ln, Phase::kForward).cost.bytes;
   const double tf2_bytes = entry(tf2, ln, Phase::kForward).cost.bytes;
-  EXPECT_NEAR(tf1_bytes - tf2_bytes, elems * ((4 + 4 + 2) - (2 + 2)), 0.01 * elems);
+  // Every pass over the elements moves 4 bytes where the half run moves 2, plus the 2-byte copy.
+  EXPECT_NEAR(tf1_bytes, 2.0 * tf2_bytes + 2.0 * elems, 0.01 * elems);
   // The residual add feeding the norm (GrayList, downstream of the previous norm) is FP32 too.
   const std::string add = "encoder.layer.0.attention.residual";
   EXPECT_GT(entry(tf1, add, Phase::kForward).cost.bytes, 1.9 * entry(tf2, add, Phase::kForward).cost.bytes);
@@ -64,6 +65,21 @@ TEST(TfGraphRewriteAmp, AttentionAndGemmsStayHalf) {
       EXPECT_DOUBLE_EQ(entry(tf1, name, phase).cost.bytes, entry(tf2, name, phase).cost.bytes) << name;
 }
 
+TEST(TfGraphRewriteAmp, XlaTrainingKeepsTheDroppedProbabilitiesAndTheMaskForBackward) {
+  // One fused chain per phase (XLA). Training's forward writes, beyond inference's probabilities, the dropped
+  // probabilities the PV and dV GEMMs read (2 bytes) and the keep mask dropout's gradient multiplies by (1 byte);
+  // backward reads the probabilities too, since softmax's gradient is P * (dP - sum(dP * P)).
+  PredictRequest train = dle_bert("amp", "1.15");
+  train.grad_accum = 1;
+  PredictRequest infer = train;
+  infer.mode = parse_mode("infer");
+  const std::string core = "encoder.layer.0.attention.core";
+  const double scores = 8.0 * 16 * 512 * 512;  // batch x heads x seq x seq
+  const double added = entry(predict(train), core, Phase::kForward).cost.bytes -
+                       entry(predict(infer), core, Phase::kForward).cost.bytes;
+  EXPECT_NEAR(added, (2 + 1) * scores, 1e-6 * scores);
+}
+
 TEST(TfGraphRewriteAmp, LossScaleOptimizerUnscalesEveryMicroBatch) {
   // LossScaleOptimizer.compute_gradients multiplies each gradient by 1/scale before the script's assign_add into
   // its accumulators, so the pass is not shared by the 4096 micro-batches of an update (PyTorch's GradScaler
@@ -77,11 +93,11 @@ TEST(TfGraphRewriteAmp, LossScaleOptimizerUnscalesEveryMicroBatch) {
 TEST(TfGraphRewriteAmp, Dgx2PreTrainingPrecisionRatioStaysBelowItsBound) {
   // Measured (DeepLearningExamples TF BERT README, 'Pre-training training performance: single-node on DGX-2
   // 32GB', 1 GPU, seq 512): 35.32 sentences/s mixed precision, 11.67 FP32: 3.03x. Before session 24 perfcast
-  // predicted 4.90x; the bound is lowered as the model improves, never raised.
+  // predicted 4.90x (62% high), session 24 4.39x (45%); the bound is lowered as the model improves, never raised.
   const double fp32 = predict(dle_bert("fp32", "1.15")).samples_per_s;
   const double amp = predict(dle_bert("amp", "1.15")).samples_per_s;
   const double measured = 35.32 / 11.67;
-  EXPECT_LT(amp / fp32 / measured - 1.0, 0.50);
+  EXPECT_LT(amp / fp32 / measured - 1.0, 0.47);
 }
 
 }  // namespace
