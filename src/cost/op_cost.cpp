@@ -441,7 +441,15 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const Runti
     }
     return sp;
   }
-  if (runtime.fuse_elementwise_chains) return {2.0 * a, 1.0};
+  if (runtime.fuse_elementwise_chains) {
+    // One fusion per phase (scale, mask, softmax and dropout together). Training keeps what backward reads: the
+    // probabilities, since softmax's gradient is P * (dP - sum(dP * P)) (TensorFlow's _SoftmaxGrad), and with
+    // dropout the dropped probabilities the PV and dV GEMMs read plus the 1-byte keep mask dropout's gradient
+    // multiplies by. Backward reads the probabilities' gradient, the mask and P and writes the scores' gradient.
+    const bool dropout = training && attn.dropout;
+    if (phase == Phase::kForward) return {dropout ? 3.0 * a + 1.0 : 2.0 * a, 1.0};
+    return {dropout ? 3.0 * a + 1.0 : 3.0 * a, 1.0};
+  }
   const bool fp32_softmax = runtime.autocast_softmax_fp32 && plan.mixed && a < 4.0;
   const double p = fp32_softmax ? 4.0 : a;  // probability bytes
   ScorePasses sp{0, 0};
@@ -656,6 +664,34 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
 
 namespace {
 
+// Whether ops[index] is a LayerNorm, or an elementwise op whose output reaches one through elementwise ops only
+// (BERT's residual add and the dropout before it): the ops TensorFlow's auto_mixed_precision leaves in FP32,
+// because the norm's Mean is on the deny list and deny propagates through the infer-list ops downstream of it
+// (grappler/optimizers/auto_mixed_precision_lists.h; the residual add is downstream of the previous norm).
+bool in_fp32_residual_stream(const std::vector<Op>& ops, std::size_t index) {
+  const auto is_layer_norm = [&](std::size_t i) {
+    return ops[i].kind == OpKind::kNorm && ops[i].norm == NormKind::kLayer;
+  };
+  if (is_layer_norm(index)) return true;
+  // A residual block's dropout and add sit within a few ops of the norm they feed.
+  constexpr int kMaxHops = 3;
+  std::size_t at = index;
+  for (int hop = 0; hop < kMaxHops; ++hop) {
+    if (ops[at].kind != OpKind::kElementwise) return false;
+    std::size_t next = ops.size();
+    for (std::size_t j = at + 1; j < ops.size() && next == ops.size(); ++j)
+      for (int in : ops[j].inputs)
+        if (in == static_cast<int>(at)) {
+          next = j;
+          break;
+        }
+    if (next == ops.size()) return false;
+    if (is_layer_norm(next)) return true;
+    at = next;
+  }
+  return false;
+}
+
 OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx);
 
 // An embedding lookup, or an add whose inputs are all such sums: the part of a BERT embedding block that ONNX
@@ -848,11 +884,20 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     case CostRule::kStreaming:
       break;  // below: the op's forward_work/backward_work bytes as one streaming kernel
   }
-  Work w = phase == Phase::kForward ? forward_work(op, ctx.plan.bytes, ctx.training) : backward_work(op, ctx.plan.bytes);
+  // A mixed-precision graph rewrite that keeps layer normalization in FP32 stores the residual stream (the norm,
+  // the residual add and dropout before it, and their gradients) in FP32; the norm also writes the half copy its
+  // GEMMs read.
+  const bool fp32_stream = ctx.plan.mixed && ctx.runtime.amp_fp32_layer_norm && ctx.plan.bytes.act < 4.0 &&
+                           in_fp32_residual_stream(ops, index);
+  ElemBytes bytes = ctx.plan.bytes;
+  if (fp32_stream) bytes.act = 4.0;
+  Work w = phase == Phase::kForward ? forward_work(op, bytes, ctx.training) : backward_work(op, bytes);
+  if (fp32_stream && phase == Phase::kForward && op.kind == OpKind::kNorm)
+    w.bytes += static_cast<double>(op.out_elems) * ctx.plan.bytes.act;
   double launches = static_cast<double>(op.repeats);
   if (out.fusion == Fusion::kIntoPrevious) {
     // The producer's output stays on chip: neither its write nor this op's read reaches DRAM.
-    const double intermediate = static_cast<double>(ops[op.inputs[0]].out_elems) * ctx.plan.bytes.act;
+    const double intermediate = static_cast<double>(ops[op.inputs[0]].out_elems) * bytes.act;
     w.bytes = std::max(0.0, w.bytes - 2.0 * intermediate);
     launches = 0;
   }

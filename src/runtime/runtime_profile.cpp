@@ -29,6 +29,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
   if (key == "autocast_per_op_casts") return &r.autocast_per_op_casts;
+  if (key == "amp_fp32_layer_norm") return &r.amp_fp32_layer_norm;
   if (key == "fused_attention") return &r.fused_attention;
   if (key == "fuse_parallel_gemms") return &r.fuse_parallel_gemms;
   if (key == "elide_concat") return &r.elide_concat;
@@ -182,6 +183,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
   r.autocast_per_op_casts = flag_or("autocast_per_op_casts", r.autocast_per_op_casts);
+  r.amp_fp32_layer_norm = flag_or("amp_fp32_layer_norm", r.amp_fp32_layer_norm);
+  r.amp_unscale_per_micro_batch = flag_or("amp_unscale_per_micro_batch", r.amp_unscale_per_micro_batch);
   r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);

@@ -112,6 +112,13 @@ struct RuntimeProfile {
   // framework op every forward (and its gradient cast back by an autograd node), and an activation an FP32-list op
   // (layer norm, softmax) or the FP32 input produced is cast again by each low-precision op that reads it.
   bool autocast_per_op_casts = false;
+  // Mixed precision by graph rewrite (TensorFlow's auto_mixed_precision): layer normalization (its Mean is on the
+  // deny list) and the infer-list ops around it (its scale and shift, the residual add and dropout before it) stay
+  // FP32, so the residual stream is stored in FP32 and the GEMMs after a LayerNorm read a half copy of it.
+  bool amp_fp32_layer_norm = false;
+  // Mixed precision: the loss scaler unscales each gradient as it is computed (TensorFlow's
+  // LossScaleOptimizer.compute_gradients), so with gradient accumulation every micro-batch pays the pass.
+  bool amp_unscale_per_micro_batch = false;
   // Unfused attention whose scale, mask and softmax run as one kernel (Megatron-LM's fused scale-mask-softmax),
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;

@@ -228,9 +228,10 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
       // Under autocast the gradients are FP32 already (amp.cast_grads): GradScaler unscales them in place.
+      // A scaler that unscales each gradient as it is computed does it every micro-batch (a backward entry).
       push(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
                         km.streaming(2.0 * params, params * ((autocast ? 4.0 : ctx.plan.bytes.weight) + 4.0), tensors),
-                        Phase::kUpdate),
+                        rt.amp_unscale_per_micro_batch && options.grad_accum > 1 ? Phase::kBackward : Phase::kUpdate),
            nullptr, EntrySource::kUnscale);
     if (options.optimizer_step && rt.zero_grad_kernels_per_tensor > 0)
       // zero_grad() without set_to_none (the default before PyTorch 2.0) fills every gradient with zeros, a kernel
