@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "core/toml_reader.h"
+#include "import/config_csv.h"
 #include "cost/kernel_cost.h"
 
 namespace perfcast {
@@ -759,22 +760,10 @@ std::string what_if_kind_of_pair(const std::string& varied) {
 }
 
 std::vector<WhatIfSample> what_if_samples(const std::vector<std::vector<const ValidationRow*>>& files) {
-  // Every input column of a row, the one that varies left out (metric too: ratios compare like with like).
+  // The row's setup (import/config_csv.h setup_key, the one key every what-if pairing uses), the varied column
+  // left out.
   const auto key_without = [](const ConfigRow& r, const std::string& skip) {
-    const std::vector<std::pair<const char*, const std::string*>> cols{
-        {"gpu", &r.gpu},       {"model", &r.model},         {"runtime", &r.runtime},
-        {"mode", &r.mode},     {"precision", &r.precision}, {"batch", &r.batch},
-        {"seq", &r.seq},       {"n_gpus", &r.n_gpus},       {"interconnect", &r.interconnect},
-        {"data", &r.data},     {"optimizer_step", &r.optimizer_step}, {"runtime_version", &r.runtime_version},
-        {"layout", &r.layout}, {"host", &r.host},           {"host_cores", &r.host_cores},
-        {"gpu_decode", &r.gpu_decode}, {"prefetch", &r.prefetch}, {"context", &r.context},
-        {"kv_precision", &r.kv_precision}, {"strategy", &r.strategy}, {"fused_optimizer", &r.fused_optimizer},
-        {"grad_accum", &r.grad_accum}, {"attention", &r.attention}, {"instances", &r.instances},
-        {"metric", &r.metric}};
-    std::string k;
-    for (const auto& [name, v] : cols)
-      if (skip != name) k += *v + "|";
-    return k;
+    return setup_key(r, {std::string_view(skip)});
   };
   const auto value_of = [](const ConfigRow& r, const std::string& field) -> const std::string& {
     if (field == "precision") return r.precision;
