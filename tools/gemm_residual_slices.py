@@ -93,7 +93,8 @@ def main():
                 for names in (("weight",), ("time",), ("stride",), ("weight", "time"), ("time", "stride")):
                     r2, slopes = r_squared([[1.0] + [feats[nm](r) for nm in names] for r in big], ys)
                     out.append(f"{'+'.join(names)} {r2:.2f} ({', '.join(f'{s:+.3f}' for s in slopes)})")
-                print(f"  R^2 of log(pred/meas), rows over {args.min_us:g} us predicted ({len(big)}): " + "; ".join(out))
+                print(f"  R^2 of log(pred/meas), rows over {args.min_us:g} us predicted ({len(big)}): "
+                      + "; ".join(out))
 
 
 if __name__ == "__main__":
