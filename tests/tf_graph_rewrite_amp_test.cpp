@@ -86,8 +86,10 @@ TEST(TfGraphRewriteAmp, LossScaleOptimizerUnscalesEveryMicroBatch) {
   // unscales once per update).
   const Prediction tf = predict(dle_bert("amp", "1.15"));
   const OpCost& unscale = entry(tf, "amp.unscale_grads", Phase::kBackward);
-  const double params = 336.2e6;  // BERT-large with its pre-training heads (the predicted parameter count)
-  EXPECT_GT(unscale.cost.bytes, 0.99 * params * (2 + 4));
+  // The gradients are the FP32 variables' (the rewrite casts reads, never variables): read and written in FP32.
+  // BERT-large has 340M parameters (Devlin et al. 2019, section 3); within 5% for the heads' share.
+  const double params = 340e6;
+  EXPECT_GT(unscale.cost.bytes, 0.95 * params * (4 + 4));
 }
 
 TEST(TfGraphRewriteAmp, Dgx2PreTrainingPrecisionRatioStaysBelowItsBound) {

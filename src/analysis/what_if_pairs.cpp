@@ -154,7 +154,7 @@ std::vector<WhatIfPair> what_if_pairs(const ValidationReport& rep) {
   std::map<std::string, std::vector<const ValidationRow*>> by_gpus;
   for (const auto& v : rep.rows)
     if (has_throughput(v))
-      by_gpus[setup_key(v.result.row, {"n_gpus", "interconnect", "strategy", "grad_accum"})].push_back(&v);
+      by_gpus[setup_key(v.result.row, {kGpuCountPairSkip.begin(), kGpuCountPairSkip.end()})].push_back(&v);
   for (const auto& [k, g] : by_gpus)
     for (const auto* one : g) {
       if (one->result.prediction->request.gpus * one->result.prediction->request.nodes != 1) continue;

@@ -66,6 +66,12 @@ inline constexpr auto kSetupKeyExclusions = std::to_array<std::string_view>(
 inline constexpr auto kPrecisionPairSkip =
     std::to_array<std::string_view>({"precision", "layout", "grad_accum", "fused_optimizer"});
 
+// One setup on 1 and on N GPUs (analysis/what_if_pairs.h what_if_pairs, and the what-if spread's samples): the keys
+// skip the GPU count and what a multi-GPU run adds with it (its interconnect and strategy; a 1-GPU row leaves them
+// empty) and the gradient accumulation a recipe changes with the count.
+inline constexpr auto kGpuCountPairSkip =
+    std::to_array<std::string_view>({"n_gpus", "interconnect", "strategy", "grad_accum"});
+
 // Every column the reader takes, in the order read_row assigns them: the configuration columns (config_columns) and
 // the measurement ones (metric, value, notes, source, memory_mib, memory_measure, oom). The header check knows a
 // column by this list too, so a column the reader takes is never called a typo.

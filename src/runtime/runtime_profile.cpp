@@ -185,6 +185,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.autocast_per_op_casts = flag_or("autocast_per_op_casts", r.autocast_per_op_casts);
   r.amp_fp32_layer_norm = flag_or("amp_fp32_layer_norm", r.amp_fp32_layer_norm);
   r.amp_unscale_per_micro_batch = flag_or("amp_unscale_per_micro_batch", r.amp_unscale_per_micro_batch);
+  r.amp_fp32_variables = flag_or("amp_fp32_variables", r.amp_fp32_variables);
   r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);

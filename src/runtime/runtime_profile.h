@@ -119,6 +119,9 @@ struct RuntimeProfile {
   // Mixed precision: the loss scaler unscales each gradient as it is computed (TensorFlow's
   // LossScaleOptimizer.compute_gradients), so with gradient accumulation every micro-batch pays the pass.
   bool amp_unscale_per_micro_batch = false;
+  // Mixed precision keeps the variables FP32 and casts them where a half op reads them (TensorFlow), so their
+  // gradients arrive FP32: the unscale reads and writes 4 bytes per parameter (as under autocast).
+  bool amp_fp32_variables = false;
   // Unfused attention whose scale, mask and softmax run as one kernel (Megatron-LM's fused scale-mask-softmax),
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;

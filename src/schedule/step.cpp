@@ -227,10 +227,11 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     }
     if (ctx.plan.mixed)
       // Loss scaling: gradients are unscaled, checked for inf/nan and cast to fp32 for the master update.
-      // Under autocast the gradients are FP32 already (amp.cast_grads): GradScaler unscales them in place.
+      // Under autocast the gradients are FP32 already (amp.cast_grads): GradScaler unscales them in place; so are
+      // the FP32 variables' gradients where a runtime casts its variables per read (TensorFlow).
       // A scaler that unscales each gradient as it is computed does it every micro-batch (a backward entry).
       push(kernel_entry("amp.unscale_grads", OpKind::kElementwise,
-                        km.streaming(2.0 * params, params * ((autocast ? 4.0 : ctx.plan.bytes.weight) + 4.0), tensors),
+                        km.streaming(2.0 * params, params * ((autocast || rt.amp_fp32_variables ? 4.0 : ctx.plan.bytes.weight) + 4.0), tensors),
                         rt.amp_unscale_per_micro_batch && options.grad_accum > 1 ? Phase::kBackward : Phase::kUpdate),
            nullptr, EntrySource::kUnscale);
     if (options.optimizer_step && rt.zero_grad_kernels_per_tensor > 0)
