@@ -13,6 +13,7 @@
 
 #include "analysis/batch_predict.h"
 #include "analysis/predict.h"
+#include "cost/attention_kernels.h"
 #include "step_entries.h"
 #include "import/config_csv.h"
 #include "import/model_source.h"
@@ -302,6 +303,87 @@ TEST(RuntimeProfiles, OnnxRuntime14LaunchesTheKernelsOfItsFusedContribOps) {
   }
   EXPECT_DOUBLE_EQ(attention, 12.0 * 7.0);
   EXPECT_DOUBLE_EQ(embed, 1.0);
+}
+
+// ONNX Runtime's Attention contrib op from 1.14 hands an FP16 core to TensorRT's fused MHA kernel
+// (microsoft/onnxruntime#12814, #13732; mha_runner.cu FusedMHARunnerFP16v2::is_supported): one kernel takes the
+// packed Q, K, V and writes the context, so nothing score-sized reaches DRAM. BERT-large SQuAD at sequence 128
+// on an RTX 4090 (sm_89, head size 64), as ORT's PyTorch_Bert-Squad_OnnxRuntime_GPU notebook ran it with 1.16.
+PredictRequest ort_bert_large(const std::string& version, const std::string& precision, std::int64_t seq) {
+  PredictRequest r;
+  r.gpu = "rtx-4090";
+  r.model = "bert_large_squad";
+  r.runtime = "onnxruntime";
+  r.runtime_version = version;
+  r.precision = precision;
+  r.mode = Mode::kInfer;
+  r.batch = 8;
+  r.seq = seq;
+  return r;
+}
+
+TEST(RuntimeProfiles, OnnxRuntimeHalfAttentionRunsTensorRtFusedMhaFrom114) {
+  const OpCost& fused = attention_entry(predict(ort_bert_large("1.16", "fp16", 128)), Phase::kForward);
+  EXPECT_DOUBLE_EQ(fused.cost.launches, 1);
+  const double qkvo = 4.0 * 8 * 128 * 1024 * 2;  // q, k, v in and the context out, 2 bytes each
+  EXPECT_LE(fused.cost.bytes, 1.01 * qkvo);
+  // Before #13732 (1.13 ran it at batch 1 only) and in FP32 (the FP16 runner only) the score matrix is written.
+  const double scores = 8.0 * 16 * 128 * 128 * 2;
+  EXPECT_GT(attention_entry(predict(ort_bert_large("1.13", "fp16", 128)), Phase::kForward).cost.bytes, scores);
+  EXPECT_GT(attention_entry(predict(ort_bert_large("1.16", "fp32", 128)), Phase::kForward).cost.bytes, 2 * scores);
+  // Past the normal kernel's 384 tokens the TensorRT runner declines (its flash kernel is not modelled).
+  EXPECT_GT(attention_entry(predict(ort_bert_large("1.16", "fp16", 512)), Phase::kForward).cost.launches, 1);
+}
+
+TEST(RuntimeProfiles, OnnxRuntimeFusedMhaKeepsTheTensorRtKernelLimits) {
+  // FusedMHARunnerFP16v2::is_supported (non-causal, not flash): sm_70/75/80/86/89, head size 64 or 32 (not 32 on
+  // sm_70), sequence length up to 384, the FP16 runner; self-attention in inference.
+  AttentionGeometry a;
+  a.batch = 1;
+  a.heads = 12;
+  a.kv_heads = 12;
+  a.head_dim = 64;
+  a.q_len = a.kv_len = 384;
+  const AttentionTarget v100{"v100-pcie-16gb", 70, "fp16", false};
+  EXPECT_TRUE(onnxruntime_fused_mha_runs(a, v100));
+  for (int sm : {75, 80, 86, 89}) EXPECT_TRUE(onnxruntime_fused_mha_runs(a, {"", sm, "fp16", false})) << sm;
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(a, {"h100-sxm5-80gb", 90, "fp16", false}));
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(a, {"v100-pcie-16gb", 70, "fp32", false}));
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(a, {"v100-pcie-16gb", 70, "fp16", true}));
+  AttentionGeometry longer = a;
+  longer.q_len = longer.kv_len = 385;
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(longer, v100));
+  AttentionGeometry h32 = a;
+  h32.head_dim = 32;
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(h32, v100));
+  EXPECT_TRUE(onnxruntime_fused_mha_runs(h32, {"t4", 75, "fp16", false}));
+  AttentionGeometry h128 = a;
+  h128.head_dim = 128;
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(h128, {"", 80, "fp16", false}));
+  AttentionGeometry causal = a;
+  causal.causal = true;
+  EXPECT_FALSE(onnxruntime_fused_mha_runs(causal, v100));
+}
+
+// InferenceSession::Run returns only after the CUDA EP synchronizes its compute stream (OnRunEnd;
+// microsoft/onnxruntime#7225, #12216), so a timed loop of Run calls cannot overlap one Run's kernels with the next
+// one's host work: the step is the host-to-GPU timeline, never shorter than the host's dispatch plus the last
+// kernel. ORT 1.4 FP16 BERT-base at batch 1, sequence 8 on the V100 is host-bound (the README's 1.30 ms is flat
+// from sequence 8 to 64).
+TEST(RuntimeProfiles, OnnxRuntimeRunEndsInAStreamSync) {
+  EXPECT_GE(find_runtime("onnxruntime").syncs_per_step, 1);
+  PredictRequest r;
+  r.gpu = "v100-pcie-16gb";
+  r.model = "bert_base_squad";
+  r.runtime = "onnxruntime";
+  r.runtime_version = "1.4.0";
+  r.precision = "fp16";
+  r.mode = Mode::kInfer;
+  r.batch = 1;
+  r.seq = 8;
+  const Prediction p = predict(r);
+  EXPECT_GE(p.step.syncs, 1);
+  EXPECT_GT(p.step.step_us, p.step.host_us);
 }
 
 TEST(RuntimeProfiles, CaffeChoosesConvolutionsUnderItsEightMegabyteWorkspace) {

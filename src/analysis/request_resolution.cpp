@@ -185,6 +185,7 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
                                  bool training) {
   AttentionPlan plan;
   plan.impl = parse_attention_impl(r.attention);
+  plan.target = AttentionTarget{device.id, device.sm_version, attention_dtype(r.precision), training};
   if (plan.impl == AttentionImpl::kRuntime) return plan;
   if (runtime.framework != "pytorch")
     throw InputError(
@@ -197,7 +198,6 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
     throw InputError("--attention " + std::string(attention_impl_name(plan.impl)) + " needs PyTorch " +
                      rules.sdpa_min_version + " or newer (scaled_dot_product_attention); --runtime-version " +
                      r.runtime_version + " has eager attention only");
-  plan.target = AttentionTarget{device.id, device.sm_version, attention_dtype(r.precision), training};
   return plan;
 }
 
@@ -219,7 +219,8 @@ Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const 
   for (auto& op : g.ops) {
     if (op.kind != OpKind::kAttention) continue;
     if (attention.impl == AttentionImpl::kRuntime) {
-      if (runtime.fused_attention) op.attn.fused = true;
+      if (runtime.fused_attention || (runtime.fused_mha_half && onnxruntime_fused_mha_runs(op.attn, attention.target)))
+        op.attn.fused = true;
     } else {
       const AttentionKernel k = select_attention_kernel(attention.impl, op.attn, attention.target);
       op.attn.fused = k != AttentionKernel::kUnfused;

@@ -33,7 +33,7 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer);
 // PyTorch's or its --runtime-version predates scaled_dot_product_attention.
 struct AttentionPlan {
   AttentionImpl impl = AttentionImpl::kRuntime;  // kRuntime: the runtime profile decides (fused_attention)
-  AttentionTarget target;
+  AttentionTarget target;  // where the core runs: the --attention dispatch, and ONNX Runtime's fused MHA rules
 };
 AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& runtime, const DeviceSpec& device,
                                  bool training);

@@ -56,6 +56,13 @@ AttentionRules load() {
   r.mem_efficient_relative_rate = me.number("relative_rate");
   if (r.mem_efficient_relative_rate <= 0 || r.mem_efficient_relative_rate > 1)
     me.fail("relative_rate", "must be in (0, 1]");
+  const TomlFields ort(top.table("onnxruntime_fused_mha"), path.string() + " [onnxruntime_fused_mha]");
+  r.ort_fmha_precisions = texts(ort, "precisions");
+  r.ort_fmha_sms = ort.count_list("sms", 50, 200);
+  r.ort_fmha_head_dims = ort.count_list("head_dims", 1, 1024);
+  r.ort_fmha_head_dim_32_min_sm = ort.count("head_dim_32_min_sm");
+  r.ort_fmha_max_seq = ort.count("max_seq");
+  if (r.ort_fmha_max_seq < 1) ort.fail("max_seq", "must be at least 1");
   return r;
 }
 
@@ -146,6 +153,17 @@ AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeome
 
 double fused_attention_rate(const AttentionGeometry& a) {
   return a.memory_efficient ? attention_rules().mem_efficient_relative_rate : 1.0;
+}
+
+bool onnxruntime_fused_mha_runs(const AttentionGeometry& a, const AttentionTarget& t) {
+  const auto& r = attention_rules();
+  const auto listed = [](const std::vector<int>& v, std::int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  if (t.training || a.causal || a.q_len != a.kv_len || a.q_len > r.ort_fmha_max_seq) return false;
+  if (!contains(r.ort_fmha_precisions, t.dtype) || !listed(r.ort_fmha_sms, t.sm_version)) return false;
+  if (!listed(r.ort_fmha_head_dims, a.head_dim)) return false;
+  return a.head_dim != 32 || t.sm_version >= r.ort_fmha_head_dim_32_min_sm;
 }
 
 }  // namespace perfcast

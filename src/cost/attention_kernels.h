@@ -38,6 +38,12 @@ struct AttentionRules {
   int tensor_core_alignment_bits = 128;
   std::int64_t min_alignment_elems_sm80 = 4;
   double mem_efficient_relative_rate = 1;  // its speed relative to FlashAttention-2
+  // ONNX Runtime's fused MHA (TensorRT fMHA v2) in its Attention op: [onnxruntime_fused_mha].
+  std::vector<std::string> ort_fmha_precisions;
+  std::vector<int> ort_fmha_sms;
+  std::vector<int> ort_fmha_head_dims;
+  int ort_fmha_head_dim_32_min_sm = 75;
+  std::int64_t ort_fmha_max_seq = 0;
 };
 const AttentionRules& attention_rules();
 
@@ -63,5 +69,10 @@ AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeome
 
 // The fused-attention kernel's rate relative to FlashAttention-2 (the memory-efficient kernel's is below 1).
 double fused_attention_rate(const AttentionGeometry& a);
+
+// Whether ONNX Runtime's Attention op runs this core as TensorRT's fused MHA kernel (data/attention.toml
+// [onnxruntime_fused_mha]: inference, the listed GPUs and precisions, self-attention of a listed head size up
+// to max_seq, no causal mask). The caller checks the release (RuntimeProfile::fused_mha_half).
+bool onnxruntime_fused_mha_runs(const AttentionGeometry& a, const AttentionTarget& t);
 
 }  // namespace perfcast

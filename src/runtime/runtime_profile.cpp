@@ -31,6 +31,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "autocast_per_op_casts") return &r.autocast_per_op_casts;
   if (key == "amp_fp32_layer_norm") return &r.amp_fp32_layer_norm;
   if (key == "fused_attention") return &r.fused_attention;
+  if (key == "fused_mha_half") return &r.fused_mha_half;
   if (key == "fuse_parallel_gemms") return &r.fuse_parallel_gemms;
   if (key == "elide_concat") return &r.elide_concat;
   if (key == "fuse_pointwise_into_norm") return &r.fuse_pointwise_into_norm;
@@ -189,6 +190,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);
+  r.fused_mha_half = flag_or("fused_mha_half", r.fused_mha_half);
   r.fuse_parallel_gemms = flag_or("fuse_parallel_gemms", r.fuse_parallel_gemms);
   r.elide_concat = flag_or("elide_concat", r.elide_concat);
   r.fuse_pointwise_into_norm = flag_or("fuse_pointwise_into_norm", r.fuse_pointwise_into_norm);

@@ -126,6 +126,9 @@ struct RuntimeProfile {
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
+  // ONNX Runtime's Attention op runs TensorRT's fused MHA kernel on half-precision cores that
+  // data/attention.toml [onnxruntime_fused_mha] admits (GPU, head size, sequence length).
+  bool fused_mha_half = false;
   // Inference GEMMs that read the same input with the same shape of reduction (BERT's Q, K and V projections) run
   // as one GEMM over their concatenated weights (TensorRT's horizontal fusion; demoBERT builds them as one layer).
   bool fuse_parallel_gemms = false;
