@@ -133,8 +133,7 @@ TEST(CpuInstances, CalibrationFileIsPredicted) {
 // Hugging Face's one-process batch-8 runs at sequence 384 and 512 (figure 10: 1.8 and 1.2 forward calls per second,
 // 14.4 and 9.6 samples/s) allocate score tensors of 8 x 12 x 384 x 384 x 4 B = 56.6 MB and 8 x 12 x 512 x 512 x 4 B =
 // 100.7 MB, above glibc's 32 MiB mmap ceiling, four per layer (the QK^T product, the scale, the mask add, the
-// softmax), so PyTorch eager faults in fresh pages for each every step. Without that cost they were predicted 2.5x
-// too fast; both must be within 2x of the measurement. At two processes, batch 4, the sequence-384 scores (28.3 MB)
+// softmax), so PyTorch eager faults in fresh pages for each every step; both must be within 2x of the measurement. At two processes, batch 4, the sequence-384 scores (28.3 MB)
 // stay under the ceiling and that row must stay within 20%.
 TEST(CpuInstances, LongSequenceScoresAboveTheMmapCeilingCostFreshPages) {
   const std::string path = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/cpu_instances.csv";

@@ -375,7 +375,9 @@ bool runs_native_conv(const CpuRuntimeProfile& rt, const Op& op, const Precision
 }
 
 // The tensors an op's calls allocate (forward: its output unless it writes in place; backward: one gradient per
-// activation input), each call's tensor on fresh pages when it is above the runtime's mmap threshold.
+// activation input, except an add's, which hands its output's gradient to both inputs: PyTorch's derivatives.yaml
+// gives add's self and other gradients as `grad` itself), each call's tensor on fresh pages when it is above the
+// runtime's mmap threshold.
 double fresh_tensors_us(const CpuCostModel& m, const Op& op, bool forward, double act_bytes) {
   const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
   if (forward) {
@@ -383,6 +385,7 @@ double fresh_tensors_us(const CpuCostModel& m, const Op& op, bool forward, doubl
     return m.fresh_pages_us(static_cast<double>(op.out_elems) * act_bytes / reps, reps);
   }
   if (!op.needs_input_grad) return 0.0;
+  if (op.kind == OpKind::kElementwise && op.pointwise == PointwiseKind::kAdd) return 0.0;
   const double inputs = static_cast<double>(std::max<std::size_t>(1, op.inputs.size()));
   return m.fresh_pages_us(static_cast<double>(op.in_elems) * act_bytes / (inputs * reps), inputs * reps);
 }

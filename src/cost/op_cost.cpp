@@ -421,7 +421,10 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
 }  // namespace
 
 // DRAM traffic of the elementwise kernels between the two GEMMs of unfused attention, per score element.
-// A framework that fuses elementwise chains runs one softmax kernel (read, write). An eager one runs each
+// A framework that fuses elementwise chains runs one kernel per phase: forward reads the scores and writes the
+// probabilities (2a bytes per element, a the activation width); training with dropout also keeps what backward
+// reads, 3a+1 forward and 3a+1 backward (without dropout 2a forward, 3a backward, as XLA's fused attention
+// backward reads the gradient and the probabilities and writes one gradient). An eager one runs each
 // step of the textbook code (BERT/GPT-2 in Hugging Face and NVIDIA's examples) as its own kernel: scale by
 // 1/sqrt(d), add the mask, softmax, dropout (training; it also writes a 1-byte mask); autocast runs softmax in
 // FP32 (a cast in, FP32 probabilities and dropout, a cast back to FP16 for the PV GEMM). Backward mirrors it.
