@@ -323,7 +323,8 @@ PredictRequest ort_bert_large(const std::string& version, const std::string& pre
 }
 
 TEST(RuntimeProfiles, OnnxRuntimeHalfAttentionRunsTensorRtFusedMhaFrom114) {
-  const OpCost& fused = attention_entry(predict(ort_bert_large("1.16", "fp16", 128)), Phase::kForward);
+  const Prediction p = predict(ort_bert_large("1.16", "fp16", 128));
+  const OpCost& fused = attention_entry(p, Phase::kForward);
   EXPECT_DOUBLE_EQ(fused.cost.launches, 1);
   const double qkvo = 4.0 * 8 * 128 * 1024 * 2;  // q, k, v in and the context out, 2 bytes each
   EXPECT_LE(fused.cost.bytes, 1.01 * qkvo);
