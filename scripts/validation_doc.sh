@@ -40,6 +40,7 @@ $bin validate data/validation/eval_gpu_s22.csv --markdown "$tmp/eval_gpu_s22.md"
 $bin validate data/validation/eval_gpu_s23.csv --markdown "$tmp/eval_gpu_s23.md" >/dev/null
 $bin validate data/validation/eval_gpu_s24.csv --markdown "$tmp/eval_gpu_s24.md" >/dev/null
 $bin validate data/validation/eval_gpu_s24b.csv --markdown "$tmp/eval_gpu_s24b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s25.csv --markdown "$tmp/eval_gpu_s25.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -435,6 +436,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "AlexNet). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s24b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s25.csv (frozen)"
+  echo
+  echo "Gathered in session 25 before that session's model changes were merged, from sources no other data file uses:"
+  echo "the result tables of NVIDIA's TensorFlow quantization toolkit examples (NVIDIA/TensorRT tools/tensorflow-quantization:"
+  echo "batch-1 latency on an A100 of ResNet-50/101 v1, MobileNet v2, EfficientNet-B0 and Inception-v3 in TensorFlow 2.8 and"
+  echo "as TensorRT 8.4 FP32, PTQ INT8 and QAT INT8 engines), a 2018 gist timing a Caffe ResNet-50 TensorRT 4.0 engine on a"
+  echo "V100 at batch 1-256 in FP32 and FP16, and tlkh/tf-metal-experiments' RTX 3090 reference table (Keras training with"
+  echo "XLA and mixed_float16: ResNet-50, MobileNet v2, BERT-large). Nothing is chosen with it in view; the freeze figures"
+  echo "are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s25.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
