@@ -322,6 +322,29 @@ TEST(KernelModel, V100LargeHgemmNearItsPublishedRate) {
   EXPECT_LT(tflops, 95.0);
 }
 
+// cuDNN 7.0's first tensor-core forward convolutions on a V100, as nvprof timed them
+// (github.com/tensorflow/tensorflow/issues/15897, 2018-01-10: TensorFlow built with CUDA 9 and cuDNN 7, NCHW FP16,
+// batch 16 of 256x256 images, 3x3 SAME filters, kernel averages over 301 calls):
+// volta_fp16_s884cudnn_fp16_256x64_ldg8_relu_f2f_exp_small_nhwc2nchw_tn_v1 ran the 64 -> 128 channel layer in
+// 2.6493 ms (58 TFLOPS) and volta_fp16_s884cudnn_fp16_128x128_ldg8_relu_f2f_exp_small_nhwc2nchw_tn_v1 the 128 -> 64
+// one in 2.3749 ms (65 TFLOPS). The issue names no board; taken as the V100 SXM2 16GB, the common V100 of early 2018
+// (a V100 PCIe runs the same 80 SMs at 1380 instead of 1530 MHz). The conv kernels alone (TensorFlow's runtime costs
+// no layout transposes into the op) are predicted within 25%: the forward tensor-core rate of the cuDNN 7 era is not
+// what makes V100 half-precision training steps slower than predicted (docs/calibration.md, session 25).
+TEST(KernelModel, V100CudnnSevenHalfConvForwardNearPublishedKernels) {
+  const OpContext ctx = op_context("v100-sxm2-16gb", "tensorflow", "fp16");
+  for (const auto& [c_in, c_out, measured_us] : {std::tuple{64, 128, 2649.3}, std::tuple{128, 64, 2374.9}}) {
+    OpSpec c;
+    c.op = "conv2d";
+    c.conv_n = 16, c.conv_c = c_in, c.conv_h = c.conv_w = 256, c.conv_k = c_out, c.conv_r = c.conv_s = 3;
+    c.pad_h = c.pad_w = 1;
+    const OpPrediction p = predict_op(c, ctx);
+    EXPECT_EQ(p.cost.pipe, Pipe::kTcFp16Fp32Acc) << c_in << " -> " << c_out;
+    EXPECT_GT(p.cost.time_us, measured_us / 1.25) << c_in << " -> " << c_out;
+    EXPECT_LT(p.cost.time_us, measured_us * 1.25) << c_in << " -> " << c_out;
+  }
+}
+
 // Small-N HGEMMs on tensor cores are slow for their work: Baidu DeepBench's V100 training GEMMs (README@a5a2b60f,
 // cuBLAS of CUDA 9.0, FP16 inputs, FP32 math) ran M=1760 N=128 K=1760 in 74 us (10.7 TFLOPS) and M=2560 N=64
 // K=2560 in 83 us (10.1 TFLOPS), where a model whose grids fill the SMs predicts 41-55 TFLOPS. The grid rule fitted
