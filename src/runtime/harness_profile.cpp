@@ -24,12 +24,20 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
   if (h.syncs_per_step < 0 || h.syncs_per_step > 1e3) f.fail("syncs_per_step", "must be within 0..1000");
   h.input_threads = f.count_or("input_threads", 0, 4096);
   h.input_copy_in_step = t.contains("input_copy_in_step") && f.boolean("input_copy_in_step");
+  if (t.contains("clip_per_tensor_kernels")) {
+    h.clip_per_tensor_kernels = f.number("clip_per_tensor_kernels");
+    h.clip_per_tensor_host_ops = f.number("clip_per_tensor_host_ops");
+    h.clip_per_tensor_grad_passes = f.number("clip_per_tensor_grad_passes");
+    for (const char* key : {"clip_per_tensor_kernels", "clip_per_tensor_host_ops", "clip_per_tensor_grad_passes"})
+      if (f.number(key) < 0 || f.number(key) > 100) f.fail(key, "must be within 0..100");
+  }
   TomlFields s(f.table("sources"), "harness file '" + path.string() + "' [sources]");
   for (const auto& [key, value] : s.raw())
     if (auto text = value.value<std::string>()) h.sources[std::string(key.str())] = *text;
   for (const char* key : {"host_step_us", "syncs_per_step"})
     if (!h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
-  for (const char* key : {"input_threads", "input_copy_in_step"})
+  for (const char* key : {"input_threads", "input_copy_in_step", "clip_per_tensor_kernels", "clip_per_tensor_host_ops",
+                          "clip_per_tensor_grad_passes"})
     if (t.contains(key) && !h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
   return h;
 }
@@ -46,6 +54,9 @@ const HarnessProfile& find_harness(std::string_view id) { return find_by_id(harn
 void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness) {
   runtime.host_step_us = harness.host_step_us;
   runtime.syncs_per_step = harness.syncs_per_step;
+  runtime.clip_per_tensor_kernels = harness.clip_per_tensor_kernels;
+  runtime.clip_per_tensor_host_ops = harness.clip_per_tensor_host_ops;
+  runtime.clip_per_tensor_grad_passes = harness.clip_per_tensor_grad_passes;
 }
 
 }  // namespace perfcast

@@ -21,6 +21,11 @@ struct HarnessProfile {
   double syncs_per_step = 0;  // the loop waits for the GPU this often per step (a blocking output copy)
   int input_threads = 0;      // samples the loop's input pipeline prepares at once (tf.data num_parallel_calls); 0 = no cap
   bool input_copy_in_step = false;  // the input batch's host-to-device copy runs inside the timed step, not beside it
+  // The loop's unfused optimizer clips each parameter's gradient on its own, reading the clip coefficient on the
+  // host (a sync per tensor): kernels and Python-level calls per tensor, passes over its gradient (0: no such clip).
+  double clip_per_tensor_kernels = 0;
+  double clip_per_tensor_host_ops = 0;
+  double clip_per_tensor_grad_passes = 0;
   std::map<std::string, std::string> sources;
 };
 

@@ -20,6 +20,17 @@ double parameter_tensors(const Graph& graph) {
   return n;
 }
 
+std::vector<double> parameter_tensor_elems(const Graph& graph) {
+  std::vector<double> elems;
+  for (const auto& op : graph.ops) {
+    if (op.params <= 0 || op_kind_info(op.kind).updates_in_backward) continue;
+    const double second = second_param_elems(op);
+    elems.push_back(static_cast<double>(op.params) - second);
+    if (second > 0) elems.push_back(second);
+  }
+  return elems;
+}
+
 CastWork half_weight_casts(const Graph& graph) {
   CastWork w;
   for (const auto& op : graph.ops) {
@@ -133,11 +144,49 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
       return e.cost.launches * rt.host_inline_op_us;
     case EntrySource::kCastBackward:
       return e.cost.launches * rt.host_backward_op_us;
+    case EntrySource::kClip:  // the clip's Python-level calls, one clip per parameter tensor
+      return rt.host_optimizer_op_us * rt.clip_per_tensor_host_ops * tensors;
     case EntrySource::kOther:
       return 0;
   }
   return 0;
 }
+
+namespace {
+
+// The clip and update entries of a per-tensor clip (entries[clip_at] and, unfused, the update after it) as the host
+// runs them: tensor by tensor, each clip reading its coefficient on the host before the tensor's update is issued,
+// so the host cannot run ahead. A tensor takes the longer of the host's calls for its clip and update and the GPU's
+// kernels for them (the GPU runs a tensor's update while the host issues the next clip); the group starts after a
+// sync and the tensors follow one another.
+EntrySync clip_lockstep(const std::vector<OpCost>& entries, std::size_t clip_at, const std::vector<double>& tensor_elems,
+                        double grad_bytes, const StepOptions& options, const CostContext& ctx) {
+  const RuntimeProfile& rt = ctx.runtime;
+  const auto& km = ctx.kernels;
+  const double tensors = static_cast<double>(tensor_elems.size());
+  const bool with_update = clip_at + 1 < entries.size() && entries[clip_at + 1].name == "optimizer.update";
+  double host_per_tensor = entries[clip_at].host_us / tensors;
+  double update_launches = 0;
+  if (with_update) {
+    host_per_tensor += entries[clip_at + 1].host_us / tensors;
+    update_launches = entries[clip_at + 1].cost.launches / tensors;
+  }
+  double total = 0;
+  for (const double n : tensor_elems) {
+    double gpu = km.streaming(n, rt.clip_per_tensor_grad_passes * grad_bytes * n, rt.clip_per_tensor_kernels).time_us +
+                 rt.clip_per_tensor_kernels * rt.gpu_gap_per_kernel_us;
+    if (with_update) {
+      const Work w = unfused_optimizer_work(options.optimizer, n);
+      gpu += km.streaming(w.flops, w.bytes, update_launches).time_us + update_launches * rt.gpu_gap_per_kernel_us;
+    }
+    total += std::max(host_per_tensor, gpu);
+  }
+  // With gradient accumulation the update, and its clip, run once every grad_accum steps.
+  const double share = 1.0 / std::max(1, options.grad_accum);
+  return {true, with_update ? 2 : 1, total * share, tensors * share};
+}
+
+}  // namespace
 
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
   StepCost s;
@@ -150,15 +199,15 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
   const RuntimeProfile& rt = ctx.runtime;
   // Forward, recompute and backward entries plus a few for casts, accumulation and the update.
   s.entries.reserve(ops.size() * (options.training ? (options.checkpointing ? 3 : 2) : 1) + 8);
-  std::vector<bool> sync_before;
-  sync_before.reserve(s.entries.capacity());
+  std::vector<EntrySync> marks;
+  marks.reserve(s.entries.capacity());
   std::vector<EntryOrigin> origin;
   origin.reserve(s.entries.capacity());
-  const auto push = [&](OpCost e, const Op* op, EntrySource from, bool sync = false) {
+  const auto push = [&](OpCost e, const Op* op, EntrySource from, bool sync_before = false) {
     e.host_us = (entry_host_us(e, op, from, rt, options, tensors) + e.cost.launches * rt.host_overhead_per_kernel_us) *
                 options.host_time_scale;
     s.entries.push_back(std::move(e));
-    sync_before.push_back(sync);
+    marks.push_back({sync_before});
     origin.push_back({op ? static_cast<int>(op - ops.data()) : -1,
                       from == EntrySource::kForward || from == EntrySource::kRecompute});
   };
@@ -240,6 +289,18 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
       push(kernel_entry("optimizer.zero_grad", OpKind::kElementwise,
                         km.streaming(0, grad_bytes * params, tensors * rt.zero_grad_kernels_per_tensor), Phase::kUpdate),
            nullptr, EntrySource::kZeroGrad);
+    // A loop whose unfused optimizer clips each gradient with torch.nn.utils.clip_grad_norm_ before updating its
+    // parameter (NVIDIA's 2019-2020 BertAdam, data/harnesses): per tensor a norm, the coefficient's scalar kernels,
+    // its read on the host (PyTorch 1.x: `if clip_coef < 1`) and the scaling.
+    const bool clip_per_tensor =
+        options.optimizer_step && !options.optimizer_fused && rt.clip_per_tensor_kernels > 0 && tensors > 0;
+    const std::size_t clip_at = s.entries.size();
+    if (clip_per_tensor)
+      push(kernel_entry("optimizer.clip_grad_norm", OpKind::kOptimizer,
+                        km.streaming(params, rt.clip_per_tensor_grad_passes * grad_bytes * params,
+                                     rt.clip_per_tensor_kernels * tensors),
+                        Phase::kUpdate),
+           nullptr, EntrySource::kClip);
     if (options.optimizer_step) {
       const Work w = options.optimizer_fused ? optimizer_work(options.optimizer, params)
                                              : unfused_optimizer_work(options.optimizer, params);
@@ -255,6 +316,8 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
       push(kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(w.flops, w.bytes, launches), Phase::kUpdate),
            nullptr, EntrySource::kOptimizer, sync);
     }
+    if (clip_per_tensor)
+      marks[clip_at] = clip_lockstep(s.entries, clip_at, parameter_tensor_elems(graph), grad_bytes, options, ctx);
   }
   // Kernels that read what the kernel before them just wrote find it in L2 on GPUs that hold it.
   apply_l2_reuse(s.entries, origin, ops, km, ctx.plan.bytes.act);
@@ -269,8 +332,7 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     s.flops += e.cost.flops;
     s.bytes += e.cost.bytes;
   }
-  run_host_timeline(s, sync_before, rt.host_step_us * options.host_time_scale, rt.syncs_per_step,
-                    rt.gpu_gap_per_kernel_us);
+  run_host_timeline(s, marks, rt.host_step_us * options.host_time_scale, rt.syncs_per_step, rt.gpu_gap_per_kernel_us);
   return s;
 }
 
@@ -301,7 +363,7 @@ StepCost append_phase(StepCost first, StepCost second) {
   return s;
 }
 
-void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double host_step_us, double syncs_per_step,
+void run_host_timeline(StepCost& s, const std::vector<EntrySync>& sync, double host_step_us, double syncs_per_step,
                        double gpu_gap_per_kernel_us) {
   // The host starts the step with its own bookkeeping, then issues each entry; an entry's first kernel may start
   // once it is issued and the GPU is free, its last once the host has issued it.
@@ -309,7 +371,19 @@ void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double
   for (std::size_t k = 0; k < s.entries.size(); ++k) {
     const OpCost& e = s.entries[k];
     const double g = e.cost.time_us + e.cost.launches * gpu_gap_per_kernel_us;
-    if (k < sync_before.size() && sync_before[k]) {
+    if (k < sync.size() && sync[k].lockstep_entries > 0) {
+      // Lock step: the host waits for the GPU, then both take the group's time, each busy for its own share.
+      const std::size_t end = std::min(s.entries.size(), k + static_cast<std::size_t>(sync[k].lockstep_entries));
+      for (std::size_t j = k; j < end; ++j) {
+        gpu_busy += s.entries[j].cost.time_us + s.entries[j].cost.launches * gpu_gap_per_kernel_us;
+        host_busy += s.entries[j].host_us;
+      }
+      host = gpu = std::max(host, gpu) + sync[k].lockstep_us;
+      syncs += sync[k].lockstep_syncs;
+      k = end - 1;
+      continue;
+    }
+    if (k < sync.size() && sync[k].before) {
       host = std::max(host, gpu);
       syncs += 1;
     }

@@ -24,6 +24,7 @@ enum class EntrySource {
   kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer,
   kCast,          // autocast's casts in the forward pass: a framework op per cast kernel
   kCastBackward,  // their autograd nodes (ToCopyBackward0): a backward node per cast kernel
+  kClip,          // a loop's per-tensor gradient clip (RuntimeProfile::clip_per_tensor_*)
   kOther
 };
 
@@ -59,10 +60,21 @@ StepCost schedule_pass(std::vector<OpCost> entries, const RuntimeProfile& runtim
 // decode steps that need its logits): entries in order, times and work added.
 StepCost append_phase(StepCost first, StepCost second);
 
+// How the host may issue a step entry beyond running ahead of the GPU.
+struct EntrySync {
+  bool before = false;  // only after the GPU has finished everything before it
+  // > 0: this entry and the next `lockstep_entries - 1` run in lock step with the GPU (the host reads a GPU value
+  // per parameter tensor: `lockstep_syncs` syncs): after a sync they take `lockstep_us` on both timelines.
+  int lockstep_entries = 0;
+  double lockstep_us = 0;
+  double lockstep_syncs = 0;
+};
+
 // Lays the costed entries on two timelines, the host issuing them in order and the GPU running each once it is
 // issued and the previous one is done; fills host_us, step_us and gpu_wait_us (docs/host-model.md).
-// `sync_before` marks entries the host may issue only after the GPU has finished everything before them.
-void run_host_timeline(StepCost& s, const std::vector<bool>& sync_before, double host_step_us, double syncs_per_step,
+// `sync` (empty, or one per entry) marks entries the host issues only after the GPU has finished everything
+// before them, and groups of entries that run in lock step with it.
+void run_host_timeline(StepCost& s, const std::vector<EntrySync>& sync, double host_step_us, double syncs_per_step,
                        double gpu_gap_per_kernel_us);
 
 // The host sets the pace: issuing the step takes the CPU longer than the GPU needs to run it.
@@ -70,6 +82,8 @@ inline bool host_bound(const StepCost& s) { return s.host_us > s.gpu_us; }
 
 // Parameter tensors (weights and biases counted separately), for per-tensor optimizer and cast kernels.
 double parameter_tensors(const Graph& graph);
+// Their sizes in elements, one per tensor (parameter_tensors of them), for work done tensor by tensor.
+std::vector<double> parameter_tensor_elems(const Graph& graph);
 
 // What mixed precision casts to its low-precision copies each step: `tensors` cast kernels over `elems` elements.
 struct CastWork {
