@@ -5,7 +5,10 @@
 // kernel choices, not this code's outputs.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "analysis/predict.h"
 #include "core/error.h"
@@ -63,8 +66,9 @@ TEST(TrtllmGenerationAttention, MistralWithoutXqaRunsLikeLlama7b) {
 // batch 56 with 2048 in / 2048 out: +4%) although H200's HBM3e is 1.43x faster: the masked MHA kernel's issue
 // work, the same on both (132 SMs), bounds the step, not DRAM.
 TEST(TrtllmGenerationAttention, MistralMaskedMhaIsNotBandwidthBoundOnHopper) {
-  for (const auto& [batch, in, published] : {std::tuple<std::int64_t, std::int64_t, double>{120, 128, 8968.0 / 8619.0},
-                                             std::tuple<std::int64_t, std::int64_t, double>{56, 2048, 3868.0 / 3733.0}}) {
+  for (const auto& [batch, in, published] :
+       {std::tuple<std::int64_t, std::int64_t, double>{120, 128, 8968.0 / 8619.0},
+        std::tuple<std::int64_t, std::int64_t, double>{56, 2048, 3868.0 / 3733.0}}) {
     const double ratio = tokens_per_s(generate("h200-sxm-141gb", "mistral-7b", batch, in, 2048)) /
                          tokens_per_s(generate("h100-sxm5-80gb", "mistral-7b", batch, in, 2048));
     EXPECT_GT(ratio, published / 1.15) << batch;

@@ -187,8 +187,9 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
   plan.target = AttentionTarget{device.id, device.sm_version, attention_dtype(r.precision), training};
   if (const auto shared = parse_generation_kernel(r.attention)) {
     if (runtime.framework != "tensorrt-llm")
-      throw InputError("--attention " + r.attention + " names a TensorRT-LLM generation-phase kernel (XQA or masked MHA); " +
-                       runtime.id + " does not run it");
+      throw InputError("--attention " + r.attention +
+                       " names a TensorRT-LLM generation-phase kernel (XQA or masked MHA); " + runtime.id +
+                       " does not run it");
     plan.decode_shared_kv = shared;
     return plan;
   }

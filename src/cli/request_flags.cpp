@@ -106,7 +106,8 @@ PredictRequest RequestFlags::to_request() const {
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!instances.empty()) r.instances = static_cast<int>(std::min(parse_count(instances, "--instances", false), kCountCap));
   if (!optimizer.empty()) r.optimizer = optimizer;
-  if (!parse_generation_kernel(r.attention)) parse_attention_impl(r.attention);  // a typo fails here, before any prediction
+  if (!parse_generation_kernel(r.attention))
+    parse_attention_impl(r.attention);  // a typo fails here, before any prediction
   check_conv_algo(r.conv_algo);
   if (!r.harness.empty()) find_harness(r.harness);
   if (!r.llm_code.empty() && r.llm_code != "none") find_llm_model_code(r.llm_code);

@@ -228,7 +228,8 @@ QuantKernelConstants load_quant_constants() {
   read_mixes("mmvq", c.mmvq);
   read_mixes("masked_mha", c.masked_mha);
   for (const char* cache : {"kv8", "kv16", "kv32"})
-    if (!c.masked_mha.contains(cache)) throw InputError(where + " [masked_mha]: missing entry '" + std::string(cache) + "'");
+    if (!c.masked_mha.contains(cache))
+      throw InputError(where + " [masked_mha]: missing entry '" + std::string(cache) + "'");
   for (const auto& [name, node] : top.table("mmq_rate"))
     if (auto v = node.value<double>()) c.mmq_rate[std::string(name.str())] = *v;
   for (const auto& [name, node] : top.table("issue")) {
