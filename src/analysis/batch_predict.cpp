@@ -131,7 +131,7 @@ PredictRequest request_from_row(const ConfigRow& row) {
   if (!row.runtime.empty()) r.runtime = row.runtime;
   r.runtime_version = row.runtime_version;
   if (!row.attention.empty()) {
-    parse_attention_impl(row.attention);  // a typo is the row's error
+    if (!parse_generation_kernel(row.attention)) parse_attention_impl(row.attention);  // a typo is the row's error
     r.attention = row.attention;
   }
   if (!row.mode.empty()) r.mode = parse_mode(row.mode);  // a typo is the row's error

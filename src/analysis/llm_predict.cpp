@@ -315,11 +315,21 @@ InferSetup resolve_inference(const PredictRequest& request) {
   const Graph& probe = s.probe;
   const AttentionPlan attention = attention_plan_for(r, runtime, device, false);
   runtime.llm_fused_attention = serving_attention_fused(attention, model, probe, runtime);
+  if (attention.decode_shared_kv) runtime.llm_decode_shared_kv = *attention.decode_shared_kv;
   if (attention.impl != AttentionImpl::kRuntime)
     notes.push_back("--attention " + std::string(attention_impl_name(attention.impl)) + ": " +
                     (runtime.llm_fused_attention ? "one fused kernel per attention core (no score matrix in DRAM)"
                                                  : "the eager kernels (scores through DRAM)"));
   s.shape = llm_shape_of(probe);
+  if (runtime.llm_masked_mha_decode && !runtime.llm_decode_shared_kv && s.shape.kv_heads > 0 &&
+      s.shape.heads > s.shape.kv_heads)
+    notes.push_back(
+        "generation attention: the masked MHA kernel, one thread block per query head, converts and "
+        "multiplies each cached KV head " +
+        fmt_count(static_cast<double>(s.shape.heads) / static_cast<double>(s.shape.kv_heads)) + " times (" +
+        (attention.decode_shared_kv ? std::string("--attention mmha")
+                                    : runtime.id + " " + r.runtime_version + ": XQA not on by default") +
+        "; --attention xqa for the grouped-query kernel)");
 
   s.plan.name = weights.name;
   s.plan.bytes.act = runtime.llm_activation_bytes;

@@ -184,13 +184,22 @@ void check_int8_convolutions(const Graph& graph, const RuntimeProfile& runtime, 
 AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& runtime, const DeviceSpec& device,
                                  bool training) {
   AttentionPlan plan;
-  plan.impl = parse_attention_impl(r.attention);
   plan.target = AttentionTarget{device.id, device.sm_version, attention_dtype(r.precision), training};
+  if (const auto shared = parse_generation_kernel(r.attention)) {
+    if (runtime.framework != "tensorrt-llm")
+      throw InputError("--attention " + r.attention +
+                       " names a TensorRT-LLM generation-phase kernel (XQA or masked MHA); " + runtime.id +
+                       " does not run it");
+    plan.decode_shared_kv = shared;
+    return plan;
+  }
+  plan.impl = parse_attention_impl(r.attention);
   if (plan.impl == AttentionImpl::kRuntime) return plan;
   if (runtime.framework != "pytorch")
     throw InputError(
         "--attention is Hugging Face's attn_implementation and applies to the PyTorch runtimes (pytorch, "
-        "pytorch-compile); " +
+        "pytorch-compile)" +
+        std::string(runtime.framework == "tensorrt-llm" ? "; TensorRT-LLM takes --attention xqa or mmha" : "") + "; " +
         runtime.id + " runs attention its own way");
   const auto& rules = attention_rules();
   if (plan.impl != AttentionImpl::kEager && !r.runtime_version.empty() &&

@@ -2,6 +2,8 @@
 // prediction (analysis/predict.cpp for training and inference, analysis/llm_predict.cpp for language models).
 #pragma once
 
+#include <optional>
+
 #include "analysis/predict.h"
 #include "cost/attention_kernels.h"
 #include "device/device_spec.h"
@@ -34,6 +36,9 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer);
 struct AttentionPlan {
   AttentionImpl impl = AttentionImpl::kRuntime;  // kRuntime: the runtime profile decides (fused_attention)
   AttentionTarget target;  // where the core runs: the --attention dispatch, and ONNX Runtime's fused MHA rules
+  // TensorRT-LLM's generation kernel (--attention xqa | mmha): whether grouped query heads share the KV reads;
+  // none: the runtime's llm_decode_shared_kv (its version rules).
+  std::optional<bool> decode_shared_kv;
 };
 AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& runtime, const DeviceSpec& device,
                                  bool training);

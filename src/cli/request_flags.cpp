@@ -106,7 +106,8 @@ PredictRequest RequestFlags::to_request() const {
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!instances.empty()) r.instances = static_cast<int>(std::min(parse_count(instances, "--instances", false), kCountCap));
   if (!optimizer.empty()) r.optimizer = optimizer;
-  parse_attention_impl(r.attention);  // a typo fails here, before any prediction
+  if (!parse_generation_kernel(r.attention))
+    parse_attention_impl(r.attention);  // a typo fails here, before any prediction
   check_conv_algo(r.conv_algo);
   if (!r.harness.empty()) find_harness(r.harness);
   if (!r.llm_code.empty() && r.llm_code != "none") find_llm_model_code(r.llm_code);
@@ -182,7 +183,9 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_option(
       "--attention", r.attention,
       "eager | sdpa | flash: Hugging Face's attn_implementation (eager kernels; PyTorch's "
-      "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0)");
+      "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0). "
+      "TensorRT-LLM: xqa | mmha, its generation-phase kernel for grouped-query models (XQA, on with "
+      "TRTLLM_ENABLE_XQA=1 before 0.9; masked MHA, which reads each KV head once per query head)");
   app.add_option("--conv-algo", r.conv_algo,
                  "autotune | heuristic: cuDNN convolution algorithms chosen by timing each (torch.backends.cudnn."
                  "benchmark = True, TF_CUDNN_USE_AUTOTUNE=1) or by cuDNN's heuristic. Default: the runtime's documented "

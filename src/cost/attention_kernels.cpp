@@ -98,7 +98,13 @@ AttentionImpl parse_attention_impl(std::string_view name) {
   if (name == "eager") return AttentionImpl::kEager;
   if (name == "sdpa") return AttentionImpl::kSdpa;
   if (name == "flash" || name == "flash_attention_2") return AttentionImpl::kFlash;
-  throw_unknown("attention implementation", name, {"eager", "sdpa", "flash"});
+  throw_unknown("attention implementation", name, {"eager", "sdpa", "flash", "xqa", "mmha"});
+}
+
+std::optional<bool> parse_generation_kernel(std::string_view name) {
+  if (name == "xqa") return true;
+  if (name == "mmha") return false;
+  return std::nullopt;
 }
 
 std::string_view attention_impl_name(AttentionImpl impl) {

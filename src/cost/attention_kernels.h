@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,11 @@ AttentionImpl parse_attention_impl(std::string_view name);
 
 // "runtime", "eager", "sdpa", "flash".
 std::string_view attention_impl_name(AttentionImpl impl);
+
+// TensorRT-LLM's generation-phase kernel named by --attention: "xqa" (the XQA kernels, TRTLLM_ENABLE_XQA=1 before
+// they became the default) -> true, "mmha" (the masked multi-head attention kernel) -> false; anything else ->
+// nullopt (an --attention implementation for parse_attention_impl).
+std::optional<bool> parse_generation_kernel(std::string_view name);
 
 // The kernel an attention core runs as.
 enum class AttentionKernel : std::uint8_t { kUnfused, kFlash, kMemoryEfficient };

@@ -222,7 +222,20 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
     out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, km.streaming(0, 2.0 * fresh * (act + c.kv_bytes))));
     if (q <= 1) {
       // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
-      const double compute_us = (qkv_flops + 5.0 * scores) / (c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency);
+      const double fp32_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency;
+      double compute_us = (qkv_flops + 5.0 * scores) / fp32_rate;
+      if (c.runtime.llm_masked_mha_decode && !(c.runtime.llm_decode_shared_kv && Hk < H)) {
+        // Masked MHA: one thread block per query head walks its KV head's cache, converting every K and V
+        // element to float and multiply-adding on the CUDA cores (quantization.toml [masked_mha]), at the
+        // documented issue rates. The blocks of a group run side by side, so the cache still comes from DRAM
+        // once; the conversions are what the grouped-query kernel saves.
+        const auto& qk = quant_kernel_constants();
+        const double elems = 2.0 * B * H * q * L * d;
+        const double slots_per_us = static_cast<double>(c.device.sm_count) * qk.full_rate_lanes_per_sm_clk *
+                                    c.device.boost_clock_mhz * km.compute_clock_factor();
+        compute_us = elems * qk.masked_mha_slots_per_element(c.kv_bytes, c.device.sm_version) / slots_per_us +
+                     5.0 * scores / fp32_rate;
+      }
       out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
     } else {
       // Flash attention: causal blocks above the diagonal are skipped.

@@ -172,8 +172,16 @@ const IssueRates& QuantKernelConstants::issue_rates(int sm) const {
 double QuantKernelConstants::mmvq_slots_per_weight(const std::string& type, int sm) const {
   auto it = mmvq.find(type);
   if (it == mmvq.end()) return 0;
+  return slots(it->second, sm);
+}
+
+double QuantKernelConstants::masked_mha_slots_per_element(double kv_bytes, int sm) const {
+  const char* cache = kv_bytes <= 1.0 ? "kv8" : kv_bytes <= 2.0 ? "kv16" : "kv32";
+  return slots(masked_mha.at(cache), sm);
+}
+
+double QuantKernelConstants::slots(const InstructionMix& m, int sm) const {
   const IssueRates* r = &issue_rates(sm);
-  const InstructionMix& m = it->second;
   // Lane slots: an instruction class running at `rate` per SM-clock costs full/rate full-rate slots.
   const double full = full_rate_lanes_per_sm_clk;
   const double integer = full * (m.alu / r->alu + m.shift / r->shift + m.imul / r->imul + m.dp4a / r->dp4a);
@@ -201,20 +209,27 @@ QuantKernelConstants load_quant_constants() {
   c.weight_only_dequant_efficiency = k.number("weight_only_dequant_efficiency");
   c.full_rate_lanes_per_sm_clk = k.number("full_rate_lanes_per_sm_clk");
   c.skinny_gemm_below_tokens = k.number("skinny_gemm_below_tokens");
-  for (const auto& [name, node] : top.table("mmvq")) {
-    const auto* t = node.as_table();
-    if (!t) continue;
-    TomlFields f(*t, where + " [mmvq." + std::string(name.str()) + "]");
-    InstructionMix m;
-    m.alu = f.number_or("alu", 0);
-    m.shift = f.number_or("shift", 0);
-    m.imul = f.number_or("imul", 0);
-    m.cvt = f.number_or("cvt", 0);
-    m.fp = f.number_or("fp", 0);
-    m.dp4a = f.number_or("dp4a", 0);
-    m.video = f.number_or("video", 0);
-    c.mmvq[std::string(name.str())] = m;
-  }
+  const auto read_mixes = [&](const char* table, std::map<std::string, InstructionMix>& into) {
+    for (const auto& [name, node] : top.table(table)) {
+      const auto* t = node.as_table();
+      if (!t) continue;
+      TomlFields f(*t, where + " [" + table + "." + std::string(name.str()) + "]");
+      InstructionMix m;
+      m.alu = f.number_or("alu", 0);
+      m.shift = f.number_or("shift", 0);
+      m.imul = f.number_or("imul", 0);
+      m.cvt = f.number_or("cvt", 0);
+      m.fp = f.number_or("fp", 0);
+      m.dp4a = f.number_or("dp4a", 0);
+      m.video = f.number_or("video", 0);
+      into[std::string(name.str())] = m;
+    }
+  };
+  read_mixes("mmvq", c.mmvq);
+  read_mixes("masked_mha", c.masked_mha);
+  for (const char* cache : {"kv8", "kv16", "kv32"})
+    if (!c.masked_mha.contains(cache))
+      throw InputError(where + " [masked_mha]: missing entry '" + std::string(cache) + "'");
   for (const auto& [name, node] : top.table("mmq_rate"))
     if (auto v = node.value<double>()) c.mmq_rate[std::string(name.str())] = *v;
   for (const auto& [name, node] : top.table("issue")) {

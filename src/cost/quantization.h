@@ -91,6 +91,9 @@ struct IssueRates {
 
 struct QuantKernelConstants {
   std::map<std::string, InstructionMix> mmvq;     // block type -> mat-vec (decode) work per weight
+  // KV-cache element type (kv8, kv16, kv32) -> work per cached element per query head of TensorRT-LLM's masked
+  // MHA generation kernel (convert to float, multiply-add)
+  std::map<std::string, InstructionMix> masked_mha;
   std::map<std::string, double> mmq_rate;         // block type -> MMQ dp4a rate relative to q8_0
   std::map<int, IssueRates> issue;               // sm version -> instruction throughput
   double mmq_dp4a_efficiency = 0;                 // q8_0 MMQ rate as a share of the dp4a peak
@@ -104,6 +107,10 @@ struct QuantKernelConstants {
   // Lane-slot cost per weight of a mat-vec dot product of `type` on sm `sm` (full-rate slots; 1 = one
   // instruction at the full rate, full_rate_lanes_per_sm_clk lanes per SM per clock), before the mat-vec efficiency.
   double mmvq_slots_per_weight(const std::string& type, int sm) const;
+  // The same for one KV-cache element of `kv_bytes` bytes read by the masked MHA kernel (full-rate slots).
+  double masked_mha_slots_per_element(double kv_bytes, int sm) const;
+  // Full-rate lane slots of one instruction mix on sm `sm`.
+  double slots(const InstructionMix& m, int sm) const;
   double mmq_relative_rate(const std::string& type) const;
 };
 

@@ -38,6 +38,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
   if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
   if (key == "cudnn_nchw_batch_norm") return &r.cudnn_nchw_batch_norm;
+  if (key == "llm_decode_shared_kv") return &r.llm_decode_shared_kv;
   return nullptr;
 }
 
@@ -242,6 +243,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_activation_bytes = f.number_or("llm_activation_bytes", r.llm_activation_bytes);
   r.llm_kv_default = f.text_or("llm_kv_default", r.llm_kv_default);
   r.llm_fused_attention = flag_or("llm_fused_attention", r.llm_fused_attention);
+  r.llm_decode_shared_kv = flag_or("llm_decode_shared_kv", r.llm_decode_shared_kv);
+  r.llm_masked_mha_decode = flag_or("llm_masked_mha_decode", r.llm_masked_mha_decode);
   r.llm_matvec_max_batch = f.number_or("llm_matvec_max_batch", r.llm_matvec_max_batch);
   r.llm_int8_tile_max_batch = f.number_or("llm_int8_tile_max_batch", r.llm_int8_tile_max_batch);
   r.llm_ubatch = f.number_or("llm_ubatch", r.llm_ubatch);

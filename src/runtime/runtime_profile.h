@@ -173,6 +173,14 @@ struct RuntimeProfile {
   double llm_activation_bytes = 2;        // activations between kernels (llama.cpp keeps them in f32)
   std::string llm_kv_default = "f16";     // KV-cache type when --kv-precision is not given ("model": the weights' compute dtype)
   bool llm_fused_attention = false;       // flash / paged attention kernels (no score matrix in DRAM)
+  // Generation-phase attention reads each KV head once for all the query heads that share it (XQA, paged and
+  // flash decode kernels); false: one thread block per query head streams its KV head (TensorRT-LLM's masked
+  // MHA kernel), so grouped-query models re-read the cache heads / kv_heads times.
+  bool llm_decode_shared_kv = true;
+  // Where the grouped-query kernel does not run (or the model has one KV head per query head), generation
+  // attention is TensorRT-LLM's masked MHA kernel: CUDA-core dot products per query head, the cache converted to
+  // float element by element (data/quantization.toml [masked_mha]), bound by that issue work or by DRAM.
+  bool llm_masked_mha_decode = false;
   double llm_matvec_max_batch = 1;        // tokens per matmul that still run as mat-vec kernels
   double llm_int8_tile_max_batch = 32;    // llama.cpp: int8 tile (MMQ) kernels up to this many tokens on tensor-core GPUs
   double llm_ubatch = 0;                  // prompt tokens per forward pass (0 = the whole prompt at once)
