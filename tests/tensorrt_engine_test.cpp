@@ -262,5 +262,29 @@ TEST(TensorRtEngine, Int8OverFp16AtBatchOneOnAdaMatchesAMeasuredEngine) {
   }
 }
 
+// A whole INT8 TensorRT engine at batch 1, kernel by kernel: ResNet-50 through TensorRT 10.14 on a GeForce RTX 4050
+// Laptop GPU (sm_89, 20 SMs), Nsight Systems kernel summary of 320 inferences (Techn08055/tensorrt-precision-lab,
+// commit 56a0f0e, profiling/nsys/int8_cuda_gpu_kern_sum.csv): 17920 kernel instances, 56 an inference, 133.7 ms of
+// kernels in all, 418 us an inference, the shortest instance 3.5 us. The board's boost clock is set by the laptop's
+// power limit, 1605 MHz at 35 W to 2370 MHz at 115 W, and the run did not record it, so the measurement brackets
+// perfcast rather than pins it: costed at the top clock the engine's kernels may not be slower than measured, costed
+// at the bottom clock not faster (10% either way). A per-kernel floor perfcast lacked would show as the second; one
+// it overstated, or a K-loop wait too long, as the first. The two boards are test fixtures (tests/data/gpus).
+TEST(TensorRtEngine, Int8EngineKernelsAtBatchOneBracketAMeasuredEngineAcrossItsClockRange) {
+  const double measured_us = 133733968.0 / 320 / 1000;  // the summary's Total Time column over 320 inferences
+  const std::string fixtures = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/";
+  auto kernel_us = [&](const std::string& file) {
+    const Prediction p = predict(engine(fixtures + file, "resnet50_v1_5", 1));
+    double us = 0;
+    for (const auto& e : p.step.entries)
+      if (e.cost.launches > 0) us += e.cost.time_us;
+    EXPECT_DOUBLE_EQ(p.step.launches, 56) << file;
+    return us;
+  };
+  const double top = kernel_us("rtx-4050-laptop-2370.toml"), bottom = kernel_us("rtx-4050-laptop-1605.toml");
+  EXPECT_LE(top, 1.10 * measured_us) << "at 2370 MHz";
+  EXPECT_GE(bottom, 0.90 * measured_us) << "at 1605 MHz";
+}
+
 }  // namespace
 }  // namespace perfcast
