@@ -110,8 +110,8 @@ PredictRequest dle_squad_request(const std::string& gpu, const std::string& prec
 
 TEST(Harness, Dle2020BertAdamClipsEachGradientAndReadsItsCoefficientOnTheHost) {
   const HarnessProfile& h = find_harness("dle-pytorch-bert-squad-2020");
-  EXPECT_EQ(h.clip_per_tensor_kernels, 7) << "norm, stack, norm, add, div, lt, mul_";
-  EXPECT_EQ(h.clip_per_tensor_host_ops, 8) << "the seven calls and the host read of clip_coef < 1";
+  EXPECT_EQ(h.clip_per_tensor_kernels, 8) << "norm, stack, norm, add, reciprocal and mul (float / tensor), lt, mul_";
+  EXPECT_EQ(h.clip_per_tensor_host_ops, 9) << "the eight calls and the host read of clip_coef < 1";
   EXPECT_EQ(h.clip_per_tensor_grad_passes, 3) << "the norm reads the gradient, mul_ reads and writes it";
   EXPECT_EQ(h.syncs_per_step, 1) << "final_loss = loss.item() every step";
   for (const char* key : {"harness", "host_step_us", "syncs_per_step", "clip_per_tensor_kernels",

@@ -377,6 +377,7 @@ void run_host_timeline(StepCost& s, const std::vector<EntrySync>& sync, double h
       for (std::size_t j = k; j < end; ++j) {
         gpu_busy += s.entries[j].cost.time_us + s.entries[j].cost.launches * gpu_gap_per_kernel_us;
         host_busy += s.entries[j].host_us;
+        if (j > k && j < sync.size() && sync[j].before) syncs += 1;  // e.g. GradScaler's read inside the group
       }
       host = gpu = std::max(host, gpu) + sync[k].lockstep_us;
       syncs += sync[k].lockstep_syncs;
