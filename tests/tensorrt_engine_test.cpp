@@ -286,38 +286,5 @@ TEST(TensorRtEngine, Int8EngineKernelsAtBatchOneBracketAMeasuredEngineAcrossItsC
   EXPECT_GE(bottom, 0.90 * measured_us) << "at 1605 MHz";
 }
 
-// The same repository's FP16 engine (profiling/nsys/fp16_cuda_gpu_kern_sum.csv, TensorRT 10.14, the same laptop):
-// 58 kernels an inference (53 convolutions, two pools, the classifier's f16 gemvx, the input reformat and the output
-// cast), 226925208 ns of kernel time over 320 inferences. Its convolution and GEMM kernels are all FP16-accumulate
-// ones (xmma names ..._f16f16_f16f16_f16_..., trt_ampere_h16816gemm), which a GeForce Ada board runs at twice its
-// FP32-accumulate rate (48.54 against 24.27 TFLOPS at 2370 MHz, the fixtures' figures). At 1605 MHz perfcast must not
-// cost the engine below the measurement (the INT8 test's 10%). At 2370 MHz it stays above it (+17%; docs/calibration.md,
-// session 25, 'FP16 accumulate'), so the top end of the bracket is not asserted.
-TEST(TensorRtEngine, Fp16EngineRunsFp16AccumulateKernelsOnAGeForceBoard) {
-  const double measured_us = 226925208.0 / 320 / 1000;
-  const std::string fixtures = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/";
-  auto fp16_engine = [&](const std::string& file) {
-    PredictRequest r = engine(fixtures + file, "resnet50_v1_5", 1);
-    r.precision = "fp16";
-    return predict(r);
-  };
-  auto kernel_us = [](const Prediction& p) {
-    double us = 0;
-    for (const auto& e : p.step.entries)
-      if (e.cost.launches > 0) us += e.cost.time_us;
-    return us;
-  };
-  const Prediction top = fp16_engine("rtx-4050-laptop-2370.toml");
-  const Prediction bottom = fp16_engine("rtx-4050-laptop-1605.toml");
-  for (const auto& e : top.step.entries)
-    if (e.kind == OpKind::kConv && e.cost.launches > 0) EXPECT_EQ(e.cost.pipe, Pipe::kTcFp16Fp16Acc) << e.name;
-  EXPECT_GE(kernel_us(bottom), 0.90 * measured_us) << "at 1605 MHz";
-  // A datacenter board lists one rate for both accumulators: the FP32-accumulate pipe stays.
-  PredictRequest a10 = engine("a10", "resnet50_v1_5", 1);
-  a10.precision = "fp16";
-  for (const auto& e : predict(a10).step.entries)
-    if (e.kind == OpKind::kConv && e.cost.launches > 0) EXPECT_EQ(e.cost.pipe, Pipe::kTcFp16Fp32Acc) << e.name;
-}
-
 }  // namespace
 }  // namespace perfcast

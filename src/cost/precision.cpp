@@ -79,13 +79,6 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
   // Mixed precision keeps fp32 masters but the kernels read the low-precision copy.
   plan.bytes.weight = storage_bytes(precision);
 
-  // A runtime whose FP16 kernels accumulate in FP16 (TensorRT's f16f16_f16f16_f16 tactics) runs them on the
-  // FP16-accumulate pipe where the datasheet lists it faster: twice the rate on GeForce Turing/Ampere/Ada boards.
-  // Boards listing one rate for both (datacenter, professional, TITAN RTX) keep the FP32-accumulate pipe and its
-  // per-SM cap (pipe_peak): no source says FP16-accumulate kernels escape it there.
-  if (precision == "fp16" && runtime.fp16_accumulate && *pipe == Pipe::kTcFp16Fp32Acc &&
-      device.peak(Pipe::kTcFp16Fp16Acc) > device.peak(*pipe))
-    plan.conv_pipe = plan.matmul_pipe = Pipe::kTcFp16Fp16Acc;
   if (precision == "fp32") {
     // Frameworks route "fp32" convolutions / matmuls through TF32 tensor cores on Ampere+ by default.
     const auto tf32 = arch.math_pipe("tf32");

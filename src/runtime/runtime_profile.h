@@ -99,7 +99,6 @@ struct RuntimeProfile {
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
-  bool fp16_accumulate = false;            // --precision fp16: its convolution and GEMM kernels accumulate in FP16
   // Depthwise convolutions run the framework's own direct kernel (no cuDNN call) unless cudnn_depthwise_half
   // and cudnn_depthwise send an FP16 one to cuDNN (PyTorch's conv_depthwise2d; docs/calibration.md).
   bool native_depthwise_conv = false;
