@@ -130,6 +130,31 @@ TEST(Harness, Dle2020BertAdamClipsEachGradientAndReadsItsCoefficientOnTheHost) {
   EXPECT_LT(dle.step_us, 411e3);
 }
 
+TEST(Harness, Dle2020BertAdamUpdatesEachTensorWithItsOwnKernels) {
+  // BertAdam.step (optimization.py of DeepLearningExamples 2019-2020) after the clip: m.mul_, add_, v.mul_,
+  // addcmul_, sqrt, + eps, m / (...), lr * update, neg, p.add_ for every tensor, and `update += wd * p` (2 more) where
+  // run_squad.py gives weight decay 0.01: every parameter not named bias / LayerNorm.
+  const HarnessProfile& h = find_harness("dle-pytorch-bert-squad-2020");
+  EXPECT_EQ(h.update_per_tensor_kernels, 10);
+  EXPECT_EQ(h.update_per_tensor_host_ops, 10);
+  EXPECT_EQ(h.update_per_tensor_passes, 24) << "2 + 3 + 2 + 3 + 2 + 2 + 3 + 2 + 2 + 3 FP32 accesses per element";
+  EXPECT_EQ(h.update_decay_kernels, 2);
+  EXPECT_EQ(h.update_decay_passes, 5);
+  for (const char* key : {"update_per_tensor_kernels", "update_per_tensor_host_ops", "update_per_tensor_passes",
+                          "update_decay_kernels", "update_decay_passes"})
+    EXPECT_TRUE(h.sources.count(key)) << "no source for " << key;
+
+  // BERT-large's 391 optimized parameter tensors (run_squad.py drops the pooler's from the optimizer); the decayed
+  // ones are the GEMM weights (4 attention and 2 feed-forward a layer, 24 layers, and the QA head's) and the three
+  // embedding tables: 148.
+  const Prediction dle = predict(dle_squad_request("a100-pcie-40gb", "tf32", "16", "dle-pytorch-bert-squad-2020"));
+  double update_launches = -1;
+  for (const auto& e : dle.step.entries)
+    if (e.name == "optimizer.update") update_launches = e.cost.launches;
+  EXPECT_DOUBLE_EQ(update_launches, 10.0 * 391 + 2.0 * 148) << "a Python loop: no grouping of tensors per launch";
+  EXPECT_LT(dle.step_us, 411e3) << "Lambda's log: 411 ms a step in the steady state";
+}
+
 TEST(Harness, Dle2020FusedAdamUnderFp16HasNoPerTensorClip) {
   const Prediction plain = predict(dle_squad_request("a100-sxm4-40gb", "amp", "32", ""));
   const Prediction dle = predict(dle_squad_request("a100-sxm4-40gb", "amp", "32", "dle-pytorch-bert-squad-2020"));

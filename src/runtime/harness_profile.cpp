@@ -31,13 +31,24 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
     for (const char* key : {"clip_per_tensor_kernels", "clip_per_tensor_host_ops", "clip_per_tensor_grad_passes"})
       if (f.number(key) < 0 || f.number(key) > 100) f.fail(key, "must be within 0..100");
   }
+  if (t.contains("update_per_tensor_kernels")) {
+    h.update_per_tensor_kernels = f.number("update_per_tensor_kernels");
+    h.update_per_tensor_host_ops = f.number("update_per_tensor_host_ops");
+    h.update_per_tensor_passes = f.number("update_per_tensor_passes");
+    h.update_decay_kernels = f.number("update_decay_kernels");
+    h.update_decay_passes = f.number("update_decay_passes");
+    for (const char* key : {"update_per_tensor_kernels", "update_per_tensor_host_ops", "update_per_tensor_passes",
+                            "update_decay_kernels", "update_decay_passes"})
+      if (f.number(key) < 0 || f.number(key) > 100) f.fail(key, "must be within 0..100");
+  }
   TomlFields s(f.table("sources"), "harness file '" + path.string() + "' [sources]");
   for (const auto& [key, value] : s.raw())
     if (auto text = value.value<std::string>()) h.sources[std::string(key.str())] = *text;
   for (const char* key : {"host_step_us", "syncs_per_step"})
     if (!h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
   for (const char* key : {"input_threads", "input_copy_in_step", "clip_per_tensor_kernels", "clip_per_tensor_host_ops",
-                          "clip_per_tensor_grad_passes"})
+                          "clip_per_tensor_grad_passes", "update_per_tensor_kernels", "update_per_tensor_host_ops",
+                          "update_per_tensor_passes", "update_decay_kernels", "update_decay_passes"})
     if (t.contains(key) && !h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
   return h;
 }
@@ -57,6 +68,11 @@ void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness) {
   runtime.clip_per_tensor_kernels = harness.clip_per_tensor_kernels;
   runtime.clip_per_tensor_host_ops = harness.clip_per_tensor_host_ops;
   runtime.clip_per_tensor_grad_passes = harness.clip_per_tensor_grad_passes;
+  runtime.update_per_tensor_kernels = harness.update_per_tensor_kernels;
+  runtime.update_per_tensor_host_ops = harness.update_per_tensor_host_ops;
+  runtime.update_per_tensor_passes = harness.update_per_tensor_passes;
+  runtime.update_decay_kernels = harness.update_decay_kernels;
+  runtime.update_decay_passes = harness.update_decay_passes;
 }
 
 }  // namespace perfcast

@@ -26,6 +26,15 @@ struct HarnessProfile {
   double clip_per_tensor_kernels = 0;
   double clip_per_tensor_host_ops = 0;
   double clip_per_tensor_grad_passes = 0;
+  // The loop's unfused optimizer updates each parameter tensor with its own in-place ops, whatever the runtime's
+  // grouping (a Python loop over the parameters): kernels and Python-level calls per tensor, FP32 passes over a
+  // tensor's parameter-sized buffers per element, and what weight decay adds on the tensors it applies to (weights
+  // of GEMMs, convolutions and embeddings; not biases or norm scales). 0 kernels: the runtime's own update.
+  double update_per_tensor_kernels = 0;
+  double update_per_tensor_host_ops = 0;
+  double update_per_tensor_passes = 0;
+  double update_decay_kernels = 0;
+  double update_decay_passes = 0;
   std::map<std::string, std::string> sources;
 };
 

@@ -70,6 +70,14 @@ struct RuntimeProfile {
   double clip_per_tensor_kernels = 0;
   double clip_per_tensor_host_ops = 0;
   double clip_per_tensor_grad_passes = 0;
+  // A training loop whose unfused optimizer is its own per-tensor Python loop (set by a harness): per parameter
+  // tensor, the update's kernels, Python-level calls and passes over parameter-sized buffers, plus what weight
+  // decay adds on weight tensors. 0 kernels: the runtime's own unfused update and its grouping.
+  double update_per_tensor_kernels = 0;
+  double update_per_tensor_host_ops = 0;
+  double update_per_tensor_passes = 0;
+  double update_decay_kernels = 0;
+  double update_decay_passes = 0;
   bool fuse_elementwise_chains = false;    // elementwise/norm chains run as one kernel
   bool fuse_epilogue = false;              // bias/activation/residual fused into the producing conv (and GEMM)
   bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)

@@ -31,6 +31,18 @@ std::vector<double> parameter_tensor_elems(const Graph& graph) {
   return elems;
 }
 
+std::vector<char> parameter_tensor_is_weight(const Graph& graph) {
+  std::vector<char> weight;
+  for (const auto& op : graph.ops) {
+    if (op.params <= 0 || op_kind_info(op.kind).updates_in_backward) continue;
+    const bool matrix = op.kind == OpKind::kMatmul || op.kind == OpKind::kConv || op.kind == OpKind::kAttention ||
+                        op.kind == OpKind::kEmbedding;
+    weight.push_back(matrix ? 1 : 0);
+    if (second_param_elems(op) > 0) weight.push_back(0);
+  }
+  return weight;
+}
+
 CastWork half_weight_casts(const Graph& graph) {
   CastWork w;
   for (const auto& op : graph.ops) {
@@ -159,27 +171,41 @@ namespace {
 // so the host cannot run ahead. A tensor takes the longer of the host's calls for its clip and update and the GPU's
 // kernels for them (the GPU runs a tensor's update while the host issues the next clip); the group starts after a
 // sync and the tensors follow one another.
-EntrySync clip_lockstep(const std::vector<OpCost>& entries, std::size_t clip_at, const std::vector<double>& tensor_elems,
-                        double grad_bytes, const StepOptions& options, const CostContext& ctx) {
+EntrySync clip_lockstep(const std::vector<OpCost>& entries, std::size_t clip_at, const Graph& graph, double grad_bytes,
+                        const StepOptions& options, const CostContext& ctx) {
   const RuntimeProfile& rt = ctx.runtime;
   const auto& km = ctx.kernels;
+  const std::vector<double> tensor_elems = parameter_tensor_elems(graph);
+  const std::vector<char> is_weight = parameter_tensor_is_weight(graph);
   const double tensors = static_cast<double>(tensor_elems.size());
   const bool with_update = clip_at + 1 < entries.size() && entries[clip_at + 1].name == "optimizer.update";
-  double host_per_tensor = entries[clip_at].host_us / tensors;
-  double update_launches = 0;
-  if (with_update) {
-    host_per_tensor += entries[clip_at + 1].host_us / tensors;
+  // The harness's own per-tensor update (a Python loop over the parameters) or the runtime's, spread evenly.
+  const bool own_update = with_update && rt.update_per_tensor_kernels > 0;
+  const double clip_host = entries[clip_at].host_us / tensors;
+  double update_host = 0, update_launches = 0;
+  if (with_update && !own_update) {
+    update_host = entries[clip_at + 1].host_us / tensors;
     update_launches = entries[clip_at + 1].cost.launches / tensors;
   }
   double total = 0;
-  for (const double n : tensor_elems) {
+  for (std::size_t t = 0; t < tensor_elems.size(); ++t) {
+    const double n = tensor_elems[t];
+    double host = clip_host;
     double gpu = km.streaming(n, rt.clip_per_tensor_grad_passes * grad_bytes * n, rt.clip_per_tensor_kernels).time_us +
                  rt.clip_per_tensor_kernels * rt.gpu_gap_per_kernel_us;
-    if (with_update) {
+    if (own_update) {
+      const double d = is_weight[t] ? 1.0 : 0.0;
+      const double kernels = rt.update_per_tensor_kernels + d * rt.update_decay_kernels;
+      const double calls = rt.update_per_tensor_host_ops + d * rt.update_decay_kernels;
+      const double passes = rt.update_per_tensor_passes + d * rt.update_decay_passes;
+      host += (rt.host_optimizer_op_us * calls + kernels * rt.host_overhead_per_kernel_us) * options.host_time_scale;
+      gpu += km.streaming(n * kernels, passes * grad_bytes * n, kernels).time_us + kernels * rt.gpu_gap_per_kernel_us;
+    } else if (with_update) {
+      host += update_host;
       const Work w = unfused_optimizer_work(options.optimizer, n);
       gpu += km.streaming(w.flops, w.bytes, update_launches).time_us + update_launches * rt.gpu_gap_per_kernel_us;
     }
-    total += std::max(host_per_tensor, gpu);
+    total += std::max(host, gpu);
   }
   // With gradient accumulation the update, and its clip, run once every grad_accum steps.
   const double share = 1.0 / std::max(1, options.grad_accum);
@@ -301,7 +327,27 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                                      rt.clip_per_tensor_kernels * tensors),
                         Phase::kUpdate),
            nullptr, EntrySource::kClip);
-    if (options.optimizer_step) {
+    // A loop that updates each tensor with its own in-place ops (a harness's Python optimizer, e.g. BertAdam):
+    // its kernels, calls and passes per tensor replace the runtime's grouping of the unfused update.
+    const bool own_update =
+        options.optimizer_step && !options.optimizer_fused && rt.update_per_tensor_kernels > 0 && tensors > 0;
+    if (own_update) {
+      const std::vector<double> elems = parameter_tensor_elems(graph);
+      const std::vector<char> is_weight = parameter_tensor_is_weight(graph);
+      double kernels = 0, calls = 0, flops = 0, bytes = 0;
+      for (std::size_t t = 0; t < elems.size(); ++t) {
+        const double d = is_weight[t] ? 1.0 : 0.0;
+        const double k = rt.update_per_tensor_kernels + d * rt.update_decay_kernels;
+        kernels += k;
+        calls += rt.update_per_tensor_host_ops + d * rt.update_decay_kernels;
+        flops += k * elems[t];  // one operation per element per kernel
+        bytes += (rt.update_per_tensor_passes + d * rt.update_decay_passes) * grad_bytes * elems[t];
+      }
+      push(kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(flops, bytes, kernels), Phase::kUpdate),
+           nullptr, EntrySource::kOptimizer);
+      s.entries.back().host_us =
+          (rt.host_optimizer_op_us * calls + kernels * rt.host_overhead_per_kernel_us) * options.host_time_scale;
+    } else if (options.optimizer_step) {
       const Work w = options.optimizer_fused ? optimizer_work(options.optimizer, params)
                                              : unfused_optimizer_work(options.optimizer, params);
       // Fused: the runtime's launches per tensor. Unfused: every operation of the update launches over the
@@ -317,7 +363,7 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
            nullptr, EntrySource::kOptimizer, sync);
     }
     if (clip_per_tensor)
-      marks[clip_at] = clip_lockstep(s.entries, clip_at, parameter_tensor_elems(graph), grad_bytes, options, ctx);
+      marks[clip_at] = clip_lockstep(s.entries, clip_at, graph, grad_bytes, options, ctx);
   }
   // Kernels that read what the kernel before them just wrote find it in L2 on GPUs that hold it.
   apply_l2_reuse(s.entries, origin, ops, km, ctx.plan.bytes.act);

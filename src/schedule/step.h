@@ -84,6 +84,9 @@ inline bool host_bound(const StepCost& s) { return s.host_us > s.gpu_us; }
 double parameter_tensors(const Graph& graph);
 // Their sizes in elements, one per tensor (parameter_tensors of them), for work done tensor by tensor.
 std::vector<double> parameter_tensor_elems(const Graph& graph);
+// Whether each of those tensors is a weight (the first tensor of a GEMM, convolution, attention or embedding op)
+// rather than a bias or a norm's scale or shift: the tensors a loop's weight decay usually applies to.
+std::vector<char> parameter_tensor_is_weight(const Graph& graph);
 
 // What mixed precision casts to its low-precision copies each step: `tensors` cast kernels over `elems` elements.
 struct CastWork {
