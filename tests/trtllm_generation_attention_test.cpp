@@ -100,5 +100,12 @@ TEST(TrtllmGenerationAttention, KernelNamesBelongToTensorrtLlm) {
   EXPECT_THROW(predict(typo), InputError);
 }
 
+TEST(TrtllmGenerationAttention, KernelNameWithoutGenerationIsAnError) {
+  // XQA and masked MHA are TensorRT-LLM's generation-phase kernels: a prefill-only request runs neither.
+  PredictRequest r = generate("h200-sxm-141gb", "mistral-7b", 8, 128, 128, "xqa");
+  r.mode = Mode::kPrefill;
+  EXPECT_THROW(predict(r), InputError);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -190,6 +190,10 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
       throw InputError("--attention " + r.attention +
                        " names a TensorRT-LLM generation-phase kernel (XQA or masked MHA); " + runtime.id +
                        " does not run it");
+    if (r.mode != Mode::kDecode && r.mode != Mode::kGenerate && r.mode != Mode::kServe)
+      throw InputError("--attention " + r.attention +
+                       " names the generation kernel: it applies to --mode generate, decode or serve, not --mode " +
+                       std::string(mode_name(r.mode)));
     plan.decode_shared_kv = shared;
     return plan;
   }
