@@ -110,9 +110,9 @@ PredictRequest dle_squad_request(const std::string& gpu, const std::string& prec
 
 TEST(Harness, Dle2020BertAdamClipsEachGradientAndReadsItsCoefficientOnTheHost) {
   const HarnessProfile& h = find_harness("dle-pytorch-bert-squad-2020");
-  EXPECT_EQ(h.clip_per_tensor_kernels, 8) << "norm, stack, norm, add, reciprocal and mul (float / tensor), lt, mul_";
-  EXPECT_EQ(h.clip_per_tensor_host_ops, 9) << "the eight calls and the host read of clip_coef < 1";
-  EXPECT_EQ(h.clip_per_tensor_grad_passes, 3) << "the norm reads the gradient, mul_ reads and writes it";
+  EXPECT_EQ(h.per_tensor.clip_per_tensor_kernels, 8) << "norm, stack, norm, add, reciprocal and mul (float / tensor), lt, mul_";
+  EXPECT_EQ(h.per_tensor.clip_per_tensor_host_ops, 9) << "the eight calls and the host read of clip_coef < 1";
+  EXPECT_EQ(h.per_tensor.clip_per_tensor_grad_passes, 3) << "the norm reads the gradient, mul_ reads and writes it";
   EXPECT_EQ(h.syncs_per_step, 1) << "final_loss = loss.item() every step";
   for (const char* key : {"harness", "host_step_us", "syncs_per_step", "clip_per_tensor_kernels",
                           "clip_per_tensor_host_ops", "clip_per_tensor_grad_passes"})
@@ -135,11 +135,11 @@ TEST(Harness, Dle2020BertAdamUpdatesEachTensorWithItsOwnKernels) {
   // addcmul_, sqrt, + eps, m / (...), lr * update, neg, p.add_ for every tensor, and `update += wd * p` (2 more) where
   // run_squad.py gives weight decay 0.01: every parameter not named bias / LayerNorm.
   const HarnessProfile& h = find_harness("dle-pytorch-bert-squad-2020");
-  EXPECT_EQ(h.update_per_tensor_kernels, 10);
-  EXPECT_EQ(h.update_per_tensor_host_ops, 10);
-  EXPECT_EQ(h.update_per_tensor_passes, 24) << "2 + 3 + 2 + 3 + 2 + 2 + 3 + 2 + 2 + 3 FP32 accesses per element";
-  EXPECT_EQ(h.update_decay_kernels, 2);
-  EXPECT_EQ(h.update_decay_passes, 5);
+  EXPECT_EQ(h.per_tensor.update_per_tensor_kernels, 10);
+  EXPECT_EQ(h.per_tensor.update_per_tensor_host_ops, 10);
+  EXPECT_EQ(h.per_tensor.update_per_tensor_passes, 24) << "2 + 3 + 2 + 3 + 2 + 2 + 3 + 2 + 2 + 3 FP32 accesses per element";
+  EXPECT_EQ(h.per_tensor.update_decay_kernels, 2);
+  EXPECT_EQ(h.per_tensor.update_decay_passes, 5);
   for (const char* key : {"update_per_tensor_kernels", "update_per_tensor_host_ops", "update_per_tensor_passes",
                           "update_decay_kernels", "update_decay_passes"})
     EXPECT_TRUE(h.sources.count(key)) << "no source for " << key;

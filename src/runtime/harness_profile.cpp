@@ -25,18 +25,18 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
   h.input_threads = f.count_or("input_threads", 0, 4096);
   h.input_copy_in_step = t.contains("input_copy_in_step") && f.boolean("input_copy_in_step");
   if (t.contains("clip_per_tensor_kernels")) {
-    h.clip_per_tensor_kernels = f.number("clip_per_tensor_kernels");
-    h.clip_per_tensor_host_ops = f.number("clip_per_tensor_host_ops");
-    h.clip_per_tensor_grad_passes = f.number("clip_per_tensor_grad_passes");
+    h.per_tensor.clip_per_tensor_kernels = f.number("clip_per_tensor_kernels");
+    h.per_tensor.clip_per_tensor_host_ops = f.number("clip_per_tensor_host_ops");
+    h.per_tensor.clip_per_tensor_grad_passes = f.number("clip_per_tensor_grad_passes");
     for (const char* key : {"clip_per_tensor_kernels", "clip_per_tensor_host_ops", "clip_per_tensor_grad_passes"})
       if (f.number(key) < 0 || f.number(key) > 100) f.fail(key, "must be within 0..100");
   }
   if (t.contains("update_per_tensor_kernels")) {
-    h.update_per_tensor_kernels = f.number("update_per_tensor_kernels");
-    h.update_per_tensor_host_ops = f.number("update_per_tensor_host_ops");
-    h.update_per_tensor_passes = f.number("update_per_tensor_passes");
-    h.update_decay_kernels = f.number("update_decay_kernels");
-    h.update_decay_passes = f.number("update_decay_passes");
+    h.per_tensor.update_per_tensor_kernels = f.number("update_per_tensor_kernels");
+    h.per_tensor.update_per_tensor_host_ops = f.number("update_per_tensor_host_ops");
+    h.per_tensor.update_per_tensor_passes = f.number("update_per_tensor_passes");
+    h.per_tensor.update_decay_kernels = f.number("update_decay_kernels");
+    h.per_tensor.update_decay_passes = f.number("update_decay_passes");
     for (const char* key : {"update_per_tensor_kernels", "update_per_tensor_host_ops", "update_per_tensor_passes",
                             "update_decay_kernels", "update_decay_passes"})
       if (f.number(key) < 0 || f.number(key) > 100) f.fail(key, "must be within 0..100");
@@ -65,14 +65,7 @@ const HarnessProfile& find_harness(std::string_view id) { return find_by_id(harn
 void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness) {
   runtime.host_step_us = harness.host_step_us;
   runtime.syncs_per_step = harness.syncs_per_step;
-  runtime.clip_per_tensor_kernels = harness.clip_per_tensor_kernels;
-  runtime.clip_per_tensor_host_ops = harness.clip_per_tensor_host_ops;
-  runtime.clip_per_tensor_grad_passes = harness.clip_per_tensor_grad_passes;
-  runtime.update_per_tensor_kernels = harness.update_per_tensor_kernels;
-  runtime.update_per_tensor_host_ops = harness.update_per_tensor_host_ops;
-  runtime.update_per_tensor_passes = harness.update_per_tensor_passes;
-  runtime.update_decay_kernels = harness.update_decay_kernels;
-  runtime.update_decay_passes = harness.update_decay_passes;
+  runtime.per_tensor = harness.per_tensor;
 }
 
 }  // namespace perfcast

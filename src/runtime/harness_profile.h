@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "runtime/per_tensor_optimizer.h"
 
 namespace perfcast {
 
@@ -21,20 +22,7 @@ struct HarnessProfile {
   double syncs_per_step = 0;  // the loop waits for the GPU this often per step (a blocking output copy)
   int input_threads = 0;      // samples the loop's input pipeline prepares at once (tf.data num_parallel_calls); 0 = no cap
   bool input_copy_in_step = false;  // the input batch's host-to-device copy runs inside the timed step, not beside it
-  // The loop's unfused optimizer clips each parameter's gradient on its own, reading the clip coefficient on the
-  // host (a sync per tensor): kernels and Python-level calls per tensor, passes over its gradient (0: no such clip).
-  double clip_per_tensor_kernels = 0;
-  double clip_per_tensor_host_ops = 0;
-  double clip_per_tensor_grad_passes = 0;
-  // The loop's unfused optimizer updates each parameter tensor with its own in-place ops, whatever the runtime's
-  // grouping (a Python loop over the parameters): kernels and Python-level calls per tensor, FP32 passes over a
-  // tensor's parameter-sized buffers per element, and what weight decay adds on the tensors it applies to (weights
-  // of GEMMs, convolutions and embeddings; not biases or norm scales). 0 kernels: the runtime's own update.
-  double update_per_tensor_kernels = 0;
-  double update_per_tensor_host_ops = 0;
-  double update_per_tensor_passes = 0;
-  double update_decay_kernels = 0;
-  double update_decay_passes = 0;
+  PerTensorOptimizer per_tensor;  // its unfused optimizer's own per-tensor clip and update (0: none)
   std::map<std::string, std::string> sources;
 };
 

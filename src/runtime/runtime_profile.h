@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/per_tensor_optimizer.h"
 #include "runtime/serving_profile.h"
 
 namespace perfcast {
@@ -64,20 +65,7 @@ struct RuntimeProfile {
   double host_step_us = 0;             // per step: the training loop, zero_grad, backward() and step() entries
   double syncs_per_step = 0;           // host waits for the GPU this often per step (.item(), a timing harness's sync)
   bool amp_sync_before_update = false; // mixed precision: the loss scaler reads found_inf on the host before the update
-  // A training loop whose unfused optimizer clips each parameter's gradient before updating it and reads the clip
-  // coefficient on the host per tensor (set by a harness, data/harnesses): per parameter tensor, the kernels and the
-  // Python-level calls of one clip and the passes over that tensor's gradient. 0 kernels: no per-tensor clip.
-  double clip_per_tensor_kernels = 0;
-  double clip_per_tensor_host_ops = 0;
-  double clip_per_tensor_grad_passes = 0;
-  // A training loop whose unfused optimizer is its own per-tensor Python loop (set by a harness): per parameter
-  // tensor, the update's kernels, Python-level calls and passes over parameter-sized buffers, plus what weight
-  // decay adds on weight tensors. 0 kernels: the runtime's own unfused update and its grouping.
-  double update_per_tensor_kernels = 0;
-  double update_per_tensor_host_ops = 0;
-  double update_per_tensor_passes = 0;
-  double update_decay_kernels = 0;
-  double update_decay_passes = 0;
+  PerTensorOptimizer per_tensor;  // a harness's per-tensor clip and update (runtime/per_tensor_optimizer.h)
   bool fuse_elementwise_chains = false;    // elementwise/norm chains run as one kernel
   bool fuse_epilogue = false;              // bias/activation/residual fused into the producing conv (and GEMM)
   bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)

@@ -157,7 +157,7 @@ double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const Runt
     case EntrySource::kCastBackward:
       return e.cost.launches * rt.host_backward_op_us;
     case EntrySource::kClip:  // the clip's Python-level calls, one clip per parameter tensor
-      return rt.host_optimizer_op_us * rt.clip_per_tensor_host_ops * tensors;
+      return rt.host_optimizer_op_us * rt.per_tensor.clip_per_tensor_host_ops * tensors;
     case EntrySource::kOther:
       return 0;
   }
@@ -180,7 +180,7 @@ EntrySync clip_lockstep(const std::vector<OpCost>& entries, std::size_t clip_at,
   const double tensors = static_cast<double>(tensor_elems.size());
   const bool with_update = clip_at + 1 < entries.size() && entries[clip_at + 1].name == "optimizer.update";
   // The harness's own per-tensor update (a Python loop over the parameters) or the runtime's, spread evenly.
-  const bool own_update = with_update && rt.update_per_tensor_kernels > 0;
+  const bool own_update = with_update && rt.per_tensor.update_per_tensor_kernels > 0;
   const double clip_host = entries[clip_at].host_us / tensors;
   double update_host = 0, update_launches = 0;
   if (with_update && !own_update) {
@@ -191,13 +191,13 @@ EntrySync clip_lockstep(const std::vector<OpCost>& entries, std::size_t clip_at,
   for (std::size_t t = 0; t < tensor_elems.size(); ++t) {
     const double n = tensor_elems[t];
     double host = clip_host;
-    double gpu = km.streaming(n, rt.clip_per_tensor_grad_passes * grad_bytes * n, rt.clip_per_tensor_kernels).time_us +
-                 rt.clip_per_tensor_kernels * rt.gpu_gap_per_kernel_us;
+    double gpu = km.streaming(n, rt.per_tensor.clip_per_tensor_grad_passes * grad_bytes * n, rt.per_tensor.clip_per_tensor_kernels).time_us +
+                 rt.per_tensor.clip_per_tensor_kernels * rt.gpu_gap_per_kernel_us;
     if (own_update) {
       const double d = is_weight[t] ? 1.0 : 0.0;
-      const double kernels = rt.update_per_tensor_kernels + d * rt.update_decay_kernels;
-      const double calls = rt.update_per_tensor_host_ops + d * rt.update_decay_kernels;
-      const double passes = rt.update_per_tensor_passes + d * rt.update_decay_passes;
+      const double kernels = rt.per_tensor.update_per_tensor_kernels + d * rt.per_tensor.update_decay_kernels;
+      const double calls = rt.per_tensor.update_per_tensor_host_ops + d * rt.per_tensor.update_decay_kernels;
+      const double passes = rt.per_tensor.update_per_tensor_passes + d * rt.per_tensor.update_decay_passes;
       host += (rt.host_optimizer_op_us * calls + kernels * rt.host_overhead_per_kernel_us) * options.host_time_scale;
       gpu += km.streaming(n * kernels, passes * grad_bytes * n, kernels).time_us + kernels * rt.gpu_gap_per_kernel_us;
     } else if (with_update) {
@@ -319,29 +319,29 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     // parameter (NVIDIA's 2019-2020 BertAdam, data/harnesses): per tensor a norm, the coefficient's scalar kernels,
     // its read on the host (PyTorch 1.x: `if clip_coef < 1`) and the scaling.
     const bool clip_per_tensor =
-        options.optimizer_step && !options.optimizer_fused && rt.clip_per_tensor_kernels > 0 && tensors > 0;
+        options.optimizer_step && !options.optimizer_fused && rt.per_tensor.clip_per_tensor_kernels > 0 && tensors > 0;
     const std::size_t clip_at = s.entries.size();
     if (clip_per_tensor)
       push(kernel_entry("optimizer.clip_grad_norm", OpKind::kOptimizer,
-                        km.streaming(params, rt.clip_per_tensor_grad_passes * grad_bytes * params,
-                                     rt.clip_per_tensor_kernels * tensors),
+                        km.streaming(params, rt.per_tensor.clip_per_tensor_grad_passes * grad_bytes * params,
+                                     rt.per_tensor.clip_per_tensor_kernels * tensors),
                         Phase::kUpdate),
            nullptr, EntrySource::kClip);
     // A loop that updates each tensor with its own in-place ops (a harness's Python optimizer, e.g. BertAdam):
     // its kernels, calls and passes per tensor replace the runtime's grouping of the unfused update.
     const bool own_update =
-        options.optimizer_step && !options.optimizer_fused && rt.update_per_tensor_kernels > 0 && tensors > 0;
+        options.optimizer_step && !options.optimizer_fused && rt.per_tensor.update_per_tensor_kernels > 0 && tensors > 0;
     if (own_update) {
       const std::vector<double> elems = parameter_tensor_elems(graph);
       const std::vector<char> is_weight = parameter_tensor_is_weight(graph);
       double kernels = 0, calls = 0, flops = 0, bytes = 0;
       for (std::size_t t = 0; t < elems.size(); ++t) {
         const double d = is_weight[t] ? 1.0 : 0.0;
-        const double k = rt.update_per_tensor_kernels + d * rt.update_decay_kernels;
+        const double k = rt.per_tensor.update_per_tensor_kernels + d * rt.per_tensor.update_decay_kernels;
         kernels += k;
-        calls += rt.update_per_tensor_host_ops + d * rt.update_decay_kernels;
+        calls += rt.per_tensor.update_per_tensor_host_ops + d * rt.per_tensor.update_decay_kernels;
         flops += k * elems[t];  // one operation per element per kernel
-        bytes += (rt.update_per_tensor_passes + d * rt.update_decay_passes) * grad_bytes * elems[t];
+        bytes += (rt.per_tensor.update_per_tensor_passes + d * rt.per_tensor.update_decay_passes) * grad_bytes * elems[t];
       }
       push(kernel_entry("optimizer.update", OpKind::kOptimizer, km.streaming(flops, bytes, kernels), Phase::kUpdate),
            nullptr, EntrySource::kOptimizer);

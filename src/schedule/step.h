@@ -24,7 +24,7 @@ enum class EntrySource {
   kForward, kRecompute, kBackward, kAccumulateGrad, kAccumulate, kZeroGrad, kUnscale, kOptimizer,
   kCast,          // autocast's casts in the forward pass: a framework op per cast kernel
   kCastBackward,  // their autograd nodes (ToCopyBackward0): a backward node per cast kernel
-  kClip,          // a loop's per-tensor gradient clip (RuntimeProfile::clip_per_tensor_*)
+  kClip,          // a loop's per-tensor gradient clip (RuntimeProfile::per_tensor)
   kOther
 };
 
