@@ -41,6 +41,7 @@ $bin validate data/validation/eval_gpu_s23.csv --markdown "$tmp/eval_gpu_s23.md"
 $bin validate data/validation/eval_gpu_s24.csv --markdown "$tmp/eval_gpu_s24.md" >/dev/null
 $bin validate data/validation/eval_gpu_s24b.csv --markdown "$tmp/eval_gpu_s24b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s25.csv --markdown "$tmp/eval_gpu_s25.md" >/dev/null
+$bin validate data/validation/eval_gpu_s26.csv --markdown "$tmp/eval_gpu_s26.md" >/dev/null
 $bin validate data/validation/eval_gpu_s26b.csv --markdown "$tmp/eval_gpu_s26b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -449,6 +450,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s25.md"
+  echo
+  echo "# Evaluation: eval_gpu_s26.csv (frozen)"
+  echo
+  echo "Gathered in session 26 before that session's model changes were merged, from sources no other data file uses:"
+  echo "the Paddle team's V100 reproductions of NVIDIA DeepLearningExamples training (wanghuancoder/PerformanceReport:"
+  echo "ResNet-50 v1.5 in NGC PyTorch, TensorFlow 1.15 with XLA and MXNet at batch 128/256 in FP32 and mixed precision on"
+  echo "1 and 8 V100-SXM2-32GB, and BERT-base pre-training phase 1 in PyTorch and TensorFlow-XLA on a V100-SXM2-16GB) and"
+  echo "BladeDISC's ResNet-50 example (PyTorch 1.12 eager inference at batch 32 on an A10, FP32, FP16 and AMP). Nothing is"
+  echo "chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s26.md"
   echo
   echo "# Evaluation: eval_gpu_s26b.csv (frozen)"
   echo
