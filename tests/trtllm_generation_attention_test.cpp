@@ -12,6 +12,13 @@
 
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "cost/kernel_cost.h"
+#include "cost/llm_kernels.h"
+#include "cost/precision.h"
+#include "cost/quantization.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "graph/op.h"
 #include "runtime/runtime_profile.h"
 
 namespace perfcast {
@@ -105,6 +112,45 @@ TEST(TrtllmGenerationAttention, KernelNameWithoutGenerationIsAnError) {
   PredictRequest r = generate("h200-sxm-141gb", "mistral-7b", 8, 128, 128, "xqa");
   r.mode = Mode::kPrefill;
   EXPECT_THROW(predict(r), InputError);
+}
+
+// The masked MHA kernel is issue work on the SMs from end to end (conversions, FMAs and the softmax's float math in
+// the same thread blocks), so an issue-bound launch takes time inversely proportional to the SM clock: capping the
+// board's power (nvidia-smi -pl) lowers the sustained clock, and every part of the kernel slows by the same factor.
+TEST(TrtllmGenerationAttention, MaskedMhaTimeScalesInverselyWithTheSustainedClock) {
+  const DeviceSpec full = find_gpu("h100-sxm5-80gb");
+  DeviceSpec capped = full;
+  capped.tdp_w = full.tdp_w / 2;
+  const RuntimeProfile rt = at_version(find_runtime("tensorrt-llm"), "0.8.0");
+  ASSERT_TRUE(rt.llm_masked_mha_decode);
+  ASSERT_FALSE(rt.llm_decode_shared_kv);
+  const WeightPrecision weights = resolve_weight_precision("fp16");
+  const LlmShape shape;
+  Op op;
+  op.kind = OpKind::kAttention;
+  op.name = "blk.0.attn";
+  op.attn.batch = 64;
+  op.attn.heads = 32;
+  op.attn.kv_heads = 8;  // Mistral 7B: grouped, but XQA off in 0.8
+  op.attn.q_len = 1;
+  op.attn.head_dim = 128;
+  op.attn.causal = true;
+  const auto attention = [&](const DeviceSpec& device, double* clock) {
+    const ArchitectureProfile& arch = architecture_of(device);
+    const KernelCostModel km(device, arch);
+    *clock = km.compute_clock_factor();
+    const PrecisionPlan plan = resolve_precision("fp16", device, arch, rt, "", false);
+    const LlmKernelContext c{device, arch, km, rt, weights, shape, plan, 1, plan.matmul_pipe, std::nullopt};
+    for (const OpCost& k : kv_attention_kernels(op, 4096, c))
+      if (k.kind == OpKind::kAttention) return k.cost.compute_us;
+    return 0.0;
+  };
+  double full_clock = 0, capped_clock = 0;
+  const double full_us = attention(full, &full_clock);
+  const double capped_us = attention(capped, &capped_clock);
+  ASSERT_GT(full_us, 0);
+  ASSERT_LT(capped_clock, 0.95 * full_clock) << "half the power limit must lower the sustained clock";
+  EXPECT_NEAR(capped_us / full_us, full_clock / capped_clock, 1e-9 * full_clock / capped_clock);
 }
 
 }  // namespace

@@ -228,13 +228,15 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
         // Masked MHA: one thread block per query head walks its KV head's cache, converting every K and V
         // element to float and multiply-adding on the CUDA cores (quantization.toml [masked_mha]), at the
         // documented issue rates. The blocks of a group run side by side, so the cache still comes from DRAM
-        // once; the conversions are what the grouped-query kernel saves.
+        // once; the conversions are what the grouped-query kernel saves. The whole kernel (conversions, FMAs
+        // and the softmax's float math) issues on the same SMs, so all of it runs at the sustained clock.
         const auto& qk = quant_kernel_constants();
         const double elems = 2.0 * B * H * q * L * d;
+        const double clock = km.compute_clock_factor();
         const double slots_per_us = static_cast<double>(c.device.sm_count) * qk.full_rate_lanes_per_sm_clk *
-                                    c.device.boost_clock_mhz * km.compute_clock_factor();
+                                    c.device.boost_clock_mhz * clock;
         compute_us = elems * qk.masked_mha_slots_per_element(c.kv_bytes, c.device.sm_version) / slots_per_us +
-                     5.0 * scores / fp32_rate;
+                     5.0 * scores / (fp32_rate * clock);
       }
       out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
     } else {
