@@ -117,13 +117,16 @@ TEST(TrtllmGenerationAttention, KernelNameWithoutGenerationIsAnError) {
 // The masked MHA kernel is issue work on the SMs from end to end (conversions, FMAs and the softmax's float math in
 // the same thread blocks), so an issue-bound launch takes time inversely proportional to the SM clock: capping the
 // board's power (nvidia-smi -pl) lowers the sustained clock, and every part of the kernel slows by the same factor.
-TEST(TrtllmGenerationAttention, MaskedMhaTimeScalesInverselyWithTheSustainedClock) {
+// Decode attention's time on an H100 SXM at its rated power limit and at half of it, with the sustained clock
+// of each: work limited by instruction issue takes time in inverse proportion to the SM clock.
+struct ClockedAttention {
+  double full_us = 0, capped_us = 0, full_clock = 0, capped_clock = 0;
+};
+
+ClockedAttention decode_attention_at_two_power_limits(const RuntimeProfile& rt) {
   const DeviceSpec full = find_gpu("h100-sxm5-80gb");
   DeviceSpec capped = full;
   capped.tdp_w = full.tdp_w / 2;
-  const RuntimeProfile rt = at_version(find_runtime("tensorrt-llm"), "0.8.0");
-  ASSERT_TRUE(rt.llm_masked_mha_decode);
-  ASSERT_FALSE(rt.llm_decode_shared_kv);
   const WeightPrecision weights = resolve_weight_precision("fp16");
   const LlmShape shape;
   Op op;
@@ -131,7 +134,7 @@ TEST(TrtllmGenerationAttention, MaskedMhaTimeScalesInverselyWithTheSustainedCloc
   op.name = "blk.0.attn";
   op.attn.batch = 64;
   op.attn.heads = 32;
-  op.attn.kv_heads = 8;  // Mistral 7B: grouped, but XQA off in 0.8
+  op.attn.kv_heads = 8;  // Mistral 7B's grouped-query heads
   op.attn.q_len = 1;
   op.attn.head_dim = 128;
   op.attn.causal = true;
@@ -145,12 +148,31 @@ TEST(TrtllmGenerationAttention, MaskedMhaTimeScalesInverselyWithTheSustainedCloc
       if (k.kind == OpKind::kAttention) return k.cost.compute_us;
     return 0.0;
   };
-  double full_clock = 0, capped_clock = 0;
-  const double full_us = attention(full, &full_clock);
-  const double capped_us = attention(capped, &capped_clock);
-  ASSERT_GT(full_us, 0);
-  ASSERT_LT(capped_clock, 0.95 * full_clock) << "half the power limit must lower the sustained clock";
-  EXPECT_NEAR(capped_us / full_us, full_clock / capped_clock, 1e-9 * full_clock / capped_clock);
+  ClockedAttention r;
+  r.full_us = attention(full, &r.full_clock);
+  r.capped_us = attention(capped, &r.capped_clock);
+  return r;
+}
+
+void expect_time_scales_inversely_with_clock(const RuntimeProfile& rt) {
+  const ClockedAttention r = decode_attention_at_two_power_limits(rt);
+  ASSERT_GT(r.full_us, 0);
+  ASSERT_LT(r.capped_clock, 0.95 * r.full_clock) << "half the power limit must lower the sustained clock";
+  const double ratio = r.full_clock / r.capped_clock;
+  EXPECT_NEAR(r.capped_us / r.full_us, ratio, 1e-9 * ratio);
+}
+
+TEST(TrtllmGenerationAttention, MaskedMhaTimeScalesInverselyWithTheSustainedClock) {
+  const RuntimeProfile rt = at_version(find_runtime("tensorrt-llm"), "0.8.0");
+  ASSERT_TRUE(rt.llm_masked_mha_decode);
+  ASSERT_FALSE(rt.llm_decode_shared_kv);  // Mistral 7B is grouped, but XQA is off in 0.8
+  expect_time_scales_inversely_with_clock(rt);
+}
+
+TEST(TrtllmGenerationAttention, GroupedQueryDecodeTimeScalesInverselyWithTheSustainedClock) {
+  const RuntimeProfile rt = at_version(find_runtime("tensorrt-llm"), "0.9.0");
+  ASSERT_TRUE(rt.llm_decode_shared_kv);  // XQA on from 0.9: the grouped heads share the cache reads
+  expect_time_scales_inversely_with_clock(rt);
 }
 
 }  // namespace

@@ -221,8 +221,10 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
   if (c.runtime.llm_fused_attention) {
     out.push_back(kernel_entry(name + ".kv_store", OpKind::kDataMovement, km.streaming(0, 2.0 * fresh * (act + c.kv_bytes))));
     if (q <= 1) {
-      // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads.
-      const double fp32_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency;
+      // Paged / XQA decode kernel: one pass over the cache per sequence, grouped heads share the reads. Its float
+      // math issues on the SMs, so it runs at the sustained clock under the board's power limit.
+      const double clock = km.compute_clock_factor();
+      const double fp32_rate = c.device.peak(Pipe::kFp32) * 1e6 * cost_constants().decode_attention_fp32_efficiency * clock;
       double compute_us = (qkv_flops + 5.0 * scores) / fp32_rate;
       if (c.runtime.llm_masked_mha_decode && !(c.runtime.llm_decode_shared_kv && Hk < H)) {
         // Masked MHA: one thread block per query head walks its KV head's cache, converting every K and V
@@ -232,11 +234,10 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
         // and the softmax's float math) issues on the same SMs, so all of it runs at the sustained clock.
         const auto& qk = quant_kernel_constants();
         const double elems = 2.0 * B * H * q * L * d;
-        const double clock = km.compute_clock_factor();
         const double slots_per_us = static_cast<double>(c.device.sm_count) * qk.full_rate_lanes_per_sm_clk *
                                     c.device.boost_clock_mhz * clock;
         compute_us = elems * qk.masked_mha_slots_per_element(c.kv_bytes, c.device.sm_version) / slots_per_us +
-                     5.0 * scores / (fp32_rate * clock);
+                     5.0 * scores / fp32_rate;
       }
       out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
     } else {
