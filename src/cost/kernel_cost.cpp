@@ -138,13 +138,19 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
                                    : 1.0;
 }
 
-double KernelCostModel::clock_factor(double activity) const {
+double KernelCostModel::clock_factor(double activity, bool tensor) const {
   if (measured_clock_ > 0) return measured_clock_;
-  // A board whose sustained clock was measured: that clock, lowered further only by a lower power limit.
-  if (device_.sustained_clock_factor > 0)
-    return device_.sustained_clock_factor *
-           arch_.power.clock_at_power(device_.tdp_w, std::max(1.0, device_.sustained_clock_tdp_w));
-  const double load_w = full_load_w_ * std::clamp(activity, 0.0, 1.0);
+  // Charged activity may pass 1 where a busy tensor pipe draws more than a busy CUDA-core pipe
+  // (tensor_power_fraction > 1); the caller has already capped the pipe's own busy share at 1.
+  const double load_w = full_load_w_ * std::max(0.0, activity);
+  // A board whose sustained clock was measured: that clock, lowered further only by a lower power limit. The fit
+  // (perfcast fit-kernels) sees NeuSight's FP32 kernels with TF32 off, CUDA-core pipes only: a tensor-pipe kernel
+  // draws its own power, and the board's limit holds it as it holds an unseen board's.
+  if (device_.sustained_clock_factor > 0) {
+    const double fitted = device_.sustained_clock_factor *
+                          arch_.power.clock_at_power(device_.tdp_w, std::max(1.0, device_.sustained_clock_tdp_w));
+    return tensor ? std::min(fitted, arch_.power.clock_at_power(device_.tdp_w, load_w)) : fitted;
+  }
   return arch_.power.clock_at_power(device_.tdp_w, load_w);
 }
 
@@ -263,7 +269,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
   // The pipes run busy for this share of the time at boost; the power it draws sets the clock.
   const double activity = std::min(1.0, base * k.shape_efficiency * efficiency);
-  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity));
+  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
   const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on
@@ -324,7 +330,7 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
   k.bytes = bytes;
   k.algorithm = "gemm";
   const double activity = std::min(1.0, arch_.gemm_efficiency_cuda * efficiency);
-  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity));
+  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
   const double sms = static_cast<double>(std::max(1, device_.sm_count));
   const double sm_rate = pipe_peak(pipe) * 1e6 / sms * activity * k.clock_factor;  // flop/us per SM
   const double clock_mhz = device_.boost_clock_mhz * k.clock_factor;

@@ -111,8 +111,10 @@ class KernelCostModel {
 
   // Sustained clock relative to boost for a kernel that keeps its math pipes `activity` busy (1 = every SM at
   // the pipe's peak): dynamic power ~ f * V^2 with V ~ f, so P(f) = activity * P_full(f_ref) * (f / f_ref)^3,
-  // and the clock settles where that meets the board's power limit (1 when boost fits under it).
-  double clock_factor(double activity) const;
+  // and the clock settles where that meets the board's power limit (1 when boost fits under it). `tensor`: the
+  // load is on a tensor pipe (activity already charged with tensor_power_fraction): a board whose sustained clock
+  // was fitted to CUDA-core kernels runs it no faster than the power model allows.
+  double clock_factor(double activity, bool tensor = false) const;
   // The same under full compute load.
   double compute_clock_factor() const { return clock_factor(1.0); }
 
