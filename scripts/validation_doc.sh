@@ -466,7 +466,7 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   echo "Gathered in session 26 before that session's model changes were merged, from four sources no other data file uses:"
   echo "Hamel Husain's Llama-2-7B batch-1 latency study (hamelsmu/llama-inference: vLLM's offline engine in fp16 and Hugging"
-  echo "Face transformers generate in bf16, 200 new tokens per question, RTX A6000), MLC's llm-perf-bench README (llama.cpp"
+  echo "Face transformers generate in bf16, up to 200 new tokens per question, RTX A6000), MLC's llm-perf-bench README (llama.cpp"
   echo "Q4_K_M decode of Llama 2 7B and 13B, 256 tokens, RTX 4090), a 2018 aws-samples/deep-learning-models issue (TensorFlow"
   echo "+ Horovod ResNet-50 training, FP16 with FP32 master weights, batch 256 per GPU, ImageNet TFRecords, 1, 2 and 8 V100s of a"
   echo "p3.16xlarge), and Nyun AI's Faster-LLM-Survey logs (Llama-2-7B on an A100-SXM4-40GB: llama.cpp llama-bench prefill"

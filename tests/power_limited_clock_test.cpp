@@ -108,6 +108,8 @@ double catalog_rate(const std::string& gpu, long n, const std::string& precision
   return 2.0 * nn * nn * nn / (p.cost.time_us * 1e6);
 }
 
+// A derivation check, not evidence: these six long-size rows set [sm_80] tensor_power_fraction (their geometric
+// mean), so passing says only that the model carries the derivation through; the SXM4 test below is the held-out one.
 TEST(PowerLimitedClock, A100PcieTensorGemmHeldByItsPowerLimitAtTheLongSizes) {
   const struct {
     const char* precision;
@@ -127,11 +129,18 @@ TEST(PowerLimitedClock, A100PcieTensorGemmHeldByItsPowerLimitAtTheLongSizes) {
   EXPECT_LT(fp32 / 17.56, 1.1) << fp32;
 }
 
+// Held out (no row of the 400 W boards set anything): the SXM4 stays at its boost clock under the same FP16 GEMM,
+// and its rate sits in the published band's 0.75-1.33x prior (tests/published_fp32_kernels_test.cpp) around the
+// database's best A100 SXM4 80GB figure, 258.74 TFLOPS.
 TEST(PowerLimitedClock, A100Sxm4KeepsItsBoostClockUnderTheSameTensorGemm) {
+  OpSpec g;
+  g.op = "matmul", g.m = 8192, g.n = 8192, g.k = 8192;
+  EXPECT_DOUBLE_EQ(predict_op(g, op_context("a100-sxm4-80gb", "pytorch", "fp16")).cost.clock_factor, 1.0);
   const double sxm4 = catalog_rate("a100-sxm4-80gb", 8192, "fp16");
   const double pcie = catalog_rate("a100-pcie-40gb", 8192, "fp16");
   EXPECT_GT(sxm4, 1.05 * pcie);
-  EXPECT_LT(sxm4, 258.74 * 1.05);
+  EXPECT_GT(sxm4 / 258.74, 0.75) << sxm4;
+  EXPECT_LT(sxm4 / 258.74, 1.33) << sxm4;
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // and 8192 in one run), and the library here is CUDA 12.8's cuBLAS where the kernel fit saw PyTorch 2.1's. So a
 // prediction within 0.75-1.33x of the published rate passes. Only rows marked `check` are tested: the `derive`
 // rows set sm_89's power constants and sm_90's SGEMM efficiency (docs/calibration.md, 'Ada and Hopper FP32
-// kernels, session 16'), so passing on them would say nothing.
+// kernels, session 16') and sm_80's tensor_power_fraction (the A100-PCIE-40GB FP16/BF16/TF32 rows at n = 8192 and
+// 10240; docs/calibration.md, session 26 h/ampere26), so passing on them would say nothing.
 #include <gtest/gtest.h>
 
 #include <libfccp/csv.h>

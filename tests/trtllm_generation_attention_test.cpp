@@ -114,11 +114,10 @@ TEST(TrtllmGenerationAttention, KernelNameWithoutGenerationIsAnError) {
   EXPECT_THROW(predict(r), InputError);
 }
 
-// The masked MHA kernel is issue work on the SMs from end to end (conversions, FMAs and the softmax's float math in
-// the same thread blocks), so an issue-bound launch takes time inversely proportional to the SM clock: capping the
-// board's power (nvidia-smi -pl) lowers the sustained clock, and every part of the kernel slows by the same factor.
-// Decode attention's time on an H100 SXM at its rated power limit and at half of it, with the sustained clock
-// of each: work limited by instruction issue takes time in inverse proportion to the SM clock.
+// Decode attention (masked MHA or XQA) is issue work on the SMs from end to end (conversions, FMAs and the softmax's
+// float math in the same thread blocks), so an issue-bound launch takes time inversely proportional to the SM clock:
+// capping the board's power (nvidia-smi -pl) lowers the sustained clock, and every part of the kernel slows by the
+// same factor. Its time on an H100 SXM at its rated power limit and at half of it, with the sustained clock of each.
 struct ClockedAttention {
   double full_us = 0, capped_us = 0, full_clock = 0, capped_clock = 0;
 };
