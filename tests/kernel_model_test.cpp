@@ -239,6 +239,17 @@ TEST(KernelModel, SplitsKWhereCublasDidOnEveryMeasuredGpu) {
   }
 }
 
+// cuBLAS's SGEMMs split grids past one wave: NeuSight's V100 PCIe linear row B = 1, M = 16, N = 40949 (in), K = 5472
+// (out) (PyTorch 2.1, CUDA 12.1; shared/kernels/neusight_train/linear) ran volta_sgemm_64x32_sliced1x4_tn on an
+// 86 x 1 x 7 grid (1625 us): 86 tiles, just over one wave of the 80 SMs, and K in 7 slices. perfcast splits K as
+// deeply as cuBLAS did (within 2).
+TEST(KernelModel, SplitsKPastOneWaveAsCublasDidOnTheV100) {
+  OpSpec wide;
+  wide.op = "linear", wide.m = 16, wide.k = 40949, wide.n = 5472;
+  const OpContext ctx = op_context("v100-pcie-32gb", "pytorch", "fp32");
+  EXPECT_NEAR(predict_op(wide, ctx).cost.split_k, 7, 2);
+}
+
 class OpCli : public test::ScratchDirTest {};
 
 TEST_F(OpCli, ConfigsGiveEveryRowAStatusAndASummary) {

@@ -107,6 +107,8 @@ CostConstants load() {
   c.k_half_tensor = g.number("k_half_tensor");
   c.split_k_overhead = g.number("split_k_overhead");
   c.split_k_min_depth = g.number("split_k_min_depth");
+  c.split_k_waves_cublas_cuda = g.number("split_k_waves_cublas_cuda");
+  if (c.split_k_waves_cublas_cuda < 1) g.fail("split_k_waves_cublas_cuda", "must be at least 1");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");

@@ -44,6 +44,9 @@ struct CostConstants {
   double k_half_tensor = 0;
   double split_k_overhead = 0;
   double split_k_min_depth = 0;                // K elements each split-K slice needs at least
+  // cuBLAS's CUDA-core SGEMMs split K until the grid fills up to this many waves of the SMs (1: only a grid under
+  // one wave splits, as every other GEMM does).
+  double split_k_waves_cublas_cuda = 1;
   double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
   double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
   double winograd_fused_efficiency = 0;

@@ -16,7 +16,8 @@ namespace {
 struct TileContext {
   std::uint64_t id = 0;
   int sm_count = 0;
-  double ctas_per_sm = 0, k_half_cuda = 0, k_half_tensor = 0, split_k_overhead = 0, split_k_min_depth = 0;
+  double ctas_per_sm = 0, k_half_cuda = 0, k_half_tensor = 0, split_k_overhead = 0, split_k_min_depth = 0,
+         split_k_waves_cublas_cuda = 0;
   std::vector<GemmTile> tiles_cuda, tiles_tensor;
   std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
   double cublas_tensor_ctas_per_sm = 0;
@@ -35,7 +36,8 @@ bool same_tiles(const std::vector<GemmTile>& a, const std::vector<GemmTile>& b) 
 bool same_context(const TileContext& t, const DeviceSpec& d, const ArchitectureProfile& a, const CostConstants& c) {
   return t.sm_count == d.sm_count && same_bits(t.ctas_per_sm, c.ctas_per_sm) && same_bits(t.k_half_cuda, c.k_half_cuda) &&
          same_bits(t.k_half_tensor, c.k_half_tensor) && same_bits(t.split_k_overhead, c.split_k_overhead) &&
-         same_bits(t.split_k_min_depth, c.split_k_min_depth) && same_tiles(t.tiles_cuda, c.tiles_cuda) &&
+         same_bits(t.split_k_min_depth, c.split_k_min_depth) &&
+         same_bits(t.split_k_waves_cublas_cuda, c.split_k_waves_cublas_cuda) && same_tiles(t.tiles_cuda, c.tiles_cuda) &&
          same_tiles(t.tiles_tensor, c.tiles_tensor) && t.sgemm_tiles == a.sgemm_tiles &&
          t.sgemm_tiles_batched == a.sgemm_tiles_batched &&
          same_bits(t.cublas_tensor_ctas_per_sm, a.cublas_tensor_ctas_per_sm) &&
@@ -55,7 +57,7 @@ std::uint64_t tile_context_id(const DeviceSpec& d, const ArchitectureProfile& a,
   for (const auto& t : contexts)
     if (same_context(t, d, a, c)) return t.id;
   TileContext t{next_id++,         d.sm_count,   c.ctas_per_sm,   c.k_half_cuda,   c.k_half_tensor,
-                c.split_k_overhead, c.split_k_min_depth, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
+                c.split_k_overhead, c.split_k_min_depth, c.split_k_waves_cublas_cuda, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
                 a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k, c.implicit_gemm_tile_m};
   const std::uint64_t id = t.id;
   if (contexts.size() < kContexts) {
@@ -224,8 +226,10 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     // Split-K: a grid that cannot fill the SMs splits the K loop across CTAs (needs K deep enough).
     double split = 1;
     // Batched GEMMs fill the SMs with their batch instead (no split-K kernel in any measured cuBLAS bmm).
-    if (ctas < slots && !batched && library != GemmLibrary::kCudnnNoSplit && grid.split_k)
-      split = std::max(1.0, std::min(std::floor(slots / ctas), std::floor(k / c_.split_k_min_depth)));
+    // cuBLAS's CUDA-core SGEMMs split grids of more than one wave too, up to split_k_waves_cublas_cuda waves.
+    const double split_waves = cublas_sets ? c_.split_k_waves_cublas_cuda : 1.0;
+    if (ctas < slots * split_waves && !batched && library != GemmLibrary::kCudnnNoSplit && grid.split_k)
+      split = std::max(1.0, std::min(std::floor(slots * split_waves / ctas), std::floor(k / c_.split_k_min_depth)));
     const double k_per_cta = k / split;
     ctas *= split;
     const double waves = std::ceil(ctas / slots);
