@@ -36,15 +36,20 @@
 namespace perfcast {
 namespace {
 
-// Square FP32 torch.mm rate (TFLOPS) the power model gives a board with no fitted sustained clock.
-double unseen_rate(const std::string& gpu, long n, const std::string& precision = "fp32") {
-  OpContext ctx = op_context(gpu, "pytorch", precision);
-  ctx.device.sustained_clock_factor = 0;
-  ctx.device.sustained_clock_tdp_w = 0;
+// Square torch.mm rate (TFLOPS) perfcast gives in this context.
+double square_rate(const OpContext& ctx, long n) {
   OpSpec g;
   g.op = "matmul", g.m = n, g.n = n, g.k = n;
   const OpPrediction p = predict_op(g, ctx);
   return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (p.cost.time_us * 1e6);
+}
+
+// The same for a board with no fitted sustained clock (FP32 unless named).
+double unseen_rate(const std::string& gpu, long n, const std::string& precision = "fp32") {
+  OpContext ctx = op_context(gpu, "pytorch", precision);
+  ctx.device.sustained_clock_factor = 0;
+  ctx.device.sustained_clock_tdp_w = 0;
+  return square_rate(ctx, n);
 }
 
 double best_of_square(const std::string& gpu) {
@@ -84,12 +89,7 @@ TEST(PowerLimitedClock, UnseenRtxA6000SustainsItsPublishedSgemmRate) {
   OpContext ctx = op_context("rtx-a6000", "pytorch", "fp32");
   ctx.device.measured.reset();
   double best = 0;
-  for (long n : {1024L, 2048L, 4096L, 8192L, 10240L}) {
-    OpSpec g;
-    g.op = "matmul", g.m = n, g.n = n, g.k = n;
-    const double nn = static_cast<double>(n);
-    best = std::max(best, 2.0 * nn * nn * nn / (predict_op(g, ctx).cost.time_us * 1e6));
-  }
+  for (long n : {1024L, 2048L, 4096L, 8192L, 10240L}) best = std::max(best, square_rate(ctx, n));
   EXPECT_GT(best / 23.92, 0.75) << best;
   EXPECT_LT(best / 23.92, 1.33) << best;
 }
@@ -101,11 +101,7 @@ TEST(PowerLimitedClock, UnseenRtxA6000SustainsItsPublishedSgemmRate) {
 // its 250 W as an unseen board's would be. The 400 W SXM4 board keeps its boost clock under the same GEMM (database
 // best FP16 258.74 TFLOPS on an A100 SXM4 80GB, 266.04 on an A800 SXM4: above the PCIe board's sustained rate).
 double catalog_rate(const std::string& gpu, long n, const std::string& precision) {
-  OpSpec g;
-  g.op = "matmul", g.m = n, g.n = n, g.k = n;
-  const OpPrediction p = predict_op(g, op_context(gpu, "pytorch", precision));
-  const double nn = static_cast<double>(n);
-  return 2.0 * nn * nn * nn / (p.cost.time_us * 1e6);
+  return square_rate(op_context(gpu, "pytorch", precision), n);
 }
 
 // A derivation check, not evidence: these six long-size rows set [sm_80] tensor_power_fraction (their geometric

@@ -4,7 +4,7 @@
 When data/defaults.toml's default host moved from desktop-6c to a cloud host (session 11), the calibration rows that
 had relied on the old default were made to state it. A file without a `host` column gets one (appended last).
 Usage: tools/pin_defaults.py HOST FILE...   (e.g. tools/pin_defaults.py desktop-6c data/validation/published.csv)
-Every other byte of the file is kept; frozen evaluation files (eval_torchvision_b12.csv, eval_cpu.csv, eval_gpu_fresh.csv, eval_cpu_fresh.csv, eval_gpu_s12.csv, eval_cpu_s12.csv, eval_gpu_s13.csv, eval_gpu_s16.csv, eval_gpu_s17.csv, eval_gpu_s18.csv, eval_gpu_s18b.csv, eval_gpu_s19.csv, eval_gpu_s20.csv, eval_gpu_s21.csv, eval_cpu_s21.csv, eval_gpu_s22.csv, eval_gpu_s23.csv, eval_gpu_s24.csv, eval_gpu_s24b.csv, eval_gpu_s25.csv, eval_gpu_s26.csv, eval_gpu_s26b.csv) are refused.
+Every other byte of the file is kept; frozen evaluation files (FROZEN below, the list data/validation/README.md gives) are refused.
 """
 import csv
 import io
