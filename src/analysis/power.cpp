@@ -88,11 +88,11 @@ void apply_power(Prediction& p) {
   const PowerCurve& curve = arch.power;
   const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * curve.at_clock(ratio);
   const double idle = std::min(idle_fraction(c, p.device.sm_version) * rated, 0.9 * limit);
-  double f = km.compute_clock_factor();
   // A card measured by tools/calibrate reports the clock it sustained; its kernel times already include it.
+  double measured_cap = 1.0;
   if (p.device.measured && p.device.measured->sustained_clock_mhz && p.device.boost_clock_mhz > 0)
-    f = std::min(f, *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz);
-  const double dyn = std::max(0.0, full - idle) * curve.at_clock(f);
+    measured_cap = *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz;
+  const double dynamic_full = std::max(0.0, full - idle);
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
   if (pj == c.dram_pj_per_bit.end()) {
     std::vector<std::string> known;
@@ -103,7 +103,10 @@ void apply_power(Prediction& p) {
   // DRAM interface power at the achievable bandwidth (GB/s x 8 bit x pJ/bit = mW x 1e3).
   const double dram_w = p.device.mem_bw_gbps * arch.dram_efficiency * 8.0 * pj_per_bit * 1e-3;
 
-  double energy_uj = 0, busy_us = 0, peak = idle;
+  // Each kernel runs at the clock the kernel model gave it (its own load against the limit: a tensor-pipe GEMM
+  // on a power-limited board below boost, a memory-bound kernel at boost) and draws power for what it keeps busy,
+  // a tensor pipe charged with the architecture's tensor_power_fraction as the clock model charges it.
+  double energy_uj = 0, busy_us = 0, clock_us = 0, peak = idle;
   for (const auto& e : p.step.entries) {
     const double t = e.cost.time_us;
     if (t <= 0) continue;
@@ -112,12 +115,17 @@ void apply_power(Prediction& p) {
     const double uc = std::isfinite(e.cost.compute_us) ? std::clamp(e.cost.compute_us / per_launch, 0.0, 1.0) : 0.0;
     const double um = std::clamp(e.cost.memory_us / per_launch, 0.0, 1.0);
     const double shape = c.shape_activity_floor + (1 - c.shape_activity_floor) * std::clamp(e.cost.shape_efficiency, 0.0, 1.0);
-    const double activity = std::max(uc * shape, c.memory_kernel_sm_activity * um);
-    const double w = std::min(limit, idle + dyn * activity + dram_w * um);
+    const double activity =
+        std::max(curve.charged_activity(e.cost.pipe, uc * shape), c.memory_kernel_sm_activity * um);
+    const double clock = std::min(std::clamp(e.cost.clock_factor, 0.0, 1.0), measured_cap);
+    const double w = std::min(limit, idle + dynamic_full * curve.at_clock(clock) * activity + dram_w * um);
     energy_uj += w * t;
     busy_us += t;
+    clock_us += clock * t;
     peak = std::max(peak, w);
   }
+  // The clock a monitor would average over the busy time (boost under the cap when nothing ran).
+  const double f = busy_us > 0 ? clock_us / busy_us : std::min(km.compute_clock_factor(), measured_cap);
   busy_us = std::min(busy_us, p.step_us);
   energy_uj += idle * (p.step_us - busy_us);
 
