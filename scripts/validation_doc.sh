@@ -43,6 +43,7 @@ $bin validate data/validation/eval_gpu_s24b.csv --markdown "$tmp/eval_gpu_s24b.m
 $bin validate data/validation/eval_gpu_s25.csv --markdown "$tmp/eval_gpu_s25.md" >/dev/null
 $bin validate data/validation/eval_gpu_s26.csv --markdown "$tmp/eval_gpu_s26.md" >/dev/null
 $bin validate data/validation/eval_gpu_s26b.csv --markdown "$tmp/eval_gpu_s26b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s27.csv --markdown "$tmp/eval_gpu_s27.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -474,6 +475,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s26b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s27.csv (frozen)"
+  echo
+  echo "Gathered in session 27 before that session's model changes were merged, from sources no other data file uses:"
+  echo "the Hugging Face transformers guide 'Optimize inference using torch.compile()' (google/vit-base-patch16-224 and"
+  echo "microsoft/resnet-50 inference in PyTorch 2.0.1, eager and torch.compile default mode, FP32, batch 1, 4 and 16 on an"
+  echo "A100, a V100 and a T4) and PaddlePaddle's PaddleCV image-classification README (ResNet50 AMP training with DALI on one"
+  echo "Tesla V100, Paddle Fluid static graph, batch 128 and 256). Nothing is chosen with it in view; the freeze figures are"
+  echo "in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s27.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
