@@ -44,6 +44,8 @@ $bin validate data/validation/eval_gpu_s25.csv --markdown "$tmp/eval_gpu_s25.md"
 $bin validate data/validation/eval_gpu_s26.csv --markdown "$tmp/eval_gpu_s26.md" >/dev/null
 $bin validate data/validation/eval_gpu_s26b.csv --markdown "$tmp/eval_gpu_s26b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27.csv --markdown "$tmp/eval_gpu_s27.md" >/dev/null
+
+$bin validate data/validation/eval_gpu_s27b.csv --markdown "$tmp/eval_gpu_s27b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -486,6 +488,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s27.md"
+
+  echo "# Evaluation: eval_gpu_s27b.csv (frozen)"
+  echo
+  echo "Gathered in session 27 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "NVIDIA's TensorRT-LLM H200 blogs (H200launch.md, TensorRT-LLM 0.5.0, and Falcon180B-H200.md, 0.7a: FP8 static-batch"
+  echo "generate throughput of Llama 2 13B and 70B on one H200, batch 32-1024, 128-2048 prompt and 128-4096 output tokens)"
+  echo "and Hugging Face optimum-benchmark's running-llamas reports (transformers 4.35.2 with PyTorch 2.1 in fp16 on an"
+  echo "A100-SXM4-80GB: Llama 2 7B and 13B forward pass over 256 prompt tokens and generate of 512 new tokens, batch 1-64,"
+  echo "eager, SDPA and FlashAttention-2 attention). Nothing is chosen with it in view; the freeze figures are in"
+  echo "data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s27b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
