@@ -44,7 +44,6 @@ $bin validate data/validation/eval_gpu_s25.csv --markdown "$tmp/eval_gpu_s25.md"
 $bin validate data/validation/eval_gpu_s26.csv --markdown "$tmp/eval_gpu_s26.md" >/dev/null
 $bin validate data/validation/eval_gpu_s26b.csv --markdown "$tmp/eval_gpu_s26b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27.csv --markdown "$tmp/eval_gpu_s27.md" >/dev/null
-
 $bin validate data/validation/eval_gpu_s27b.csv --markdown "$tmp/eval_gpu_s27b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
