@@ -157,7 +157,8 @@ TEST(Validation, LlmCheckSetStaysWithinItsRatchet) {
   // Ratchet at session 3's figure (12.4%) plus a margin.
   // Session 7: the GPU kernel values are fitted to measured kernels (docs/kernel-model.md), no longer set by hand
   // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
-  EXPECT_LE(s.median_ape, 14.4);
+  // Session 27: the RTX 4090's published device-local copy rate as its DRAM efficiency (10.6 -> 7.9%).
+  EXPECT_LE(s.median_ape, 10.5);
   EXPECT_GE(s.fits, 0.99);
 }
 
@@ -203,7 +204,8 @@ TEST(Validation, TimmCheckSetStaysWithinItsRatchet) {
   // against these rows; the ratchet moved to what the fitted model reaches out of sample (docs/calibration.md).
   // Session 13: 1x1 stride-1 convolutions on NCHW tensors run as GEMMs without layout transposes (24.6 -> 17.8%).
   // Session 22: the RTX 3090's own published torch.mm rates and GA102's stream fraction (17.7 -> 13.7%).
-  EXPECT_LE(s.median_ape, 15.0);
+  // Session 27: the RTX 4090's published device-local copy rate as its DRAM efficiency (13.3 -> 9.9%).
+  EXPECT_LE(s.median_ape, 12.0);
   EXPECT_GE(s.fits, 0.99);
 }
 
