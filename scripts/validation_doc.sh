@@ -45,6 +45,7 @@ $bin validate data/validation/eval_gpu_s26.csv --markdown "$tmp/eval_gpu_s26.md"
 $bin validate data/validation/eval_gpu_s26b.csv --markdown "$tmp/eval_gpu_s26b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27.csv --markdown "$tmp/eval_gpu_s27.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27b.csv --markdown "$tmp/eval_gpu_s27b.md" >/dev/null
+$bin validate data/validation/eval_cpu_s27.csv --markdown "$tmp/eval_cpu_s27.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -487,7 +488,7 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s27.md"
-
+  echo
   echo "# Evaluation: eval_gpu_s27b.csv (frozen)"
   echo
   echo "Gathered in session 27 before that session's model changes were merged, from two sources no other data file uses:"
@@ -499,6 +500,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s27b.md"
+  echo
+  echo "# Evaluation: eval_cpu_s27.csv (frozen)"
+  echo
+  echo "Gathered in session 27 before that session's model changes were merged, from one source no other data file uses:"
+  echo "Neural Magic's DeepSparse user guide (ONNX Runtime baselines on dense SparseZoo oBERT-base models, batch 64 at"
+  echo "sequence 128 and 384, one AWS c6i.16xlarge: 32 cores of a Xeon Platinum 8375C). The catalog entry for that part was"
+  echo "added in the same branch from datasheet-type sources before any row was read for a prediction. Nothing is chosen with"
+  echo "it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s27.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo

@@ -108,6 +108,41 @@ TEST(CpuCatalog, SocketLinksAreLinksTimesTransferRate) {
   EXPECT_EQ(cpu("core-i7-8700").socket_link_gbps, 0);  // one-socket parts have no link
 }
 
+TEST(CpuCatalog, AwsIceLakeAndSapphireRapidsPartsMatchInstanceFigures) {
+  // AWS-only parts (session 27). Platinum 8375C (c6i/m6i): lscpu of a 128-vCPU instance printed in PyTorch's
+  // torch/utils/collect_env.py: 2 sockets x 32 cores x 2 threads, L2 80 MiB over 64 cores, L3 108 MiB over 2.
+  const CpuSpec& icx = cpu("xeon-platinum-8375c");
+  EXPECT_EQ(icx.total_cores(), 32);
+  EXPECT_EQ(icx.threads, 64);
+  EXPECT_EQ(cpu("xeon-platinum-8375c-2s").total_cores(), 64);  // c6i.32xlarge / c6i.metal: 128 vCPUs
+  EXPECT_DOUBLE_EQ(icx.l2_bytes_per_core * 64, 80.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(icx.l3_bytes * 2, 108.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(icx.base_clock_ghz, 2.9);  // 'CPU @ 2.90GHz'
+  // Ice Lake-SP platform (Intel ARK for the public Platinum 83xx parts): 8 x DDR4-3200, 3 UPI links at 11.2 GT/s.
+  EXPECT_NEAR(icx.mem_bw_gbps(), 204.8, 0.05);
+  EXPECT_NEAR(icx.socket_link_gbps, 3 * 11.2 * 2, 0.05);
+  EXPECT_EQ(icx.math_unit("int8"), "vnni");  // lscpu: avx512_vnni
+  EXPECT_EQ(icx.math_unit("bf16"), "");      // no avx512_bf16, no amx flags
+  // AWS: all-core turbo 3.5 GHz; the licence clocks are derived below it (AVX-512 under AVX2 under the all-core).
+  EXPECT_LT(icx.avx512_allcore_ghz, icx.avx2_allcore_ghz);
+  EXPECT_LE(icx.avx2_allcore_ghz, 3.5);
+  // Platinum 8488C (c7i/m7i): 48 cores at 2400 MHz on a one-socket c7i.metal-24xl (php-src benchmark report),
+  // 192 vCPUs on c7i.48xlarge; lscpu of an m7i: L2 2 MiB, L3 105 MiB, DDR5 at 4800 MT/s; AMX flags.
+  const CpuSpec& spr = cpu("xeon-platinum-8488c");
+  EXPECT_EQ(spr.total_cores(), 48);
+  EXPECT_EQ(spr.threads * 2, 192);  // two sockets of c7i.48xlarge
+  EXPECT_EQ(cpu("xeon-platinum-8488c-2s").total_cores(), 96);
+  EXPECT_DOUBLE_EQ(spr.l2_bytes_per_core, 2.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(spr.l3_bytes, 105.0 * 1024 * 1024);
+  EXPECT_NEAR(spr.mem_bw_gbps(), 307.2, 0.05);  // 8 x DDR5-4800
+  EXPECT_NEAR(spr.socket_link_gbps, 4 * 16.0 * 2, 0.05);
+  EXPECT_EQ(spr.math_unit("bf16"), "amx");
+  EXPECT_EQ(spr.math_unit("int8"), "amx");
+  EXPECT_DOUBLE_EQ(spr.amx_bf16_flops_per_clk / spr.fp32_flops_per_clk(), 16.0);
+  EXPECT_LE(spr.avx2_allcore_ghz, 3.2);  // AWS: 3.2 GHz all-core turbo
+  EXPECT_LT(spr.amx_allcore_ghz, spr.avx512_allcore_ghz);
+}
+
 TEST(CpuCatalog, DeviceLookupSpansBothCatalogsAndSuggestsAcrossThem) {
   EXPECT_EQ(find_device("xeon-platinum-8380").kind, DeviceKind::kCpu);
   EXPECT_EQ(find_device("gtx-1080-ti").kind, DeviceKind::kGpu);
