@@ -24,12 +24,18 @@
 //   (data/architectures.toml [sm_86] sm_power_w) had left the A10 at its boost clock, 21 TFLOPS.
 // - RTX A6000 (300 W, GA102) with its [measured] table set aside, as a GA10x board without one: 23.92 TFLOPS, the
 //   database's best of the five sizes (database.md at 078586871da31ad6aaaf6fa43bc4ec3f284b151d).
+// - RTX A4000 (140 W, GA104) and A40 (300 W, GA102), test fixtures in tests/data/gpus (not catalog boards): the
+//   same database's issues #97 (RTX A4000, PyTorch 2.8.0+cu129, a virtual machine) and #185 (A40, 2.11.0+cu128) time
+//   torch.mm at n = 8192 / 10240: A4000 FP32 11.90 / 10.91, FP16 60.89 / 57.80; A40 FP32 23.73 / 22.82, FP16
+//   108.47 / 119.18, TF32 59.52 / 59.39 TFLOPS (data/published_kernels/fp32_kernels.csv, role `fixture`). No
+//   constant was set from them ([sm_86] power_clock_exponent is sm_89's, tensor_power_fraction the RTX A6000's).
 // The band is the one of tests/published_fp32_kernels_test.cpp (0.75-1.33x: reruns of one board in the same
 // database spread by up to ~20%).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "analysis/single_op.h"
 
@@ -137,6 +143,34 @@ TEST(PowerLimitedClock, A100Sxm4KeepsItsBoostClockUnderTheSameTensorGemm) {
   EXPECT_GT(sxm4, 1.05 * pcie);
   EXPECT_GT(sxm4 / 258.74, 0.75) << sxm4;
   EXPECT_LT(sxm4 / 258.74, 1.33) << sxm4;
+}
+
+// GA10x boards without a [measured] table, held at their limit by the sm_86 power constants: the A4000 and A40
+// fixtures at the published long sizes (FP32 on the CUDA cores, FP16 / TF32 on the tensor pipe), and the two boards'
+// FP32 ratio, where the SGEMM efficiency cancels (as the P4 / P40 test above).
+TEST(PowerLimitedClock, Ga10xFixtureBoardsSustainTheirPublishedLongGemmRates) {
+  const std::string fixtures = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/";
+  const struct {
+    const char* file;
+    const char* precision;
+    long n;
+    double published;
+  } rows[] = {{"rtx-a4000.toml", "fp32", 8192, 11.90}, {"rtx-a4000.toml", "fp32", 10240, 10.91},
+              {"rtx-a4000.toml", "fp16", 8192, 60.89}, {"rtx-a4000.toml", "fp16", 10240, 57.80},
+              {"a40.toml", "fp32", 8192, 23.73},       {"a40.toml", "fp32", 10240, 22.82},
+              {"a40.toml", "fp16", 8192, 108.47},      {"a40.toml", "fp16", 10240, 119.18},
+              {"a40.toml", "tf32", 8192, 59.52},       {"a40.toml", "tf32", 10240, 59.39}};
+  for (const auto& r : rows) {
+    const double predicted = catalog_rate(fixtures + r.file, r.n, r.precision);
+    EXPECT_GT(predicted / r.published, 0.75) << r.file << " " << r.precision << " " << r.n << ": " << predicted;
+    EXPECT_LT(predicted / r.published, 1.33) << r.file << " " << r.precision << " " << r.n << ": " << predicted;
+  }
+  for (const auto& [n, published] : {std::pair{8192L, 11.90 / 23.73}, std::pair{10240L, 10.91 / 22.82}}) {
+    const double predicted =
+        catalog_rate(fixtures + "rtx-a4000.toml", n, "fp32") / catalog_rate(fixtures + "a40.toml", n, "fp32");
+    EXPECT_GT(predicted / published, 0.75) << n << ": " << predicted;
+    EXPECT_LT(predicted / published, 1.33) << n << ": " << predicted;
+  }
 }
 
 }  // namespace
