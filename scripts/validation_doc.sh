@@ -46,6 +46,7 @@ $bin validate data/validation/eval_gpu_s26b.csv --markdown "$tmp/eval_gpu_s26b.m
 $bin validate data/validation/eval_gpu_s27.csv --markdown "$tmp/eval_gpu_s27.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27b.csv --markdown "$tmp/eval_gpu_s27b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s27.csv --markdown "$tmp/eval_cpu_s27.md" >/dev/null
+$bin validate data/validation/eval_gpu_s27c.csv --markdown "$tmp/eval_gpu_s27c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -510,6 +511,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s27.md"
+  echo
+  echo "# Evaluation: eval_gpu_s27c.csv (frozen)"
+  echo
+  echo "Gathered in session 27 before that session's model changes were merged, from sources no other data file uses:"
+  echo "Alibaba's AI Matrix CNN_Caffe results for one Tesla P4 (TensorRT FP32 engines of BVLC GoogLeNet, ResNet-50/152,"
+  echo "DenseNet-121 and SqueezeNet v1.1 at batch 16, 32 and 64; TensorRT INT8 and FP32 engines of VGG-16 and INT8 engines of"
+  echo "ResNet-50/152 and DenseNet-121 from its P4 reference results) and server-gear.com's tf_cnn_benchmarks run on an RTX 3090"
+  echo "and an RTX 4090 (ResNet-50 and Inception-v3 --use_fp16 training, one GPU, batch 64-512, NVIDIA's TF 1.15 container"
+  echo "23.02). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s27c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
