@@ -113,6 +113,36 @@ TEST(RuntimeVersion, Tf23RunsFp32WithoutTf32OnA100) {
   EXPECT_GT(tf32.samples_per_s, 1.5 * tf23.samples_per_s) << tf32.samples_per_s << " vs " << tf23.samples_per_s;
 }
 
+TEST(RuntimeVersion, Tf23BuiltAgainstCudnn8KeepsFp32) {
+  // TF 2.3 built against CUDA 11 / cuDNN 8 (Lambda's A100 rows) still ran FP32 convolutions as FP32:
+  // tensorflow/tensorflow#39764 gave 2.3 an unexported TF32 switch that is off (core/platform/tf32_utils.cc,
+  // tf32_allowed{false}) and made cuda_dnn.cc pick CUDNN_FMA_MATH, which forbids TF32, while it is off; the
+  // default became true only for 2.4 (tensorflow/community RFC 20200903-tensor-float-32-default). Patch releases
+  // of 2.3 follow 2.3, and the first 2.4 release turns both convolutions and matmuls to TF32.
+  for (const char* id : {"tensorflow", "tensorflow-xla"}) {
+    const RuntimeProfile& rt = find_runtime(id);
+    for (const char* v : {"2.3", "2.3.1", "2.3.4"}) {
+      const RuntimeProfile at = at_version(rt, v);
+      EXPECT_FALSE(at.tf32_conv_default) << id << " " << v;
+      EXPECT_FALSE(at.tf32_matmul_default) << id << " " << v;
+    }
+    EXPECT_TRUE(at_version(rt, "2.4.0").tf32_conv_default) << id;
+    EXPECT_TRUE(at_version(rt, "2.4.0").tf32_matmul_default) << id;
+  }
+}
+
+TEST(RuntimeVersion, Tf32SwitchDoesNotMoveVolta) {
+  // cuDNN 8 cudnnMathType_t: on GPUs before the A100, CUDNN_DEFAULT_MATH and CUDNN_FMA_MATH behave the same, and
+  // Volta has no TF32 pipe, so a V100 FP32 run is the same under TF 2.3 (TF32 off) and TF 2.5 (TF32 on).
+  PredictRequest r = a100_resnet50_fp32("2.3");
+  r.gpu = "v100-sxm2-16gb";
+  r.runtime = "tensorflow";
+  const Prediction tf23 = predict(r);
+  r.runtime_version = "2.5";
+  const Prediction tf25 = predict(r);
+  EXPECT_DOUBLE_EQ(tf23.samples_per_s, tf25.samples_per_s);
+}
+
 TEST(RuntimeVersion, Tf32PrecisionNeedsAVersionThatHasIt) {
   // TF 2.4 release notes: TF32 execution is new in 2.4, so TF 2.3 cannot be asked for it; PyTorch gained
   // allow_tf32 in 1.7. Asking is an UnsupportedError that names the runtime and version, not a silent fp32 run.
