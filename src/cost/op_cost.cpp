@@ -384,6 +384,10 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double first_layer_pad = ctx.kernels.constants().half_input_channel_pad;
   const bool fp16_tensor =
       ctx.plan.conv_pipe == Pipe::kTcFp16Fp32Acc || ctx.plan.conv_pipe == Pipe::kTcFp16Fp16Acc;  // the kernels seen are f16
+  // The runtime's own padding needs the input in the vectorized layout first: TensorRT runs a reformatting
+  // kernel before the layer ('Reformatting CopyNode for Input Tensor 0 to <conv1>' in trtexec layer profiles),
+  // reading the input and writing it padded. cuDNN's first-layer kernels read the 3-channel input themselves.
+  const bool runtime_reformat = pad > 0;
   if (pad <= 0 && fp16_tensor && c.spatial_dims == 2 && first_layer_pad > 0 && c.c_in <= first_layer_pad)
     pad = first_layer_pad;
   if (pad <= 0 || c.groups != 1 || is_depthwise(c)) return conv_cost_on(op, phase, ctx, Pipe::kFp32);
@@ -394,7 +398,12 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   wide.conv.c_in = ci;
   wide.in_elems = static_cast<std::int64_t>(static_cast<double>(op.in_elems) * grow);
   wide.weight_elems = static_cast<std::int64_t>(static_cast<double>(op.weight_elems) * grow);
-  return conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
+  KernelCost k = conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
+  if (runtime_reformat && phase == Phase::kForward) {
+    const double in_b = static_cast<double>(op.in_elems) * ctx.plan.bytes.act;
+    accumulate(k, ctx.kernels.streaming(0, in_b * (1.0 + grow), 1));
+  }
+  return k;
 }
 
 KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
