@@ -833,6 +833,24 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
 
 namespace {
 
+// A max pool reading a convolution's output, through the folded batch norm and the activation in its epilogue: the
+// RuntimeProfile::fuse_conv_max_pool_int8 pattern (ResNet's stem: conv1 + ReLU + 3x3 max pool).
+bool max_pool_after_conv(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  const Op& op = ops[index];
+  if (op.kind != OpKind::kPool || op.pool != PoolKind::kMax || op.inputs.empty() || op.inputs[0] < 0) return false;
+  auto p = static_cast<std::size_t>(op.inputs[0]);
+  // The chain is a few ops long (batch norm, ReLU); the bound keeps a malformed graph from walking far.
+  for (int hop = 0; hop < 4; ++hop) {
+    const Op& producer = ops[p];
+    if (producer.kind == OpKind::kConv) return true;
+    const Fusion f = fusion_of(ops, p, runtime, training);
+    if ((f != Fusion::kIntoPrevious && f != Fusion::kFolded) || producer.inputs.empty() || producer.inputs[0] < 0)
+      return false;
+    p = static_cast<std::size_t>(producer.inputs[0]);
+  }
+  return false;
+}
+
 OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
   const Op& op = ops[index];
   OpCost out;
@@ -845,6 +863,14 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     out.cost.time_us = 0;
     return out;
   }
+  // TensorRT's INT8 convolution + activation + pooling kernel (CaskConvActPool): the pool costs no launch and reads
+  // nothing from DRAM. The convolution is still charged its whole output write (the fused kernel writes only the
+  // pooled quarter), so this errs on the slow side at large batch. Only INT8: the FP16 engine of the same network
+  // runs the pool as a kernel of its own; and only on INT8 tensor cores, the kernel seen being an sm_80 one (dp4a
+  // engines on Pascal are not known to have it).
+  if (ctx.runtime.fuse_conv_max_pool_int8 && !ctx.training && phase == Phase::kForward &&
+      ctx.plan.conv_pipe == Pipe::kTcInt8 && max_pool_after_conv(ops, index, ctx.runtime, ctx.training))
+    out.fusion = Fusion::kIntoPrevious;
   const auto& km = ctx.kernels;
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
