@@ -39,9 +39,11 @@ double launches_of(const Prediction& p, OpKind kind) {
   return n;
 }
 
+// The convolution entries also carry the reformatting kernel TensorRT runs ahead of the channel-padded RGB layer
+// ('Reformatting CopyNode for Input Tensor 0 to <conv1 ...>' in the measured engines below): 53 + 1.
 TEST(TensorRtEngine, ResNet50LaunchesOneKernelPerConvolutionAndNoneForItsBatchNormsReluOrAdds) {
   const Prediction p = predict(engine("a100-pcie-40gb", "resnet50_v1_5", 256));
-  EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kConv), 53);
+  EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kConv), 53 + 1);
   EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kNorm), 0);
   EXPECT_DOUBLE_EQ(launches_of(p, OpKind::kElementwise), 0);
 }
@@ -163,10 +165,11 @@ TEST(TensorRtEngine, BertQkvProjectionsRunAsOneGemmPerLayer) {
 // convolutions: 3 in the stem and 6 in each of its 9 Inception modules, three of them 1x1 + ReLU on the module's
 // input (#1x1, #3x3 reduce, #5x5 reduce), which run as one: 57 - 9 x 2 = 39 convolution kernels. ResNet-50 v1's
 // projection shortcut and first 1x1 of a downsampling block share input, kernel and stride but not the
-// activation (the shortcut feeds the add, the 1x1 a ReLU), so its 53 convolutions stay 53.
+// activation (the shortcut feeds the add, the 1x1 a ReLU), so its 53 convolutions stay 53. Each count adds the
+// input's reformatting kernel before the RGB layer (charged to that convolution's entry).
 TEST(TensorRtEngine, InceptionBranchesSharingAnInputRunAsOneConvolution) {
-  EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "googlenet", 8)), OpKind::kConv), 39);
-  EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "resnet50", 8)), OpKind::kConv), 53);
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "googlenet", 8)), OpKind::kConv), 39 + 1);
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("a100-pcie-40gb", "resnet50", 8)), OpKind::kConv), 53 + 1);
 }
 
 // Merging layers moves work into one kernel and never drops it. In the Transformer (Vaswani et al. 2017) every
@@ -284,6 +287,34 @@ TEST(TensorRtEngine, Int8EngineKernelsAtBatchOneBracketAMeasuredEngineAcrossItsC
   const double top = kernel_us("rtx-4050-laptop-2370.toml"), bottom = kernel_us("rtx-4050-laptop-1605.toml");
   EXPECT_LE(top, 1.10 * measured_us) << "at 2370 MHz";
   EXPECT_GE(bottom, 0.90 * measured_us) << "at 1605 MHz";
+}
+
+// The layers of two measured ResNet-50 engines at batch 1, TensorRT 10.14 (Techn08055/tensorrt-precision-lab@e7f2370b,
+// profiling/layer_profile_int8.txt and layer_profile_fp16.txt; Nsight Systems kernel summaries at @56a0f0ee): both
+// open with 'Reformatting CopyNode for Input Tensor 0 to node_Conv_754 ...' (layer type Reformat: the input into the
+// channel-padded vectorized layout of the RGB layer); the INT8 engine runs the stem as one CaskConvActPool layer,
+// 'node_Conv_754 + node_relu + node_max_pool2d', the FP16 engine its max pool as a CaskPooling layer of its own.
+TEST(TensorRtEngine, StemLayersOfMeasuredEnginesReformatTheInputAndFuseTheMaxPoolUnderInt8Only) {
+  const std::string fixture = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/rtx-4050-laptop-2370.toml";
+  const auto launches_named = [](const Prediction& p, const std::string& name) {
+    double n = 0;
+    for (const auto& e : p.step.entries)
+      if (e.name == name) n += e.cost.launches;
+    return n;
+  };
+  PredictRequest r = engine(fixture, "resnet50_v1_5", 1);
+  const Prediction int8 = predict(r);
+  EXPECT_DOUBLE_EQ(launches_named(int8, "conv1"), 2);  // the reformat, then the convolution (+ ReLU + pool)
+  EXPECT_DOUBLE_EQ(launches_named(int8, "maxpool"), 0);
+  r.precision = "fp16";
+  const Prediction fp16 = predict(r);
+  EXPECT_DOUBLE_EQ(launches_named(fp16, "conv1"), 2);
+  EXPECT_DOUBLE_EQ(launches_named(fp16, "maxpool"), 1);
+  // PyTorch's cuDNN takes the 3-channel input as it is (on CUDA cores): no reformat, and its own max-pool kernel.
+  r.runtime = "pytorch";
+  const Prediction eager = predict(r);
+  EXPECT_DOUBLE_EQ(launches_named(eager, "conv1"), 1);
+  EXPECT_DOUBLE_EQ(launches_named(eager, "maxpool"), 1);
 }
 
 }  // namespace

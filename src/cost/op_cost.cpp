@@ -384,6 +384,10 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double first_layer_pad = ctx.kernels.constants().half_input_channel_pad;
   const bool fp16_tensor =
       ctx.plan.conv_pipe == Pipe::kTcFp16Fp32Acc || ctx.plan.conv_pipe == Pipe::kTcFp16Fp16Acc;  // the kernels seen are f16
+  // The runtime's own padding needs the input in the vectorized layout first: TensorRT runs a reformatting
+  // kernel before the layer ('Reformatting CopyNode for Input Tensor 0 to <conv1>' in trtexec layer profiles),
+  // reading the input and writing it padded. cuDNN's first-layer kernels read the 3-channel input themselves.
+  const bool runtime_reformat = pad > 0;
   if (pad <= 0 && fp16_tensor && c.spatial_dims == 2 && first_layer_pad > 0 && c.c_in <= first_layer_pad)
     pad = first_layer_pad;
   if (pad <= 0 || c.groups != 1 || is_depthwise(c)) return conv_cost_on(op, phase, ctx, Pipe::kFp32);
@@ -394,7 +398,12 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   wide.conv.c_in = ci;
   wide.in_elems = static_cast<std::int64_t>(static_cast<double>(op.in_elems) * grow);
   wide.weight_elems = static_cast<std::int64_t>(static_cast<double>(op.weight_elems) * grow);
-  return conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
+  KernelCost k = conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
+  if (runtime_reformat && phase == Phase::kForward) {
+    const double in_b = static_cast<double>(op.in_elems) * ctx.plan.bytes.act;
+    accumulate(k, ctx.kernels.streaming(0, in_b * (1.0 + grow), 1));
+  }
+  return k;
 }
 
 KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
@@ -824,6 +833,24 @@ OpCost cost_op(const std::vector<Op>& ops, std::size_t index, Phase phase, const
 
 namespace {
 
+// A max pool reading a convolution's output, through the folded batch norm and the activation in its epilogue: the
+// RuntimeProfile::fuse_conv_max_pool_int8 pattern (ResNet's stem: conv1 + ReLU + 3x3 max pool).
+bool max_pool_after_conv(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  const Op& op = ops[index];
+  if (op.kind != OpKind::kPool || op.pool != PoolKind::kMax || op.inputs.empty() || op.inputs[0] < 0) return false;
+  auto p = static_cast<std::size_t>(op.inputs[0]);
+  // The chain is a few ops long (batch norm, ReLU); the bound keeps a malformed graph from walking far.
+  for (int hop = 0; hop < 4; ++hop) {
+    const Op& producer = ops[p];
+    if (producer.kind == OpKind::kConv) return true;
+    const Fusion f = fusion_of(ops, p, runtime, training);
+    if ((f != Fusion::kIntoPrevious && f != Fusion::kFolded) || producer.inputs.empty() || producer.inputs[0] < 0)
+      return false;
+    p = static_cast<std::size_t>(producer.inputs[0]);
+  }
+  return false;
+}
+
 OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
   const Op& op = ops[index];
   OpCost out;
@@ -836,6 +863,14 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     out.cost.time_us = 0;
     return out;
   }
+  // TensorRT's INT8 convolution + activation + pooling kernel (CaskConvActPool): the pool costs no launch and reads
+  // nothing from DRAM. The convolution is still charged its whole output write (the fused kernel writes only the
+  // pooled quarter), so this errs on the slow side at large batch. Only INT8: the FP16 engine of the same network
+  // runs the pool as a kernel of its own; and only on INT8 tensor cores, the kernel seen being an sm_80 one (dp4a
+  // engines on Pascal are not known to have it).
+  if (ctx.runtime.fuse_conv_max_pool_int8 && !ctx.training && phase == Phase::kForward &&
+      ctx.plan.conv_pipe == Pipe::kTcInt8 && max_pool_after_conv(ops, index, ctx.runtime, ctx.training))
+    out.fusion = Fusion::kIntoPrevious;
   const auto& km = ctx.kernels;
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:

@@ -182,6 +182,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     if (bytes < 0) f.fail("cublas_workspace_bytes_by_sm", "entry sm_" + std::to_string(sm) + " must be >= 0");
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
+  r.fuse_conv_max_pool_int8 = flag_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
   r.autocast_per_op_casts = flag_or("autocast_per_op_casts", r.autocast_per_op_casts);

@@ -71,6 +71,7 @@ struct RuntimeProfile {
   bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)
   bool fold_bn_inference = false;          // inference batch norm folded into conv weights
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
+  bool fuse_conv_max_pool_int8 = false;  // an INT8 engine runs a max pool in the kernel of the convolution before it
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
   // Training batch norm over half weights (--precision fp16: the model itself is half) runs the framework's own
