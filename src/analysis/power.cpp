@@ -124,7 +124,7 @@ void apply_power(Prediction& p) {
     clock_us += clock * t;
     peak = std::max(peak, w);
   }
-  // The clock a monitor would average over the busy time (boost under the cap when nothing ran).
+  // The clock a monitor would average over the busy time (the full-load clock when nothing ran).
   const double f = busy_us > 0 ? clock_us / busy_us : std::min(km.compute_clock_factor(), measured_cap);
   busy_us = std::min(busy_us, p.step_us);
   energy_uj += idle * (p.step_us - busy_us);

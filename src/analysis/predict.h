@@ -135,7 +135,7 @@ struct CpuInstancesCost {
 struct PowerCost {
   double avg_power_w = 0;           // per GPU, averaged over the step
   double energy_per_step_j = 0;     // per GPU
-  double clock_factor = 1;          // sustained clock / boost under the power limit
+  double clock_factor = 1;          // sustained clock / boost: the kernels' clocks averaged over their busy time
   double limit_w = 0;               // board power limit in force (TDP or --power-limit)
   double idle_power_w = 0;          // board power while waiting (communication, host, input)
   double peak_power_w = 0;          // the most any kernel of the step draws (after the cap)

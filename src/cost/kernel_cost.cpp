@@ -353,9 +353,11 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
   return finish(k, arch_.kernel_floor_us);
 }
 
-KernelCost KernelCostModel::timed(double compute_us, double flops, double bytes, Pipe pipe, double launches) const {
+KernelCost KernelCostModel::timed(double compute_us, double flops, double bytes, Pipe pipe, double launches,
+                                  double clock_factor) const {
   KernelCost k;
   k.pipe = pipe;
+  k.clock_factor = clock_factor;
   k.launches = launches;
   k.flops = flops;
   k.bytes = bytes;

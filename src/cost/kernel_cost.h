@@ -57,8 +57,12 @@ struct KernelCost {
 };
 
 // Adds a second kernel's cost to a running total for one op (several kernels of one op: transforms and GEMM,
-// lookup and table update): work, times and launches add; the total keeps its first kernel's pipe and tile.
+// lookup and table update): work, times and launches add; the total keeps its first kernel's pipe and tile, and
+// its clock is the kernels' time-weighted mean (the power report charges each entry at its clock).
 inline void accumulate(KernelCost& total, const KernelCost& k) {
+  if (total.time_us + k.time_us > 0)
+    total.clock_factor =
+        (total.clock_factor * total.time_us + k.clock_factor * k.time_us) / (total.time_us + k.time_us);
   total.flops += k.flops;
   total.bytes += k.bytes;
   total.compute_us += k.compute_us;
@@ -96,8 +100,9 @@ class KernelCostModel {
 
   // A kernel whose per-launch compute time its caller has from the kernel's own instruction count (llama.cpp's
   // quantized mat-vec kernels, decode attention): DRAM time, launch floor and bound as for the others.
-  // `flops` and `bytes` are per launch.
-  KernelCost timed(double compute_us, double flops, double bytes, Pipe pipe, double launches = 1) const;
+  // `flops` and `bytes` are per launch; `clock_factor` is the clock the caller's compute time assumes.
+  KernelCost timed(double compute_us, double flops, double bytes, Pipe pipe, double launches = 1,
+                   double clock_factor = 1) const;
 
   // The threadblock tile a library would pick for a GEMM of this shape, and the fraction of the large-GEMM rate
   // it reaches (tiles, waves over the SMs, K depth, split-K).

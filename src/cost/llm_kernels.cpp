@@ -149,7 +149,8 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
       // (split-K over the SMs), so the token count is not padded up to a tile.
       const double base = is_tensor_pipe(pipe) ? c.arch.gemm_efficiency_tensor : c.arch.gemm_efficiency_cuda;
       const double rate = km.pipe_peak(pipe) * 1e6 * base * eff * km.compute_clock_factor();
-      out.push_back(kernel_entry(name, OpKind::kMatmul, km.timed(flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups)));
+      out.push_back(kernel_entry(name, OpKind::kMatmul, km.timed(flops / groups / rate, flops / groups, (wbytes + io) / groups, pipe, groups,
+                                                                  km.compute_clock_factor())));
       return out;
     }
     out.push_back(kernel_entry(name, OpKind::kMatmul, km.gemm(geo, pipe, flops, wbytes + io, eff)));
@@ -169,7 +170,7 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
     const double bytes = (wbytes + (mmvq ? q8_act : tokens * k * act) + tokens * n * act) / groups;
     out.push_back(kernel_entry(name, OpKind::kMatmul,
                                km.timed(compute_us / groups, flops / groups, bytes,
-                                           mmvq ? Pipe::kDp4a : Pipe::kFp32, groups)));
+                                           mmvq ? Pipe::kDp4a : Pipe::kFp32, groups, km.compute_clock_factor())));
     return out;
   }
   // Tensor-core GPUs take cuBLAS fp16 for float weights and for quantized ones beyond the int8 tile kernels.
@@ -239,7 +240,8 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
         compute_us = elems * qk.masked_mha_slots_per_element(c.kv_bytes, c.device.sm_version) / slots_per_us +
                      5.0 * scores / fp32_rate;
       }
-      out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes, Pipe::kFp32)));
+      out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes,
+                                                                   Pipe::kFp32, 1, clock)));
     } else {
       // Flash attention: causal blocks above the diagonal are skipped.
       const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
