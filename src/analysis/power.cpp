@@ -88,10 +88,19 @@ void apply_power(Prediction& p) {
   const PowerCurve& curve = arch.power;
   const double full = static_cast<double>(p.device.sm_count) * arch.sm_power_w * curve.at_clock(ratio);
   const double idle = std::min(idle_fraction(c, p.device.sm_version) * rated, 0.9 * limit);
-  // A card measured by tools/calibrate reports the clock it sustained; its kernel times already include it.
+  // A card measured by tools/calibrate reports the clock it sustained. Where its measured efficiencies drive the
+  // kernel times, the kernel model's clock is relative to that measured point (1 unless --power-limit is lower), so
+  // the clock relative to boost is the product; otherwise the kernel clock is relative to boost and the measured
+  // clock caps it.
   double measured_cap = 1.0;
   if (p.device.measured && p.device.measured->sustained_clock_mhz && p.device.boost_clock_mhz > 0)
     measured_cap = *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz;
+  const bool relative_to_measured =
+      p.device.measured && (p.device.measured->gemm_efficiency_cuda || p.device.measured->gemm_efficiency_tensor);
+  const auto board_clock = [&](double kernel_clock) {
+    const double c = std::clamp(kernel_clock, 0.0, 1.0);
+    return relative_to_measured ? c * measured_cap : std::min(c, measured_cap);
+  };
   const double dynamic_full = std::max(0.0, full - idle);
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
   if (pj == c.dram_pj_per_bit.end()) {
@@ -117,7 +126,7 @@ void apply_power(Prediction& p) {
     const double shape = c.shape_activity_floor + (1 - c.shape_activity_floor) * std::clamp(e.cost.shape_efficiency, 0.0, 1.0);
     const double activity =
         std::max(curve.charged_activity(e.cost.pipe, uc * shape), c.memory_kernel_sm_activity * um);
-    const double clock = std::min(std::clamp(e.cost.clock_factor, 0.0, 1.0), measured_cap);
+    const double clock = board_clock(e.cost.clock_factor);
     const double w = std::min(limit, idle + dynamic_full * curve.at_clock(clock) * activity + dram_w * um);
     energy_uj += w * t;
     busy_us += t;
@@ -125,7 +134,7 @@ void apply_power(Prediction& p) {
     peak = std::max(peak, w);
   }
   // The clock a monitor would average over the busy time (the full-load clock when nothing ran).
-  const double f = busy_us > 0 ? clock_us / busy_us : std::min(km.compute_clock_factor(), measured_cap);
+  const double f = busy_us > 0 ? clock_us / busy_us : board_clock(km.compute_clock_factor());
   busy_us = std::min(busy_us, p.step_us);
   energy_uj += idle * (p.step_us - busy_us);
 
