@@ -48,12 +48,41 @@ PredictRequest eager_bert(const std::string& precision, const std::string& mode)
 
 TEST(AttentionRuntime, EagerAutocastLaunchesEveryKernelOfTheTextbookCode) {
   const Prediction train = predict(eager_bert("amp", "train"));
-  // Forward: QK^T and PV, plus scale, mask add, cast to FP32, softmax, dropout, cast to FP16.
-  EXPECT_DOUBLE_EQ(attention_entry(train, Phase::kForward).cost.launches, 8);
-  // Backward: dP, dV, dQ, dK matmuls, plus cast, dropout, softmax, cast and scale backward.
-  EXPECT_DOUBLE_EQ(attention_entry(train, Phase::kBackward).cost.launches, 9);
+  // Forward: QK^T and PV, plus scale, mask add, cast to FP32, softmax, dropout, cast to FP16, plus the four head
+  // copies (below).
+  EXPECT_DOUBLE_EQ(attention_entry(train, Phase::kForward).cost.launches, 12);
+  // Backward: dP, dV, dQ, dK matmuls, plus cast, dropout, softmax, cast and scale backward, plus the four copies of
+  // the gradients.
+  EXPECT_DOUBLE_EQ(attention_entry(train, Phase::kBackward).cost.launches, 13);
   // FP32 without autocast: no casts.
-  EXPECT_DOUBLE_EQ(attention_entry(predict(eager_bert("fp32", "train")), Phase::kForward).cost.launches, 6);
+  EXPECT_DOUBLE_EQ(attention_entry(predict(eager_bert("fp32", "train")), Phase::kForward).cost.launches, 10);
+}
+
+// BertSelfAttention (Hugging Face modeling_bert.py; NVIDIA DeepLearningExamples PyTorch/LanguageModeling/BERT/
+// modeling.py) permutes the [N, S, hidden] projections to heads (transpose_for_scores) and hands the views to
+// torch.matmul, whose batch flattening (ATen LinearAlgebra.cpp matmul: expand(...).reshape({N x heads, S, d}))
+// copies a permute whose batch and head strides cannot merge; the context is made contiguous again. So Q, K, V and
+// the context are each copied (read and written once) in forward, and their gradients in backward. torchvision's
+// ViT runs nn.MultiheadAttention, which hands bmm strided views and copies none of them this way.
+TEST(AttentionRuntime, EagerTextbookCodeCopiesTheHeadsOncePerPhase) {
+  for (const char* id : {"bert_base", "gpt2", "bert_large_squad"}) {
+    const Graph g = resolve_model(id, {}).build({1, 128});
+    for (const auto& op : g.ops)
+      if (op.kind == OpKind::kAttention) EXPECT_TRUE(op.attn.head_copies) << id << " " << op.name;
+  }
+  const Graph vit = resolve_model("vit_b_16", {}).build({1, 0});
+  for (const auto& op : vit.ops)
+    if (op.kind == OpKind::kAttention) EXPECT_FALSE(op.attn.head_copies) << op.name;
+  // Inference forward, FP32: QK^T, scale, mask add, softmax, PV and the four copies.
+  const Prediction infer = predict(eager_bert("fp32", "infer"));
+  EXPECT_DOUBLE_EQ(attention_entry(infer, Phase::kForward).cost.launches, 9);
+  // Its bytes: the GEMMs read Q, K, V and write the context once, write and read the scores once each; scale, mask
+  // and softmax read and write the scores; the four copies read and write Q, K, V and the context once more.
+  const double hidden = 32.0 * 128 * 768 * 4;  // batch x seq x hidden, FP32
+  EXPECT_NEAR(attention_entry(infer, Phase::kForward).cost.bytes, 4 * hidden + 8 * 4 * kScores + 8 * hidden,
+              1e-6 * hidden);
+  // The fused path of PyTorch 2.x (scaled_dot_product_attention) takes the views as they are.
+  EXPECT_DOUBLE_EQ(attention_entry(predict(bert("pytorch", "fp16", "infer")), Phase::kForward).cost.launches, 1);
 }
 
 TEST(AttentionRuntime, TrainingAddsExactlyTheDropoutKernelsTraffic) {

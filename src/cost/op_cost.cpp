@@ -508,6 +508,14 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const ScorePasses sp = score_passes(a, phase, ctx);
   KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
   accumulate(k, s);
+  if (a.head_copies && ctx.runtime.attention_head_copies && !ctx.runtime.fused_scale_mask_softmax &&
+      !ctx.runtime.fuse_elementwise_chains) {
+    // The textbook code's head layout (RuntimeProfile::attention_head_copies): Q and the context at the query
+    // length, K and V at the key length, each read and written once per phase by a copy kernel of its own.
+    const double q_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.head_dim);
+    const double kv_elems = static_cast<double>(a.batch * a.kv_heads * a.kv_len * a.head_dim);
+    accumulate(k, km.streaming(0, 2.0 * ctx.plan.bytes.act * (2.0 * q_elems + 2.0 * kv_elems), 4));
+  }
   return k;
 }
 

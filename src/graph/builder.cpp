@@ -228,7 +228,7 @@ Tensor GraphBuilder::matmul(const Tensor& a, const Tensor& b, const std::string&
 
 Tensor GraphBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
                                std::int64_t kv_heads, bool causal, bool fused, const std::string& name,
-                               bool dropout) {
+                               bool dropout, bool head_copies) {
   Op op;
   op.kind = OpKind::kAttention;
   op.inputs = {q.id, k.id, v.id};
@@ -242,6 +242,7 @@ Tensor GraphBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v
   a.causal = causal;
   a.fused = fused;
   a.dropout = dropout;
+  a.head_copies = head_copies;
   op.out_shape = q.shape;
   op.in_elems = q.elems() + k.elems() + v.elems();
   op.saves_input = true;

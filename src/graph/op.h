@@ -90,6 +90,11 @@ struct AttentionGeometry {
   bool fused = false;  // flash-style kernel: no materialised score matrix
   bool memory_efficient = false;  // PyTorch's memory-efficient kernel, not FlashAttention (--attention sdpa)
   bool dropout = false;  // dropout on the probabilities in training (BERT/GPT-2 0.1; Llama-family 0: no kernel)
+  // The model code splits heads as permuted views of the [N, S, hidden] projections and calls torch.matmul on them
+  // (BERT's transpose_for_scores, GPT-2's _split_heads, Hugging Face eager attention), then makes the context
+  // contiguous: Q, K, V and the context are each copied once per phase where the runtime says so
+  // (RuntimeProfile::attention_head_copies). nn.MultiheadAttention and fairseq hand bmm strided views instead.
+  bool head_copies = false;
 };
 
 // Table-batched embedding-bag geometry: one lookup op over all tables of a model, as FBGEMM and HugeCTR run them.

@@ -579,7 +579,8 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
     // rotary op; an add of the same tensor has the same traffic and no saved state).
     q = b.add(q, q, "rope_q");
     k = b.add(k, k, "rope_k");
-    Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn");
+    Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn", false,
+                               /*head_copies=*/true);
     x = b.add(x, b.linear(a, c.hidden, false, "attn_output"), "attn_residual");
     h = b.rms_norm(x, "ffn_norm");
     Tensor f;
@@ -669,7 +670,8 @@ Graph build_gpt_style(const HfConfig& c, const std::string& id, const ModelOptio
       q = b.add(q, q, "rope_q");
       k = b.add(k, k, "rope_k");
     }
-    Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn", x_.attn_dropout);
+    Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn", x_.attn_dropout,
+                               /*head_copies=*/true);
     a = b.linear(a, c.hidden, x_.out_bias, "attn_output");
     if (x_.resid_dropout) a = b.dropout(a, "attn_resid_dropout");
     if (x_.parallel_attn) {
@@ -706,7 +708,8 @@ Tensor t5_attention(GraphBuilder& b, const Tensor& x, const Tensor& kv, const Hf
   Tensor q = b.linear(x, inner, false, name + ".q");
   Tensor k = b.linear(kv, inner, false, name + ".k");
   Tensor v = b.linear(kv, inner, false, name + ".v");
-  Tensor a = b.attention(q, k, v, c.heads, c.heads, causal, /*fused=*/false, name + ".core", c.x.attn_dropout);
+  Tensor a = b.attention(q, k, v, c.heads, c.heads, causal, /*fused=*/false, name + ".core", c.x.attn_dropout,
+                             /*head_copies=*/true);
   return b.linear(a, c.hidden, false, name + ".o");
 }
 

@@ -128,6 +128,11 @@ struct RuntimeProfile {
   // Unfused attention whose scale, mask and softmax run as one kernel (Megatron-LM's fused scale-mask-softmax),
   // with dropout still its own kernel; without it each step is a kernel (or one chain when fusing elementwise).
   bool fused_scale_mask_softmax = false;
+  // Eager attention whose per-head Q, K, V and context tensors are permuted views of the [batch, seq, hidden]
+  // projections: torch.matmul reshapes each to [batch x heads, seq, head_dim], which copies a non-viewable permute,
+  // and the context's .contiguous() copies it back; backward copies each gradient back the same way. Each copy
+  // reads and writes the tensor once (4 per phase), a kernel each.
+  bool attention_head_copies = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   // ONNX Runtime's Attention op runs TensorRT's fused MHA kernel on half-precision cores that
   // data/attention.toml [onnxruntime_fused_mha] admits (GPU, head size, sequence length).

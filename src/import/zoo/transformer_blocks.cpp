@@ -3,14 +3,14 @@
 namespace perfcast {
 
 Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t heads, bool causal, bool bias,
-           const std::string& name) {
+           const std::string& name, bool head_copies) {
   const std::int64_t d = x.shape.back();
   Tensor q = b.linear(x, d, bias, name + ".q");
   Tensor k = b.linear(kv, d, bias, name + ".k");
   Tensor v = b.linear(kv, d, bias, name + ".v");
   // BERT (attention_probs_dropout_prob), GPT-2 (attn_pdrop) and the Transformer base train with 0.1 attention
   // dropout.
-  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core", /*dropout=*/true);
+  Tensor a = b.attention(q, k, v, heads, heads, causal, false, name + ".core", /*dropout=*/true, head_copies);
   return b.linear(a, d, bias, name + ".out");
 }
 
@@ -29,7 +29,8 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
   x = b.dropout(x, "dropout");
   for (std::int64_t l = 0; l < d.layers; ++l) {
     b.set_scope("encoder.layer." + std::to_string(l) + ".");
-    Tensor a = mha(b, x, x, d.heads, false, true, "attention");
+    // BertSelfAttention (Hugging Face, NVIDIA DeepLearningExamples): transpose_for_scores, then torch.matmul.
+    Tensor a = mha(b, x, x, d.heads, false, true, "attention", /*head_copies=*/true);
     a = b.dropout(a, "attention.dropout");
     x = b.layer_norm(b.add(a, x, "attention.residual"), "attention.LayerNorm");
     Tensor f = b.gelu(b.linear(x, d.intermediate, true, "intermediate.dense"), "intermediate.gelu");
@@ -87,7 +88,7 @@ Graph gpt2_lm_graph(const std::string& id, const Gpt2Dims& d, std::int64_t seq, 
   for (std::int64_t l = 0; l < d.layers; ++l) {
     b.set_scope("h." + std::to_string(l) + ".");
     Tensor h = b.layer_norm(x, "ln_1");
-    Tensor a = b.dropout(mha(b, h, h, d.heads, /*causal=*/true, true, "attn"), "attn.resid_dropout");
+    Tensor a = b.dropout(mha(b, h, h, d.heads, /*causal=*/true, true, "attn", /*head_copies=*/true), "attn.resid_dropout");
     x = b.add(x, a, "attn.residual");
     h = b.layer_norm(x, "ln_2");
     h = b.gelu(b.linear(h, d.intermediate, true, "mlp.c_fc"), "mlp.gelu");

@@ -14,8 +14,9 @@ namespace perfcast {
 // Multi-head attention block: separate q/k/v projections (with bias when `bias`), the attention core and the
 // output projection. `kv` is the key/value source (the block input for self-attention, the encoder for
 // cross-attention).
+// head_copies: the heads are permuted views handed to torch.matmul (AttentionGeometry::head_copies).
 Tensor mha(GraphBuilder& b, const Tensor& x, const Tensor& kv, std::int64_t heads, bool causal, bool bias,
-           const std::string& name);
+           const std::string& name, bool head_copies = false);
 
 // The dimensions of a BERT encoder with its pre-training heads; the defaults are BERT-base.
 struct BertDims {
