@@ -130,7 +130,10 @@ TEST(CpuCatalog, AwsIceLakeAndSapphireRapidsPartsMatchInstanceFigures) {
   // 192 vCPUs on c7i.48xlarge; lscpu of an m7i: L2 2 MiB, L3 105 MiB, DDR5 at 4800 MT/s; AMX flags.
   const CpuSpec& spr = cpu("xeon-platinum-8488c");
   EXPECT_EQ(spr.total_cores(), 48);
-  EXPECT_EQ(spr.threads * 2, 192);  // two sockets of c7i.48xlarge
+  // Threads per socket from AWS's figure: c7i.48xlarge's 192 vCPUs over its two sockets (the c7i.metal-24xl, half
+  // of that host, is one socket in the php-src report).
+  constexpr int kC7i48xlargeVcpus = 192, kC7i48xlargeSockets = 2;
+  EXPECT_EQ(spr.threads, kC7i48xlargeVcpus / kC7i48xlargeSockets);
   EXPECT_EQ(cpu("xeon-platinum-8488c-2s").total_cores(), 96);
   EXPECT_DOUBLE_EQ(spr.l2_bytes_per_core, 2.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(spr.l3_bytes, 105.0 * 1024 * 1024);
