@@ -1,6 +1,7 @@
 // Grouped (not depthwise) convolutions under FP16 tensor-core math, against documented cuDNN behaviour:
 // - PyTorch calls cuDNN once per grouped convolution with the group count set and tensor-op math for half tensors
-//   (aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set: cudnnSetConvolutionGroupCount, CUDNN_TENSOR_OP_MATH);
+//   (aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set: cudnnSetConvolutionGroupCount,
+//   CUDNN_TENSOR_OP_MATH);
 // - with tensor-op math cuDNN pads the c and k dimensions to multiples of 8 "to allow a tensor core kernel to run"
 //   (cuDNN 7.3.0 release notes), and on sm_80/sm_86 its grouped convolutions run tensor-core implicit-GEMM kernels
 //   (sm86_xmma_fprop_implicit_gemm_..._g8_tensor16x8x16, sm80_xmma_dgrad/wgrad_..._g8_: the kernel names andravin/spio

@@ -382,18 +382,21 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   const double bytes = in_b + out_b + w_b;
   const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
   const std::int64_t pack = grouped_tensor_pack(c, pipe, km);
+  const double group_pad = cc.grouped_tensor_channel_pad;
   KernelCost k;
   if (phase == Phase::kForward) {
-    k = conv_pass(c, packed_groups(fwd, pack, false, cc.grouped_tensor_channel_pad), ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx, true, true);
+    k = conv_pass(c, packed_groups(fwd, pack, false, group_pad), ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx,
+                  true, true);
   } else {
     // Weight gradient: [c_out/g] x [c_in/g * kernel] with depth N * out_pixels.
-    const MatmulGeometry wg = packed_groups({fwd.batch, fwd.n, fwd.k, fwd.m, true, false}, pack, true, cc.grouped_tensor_channel_pad);
+    const MatmulGeometry wg = packed_groups({fwd.batch, fwd.n, fwd.k, fwd.m, true, false}, pack, true, group_pad);
     // cuDNN has no fused Winograd weight-gradient kernel (CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED only).
     k = conv_pass(c, wg, ci, co, flops, bytes, in_b, out_b, w_b, cc.wgrad_efficiency, pipe, ctx, false);
     if (op.needs_input_grad) {
       // Data gradient: [N * pixels] x [c_in/g] with depth c_out/g * kernel (a transposed convolution).
       const std::int64_t kernel_volume = fwd.k / std::max<std::int64_t>(1, ci);
-      const MatmulGeometry dg = packed_groups({fwd.batch, fwd.m, ci, co * kernel_volume, true, false}, pack, false, cc.grouped_tensor_channel_pad);
+      const MatmulGeometry dg =
+          packed_groups({fwd.batch, fwd.m, ci, co * kernel_volume, true, false}, pack, false, group_pad);
       accumulate(k, conv_pass(c, dg, co, ci, flops, bytes, out_b, in_b, w_b, cc.dgrad_efficiency, pipe, ctx));
     }
   }
