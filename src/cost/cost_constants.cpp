@@ -130,6 +130,11 @@ CostConstants load() {
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
   c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");
+  c.grouped_tensor_tile_channels = cv.number("grouped_tensor_tile_channels");
+  c.grouped_tensor_channel_pad = cv.number("grouped_tensor_channel_pad");
+  c.grouped_tensor_min_sm = cv.number("grouped_tensor_min_sm");
+  if (c.grouped_tensor_tile_channels < 0 || c.grouped_tensor_channel_pad < 0 || c.grouped_tensor_min_sm < 0)
+    cv.fail("grouped_tensor_tile_channels", "grouped_tensor_* must not be negative");
   TomlFields m(top.table("memory"), path.string() + " [memory]");
   c.ramp_us = m.number("ramp_us");
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");

@@ -74,6 +74,11 @@ struct CostConstants {
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;
   double depthwise_compute_efficiency = 0;
+  // Grouped tensor-core convolutions ([conv] grouped_tensor_*): output channels of the CTA tile several groups share,
+  // the multiple each group's channels are padded to, and the first compute capability they apply to (0: off).
+  double grouped_tensor_tile_channels = 0;
+  double grouped_tensor_channel_pad = 0;
+  double grouped_tensor_min_sm = 0;
   double ramp_us = 0;
   double elementwise_compute_efficiency = 0;
   double reduction_bandwidth_efficiency = 0;   // softmax / layer norm rows against a plain streaming kernel

@@ -234,6 +234,44 @@ double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
   return static_cast<double>((co + 7) / 8 * 8) / static_cast<double>(co);
 }
 
+// Whether cuDNN runs this grouped (not depthwise) convolution with its half-precision tensor-core kernels that hold
+// several groups in one CTA ([conv] grouped_tensor_*: sm_80/sm_86 xmma kernels named _g8_ with a 64-channel tile).
+bool grouped_tensor_conv(const ConvGeometry& c, Pipe pipe, const KernelCostModel& km) {
+  const auto& cc = km.constants();
+  const bool half = pipe == Pipe::kTcFp16Fp32Acc || pipe == Pipe::kTcFp16Fp16Acc || pipe == Pipe::kTcBf16;
+  return c.groups > 1 && !is_depthwise(c) && half && cc.grouped_tensor_tile_channels > 0 &&
+         km.device().sm_version >= cc.grouped_tensor_min_sm;
+}
+
+// Groups one such CTA holds: as many of the (padded) per-group output channels as fill the tile, at least one.
+std::int64_t grouped_tensor_pack(const ConvGeometry& c, Pipe pipe, const KernelCostModel& km) {
+  if (!grouped_tensor_conv(c, pipe, km)) return 1;
+  const auto& cc = km.constants();
+  const double step = std::max(1.0, cc.grouped_tensor_channel_pad);
+  const double co = std::ceil(static_cast<double>(c.c_out / c.groups) / step) * step;
+  const auto fit = static_cast<std::int64_t>(std::floor(cc.grouped_tensor_tile_channels / co));
+  return std::clamp<std::int64_t>(fit, 1, c.groups);
+}
+
+// The GEMM geometry whose tiles the packed kernel runs, the padded channels filling the tile (their math is
+// tensor_core_padding's). Forward and data gradient: groups / pack products, each `pack` groups of output channels
+// wide (n). Weight gradient: one grid over every group's output channels (m), so that it splits its deep N x P x Q
+// reduction across CTAs as cuDNN's wgrad kernels do (their grids carry the split in z; a batched GEMM does not split).
+MatmulGeometry packed_groups(MatmulGeometry g, std::int64_t pack, bool weight_gradient, double channel_pad) {
+  if (pack <= 1) return g;
+  const double step = std::max(1.0, channel_pad);
+  std::int64_t& channels = weight_gradient ? g.m : g.n;
+  channels = static_cast<std::int64_t>(std::ceil(static_cast<double>(channels) / step) * step);
+  if (weight_gradient) {
+    channels *= g.batch;
+    g.batch = 1;
+  } else {
+    channels *= pack;
+    g.batch = (g.batch + pack - 1) / pack;
+  }
+  return g;
+}
+
 // One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or, when the runtime
 // autotunes a floating-point convolution on CUDA cores, as the fastest of fused Winograd, FFT and non-fused
 // Winograd, as cuDNN's autotuner picks.
@@ -343,18 +381,22 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   const bool wgrad_transposes = pointwise_gemm && nchw_transposes && phase != Phase::kForward;
   const double bytes = in_b + out_b + w_b;
   const std::int64_t ci = c.c_in / c.groups, co = c.c_out / c.groups;
+  const std::int64_t pack = grouped_tensor_pack(c, pipe, km);
+  const double group_pad = cc.grouped_tensor_channel_pad;
   KernelCost k;
   if (phase == Phase::kForward) {
-    k = conv_pass(c, fwd, ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx, true, true);
+    k = conv_pass(c, packed_groups(fwd, pack, false, group_pad), ci, co, flops, bytes, in_b, out_b, w_b, 1.0, pipe, ctx,
+                  true, true);
   } else {
     // Weight gradient: [c_out/g] x [c_in/g * kernel] with depth N * out_pixels.
-    const MatmulGeometry wg{fwd.batch, fwd.n, fwd.k, fwd.m, true, false};
+    const MatmulGeometry wg = packed_groups({fwd.batch, fwd.n, fwd.k, fwd.m, true, false}, pack, true, group_pad);
     // cuDNN has no fused Winograd weight-gradient kernel (CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED only).
     k = conv_pass(c, wg, ci, co, flops, bytes, in_b, out_b, w_b, cc.wgrad_efficiency, pipe, ctx, false);
     if (op.needs_input_grad) {
       // Data gradient: [N * pixels] x [c_in/g] with depth c_out/g * kernel (a transposed convolution).
       const std::int64_t kernel_volume = fwd.k / std::max<std::int64_t>(1, ci);
-      const MatmulGeometry dg{fwd.batch, fwd.m, ci, co * kernel_volume, true, false};
+      const MatmulGeometry dg =
+          packed_groups({fwd.batch, fwd.m, ci, co * kernel_volume, true, false}, pack, false, group_pad);
       accumulate(k, conv_pass(c, dg, co, ci, flops, bytes, out_b, in_b, w_b, cc.dgrad_efficiency, pipe, ctx));
     }
   }
@@ -376,6 +418,16 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const bool tensor = is_tensor_pipe(ctx.plan.conv_pipe);
   const bool odd_channels = (c.c_in / c.groups) % 8 != 0;
   if (!tensor || !odd_channels) return conv_cost_on(op, phase, ctx, ctx.plan.conv_pipe);
+  // A grouped convolution with channels per group off the multiple of 8 stays on cuDNN's grouped tensor-core
+  // kernels, each group's input channels padded in the kernel's tile ([conv] grouped_tensor_channel_pad; the output
+  // channels' padding is tensor_core_padding's): the padded channels cost math, not DRAM bytes.
+  if (grouped_tensor_conv(c, ctx.plan.conv_pipe, ctx.kernels)) {
+    const double step = std::max(1.0, ctx.kernels.constants().grouped_tensor_channel_pad);
+    const auto ci = static_cast<std::int64_t>(std::ceil(static_cast<double>(c.c_in / c.groups) / step) * step);
+    Op wide = op;
+    wide.conv.c_in = ci * c.groups;
+    return conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
+  }
   double pad = ctx.plan.bytes.act == 1.0   ? ctx.runtime.conv_input_channel_pad_int8
                : ctx.plan.bytes.act == 2.0 ? ctx.runtime.conv_input_channel_pad_half
                                            : 0.0;
