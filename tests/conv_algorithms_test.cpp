@@ -1,10 +1,12 @@
-// Two cost-model features checked against sources outside the code:
+// Three cost-model features checked against sources outside the code:
 //   1. convolution algorithm choice under cuDNN autotuning (FFT / FFT_TILING and Winograd next to implicit GEMM):
 //      cuDNN's algorithm list and its documented restrictions, convnet-benchmarks (soumith/convnet-benchmarks) and
 //      Vasilache et al., 'Fast Convolutional Nets With fbfft' (ICLR 2015);
 //   2. TensorFlow's inference batch-norm + ReLU fusion: grappler remapper FindFusedBatchNormEx
 //      (tensorflow/core/grappler/optimizers/remapper.cc), which turns ReLU(BN(x)) and ReLU(BN(x) + side) into one
-//      _FusedBatchNormEx kernel in inference.
+//      _FusedBatchNormEx kernel in inference;
+//   3. TensorFlow's Conv2D + BiasAdd + Relu fusion on GPU (the same remapper: FindContractionWithBiasAndActivation,
+//      IsGpuCompatible: spatial filters only, Relu only).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -409,6 +411,44 @@ TEST(ConvAlgorithms, TensorflowHalfReluRunsOnTheSlowFp16PipeOfGp102) {
   EXPECT_GE(relu_cost("tensorflow", "gtx-1080-ti").time_us, relu_cost("pytorch", "gtx-1080-ti").time_us);
 }
 
+
+
+// ---------------------------------------------------------------- 3. Conv2D + BiasAdd + Relu (_FusedConv2D)
+
+// conv (with bias, as tf_cnn_benchmarks' convnet_builder.conv builds VGG and AlexNet layers) -> relu.
+Graph conv_bias_relu(std::int64_t kernel, bool bias) {
+  GraphBuilder b("conv-bias-relu", 32);
+  const Tensor x = b.input({64, 56, 56});
+  const Tensor c = b.conv(x, 64, {kernel}, {1}, {kernel / 2}, {1}, 1, bias, "conv");
+  b.relu(c, true, "relu");
+  return b.finish();
+}
+
+TEST(ConvBiasReluFusion, SpatialFloatConvWithBiasAndReluIsOneKernel) {
+  // remapper.cc FindContractionWithBiasAndActivation + IsGpuCompatible: Relu(BiasAdd(Conv2D(x))) with a 3x3 filter
+  // becomes one _FusedConv2D on GPU, in training as in inference.
+  RuntimeProfile tf = find_runtime("tensorflow");
+  tf.fuse_conv_bias_relu_fp32 = true;
+  const Graph g = conv_bias_relu(3, true);
+  const std::size_t relu = index_of(g, "relu");
+  EXPECT_EQ(fusion_of(g.ops, relu, tf, false), Fusion::kIntoPrevious);
+  EXPECT_EQ(fusion_of(g.ops, relu, tf, true), Fusion::kIntoPrevious);
+  EXPECT_EQ(cost_graph(g, tf, false).ops[relu].cost.launches, 0);
+  tf.fuse_conv_bias_relu_fp32 = false;
+  EXPECT_EQ(fusion_of(g.ops, relu, tf, false), Fusion::kNone);
+}
+
+TEST(ConvBiasReluFusion, PointwiseConvAndConvWithoutBiasStaySeparate) {
+  // IsGpuCompatible rejects 1x1 filters (is_spatial_conv), and the pattern needs a BiasAdd between the two.
+  RuntimeProfile tf = find_runtime("tensorflow");
+  tf.fuse_conv_bias_relu_fp32 = true;
+  const Graph pointwise = conv_bias_relu(1, true);
+  EXPECT_EQ(fusion_of(pointwise.ops, index_of(pointwise, "relu"), tf, false), Fusion::kNone);
+  const Graph no_bias = conv_bias_relu(3, false);
+  EXPECT_EQ(fusion_of(no_bias.ops, index_of(no_bias, "relu"), tf, false), Fusion::kNone);
+  const Graph bn = conv_bn_relu();
+  EXPECT_EQ(fusion_of(bn.ops, index_of(bn, "relu"), tf, true), Fusion::kNone);
+}
 
 }  // namespace
 }  // namespace perfcast

@@ -725,6 +725,13 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
   const Op& producer = ops[prev];
   if (!is_pointwise(op)) return Fusion::kNone;
   if (!training && runtime.fuse_bn_activation_inference && batch_norm_epilogue(ops, index)) return Fusion::kIntoPrevious;
+  // TF's grappler remapper (FindContractionWithBiasAndActivation, IsGpuCompatible) rewrites Conv2D + BiasAdd + Relu
+  // into one _FusedConv2D on GPU when the filter is not 1x1 (1x1 stays unfused: "significantly slower in large scale
+  // benchmarks"); the precision check is in runtime_for.
+  if (runtime.fuse_conv_bias_relu_fp32 && producer.kind == OpKind::kConv && op.pointwise == PointwiseKind::kRelu &&
+      producer.conv.bias && producer.conv.spatial_dims == 2 && !producer.conv.transposed &&
+      producer.conv.groups == 1 && !(producer.conv.kernel[0] == 1 && producer.conv.kernel[1] == 1))
+    return Fusion::kIntoPrevious;
   if ((runtime.fuse_epilogue && producer.kind == OpKind::kConv) ||
       (runtime.fuse_matmul_epilogue && producer.kind == OpKind::kMatmul))
     return Fusion::kIntoPrevious;

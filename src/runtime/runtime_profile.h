@@ -71,6 +71,9 @@ struct RuntimeProfile {
   bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)
   bool fold_bn_inference = false;          // inference batch norm folded into conv weights
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
+  // FP32 2-D convolution with bias, not 1x1, + ReLU runs as one kernel (TF grappler remapper _FusedConv2D); resolved
+  // off for other precisions by runtime_for
+  bool fuse_conv_bias_relu_fp32 = false;
   bool fuse_conv_max_pool_int8 = false;  // an INT8 engine runs a max pool in the kernel of the convolution before it
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
