@@ -22,7 +22,8 @@ namespace {
 
 // data/power.toml; every value is read from the file (no defaults here).
 struct PowerConstants {
-  double memory_kernel_sm_activity = 0;
+  double memory_kernel_sm_activity = 0;             // architectures without a reading of their own
+  std::map<int, double> memory_kernel_sm_activity_by_sm;  // sm version -> measured on a board of it
   double shape_activity_floor = 0;
   std::map<int, double> idle_fraction;  // sm version -> fraction of rated TDP
   std::map<std::string, double> dram_pj_per_bit;
@@ -48,6 +49,10 @@ PowerConstants load_constants() {
     c.idle_fraction[std::stoi(k.substr(3))] = v;
   }
   c.dram_pj_per_bit = numbers_of(top.table("dram_pj_per_bit"));
+  for (const auto& [k, v] : numbers_of(top.table("memory_kernel_sm_activity"))) {
+    if (k.rfind("sm_", 0) != 0) continue;
+    c.memory_kernel_sm_activity_by_sm[std::stoi(k.substr(3))] = v;
+  }
   if (c.idle_fraction.empty()) top.fail("idle_fraction", "needs at least one sm_XX entry");
   return c;
 }
@@ -62,6 +67,13 @@ const PowerConstants& power_constants() {
 double idle_fraction(const PowerConstants& c, int sm) {
   const auto* e = nearest_sm_at_or_below(c.idle_fraction, sm, [](const auto& kv) { return kv.first; });
   return e ? e->second : c.idle_fraction.begin()->second;
+}
+
+// SM activity of a memory-bound kernel: the nearest architecture at or below this SM version with a reading of its
+// own, else the [defaults] value.
+double memory_kernel_sm_activity(const PowerConstants& c, int sm) {
+  const auto* e = nearest_sm_at_or_below(c.memory_kernel_sm_activity_by_sm, sm, [](const auto& kv) { return kv.first; });
+  return e ? e->second : c.memory_kernel_sm_activity;
 }
 
 double rated_tdp(const Prediction& p) {
@@ -109,6 +121,7 @@ void apply_power(Prediction& p) {
     throw_unknown("memory_type of " + p.device.id, p.device.memory_type, known);
   }
   const double pj_per_bit = pj->second;
+  const double memory_activity = memory_kernel_sm_activity(c, p.device.sm_version);
   // DRAM interface power at the achievable bandwidth (GB/s x 8 bit x pJ/bit = mW x 1e3).
   const double dram_w = p.device.mem_bw_gbps * arch.dram_efficiency * 8.0 * pj_per_bit * 1e-3;
 
@@ -125,7 +138,7 @@ void apply_power(Prediction& p) {
     const double um = std::clamp(e.cost.memory_us / per_launch, 0.0, 1.0);
     const double shape = c.shape_activity_floor + (1 - c.shape_activity_floor) * std::clamp(e.cost.shape_efficiency, 0.0, 1.0);
     const double activity =
-        std::max(curve.charged_activity(e.cost.pipe, uc * shape), c.memory_kernel_sm_activity * um);
+        std::max(curve.charged_activity(e.cost.pipe, uc * shape), memory_activity * um);
     const double clock = board_clock(e.cost.clock_factor);
     const double w = std::min(limit, idle + dynamic_full * curve.at_clock(clock) * activity + dram_w * um);
     energy_uj += w * t;

@@ -1,0 +1,50 @@
+// Board power of a memory-bound kernel (analysis/power.cpp, data/power.toml [memory_kernel_sm_activity]) against
+// published nvidia-smi readings of boards streaming DRAM: gpu-benches' roofline kernel at 0.25 flop/byte
+// (github.com/te42kyfo/gpu-benches at e4e93a37819713515af27e0ffd8ae379df9a115b, gpu-roofline/*.txt).
+// A consistency check, not held-out evidence: these readings set the per-architecture values, so the test says that
+// the power report, with its own idle, DRAM and full-load terms and the bandwidth the cost model gives the kernel,
+// charges a streaming kernel what those boards drew.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/predict.h"
+#include "analysis/single_op.h"
+
+namespace perfcast {
+namespace {
+
+// A large FP32 elementwise add alone on the board for one step; the board power the report charges it.
+double stream_power_w(const std::string& gpu) {
+  const OpContext ctx = op_context(gpu, "pytorch", "fp32");
+  OpSpec spec;
+  spec.op = "elementwise";
+  spec.function = "add";
+  spec.rows = 16384;
+  spec.cols = 16384;  // three 1 GiB tensors: ramp and launch are noise beside the transfer
+  const OpPrediction op = predict_op(spec, ctx);
+  EXPECT_EQ(op.cost.bound, Bound::kMemory) << gpu;
+  Prediction p;
+  p.request.gpu = gpu;
+  p.request.batch = 1;
+  p.device = ctx.device;
+  OpCost entry;
+  entry.cost = op.cost;
+  p.step.entries.push_back(entry);
+  p.step_us = op.cost.time_us;
+  apply_power(p);
+  EXPECT_TRUE(p.power.has_value()) << gpu;
+  return p.power ? p.power->avg_power_w : 0;
+}
+
+TEST(StreamPower, MemoryBoundKernelsDrawWhatPublishedStreamsRead) {
+  // alex_a100_40.txt: eight A100 SXM4 40GB at 1372 GB/s, 224-239 W (mean 230 W).
+  EXPECT_NEAR(stream_power_w("a100-sxm4-40gb"), 230, 0.06 * 230);
+  // alex_a40.txt: eight A40 at 679 GB/s, 204-211 W (mean 207 W).
+  EXPECT_NEAR(stream_power_w(std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/a40.toml"), 207, 0.06 * 207);
+  // h200.txt: one H200 at 3759 GB/s, 572 W (the cost model streams it at 4224 GB/s: 12 W more DRAM power).
+  EXPECT_NEAR(stream_power_w("h200-sxm-141gb"), 572, 0.06 * 572);
+}
+
+}  // namespace
+}  // namespace perfcast
