@@ -234,6 +234,12 @@ double tensor_core_padding(const ConvGeometry& c, Pipe pipe) {
   return static_cast<double>((co + 7) / 8 * 8) / static_cast<double>(co);
 }
 
+// Channels rounded up to the multiple of `step` a tensor-core kernel's tile pads them to.
+std::int64_t padded_channels(std::int64_t channels, double step) {
+  const double s = std::max(1.0, step);
+  return static_cast<std::int64_t>(std::ceil(static_cast<double>(channels) / s) * s);
+}
+
 // Whether cuDNN runs this grouped (not depthwise) convolution with its half-precision tensor-core kernels that hold
 // several groups in one CTA ([conv] grouped_tensor_*: sm_80/sm_86 xmma kernels named _g8_ with a 64-channel tile).
 bool grouped_tensor_conv(const ConvGeometry& c, Pipe pipe, const KernelCostModel& km) {
@@ -247,8 +253,7 @@ bool grouped_tensor_conv(const ConvGeometry& c, Pipe pipe, const KernelCostModel
 std::int64_t grouped_tensor_pack(const ConvGeometry& c, Pipe pipe, const KernelCostModel& km) {
   if (!grouped_tensor_conv(c, pipe, km)) return 1;
   const auto& cc = km.constants();
-  const double step = std::max(1.0, cc.grouped_tensor_channel_pad);
-  const double co = std::ceil(static_cast<double>(c.c_out / c.groups) / step) * step;
+  const auto co = static_cast<double>(padded_channels(c.c_out / c.groups, cc.grouped_tensor_channel_pad));
   const auto fit = static_cast<std::int64_t>(std::floor(cc.grouped_tensor_tile_channels / co));
   return std::clamp<std::int64_t>(fit, 1, c.groups);
 }
@@ -259,9 +264,8 @@ std::int64_t grouped_tensor_pack(const ConvGeometry& c, Pipe pipe, const KernelC
 // reduction across CTAs as cuDNN's wgrad kernels do (their grids carry the split in z; a batched GEMM does not split).
 MatmulGeometry packed_groups(MatmulGeometry g, std::int64_t pack, bool weight_gradient, double channel_pad) {
   if (pack <= 1) return g;
-  const double step = std::max(1.0, channel_pad);
   std::int64_t& channels = weight_gradient ? g.m : g.n;
-  channels = static_cast<std::int64_t>(std::ceil(static_cast<double>(channels) / step) * step);
+  channels = padded_channels(channels, channel_pad);
   if (weight_gradient) {
     channels *= g.batch;
     g.batch = 1;
@@ -422,8 +426,7 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   // kernels, each group's input channels padded in the kernel's tile ([conv] grouped_tensor_channel_pad; the output
   // channels' padding is tensor_core_padding's): the padded channels cost math, not DRAM bytes.
   if (grouped_tensor_conv(c, ctx.plan.conv_pipe, ctx.kernels)) {
-    const double step = std::max(1.0, ctx.kernels.constants().grouped_tensor_channel_pad);
-    const auto ci = static_cast<std::int64_t>(std::ceil(static_cast<double>(c.c_in / c.groups) / step) * step);
+    const std::int64_t ci = padded_channels(c.c_in / c.groups, ctx.kernels.constants().grouped_tensor_channel_pad);
     Op wide = op;
     wide.conv.c_in = ci * c.groups;
     return conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
