@@ -36,6 +36,14 @@ std::map<std::string, double> numbers_of(const toml::table& t) {
   return out;
 }
 
+// The sm_XX = number entries of a table whose `sources` sit beside them (TomlFields::by_sm takes no other keys).
+std::map<int, double> sm_numbers_of(const toml::table& t) {
+  std::map<int, double> out;
+  for (const auto& [k, v] : numbers_of(t))
+    if (k.rfind("sm_", 0) == 0) out[std::stoi(k.substr(3))] = v;
+  return out;
+}
+
 PowerConstants load_constants() {
   const auto path = data_dir() / "power.toml";
   const toml::table root = parse_toml_file(path);
@@ -44,15 +52,9 @@ PowerConstants load_constants() {
   TomlFields d(top.table("defaults"), path.string() + " [defaults]");
   c.memory_kernel_sm_activity = d.number("memory_kernel_sm_activity");
   c.shape_activity_floor = d.number("shape_activity_floor");
-  for (const auto& [k, v] : numbers_of(top.table("idle_fraction"))) {
-    if (k.rfind("sm_", 0) != 0) continue;
-    c.idle_fraction[std::stoi(k.substr(3))] = v;
-  }
+  c.idle_fraction = sm_numbers_of(top.table("idle_fraction"));
   c.dram_pj_per_bit = numbers_of(top.table("dram_pj_per_bit"));
-  for (const auto& [k, v] : numbers_of(top.table("memory_kernel_sm_activity"))) {
-    if (k.rfind("sm_", 0) != 0) continue;
-    c.memory_kernel_sm_activity_by_sm[std::stoi(k.substr(3))] = v;
-  }
+  c.memory_kernel_sm_activity_by_sm = sm_numbers_of(top.table("memory_kernel_sm_activity"));
   if (c.idle_fraction.empty()) top.fail("idle_fraction", "needs at least one sm_XX entry");
   return c;
 }
