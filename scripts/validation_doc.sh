@@ -47,6 +47,7 @@ $bin validate data/validation/eval_gpu_s27.csv --markdown "$tmp/eval_gpu_s27.md"
 $bin validate data/validation/eval_gpu_s27b.csv --markdown "$tmp/eval_gpu_s27b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s27.csv --markdown "$tmp/eval_cpu_s27.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27c.csv --markdown "$tmp/eval_gpu_s27c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s28.csv --markdown "$tmp/eval_gpu_s28.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -522,6 +523,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "23.02). Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s27c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s28.csv (frozen)"
+  echo
+  echo "Gathered in session 28 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "PaddlePaddle/Perf, Baidu's framework comparison reports on one 8 x V100-SXM2 node: ResNet-50 v1.5 ImageNet training"
+  echo "in Paddle 2.1 (PaddleClas, DALI), NGC TensorFlow 1.15 with XLA, NGC PyTorch 1.9 and NGC MXNet 1.8 (DeepLearningExamples),"
+  echo "FP32 and AMP, 1 and 8 GPUs; BERT-base pre-training phase 1 (sequence 128, batch 96, gradient accumulation) in Paddle 2.4,"
+  echo "NGC PyTorch 1.11 and NGC TensorFlow 1.15 with XLA; and PaddlePaddle/PLSC's ViT-B/16 ImageNet training in Paddle"
+  echo "dygraph on 8 A100 (FP16 O2, and FP32 with the DeiT recipe). Nothing is chosen with it in view; the freeze figures are"
+  echo "in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s28.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
