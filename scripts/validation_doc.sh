@@ -48,6 +48,7 @@ $bin validate data/validation/eval_gpu_s27b.csv --markdown "$tmp/eval_gpu_s27b.m
 $bin validate data/validation/eval_cpu_s27.csv --markdown "$tmp/eval_cpu_s27.md" >/dev/null
 $bin validate data/validation/eval_gpu_s27c.csv --markdown "$tmp/eval_gpu_s27c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28.csv --markdown "$tmp/eval_gpu_s28.md" >/dev/null
+$bin validate data/validation/eval_gpu_s28c.csv --markdown "$tmp/eval_gpu_s28c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -535,6 +536,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s28.md"
+  echo
+  echo "# Evaluation: eval_gpu_s28c.csv (frozen)"
+  echo
+  echo "Gathered in session 28 before that session's model changes were merged, from sources no other data file uses:"
+  echo "stefan-it/dl-benchmarks (one RTX 2080 Ti, TensorFlow 1.12: Lambda's tf_cnn_benchmarks training of ResNet-50/152,"
+  echo "Inception-v3/v4, VGG-16 and AlexNet, fp32 and --use_fp16, one GPU, synthetic data; and u39kun's TF inference of"
+  echo "VGG-16 and ResNet-152 at batch 16, fp32 and fp16) and HudenJear/gpu-dl-benchmark (one RTX 3090, PyTorch 2.9"
+  echo "torchvision ResNet-50 and ViT-B/16 fp32 inference at batch 32). Nothing is chosen with it in view; the freeze figures"
+  echo "are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s28c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
