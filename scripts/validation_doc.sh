@@ -49,6 +49,7 @@ $bin validate data/validation/eval_cpu_s27.csv --markdown "$tmp/eval_cpu_s27.md"
 $bin validate data/validation/eval_gpu_s27c.csv --markdown "$tmp/eval_gpu_s27c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28.csv --markdown "$tmp/eval_gpu_s28.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28c.csv --markdown "$tmp/eval_gpu_s28c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s28b.csv --markdown "$tmp/eval_gpu_s28b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -547,6 +548,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s28c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s28b.csv (frozen)"
+  echo
+  echo "Gathered in session 28 before that session's model changes were merged, from sources no other data file uses:"
+  echo "FlagPerf's Megatron-LM (megatron-core 0.6) pre-training cases of Llama 3 8B and 70B on 8-64 H100 SXM (BF16 and"
+  echo "Transformer Engine FP8, sequence 8192, global batch 512, tensor/pipeline parallel, distributed optimizer), torchao's"
+  echo "LLaMA benchmark log (uncompiled gpt-fast-style generate of 200 tokens, batch 1, Llama 2 7B and Llama 3 8B in FP32"
+  echo "and BF16 on an A100) and NVIDIA NeMo Framework's Llama 2 7B inference table (128 prompt + 20 output tokens, batch 1-8,"
+  echo "one A100 SXM4 80GB or H100 80GB HBM3, TensorRT-LLM assumed). Nothing is chosen with it in view; the freeze figures are"
+  echo "in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s28b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
