@@ -50,6 +50,7 @@ $bin validate data/validation/eval_gpu_s27c.csv --markdown "$tmp/eval_gpu_s27c.m
 $bin validate data/validation/eval_gpu_s28.csv --markdown "$tmp/eval_gpu_s28.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28c.csv --markdown "$tmp/eval_gpu_s28c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28b.csv --markdown "$tmp/eval_gpu_s28b.md" >/dev/null
+$bin validate data/validation/eval_cpu_s28.csv --markdown "$tmp/eval_cpu_s28.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -560,6 +561,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s28b.md"
+  echo
+  echo "# Evaluation: eval_cpu_s28.csv (frozen)"
+  echo
+  echo "Gathered in session 28 before that session's model changes were merged, from MLPerf Inference results no other data"
+  echo "file uses: the cTuning / GATEOverflow (MLCommons CM) submissions for one AMD Ryzen 9 7950X desktop, ONNX Runtime FP32"
+  echo "through the MLCommons reference implementations (v3.0 open: BERT-large SQuAD at sequence 384, SingleStream, ONNX"
+  echo "Runtime 1.14.0; v3.1 open: ResNet-50 v1.5 SingleStream and MultiStream, 1.14.0; v5.1 closed: ResNet-50 v1.5"
+  echo "SingleStream and MultiStream, 1.22.1, and the C++ implementation's SingleStream). Nothing is chosen with it in view;"
+  echo "the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s28.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
