@@ -479,6 +479,13 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
     MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
     accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().dgrad_efficiency, reps, GemmLibrary::kCublas));
   }
+  if (g.bias && ctx.runtime.linear_bias_grad_kernel) {
+    // The bias gradient (RuntimeProfile::linear_bias_grad_kernel): dY summed over its rows by a reduction kernel of
+    // its own, reading dY once and writing one value per output feature, costed as the row reductions are.
+    const double bias_b = static_cast<double>(g.n) * eb.weight * reps;
+    accumulate(k, km.streaming(static_cast<double>(op.out_elems), out_b + bias_b, reps, Pipe::kFp32, -1, 0,
+                               km.constants().reduction_bandwidth_efficiency));
+  }
   return k;
 }
 

@@ -136,6 +136,9 @@ struct RuntimeProfile {
   // and the context's .contiguous() copies it back; backward copies each gradient back the same way. Each copy
   // reads and writes the tensor once (4 per phase), a kernel each.
   bool attention_head_copies = false;
+  // Eager autograd gives a linear layer's bias its gradient by summing dY over the rows (the broadcast's
+  // sum_to_size in addmm's and add's backward): one reduction kernel per biased layer in backward, reading dY.
+  bool linear_bias_grad_kernel = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   // ONNX Runtime's Attention op runs TensorRT's fused MHA kernel on half-precision cores that
   // data/attention.toml [onnxruntime_fused_mha] admits (GPU, head size, sequence length).
