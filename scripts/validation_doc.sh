@@ -51,6 +51,7 @@ $bin validate data/validation/eval_gpu_s28.csv --markdown "$tmp/eval_gpu_s28.md"
 $bin validate data/validation/eval_gpu_s28c.csv --markdown "$tmp/eval_gpu_s28c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28b.csv --markdown "$tmp/eval_gpu_s28b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s28.csv --markdown "$tmp/eval_cpu_s28.md" >/dev/null
+$bin validate data/validation/eval_gpu_s28d.csv --markdown "$tmp/eval_gpu_s28d.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -572,6 +573,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s28.md"
+  echo
+  echo "# Evaluation: eval_gpu_s28d.csv (frozen)"
+  echo
+  echo "Gathered in session 28 before that session's model changes were merged, from a source no other data file uses:"
+  echo "RyannnG/gie_int8_sample, a modified TensorRT (GIE) 2.1 sampleINT8 run on one TITAN X (Pascal): BVLC GoogLeNet and"
+  echo "VGG-16 Caffe models, FP32 and INT8 engines at batch 64, GPU engine time only (CUDA events around enqueue). Nothing is"
+  echo "chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s28d.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
