@@ -130,6 +130,7 @@ CostConstants load() {
   c.dgrad_efficiency = cv.number("dgrad_efficiency");
   c.wgrad_efficiency = cv.number("wgrad_efficiency");
   c.depthwise_compute_efficiency = cv.number("depthwise_compute_efficiency");
+  c.depthwise_native_wgrad_reads_per_tap = cv.number_or("depthwise_native_wgrad_reads_per_tap", 0);
   c.grouped_tensor_tile_channels = cv.number("grouped_tensor_tile_channels");
   c.grouped_tensor_channel_pad = cv.number("grouped_tensor_channel_pad");
   c.grouped_tensor_min_sm = cv.number("grouped_tensor_min_sm");

@@ -74,6 +74,9 @@ struct CostConstants {
   double dgrad_efficiency = 0;
   double wgrad_efficiency = 0;
   double depthwise_compute_efficiency = 0;
+  // PyTorch's native depthwise weight gradient reads the channel's input and output gradient this many times per
+  // filter tap (one thread block per channel and tap); 0 = one pass like the other directions.
+  double depthwise_native_wgrad_reads_per_tap = 0;
   // Grouped tensor-core convolutions ([conv] grouped_tensor_*): output channels of the CTA tile several groups share,
   // the multiple each group's channels are padded to, and the first compute capability they apply to (0: off).
   double grouped_tensor_tile_channels = 0;

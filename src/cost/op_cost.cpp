@@ -360,12 +360,21 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
 
   if (is_depthwise(c)) {
     const double passes = phase == Phase::kForward ? 1.0 : (op.needs_input_grad ? 2.0 : 1.0);
+    const bool cudnn = cudnn_runs_depthwise(c, ctx);
     // cuDNN's depthwise kernels and the framework's own direct kernel (PyTorch's conv_depthwise2d: one thread
     // per output element reading its k x k window, the input re-read from cache) are both one pass over input,
-    // output and filter per direction; the native one costs no library call on the host.
-    KernelCost d = km.streaming(flops * passes, (in_b + out_b + w_b) * passes, passes,
-                                cuda_pipe_for(ctx.plan, km.device()), cc.depthwise_compute_efficiency);
-    const bool cudnn = cudnn_runs_depthwise(c, ctx);
+    // output and filter per direction; the native one costs no library call on the host. The native weight
+    // gradient is the exception: conv_depthwise2d_grad_weight_kernel runs one thread block per channel and filter
+    // tap, each summing input x output-gradient over the whole batch, so the channel's input and gradient are read
+    // once per tap (depthwise_native_wgrad_reads_per_tap x k x k passes; data/cost_model.toml).
+    double bytes = (in_b + out_b + w_b) * passes;
+    if (!cudnn && phase != Phase::kForward && cc.depthwise_native_wgrad_reads_per_tap > 0) {
+      double taps = 1;
+      for (int i = 0; i < c.spatial_dims; ++i) taps *= static_cast<double>(c.kernel[static_cast<std::size_t>(i)]);
+      bytes += (in_b + out_b) * (cc.depthwise_native_wgrad_reads_per_tap * taps - 1.0);
+    }
+    KernelCost d = km.streaming(flops * passes, bytes, passes, cuda_pipe_for(ctx.plan, km.device()),
+                                cc.depthwise_compute_efficiency);
     d.algorithm = cudnn ? "depthwise" : "depthwise_native";
     d.framework_kernel = !cudnn;
     return d;
