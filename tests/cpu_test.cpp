@@ -396,11 +396,12 @@ TEST(CpuValidation, TransformerInferenceMeetsTheTarget) {
 }
 
 // Session 13's CNN inference file (calibration, data/validation/README.md): Paddle 0.11 MKL-DNN at batch 1-16 on
-// two Xeon Gold 6148. Issue 15 target: median <= 20%. Ratchet: 15.5% when the file was added, plus a margin.
+// two Xeon Gold 6148. Issue 15 target: median <= 20%. Ratchet: 15.5% when the file was added, 12.3% once its rows say
+// their pages were balanced over the nodes (session 28, `numa_pages`), plus a margin.
 TEST(CpuValidation, CnnInferenceRowsMeetTheTarget) {
   const ErrorStats s = cpu_file_stats("cpu_inference.csv");
   EXPECT_GE(s.rows, 15);
-  EXPECT_LE(s.median_ape, 17.0);
+  EXPECT_LE(s.median_ape, 14.0);
   EXPECT_GE(s.within_2x, 1.0 - 1e-9);
 }
 

@@ -203,6 +203,7 @@ PredictRequest request_from_row(const ConfigRow& row) {
     if (n <= 0) throw InputError("instances must be positive, got " + row.instances);
     r.instances = static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
   }
+  r.numa_pages = row.numa_pages;  // checked where the request resolves
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")
     throw InputError("gpu_decode must be yes or no, got '" + row.gpu_decode + "'");

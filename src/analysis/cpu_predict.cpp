@@ -89,7 +89,8 @@ Prediction predict_cpu(const PredictRequest& request) {
   // With --instances the step is one process's, on its share of the part (its cores, one socket, its share of that
   // socket's L3 and channels); the throughput of all of them is assembled in finalize_prediction.
   const CpuInstanceSplit split = cpu_instance_split(whole, r.instances);
-  const CpuSpec instance = cpu_instance_share(whole, split);
+  CpuSpec instance = cpu_instance_share(whole, split);
+  instance.pages_balanced = r.numa_pages == "balanced";
   const CpuSpec& cpu = instance;
   const bool serving = is_llm_pass(r.mode);
   if (serving) not_on_cpu(r, "--mode " + mode_string(r.mode) + " (language-model serving)");

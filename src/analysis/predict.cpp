@@ -60,6 +60,13 @@ void check_request(const PredictRequest& r) {
   if (r.instances > 1 && r.mode != Mode::kInfer)
     throw InputError("--instances (several inference processes on one CPU) applies to --mode infer, not --mode " +
                      mode_string(r.mode));
+  if (!r.numa_pages.empty()) {
+    if (r.numa_pages != "first-touch" && r.numa_pages != "balanced")
+      throw_unknown("--numa-pages value", r.numa_pages.substr(0, 40), {"first-touch", "balanced"});
+    if (!is_cpu_device(r.gpu))
+      throw InputError("--numa-pages says where a CPU process's pages live (a CPU id, perfcast cpus); '" + r.gpu +
+                       "' is not a CPU");
+  }
   if (r.host_cores < 0) throw InputError("host cores must be positive, got " + std::to_string(r.host_cores));
   const std::vector<std::string> data{"synthetic", "host", "real", "real-augmented"};
   if (std::find(data.begin(), data.end(), r.data) == data.end()) throw_unknown("data", r.data, data);

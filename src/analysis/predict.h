@@ -100,6 +100,11 @@ struct PredictRequest {
   // CPU devices: processes of the model run side by side, each pinned to cores / instances cores of one socket at
   // `batch` (Intel's multi-instance throughput mode); 1 = one process over the whole part.
   int instances = 1;
+  // CPU devices on several sockets: where the process's pages live. "first-touch" (or ""): on the node of the thread
+  // that first wrote them, and they stay there (numactl --membind / --localalloc, or kernel.numa_balancing = 0);
+  // "balanced": Linux's automatic NUMA balancing (the default memory policy on a kernel with numa_balancing = 1)
+  // moves each page to the node whose threads read it.
+  std::string numa_pages;
 
   // Parallel training of decoder language models (analysis/llm_parallel.h; any of these, or --tp/--pp above,
   // routes train there; --mode serve reads --tp/--pp too).

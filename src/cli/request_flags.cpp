@@ -105,6 +105,7 @@ PredictRequest RequestFlags::to_request() const {
   r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!instances.empty()) r.instances = static_cast<int>(std::min(parse_count(instances, "--instances", false), kCountCap));
+  r.numa_pages = numa_pages;
   if (!optimizer.empty()) r.optimizer = optimizer;
   if (!parse_generation_kernel(r.attention))
     parse_attention_impl(r.attention);  // a typo fails here, before any prediction
@@ -237,6 +238,12 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                  "CPU devices, --mode infer: run this many processes of the model side by side, each at --batch on "
                  "cores / instances cores of one socket (Intel's multi-instance mode: ipexrun --ninstances, "
                  "torch.backends.xeon.run_cpu); throughput counts them all, latency is one process's (default 1)");
+  app.add_option("--numa-pages", f.numa_pages,
+                 "CPU devices on two sockets: where one process's pages live. first-touch: on the node of the thread "
+                 "that wrote them first, for good (numactl --membind/-m, --localalloc, or kernel.numa_balancing=0); "
+                 "balanced: Linux's automatic NUMA balancing moves each page to the node whose threads read it (a "
+                 "process started without numactl on a kernel with numa_balancing=1, distributions' default) "
+                 "(default first-touch)");
   app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
   app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");
   app.add_flag("--cuda-graphs", r.cuda_graphs, "capture the step in a CUDA graph (removes per-kernel dispatch)");

@@ -107,8 +107,11 @@ double CpuCostModel::lane_fill(const MatmulGeometry& g) const {
 double CpuCostModel::cold_weight_bytes_per_us(const MatmulGeometry& g) const {
   // Only the cores that hold output blocks stream the weights (few streams reach less than the channels' peak),
   // and the weights sit in one NUMA node's memory: the thread that loaded them touched them first (Linux's
-  // default local allocation), so on two sockets they come from one socket's channels.
-  const double node = cpu_.mem_bw_gbps() / std::max(1, cpu_.sockets) * 1e3 * runtime_.dram_efficiency;
+  // default local allocation), so on two sockets they come from one socket's channels. Under automatic NUMA
+  // balancing (pages_balanced) each page has moved to the node whose threads read it, a library's static split of
+  // the output over the team reading the same columns every call: every socket streams its share from its own.
+  const double nodes = cpu_.pages_balanced ? 1.0 : std::max(1, cpu_.sockets);
+  const double node = cpu_.mem_bw_gbps() / nodes * 1e3 * runtime_.dram_efficiency;
   return std::min(node, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
 }
 
@@ -168,7 +171,8 @@ double CpuCostModel::cross_socket_us(const MatmulGeometry& g, double a_bytes, do
   const double products = static_cast<double>(std::max<std::int64_t>(1, g.batch));
   const double team = std::max(1.0, gemm_threads(g) / products);
   const double nthr_m = std::clamp(std::sqrt(team * static_cast<double>(g.m) / std::max<double>(1.0, g.n)), 1.0, team);
-  const double read = b_bytes + (nthr_m < sockets ? a_bytes : 0.0);
+  // Pages that follow their readers (pages_balanced) put each socket's share of B on its own node: none crosses.
+  const double read = (cpu_.pages_balanced ? 0.0 : b_bytes) + (nthr_m < sockets ? a_bytes : 0.0);
   return products * read * (sockets - 1.0) / sockets / (cpu_.socket_link_gbps * 1e3);
 }
 

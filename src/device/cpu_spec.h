@@ -45,6 +45,9 @@ struct CpuSpec {
   // Share of the channels' bandwidth the processes this entry describes get: 1 for the part as catalogued; 1 / k for
   // one of k processes pinned to the same socket and all streaming at once (cpu_instance_share).
   double memory_share = 1;
+  // Pages follow their readers (PredictRequest::numa_pages "balanced"): each socket reads the weights its threads
+  // use from its own node; false: they stay on the node of the thread that first wrote them.
+  bool pages_balanced = false;
   std::string launch_date;
   double launch_price_usd = 0;    // per socket, 0 = not in the file
   std::map<std::string, std::string> sources;  // field -> where the value came from ("default" for the rest)
