@@ -239,6 +239,17 @@ TEST(TensorRtEngine, InceptionConcatenationsCopyOnlyTheMergedBranchDenseNetsAreC
   EXPECT_DOUBLE_EQ(copies, launches_of(predict(dense_eager), OpKind::kDataMovement));
 }
 
+// TensorRT fuses a convolution with its bias and activation ('conv1/7x7_s2 + conv1/relu_7x7') but runs a local
+// response normalization as a layer of its own: 'conv2/3x3 + conv2/relu_3x3' then 'conv2/norm2' in TensorRT 3's
+// sampleGoogleNet layer profile (the 1080 Ti source above), and no 'Fusing ... with .../norm...' line in the 5.1
+// build log. bvlc_alexnet (Krizhevsky et al. 2012 as Caffe ships it) has two LRNs, after conv1's and conv2's ReLU;
+// GoogLeNet has two, after pool1 and after conv2's ReLU. Every one is a kernel under TensorRT; ReLUs stay in the
+// convolutions' epilogues (no other elementwise kernel).
+TEST(TensorRtEngine, LocalResponseNormalizationRunsAsALayerOfItsOwn) {
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("tesla-p40", "bvlc_alexnet", 1)), OpKind::kElementwise), 2);
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("tesla-p40", "googlenet", 1)), OpKind::kElementwise), 2);
+}
+
 // TensorRT's builder times every layer's kernels at each precision the build allows and keeps the fastest: an INT8
 // or FP16 build may still run a layer in FP32 ("TensorRT will choose a higher precision kernel if an implementation
 // with the precision you've selected is not available, or if using it results in a higher overall runtime",
