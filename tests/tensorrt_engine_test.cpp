@@ -201,18 +201,35 @@ TEST(TensorRtEngine, HorizontalFusionKeepsEveryDecoderLayersCrossAttentionWork) 
 // TensorRT's builder removes a concatenation by retargeting each input's producer into its slice of the output
 // ("Eliminating concatenation", "Retargeting ... to ...", "After concat removal: N layers" in its verbose build
 // log), and copies an input it cannot retarget ("Generating copy for ... to ..."). GoogLeNet's 9 Inception modules
-// each end in a concatenation of four branch outputs that nothing else reads (Szegedy et al. 2014, figure 2b): no
-// copy kernel is left under TensorRT, where PyTorch's torch.cat runs 9. DenseNet-121's concatenations (Huang et al.
-// 2017: 58 dense layers in blocks of 6, 12, 24, 16, each reading the concatenation of every earlier feature map in
-// its block, plus one per block for the transition) read tensors that later concatenations read too, so TensorRT
-// copies them and they keep their kernels.
-TEST(TensorRtEngine, InceptionConcatenationsAreRemovedDenseNetsAreCopied) {
+// each end in a concatenation of four branch outputs that nothing else reads (Szegedy et al. 2014, figure 2b); three
+// are retargeted, but the #1x1 branch is written by the layer merged with the #3x3 and #5x5 reductions, one buffer
+// for all three, so it is copied: 'Generating copy for inception_3a/1x1 + inception_3a/relu_1x1 ||
+// inception_3a/3x3_reduce + ... to inception_3a/output' in a TensorRT 5.1 build log (deepindeed2022/DeployUseTensorRT
+// README.md), and one 'inception_<m>/1x1 copy' layer per module in TensorRT 3's sampleGoogleNet layer profile on a
+// GTX 1080 Ti (arleyzhang/arleyzhang.github.io.sources@a4034bbc, TensorRT-4-Profiling-and-16-bit-Inference.md). So 9
+// copy kernels, as many as PyTorch's torch.cat runs, but moving the #1x1 branches only (64-384 of each module's
+// 256-1024 output channels, Szegedy et al. table 1). DenseNet-121's concatenations (Huang et al. 2017: 58 dense layers in
+// blocks of 6, 12, 24, 16, each reading the concatenation of every earlier feature map in its block, plus one per
+// block for the transition) read tensors that later concatenations read too, so TensorRT copies them whole and they
+// keep their kernels.
+TEST(TensorRtEngine, InceptionConcatenationsCopyOnlyTheMergedBranchDenseNetsAreCopied) {
   const Prediction trt = predict(engine("tesla-p40", "googlenet", 1));
-  PredictRequest eager = engine("tesla-p40", "googlenet", 1);
-  eager.runtime = "pytorch";
-  eager.precision = "fp32";
-  EXPECT_DOUBLE_EQ(launches_of(predict(eager), OpKind::kDataMovement), 9);
-  EXPECT_DOUBLE_EQ(launches_of(trt, OpKind::kDataMovement), 0);
+  PredictRequest cat = engine("tesla-p40", "googlenet", 1);
+  cat.runtime = "pytorch";
+  cat.precision = "fp32";
+  const Prediction torch_cat = predict(cat);
+  EXPECT_DOUBLE_EQ(launches_of(torch_cat, OpKind::kDataMovement), 9);
+  EXPECT_DOUBLE_EQ(launches_of(trt, OpKind::kDataMovement), 9);
+  const auto moved_bytes = [](const Prediction& p) {
+    double b = 0;
+    for (const auto& e : p.step.entries)
+      if (e.kind == OpKind::kDataMovement) b += e.cost.bytes;
+    return b;
+  };
+  // From Szegedy et al. table 1 at batch 1: the #1x1 branches hold 28x28x(64+128) + 14x14x(192+160+128+112+256) +
+  // 7x7x(256+384) = 348,096 of the modules' 28x28x(256+480) + 14x14x(512x3+528+832) + 7x7x(832+1024) = 1,235,584
+  // output elements, and the engine's are INT8 where torch.cat's are FP32 (each read once and written once).
+  EXPECT_NEAR(moved_bytes(trt) / moved_bytes(torch_cat), 348096.0 / (1235584.0 * 4.0), 0.002);
   PredictRequest dense = engine("a100-pcie-40gb", "densenet121", 8);
   dense.precision = "fp16";
   PredictRequest dense_eager = dense;
@@ -220,6 +237,17 @@ TEST(TensorRtEngine, InceptionConcatenationsAreRemovedDenseNetsAreCopied) {
   const double copies = launches_of(predict(dense), OpKind::kDataMovement);
   EXPECT_GT(copies, 0);
   EXPECT_DOUBLE_EQ(copies, launches_of(predict(dense_eager), OpKind::kDataMovement));
+}
+
+// TensorRT fuses a convolution with its bias and activation ('conv1/7x7_s2 + conv1/relu_7x7') but runs a local
+// response normalization as a layer of its own: 'conv2/3x3 + conv2/relu_3x3' then 'conv2/norm2' in TensorRT 3's
+// sampleGoogleNet layer profile (the 1080 Ti source above), and no 'Fusing ... with .../norm...' line in the 5.1
+// build log. bvlc_alexnet (Krizhevsky et al. 2012 as Caffe ships it) has two LRNs, after conv1's and conv2's ReLU;
+// GoogLeNet has two, after pool1 and after conv2's ReLU. Every one is a kernel under TensorRT; ReLUs stay in the
+// convolutions' epilogues (no other elementwise kernel).
+TEST(TensorRtEngine, LocalResponseNormalizationRunsAsALayerOfItsOwn) {
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("tesla-p40", "bvlc_alexnet", 1)), OpKind::kElementwise), 2);
+  EXPECT_DOUBLE_EQ(launches_of(predict(engine("tesla-p40", "googlenet", 1)), OpKind::kElementwise), 2);
 }
 
 // TensorRT's builder times every layer's kernels at each precision the build allows and keeps the fastest: an INT8

@@ -683,34 +683,71 @@ namespace {
 // An inference concatenation the engine removes (RuntimeProfile::elide_concat): TensorRT's builder retargets each
 // producer's output into its slice of the concatenation's buffer and drops the layer ("Eliminating concatenation X",
 // "Retargeting Y to X", "After concat removal: N layers" in its verbose build log), but copies an input it cannot
-// retarget ("Generating copy for Z to X": a network input, a reshape, a tensor something else also reads). Only a
-// concatenation with no such input is taken as removed here; one with any keeps its copy kernel whole.
-bool elided_concat(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+// retarget ("Generating copy for Z to X"). An input written by a horizontally merged layer is such a one: the merged
+// layer (an Inception module's 1x1 with its 3x3 and 5x5 reductions) writes one buffer for all its parts, so only a
+// copy puts the 1x1's part in place ("Generating copy for inception_3a/1x1 + ... || inception_3a/3x3_reduce + ...
+// to inception_3a/output"). Any other input that is not a kernel's own output read by the concatenation alone (a
+// network input, a reshape, a tensor something else also reads) keeps the whole concatenation's copy kernel.
+struct ConcatRetarget {
+  bool removed = false;          // the concatenation layer is gone; its inputs are retargeted or copied
+  std::int64_t copied_elems = 0;  // elements of the inputs copied into place
+  int copies = 0;                 // one copy layer per such input
+};
+
+// Whether ops[id]'s output is written by a convolution or GEMM the engine merged with its siblings
+// (parallel_gemm_siblings), looking back through the activation fused into it.
+bool written_by_merged_layer(const std::vector<Op>& ops, int id, const RuntimeProfile& runtime) {
+  if (!runtime.fuse_parallel_gemms) return false;
+  auto p = static_cast<std::size_t>(id);
+  // The chain is a few ops long (bias, activation); the bound keeps a malformed graph from walking far.
+  for (int hop = 0; hop < 4; ++hop) {
+    const Op& producer = ops[p];
+    if (producer.kind == OpKind::kConv || producer.kind == OpKind::kMatmul)
+      return parallel_gemm_siblings(ops, p).size() > 1;
+    if (fusion_of(ops, p, runtime, false) != Fusion::kIntoPrevious || producer.inputs.empty() || producer.inputs[0] < 0)
+      return false;
+    p = static_cast<std::size_t>(producer.inputs[0]);
+  }
+  return false;
+}
+
+ConcatRetarget concat_retarget(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime,
+                               bool training) {
   const Op& op = ops[index];
   if (training || !runtime.elide_concat || op.kind != OpKind::kDataMovement || op.is_view || op.inputs.size() < 2)
-    return false;
+    return {};
   // A concatenation moves its inputs unchanged: they add up to its output (a gather or slice with index inputs does not).
   std::int64_t in_sum = 0;
   for (int id : op.inputs) {
-    if (id < 0 || static_cast<std::size_t>(id) >= index) return false;
+    if (id < 0 || static_cast<std::size_t>(id) >= index) return {};
     in_sum += ops[static_cast<std::size_t>(id)].out_elems;
   }
-  if (in_sum != op.out_elems || op.in_elems != op.out_elems) return false;
+  if (in_sum != op.out_elems || op.in_elems != op.out_elems) return {};
   // Each input must be written by a kernel of its own and read by this op alone. The consumer scan is bounded so
   // a long imported graph stays linear; past the bound the copy is kept.
   constexpr std::size_t kConsumerScan = 4096;
+  ConcatRetarget out{true, 0, 0};
   for (int id : op.inputs) {
     const auto p = static_cast<std::size_t>(id);
     const Op& producer = ops[p];
-    if (producer.is_view || producer.kind == OpKind::kDataMovement || producer.kind == OpKind::kLoss) return false;
-    if (ops.size() - p > kConsumerScan) return false;
+    if (producer.is_view || producer.kind == OpKind::kDataMovement || producer.kind == OpKind::kLoss) return {};
+    if (ops.size() - p > kConsumerScan) return {};
     int readers = 0;
     for (std::size_t j = p + 1; j < ops.size(); ++j)
       for (int in : ops[j].inputs)
         if (in == id) ++readers;
-    if (readers != 1) return false;
+    if (readers != 1) return {};
+    if (written_by_merged_layer(ops, id, runtime)) {
+      out.copied_elems += producer.out_elems;
+      ++out.copies;
+    }
   }
-  return true;
+  return out;
+}
+
+bool elided_concat(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  const ConcatRetarget r = concat_retarget(ops, index, runtime, training);
+  return r.removed && r.copies == 0;
 }
 
 // fusion_of's first answers, which depend on the op alone: kSkipped, kFolded, or nullopt to look at its producer.
@@ -743,6 +780,9 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
     prev = static_cast<std::size_t>(ops[prev].inputs[0]);
   const Op& producer = ops[prev];
   if (!is_pointwise(op)) return Fusion::kNone;
+  // TensorRT's builder fuses a convolution with its bias and activation, not with the cross-channel LRN after it
+  // (RuntimeProfile::lrn_own_kernel).
+  if (runtime.lrn_own_kernel && op.pointwise == PointwiseKind::kLrn) return Fusion::kNone;
   if (!training && runtime.fuse_bn_activation_inference && batch_norm_epilogue(ops, index)) return Fusion::kIntoPrevious;
   // TF's grappler remapper (FindContractionWithBiasAndActivation, IsGpuCompatible) rewrites Conv2D + BiasAdd + Relu
   // into one _FusedConv2D on GPU when the filter is not 1x1 (1x1 stays unfused: "significantly slower in large scale
@@ -958,6 +998,15 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
       ctx.plan.conv_pipe == Pipe::kTcInt8 && max_pool_after_conv(ops, index, ctx.runtime, ctx.training))
     out.fusion = Fusion::kIntoPrevious;
   const auto& km = ctx.kernels;
+  // A removed concatenation whose inputs from merged layers are copied into place: one copy kernel each, reading and
+  // writing only those inputs.
+  if (phase == Phase::kForward) {
+    const ConcatRetarget r = concat_retarget(ops, index, ctx.runtime, ctx.training);
+    if (r.removed && r.copies > 0) {
+      out.cost = km.streaming(0, 2.0 * static_cast<double>(r.copied_elems) * ctx.plan.bytes.act, r.copies);
+      return out;
+    }
+  }
   switch (op_kind_info(op.kind).cost_rule) {
     case CostRule::kConv:
     case CostRule::kMatmul: {

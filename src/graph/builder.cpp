@@ -399,7 +399,9 @@ Tensor GraphBuilder::mul(const Tensor& a, const Tensor& b, const std::string& na
   return binary(a, b, 1, true, name, "mul");
 }
 Tensor GraphBuilder::lrn(const Tensor& x, std::int64_t size, const std::string& name) {
-  return elementwise(x, 2.0 * static_cast<double>(size) + 4, true, true, false, name, "lrn");
+  Tensor y = elementwise(x, 2.0 * static_cast<double>(size) + 4, true, true, false, name, "lrn");
+  graph_.ops[static_cast<std::size_t>(y.id)].pointwise = PointwiseKind::kLrn;
+  return y;
 }
 
 Tensor GraphBuilder::pool(const Tensor& x, PoolKind kind, Dims kernel, Dims stride, Dims pad, bool ceil_mode,

@@ -48,8 +48,9 @@ enum class OptimizerKind : std::uint8_t { kSgdMomentum, kAdam, kAdamW, kLamb };
 // updates every row (Keras's Adam applies its moment decay and update to the whole variable even for sparse
 // gradients).
 enum class EmbeddingOptimizer : std::uint8_t { kSgd, kRowwiseAdagrad, kAdamDense, kAdamLazy };
-// Which elementwise op, where a runtime's fusion rules depend on it (TF fuses batch norm + add + ReLU).
-enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd };
+// Which elementwise op, where a runtime's fusion rules depend on it (TF fuses batch norm + add + ReLU; TensorRT runs
+// local response normalization, a window across channels, as a layer of its own).
+enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd, kLrn };
 
 // Convolution geometry. Spatial arrays hold `spatial_dims` entries (1, 2 or 3); unused entries are 1.
 struct ConvGeometry {

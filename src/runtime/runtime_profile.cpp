@@ -185,6 +185,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.fuse_conv_bias_relu_fp32 = flag_or("fuse_conv_bias_relu_fp32", r.fuse_conv_bias_relu_fp32);
   r.fuse_conv_max_pool_int8 = flag_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
+  r.lrn_own_kernel = flag_or("lrn_own_kernel", r.lrn_own_kernel);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
   r.autocast_per_op_casts = flag_or("autocast_per_op_casts", r.autocast_per_op_casts);

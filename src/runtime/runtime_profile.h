@@ -75,6 +75,7 @@ struct RuntimeProfile {
   // off for other precisions by runtime_for
   bool fuse_conv_bias_relu_fp32 = false;
   bool fuse_conv_max_pool_int8 = false;  // an INT8 engine runs a max pool in the kernel of the convolution before it
+  bool lrn_own_kernel = false;  // local response normalization is a layer of its own, never a fused epilogue
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
   double bn_inference_instructions_per_element = 0;
   // Training batch norm over half weights (--precision fp16: the model itself is half) runs the framework's own
