@@ -450,5 +450,47 @@ TEST(ConvBiasReluFusion, PointwiseConvAndConvWithoutBiasStaySeparate) {
   EXPECT_EQ(fusion_of(bn.ops, index_of(bn, "relu"), tf, true), Fusion::kNone);
 }
 
+// ---------------------------------------------------------------- 4. TensorFlow's layout pass and TF32 convolutions
+
+// grappler's generic_layout_optimizer.cc moves a graph to NHWC only when at least half its GPU convolutions are
+// DT_HALF (and half the GPUs are sm_70+); XLA's gpu_layout_assignment.cc gives NHWC to F16 convolutions only. An FP32
+// graph run as TF32 on the A100 therefore hands cuDNN NCHW tensors, and cuDNN converts input and output around its
+// NHWC tensor-core kernel: one read and one write of each (two kernels). Half graphs and 1x1 (cuBLAS) convolutions
+// are not transposed.
+TEST(TensorFlowTf32Layout, SpatialTf32ConvolutionsPayNchwTransposesHalfOnesDoNot) {
+  const Graph g = conv_bias_relu(3, false);
+  const double in_elems = 32.0 * 64 * 56 * 56, out_elems = in_elems;  // 64 -> 64 channels, same map
+  for (const std::string name : {"tensorflow", "tensorflow-xla"}) {
+    RuntimeProfile on = find_runtime(name);
+    ASSERT_TRUE(on.nchw_tf32_tensor_core_transposes) << name;
+    ASSERT_FALSE(on.nchw_tensor_core_transposes) << name;
+    RuntimeProfile off = on;
+    off.nchw_tf32_tensor_core_transposes = false;
+    // "fp32" on the A100 under TF >= 2.4 / NVIDIA's TF 1.15 runs as TF32.
+    const KernelCost tf32 = conv_kernel_cost(g, "a100-sxm4-40gb", "fp32", on, Phase::kForward, true);
+    const KernelCost plain = conv_kernel_cost(g, "a100-sxm4-40gb", "fp32", off, Phase::kForward, true);
+    EXPECT_NEAR(tf32.bytes - plain.bytes, 2.0 * (in_elems + out_elems) * 4.0, 1.0) << name;
+    EXPECT_DOUBLE_EQ(tf32.launches - plain.launches, 2.0) << name;
+    const KernelCost half = conv_kernel_cost(g, "a100-sxm4-40gb", "amp", on, Phase::kForward, true);
+    const KernelCost half_off = conv_kernel_cost(g, "a100-sxm4-40gb", "amp", off, Phase::kForward, true);
+    EXPECT_DOUBLE_EQ(half.bytes, half_off.bytes) << name;
+    EXPECT_DOUBLE_EQ(half.time_us, half_off.time_us) << name;
+    const Graph pointwise = conv_bias_relu(1, false);
+    EXPECT_DOUBLE_EQ(conv_kernel_cost(pointwise, "a100-sxm4-40gb", "fp32", on, Phase::kForward, true).bytes,
+                     conv_kernel_cost(pointwise, "a100-sxm4-40gb", "fp32", off, Phase::kForward, true).bytes)
+        << name;
+  }
+}
+
+TEST(TensorFlowTf32Layout, CudaCoreFp32ConvolutionsAreNotTransposed) {
+  // Before Ampere "fp32" stays on CUDA cores, which run NCHW themselves: nothing to convert.
+  const Graph g = conv_bias_relu(3, false);
+  RuntimeProfile on = find_runtime("tensorflow");
+  RuntimeProfile off = on;
+  off.nchw_tf32_tensor_core_transposes = false;
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "v100-sxm2-16gb", "fp32", on).bytes,
+                   conv_kernel_cost(g, "v100-sxm2-16gb", "fp32", off).bytes);
+}
+
 }  // namespace
 }  // namespace perfcast

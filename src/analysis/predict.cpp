@@ -137,6 +137,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   DeviceSpec device = device_for(r);
   const ModelSource model = resolve_model(r.model, ImportOptions{r.dims});
   RuntimeProfile runtime = runtime_for(r);
+  // (nchw_tf32_tensor_core_transposes stays: TensorFlow's layout pass moves an NHWC FP32 graph to NCHW on the GPU.)
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
   else runtime.nhwc_conv_transposes = false;  // only NHWC tensors are transposed to NCHW
   // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).

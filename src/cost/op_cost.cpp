@@ -389,7 +389,11 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   // the images, a reduction that strides across them in NCHW, and still converts its two operands.
   const bool pointwise_gemm = c.spatial_dims == 2 && c.kernel[0] == 1 && c.kernel[1] == 1 && c.stride[0] == 1 &&
                               c.stride[1] == 1 && c.groups == 1;
-  const bool nchw_transposes = is_tensor_pipe(pipe) && ctx.runtime.nchw_tensor_core_transposes;
+  // A runtime whose layout pass leaves only FP32 graphs in NCHW (TensorFlow: data/runtimes/tensorflow.toml [sources]
+  // nchw_tf32_tensor_core_transposes) pays them around its TF32 tensor-core convolutions only.
+  const bool nchw_transposes =
+      is_tensor_pipe(pipe) && (ctx.runtime.nchw_tensor_core_transposes ||
+                               (pipe == Pipe::kTcTf32 && ctx.runtime.nchw_tf32_tensor_core_transposes));
   const bool transposes = !pointwise_gemm && (nchw_transposes || ctx.runtime.nhwc_conv_transposes);
   const bool wgrad_transposes = pointwise_gemm && nchw_transposes && phase != Phase::kForward;
   const double bytes = in_b + out_b + w_b;

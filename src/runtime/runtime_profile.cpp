@@ -25,6 +25,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "fuse_matmul_epilogue") return &r.fuse_matmul_epilogue;
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
   if (key == "nchw_tensor_core_transposes") return &r.nchw_tensor_core_transposes;
+  if (key == "nchw_tf32_tensor_core_transposes") return &r.nchw_tf32_tensor_core_transposes;
   if (key == "nhwc_conv_transposes") return &r.nhwc_conv_transposes;
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   if (key == "fuse_conv_bias_relu_fp32") return &r.fuse_conv_bias_relu_fp32;
@@ -184,6 +185,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.fuse_conv_bias_relu_fp32 = flag_or("fuse_conv_bias_relu_fp32", r.fuse_conv_bias_relu_fp32);
+  r.nchw_tf32_tensor_core_transposes = flag_or("nchw_tf32_tensor_core_transposes", r.nchw_tf32_tensor_core_transposes);
   r.fuse_conv_max_pool_int8 = flag_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
   r.lrn_own_kernel = flag_or("lrn_own_kernel", r.lrn_own_kernel);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);

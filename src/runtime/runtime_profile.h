@@ -97,6 +97,9 @@ struct RuntimeProfile {
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
   bool tf32_available = true;              // the framework can run TF32 at all (--precision tf32)
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
+  // The same transposes around TF32 tensor-core convolutions only: a runtime whose layout pass moves half-precision
+  // graphs to NHWC but leaves FP32 graphs (TF32 on Ampere and later) in NCHW.
+  bool nchw_tf32_tensor_core_transposes = false;
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
