@@ -246,8 +246,12 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
       // Flash attention: causal blocks above the diagonal are skipped.
       const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
       const MatmulGeometry g{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
+      // FP8 GEMMs with a half-precision context FMHA (llm_fp8_context_attention false): its products run on
+      // the half tensor pipe.
+      const Pipe attn_pipe =
+          c.float_pipe == Pipe::kTcFp8 && !c.runtime.llm_fp8_context_attention && c.half_pipe ? *c.half_pipe : c.float_pipe;
       out.push_back(kernel_entry(name, OpKind::kAttention,
-                                 km.gemm(g, c.float_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes,
+                                 km.gemm(g, attn_pipe, (qkv_flops + 5.0 * scores) * causal, 2.0 * cache + 2.0 * q_bytes,
                                          cost_constants().fused_attention_efficiency)));
     }
     return out;

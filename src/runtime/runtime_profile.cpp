@@ -41,6 +41,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
   if (key == "cudnn_nchw_batch_norm") return &r.cudnn_nchw_batch_norm;
   if (key == "llm_decode_shared_kv") return &r.llm_decode_shared_kv;
+  if (key == "llm_fp8_context_attention") return &r.llm_fp8_context_attention;
   return nullptr;
 }
 
@@ -253,6 +254,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_fused_attention = flag_or("llm_fused_attention", r.llm_fused_attention);
   r.llm_decode_shared_kv = flag_or("llm_decode_shared_kv", r.llm_decode_shared_kv);
   r.llm_masked_mha_decode = flag_or("llm_masked_mha_decode", r.llm_masked_mha_decode);
+  r.llm_fp8_context_attention = flag_or("llm_fp8_context_attention", r.llm_fp8_context_attention);
   r.llm_matvec_max_batch = f.number_or("llm_matvec_max_batch", r.llm_matvec_max_batch);
   r.llm_int8_tile_max_batch = f.number_or("llm_int8_tile_max_batch", r.llm_int8_tile_max_batch);
   r.llm_ubatch = f.number_or("llm_ubatch", r.llm_ubatch);

@@ -193,6 +193,9 @@ struct RuntimeProfile {
   // attention is TensorRT-LLM's masked MHA kernel: CUDA-core dot products per query head, the cache converted to
   // float element by element (data/quantization.toml [masked_mha]), bound by that issue work or by DRAM.
   bool llm_masked_mha_decode = false;
+  // The fused context-phase (prefill) attention runs in FP8 when the GEMMs do; false: it stays in the half
+  // precision the attention plugin is built in (TensorRT-LLM before `--use_fp8_context_fmha`).
+  bool llm_fp8_context_attention = true;
   double llm_matvec_max_batch = 1;        // tokens per matmul that still run as mat-vec kernels
   double llm_int8_tile_max_batch = 32;    // llama.cpp: int8 tile (MMQ) kernels up to this many tokens on tensor-core GPUs
   double llm_ubatch = 0;                  // prompt tokens per forward pass (0 = the whole prompt at once)
