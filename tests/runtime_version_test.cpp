@@ -72,7 +72,7 @@ TEST(RuntimeVersion, PytorchTf32Defaults) {
 }
 
 TEST(RuntimeVersion, PytorchZeroThreeRanCuda9Cublas) {
-  // PyTorch 0.3.x shipped CUDA 7.5 / 8.0 / 9.0 (0.3.1: 9.1) builds, and only CUDA 9 runs sm_70 code: a 0.3 run
+  // PyTorch 0.3.0 shipped CUDA 7.5 / 8.0 / 9.0 builds (its install list), and only CUDA 9 runs sm_70 code: a 0.3 run
   // on a V100 linked CUDA 9's cuBLAS, the library DeepBench timed. 0.4 and later also shipped 9.2 / 10.x builds.
   const RuntimeProfile& pt = find_runtime("pytorch");
   EXPECT_TRUE(at_version(pt, "0.3").cublas_cuda9_tensor_grid);
