@@ -71,6 +71,38 @@ TEST(RuntimeVersion, PytorchTf32Defaults) {
   EXPECT_FALSE(at_version(pt, "1.6").tf32_conv_default);
 }
 
+TEST(RuntimeVersion, PytorchZeroThreeRanCuda9Cublas) {
+  // PyTorch 0.3.0 shipped CUDA 7.5 / 8.0 / 9.0 builds (its install list), and only CUDA 9 runs sm_70 code: a 0.3 run
+  // on a V100 linked CUDA 9's cuBLAS, the library DeepBench timed. 0.4 and later also shipped 9.2 / 10.x builds.
+  const RuntimeProfile& pt = find_runtime("pytorch");
+  EXPECT_TRUE(at_version(pt, "0.3").cublas_cuda9_tensor_grid);
+  EXPECT_FALSE(at_version(pt, "0.4").cublas_cuda9_tensor_grid);
+  EXPECT_FALSE(at_version(pt, "2.9").cublas_cuda9_tensor_grid);
+}
+
+TEST(RuntimeVersion, Cuda9CublasGridCostsDeepBenchSmallN) {
+  // DeepBench README@a5a2b60f (cuBLAS of CUDA 9.0, V100, FP16 inputs, FP32 math): M=1760 N=128 K=1760 ran in
+  // 74 us (10.7 TFLOPS), M=3072 N=128 K=1024 (A transposed) in 43 us. With the CUDA 9 grid rule a V100 costs
+  // both within 1.3x of the measured time; without it (the architecture's own rule, later libraries) both run
+  // at under half of it.
+  const DeviceSpec v100 = find_gpu("v100-sxm2-16gb");
+  const ArchitectureProfile& own = architecture_of(v100);
+  const ArchitectureProfile cuda9 = with_cuda9_tensor_grid(own);
+  EXPECT_GT(cuda9.cublas_tensor_ctas_per_sm, 1.0);
+  const auto cost = [&](const ArchitectureProfile& a, std::int64_t m, std::int64_t n, std::int64_t k) {
+    const KernelCostModel km(v100, a);
+    const double flops = 2.0 * m * n * k, bytes = 2.0 * (m * k + k * n + m * n);
+    return km.gemm(MatmulGeometry{1, m, n, k, false, false}, *a.math_pipe("fp16"), flops, bytes, 1.0, 1,
+                   GemmLibrary::kCublas).time_us;
+  };
+  const struct { std::int64_t m, n, k; double measured_us; } rows[] = {{1760, 128, 1760, 74.0}, {3072, 128, 1024, 43.0}};
+  for (const auto& r : rows) {
+    EXPECT_GT(cost(cuda9, r.m, r.n, r.k), r.measured_us / 1.3) << r.m << "x" << r.n << "x" << r.k;
+    EXPECT_LT(cost(cuda9, r.m, r.n, r.k), r.measured_us * 1.3) << r.m << "x" << r.n << "x" << r.k;
+    EXPECT_LT(cost(own, r.m, r.n, r.k), r.measured_us / 2) << r.m << "x" << r.n << "x" << r.k;
+  }
+}
+
 TEST(RuntimeVersion, NotesNeverChangeAPrediction) {
   // Issue 13: every input is an explicit column; free-text notes describe the setup and are never read. Rows of
   // every validation file predict the same with their notes replaced by text naming other versions.

@@ -141,8 +141,11 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
   else runtime.nhwc_conv_transposes = false;  // only NHWC tensors are transposed to NCHW
   // architecture_of's profile unless the card carries measured efficiencies (no copy in the common case).
+  // A runtime release that linked CUDA 9.0's cuBLAS costs its tensor-core GEMMs with that library's fitted grid rule.
   std::optional<ArchitectureProfile> measured_arch;
   if (device.measured) measured_arch = architecture_for(device);
+  if (runtime.cublas_cuda9_tensor_grid)
+    measured_arch = with_cuda9_tensor_grid(measured_arch ? *measured_arch : architecture_of(device));
   const ArchitectureProfile& arch = measured_arch ? *measured_arch : architecture_of(device);
   const bool training = r.mode == Mode::kTrain;
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, r.runtime_version, training);

@@ -131,8 +131,9 @@ TensorGemmFit fit_tensor_gemm(const std::vector<PublishedGemm>& rows) {
 std::string tensor_gemm_fit_toml(const TensorGemmFit& fit, const std::string& kernels_path) {
   return fmt::format(
       "# Written by perfcast fit-tensor-gemm --kernels {0}: cuBLAS's tensor-core grid rule fitted to published\n"
-      "# half-precision GEMM timings. Read by no prediction: data/architectures.toml sets these keys per architecture\n"
-      "# where a fit transfers to the rows' libraries (docs/calibration.md, 'Issue 13: tensor-core GEMMs with few CTAs').\n\n"
+      "# half-precision GEMM timings (DeepBench's: CUDA 9.0). Read only for runtime releases that linked that library\n"
+      "# (a runtime's cublas_cuda9_tensor_grid: PyTorch below 0.4); data/architectures.toml would set these keys where a\n"
+      "# fit transfers to every library (docs/calibration.md, 'Issue 13: tensor-core GEMMs with few CTAs', session 28).\n\n"
       "[sm_{1}]\n"
       "cublas_tensor_ctas_per_sm = {2:.2f}\n"
       "cublas_tensor_split_k = {3}\n"

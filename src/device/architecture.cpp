@@ -120,6 +120,39 @@ const ArchitectureProfile& architecture_of(const DeviceSpec& device) {
   return nearest(all, device);
 }
 
+ArchitectureProfile with_cuda9_tensor_grid(ArchitectureProfile a) {
+  struct Fit {
+    int sm = 0;
+    double ctas_per_sm = 0;
+    bool split_k = true;
+  };
+  static const std::vector<Fit> fits = [] {
+    std::vector<Fit> out;
+    const auto path = data_dir() / "tensor_gemm_fit.toml";
+    if (!std::filesystem::exists(path)) return out;
+    const toml::table root = parse_toml_file(path);
+    for (const auto& [key, node] : root) {
+      const auto* t = node.as_table();
+      const std::string k(key.str());
+      if (!t || k.rfind("sm_", 0) != 0) continue;
+      TomlFields f(*t, path.string() + " [" + k + "]");
+      Fit fit;
+      fit.sm = std::stoi(k.substr(3));
+      fit.ctas_per_sm = f.number("cublas_tensor_ctas_per_sm");
+      if (!(fit.ctas_per_sm > 0)) f.fail("cublas_tensor_ctas_per_sm", "must be a number > 0");
+      fit.split_k = f.boolean("cublas_tensor_split_k");
+      out.push_back(fit);
+    }
+    return out;
+  }();
+  for (const auto& fit : fits)
+    if (fit.sm == a.sm_version) {
+      a.cublas_tensor_ctas_per_sm = fit.ctas_per_sm;
+      a.cublas_tensor_split_k = fit.split_k;
+    }
+  return a;
+}
+
 ArchitectureProfile architecture_for(const DeviceSpec& device) {
   ArchitectureProfile a = architecture_of(device);
   if (!device.measured) return a;

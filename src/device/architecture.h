@@ -73,6 +73,11 @@ const std::vector<ArchitectureProfile>& architecture_priors();
 // whatever limits the card's tensor rate, so the per-SM FP32-accumulate cap is dropped with it.
 ArchitectureProfile architecture_for(const DeviceSpec& device);
 
+// `a` with data/tensor_gemm_fit.toml's cuBLAS tensor-core grid rule for its architecture (cublas_tensor_ctas_per_sm,
+// cublas_tensor_split_k: the fit to CUDA 9.0's cuBLAS) in place of its own; `a` unchanged where the file has no
+// table for that architecture. For runtimes whose releases linked that library (RuntimeProfile::cublas_cuda9_tensor_grid).
+ArchitectureProfile with_cuda9_tensor_grid(ArchitectureProfile a);
+
 // Parses a pipe name ("tc_fp16_fp32acc"); nullopt for "" or unknown.
 std::optional<Pipe> parse_pipe(const std::string& name);
 

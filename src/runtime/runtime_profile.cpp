@@ -21,6 +21,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "tf32_conv_default") return &r.tf32_conv_default;
   if (key == "tf32_matmul_default") return &r.tf32_matmul_default;
   if (key == "tf32_available") return &r.tf32_available;
+  if (key == "cublas_cuda9_tensor_grid") return &r.cublas_cuda9_tensor_grid;
   if (key == "fuse_epilogue") return &r.fuse_epilogue;
   if (key == "fuse_matmul_epilogue") return &r.fuse_matmul_epilogue;
   if (key == "fuse_elementwise_chains") return &r.fuse_elementwise_chains;
@@ -168,6 +169,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");
   r.tf32_matmul_default = f.boolean("tf32_matmul_default");
+  r.cublas_cuda9_tensor_grid = f.raw()["cublas_cuda9_tensor_grid"] ? f.boolean("cublas_cuda9_tensor_grid") : false;
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
   r.library_efficiency = f.number("library_efficiency");

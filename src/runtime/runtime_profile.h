@@ -95,6 +95,10 @@ struct RuntimeProfile {
   double conv_workspace_limit_bytes = 1e18;  // largest cuDNN workspace the autotuner may pick an algorithm with
   bool tf32_conv_default = false;          // "fp32" convolutions run as TF32 on sm_80+
   bool tf32_matmul_default = false;        // "fp32" matmuls run as TF32 on sm_80+
+  // cuBLAS tensor-core GEMMs follow the CUDA 9.0 grid rule fitted to DeepBench's timings (data/tensor_gemm_fit.toml:
+  // CTAs per SM for the full rate, no split-K) on the architectures that fit covers; set by a [[version]] rule for
+  // releases whose GPU builds linked CUDA 9.x's cuBLAS.
+  bool cublas_cuda9_tensor_grid = false;
   bool tf32_available = true;              // the framework can run TF32 at all (--precision tf32)
   bool nchw_tensor_core_transposes = false;  // NCHW<->NHWC transposes around tensor-core convolutions
   // The same transposes around TF32 tensor-core convolutions only: a runtime whose layout pass moves half-precision
