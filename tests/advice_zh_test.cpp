@@ -104,7 +104,9 @@ std::vector<PredictRequest> scenarios() {
   s.push_back(request("resnet50", "gtx-1080-ti", "train", "fp32", 0));  // the batch is already the largest
   s.push_back(request("resnet50", "p100-pcie-16gb", "infer"));          // INT8 without dp4a, checkpointing
   s.push_back(request("resnet50", "a100-sxm4-40gb", "train", "fp32"));
-  s.back().runtime = "tensorflow-xla";                // already fuses, already NHWC
+  s.back().runtime = "tensorflow-xla";  // already fuses; the layout pass keeps a TF32 graph NCHW
+  s.push_back(request("resnet50", "a100-sxm4-40gb", "train", "amp"));
+  s.back().runtime = "tensorflow-xla";                // already NHWC under mixed precision
   s.push_back(request("bert_large", "gtx-1080-ti"));  // does not fit
   s.push_back(request("nodule3d", "gtx-1080-ti", "train", "fp32", 4));
   s.back().data = "real-augmented";  // GPU decoding needs JPEG
@@ -159,7 +161,7 @@ TEST(AdviceZh, EveryNotApplicableStrategyHasACodeAndBothSentences) {
   for (const char* code :
        {"precision.inference_only", "precision.needs_tensor_cores", "precision.needs_int8",
         "precision.unsupported_by_runtime", "memory.does_not_fit", "layout.no_convolutions", "batch.already_largest", "checkpointing.training_only", "fusion.already_fused",
-        "layout.runtime_nhwc", "layout.no_tensor_cores", "input.synthetic", "input.not_jpeg"})
+        "layout.runtime_nhwc", "layout.runtime_picks_by_precision", "layout.no_tensor_cores", "input.synthetic", "input.not_jpeg"})
     EXPECT_TRUE(seen.contains(code)) << code << " is reached by none of the scenarios";
 }
 

@@ -279,6 +279,14 @@ void add_channels_last(const Baseline& on, std::vector<StrategyResult>& s) {
   if (!has_conv) {
     s.push_back(not_applicable("channels-last", "layout", "the model has no convolutions: layout does not matter",
                                {"layout.no_convolutions", {}}));
+  } else if (!base.runtime.nchw_tensor_core_transposes && base.runtime.nchw_tf32_tensor_core_transposes &&
+             (r.precision == "fp32" || r.precision == "tf32")) {
+    // TensorFlow's layout pass chooses the layout by the graph's precision, not by the user's data_format.
+    s.push_back(not_applicable("channels-last", "layout",
+                               "runtime '" + r.runtime +
+                                   "' picks the layout by precision: NHWC for FP16 graphs, NCHW for FP32 and TF32 ones "
+                                   "(mixed precision changes it, channels-last does not)",
+                               {"layout.runtime_picks_by_precision", {{"runtime", r.runtime}}}));
   } else if (!base.runtime.nchw_tensor_core_transposes) {
     s.push_back(not_applicable("channels-last", "layout", "runtime '" + r.runtime + "' already feeds tensor cores NHWC",
                                {"layout.runtime_nhwc", {{"runtime", r.runtime}}}));

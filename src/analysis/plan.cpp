@@ -260,8 +260,12 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
     PredictRequest r = base;
     r.gpu = entry.gpu;
     if (entry.count > 0) r.gpus = entry.count;
-    // --instances splits a CPU into processes; the GPUs of the same comparison run one process each.
-    if (!is_cpu_device(r.gpu)) r.instances = 1;
+    // --instances and --numa-pages describe a CPU's processes and pages; the GPUs of the same comparison run one
+    // process each and take neither.
+    if (!is_cpu_device(r.gpu)) {
+      r.instances = 1;
+      r.numa_pages.clear();
+    }
     row.gpus_per_node = r.gpus;
     try {
       Prediction p = wants_best_precision(r) ? predict_best_precision(r, options) : predict_data_parallel(r, options);

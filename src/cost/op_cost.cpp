@@ -366,12 +366,15 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
     // output and filter per direction; the native one costs no library call on the host. The native weight
     // gradient is the exception: conv_depthwise2d_grad_weight_kernel runs one thread block per channel and filter
     // tap, each summing input x output-gradient over the whole batch, so the channel's input and gradient are read
-    // once per tap (depthwise_native_wgrad_reads_per_tap x k x k passes; data/cost_model.toml).
+    // once per tap (depthwise_native_wgrad_reads_per_tap x k x k passes; data/cost_model.toml). A tap reads the input
+    // only at the output positions: a stride skips input rows (and, within a 32-byte sector, not columns), so each
+    // tap's input read is the input over the outermost spatial stride.
     double bytes = (in_b + out_b + w_b) * passes;
     if (!cudnn && phase != Phase::kForward && cc.depthwise_native_wgrad_reads_per_tap > 0) {
       double taps = 1;
       for (int i = 0; i < c.spatial_dims; ++i) taps *= static_cast<double>(c.kernel[static_cast<std::size_t>(i)]);
-      bytes += (in_b + out_b) * (cc.depthwise_native_wgrad_reads_per_tap * taps - 1.0);
+      const double tap_in_b = in_b / static_cast<double>(std::max<std::int64_t>(1, c.stride[0]));
+      bytes += (tap_in_b + out_b) * (cc.depthwise_native_wgrad_reads_per_tap * taps) - (in_b + out_b);
     }
     KernelCost d = km.streaming(flops * passes, bytes, passes, cuda_pipe_for(ctx.plan, km.device()),
                                 cc.depthwise_compute_efficiency);

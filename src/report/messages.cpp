@@ -465,6 +465,10 @@ const std::map<std::string_view, Text>& table() {
       {"reason.batch.already_largest", {"the batch is already the largest that fits", "当前批大小已是显存能容纳的最大值"}},
       {"reason.fusion.already_fused",
        {"runtime '{runtime}' already fuses (or has no compiler profile)", "运行时 '{runtime}' 已经做算子融合（或没有对应的编译器配置）"}},
+      {"reason.layout.runtime_picks_by_precision",
+       {"runtime '{runtime}' picks the layout by precision: NHWC for FP16 graphs, NCHW for FP32 and TF32 ones (mixed "
+        "precision changes it, channels-last does not)",
+        "运行时 '{runtime}' 按精度选择布局：FP16 图用 NHWC，FP32 与 TF32 图用 NCHW（混合精度会改变布局，channels-last 不会）"}},
       {"reason.layout.runtime_nhwc",
        {"runtime '{runtime}' already feeds tensor cores NHWC", "运行时 '{runtime}' 已经以 NHWC 布局向张量核心供数"}},
       {"reason.layout.no_convolutions",

@@ -169,7 +169,6 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");
   r.tf32_matmul_default = f.boolean("tf32_matmul_default");
-  r.cublas_cuda9_tensor_grid = f.raw()["cublas_cuda9_tensor_grid"] ? f.boolean("cublas_cuda9_tensor_grid") : false;
   r.nchw_tensor_core_transposes = f.boolean("nchw_tensor_core_transposes");
   r.optimizer_kernels_per_tensor = f.number("optimizer_kernels_per_tensor");
   r.library_efficiency = f.number("library_efficiency");
@@ -189,6 +188,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
   r.fuse_conv_bias_relu_fp32 = flag_or("fuse_conv_bias_relu_fp32", r.fuse_conv_bias_relu_fp32);
   r.nchw_tf32_tensor_core_transposes = flag_or("nchw_tf32_tensor_core_transposes", r.nchw_tf32_tensor_core_transposes);
+  r.cublas_cuda9_tensor_grid = flag_or("cublas_cuda9_tensor_grid", r.cublas_cuda9_tensor_grid);
   r.fuse_conv_max_pool_int8 = flag_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
   r.lrn_own_kernel = flag_or("lrn_own_kernel", r.lrn_own_kernel);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
