@@ -9,7 +9,13 @@
 #include <string>
 
 #include "analysis/predict.h"
+#include "cost/kernel_cost.h"
 #include "cost/op_cost.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
+#include "device/catalog.h"
+#include "graph/builder.h"
+#include "runtime/runtime_profile.h"
 
 namespace perfcast {
 namespace {
@@ -62,6 +68,48 @@ TEST(CudnnNchwBatchNorm, OnlyNchwCudnnBatchNormIsPerChannel) {
   const Prediction nhwc = predict(resnet50_amp_h200(true));
   EXPECT_LT(norm_ms(bf16), 0.5 * 40.4);
   EXPECT_LT(norm_ms(nhwc), 0.5 * 40.4);
+}
+
+// Channels-last half training batch norm runs cuDNN's batchnorm_fwtr_nhwc_semiPersist<__half, float, __half, 512,
+// 16, 5, 4, ...> and batchnorm_bwtr_nhwc_semiPersist<..., 512, 16, 3, 4, ...> (the H200 session's channels-last
+// ResNet-50 profile, kernels_main.txt), the template of NVIDIA's open NHWC kernels (apex groupbn batch_norm.h:
+// THREADS_PER_CTA 512, THREADS_PER_PIXEL 16, ELEMENTS_PER_LDG 4, so C_ELEMENTS_PER_CTA 64): a CTA spans 64 channels
+// and threads past the tensor's channels load nothing. So a 16-channel tensor streams at a quarter of the rate of a
+// 64-channel one of the same size, 96 channels at 96/128 of it; BF16 (PyTorch's own kernels) and FP32 layers are
+// not on these kernels.
+double bn_forward_us(std::int64_t channels, std::int64_t side, const std::string& precision, bool channels_last) {
+  GraphBuilder b("bn", 256);
+  const Tensor x = b.input({channels, side, side});
+  b.batch_norm(x, "bn");
+  const Graph g = b.finish();
+  const DeviceSpec device = find_gpu("rtx-3090");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel kernels(device, arch);
+  const RuntimeProfile& runtime = find_runtime("pytorch");
+  const PrecisionPlan plan = resolve_precision(precision, device, arch, runtime, "", true);
+  CostContext ctx{kernels, runtime, plan, true};
+  ctx.channels_last = channels_last;
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    if (g.ops[i].kind == OpKind::kNorm) return cost_op(g.ops, i, Phase::kForward, ctx).cost.time_us;
+  ADD_FAILURE() << "no batch norm";
+  return 0;
+}
+
+TEST(CudnnNhwcBatchNorm, ChannelsBelowTheKernelsTileStreamAtTheirShare) {
+  // 16 x 112 x 112 = 64 x 56 x 56 = 96 x 64 x 64 * 49/48 (the same bytes up to 2%); 128 x 39.6^2 likewise.
+  const double c64 = bn_forward_us(64, 56, "amp", true);
+  EXPECT_NEAR(bn_forward_us(16, 112, "amp", true) / c64, 4.0, 0.3);
+  EXPECT_NEAR(bn_forward_us(96, 46, "amp", true) / c64, (96.0 * 46 * 46) / (64.0 * 56 * 56) * 128.0 / 96.0, 0.15);
+  EXPECT_NEAR(bn_forward_us(128, 40, "amp", true) / c64, (128.0 * 40 * 40) / (64.0 * 56 * 56), 0.1);
+}
+
+TEST(CudnnNhwcBatchNorm, OnlyHalfChannelsLastCudnnBatchNormUsesTheTile) {
+  // BF16 runs PyTorch's own channels-last kernels and FP32 is outside the half NHWC kernels: neither gets the 4x of
+  // a 16-channel tensor in a 64-channel tile.
+  for (const std::string precision : {"amp-bf16", "fp32"}) {
+    const double ratio = bn_forward_us(16, 112, precision, true) / bn_forward_us(64, 56, precision, true);
+    EXPECT_LT(ratio, 1.5) << precision;
+  }
 }
 
 }  // namespace
