@@ -149,6 +149,9 @@ CostConstants load() {
   c.cudnn_nchw_batch_norm_cta_threads = m.number("cudnn_nchw_batch_norm_cta_threads");
   if (!(c.cudnn_nchw_batch_norm_cta_threads >= 32 && c.cudnn_nchw_batch_norm_cta_threads <= 1024))
     m.fail("cudnn_nchw_batch_norm_cta_threads", "must be 32-1024 threads (a CTA's limit)");
+  c.cudnn_nhwc_batch_norm_cta_channels = m.number("cudnn_nhwc_batch_norm_cta_channels");
+  if (!(c.cudnn_nhwc_batch_norm_cta_channels >= 1 && c.cudnn_nhwc_batch_norm_cta_channels <= 1024))
+    m.fail("cudnn_nhwc_batch_norm_cta_channels", "must be 1-1024 channels");
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");

@@ -91,6 +91,7 @@ struct CostConstants {
   double cudnn_nchw_batch_norm_cta_gelems = 0;      // one CTA's streaming rate, 1e9 elements/s
   double cudnn_nchw_batch_norm_cta_latency_us = 0;  // one CTA's fixed time (reductions, passes' turnarounds), us
   double cudnn_nchw_batch_norm_cta_threads = 0;     // threads per CTA (with the SM's thread limit: CTAs per SM)
+  double cudnn_nhwc_batch_norm_cta_channels = 0;    // channels one CTA of cuDNN's NHWC persistent batch norm spans
   double cuda_graph_host_us_per_kernel = 0;
   double cuda_graph_gap_us = 0;
   double host_reference_single_thread_score = 0;  // the host the runtime files' per-op CPU costs are quoted for

@@ -77,17 +77,10 @@ double cudnn_channel_bn_share(const Op& op, double bytes, double elem_bytes, con
 
 // Share of DRAM bandwidth a channels-last training batch norm on cuDNN's NHWC persistent kernels reaches: each CTA
 // spans [memory] cudnn_nhwc_batch_norm_cta_channels channels and the lanes past the tensor's channels load nothing.
-double cudnn_nhwc_bn_channel_share(const Op& op) {
+double cudnn_nhwc_bn_channel_share(const Op& op, const KernelCostModel& km) {
   if (op.out_shape.size() < 3 || op.out_shape[1] <= 0) return 1.0;
-  static const double tile = [] {
-    const auto path = data_dir() / "cost_model.toml";
-    const toml::table root = parse_toml_file(path);
-    TomlFields top(root, path.string());
-    TomlFields m(top.table("memory"), path.string() + " [memory]");
-    const double v = m.number("cudnn_nhwc_batch_norm_cta_channels");
-    if (!(v >= 1 && v <= 1024)) m.fail("cudnn_nhwc_batch_norm_cta_channels", "must be 1-1024 channels");
-    return v;
-  }();
+  const double tile = km.constants().cudnn_nhwc_batch_norm_cta_channels;
+  if (!(tile >= 1)) return 1.0;
   const double channels = static_cast<double>(op.out_shape[1]);
   return channels / (tile * std::ceil(channels / tile));
 }
@@ -1150,7 +1143,7 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
                              ctx.runtime.cudnn_nchw_batch_norm && ctx.channels_last && !native_half_bn && !bf16 &&
                              ctx.plan.bytes.act == 2.0;
   const double bandwidth = cudnn_spatial_bn ? cudnn_channel_bn_share(op, w.bytes, ctx.plan.bytes.act, km)
-                           : cudnn_nhwc_bn  ? cudnn_nhwc_bn_channel_share(op)
+                           : cudnn_nhwc_bn  ? cudnn_nhwc_bn_channel_share(op, km)
                            : row_reduction  ? km.constants().reduction_bandwidth_efficiency
                                             : 1.0;
   const bool row_kernel_shape = phase == Phase::kForward && launches > 0 && op.repeats == 1 && !op.out_shape.empty() &&
