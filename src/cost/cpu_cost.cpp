@@ -108,8 +108,9 @@ double CpuCostModel::cold_weight_bytes_per_us(const MatmulGeometry& g) const {
   // Only the cores that hold output blocks stream the weights (few streams reach less than the channels' peak),
   // and the weights sit in one NUMA node's memory: the thread that loaded them touched them first (Linux's
   // default local allocation), so on two sockets they come from one socket's channels. Under automatic NUMA
-  // balancing (pages_balanced) each page has moved to the node whose threads read it, a library's static split of
-  // the output over the team reading the same columns every call: every socket streams its share from its own.
+  // balancing (pages_balanced) each page has moved to the node whose threads read it (a library splits the output
+  // statically, so the same threads read the same weight columns every call): every socket streams its share from
+  // its own channels.
   const double nodes = cpu_.pages_balanced ? 1.0 : std::max(1, cpu_.sockets);
   const double node = cpu_.mem_bw_gbps() / nodes * 1e3 * runtime_.dram_efficiency;
   return std::min(node, gemm_threads(g) * c_.single_core_dram_gbps * 1e3);
