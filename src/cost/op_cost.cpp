@@ -5,8 +5,6 @@
 #include <limits>
 #include <optional>
 
-#include "core/data_files.h"
-#include "core/toml_reader.h"
 #include "cost/attention_kernels.h"
 #include "cost/attention_passes.h"
 #include "cost/embedding_cost.h"
