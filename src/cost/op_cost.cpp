@@ -1133,13 +1133,12 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
   // (channels-last training takes SPATIAL_PERSISTENT's NHWC kernels). PyTorch keeps BF16 off cuDNN batch norm
   // (Normalization.cpp _batch_norm_impl_index), so those run its own kernels.
   const bool bf16 = ctx.plan.name == "bf16" || ctx.plan.name == "amp-bf16";
-  const bool cudnn_spatial_bn = ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
-                                ctx.runtime.cudnn_nchw_batch_norm && !ctx.channels_last && !native_half_bn && !bf16;
+  const bool cudnn_bn = ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
+                        ctx.runtime.cudnn_nchw_batch_norm && !native_half_bn && !bf16;
+  const bool cudnn_spatial_bn = cudnn_bn && !ctx.channels_last;
   // Channels-last half training batch norm on cuDNN: SPATIAL_PERSISTENT's NHWC kernels span a fixed channel tile
   // per CTA, whose lanes past the tensor's channels idle (cudnn_nhwc_bn_channel_share).
-  const bool cudnn_nhwc_bn = ctx.training && op.kind == OpKind::kNorm && op.norm == NormKind::kBatch &&
-                             ctx.runtime.cudnn_nchw_batch_norm && ctx.channels_last && !native_half_bn && !bf16 &&
-                             ctx.plan.bytes.act == 2.0;
+  const bool cudnn_nhwc_bn = cudnn_bn && ctx.channels_last && ctx.plan.bytes.act == 2.0;
   const double bandwidth = cudnn_spatial_bn ? cudnn_channel_bn_share(op, w.bytes, ctx.plan.bytes.act, km)
                            : cudnn_nhwc_bn  ? cudnn_nhwc_bn_channel_share(op, km)
                            : row_reduction  ? km.constants().reduction_bandwidth_efficiency
