@@ -52,6 +52,7 @@ $bin validate data/validation/eval_gpu_s28c.csv --markdown "$tmp/eval_gpu_s28c.m
 $bin validate data/validation/eval_gpu_s28b.csv --markdown "$tmp/eval_gpu_s28b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s28.csv --markdown "$tmp/eval_cpu_s28.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28d.csv --markdown "$tmp/eval_gpu_s28d.md" >/dev/null
+$bin validate data/validation/eval_gpu_s29.csv --markdown "$tmp/eval_gpu_s29.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -582,6 +583,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s28d.md"
+  echo
+  echo "# Evaluation: eval_gpu_s29.csv (frozen)"
+  echo
+  echo "Gathered in session 29 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "Deci-AI/super-gradients' model-zoo table (Tesla T4, TensorRT FP16 engines at batch 1, device latency without IO:"
+  echo "ViT-B/16, ViT-L/16, EfficientNet-B0, ResNet-18/34/50, MobileNetV2, MobileNetV3-Large) and roatienza/benchmark"
+  echo "(Quadro RTX 6000, batch-1 FP32 inference in PyTorch eager and ONNX Runtime's CUDA EP, wall clock per call)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s29.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
