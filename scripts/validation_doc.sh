@@ -53,6 +53,7 @@ $bin validate data/validation/eval_gpu_s28b.csv --markdown "$tmp/eval_gpu_s28b.m
 $bin validate data/validation/eval_cpu_s28.csv --markdown "$tmp/eval_cpu_s28.md" >/dev/null
 $bin validate data/validation/eval_gpu_s28d.csv --markdown "$tmp/eval_gpu_s28d.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29.csv --markdown "$tmp/eval_gpu_s29.md" >/dev/null
+$bin validate data/validation/eval_gpu_s29b.csv --markdown "$tmp/eval_gpu_s29b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -593,6 +594,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s29.md"
+  echo
+  echo "# Evaluation: eval_gpu_s29b.csv (frozen)"
+  echo
+  echo "Gathered in session 29 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "llama.cpp PR #6766 (JohannesGaessler's ./main text-generation rates on an RTX 3090 and an RTX 4090, master before"
+  echo "CUDA graphs) and llama.cpp issue #6763 (agray3's H100 PCIe baseline): Llama 2 7B Q4_0 / Q4_K_M decode at batch 1."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s29b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
