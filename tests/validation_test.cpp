@@ -266,7 +266,7 @@ TEST(Validation, EvaluationFilesPredictEveryRow) {
       {"eval_gpu_s27.csv", 38u}, {"eval_gpu_s27b.csv", 33u}, {"eval_cpu_s27.csv", 2u},
       {"eval_gpu_s27c.csv", 42u}, {"eval_gpu_s28.csv", 11u}, {"eval_gpu_s28c.csv", 18u},
       {"eval_gpu_s28b.csv", 17u}, {"eval_cpu_s28.csv", 6u},
-      {"eval_gpu_s28d.csv", 4u}};
+      {"eval_gpu_s28d.csv", 4u}, {"eval_cpu_s29.csv", 2u}};
   for (const auto& [file, rows] : files) {
     const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
     EXPECT_EQ(rep.rows.size(), rows) << file;
