@@ -54,6 +54,7 @@ $bin validate data/validation/eval_cpu_s28.csv --markdown "$tmp/eval_cpu_s28.md"
 $bin validate data/validation/eval_gpu_s28d.csv --markdown "$tmp/eval_gpu_s28d.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29.csv --markdown "$tmp/eval_gpu_s29.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29b.csv --markdown "$tmp/eval_gpu_s29b.md" >/dev/null
+$bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -603,6 +604,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s29b.md"
+  echo
+  echo "# Evaluation: eval_cpu_s29.csv (frozen)"
+  echo
+  echo "Gathered in session 29 before that session's model changes were merged, from a source no other data file uses:"
+  echo "Krai's MLPerf Inference results (v3.1 closed, v4.1 open) for its KILT C++ harness over ONNX Runtime's CPU execution"
+  echo "provider (1.14.1 and 1.18.1) on one Xeon Gold 6240R (catalog entry added in session 29): ResNet-50 v1.5 FP32"
+  echo "SingleStream, batch 1. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s29.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo

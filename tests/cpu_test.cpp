@@ -146,6 +146,25 @@ TEST(CpuCatalog, AwsIceLakeAndSapphireRapidsPartsMatchInstanceFigures) {
   EXPECT_LT(spr.amx_allcore_ghz, spr.avx512_allcore_ghz);
 }
 
+TEST(CpuCatalog, GoldRefreshPartMatchesItsSystemDescription) {
+  // Session 29: Xeon Gold 6240R, as MLPerf Inference v3.1/v4.1 Krai's 7920t system descriptions give it (lscpu:
+  // 24 cores, L2 24 MiB over 24 instances, L3 35.75 MiB; 6 x 16 GB DDR4-2933) and Intel ARK (2 UPI links, 10.4 GT/s).
+  const CpuSpec& g = cpu("xeon-gold-6240r");
+  EXPECT_EQ(g.total_cores(), 24);
+  EXPECT_EQ(g.threads, 48);
+  EXPECT_EQ(cpu("xeon-gold-6240r-2s").total_cores(), 48);
+  EXPECT_DOUBLE_EQ(g.l2_bytes_per_core * 24, 24.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(g.l3_bytes, 35.75 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(g.base_clock_ghz, 2.4);  // 'CPU @ 2.40GHz'
+  EXPECT_NEAR(g.mem_bw_gbps(), 6 * 2933 * 8 / 1000.0, 0.05);
+  EXPECT_NEAR(g.socket_link_gbps, 2 * 10.4 * 2, 0.05);
+  EXPECT_EQ(g.math_unit("int8"), "vnni");
+  EXPECT_EQ(g.math_unit("bf16"), "");
+  // Derived licence clocks (docs/cpus.md, session 29): AVX-512 under base, AVX2 under the 4.0 GHz turbo.
+  EXPECT_LT(g.avx512_allcore_ghz, g.base_clock_ghz);
+  EXPECT_LT(g.avx2_allcore_ghz, 4.0);
+}
+
 TEST(CpuCatalog, DeviceLookupSpansBothCatalogsAndSuggestsAcrossThem) {
   EXPECT_EQ(find_device("xeon-platinum-8380").kind, DeviceKind::kCpu);
   EXPECT_EQ(find_device("gtx-1080-ti").kind, DeviceKind::kGpu);
