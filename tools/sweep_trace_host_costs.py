@@ -14,18 +14,23 @@ recorded event (docs/host-trace-fit.md), read from data/runtimes/pytorch.toml an
 module call (`host_module_call_us`) is not in it: the sweep calls ops directly. Evidence for docs/calibration.md
 (session 29, h/host29); it writes nothing.
 """
-import argparse, bisect, collections, gzip, json, os, re, statistics
+import argparse, bisect, collections, gzip, json, os, statistics, tomllib
 
 LIBRARY = ("linear", "conv", "matmul", "addmm", "aten::mm", "bmm")
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def toml_number(path, key):
-    with open(os.path.join(ROOT, path)) as f:
-        m = re.search(rf"^{key}\s*=\s*([0-9.]+)", f.read(), re.M)
-    if not m:
-        raise SystemExit(f"{path}: no {key}")
-    return float(m.group(1))
+    """The first numeric `key` in the TOML file, at the top level or in any table."""
+    with open(os.path.join(ROOT, path), "rb") as f:
+        doc = tomllib.load(f)
+    stack = [doc]
+    while stack:
+        table = stack.pop(0)
+        if isinstance(table.get(key), (int, float)):
+            return float(table[key])
+        stack.extend(v for v in table.values() if isinstance(v, dict))
+    raise SystemExit(f"{path}: no {key}")
 
 
 def main():
