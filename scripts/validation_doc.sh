@@ -55,6 +55,7 @@ $bin validate data/validation/eval_gpu_s28d.csv --markdown "$tmp/eval_gpu_s28d.m
 $bin validate data/validation/eval_gpu_s29.csv --markdown "$tmp/eval_gpu_s29.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29b.csv --markdown "$tmp/eval_gpu_s29b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md" >/dev/null
+$bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -613,6 +614,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "SingleStream, batch 1. Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s29.md"
+  echo
+  echo "# Evaluation: eval_gpu_s29c.csv (frozen)"
+  echo
+  echo "Gathered in session 29 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "mvsjober/ml-benchmarks (CSC's benchmark suite: PyTorch DDP ResNet-50 v1.5 FP32 training, batch 32 per GPU, on 1, 2"
+  echo "and 4 GPUs of one Puhti V100 or Mahti A100 node, synthetic host batches and ImageNet JPEGs; PyTorch 1.11 and 2.2/2.3)"
+  echo "and the transformers multi-GPU guide (GPT-2 small fine-tuning in FP32 with DDP on two TITAN RTX, NVLink on and off)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s29c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
