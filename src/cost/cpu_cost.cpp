@@ -38,6 +38,8 @@ CpuCostConstants load_constants() {
   c.reference_host_ghz = positive("reference_host_ghz");
   c.head_gemm_peak_fraction = positive("head_gemm_peak_fraction");
   c.fresh_page_gbps_per_socket = positive("fresh_page_gbps_per_socket");
+  c.fresh_page_free_share = positive("fresh_page_free_share");
+  c.munmap_gbps_one_thread = positive("munmap_gbps_one_thread");
   {
     const auto& r = f.table("onednn_reorder");
     const TomlFields rf(r, "'" + path.string() + "' [onednn_reorder]");
@@ -56,6 +58,7 @@ CpuCostConstants load_constants() {
   if (c.cache_resident_fraction > 1) f.fail("cache_resident_fraction", "must be at most 1");
   if (c.two_socket_efficiency > 1) f.fail("two_socket_efficiency", "must be at most 1");
   if (c.head_gemm_peak_fraction > 1) f.fail("head_gemm_peak_fraction", "must be at most 1");
+  if (c.fresh_page_free_share >= 1) f.fail("fresh_page_free_share", "must be below 1");
   if (const auto* src = t["sources"].as_table())
     for (const auto& [k, v] : *src)
       if (auto s = v.value<std::string>()) c.sources[std::string(k.str())] = *s;
@@ -186,11 +189,16 @@ double CpuCostModel::streaming_threads(double elements) const {
 double CpuCostModel::fresh_pages_us(double tensor_bytes, double calls) const {
   const double threshold = runtime_.fresh_pages_above_bytes;
   if (!(threshold > 0) || !(tensor_bytes > threshold) || !(calls > 0)) return 0.0;
-  // The zone lock of each NUMA node's page allocator bounds the rate (the faults of the intra-op team and the free
-  // on the framework's thread alike): a process spread over both sockets faults its pages on both nodes, one of
-  // several processes on a socket gets its share (memory_share) of that socket's.
-  const double rate = c_.fresh_page_gbps_per_socket * 1e3 * cpu_.sockets * cpu_.memory_share;
-  return calls * tensor_bytes / rate;
+  // Faulting in: the intra-op team's threads write the new tensor, each faulting in and zeroing its pages on its own
+  // node, and the zone lock of each node's page allocator bounds the rate: a process spread over both sockets faults
+  // on both nodes, one of several processes on a socket gets its share (memory_share) of that socket's. The measured
+  // full-load rate covers a fault and a munmap per page in every task; the fault side is that rate without the free
+  // path's share. Freeing: glibc returns the block with munmap on the thread that drops the tensor, the framework's
+  // one thread in eager mode, while the team waits for the next op: one thread's rate, whatever the sockets.
+  const double rate = c_.fresh_page_gbps_per_socket / (1.0 - c_.fresh_page_free_share) * 1e3 * cpu_.sockets *
+                      cpu_.memory_share;
+  const double unmap = c_.munmap_gbps_one_thread * 1e3;
+  return calls * tensor_bytes / rate + calls * tensor_bytes / unmap;
 }
 
 double CpuCostModel::fork_join_us() const { return c_.omp_fork_join_us_per_thread * cpu_.total_cores(); }

@@ -33,6 +33,8 @@ struct CpuCostConstants {
   double reference_host_ghz = 0;            // clock of the host the runtimes' per-op host costs are quoted for
   double head_gemm_peak_fraction = 0;       // share of one core's FP32 FMA peak one attention head's product reaches
   double fresh_page_gbps_per_socket = 0;    // bytes of fresh 4 KiB pages one socket faults in, zeroes and frees per second
+  double fresh_page_free_share = 0;         // share of fresh_page_gbps_per_socket's per-page time spent freeing the page
+  double munmap_gbps_one_thread = 0;        // bytes of mapped 4 KiB pages one thread's munmap zaps and frees per second
   // [onednn_reorder]: oneDNN reorder primitives as timed on a measuring host (PyTorch eager's per-call reorders).
   struct OnednnReorder {
     double host_cores = 0;             // cores of the measuring host
@@ -99,8 +101,10 @@ class CpuCostModel {
   // Threads an elementwise loop of `elements` runs on (all cores when 0).
   double streaming_threads(double elements) const;
   // Time the cores spend on a fresh tensor of `tensor_bytes` that `calls` calls allocate each: above the runtime's
-  // fresh_pages_above_bytes every page is faulted in, zeroed and later unmapped, at fresh_page_gbps_per_socket
-  // per socket of the part (its share of the socket for one of several processes); 0 below it.
+  // fresh_pages_above_bytes every page is faulted in and zeroed by the intra-op team, at the node allocators' rate
+  // without its free share (fresh_page_gbps_per_socket / (1 - fresh_page_free_share) per socket of the part, its
+  // share of the socket for one of several processes), then unmapped by the framework's one thread when the tensor
+  // dies, at munmap_gbps_one_thread, serial to the ops; 0 below it.
   double fresh_pages_us(double tensor_bytes, double calls = 1) const;
   // Time of one OpenMP parallel region over all the cores (the intra-op team).
   double fork_join_us() const;
