@@ -138,6 +138,19 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
     measured_clock_ =
         device.measured->tdp_w > 0 ? arch.power.clock_at_power(device.tdp_w, device.measured->tdp_w)
                                    : 1.0;
+  // The measured tensor efficiency is a cuBLAS FP16-input, FP32-accumulate GEMM (device_spec.h). Where that pipe
+  // runs at half the FP16-accumulate rate (GeForce boards), the measured run kept the tensor cores half as busy
+  // per clock as an FP16-accumulate GEMM does, and an efficiency above 1 is GPU Boost past the rated clock that
+  // the lighter load left room for. At the full rate the board gets no more than its rated boost, lowered where
+  // the power model's load for that GEMM (the architecture's tensor_power_fraction, derived at the full rate)
+  // passes the limit: the clock every unmeasured board gets (docs/calibration.md, session 29 h/llm29).
+  if (device.measured && device.measured->gemm_efficiency_tensor &&
+      device.peak(Pipe::kTcFp16Fp16Acc) > device.peak(Pipe::kTcFp16Fp32Acc) && device.peak(Pipe::kTcFp16Fp32Acc) > 0) {
+    const double measured = *device.measured->gemm_efficiency_tensor;
+    const double limit = device.measured->tdp_w > 0 ? device.measured->tdp_w : device.tdp_w;
+    const double load_w = full_load_w_ * arch.power.charged_activity(Pipe::kTcFp16Fp16Acc, std::min(1.0, measured));
+    full_rate_tensor_clock_ = arch.power.clock_at_power(limit, load_w) / std::max(1.0, measured);
+  }
 }
 
 double KernelCostModel::clock_factor(double activity, bool tensor) const {
@@ -274,6 +287,7 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   // The pipes run busy for this share of the time at boost; the power it draws sets the clock.
   const double activity = std::min(1.0, base * k.shape_efficiency * efficiency);
   k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
+  if (pipe == Pipe::kTcFp16Fp16Acc) k.clock_factor *= full_rate_tensor_clock_;
   const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on

@@ -156,6 +156,9 @@ class KernelCostModel {
   std::uint64_t tile_context_ = 0;
   double full_load_w_ = 0;        // board power with every SM's pipes busy at boost
   double measured_clock_ = 0;     // > 0: efficiencies measured on the card; clock relative to that point
+  // FP16-accumulate tensor GEMMs on a board whose measured tensor efficiency was taken on a slower FP32-accumulate
+  // pipe (GeForce: half rate): the clock of the full-rate load relative to the measured point (1 elsewhere).
+  double full_rate_tensor_clock_ = 1;
 };
 
 }  // namespace perfcast
