@@ -109,6 +109,12 @@ CostConstants load() {
   c.split_k_min_depth = g.number("split_k_min_depth");
   c.split_k_waves_cublas_cuda = g.number("split_k_waves_cublas_cuda");
   if (c.split_k_waves_cublas_cuda < 1) g.fail("split_k_waves_cublas_cuda", "must be at least 1");
+  c.misaligned_tensor_efficiency_2b = g.by_sm("misaligned_tensor_efficiency_2b");
+  c.misaligned_tensor_efficiency_4b = g.by_sm("misaligned_tensor_efficiency_4b");
+  c.misaligned_tensor_efficiency_8b = g.by_sm("misaligned_tensor_efficiency_8b");
+  for (const auto* m : {&c.misaligned_tensor_efficiency_2b, &c.misaligned_tensor_efficiency_4b, &c.misaligned_tensor_efficiency_8b})
+    for (const auto& [sm, e] : *m)
+      if (!(e > 0 && e <= 1)) g.fail("misaligned_tensor_efficiency_*", "entry sm_" + std::to_string(sm) + " must be in (0, 1]");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");

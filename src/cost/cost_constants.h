@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ struct CostConstants {
   // cuBLAS's CUDA-core SGEMMs split K until the grid fills up to this many waves of the SMs (1: only a grid under
   // one wave splits, as every other GEMM does).
   double split_k_waves_cublas_cuda = 1;
+  // Tensor-core GEMMs whose leading dimensions (a linear layer's in and out features; attention's key length and
+  // head size) are aligned to only 2, 4 or 8 bytes, by compute capability: the fraction of the aligned kernel's
+  // rate the library's under-aligned fallback kernel reaches ([gemm] misaligned_tensor_efficiency_*; an
+  // architecture without an entry keeps the aligned rate).
+  std::map<int, double> misaligned_tensor_efficiency_2b, misaligned_tensor_efficiency_4b, misaligned_tensor_efficiency_8b;
   double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
   double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
   double winograd_fused_efficiency = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "cost/attention_kernels.h"
@@ -439,6 +440,38 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   return k;
 }
 
+// A tensor-core GEMM handed to cuBLAS with leading dimensions that are not multiples of 16 bytes (RuntimeProfile::
+// gemm_alignment_fallback): cuBLAS's Hopper kernels load tiles with TMA, which needs 16-byte-aligned rows, and its
+// Ampere-style kernels read 16-byte vectors; a smaller alignment runs a kernel built for it (cutlass_80_*_align2 /
+// _align4, cutlass_75_*_align1 on the H200: data/device_sessions/2026-12-04-h200). The alignment is the largest
+// power of two dividing both leading dimensions, in bytes of the pipe's operands, capped at 16.
+double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, const CostContext& ctx) {
+  if (!ctx.runtime.gemm_alignment_fallback || !is_tensor_pipe(pipe) || n <= 0 || k <= 0) return 1.0;
+  double elem = 0;
+  switch (pipe) {
+    case Pipe::kTcFp16Fp32Acc:
+    case Pipe::kTcFp16Fp16Acc:
+    case Pipe::kTcBf16:
+      elem = 2;
+      break;
+    case Pipe::kTcTf32:
+      elem = 4;
+      break;
+    default:
+      return 1.0;  // INT8 / FP8: no measured under-aligned kernel
+  }
+  const std::int64_t common = std::gcd(n, k);
+  double bytes = elem;
+  while (bytes < 16 && common % static_cast<std::int64_t>(2 * bytes / elem) == 0) bytes *= 2;
+  if (bytes >= 16) return 1.0;
+  const auto& c = ctx.kernels.constants();
+  const auto& table = bytes <= 2 ? c.misaligned_tensor_efficiency_2b
+                      : bytes <= 4 ? c.misaligned_tensor_efficiency_4b
+                                   : c.misaligned_tensor_efficiency_8b;
+  const auto it = table.find(ctx.kernels.device().sm_version);
+  return it == table.end() ? 1.0 : it->second;
+}
+
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& c = op.conv;
   // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
@@ -496,7 +529,8 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double a_b = static_cast<double>(op.in_elems) * eb.act, out_b = static_cast<double>(op.out_elems) * eb.act;
   const double w_b = static_cast<double>(op.weight_elems) * eb.weight;
   const double flops = matmul_flops(g);
-  const double lib = ctx.library_efficiency(pipe);
+  // Every phase's GEMM has the same leading dimensions (the output's n and the input's k; m, the rows, never is one).
+  const double lib = ctx.library_efficiency(pipe) * gemm_alignment_efficiency(g.n, g.k, pipe, ctx);
   if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
   // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
   MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};
@@ -591,8 +625,10 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const double score_gemm_flops = 2.0 * matmul_flops(scores) * (phase == Phase::kForward ? 1.0 : 2.0);
   const double score_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.kv_len);
   const double score_bytes = score_elems * ctx.plan.bytes.act;
-  KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, score_gemm_flops, w.bytes - 2.0 * score_bytes, 1.0,
-                         phase == Phase::kForward ? 2.0 : 4.0, GemmLibrary::kCublas);  // torch.matmul: cuBLAS bmm
+  // torch.matmul: cuBLAS bmm; the leading dimensions of QK^T, PV and their gradients are the key length and head size.
+  KernelCost k = km.gemm(scores, ctx.plan.matmul_pipe, score_gemm_flops, w.bytes - 2.0 * score_bytes,
+                         gemm_alignment_efficiency(a.kv_len, a.head_dim, ctx.plan.matmul_pipe, ctx),
+                         phase == Phase::kForward ? 2.0 : 4.0, GemmLibrary::kCublas);
   const ScorePasses sp = score_passes(a, phase, ctx);
   KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
   accumulate(k, s);

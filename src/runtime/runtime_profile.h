@@ -147,6 +147,10 @@ struct RuntimeProfile {
   // Eager autograd gives a linear layer's bias its gradient by summing dY over the rows (the broadcast's
   // sum_to_size in addmm's and add's backward): one reduction kernel per biased layer in backward, reading dY.
   bool linear_bias_grad_kernel = false;
+  // The runtime hands cuBLAS a tensor-core GEMM whose leading dimensions are not multiples of 16 bytes as it is
+  // (no padding): cuBLAS then runs an under-aligned kernel ([gemm] misaligned_tensor_efficiency_*; XLA pads such
+  // GEMMs to multiples of 8 itself, TensorRT and Inductor choose or pad their own).
+  bool gemm_alignment_fallback = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   // ONNX Runtime's Attention op runs TensorRT's fused MHA kernel on half-precision cores that
   // data/attention.toml [onnxruntime_fused_mha] admits (GPU, head size, sequence length).
