@@ -492,5 +492,47 @@ TEST(TensorFlowTf32Layout, CudaCoreFp32ConvolutionsAreNotTransposed) {
                    conv_kernel_cost(g, "v100-sxm2-16gb", "fp32", off).bytes);
 }
 
+// ---------------------------------------------------------------- 5. TF 2.3's XLA on the A100: fused half convolutions
+
+// XLA's cudnn_fused_conv_rewriter turns F16 max(conv + bias, 0) into one cudnnConvolutionBiasActivationForward call.
+// Upstream TF before 2.4 predates Ampere (TF 2.4.0 release notes: first release built for CUDA 11 / cuDNN 8; a TF 2.3
+// XLA log on the A100: 'Unknown compute capability (8, 0) .Defaulting to telling LLVM that we're compiling for
+// sm_75'), and Lambda's TF 2.3 XLA AMP AlexNet / VGG-16 inference on the A100 ran at its plain-TF FP32 rate (17,696 /
+// 1,348 against 18,920 / 1,309 images/s) while plain TF 2.3 AMP ran 2.1-2.2x faster: the fused half convolutions ran
+// on CUDA cores. Backward convolutions, convolutions with a batch norm before the ReLU, NVIDIA's TF 1.15 XLA builds,
+// TF >= 2.4 and pre-Ampere GPUs keep their tensor cores.
+TEST(XlaFusedHalfConv, Tf23XlaRunsFusedHalfConvReluOffTheA100TensorCores) {
+  const RuntimeProfile xla = find_runtime("tensorflow-xla");
+  const RuntimeProfile tf23 = at_version(xla, "2.3");
+  const RuntimeProfile tf24 = at_version(xla, "2.4");
+  EXPECT_DOUBLE_EQ(tf23.fused_conv_half_cuda_cores_from_sm, 80);
+  EXPECT_DOUBLE_EQ(tf24.fused_conv_half_cuda_cores_from_sm, 0);
+  EXPECT_DOUBLE_EQ(at_version(xla, "1.15.4").fused_conv_half_cuda_cores_from_sm, 0);
+  EXPECT_DOUBLE_EQ(at_version(find_runtime("tensorflow"), "2.3").fused_conv_half_cuda_cores_from_sm, 0);
+  const Graph g = conv_bias_relu(3, true);
+  const KernelCost slow = conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf23, Phase::kForward, true);
+  const KernelCost fast = conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf24, Phase::kForward, true);
+  // 19.5 FP32 against 312 FP16 tensor TFLOPS on paper: at least twice as slow whatever the algorithm.
+  EXPECT_GT(slow.time_us, 2.0 * fast.time_us);
+  // The half tensors are still what it reads and writes.
+  EXPECT_LE(slow.bytes, 1.5 * fast.bytes);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf23, Phase::kBackward, true).time_us,
+                   conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf24, Phase::kBackward, true).time_us);
+}
+
+TEST(XlaFusedHalfConv, BatchNormBeforeTheReluTuringAndOlderXlaKeepTensorCores) {
+  const RuntimeProfile xla = find_runtime("tensorflow-xla");
+  const RuntimeProfile tf23 = at_version(xla, "2.3");
+  const RuntimeProfile tf24 = at_version(xla, "2.4");
+  const Graph bn = conv_bn_relu();
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(bn, "a100-sxm4-40gb", "amp", tf23, Phase::kForward, true).time_us,
+                   conv_kernel_cost(bn, "a100-sxm4-40gb", "amp", tf24, Phase::kForward, true).time_us);
+  const Graph g = conv_bias_relu(3, true);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "rtx-2080-ti", "amp", tf23, Phase::kForward, true).time_us,
+                   conv_kernel_cost(g, "rtx-2080-ti", "amp", tf24, Phase::kForward, true).time_us);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "a100-sxm4-40gb", "amp", at_version(xla, "1.15.4"), Phase::kForward, true).time_us,
+                   conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf24, Phase::kForward, true).time_us);
+}
+
 }  // namespace
 }  // namespace perfcast

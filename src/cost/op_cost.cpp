@@ -1030,6 +1030,21 @@ bool max_pool_after_conv(const std::vector<Op>& ops, std::size_t index, const Ru
   return false;
 }
 
+// Whether ops[index], a convolution, has a ReLU as its only consumer that the runtime runs in the convolution's
+// kernel: XLA's cudnn_fused_conv_rewriter matches max(conv (+ bias), 0) where the convolution has one user and
+// makes it one cudnnConvolutionBiasActivationForward call; a batch norm between them (ResNet, Inception) is no match.
+bool relu_fused_into_conv(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
+  std::size_t users = 0, relu = ops.size();
+  for (std::size_t j = index + 1; j < ops.size(); ++j)
+    for (int in : ops[j].inputs)
+      if (in == static_cast<int>(index)) {
+        ++users;
+        relu = j;
+      }
+  return users == 1 && ops[relu].kind == OpKind::kElementwise && ops[relu].pointwise == PointwiseKind::kRelu &&
+         fusion_of(ops, relu, runtime, training) == Fusion::kIntoPrevious;
+}
+
 OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {
   const Op& op = ops[index];
   OpCost out;
@@ -1088,6 +1103,15 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
           out.cost = conv ? conv_cost(merged, phase, ctx) : matmul_cost(merged, phase, ctx);
           return out;
         }
+      }
+      // A fused half convolution + (bias +) ReLU in a runtime whose compiler predates the GPU's architecture runs
+      // on CUDA cores in FP32 math over its half tensors (RuntimeProfile::fused_conv_half_cuda_cores_from_sm).
+      if (conv && phase == Phase::kForward && ctx.runtime.fused_conv_half_cuda_cores_from_sm > 0 &&
+          km.device().sm_version >= ctx.runtime.fused_conv_half_cuda_cores_from_sm &&
+          (ctx.plan.conv_pipe == Pipe::kTcFp16Fp32Acc || ctx.plan.conv_pipe == Pipe::kTcFp16Fp16Acc) &&
+          relu_fused_into_conv(ops, index, ctx.runtime, ctx.training)) {
+        out.cost = conv_cost_on(op, phase, ctx, Pipe::kFp32);
+        return out;
       }
       out.cost = conv ? conv_cost(op, phase, ctx) : matmul_cost(op, phase, ctx);
       return out;

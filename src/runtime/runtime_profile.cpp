@@ -72,6 +72,8 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "cublas_workspace_bytes") return &r.cublas_workspace_bytes;
   if (key == "cublaslt_workspace_bytes") return &r.cublaslt_workspace_bytes;
   if (key == "native_batch_norm_forward_reads") return &r.native_batch_norm_forward_reads;
+  // XLA releases that predate an architecture ran their fused half convolutions off its tensor cores.
+  if (key == "fused_conv_half_cuda_cores_from_sm") return &r.fused_conv_half_cuda_cores_from_sm;
   return nullptr;
 }
 
@@ -221,6 +223,11 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     const double v = f.number_or(key, 0);
     if (v < 0 || v > 64 || v != static_cast<double>(static_cast<int>(v))) f.fail(key, "must be a whole number 0-64");
   }
+  r.fused_conv_half_cuda_cores_from_sm =
+      f.number_or("fused_conv_half_cuda_cores_from_sm", r.fused_conv_half_cuda_cores_from_sm);
+  if (const double v = r.fused_conv_half_cuda_cores_from_sm;
+      v != 0 && (v < 50 || v > 200 || v != static_cast<double>(static_cast<int>(v))))
+    f.fail("fused_conv_half_cuda_cores_from_sm", "must be 0 (never) or an SM version like 80");
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");

@@ -119,6 +119,11 @@ struct RuntimeProfile {
   // for FP16) and keeps the layer on tensor cores; 0 = the layer runs on CUDA cores in FP32 math.
   double conv_input_channel_pad_int8 = 0;
   double conv_input_channel_pad_half = 0;
+  // A half-precision forward convolution whose ReLU (and bias) the runtime fuses into one library call (XLA's
+  // cudnn_fused_conv_rewriter: cudnnConvolutionBiasActivationForward) runs on CUDA cores in FP32 math, with half
+  // storage, on GPUs of this SM version and later; 0 = never. Set by a [[version]] rule for TensorFlow releases
+  // whose XLA predates the architecture (data/runtimes/tensorflow-xla.toml [sources]).
+  double fused_conv_half_cuda_cores_from_sm = 0;
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
   bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)
