@@ -127,8 +127,7 @@ RuntimeProfile runtime_for(const PredictRequest& r) {
   // TF's remapper fuses Conv2D + BiasAdd + Relu on GPU for float convolutions only (IsGpuCompatibleDataType:
   // Conv2D needs DT_FLOAT); FP16 graphs (--use_fp16, auto mixed precision) keep three kernels. TF32 is FP32 in the graph.
   if (r.precision != "fp32" && r.precision != "tf32") runtime.fuse_conv_bias_relu_fp32 = false;
-  if (!r.harness.empty())
-    apply_harness(runtime, find_harness(r.harness), r.precision == "fp16" || r.precision == "amp");
+  if (!r.harness.empty()) apply_harness(runtime, find_harness(r.harness));
   if (r.cuda_graphs) {
     runtime.host_overhead_per_kernel_us = std::min(runtime.host_overhead_per_kernel_us, cost_constants().cuda_graph_host_us_per_kernel);
     runtime.gpu_gap_per_kernel_us = std::min(runtime.gpu_gap_per_kernel_us, cost_constants().cuda_graph_gap_us);

@@ -800,9 +800,7 @@ Fusion fusion_of(const std::vector<Op>& ops, std::size_t index, const RuntimePro
   // TensorRT's builder fuses a convolution with its bias and activation, not with the cross-channel LRN after it
   // (RuntimeProfile::lrn_own_kernel).
   if (runtime.lrn_own_kernel && op.pointwise == PointwiseKind::kLrn) return Fusion::kNone;
-  if ((training ? runtime.fuse_bn_activation_training : runtime.fuse_bn_activation_inference) &&
-      batch_norm_epilogue(ops, index))
-    return Fusion::kIntoPrevious;
+  if (!training && runtime.fuse_bn_activation_inference && batch_norm_epilogue(ops, index)) return Fusion::kIntoPrevious;
   // TF's grappler remapper (FindContractionWithBiasAndActivation, IsGpuCompatible) rewrites Conv2D + BiasAdd + Relu
   // into one _FusedConv2D on GPU when the filter is not 1x1 (1x1 stays unfused: "significantly slower in large scale
   // benchmarks"); the precision check is in runtime_for.

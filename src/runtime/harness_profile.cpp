@@ -24,8 +24,6 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
   if (h.syncs_per_step < 0 || h.syncs_per_step > 1e3) f.fail("syncs_per_step", "must be within 0..1000");
   h.input_threads = f.count_or("input_threads", 0, 4096);
   h.input_copy_in_step = t.contains("input_copy_in_step") && f.boolean("input_copy_in_step");
-  h.half_fuse_bn_activation = t.contains("half_fuse_bn_activation") && f.boolean("half_fuse_bn_activation");
-  h.half_input_channel_pad = f.count_or("half_input_channel_pad", 0, 8);
   if (t.contains("clip_per_tensor_kernels")) {
     h.per_tensor.clip_per_tensor_kernels = f.number("clip_per_tensor_kernels");
     h.per_tensor.clip_per_tensor_host_ops = f.number("clip_per_tensor_host_ops");
@@ -48,8 +46,7 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
     if (auto text = value.value<std::string>()) h.sources[std::string(key.str())] = *text;
   for (const char* key : {"host_step_us", "syncs_per_step"})
     if (!h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
-  for (const char* key : {"input_threads", "input_copy_in_step", "half_fuse_bn_activation", "half_input_channel_pad",
-                          "clip_per_tensor_kernels", "clip_per_tensor_host_ops",
+  for (const char* key : {"input_threads", "input_copy_in_step", "clip_per_tensor_kernels", "clip_per_tensor_host_ops",
                           "clip_per_tensor_grad_passes", "update_per_tensor_kernels", "update_per_tensor_host_ops",
                           "update_per_tensor_passes", "update_decay_kernels", "update_decay_passes"})
     if (t.contains(key) && !h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
@@ -65,16 +62,10 @@ const std::vector<HarnessProfile>& harness_catalog() {
 
 const HarnessProfile& find_harness(std::string_view id) { return find_by_id(harness_catalog(), id, "harness"); }
 
-void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness, bool half) {
+void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness) {
   runtime.host_step_us = harness.host_step_us;
   runtime.syncs_per_step = harness.syncs_per_step;
   runtime.per_tensor = harness.per_tensor;
-  if (!half) return;
-  if (harness.half_fuse_bn_activation) {
-    runtime.fuse_bn_activation_training = true;
-    runtime.fuse_bn_activation_inference = true;
-  }
-  if (harness.half_input_channel_pad > 0) runtime.conv_input_channel_pad_half = harness.half_input_channel_pad;
 }
 
 }  // namespace perfcast

@@ -1,10 +1,8 @@
 // How a measurement was timed (the harness column / --harness): the benchmark loop around the runtime, when it
 // differs from the loop the runtime profile assumes. A harness sets what the loop adds to every step, its own
 // host work and whether it waits for the GPU before the next step, and how it feeds real data (how many samples
-// its input pipeline decodes at once, whether the step waits for its own input copy). The runtime's kernels, fusion
-// and dispatch are unchanged, except where the benchmark script itself asks the framework for a documented option
-// of its model code (fused batch norm + activation, an input padded to 4 channels): a harness that names the
-// script names those too. Loaded from data/harnesses/<id>.toml.
+// its input pipeline decodes at once, whether the step waits for its own input copy); the runtime's kernels,
+// fusion and dispatch are unchanged. Loaded from data/harnesses/<id>.toml.
 #pragma once
 
 #include <map>
@@ -25,13 +23,6 @@ struct HarnessProfile {
   int input_threads = 0;      // samples the loop's input pipeline prepares at once (tf.data num_parallel_calls); 0 = no cap
   bool input_copy_in_step = false;  // the input batch's host-to-device copy runs inside the timed step, not beside it
   PerTensorOptimizer per_tensor;  // its unfused optimizer's own per-tensor clip and update (0: none)
-  // Half-precision runs only (--precision fp16 or amp), as the script asks for these only then:
-  // its model takes fused batch norm + ReLU and batch norm + add + ReLU kernels, in training and inference (NVIDIA
-  // MXNet's --fuse-bn-relu / --fuse-bn-add-relu): RuntimeProfile::fuse_bn_activation_{training,inference};
-  bool half_fuse_bn_activation = false;
-  // and its input pipeline writes the images padded to this many channels, so the first convolution takes them on
-  // tensor cores (RuntimeProfile::conv_input_channel_pad_half); 0 = the runtime's own.
-  double half_input_channel_pad = 0;
   std::map<std::string, std::string> sources;
 };
 
@@ -41,7 +32,7 @@ const std::vector<HarnessProfile>& harness_catalog();
 const HarnessProfile& find_harness(std::string_view id);
 
 // The runtime as the harness runs it: the harness's per-step host work and synchronisation replace the
-// runtime's own (its loop is the one timed); `half` (a half-precision run) adds its half-only model options.
-void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness, bool half);
+// runtime's own (its loop is the one timed).
+void apply_harness(RuntimeProfile& runtime, const HarnessProfile& harness);
 
 }  // namespace perfcast

@@ -29,7 +29,6 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "nchw_tf32_tensor_core_transposes") return &r.nchw_tf32_tensor_core_transposes;
   if (key == "nhwc_conv_transposes") return &r.nhwc_conv_transposes;
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
-  if (key == "fuse_bn_activation_training") return &r.fuse_bn_activation_training;
   if (key == "fuse_conv_bias_relu_fp32") return &r.fuse_conv_bias_relu_fp32;
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
   if (key == "autocast_per_op_casts") return &r.autocast_per_op_casts;
@@ -187,7 +186,6 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     if (bytes < 0) f.fail("cublas_workspace_bytes_by_sm", "entry sm_" + std::to_string(sm) + " must be >= 0");
   const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
   r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
-  r.fuse_bn_activation_training = flag_or("fuse_bn_activation_training", r.fuse_bn_activation_training);
   r.fuse_conv_bias_relu_fp32 = flag_or("fuse_conv_bias_relu_fp32", r.fuse_conv_bias_relu_fp32);
   r.nchw_tf32_tensor_core_transposes = flag_or("nchw_tf32_tensor_core_transposes", r.nchw_tf32_tensor_core_transposes);
   r.cublas_cuda9_tensor_grid = flag_or("cublas_cuda9_tensor_grid", r.cublas_cuda9_tensor_grid);

@@ -71,9 +71,6 @@ struct RuntimeProfile {
   bool fuse_matmul_epilogue = false;       // ... into the producing GEMM (default: as fuse_epilogue)
   bool fold_bn_inference = false;          // inference batch norm folded into conv weights
   bool fuse_bn_activation_inference = false;  // inference batch norm (+ residual add) + ReLU run as one kernel
-  // The same in training: the batch norm's forward takes the ReLU (and the residual add before it) and its backward
-  // applies the ReLU's mask itself (NVIDIA MXNet's NHWC BatchNorm with act_type and BatchNormAddRelu).
-  bool fuse_bn_activation_training = false;
   // FP32 2-D convolution with bias, not 1x1, + ReLU runs as one kernel (TF grappler remapper _FusedConv2D); resolved
   // off for other precisions by runtime_for
   bool fuse_conv_bias_relu_fp32 = false;
