@@ -4,10 +4,11 @@
 //
 // Expectations from outside the code, set before comparing:
 // - The published torch.mm rates the [measured] tables come from stay what they are: RTX 3090 FP16 (FP32
-//   accumulate) 75.48 / 75.64 / 75.88 TFLOPS on three boards, RTX 4090 158.9-172.4 TFLOPS
+//   accumulate) 75.48 / 75.64 / 75.88 TFLOPS on three boards, RTX 4090 162.35-171.06 TFLOPS on four stock 24 GB boards
 //   (github.com/zzc0721/torch-performance-test-data database.md at 078586871da31ad6aaaf6fa43bc4ec3f284b151d).
 // - An FP16-accumulate GEMM on a GeForce board gains less than the datasheet's 2x over the FP32-accumulate one: a
-//   Triton matmul on an RTX 4060 (sm_89) reaches 1.72x at n = 2048 (github.com/triton-lang/triton/issues/10851).
+//   Triton matmul on an RTX 4060 (sm_89) reaches 1.72x at n = 2048 (github.com/triton-lang/triton/issues/10851; a
+//   loose bound: that kernel is limited by instruction issue, not by cuBLAS's tiles or the board's power).
 //   Before this change perfcast gave the RTX 3090 exactly 2x (the FP32-accumulate efficiency, GPU Boost past the
 //   rated clock included, applied to a load twice as heavy).
 #include <gtest/gtest.h>
@@ -37,8 +38,8 @@ TEST(GeforceFp16Accumulate, MeasuredFp32AccumulateRatesUnchanged) {
     EXPECT_LT(rtx3090 / published, 1.1) << rtx3090;
   }
   const double rtx4090 = square_rate("rtx-4090", Pipe::kTcFp16Fp32Acc, 8192);
-  EXPECT_GT(rtx4090, 0.9 * 158.93);
-  EXPECT_LT(rtx4090, 1.1 * 172.39);
+  EXPECT_GT(rtx4090, 0.9 * 162.35);
+  EXPECT_LT(rtx4090, 1.1 * 171.06);
 }
 
 TEST(GeforceFp16Accumulate, FullRateGainsLessThanTwiceTheHalfRate) {

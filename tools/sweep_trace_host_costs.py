@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
 """Per-call host cost of single PyTorch ops in a kernel-sweep profiler trace, beside what the host model charges.
 
-Usage: tools/sweep_trace_host_costs.py [--host-score N] TRACE.json.gz ...
+Usage: tools/sweep_trace_host_costs.py [--host ID] TRACE.json.gz ...
   e.g. tools/sweep_trace_host_costs.py data/device_sessions/2026-12-04-h200/kernel_sweep_seed2026120*_trace.json.gz
 
 `tools/device_session/kernel_sweep.py` profiles one more call of each swept op inside a `sweepN` range. For every
 top-level `cpu_op` inside a range (an aten op not nested in another) this prints, per op name, the median profiled
 duration, the launch calls inside it and the events the profiler recorded inside it (the op itself included), and
 the median of all launch calls. The `charged` column is what the host model (docs/host-model.md) charges that call
-at a host of the given single-thread score: (host_inline_op_us + launches x host_overhead_per_kernel_us
+at the --host of the trace (its single-thread score): (host_inline_op_us + launches x host_overhead_per_kernel_us
 [+ host_library_call_us for linear / conv / matmul ops]) x reference score / host score, plus the fit's 2 us per
 recorded event (docs/host-trace-fit.md), read from data/runtimes/pytorch.toml and data/cost_model.toml. The
 module call (`host_module_call_us`) is not in it: the sweep calls ops directly. Evidence for docs/calibration.md
 (session 29, h/host29); it writes nothing.
 """
-import argparse, bisect, collections, gzip, json, os, statistics, tomllib
+import argparse
+import bisect
+import collections
+import gzip
+import json
+import os
+import statistics
+import tomllib
 
 LIBRARY = ("linear", "conv", "matmul", "addmm", "aten::mm", "bmm")
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -36,13 +43,14 @@ def toml_number(path, key):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("traces", nargs="+")
-    p.add_argument("--host-score", type=float, default=3264.0,
-                   help="single-thread score of the trace's host (default: data/hosts/emr-kvm-2p1ghz.toml's 3264)")
+    p.add_argument("--host", default="emr-kvm-2p1ghz",
+                   help="data/hosts id of the trace's host, whose single_thread_score scales the charge "
+                        "(default: the H200 session's emr-kvm-2p1ghz)")
     a = p.parse_args()
     rt = "data/runtimes/pytorch.toml"
     inline, launch, library = (toml_number(rt, k) for k in
                                ("host_inline_op_us", "host_overhead_per_kernel_us", "host_library_call_us"))
-    scale = toml_number("data/cost_model.toml", "reference_single_thread_score") / a.host_score
+    scale = toml_number("data/cost_model.toml", "reference_single_thread_score") / toml_number(f"data/hosts/{a.host}.toml", "single_thread_score")
     for path in a.traces:
         with gzip.open(path, "rt") as f:
             ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]

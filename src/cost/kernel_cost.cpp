@@ -141,15 +141,18 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
   // The measured tensor efficiency is a cuBLAS FP16-input, FP32-accumulate GEMM (device_spec.h). Where that pipe
   // runs at half the FP16-accumulate rate (GeForce boards), the measured run kept the tensor cores half as busy
   // per clock as an FP16-accumulate GEMM does, and an efficiency above 1 is GPU Boost past the rated clock that
-  // the lighter load left room for. At the full rate the board gets no more than its rated boost, lowered where
-  // the power model's load for that GEMM (the architecture's tensor_power_fraction, derived at the full rate)
-  // passes the limit: the clock every unmeasured board gets (docs/calibration.md, session 29 h/llm29).
+  // the lighter load left room for. At the full rate the board gets no more than its rated boost (the boost is
+  // taken out of the efficiency before the busy share is capped at 1), lowered where the power model's load at
+  // the full rate (the architecture's tensor_power_fraction) passes the limit. Unlike an unmeasured board's clock,
+  // which follows each GEMM's busy share, this one is computed once at full activity: small FP16-accumulate GEMMs
+  // that would draw less are charged the same clock (docs/calibration.md, session 29 h/llm29).
   if (device.measured && device.measured->gemm_efficiency_tensor &&
       device.peak(Pipe::kTcFp16Fp16Acc) > device.peak(Pipe::kTcFp16Fp32Acc) && device.peak(Pipe::kTcFp16Fp32Acc) > 0) {
     const double measured = *device.measured->gemm_efficiency_tensor;
     const double limit = device.measured->tdp_w > 0 ? device.measured->tdp_w : device.tdp_w;
     const double load_w = full_load_w_ * arch.power.charged_activity(Pipe::kTcFp16Fp16Acc, std::min(1.0, measured));
-    full_rate_tensor_clock_ = arch.power.clock_at_power(limit, load_w) / std::max(1.0, measured);
+    full_rate_tensor_clock_ = arch.power.clock_at_power(limit, load_w);
+    full_rate_tensor_boost_ = std::max(1.0, measured);
   }
 }
 
@@ -285,9 +288,11 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   k.tile_m = tile.tile_m, k.tile_n = tile.tile_n, k.split_k = tile.split_k;
   const double base = tensor ? arch_.gemm_efficiency_tensor : arch_.gemm_efficiency_cuda;
   // The pipes run busy for this share of the time at boost; the power it draws sets the clock.
-  const double activity = std::min(1.0, base * k.shape_efficiency * efficiency);
+  const bool full_rate_fp16_acc = pipe == Pipe::kTcFp16Fp16Acc;
+  const double activity = std::min(
+      1.0, base * k.shape_efficiency * efficiency / (full_rate_fp16_acc ? full_rate_tensor_boost_ : 1.0));
   k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
-  if (pipe == Pipe::kTcFp16Fp16Acc) k.clock_factor *= full_rate_tensor_clock_;
+  if (full_rate_fp16_acc) k.clock_factor *= full_rate_tensor_clock_;
   const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on

@@ -157,8 +157,10 @@ class KernelCostModel {
   double full_load_w_ = 0;        // board power with every SM's pipes busy at boost
   double measured_clock_ = 0;     // > 0: efficiencies measured on the card; clock relative to that point
   // FP16-accumulate tensor GEMMs on a board whose measured tensor efficiency was taken on a slower FP32-accumulate
-  // pipe (GeForce: half rate): the clock of the full-rate load relative to the measured point (1 elsewhere).
+  // pipe (GeForce: half rate): the power model's clock for the full-rate load, and the GPU Boost above the rated
+  // clock that the measured efficiency carries (1 elsewhere).
   double full_rate_tensor_clock_ = 1;
+  double full_rate_tensor_boost_ = 1;
 };
 
 }  // namespace perfcast
