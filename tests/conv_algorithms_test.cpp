@@ -10,9 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "cost/kernel_cost.h"
 #include "cost/op_cost.h"
 #include "cost/precision.h"
@@ -518,6 +522,41 @@ TEST(XlaFusedHalfConv, Tf23XlaRunsFusedHalfConvReluOffTheA100TensorCores) {
   EXPECT_LE(slow.bytes, 1.5 * fast.bytes);
   EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf23, Phase::kBackward, true).time_us,
                    conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf24, Phase::kBackward, true).time_us);
+}
+
+// The key is an SM version (TF 2.3's XLA on sm_80 and later) or 0: a [[version]] rule that sets it takes the top-level
+// key's check, so a compute capability written as 8.0 or 7.5 is refused with the key named, not read as "every GPU".
+TEST(XlaFusedHalfConv, AVersionRuleTakesTheTopLevelKeysSmCheck) {
+  namespace fs = std::filesystem;
+  const fs::path shipped = fs::path(PERFCAST_SOURCE_DIR) / "data" / "runtimes" / "tensorflow-xla.toml";
+  std::ifstream in(shipped);
+  std::stringstream text;
+  text << in.rdbuf();
+  const fs::path dir = fs::temp_directory_path() / "perfcast_sm_from_rule_test";
+  fs::create_directories(dir);
+  const auto load_error = [&](const std::string& name, const std::string& head, const std::string& tail) {
+    const fs::path file = dir / name;
+    std::ofstream(file) << head << text.str() << tail;
+    try {
+      load_runtime(file);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string rule = "\n[[version]]\nfrom = \"1.0\"\nfused_conv_half_cuda_cores_from_sm = ";
+  for (const char* bad : {"7.5", "8", "1000"}) {
+    const std::string top = load_error("top.toml", std::string("fused_conv_half_cuda_cores_from_sm = ") + bad + "\n", "");
+    const std::string in_rule = load_error("rule.toml", "", rule + bad + "\n");
+    EXPECT_NE(top.find("'fused_conv_half_cuda_cores_from_sm' must be 0 (never) or an SM version like 80"), std::string::npos) << top;
+    EXPECT_NE(in_rule.find("'version.fused_conv_half_cuda_cores_from_sm' must be 0 (never) or an SM version like 80"),
+              std::string::npos)
+        << bad << ": " << in_rule;
+    EXPECT_EQ(in_rule.find('\n'), std::string::npos) << in_rule;  // one line
+  }
+  EXPECT_EQ(load_error("ok.toml", "", rule + "86\n"), "");
+  EXPECT_EQ(load_error("zero.toml", "", rule + "0\n"), "");
+  fs::remove_all(dir);
 }
 
 TEST(XlaFusedHalfConv, BatchNormBeforeTheReluTuringAndOlderXlaKeepTensorCores) {

@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "cost/kernel_cost.h"
+#include "cost/llm_kernels.h"
 #include "cost/op_cost.h"
 #include "cost/precision.h"
 #include "device/architecture.h"
@@ -90,6 +92,82 @@ TEST(GemmAlignment, AttentionOverAnOddSequenceRunsItsScoreGemmsUnderAligned) {
   const double even_off = first_op(attention(200), OpKind::kAttention, "h200-sxm-141gb", "pytorch", false).time_us;
   EXPECT_GT(odd_on, odd_off);
   EXPECT_DOUBLE_EQ(even_on, even_off);
+}
+
+// GPT-2's 50257-word LM head (768 -> 50257) is one cuBLAS call whichever path costs it: the graph's linear (training,
+// inference) and the language-model path's weight GEMM (prefill, generate) hand eager PyTorch's cuBLAS the same
+// unpadded leading dimensions, so both slow by the same factor on Hopper. nanoGPT pads GPT-2's vocabulary to 50304
+// (a multiple of 64) "for efficiency" (karpathy/nanoGPT model.py GPTConfig: vocab_size 50304, 'GPT-2 vocab_size of
+// 50257, padded up to nearest multiple of 64 for efficiency'): that head keeps the aligned rate on both paths.
+TEST(GemmAlignment, Gpt2HeadSlowsAlikeInTheGraphAndTheLanguageModelPath) {
+  const DeviceSpec device = find_gpu("h200-sxm-141gb");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel km(device, arch);
+  RuntimeProfile on = find_runtime("pytorch");
+  ASSERT_TRUE(on.gemm_alignment_fallback);
+  RuntimeProfile off = on;
+  off.gemm_alignment_fallback = false;
+  const PrecisionPlan plan = resolve_precision("fp16", device, arch, on, "", false);
+  ASSERT_TRUE(is_tensor_pipe(plan.matmul_pipe));
+  const WeightPrecision weights = resolve_weight_precision("fp16");
+  const LlmShape shape;
+  const auto ratios = [&](std::int64_t vocab) {
+    GraphBuilder g("head", 8192);
+    g.linear(g.input({768}), vocab);
+    const Graph graph = g.finish();
+    std::size_t index = 0;
+    while (graph.ops[index].kind != OpKind::kMatmul) ++index;
+    const auto graph_us = [&](const RuntimeProfile& rt) {
+      return cost_op(graph.ops, index, Phase::kForward, CostContext{km, rt, plan, false}).cost.time_us;
+    };
+    const auto llm_us = [&](const RuntimeProfile& rt) {
+      const LlmKernelContext c{device, arch, km, rt, weights, shape, plan, 2, plan.matmul_pipe, std::nullopt};
+      double us = 0;
+      for (const OpCost& k : weight_matmul_kernels(graph.ops[index], WeightFormat{"f16", 16}, 8192, 1, c))
+        us += k.cost.time_us;
+      return us;
+    };
+    return std::pair{graph_us(on) / graph_us(off), llm_us(on) / llm_us(off)};
+  };
+  const auto [graph_odd, llm_odd] = ratios(50257);
+  EXPECT_GT(graph_odd, 2.0) << "8192 tokens x 768 x 50257 is compute-bound: the align1 kernel's rate shows";
+  EXPECT_NEAR(llm_odd / graph_odd, 1.0, 1e-6);
+  const auto [graph_padded, llm_padded] = ratios(50304);
+  EXPECT_DOUBLE_EQ(graph_padded, 1.0);
+  EXPECT_DOUBLE_EQ(llm_padded, 1.0);
+}
+
+// The eager (unfused) attention of the language-model path runs QK^T and PV as cuBLAS batched GEMMs over the cached
+// keys: a prefill over an odd key length takes the under-aligned kernels as the graph's unfused attention does.
+TEST(GemmAlignment, EagerPrefillScoreGemmsOverAnOddKeyLengthRunUnderAligned) {
+  const DeviceSpec device = find_gpu("h200-sxm-141gb");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const KernelCostModel km(device, arch);
+  RuntimeProfile on = find_runtime("pytorch");
+  on.llm_fused_attention = false;
+  RuntimeProfile off = on;
+  off.gemm_alignment_fallback = false;
+  const PrecisionPlan plan = resolve_precision("fp16", device, arch, on, "", false);
+  const WeightPrecision weights = resolve_weight_precision("fp16");
+  const LlmShape shape;
+  const auto score_us = [&](const RuntimeProfile& rt, std::int64_t len) {
+    Op op;
+    op.kind = OpKind::kAttention;
+    op.name = "h.0.attn";
+    op.attn.batch = 8;
+    op.attn.heads = 12;
+    op.attn.kv_heads = 12;
+    op.attn.q_len = len;
+    op.attn.head_dim = 64;
+    op.attn.causal = true;
+    const LlmKernelContext c{device, arch, km, rt, weights, shape, plan, 2, plan.matmul_pipe, plan.matmul_pipe};
+    double us = 0;
+    for (const OpCost& k : kv_attention_kernels(op, len, c))
+      if (k.kind == OpKind::kAttention) us += k.cost.time_us;
+    return us;
+  };
+  EXPECT_GT(score_us(on, 1023), score_us(off, 1023));
+  EXPECT_DOUBLE_EQ(score_us(on, 1024), score_us(off, 1024));
 }
 
 }  // namespace

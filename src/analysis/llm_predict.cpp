@@ -170,8 +170,10 @@ Prediction predict_lora(const PredictRequest& request) {
       const double bytes = static_cast<double>(op.in_elems + op.out_elems) * plan.bytes.act +
                            static_cast<double>(op.weight_elems) * plan.bytes.weight;
       const MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
-      bwd.push_back(kernel_entry(op.name, OpKind::kMatmul,
-                                 km.gemm(dg, plan.matmul_pipe, flops, bytes, ctx.library_efficiency(plan.matmul_pipe) * cc.dgrad_efficiency),
+      // The same leading dimensions as the forward GEMM (cost_op), so the same alignment rule.
+      const double lib = ctx.library_efficiency(plan.matmul_pipe) *
+                         gemm_alignment_efficiency(g.n, g.k, plan.matmul_pipe, runtime, km);
+      bwd.push_back(kernel_entry(op.name, OpKind::kMatmul, km.gemm(dg, plan.matmul_pipe, flops, bytes, lib * cc.dgrad_efficiency),
                                  Phase::kBackward));
       continue;
     }

@@ -143,7 +143,10 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
     // registers and read only the packed bytes.
     const Pipe pipe = c.float_pipe;
     double eff = library_rate(c, pipe);
-    if (c.weights.scheme == WeightScheme::kWeightOnly) eff *= q.weight_only_dequant_efficiency;
+    if (c.weights.scheme == WeightScheme::kWeightOnly)
+      eff *= q.weight_only_dequant_efficiency;
+    else  // a float GEMM handed to cuBLAS as it is (a 50257-word head): the alignment rule of the graph ops
+      eff *= gemm_alignment_efficiency(op.mm.n, op.mm.k, pipe, c.runtime, km);
     if (rows < q.skinny_gemm_below_tokens) {
       // A few tokens: skinny-GEMM / GEMV kernels stream the weights once and keep every fetched row busy
       // (split-K over the SMs), so the token count is not padded up to a tile.
@@ -277,11 +280,14 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
       out.push_back(kernel_entry(name + ".kv_to_fp32", OpKind::kElementwise,
                                  km.streaming(0, 2.0 * (cache + cache / c.kv_bytes * 4.0))));
     const double operand = half ? 2.0 : 4.0;
+    // Both GEMMs' leading dimensions are the key length and the head size, as the graph's unfused attention's
+    // (op_cost.cpp): one alignment rule for the pair.
+    const double lib = library_rate(c, pipe) * gemm_alignment_efficiency(kv_len, a.head_dim, pipe, c.runtime, km);
     out.push_back(kernel_entry(name + ".kq", OpKind::kAttention,
-                               km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, library_rate(c, pipe))));
+                               km.gemm(kq, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + q_bytes + score_bytes, lib)));
     out.push_back(kernel_entry(name + ".softmax", OpKind::kSoftmax, km.timed(0, 5.0 * scores, 2.0 * score_bytes, Pipe::kFp32)));
     out.push_back(kernel_entry(name + ".kqv", OpKind::kAttention,
-                               km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, library_rate(c, pipe))));
+                               km.gemm(kqv, pipe, 0.5 * qkv_flops, cache / c.kv_bytes * operand + score_bytes + q_bytes, lib)));
   }
   out.push_back(kernel_entry(name + ".permute", OpKind::kDataMovement, km.streaming(0, 2.0 * q_bytes)));
   return out;

@@ -50,7 +50,59 @@ void repeat(OpCost& entry, double times) {
   entry.host_us *= times;
 }
 
+// A tensor-core GEMM handed to cuBLAS with leading dimensions that are not multiples of 16 bytes (RuntimeProfile::
+// gemm_alignment_fallback): cuBLAS's Hopper kernels load tiles with TMA, which needs 16-byte-aligned rows, and its
+// Ampere-style kernels read 16-byte vectors; a smaller alignment runs a kernel built for it (cutlass_80_*_align2 /
+// _align4, cutlass_75_*_align1 on the H200: data/device_sessions/2026-12-04-h200). The alignment is the largest
+// power of two dividing both leading dimensions, in bytes of the pipe's operands, capped at 16.
+double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, const RuntimeProfile& runtime,
+                                 const KernelCostModel& km) {
+  if (!runtime.gemm_alignment_fallback || !is_tensor_pipe(pipe) || n <= 0 || k <= 0) return 1.0;
+  double elem = 0;
+  switch (pipe) {
+    case Pipe::kTcFp16Fp32Acc:
+    case Pipe::kTcFp16Fp16Acc:
+    case Pipe::kTcBf16:
+      elem = 2;
+      break;
+    case Pipe::kTcTf32:
+      elem = 4;
+      break;
+    default:
+      return 1.0;  // INT8 / FP8: no measured under-aligned kernel
+  }
+  const std::int64_t common = std::gcd(n, k);
+  double bytes = elem;
+  while (bytes < 16 && common % static_cast<std::int64_t>(2 * bytes / elem) == 0) bytes *= 2;
+  if (bytes >= 16) return 1.0;
+  const auto& c = km.constants();
+  const auto& table = bytes <= 2 ? c.misaligned_tensor_efficiency_2b
+                      : bytes <= 4 ? c.misaligned_tensor_efficiency_4b
+                                   : c.misaligned_tensor_efficiency_8b;
+  const auto it = table.find(km.device().sm_version);
+  return it == table.end() ? 1.0 : it->second;
+}
+
 namespace {
+
+// The op that reads ops[producer]'s output when exactly one op reads it once; nullopt when none does, when more do
+// (an op reading it twice counts twice), or when the producer lies more than kConsumerScan ops before the graph's
+// end: the scan is bounded so that a pattern check run on every op of a long imported graph stays linear, and past
+// the bound the caller keeps its unfused form.
+constexpr std::size_t kConsumerScan = 4096;
+std::optional<std::size_t> sole_consumer(const std::vector<Op>& ops, std::size_t producer) {
+  if (producer >= ops.size() || ops.size() - producer > kConsumerScan) return std::nullopt;
+  std::optional<std::size_t> reader;
+  bool read = false;
+  for (std::size_t j = producer + 1; j < ops.size(); ++j)
+    for (int in : ops[j].inputs)
+      if (in == static_cast<int>(producer)) {
+        if (read) return std::nullopt;
+        read = true;
+        reader = j;
+      }
+  return reader;
+}
 
 // cuDNN's CUDNN_BATCHNORM_SPATIAL training kernels on NCHW tensors (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new
 // and their _singleread forms) give each channel one CTA: the grid is C CTAs, and a CTA streams its channel's N*H*W
@@ -440,36 +492,8 @@ KernelCost conv_cost_on(const Op& op, Phase phase, const CostContext& ctx, Pipe 
   return k;
 }
 
-// A tensor-core GEMM handed to cuBLAS with leading dimensions that are not multiples of 16 bytes (RuntimeProfile::
-// gemm_alignment_fallback): cuBLAS's Hopper kernels load tiles with TMA, which needs 16-byte-aligned rows, and its
-// Ampere-style kernels read 16-byte vectors; a smaller alignment runs a kernel built for it (cutlass_80_*_align2 /
-// _align4, cutlass_75_*_align1 on the H200: data/device_sessions/2026-12-04-h200). The alignment is the largest
-// power of two dividing both leading dimensions, in bytes of the pipe's operands, capped at 16.
 double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, const CostContext& ctx) {
-  if (!ctx.runtime.gemm_alignment_fallback || !is_tensor_pipe(pipe) || n <= 0 || k <= 0) return 1.0;
-  double elem = 0;
-  switch (pipe) {
-    case Pipe::kTcFp16Fp32Acc:
-    case Pipe::kTcFp16Fp16Acc:
-    case Pipe::kTcBf16:
-      elem = 2;
-      break;
-    case Pipe::kTcTf32:
-      elem = 4;
-      break;
-    default:
-      return 1.0;  // INT8 / FP8: no measured under-aligned kernel
-  }
-  const std::int64_t common = std::gcd(n, k);
-  double bytes = elem;
-  while (bytes < 16 && common % static_cast<std::int64_t>(2 * bytes / elem) == 0) bytes *= 2;
-  if (bytes >= 16) return 1.0;
-  const auto& c = ctx.kernels.constants();
-  const auto& table = bytes <= 2 ? c.misaligned_tensor_efficiency_2b
-                      : bytes <= 4 ? c.misaligned_tensor_efficiency_4b
-                                   : c.misaligned_tensor_efficiency_8b;
-  const auto it = table.find(ctx.kernels.device().sm_version);
-  return it == table.end() ? 1.0 : it->second;
+  return perfcast::gemm_alignment_efficiency(n, k, pipe, ctx.runtime, ctx.kernels);
 }
 
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
@@ -655,14 +679,8 @@ bool batch_norm_epilogue(const std::vector<Op>& ops, std::size_t index) {
     const Op& a = ops[i];
     if (a.pointwise != PointwiseKind::kAdd || a.inputs.size() != 2 || !is_batch_norm(a.inputs[0])) return false;
     // The add must feed a ReLU (the pattern's root) and nothing else.
-    int consumers = 0, relus = 0;
-    for (std::size_t j = i + 1; j < ops.size(); ++j)
-      for (int in : ops[j].inputs)
-        if (in == static_cast<int>(i)) {
-          ++consumers;
-          if (ops[j].pointwise == PointwiseKind::kRelu) ++relus;
-        }
-    return consumers == 1 && relus == 1;
+    const std::optional<std::size_t> user = sole_consumer(ops, i);
+    return user && ops[*user].pointwise == PointwiseKind::kRelu;
   };
   if (op.pointwise == PointwiseKind::kRelu && !op.inputs.empty()) {
     const int in = op.inputs[0];
@@ -776,20 +794,14 @@ ConcatRetarget concat_retarget(const std::vector<Op>& ops, std::size_t index, co
     in_sum += ops[static_cast<std::size_t>(id)].out_elems;
   }
   if (in_sum != op.out_elems || op.in_elems != op.out_elems) return {};
-  // Each input must be written by a kernel of its own and read by this op alone. The consumer scan is bounded so
-  // a long imported graph stays linear; past the bound the copy is kept.
-  constexpr std::size_t kConsumerScan = 4096;
+  // Each input must be written by a kernel of its own and read by this op alone (sole_consumer: past its bound the
+  // copy is kept).
   ConcatRetarget out{true, 0, 0};
   for (int id : op.inputs) {
     const auto p = static_cast<std::size_t>(id);
     const Op& producer = ops[p];
     if (producer.is_view || producer.kind == OpKind::kDataMovement || producer.kind == OpKind::kLoss) return {};
-    if (ops.size() - p > kConsumerScan) return {};
-    int readers = 0;
-    for (std::size_t j = p + 1; j < ops.size(); ++j)
-      for (int in : ops[j].inputs)
-        if (in == id) ++readers;
-    if (readers != 1) return {};
+    if (sole_consumer(ops, p) != index) return {};
     if (written_by_merged_layer(ops, id, runtime)) {
       out.copied_elems += producer.out_elems;
       ++out.copies;
@@ -1034,15 +1046,9 @@ bool max_pool_after_conv(const std::vector<Op>& ops, std::size_t index, const Ru
 // kernel: XLA's cudnn_fused_conv_rewriter matches max(conv (+ bias), 0) where the convolution has one user and
 // makes it one cudnnConvolutionBiasActivationForward call; a batch norm between them (ResNet, Inception) is no match.
 bool relu_fused_into_conv(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime, bool training) {
-  std::size_t users = 0, relu = ops.size();
-  for (std::size_t j = index + 1; j < ops.size(); ++j)
-    for (int in : ops[j].inputs)
-      if (in == static_cast<int>(index)) {
-        ++users;
-        relu = j;
-      }
-  return users == 1 && ops[relu].kind == OpKind::kElementwise && ops[relu].pointwise == PointwiseKind::kRelu &&
-         fusion_of(ops, relu, runtime, training) == Fusion::kIntoPrevious;
+  const std::optional<std::size_t> relu = sole_consumer(ops, index);
+  return relu && ops[*relu].kind == OpKind::kElementwise && ops[*relu].pointwise == PointwiseKind::kRelu &&
+         fusion_of(ops, *relu, runtime, training) == Fusion::kIntoPrevious;
 }
 
 OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase, const CostContext& ctx) {

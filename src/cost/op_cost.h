@@ -66,6 +66,13 @@ struct CostContext {
 // models' weight and attention GEMMs (cost/llm_kernels.cpp) directly.
 double library_efficiency_on(const RuntimeProfile& runtime, double tensor_library_efficiency, Pipe pipe);
 
+// The share of the aligned tensor-core rate a cuBLAS GEMM keeps when its leading dimensions `n` and `k` (elements)
+// are not 16-byte multiples, on runtimes that hand cuBLAS the tensors unpadded (RuntimeProfile::
+// gemm_alignment_fallback); 1 otherwise. Every GEMM of such a runtime takes it: the graph ops' (op_cost.cpp), the LoRA
+// data gradient (analysis/llm_predict.cpp) and the language models' weight and score GEMMs (cost/llm_kernels.cpp).
+double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, const RuntimeProfile& runtime,
+                                 const KernelCostModel& km);
+
 // The entry run `times` times (fractions too: a Simpson weight over decode steps, or the share of an update that
 // runs once every few micro-batches): its time, work, launches and host time scale; the per-launch compute and
 // memory times stay, so what one launch keeps busy (power) does not change.

@@ -120,6 +120,13 @@ DepthwiseCudnnDispatch read_depthwise_dispatch(const toml::table& t, const std::
   return d;
 }
 
+// A "from this SM version on" number (fused_conv_half_cuda_cores_from_sm): 0 (never) or a whole SM version
+// 50..200. The top-level key and a [[version]] rule's take this one check.
+void check_sm_from(const TomlFields& f, const std::string& key, double v) {
+  if (v != 0 && (!(v >= 50 && v <= 200) || v != static_cast<double>(static_cast<int>(v))))
+    f.fail(key, "must be 0 (never) or an SM version like 80");
+}
+
 }  // namespace
 
 void check_conv_algo(std::string_view conv_algo) {
@@ -225,9 +232,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   }
   r.fused_conv_half_cuda_cores_from_sm =
       f.number_or("fused_conv_half_cuda_cores_from_sm", r.fused_conv_half_cuda_cores_from_sm);
-  if (const double v = r.fused_conv_half_cuda_cores_from_sm;
-      v != 0 && (v < 50 || v > 200 || v != static_cast<double>(static_cast<int>(v))))
-    f.fail("fused_conv_half_cuda_cores_from_sm", "must be 0 (never) or an SM version like 80");
+  check_sm_from(f, "fused_conv_half_cuda_cores_from_sm", r.fused_conv_half_cuda_cores_from_sm);
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");
@@ -297,6 +302,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
           if (!number || !std::isfinite(*number) || *number < 0 || (key == "library_efficiency" && *number == 0) ||
               (key == "serving.scheduler_overlap" && *number > 1))
             f.fail("version." + key, "must be a finite number >= 0 (library_efficiency > 0, serving.scheduler_overlap at most 1)");
+          if (key == "fused_conv_half_cuda_cores_from_sm") check_sm_from(f, "version." + key, *number);
           v.numbers[key] = *number;
         } else if (!version_switch(r, key)) {
           f.fail("version." + key, "is not a switch or number a version rule can set");

@@ -154,7 +154,8 @@ struct RuntimeProfile {
   bool linear_bias_grad_kernel = false;
   // The runtime hands cuBLAS a tensor-core GEMM whose leading dimensions are not multiples of 16 bytes as it is
   // (no padding): cuBLAS then runs an under-aligned kernel ([gemm] misaligned_tensor_efficiency_*; XLA pads such
-  // GEMMs to multiples of 8 itself, TensorRT and Inductor choose or pad their own).
+  // GEMMs to multiples of 8 itself, TensorRT and Inductor choose or pad their own, Megatron-LM pads its vocabulary).
+  // On for pytorch and torchscript; every GEMM those runtimes cost takes it (gemm_alignment_efficiency, op_cost.h).
   bool gemm_alignment_fallback = false;
   bool fused_attention = false;            // attention runs as one kernel (scores never reach DRAM)
   // ONNX Runtime's Attention op runs TensorRT's fused MHA kernel on half-precision cores that
