@@ -591,15 +591,20 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const Runti
     sp.bytes_per_elem += bytes;
     sp.kernels += 1;
   };
+  const auto up_cast = [&](double bytes) {
+    kernel(bytes);
+    sp.up_cast_bytes_per_elem += bytes;
+    sp.up_cast_kernels += 1;
+  };
   if (phase == Phase::kForward) {
     kernel(2 * a);  // scale
     kernel(2 * a);  // + mask
-    if (fp32_softmax) kernel(a + p);  // cast to FP32
+    if (fp32_softmax) up_cast(a + p);  // cast to FP32
     kernel(2 * p);  // softmax
     if (training && attn.dropout) kernel(2 * p + 1);  // dropout: output and its mask
     if (fp32_softmax) kernel(p + a);  // cast for the PV GEMM
   } else {
-    if (fp32_softmax) kernel(a + p);  // gradient of the cast back
+    if (fp32_softmax) up_cast(a + p);  // gradient of the cast back
     if (attn.dropout) kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
     kernel(3 * p);  // softmax backward: gradient and probabilities in, gradient out
     if (fp32_softmax) kernel(p + a);  // gradient of the cast to FP32
@@ -630,8 +635,16 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
                          gemm_alignment_efficiency(a.kv_len, a.head_dim, ctx.plan.matmul_pipe, ctx),
                          phase == Phase::kForward ? 2.0 : 4.0, GemmLibrary::kCublas);
   const ScorePasses sp = score_passes(a, phase, ctx);
-  KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
+  // Under PyTorch's autocast the casts up run ATen's dynamic-cast copy, at its own share of the streaming rate.
+  const bool dynamic_casts = ctx.runtime.autocast_per_op_casts && sp.up_cast_kernels > 0;
+  const double up_bytes = dynamic_casts ? sp.up_cast_bytes_per_elem : 0.0;
+  const double up_kernels = dynamic_casts ? sp.up_cast_kernels : 0.0;
+  KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * (sp.bytes_per_elem - up_bytes),
+                              sp.kernels - up_kernels);
   accumulate(k, s);
+  if (dynamic_casts)
+    accumulate(k, km.streaming(0, score_elems * up_bytes, up_kernels, Pipe::kFp32, -1, 0,
+                               km.constants().dynamic_cast_copy_efficiency));
   if (a.head_copies && ctx.runtime.attention_head_copies && !ctx.runtime.fused_scale_mask_softmax &&
       !ctx.runtime.fuse_elementwise_chains) {
     // The textbook code's head layout (RuntimeProfile::attention_head_copies): Q and the context at the query
