@@ -596,18 +596,23 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const Runti
     sp.up_cast_bytes_per_elem += bytes;
     sp.up_cast_kernels += 1;
   };
+  // PyTorch's autocast (RuntimeProfile::autocast_per_op_casts) puts softmax under its fp32_set_opt_dtype policy
+  // (aten/src/ATen/autocast_mode.cpp): softmax(x, dtype=float) reads the half scores and writes FP32, and its
+  // backward writes the half gradient (softmax_warp_forward<Half, float, float> / softmax_warp_backward<float,
+  // Half, float> in the H200 session's BERT AMP traces), so no cast kernel sits on the softmax's input side.
+  const bool softmax_casts_itself = fp32_softmax && runtime.autocast_per_op_casts;
   if (phase == Phase::kForward) {
     kernel(2 * a);  // scale
     kernel(2 * a);  // + mask
-    if (fp32_softmax) up_cast(a + p);  // cast to FP32
-    kernel(2 * p);  // softmax
+    if (fp32_softmax && !softmax_casts_itself) up_cast(a + p);  // cast to FP32
+    kernel(softmax_casts_itself ? a + p : 2 * p);  // softmax
     if (training && attn.dropout) kernel(2 * p + 1);  // dropout: output and its mask
     if (fp32_softmax) kernel(p + a);  // cast for the PV GEMM
   } else {
     if (fp32_softmax) up_cast(a + p);  // gradient of the cast back
     if (attn.dropout) kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
-    kernel(3 * p);  // softmax backward: gradient and probabilities in, gradient out
-    if (fp32_softmax) kernel(p + a);  // gradient of the cast to FP32
+    kernel(softmax_casts_itself ? 2 * p + a : 3 * p);  // softmax backward: gradient and probabilities in, gradient out
+    if (fp32_softmax && !softmax_casts_itself) kernel(p + a);  // gradient of the cast to FP32
     kernel(2 * a);  // scale backward (the mask add passes the gradient through)
   }
   return sp;
