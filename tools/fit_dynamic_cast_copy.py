@@ -59,8 +59,10 @@ def main():
     for name, rows in sections(os.path.join(args.session, "kernels_main.txt")):
         if not (name.startswith("bert") and " train amp " in name):
             continue
-        unrolled = [v for k, v in rows.items() if k.startswith("void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda")]
-        vector = [v for k, v in rows.items() if "float16_copy_kernel_cuda" in k and "vectorized_elementwise_kernel" in k]
+        dynamic = "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda"
+        unrolled = [v for k, v in rows.items() if k.startswith(dynamic)]
+        vector = [v for k, v in rows.items()
+                  if "float16_copy_kernel_cuda" in k and "vectorized_elementwise_kernel" in k]
         u_ms = sum(t for lst in unrolled for t, _ in lst)
         u_n = sum(n for lst in unrolled for _, n in lst)
         v_ms = sum(t for lst in vector for t, _ in lst)
