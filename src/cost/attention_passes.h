@@ -10,9 +10,13 @@
 namespace perfcast {
 
 // Bytes per score element over all passes, and the number of passes (framework calls / kernels).
+// Of those, `up_cast_bytes_per_elem` over `up_cast_kernels` passes are casts from half up to FP32, which PyTorch's
+// autocast runs on ATen's dynamic-cast copy kernel ([memory] dynamic_cast_copy_efficiency).
 struct ScorePasses {
   double bytes_per_elem = 0;
   double kernels = 1;
+  double up_cast_bytes_per_elem = 0;
+  double up_cast_kernels = 0;
 };
 
 // The runtime's chain for this phase: one fused softmax, or each step of the textbook code as its own pass.

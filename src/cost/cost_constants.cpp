@@ -147,6 +147,9 @@ CostConstants load() {
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
   c.reduction_bandwidth_efficiency = m.number("reduction_bandwidth_efficiency");
   c.native_half_elementwise_efficiency = m.number("native_half_elementwise_efficiency");
+  c.dynamic_cast_copy_efficiency = m.number("dynamic_cast_copy_efficiency");
+  if (!(c.dynamic_cast_copy_efficiency > 0 && c.dynamic_cast_copy_efficiency <= 1))
+    m.fail("dynamic_cast_copy_efficiency", "must be in (0, 1]");
   c.cudnn_nchw_batch_norm_cta_gelems = m.number("cudnn_nchw_batch_norm_cta_gelems");
   if (!(c.cudnn_nchw_batch_norm_cta_gelems > 0)) m.fail("cudnn_nchw_batch_norm_cta_gelems", "must be positive");
   c.cudnn_nchw_batch_norm_cta_latency_us = m.number("cudnn_nchw_batch_norm_cta_latency_us");

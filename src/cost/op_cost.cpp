@@ -615,18 +615,28 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const Runti
     sp.bytes_per_elem += bytes;
     sp.kernels += 1;
   };
+  const auto up_cast = [&](double bytes) {
+    kernel(bytes);
+    sp.up_cast_bytes_per_elem += bytes;
+    sp.up_cast_kernels += 1;
+  };
+  // PyTorch's autocast (RuntimeProfile::autocast_per_op_casts) puts softmax under its fp32_set_opt_dtype policy
+  // (aten/src/ATen/autocast_mode.cpp): softmax(x, dtype=float) reads the half scores and writes FP32, and its
+  // backward writes the half gradient (softmax_warp_forward<Half, float, float> / softmax_warp_backward<float,
+  // Half, float> in the H200 session's BERT AMP traces), so no cast kernel sits on the softmax's input side.
+  const bool softmax_casts_itself = fp32_softmax && runtime.autocast_per_op_casts;
   if (phase == Phase::kForward) {
     kernel(2 * a);  // scale
     kernel(2 * a);  // + mask
-    if (fp32_softmax) kernel(a + p);  // cast to FP32
-    kernel(2 * p);  // softmax
+    if (fp32_softmax && !softmax_casts_itself) up_cast(a + p);  // cast to FP32
+    kernel(softmax_casts_itself ? a + p : 2 * p);  // softmax
     if (training && attn.dropout) kernel(2 * p + 1);  // dropout: output and its mask
     if (fp32_softmax) kernel(p + a);  // cast for the PV GEMM
   } else {
-    if (fp32_softmax) kernel(a + p);  // gradient of the cast back
+    if (fp32_softmax) up_cast(a + p);  // gradient of the cast back
     if (attn.dropout) kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
-    kernel(3 * p);  // softmax backward: gradient and probabilities in, gradient out
-    if (fp32_softmax) kernel(p + a);  // gradient of the cast to FP32
+    kernel(softmax_casts_itself ? 2 * p + a : 3 * p);  // softmax backward: gradient and probabilities in, gradient out
+    if (fp32_softmax && !softmax_casts_itself) kernel(p + a);  // gradient of the cast to FP32
     kernel(2 * a);  // scale backward (the mask add passes the gradient through)
   }
   return sp;
@@ -654,8 +664,16 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
                          gemm_alignment_efficiency(a.kv_len, a.head_dim, ctx.plan.matmul_pipe, ctx),
                          phase == Phase::kForward ? 2.0 : 4.0, GemmLibrary::kCublas);
   const ScorePasses sp = score_passes(a, phase, ctx);
-  KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * sp.bytes_per_elem, sp.kernels);
+  // Under PyTorch's autocast the casts up run ATen's dynamic-cast copy, at its own share of the streaming rate.
+  const bool dynamic_casts = ctx.runtime.autocast_per_op_casts && sp.up_cast_kernels > 0;
+  const double up_bytes = dynamic_casts ? sp.up_cast_bytes_per_elem : 0.0;
+  const double up_kernels = dynamic_casts ? sp.up_cast_kernels : 0.0;
+  KernelCost s = km.streaming(w.flops - score_gemm_flops, score_elems * (sp.bytes_per_elem - up_bytes),
+                              sp.kernels - up_kernels);
   accumulate(k, s);
+  if (dynamic_casts)
+    accumulate(k, km.streaming(0, score_elems * up_bytes, up_kernels, Pipe::kFp32, -1, 0,
+                               km.constants().dynamic_cast_copy_efficiency));
   if (a.head_copies && ctx.runtime.attention_head_copies && !ctx.runtime.fused_scale_mask_softmax &&
       !ctx.runtime.fuse_elementwise_chains) {
     // The textbook code's head layout (RuntimeProfile::attention_head_copies): Q and the context at the query
@@ -975,6 +993,47 @@ KernelCost aten_layer_norm_forward(const Op& op, const Work& w, double launches,
   return k;
 }
 
+// PyTorch's LayerNorm backward (LayerNormBackwardKernelImplInternal): the input gradient, one CTA per row
+// (layer_norm_grad_input_kernel_vectorized), then the weight and bias gradient (LaunchGammaBetaBackwardCUDAKernel,
+// cost_model.toml [row_kernels] gamma_beta_*), a column reduction of dY and X whose grid spans the N columns only:
+// ceil(N / 32) CTAs, each looping over all M rows, a step loading rows_per_thread rows of both tensors per thread.
+// With few CTAs per SM the step waits on the SM's own load rate, which is taken from the block softmax's fitted step
+// (softmax_step_latency_clk for softmax_block_threads x 16 bytes, the same 1024-thread CTA, one per SM): a step
+// moving more bytes takes proportionally longer, one moving fewer at least that step. The input-gradient kernel
+// keeps the rest of the op's bytes as a plain streaming kernel. Past gamma_beta_partial_min_rows rows (with N / 32
+// under half the SMs) the rows are split over many CTAs and both kernels stream.
+KernelCost aten_layer_norm_backward(const Op& op, const Work& w, Pipe pipe, double plan_bytes, double act_bytes,
+                                    const KernelCostModel& km) {
+  const RowKernelConstants& rk = row_kernel_constants();
+  const double cols = static_cast<double>(op.out_shape.back());
+  const double rows = static_cast<double>(op.out_elems) / cols;
+  const double eff = km.constants().reduction_bandwidth_efficiency;
+  // The op's backward bytes (backward_work, at plan_bytes an element) less the gamma/beta kernel's pass over dY and
+  // X stay with the input-gradient kernel; the gamma/beta kernel reads them at its own element width, act_bytes.
+  const double in = static_cast<double>(op.in_elems);
+  KernelCost k = km.streaming(w.flops, std::max(0.0, w.bytes - 2.0 * in * plan_bytes), 1, pipe, -1, 0, eff);
+  const double gamma_beta_bytes = 2.0 * in * act_bytes;
+  const double sms = static_cast<double>(std::max(1, km.device().sm_count));
+  const double ctas = std::ceil(cols / rk.gamma_beta_block_x);
+  KernelCost gb = km.streaming(0, gamma_beta_bytes, 1, pipe, -1, 0, eff);
+  if (rows > rk.gamma_beta_partial_min_rows && ctas < sms / 2.0) {
+    accumulate(k, gb);
+    return k;
+  }
+  // The launcher's tile by rows: threads_y = 32 from 256 rows, 16 from 128, 8 from 64, else 1.
+  const double per_thread = rk.gamma_beta_rows_per_thread;
+  double threads_y = rk.gamma_beta_max_threads_y;
+  while (threads_y > 1 && rows < threads_y * per_thread) threads_y = threads_y >= 16 ? threads_y / 2 : 1;
+  const double tile_rows = threads_y * per_thread;
+  const double threads = rk.gamma_beta_block_x * threads_y;
+  const double steps = std::ceil(rows / tile_rows);
+  const double step_bytes = tile_rows * rk.gamma_beta_block_x * 2.0 * act_bytes;
+  const double softmax_step_bytes = rk.softmax_block_threads * 16.0;
+  const double step_clk = rk.softmax_step_latency_clk * std::max(1.0, step_bytes / softmax_step_bytes);
+  accumulate(k, with_loop_floor(gb, row_kernel_floor_us(km, ctas, steps, threads, step_clk), km));
+  return k;
+}
+
 // The loop floor of PyTorch's block softmax (SoftMax.cu host_softmax, dim_size > 1024 or over 4 KiB a row): one
 // CTA of up to softmax_block_threads per row, ILP = 16 bytes of elements a load; a row that fits the block's shared
 // memory is read once (cunn_SoftMaxForwardSmem), others in three passes (cunn_SoftMaxForward: max, sum, write).
@@ -1213,6 +1272,15 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
                                 op.out_shape.back() > 0 && aten_row_kernels(ctx);
   if (row_kernel_shape && op.kind == OpKind::kNorm && op.norm == NormKind::kLayer) {
     out.cost = aten_layer_norm_forward(op, w, 1, pipe, ctx.plan.bytes, km);
+    return out;
+  }
+  if (phase == Phase::kBackward && launches > 0 && op.repeats == 1 && op.kind == OpKind::kNorm &&
+      op.norm == NormKind::kLayer && op.weight_elems > 0 && !op.out_shape.empty() && op.out_shape.back() > 0 &&
+      aten_row_kernels(ctx)) {
+    // Autocast runs layer_norm in FP32 (its input cast up: the FP32 list of aten/src/ATen/autocast_mode.cpp; the
+    // H200 session's AMP traces name GammaBetaBackwardCUDAKernelTemplate<float, float, ...>).
+    const double norm_bytes = ctx.plan.mixed && ctx.runtime.autocast_per_op_casts ? 4.0 : bytes.act;
+    out.cost = aten_layer_norm_backward(op, w, pipe, bytes.act, norm_bytes, km);
     return out;
   }
   // Autocast runs softmax in FP32 (score_passes' rule), so its loads carry 4-byte elements there.

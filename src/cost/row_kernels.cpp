@@ -28,6 +28,13 @@ RowKernelConstants load_row_kernels() {
   c.vector_step_latency_clk = f.number("vector_step_latency_clk");
   c.scalar_step_latency_clk = f.number("scalar_step_latency_clk");
   c.softmax_step_latency_clk = f.number("softmax_step_latency_clk");
+  c.gamma_beta_block_x = f.number("gamma_beta_block_x");
+  c.gamma_beta_max_threads_y = f.number("gamma_beta_max_threads_y");
+  c.gamma_beta_rows_per_thread = f.number("gamma_beta_rows_per_thread");
+  c.gamma_beta_partial_min_rows = f.number("gamma_beta_partial_min_rows");
+  for (const double v : {c.gamma_beta_block_x, c.gamma_beta_max_threads_y, c.gamma_beta_rows_per_thread})
+    if (!(v >= 1)) f.fail("gamma_beta_block_x", "gamma/beta tile sizes must be at least 1");
+  if (!(c.gamma_beta_partial_min_rows >= 0)) f.fail("gamma_beta_partial_min_rows", "must be zero or positive");
   for (const double v : {c.layer_norm_vector_threads, c.layer_norm_vector_elements, c.layer_norm_moments_threads,
                          c.layer_norm_apply_threads, c.softmax_block_threads})
     if (!(v >= 1)) f.fail("layer_norm_vector_threads", "thread and element counts must be at least 1");

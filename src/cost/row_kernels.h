@@ -16,6 +16,8 @@ struct RowKernelConstants {
   double layer_norm_moments_threads = 0, layer_norm_apply_threads = 0;
   double softmax_block_threads = 0, softmax_cached_row_bytes = 0;
   double vector_step_latency_clk = 0, scalar_step_latency_clk = 0, softmax_step_latency_clk = 0;
+  double gamma_beta_block_x = 0, gamma_beta_max_threads_y = 0, gamma_beta_rows_per_thread = 0;
+  double gamma_beta_partial_min_rows = 0;
   std::map<int, double> max_threads_per_sm;  // by compute capability (sm_75 -> 75)
   // Threads an SM of compute capability `sm` holds: the nearest listed architecture at or below it.
   double threads_per_sm(int sm) const;

@@ -69,8 +69,13 @@ CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool t
       for (int in : op.inputs) {
         const bool is_fp32 = in < 0 || fp32[static_cast<std::size_t>(in)];
         if (is_fp32 == want_fp32) continue;
+        const double elems = in < 0 ? input_elems : static_cast<double>(ops[static_cast<std::size_t>(in)].out_elems);
         w.tensors += 1;
-        w.elems += in < 0 ? input_elems : static_cast<double>(ops[static_cast<std::size_t>(in)].out_elems);
+        w.elems += elems;
+        if (want_fp32) {
+          w.up_tensors += 1;
+          w.up_elems += elems;
+        }
       }
     };
     bool out_fp32 = any_fp32;
@@ -254,9 +259,27 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                       km.streaming(weight_casts.elems, weight_casts.elems * (4.0 + ctx.plan.bytes.weight),
                                    weight_casts.tensors)),
          nullptr, autocast ? EntrySource::kCast : EntrySource::kOther);
+  // A cast from half up to FP32 runs ATen's dynamic-cast copy (Copy.cu direct_copy_kernel_cuda: only FP32 -> half
+  // and -> bfloat16 have a vectorized gpu_kernel_nocast path on CUDA; the others go through gpu_kernel's
+  // unrolled_elementwise_kernel with LoadWithCast / StoreWithCast) at [memory] dynamic_cast_copy_efficiency of the
+  // streaming rate; a cast down runs the vectorized float16_copy_kernel_cuda / bfloat16_copy_kernel_cuda.
+  const double copy_share = km.constants().dynamic_cast_copy_efficiency;
+  const auto casts = [&](double down_elems, double down_tensors, double up_elems, double up_tensors) {
+    const double width = 4.0 + ctx.plan.bytes.act;
+    KernelCost k = km.streaming(down_elems, down_elems * width, down_tensors);
+    if (up_tensors > 0) {
+      KernelCost up = km.streaming(up_elems, up_elems * width, up_tensors, Pipe::kFp32, -1, 0, copy_share);
+      if (down_tensors > 0)
+        accumulate(k, up);
+      else
+        k = up;
+    }
+    return k;
+  };
   if (act_casts.tensors > 0)
     push(kernel_entry("amp.cast_activations", OpKind::kElementwise,
-                      km.streaming(act_casts.elems, act_casts.elems * (4.0 + ctx.plan.bytes.act), act_casts.tensors)),
+                      casts(act_casts.elems - act_casts.up_elems, act_casts.tensors - act_casts.up_tensors,
+                            act_casts.up_elems, act_casts.up_tensors)),
          nullptr, EntrySource::kCast);
   for (std::size_t i = 0; i < ops.size(); ++i) push(cost_op(ops, i, Phase::kForward, ctx), &ops[i], EntrySource::kForward);
   if (options.training) {
@@ -272,10 +295,11 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
     if (autocast) {
       // Every forward cast records a ToCopyBackward0 node that casts its gradient back: the weights' gradients
       // reach their FP32 leaves this way (torch/csrc/autograd/generated: _to_copy's backward).
-      const double n = weight_casts.tensors + act_casts.tensors;
-      const double elems = weight_casts.elems + act_casts.elems;
+      // A cast down's gradient is cast up (the dynamic-cast copy), a cast up's is cast down.
+      const double up_n = weight_casts.tensors + act_casts.tensors - act_casts.up_tensors;
+      const double up_elems = weight_casts.elems + act_casts.elems - act_casts.up_elems;
       push(kernel_entry("amp.cast_grads", OpKind::kElementwise,
-                        km.streaming(elems, elems * (4.0 + ctx.plan.bytes.act), n), Phase::kBackward),
+                        casts(act_casts.up_elems, act_casts.up_tensors, up_elems, up_n), Phase::kBackward),
            nullptr, EntrySource::kCastBackward);
     }
     // Gradients in the parameters' precision (fp32 masters under mixed precision).

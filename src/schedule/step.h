@@ -88,10 +88,14 @@ std::vector<double> parameter_tensor_elems(const Graph& graph);
 // rather than a bias or a norm's scale or shift: the tensors a loop's weight decay usually applies to.
 std::vector<char> parameter_tensor_is_weight(const Graph& graph);
 
-// What mixed precision casts to its low-precision copies each step: `tensors` cast kernels over `elems` elements.
+// What mixed precision casts to its low-precision copies each step: `tensors` cast kernels over `elems` elements,
+// of which `up_tensors` over `up_elems` cast a half input up to FP32 (PyTorch runs those on its dynamic-cast copy
+// kernel; cost_model.toml [memory] dynamic_cast_copy_efficiency).
 struct CastWork {
   double elems = 0;
   double tensors = 0;
+  double up_elems = 0;
+  double up_tensors = 0;
 };
 
 // The weights and biases of the ops mixed precision computes in half, convolutions and GEMMs, which it casts from
