@@ -228,6 +228,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   if (const double v = r.fused_conv_half_cuda_cores_from_sm;
       v != 0 && (v < 50 || v > 200 || v != static_cast<double>(static_cast<int>(v))))
     f.fail("fused_conv_half_cuda_cores_from_sm", "must be 0 (never) or an SM version like 80");
+  r.rgb_conv_pad_half = f.number_or("rgb_conv_pad_half", r.rgb_conv_pad_half);
+  if (const double v = r.rgb_conv_pad_half; v != 0 && v != 4 && v != 8)
+    f.fail("rgb_conv_pad_half", "must be 0 (never), 4 or 8 channels");
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");
