@@ -573,5 +573,69 @@ TEST(XlaFusedHalfConv, BatchNormBeforeTheReluTuringAndOlderXlaKeepTensorCores) {
                    conv_kernel_cost(g, "a100-sxm4-40gb", "amp", tf24, Phase::kForward, true).time_us);
 }
 
+// ---------------------------------------------------------------- 6. XLA pads an RGB input layer for the tensor cores
+
+// XLA's CudnnPadForConvolutions / CudnnConvPadForTensorCores (tensorflow/tensorflow@0c45f4f0 and @0b6b491d,
+// TryResolvePaddedShapesForTensorCore): on Volta and later an F16 convolution with 3 input features and 32 or 64
+// output features has its input and filter zero-padded to 4 features, forward and weight gradient alike, but a
+// kForwardActivation convolution (bias + ReLU fused in by cudnn_fused_conv_rewriter) is skipped. The switch ships
+// off (tensorflow-xla.toml); these tests turn it on.
+Graph rgb_stem(bool bias_relu, std::int64_t out_channels) {
+  GraphBuilder b("rgb-stem", 32);
+  const Tensor x = b.input({3, 224, 224});
+  if (bias_relu) {
+    const Tensor c = b.conv(x, out_channels, {3}, {1}, {1}, {1}, 1, true, "conv");
+    b.relu(c, true, "relu");
+  } else {
+    const Tensor c = b.conv(x, out_channels, {7}, {2}, {3}, {1}, 1, false, "conv");
+    const Tensor n = b.batch_norm(c, "bn");
+    b.relu(n, true, "relu");
+  }
+  return b.finish();
+}
+
+TEST(XlaRgbConvPad, StemBeforeABatchNormRunsPaddedOnTensorCoresBothWays) {
+  RuntimeProfile off = find_runtime("tensorflow-xla");
+  RuntimeProfile on = off;
+  on.rgb_conv_pad_half = 4;
+  const Graph g = rgb_stem(false, 64);
+  const KernelCost fwd_off = conv_kernel_cost(g, "rtx-2080-ti", "amp", off, Phase::kForward, true);
+  const KernelCost fwd_on = conv_kernel_cost(g, "rtx-2080-ti", "amp", on, Phase::kForward, true);
+  // Off the layer runs on CUDA cores in FP32 math; on, on the tensor pipe over 4 channels, after one pad kernel.
+  EXPECT_LT(fwd_on.time_us, fwd_off.time_us);
+  EXPECT_DOUBLE_EQ(fwd_on.launches, fwd_off.launches + 1);
+  const KernelCost bwd_off = conv_kernel_cost(g, "rtx-2080-ti", "amp", off, Phase::kBackward, true);
+  const KernelCost bwd_on = conv_kernel_cost(g, "rtx-2080-ti", "amp", on, Phase::kBackward, true);
+  EXPECT_LT(bwd_on.time_us, bwd_off.time_us);
+  EXPECT_DOUBLE_EQ(bwd_on.launches, bwd_off.launches);  // the forward pad's output is reused
+}
+
+TEST(XlaRgbConvPad, FusedBiasReluStemKeepsItsForwardButPadsItsWeightGradient) {
+  RuntimeProfile off = find_runtime("tensorflow-xla");
+  RuntimeProfile on = off;
+  on.rgb_conv_pad_half = 4;
+  const Graph g = rgb_stem(true, 64);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "rtx-2080-ti", "amp", on, Phase::kForward, true).time_us,
+                   conv_kernel_cost(g, "rtx-2080-ti", "amp", off, Phase::kForward, true).time_us);
+  const KernelCost bwd_off = conv_kernel_cost(g, "rtx-2080-ti", "amp", off, Phase::kBackward, true);
+  const KernelCost bwd_on = conv_kernel_cost(g, "rtx-2080-ti", "amp", on, Phase::kBackward, true);
+  EXPECT_LT(bwd_on.time_us, bwd_off.time_us);
+  EXPECT_DOUBLE_EQ(bwd_on.launches, bwd_off.launches + 1);  // the pad runs before the weight gradient
+}
+
+TEST(XlaRgbConvPad, OtherOutputWidthsAndFp32AreNotPadded) {
+  RuntimeProfile off = find_runtime("tensorflow-xla");
+  RuntimeProfile on = off;
+  on.rgb_conv_pad_half = 4;
+  // 3 -> 96 would need 8 channels, a 2.67x larger input: over XLA's 1.35x limit, so no padding.
+  const Graph wide = rgb_stem(false, 96);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(wide, "rtx-2080-ti", "amp", on, Phase::kForward, true).time_us,
+                   conv_kernel_cost(wide, "rtx-2080-ti", "amp", off, Phase::kForward, true).time_us);
+  const Graph g = rgb_stem(false, 32);
+  EXPECT_DOUBLE_EQ(conv_kernel_cost(g, "rtx-2080-ti", "fp32", on, Phase::kForward, false).time_us,
+                   conv_kernel_cost(g, "rtx-2080-ti", "fp32", off, Phase::kForward, false).time_us);
+  EXPECT_DOUBLE_EQ(find_runtime("tensorflow").rgb_conv_pad_half, 0);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -496,6 +496,26 @@ double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, cons
   return perfcast::gemm_alignment_efficiency(n, k, pipe, ctx.runtime, ctx.kernels);
 }
 
+// A convolution whose input channels are zero-padded to a multiple of `pad` on the conv pipe (tensor cores): the
+// padded channels cost math and bytes; `pad_kernel` adds the kernel that writes the padded input (it reads the
+// unpadded input and writes the padded one).
+KernelCost channel_padded_conv_cost(const Op& op, Phase phase, const CostContext& ctx, double pad, bool pad_kernel) {
+  const auto& c = op.conv;
+  const auto step = static_cast<std::int64_t>(pad);
+  const std::int64_t ci = (c.c_in + step - 1) / step * step;
+  const double grow = static_cast<double>(ci) / static_cast<double>(c.c_in);
+  Op wide = op;
+  wide.conv.c_in = ci;
+  wide.in_elems = static_cast<std::int64_t>(static_cast<double>(op.in_elems) * grow);
+  wide.weight_elems = static_cast<std::int64_t>(static_cast<double>(op.weight_elems) * grow);
+  KernelCost k = conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
+  if (pad_kernel) {
+    const double in_b = static_cast<double>(op.in_elems) * ctx.plan.bytes.act;
+    accumulate(k, ctx.kernels.streaming(0, in_b * (1.0 + grow), 1));
+  }
+  return k;
+}
+
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& c = op.conv;
   // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
@@ -529,19 +549,7 @@ KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   if (pad <= 0 && fp16_tensor && c.spatial_dims == 2 && first_layer_pad > 0 && c.c_in <= first_layer_pad)
     pad = first_layer_pad;
   if (pad <= 0 || c.groups != 1 || is_depthwise(c)) return conv_cost_on(op, phase, ctx, Pipe::kFp32);
-  const auto step = static_cast<std::int64_t>(pad);
-  const std::int64_t ci = (c.c_in + step - 1) / step * step;
-  const double grow = static_cast<double>(ci) / static_cast<double>(c.c_in);
-  Op wide = op;
-  wide.conv.c_in = ci;
-  wide.in_elems = static_cast<std::int64_t>(static_cast<double>(op.in_elems) * grow);
-  wide.weight_elems = static_cast<std::int64_t>(static_cast<double>(op.weight_elems) * grow);
-  KernelCost k = conv_cost_on(wide, phase, ctx, ctx.plan.conv_pipe);
-  if (runtime_reformat && phase == Phase::kForward) {
-    const double in_b = static_cast<double>(op.in_elems) * ctx.plan.bytes.act;
-    accumulate(k, ctx.kernels.streaming(0, in_b * (1.0 + grow), 1));
-  }
-  return k;
+  return channel_padded_conv_cost(op, phase, ctx, pad, runtime_reformat && phase == Phase::kForward);
 }
 
 KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
@@ -1177,6 +1185,20 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
           relu_fused_into_conv(ops, index, ctx.runtime, ctx.training)) {
         out.cost = conv_cost_on(op, phase, ctx, Pipe::kFp32);
         return out;
+      }
+      // XLA pads a half RGB input layer (3 channels in, 32 or 64 out) to 4 channels for the tensor cores, except a
+      // forward convolution with its bias + ReLU fused in (RuntimeProfile::rgb_conv_pad_half). The pad kernel runs
+      // once: before the forward convolution, or before the weight gradient when the forward one was not padded
+      // (the two pads of the same input are one HLO after CSE).
+      if (conv && ctx.runtime.rgb_conv_pad_half > 0 && op.conv.c_in == 3 && op.conv.groups == 1 &&
+          (op.conv.c_out == 32 || op.conv.c_out == 64) && km.device().sm_version >= 70 &&
+          (ctx.plan.conv_pipe == Pipe::kTcFp16Fp32Acc || ctx.plan.conv_pipe == Pipe::kTcFp16Fp16Acc)) {
+        const bool fused_forward = relu_fused_into_conv(ops, index, ctx.runtime, ctx.training);
+        if (phase != Phase::kForward || !fused_forward) {
+          out.cost = channel_padded_conv_cost(op, phase, ctx, ctx.runtime.rgb_conv_pad_half,
+                                              phase == Phase::kForward || fused_forward);
+          return out;
+        }
       }
       out.cost = conv ? conv_cost(op, phase, ctx) : matmul_cost(op, phase, ctx);
       return out;

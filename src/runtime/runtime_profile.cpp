@@ -233,6 +233,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fused_conv_half_cuda_cores_from_sm =
       f.number_or("fused_conv_half_cuda_cores_from_sm", r.fused_conv_half_cuda_cores_from_sm);
   check_sm_from(f, "fused_conv_half_cuda_cores_from_sm", r.fused_conv_half_cuda_cores_from_sm);
+  r.rgb_conv_pad_half = f.number_or("rgb_conv_pad_half", r.rgb_conv_pad_half);
+  if (const double v = r.rgb_conv_pad_half; v != 0 && v != 4 && v != 8)
+    f.fail("rgb_conv_pad_half", "must be 0 (never), 4 or 8 channels");
   r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");

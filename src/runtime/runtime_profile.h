@@ -124,6 +124,12 @@ struct RuntimeProfile {
   // storage, on GPUs of this SM version and later; 0 = never. Set by a [[version]] rule for TensorFlow releases
   // whose XLA predates the architecture (data/runtimes/tensorflow-xla.toml [sources]).
   double fused_conv_half_cuda_cores_from_sm = 0;
+  // XLA's CudnnPadForConvolutions (CudnnConvPadForTensorCores before): on Volta and later a half convolution with
+  // 3 input channels and 32 or 64 output channels (an RGB input layer) gets its input and filter zero-padded to
+  // this many channels by a pad kernel and runs on tensor cores, in the weight gradient too; a forward
+  // convolution whose bias + ReLU was fused into it (cudnnConvolutionBiasActivationForward) is skipped and stays
+  // on CUDA cores. 0 = never (data/runtimes/tensorflow-xla.toml [sources]).
+  double rgb_conv_pad_half = 0;
   bool native_half_elementwise = false;    // fp16 elementwise kernels compute in half (Eigen), not in float
   bool nhwc_conv_transposes = false;       // NHWC tensors: every convolution runs in NCHW between two transposes
   bool autocast_softmax_fp32 = false;      // mixed precision runs softmax in FP32 (FP32 probabilities in DRAM)
