@@ -656,6 +656,13 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostC
   return score_passes(attn, phase, ctx.runtime, ctx.plan, ctx.training);
 }
 
+// A dropout's random bits drawn by a kernel of their own (RuntimeProfile::dropout_rng_bytes_per_value): the fusion
+// that writes its operands and the generator (two launches), moving that many bytes per 32-bit value. Forward only:
+// backward multiplies by the kept mask.
+KernelCost dropout_rng_cost(double values, const CostContext& ctx) {
+  return ctx.kernels.streaming(0, values * ctx.runtime.dropout_rng_bytes_per_value, 2);
+}
+
 KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& a = op.attn;
   const auto& km = ctx.kernels;
@@ -682,6 +689,9 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
   if (dynamic_casts)
     accumulate(k, km.streaming(0, score_elems * up_bytes, up_kernels, Pipe::kFp32, -1, 0,
                                km.constants().dynamic_cast_copy_efficiency));
+
+  if (a.dropout && phase == Phase::kForward && ctx.training && ctx.runtime.dropout_rng_bytes_per_value > 0)
+    accumulate(k, dropout_rng_cost(score_elems, ctx));
   if (a.head_copies && ctx.runtime.attention_head_copies && !ctx.runtime.fused_scale_mask_softmax &&
       !ctx.runtime.fuse_elementwise_chains) {
     // The textbook code's head layout (RuntimeProfile::attention_head_copies): Q and the context at the query
@@ -1312,6 +1322,8 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
       row_kernel_shape && op.kind == OpKind::kSoftmax ? aten_softmax_floor_us(op, softmax_elem_bytes, km) : 0.0;
   out.cost = with_loop_floor(km.streaming(w.flops, w.bytes, launches, pipe, efficiency, instructions, bandwidth),
                              loop_floor, km);
+  if (op.saves_mask && phase == Phase::kForward && ctx.training && ctx.runtime.dropout_rng_bytes_per_value > 0)
+    accumulate(out.cost, dropout_rng_cost(static_cast<double>(op.out_elems), ctx));
   return out;
 }
 

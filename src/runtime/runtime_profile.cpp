@@ -72,6 +72,8 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "cublas_workspace_bytes") return &r.cublas_workspace_bytes;
   if (key == "cublaslt_workspace_bytes") return &r.cublaslt_workspace_bytes;
   if (key == "native_batch_norm_forward_reads") return &r.native_batch_norm_forward_reads;
+  // JAX 0.4.27 moved threefry on GPU from a kernel call into XLA (jax CHANGELOG).
+  if (key == "dropout_rng_bytes_per_value") return &r.dropout_rng_bytes_per_value;
   // XLA releases that predate an architecture ran their fused half convolutions off its tensor cores.
   if (key == "fused_conv_half_cuda_cores_from_sm") return &r.fused_conv_half_cuda_cores_from_sm;
   return nullptr;
@@ -256,6 +258,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.cudnn_nchw_batch_norm = flag_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
   r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
   if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");
+  r.dropout_rng_bytes_per_value = f.number_or("dropout_rng_bytes_per_value", r.dropout_rng_bytes_per_value);
+  if (!(r.dropout_rng_bytes_per_value >= 0)) f.fail("dropout_rng_bytes_per_value", "must be >= 0");
   // A version named in the file: dotted digits, or an error naming the key.
   const auto checked_version = [&](const std::string& key, const std::string& text) {
     try {

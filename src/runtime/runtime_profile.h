@@ -88,6 +88,13 @@ struct RuntimeProfile {
   bool cudnn_nchw_batch_norm = false;
   // Passes that native kernel's forward makes over the input (2: statistics, then normalize; THCUNN's: 3).
   double native_batch_norm_forward_reads = 2;
+  // DRAM bytes per 32-bit random value that a dropout's random bits cost outside its fused kernel, in training.
+  // 0: the framework draws them inside the kernel that applies the mask (PyTorch's Philox in the dropout kernel,
+  // XLA's inlined PRNG). JAX before 0.4.27 lowered jax.random's threefry2x32 on GPU to jaxlib's CUDA kernel (a
+  // custom call): its four operands (both key words and both counter halves, broadcast to the output's shape) are
+  // written by XLA and read by the kernel, whose two output halves are written and then read by the fusion that
+  // applies the mask: 24 bytes per value (data/runtimes/jax.toml).
+  double dropout_rng_bytes_per_value = 0;
   // The runtime's documented default for choosing cuDNN convolution algorithms: true = it times them and keeps the
   // fastest (cudnn.benchmark = True, TF_CUDNN_USE_AUTOTUNE=1), false = cuDNN's heuristic ([conv] heuristic_fwd).
   // A request may name the other (PredictRequest::conv_algo); CostContext::conv_autotune is what is costed.
