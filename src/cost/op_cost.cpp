@@ -85,16 +85,17 @@ double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, cons
 
 namespace {
 
-// The op that reads ops[producer]'s output when exactly one op reads it once; nullopt when none does, when more do
-// (an op reading it twice counts twice), or when the producer lies more than kConsumerScan ops before the graph's
-// end: the scan is bounded so that a pattern check run on every op of a long imported graph stays linear, and past
-// the bound the caller keeps its unfused form.
+// The op that reads ops[producer]'s output when exactly one op reads it once; nullopt when none does or when more
+// do (an op reading it twice counts twice). Only the kConsumerScan ops after the producer are read, so that a
+// pattern check run on every op of a long imported graph stays linear: a reader further away than that (no layer
+// of a real network skips that many ops) is not seen.
 constexpr std::size_t kConsumerScan = 4096;
 std::optional<std::size_t> sole_consumer(const std::vector<Op>& ops, std::size_t producer) {
-  if (producer >= ops.size() || ops.size() - producer > kConsumerScan) return std::nullopt;
+  if (producer >= ops.size()) return std::nullopt;
   std::optional<std::size_t> reader;
   bool read = false;
-  for (std::size_t j = producer + 1; j < ops.size(); ++j)
+  const std::size_t end = std::min(ops.size(), producer + 1 + kConsumerScan);
+  for (std::size_t j = producer + 1; j < end; ++j)
     for (int in : ops[j].inputs)
       if (in == static_cast<int>(producer)) {
         if (read) return std::nullopt;
@@ -830,8 +831,7 @@ ConcatRetarget concat_retarget(const std::vector<Op>& ops, std::size_t index, co
     in_sum += ops[static_cast<std::size_t>(id)].out_elems;
   }
   if (in_sum != op.out_elems || op.in_elems != op.out_elems) return {};
-  // Each input must be written by a kernel of its own and read by this op alone (sole_consumer: past its bound the
-  // copy is kept).
+  // Each input must be written by a kernel of its own and read by this op alone (sole_consumer).
   ConcatRetarget out{true, 0, 0};
   for (int id : op.inputs) {
     const auto p = static_cast<std::size_t>(id);
