@@ -23,6 +23,7 @@ import statistics
 import tomllib
 
 
+# The rule of gemm_alignment_efficiency (src/cost/op_cost.cpp): keep the two the same.
 def alignment_bytes(n, k, elem):
     common = math.gcd(n, k)
     b = elem

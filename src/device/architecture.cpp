@@ -12,17 +12,30 @@ namespace perfcast {
 
 namespace {
 
-std::vector<ArchitectureProfile> load_architectures() {
-  const auto path = data_dir() / "architectures.toml";
-  const toml::table root = parse_toml_file(path);
-  std::vector<ArchitectureProfile> out;
+// Calls fn(sm, fields) for every [sm_XX] table of a parsed TOML file (other keys are skipped); a table named sm_
+// without a compute capability after it fails naming it.
+template <typename Fn>
+void for_each_sm_table(const toml::table& root, const std::filesystem::path& path, Fn&& fn) {
   for (const auto& [key, node] : root) {
     const auto* t = node.as_table();
     const std::string k(key.str());
     if (!t || k.rfind("sm_", 0) != 0) continue;
-    TomlFields f(*t, path.string() + " [" + k + "]");
+    TomlFields f(*t, path.string() + " [" + k.substr(0, 40) + "]");
+    // At most four digits: compute capabilities are two or three, and stoi stays in range.
+    if (k.size() < 4 || k.size() > 7 || k.find_first_not_of("0123456789", 3) != std::string::npos)
+      throw InputError(path.string() + ": table [" + k.substr(0, 40) +
+                       "] is not a compute capability (tables look like [sm_90])");
+    fn(std::stoi(k.substr(3)), f);
+  }
+}
+
+std::vector<ArchitectureProfile> load_architectures() {
+  const auto path = data_dir() / "architectures.toml";
+  const toml::table root = parse_toml_file(path);
+  std::vector<ArchitectureProfile> out;
+  for_each_sm_table(root, path, [&](int sm, const TomlFields& f) {
     ArchitectureProfile a;
-    a.sm_version = std::stoi(k.substr(3));
+    a.sm_version = sm;
     a.name = f.text("name");
     for (const auto& [p, v] : f.table("math")) a.math[std::string(p.str())] = v.value_or(std::string{});
     a.gemm_efficiency_cuda = f.number("gemm_efficiency_cuda");
@@ -45,7 +58,7 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.power.tensor_power_fraction = f.number_or("tensor_power_fraction", a.power.tensor_power_fraction);
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
     out.push_back(std::move(a));
-  }
+  });
   return out;
 }
 
@@ -130,19 +143,14 @@ ArchitectureProfile with_cuda9_tensor_grid(ArchitectureProfile a) {
     std::vector<Fit> out;
     const auto path = data_dir() / "tensor_gemm_fit.toml";
     if (!std::filesystem::exists(path)) return out;
-    const toml::table root = parse_toml_file(path);
-    for (const auto& [key, node] : root) {
-      const auto* t = node.as_table();
-      const std::string k(key.str());
-      if (!t || k.rfind("sm_", 0) != 0) continue;
-      TomlFields f(*t, path.string() + " [" + k + "]");
+    for_each_sm_table(parse_toml_file(path), path, [&](int sm, const TomlFields& f) {
       Fit fit;
-      fit.sm = std::stoi(k.substr(3));
+      fit.sm = sm;
       fit.ctas_per_sm = f.number("cublas_tensor_ctas_per_sm");
       if (!(fit.ctas_per_sm > 0)) f.fail("cublas_tensor_ctas_per_sm", "must be a number > 0");
       fit.split_k = f.boolean("cublas_tensor_split_k");
       out.push_back(fit);
-    }
+    });
     return out;
   }();
   for (const auto& fit : fits)
