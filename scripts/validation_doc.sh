@@ -56,6 +56,7 @@ $bin validate data/validation/eval_gpu_s29.csv --markdown "$tmp/eval_gpu_s29.md"
 $bin validate data/validation/eval_gpu_s29b.csv --markdown "$tmp/eval_gpu_s29b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -624,6 +625,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s29c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s30.csv (frozen)"
+  echo
+  echo "Gathered in session 30 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "Zuppichini's PyTorch 2.0 benchmark (torchvision ResNet-34 and ResNeXt-50 32x4d FP16 eager inference, batch 1-64, on an"
+  echo "RTX 3090 with PyTorch 2.1, cudnn.benchmark off and on) and Paik's PyTorch DDP scaling benchmark (torchvision ResNet-152 and"
+  echo "ViT-B/16 mixed-precision training with DDP on 1-8 A100 SXM4 80GB (NVSwitch) and V100 SXM2 16GB, PyTorch 2.12)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s30.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
