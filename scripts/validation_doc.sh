@@ -629,9 +629,9 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "# Evaluation: eval_gpu_s30c.csv (frozen)"
   echo
   echo "Gathered in session 30 before that session's model changes were merged, from a source no other data file uses:"
-  echo "NVIDIA DeepLearningExamples' PyTorch GNMT v2 README (training throughput on DGX-1 V100 16G and DGX-2 V100 32G, 1 to 16"
-  echo "GPUs, FP32 and apex O2 mixed precision, pytorch-19.05 NGC). Nothing is chosen with it in view; the freeze figures are"
-  echo "in data/validation/README.md."
+  echo "NVIDIA DeepLearningExamples' PyTorch GNMT v2 README, two revisions (training throughput on DGX-1 V100 16G and DGX-2"
+  echo "V100 32G in pytorch-19.05, DGX A100 and DGX-1 in pytorch-20.06; 1 to 16 GPUs, FP32/TF32 and apex O2 mixed precision)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s30c.md"
   echo
