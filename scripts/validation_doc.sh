@@ -57,6 +57,7 @@ $bin validate data/validation/eval_gpu_s29b.csv --markdown "$tmp/eval_gpu_s29b.m
 $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
+$bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -635,6 +636,15 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s30.md"
+  echo
+  echo "# Evaluation: eval_gpu_s30c.csv (frozen)"
+  echo
+  echo "Gathered in session 30 before that session's model changes were merged, from a source no other data file uses:"
+  echo "NVIDIA DeepLearningExamples' PyTorch GNMT v2 README, two revisions (training throughput on DGX-1 V100 16G and DGX-2"
+  echo "V100 32G in pytorch-19.05, DGX A100 and DGX-1 in pytorch-20.06; 1 to 16 GPUs, FP32/TF32 and apex O2 mixed precision)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s30c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
