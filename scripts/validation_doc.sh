@@ -58,6 +58,7 @@ $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md"
 $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s30b.csv --markdown "$tmp/eval_gpu_s30b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -645,6 +646,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s30c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s30b.csv (frozen)"
+  echo
+  echo "Gathered in session 30 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "llama.cpp PR #5351 and PR #5434 (JohannesGaessler's llama-bench pp512 rows at batch size 1, i.e. one token per"
+  echo "llama_decode call: Llama-7B-shaped GGUF Q2_K/Q3_K_S/Q4_0/Q5_1 on an RTX 3090, February 2024 builds) and llama.cpp issue"
+  echo "#2641 (./main build 992, LLaMA 7B Q4_1 text generation on an A100-SXM4-80GB, August 2023)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s30b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
