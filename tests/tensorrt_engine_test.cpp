@@ -345,5 +345,30 @@ TEST(TensorRtEngine, StemLayersOfMeasuredEnginesReformatTheInputAndFuseTheMaxPoo
   EXPECT_DOUBLE_EQ(launches_named(eager, "maxpool"), 1);
 }
 
+
+// The per-image rate of TensorRT 2.0 INT8 engines on the Tesla P40, from the slope of Dell EMC's batch sweep
+// ('Deep Learning Inference on P40 GPUs', Mar 2017, Figure 6, images/s at batch 32 and 128; the rows of
+// data/validation/check_pascal.csv): AlexNet (bvlc) 11464 and 16292/s, i.e. (128/16292 - 32/11464) / 96 = 52.8 us an
+// image; GoogLeNet 5417 and 6410/s, 146.5 us an image. The sweep is a straight line in the batch from 32 to 4096 for
+// both networks with an intercept of about 1 ms a call that the kernels' per-image work does not give (docs/
+// calibration.md, session 30, 'TensorRT 2.0 INT8 on the P40: the sweep is a line'); whatever that per-call cost is, it
+// leaves the slope alone, so the slope checks the INT8 per-image cost by itself. AlexNet within 10%; GoogLeNet, whose
+// slope perfcast puts 11% low, within 15% (a ratchet, to be lowered).
+TEST(TensorRtEngine, P40Int8PerImageRateMatchesTheSlopeOfAMeasuredBatchSweep) {
+  const auto step_us = [](const std::string& model, std::int64_t batch) {
+    PredictRequest r = engine("tesla-p40", model, batch);
+    r.runtime_version = "2.0";
+    return 1e6 * static_cast<double>(batch) / predict(r).samples_per_s;
+  };
+  const std::vector<std::pair<std::string, std::pair<double, double>>> measured = {
+      {"bvlc_alexnet", {(128.0 / 16292 - 32.0 / 11464) / 96 * 1e6, 0.10}},
+      {"googlenet", {(128.0 / 6410 - 32.0 / 5417) / 96 * 1e6, 0.15}}};
+  for (const auto& [model, slope] : measured) {
+    const double predicted = (step_us(model, 128) - step_us(model, 32)) / 96;
+    EXPECT_NEAR(predicted / slope.first, 1.0, slope.second)
+        << model << ": predicted " << predicted << " us an image, measured " << slope.first;
+  }
+}
+
 }  // namespace
 }  // namespace perfcast
