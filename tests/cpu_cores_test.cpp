@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/predict.h"
+#include "analysis/validate.h"
 #include "cli_runner.h"
 #include "core/error.h"
 #include "device/cpu_catalog.h"
@@ -101,6 +102,22 @@ TEST(CpuCores, FewerCoresAreSlowerButNotBeyondTheirCount) {
   const double slower = one.step_us / all.step_us;
   EXPECT_GT(slower, 4.0);
   EXPECT_LE(slower, 40.0 * 1.001);
+}
+
+// Hugging Face's Part 2, figure 4 (data/validation/cpu_cores.csv): batch-1 BERT-base in PyTorch 1.9 eager on 1, 4 and
+// 16 cores of one Xeon Platinum 8380 socket. Read as the whole socket (no cores column) the file was 268% median
+// error, 5 of 15 rows within 2x; with the column every row must be within 2x. Ratchet: 23.7% median when the file was
+// added (nothing fitted to it), plus a margin; lower it as the model improves, never raise it quietly.
+TEST(CpuCores, HuggingFacePartialSocketRowsWithinTheRatchet) {
+  const std::string path = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/cpu_cores.csv";
+  const ValidationReport rep = validate_file(path);
+  EXPECT_TRUE(rep.unpredicted.empty());
+  std::vector<const ValidationRow*> all;
+  for (const auto& r : rep.rows) all.push_back(&r);
+  const ErrorStats s = error_stats(all);
+  EXPECT_EQ(s.rows, 15);
+  EXPECT_LE(s.median_ape, 25.0);
+  EXPECT_GE(s.within_2x, 1.0 - 1e-9);
 }
 
 class CpuCoresCli : public test::ScratchDirTest {};
