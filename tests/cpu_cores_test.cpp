@@ -137,7 +137,7 @@ TEST_F(CpuCoresCli, FlagAndColumnPredictOnePartialProcess) {
   test::write_text(column,
                    "gpu,model,mode,batch,cores\nxeon-platinum-8480plus,resnet50,infer,1,4\n"
                    "xeon-platinum-8480plus,resnet50,infer,1,\n");
-  const auto csv = run("predict --configs " + column.string() + " --csv");
+  const auto csv = run("predict --configs " + column.string());
   ASSERT_EQ(csv.code, 0) << csv.err;
   const auto lines = test::lines_of(csv.out);
   ASSERT_GE(lines.size(), 3u) << csv.out;
