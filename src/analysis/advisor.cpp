@@ -418,6 +418,7 @@ void add_cpu_instances(const Baseline& on, std::vector<StrategyResult>& s) {
     if (cpu->cores % per_socket != 0) continue;
     const int n = per_socket * cpu->sockets;
     if (n == r.instances) continue;
+    if (r.cores > 0 && static_cast<long long>(per_socket) * r.cores > cpu->cores) continue;  // --cores each: must fit
     PredictRequest t = r;
     t.instances = n;
     Attempt a = attempt(t);

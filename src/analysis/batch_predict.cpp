@@ -203,6 +203,11 @@ PredictRequest request_from_row(const ConfigRow& row) {
     if (n <= 0) throw InputError("instances must be positive, got " + row.instances);
     r.instances = static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
   }
+  if (!row.cores.empty()) {
+    const std::int64_t n = parse_count(row.cores, "cores", 1);
+    if (n <= 0) throw InputError("cores must be positive, got " + row.cores);
+    r.cores = static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
+  }
   r.numa_pages = row.numa_pages;  // checked where the request resolves
   if (row.gpu_decode == "yes") r.gpu_decode = true;
   else if (!row.gpu_decode.empty() && row.gpu_decode != "no")

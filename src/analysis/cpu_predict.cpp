@@ -88,7 +88,7 @@ Prediction predict_cpu(const PredictRequest& request) {
   const CpuSpec& whole = *cpu_ptr;
   // With --instances the step is one process's, on its share of the part (its cores, one socket, its share of that
   // socket's L3 and channels); the throughput of all of them is assembled in finalize_prediction.
-  const CpuInstanceSplit split = cpu_instance_split(whole, r.instances);
+  const CpuInstanceSplit split = cpu_instance_split(whole, r.instances, r.cores);
   CpuSpec instance = cpu_instance_share(whole, split);
   instance.pages_balanced = r.numa_pages == "balanced";
   const CpuSpec& cpu = instance;
@@ -167,10 +167,18 @@ Prediction predict_cpu(const PredictRequest& request) {
     c.instances = split.instances;
     c.cores_per_instance = split.cores_per_instance;
     c.instances_per_socket = split.instances_per_socket;
-    c.dram_gbps_per_instance = cpu.mem_bw_gbps();
+    c.dram_gbps_per_instance =
+        std::min(cpu.mem_bw_gbps(), cpu.total_cores() * cpu_cost_constants().single_core_dram_gbps);
     c.l3_bytes_per_instance = cpu.l3_bytes * cpu.sockets;  // a process split off sits on one socket (sockets = 1)
     p.cpu_instances = c;
   }
+  if (r.cores > 0 && !split.whole_part)
+    p.notes.push_back(fmt::format(
+        "{} of {}'s {} cores per process ({} socket{}): compute at the all-core licence clocks (no per-active-core "
+        "turbo table is catalogued), DRAM at most {} x {:.0f} GB/s a core can have in flight, {:.1f} MiB of L3 in reach",
+        split.cores_per_instance, whole.id, whole.total_cores(), split.sockets_per_instance,
+        split.sockets_per_instance > 1 ? "s" : "", split.cores_per_instance, cpu_cost_constants().single_core_dram_gbps,
+        cpu.l3_total_bytes() / 1048576.0));
   if (version_rule && crt.gemm_packs_weights_per_call && !crt.gemm_prepack_from_version.empty())
     p.notes.push_back(fmt::format("{} {} predates weight pre-packing ({}): every GEMM packs its weights per call",
                                   crt.name, r.runtime_version, crt.gemm_prepack_from_version));

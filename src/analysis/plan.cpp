@@ -260,10 +260,11 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
     PredictRequest r = base;
     r.gpu = entry.gpu;
     if (entry.count > 0) r.gpus = entry.count;
-    // --instances and --numa-pages describe a CPU's processes and pages; the GPUs of the same comparison run one
+    // --instances, --cores and --numa-pages describe a CPU's processes and pages; the GPUs of the same comparison run one
     // process each and take neither.
     if (!is_cpu_device(r.gpu)) {
       r.instances = 1;
+      r.cores = 0;
       r.numa_pages.clear();
     }
     row.gpus_per_node = r.gpus;

@@ -57,6 +57,10 @@ void check_request(const PredictRequest& r) {
   if (r.instances > 1 && !is_cpu_device(r.gpu))
     throw InputError("--instances runs several processes of a model on one CPU's cores (a CPU id, perfcast cpus); '" +
                      r.gpu + "' is not a CPU: use --gpus for several GPUs");
+  if (r.cores < 0) throw InputError("--cores must be a positive integer, got " + std::to_string(r.cores));
+  if (r.cores > 0 && !is_cpu_device(r.gpu))
+    throw InputError("--cores sets the cores one process runs on, on a CPU (perfcast cpus); '" + r.gpu +
+                     "' is not a CPU");
   if (r.instances > 1 && r.mode != Mode::kInfer)
     throw InputError("--instances (several inference processes on one CPU) applies to --mode infer, not --mode " +
                      mode_string(r.mode));

@@ -100,6 +100,9 @@ struct PredictRequest {
   // CPU devices: processes of the model run side by side, each pinned to cores / instances cores of one socket at
   // `batch` (Intel's multi-instance throughput mode); 1 = one process over the whole part.
   int instances = 1;
+  // CPU devices: the physical cores one process runs on (OMP_NUM_THREADS, torch.set_num_threads,
+  // intra_op_num_threads = that many, one thread per core); 0 = every core of the part (or cores / instances).
+  int cores = 0;
   // CPU devices on several sockets: where the process's pages live. "first-touch" (or ""): on the node of the thread
   // that first wrote them, and they stay there (numactl --membind / --localalloc, or kernel.numa_balancing = 0);
   // "balanced": Linux's automatic NUMA balancing (the default memory policy on a kernel with numa_balancing = 1)

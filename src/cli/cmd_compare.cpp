@@ -167,6 +167,9 @@ Command compare_command() {
               if (base.instances > 1 &&
                   std::none_of(entries.begin(), entries.end(), [](const GpuCount& e) { return is_cpu_device(e.gpu); }))
                 throw InputError("--instances splits a CPU into processes: compare has no CPU in --device (perfcast cpus)");
+              if (base.cores > 0 &&
+                  std::none_of(entries.begin(), entries.end(), [](const GpuCount& e) { return is_cpu_device(e.gpu); }))
+                throw InputError("--cores sets a CPU process's cores: compare has no CPU in --device (perfcast cpus)");
               if (wants_parallel_training(base))
                 throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not compare");
               RunSize size;

@@ -98,6 +98,7 @@ struct RequestFlags {
   std::string lora_rank;
   std::string host_cores;
   std::string instances;  // --instances: processes of the model on one CPU ("" = 1)
+  std::string cores;      // --cores: physical cores one CPU process runs on ("" = all, or cores / instances)
   std::string numa_pages;  // --numa-pages: first-touch | balanced ("" = first-touch)
   std::string gpus = "1";
   std::string nodes = "1";

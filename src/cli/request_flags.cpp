@@ -105,6 +105,7 @@ PredictRequest RequestFlags::to_request() const {
   r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
   if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
   if (!instances.empty()) r.instances = static_cast<int>(std::min(parse_count(instances, "--instances", false), kCountCap));
+  if (!cores.empty()) r.cores = static_cast<int>(std::min(parse_count(cores, "--cores", false), kCountCap));
   r.numa_pages = numa_pages;
   if (!optimizer.empty()) r.optimizer = optimizer;
   if (!parse_generation_kernel(r.attention))
@@ -238,6 +239,11 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
                  "CPU devices, --mode infer: run this many processes of the model side by side, each at --batch on "
                  "cores / instances cores of one socket (Intel's multi-instance mode: ipexrun --ninstances, "
                  "torch.backends.xeon.run_cpu); throughput counts them all, latency is one process's (default 1)");
+  app.add_option("--cores", f.cores,
+                 "CPU devices: the physical cores one process runs on, one thread each (OMP_NUM_THREADS, "
+                 "torch.set_num_threads, intra_op_num_threads); packed onto one socket while they fit. A cloud vCPU is "
+                 "one hyper-thread: N vCPUs of an SMT instance are N / 2 cores. With --instances, each process's "
+                 "cores (default: every core, or cores / instances)");
   app.add_option("--numa-pages", f.numa_pages,
                  "CPU devices on two sockets: where one process's pages live. first-touch: on the node of the thread "
                  "that wrote them first, for good (numactl --membind/-m, --localalloc, or kernel.numa_balancing=0); "

@@ -207,7 +207,11 @@ double CpuCostModel::bandwidth_bytes_per_us(double working_set_bytes) const {
   const double cache = (cpu_.l2_total_bytes() + cpu_.l3_total_bytes()) * c_.cache_resident_fraction;
   if (working_set_bytes <= cache)
     return cpu_.total_cores() * cpu_.vector_clock_ghz() * 1e3 * c_.cache_bytes_per_clk_per_core * socket_factor_;
-  return cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_;
+  // The channels' share, and at most what the process's cores can have in flight (Little's law: each core's
+  // outstanding misses over the loaded latency, single_core_dram_gbps per core). Binds only for a process on a few
+  // of a socket's cores (--cores): no catalogued part has single_core_dram_gbps per core after dram_efficiency.
+  return std::min(cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_,
+                  cpu_.total_cores() * c_.single_core_dram_gbps * 1e3);
 }
 
 KernelCost CpuCostModel::finish(KernelCost k, Bound compute_bound) const {

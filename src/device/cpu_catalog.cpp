@@ -1,6 +1,7 @@
 #include "device/cpu_catalog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/data_files.h"
@@ -39,6 +40,13 @@ std::string_view CpuSpec::math_unit(std::string_view precision) const {
   return "";
 }
 
+double CpuSpec::l3_reach_bytes(int n) const {
+  if (!(l3_slice_bytes > 0) || n >= cores) return l3_bytes;
+  const int slices = static_cast<int>(std::lround(l3_bytes / l3_slice_bytes));
+  const int cores_per_slice = std::max(1, cores / slices);
+  return std::min(l3_bytes, std::ceil(static_cast<double>(n) / cores_per_slice) * l3_slice_bytes);
+}
+
 std::string CpuSpec::source_of(const std::string& field) const {
   if (auto it = sources.find(field); it != sources.end()) return it->second;
   if (auto it = sources.find("default"); it != sources.end()) return it->second;
@@ -75,6 +83,7 @@ CpuSpec load_cpu_file(const std::filesystem::path& path) {
   c.memory_gb = r.number("memory_gb");
   c.l2_bytes_per_core = r.number("l2_bytes_per_core");
   c.l3_bytes = r.number("l3_bytes");
+  c.l3_slice_bytes = r.number_or("l3_slice_bytes", 0);
   c.tdp_w = r.number("tdp_w");
   if (c.max_sockets == 2) c.socket_link_gbps = r.number("socket_link_gbps");
   c.launch_date = r.text("launch_date");
@@ -96,6 +105,12 @@ CpuSpec load_cpu_file(const std::filesystem::path& path) {
   if (!(c.memory_mt_s > 0) || c.memory_mt_s > 20000) r.fail("memory_mt_s", "must be in (0, 20000]");
   if (!(c.memory_gb > 0)) r.fail("memory_gb", "must be positive");
   if (!(c.l3_bytes > 0) || !(c.l2_bytes_per_core > 0)) r.fail("l3_bytes", "caches must be positive");
+  if (c.l3_slice_bytes < 0 || c.l3_slice_bytes > c.l3_bytes) r.fail("l3_slice_bytes", "must be 0 (one L3) or in (0, l3_bytes]");
+  if (c.l3_slice_bytes > 0) {
+    const double slices = c.l3_bytes / c.l3_slice_bytes;
+    if (std::abs(slices - std::round(slices)) > 1e-9 || c.cores % static_cast<int>(std::round(slices)) != 0)
+      r.fail("l3_slice_bytes", "must divide l3_bytes into slices that split the cores evenly");
+  }
   if (!(c.tdp_w > 0)) r.fail("tdp_w", "must be positive");
   if (c.max_sockets == 2 && !(c.socket_link_gbps > 0 && c.socket_link_gbps < 10000))
     r.fail("socket_link_gbps", "must be in (0, 10000) for a part with max_sockets = 2");
@@ -139,41 +154,74 @@ const CpuSpec* cpu_by_id(std::string_view id) {
   return nullptr;
 }
 
-CpuInstanceSplit cpu_instance_split(const CpuSpec& cpu, int instances) {
-  const int cores = cpu.total_cores();
+CpuInstanceSplit cpu_instance_split(const CpuSpec& cpu, int instances, int cores) {
+  const int total = cpu.total_cores();
   if (instances < 1) throw InputError("--instances must be a positive integer, got " + std::to_string(instances));
-  if (instances > cores)
+  if (cores < 0) throw InputError("--cores must be a positive integer, got " + std::to_string(cores));
+  if (cores > total)
+    throw InputError("--cores " + std::to_string(cores) + " is more than " + cpu.id + " has (" + std::to_string(total) +
+                     " cores; a hyper-thread, or a cloud vCPU, is half a core, not one)");
+  if (instances > total)
     throw InputError("--instances " + std::to_string(instances) + " is more processes than " + cpu.id + " has cores (" +
-                     std::to_string(cores) + "): each process needs at least one core");
+                     std::to_string(total) + "): each process needs at least one core");
+  if (cores > 0 && static_cast<long long>(instances) * cores > total)
+    throw InputError("--instances " + std::to_string(instances) + " x --cores " + std::to_string(cores) + " = " +
+                     std::to_string(static_cast<long long>(instances) * cores) + " cores, more than " + cpu.id +
+                     " has (" + std::to_string(total) + ")");
   CpuInstanceSplit s;
   s.instances = instances;
   if (instances == 1) {
-    s.cores_per_instance = cores;
     s.instances_per_socket = 1;
+    if (cores == 0 || cores == total) {
+      s.cores_per_instance = total;
+      s.sockets_per_instance = cpu.sockets;
+      return s;
+    }
+    // One process on part of the part: its threads packed onto as few sockets as hold them (numactl -C 0-(N-1),
+    // KMP_AFFINITY=compact); past one socket's cores it spans both, the same number on each.
+    s.whole_part = false;
+    s.cores_per_instance = cores;
+    s.sockets_per_instance = cores <= cpu.cores ? 1 : cpu.sockets;
+    if (cores % s.sockets_per_instance != 0)
+      throw InputError("--cores " + std::to_string(cores) + " is more than one of " + cpu.id + "'s sockets has (" +
+                       std::to_string(cpu.cores) + "), so the process spans both: give an even count (the same cores "
+                       "on each socket), or at most " + std::to_string(cpu.cores));
     return s;
   }
   if (cpu.sockets > 1 && instances % cpu.sockets != 0)
     throw InputError("--instances " + std::to_string(instances) + " does not split evenly over " + cpu.id + "'s " +
                      std::to_string(cpu.sockets) + " sockets: give a multiple of " + std::to_string(cpu.sockets) +
                      " (no process spans two sockets), or 1");
+  s.whole_part = false;
   s.instances_per_socket = instances / cpu.sockets;
-  s.cores_per_instance = cpu.cores / s.instances_per_socket;
+  s.cores_per_instance = cores > 0 ? cores : cpu.cores / s.instances_per_socket;
+  s.sockets_per_instance = 1;
+  if (cores > 0 && s.instances_per_socket * cores > cpu.cores)
+    throw InputError("--instances " + std::to_string(instances) + " x --cores " + std::to_string(cores) + " puts " +
+                     std::to_string(s.instances_per_socket * cores) + " cores on each of " + cpu.id + "'s sockets, which have " +
+                     std::to_string(cpu.cores) + " (no process spans two sockets)");
+  s.cores_given = cores > 0;
   return s;
 }
 
 CpuSpec cpu_instance_share(const CpuSpec& cpu, const CpuInstanceSplit& split) {
-  if (split.instances <= 1) return cpu;
+  if (split.whole_part) return cpu;
   CpuSpec one = cpu;
   const double k = split.instances_per_socket;
-  one.sockets = 1;
-  one.cores = split.cores_per_instance;
-  one.threads = cpu.cores > 0 ? cpu.threads / cpu.cores * split.cores_per_instance : split.cores_per_instance;
+  const int per_socket = split.cores_per_instance / split.sockets_per_instance;
+  one.sockets = split.sockets_per_instance;
+  one.cores = per_socket;
+  one.threads = cpu.cores > 0 ? cpu.threads / cpu.cores * per_socket : per_socket;
   one.l3_bytes = cpu.l3_bytes / k;
+  // A process given its core count reaches the L3 slices its cores sit on (all of an Intel socket's; on AMD the
+  // core complexes it fills): the socket's other cores are idle or another tenant's, and their slices are not its.
+  if (split.instances == 1 || split.cores_given) one.l3_bytes = std::min(one.l3_bytes, cpu.l3_reach_bytes(per_socket));
+  one.l3_slice_bytes = 0;
   one.memory_share = cpu.memory_share / k;
   one.memory_gb = cpu.memory_gb / k;
   one.tdp_w = cpu.tdp_w / k;
   one.launch_price_usd = 0;
-  one.socket_link_gbps = 0;
+  if (one.sockets == 1) one.socket_link_gbps = 0;
   return one;
 }
 

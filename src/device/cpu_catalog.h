@@ -20,20 +20,26 @@ const std::vector<CpuSpec>& cpu_catalog();
 const CpuSpec* cpu_by_id(std::string_view id);
 
 // How `instances` processes of one model share a part (Intel's multi-instance throughput mode: torch.backends.xeon.
-// run_cpu / ipexrun --ninstances, one ONNX Runtime session per process, numactl pinning).
+// run_cpu / ipexrun --ninstances, one ONNX Runtime session per process, numactl pinning), and how many cores each
+// runs on (--cores: OMP_NUM_THREADS / torch.set_num_threads / intra_op_num_threads = that many physical cores).
 struct CpuInstanceSplit {
-  int instances = 1;            // processes, each pinned to its own cores
-  int cores_per_instance = 0;   // physical cores each process runs its intra-op threads on
-  int instances_per_socket = 1; // processes sharing one socket's channels and L3
+  int instances = 1;             // processes, each pinned to its own cores
+  int cores_per_instance = 0;    // physical cores each process runs its intra-op threads on (over all its sockets)
+  int instances_per_socket = 1;  // processes sharing one socket's channels and L3
+  int sockets_per_instance = 1;  // sockets one process's cores sit on
+  bool whole_part = true;        // one process on every core: the part as catalogued
+  bool cores_given = false;      // several processes at a stated --cores (not cores / instances)
 };
-// The split of `instances` processes over `cpu`: every process gets cores / instances whole cores of one socket
-// (the launcher's ncores_per_instance = cores // ninstances; on a two-socket entry the processes split evenly over
-// the sockets, none spanning two). InputError for 0, more processes than cores, or a count that does not split
-// over the sockets.
-CpuInstanceSplit cpu_instance_split(const CpuSpec& cpu, int instances);
-// One process's share of the part when `split.instances` run at once: its cores (and their L2, per core), one
-// socket (no NUMA or socket-link traffic when instances > 1), and 1 / instances_per_socket of that socket's L3,
-// DRAM bandwidth and memory. The part itself when instances is 1.
+// The split of `instances` processes of `cores` cores each over `cpu` (cores 0: cores / instances whole cores of
+// one socket each, the launcher's ncores_per_instance = cores // ninstances; one process: the whole part). On a
+// two-socket entry several processes split evenly over the sockets, none spanning two; one process of N cores is
+// packed onto one socket while N fits in it. InputError for counts below 1, cores or processes past the part's,
+// instances x cores past the part's, and counts that do not split over the sockets.
+CpuInstanceSplit cpu_instance_split(const CpuSpec& cpu, int instances, int cores = 0);
+// One process's share of the part: its cores (and their L2, per core), its sockets (one unless a single process
+// spans both), 1 / instances_per_socket of each socket's L3, DRAM bandwidth and memory, and, for a process on part
+// of a socket, only the L3 slices its cores reach (CpuSpec::l3_reach_bytes). The part itself for one process on
+// every core.
 CpuSpec cpu_instance_share(const CpuSpec& cpu, const CpuInstanceSplit& split);
 
 }  // namespace perfcast

@@ -38,6 +38,9 @@ struct CpuSpec {
   double memory_gb = 0;           // per socket, in the common configuration the file states
   double l2_bytes_per_core = 0;
   double l3_bytes = 0;            // per socket
+  // L3 one core complex shares, where a socket's L3 is split between complexes (AMD's CCX / CCD: a core fills and
+  // hits only its own complex's slice); 0 = one L3 shared by every core of the socket (Intel's mesh and ring).
+  double l3_slice_bytes = 0;
   double tdp_w = 0;               // per socket
   // Data rate of the socket-to-socket links (UPI, QPI, xGMI), all links together, one direction, GB/s; only for
   // parts that run in two-socket servers (max_sockets = 2), 0 otherwise.
@@ -66,6 +69,9 @@ struct CpuSpec {
   // The unit that runs the precision's GEMMs: "avx2", "avx512", "avx512_bf16", "vnni", "amx" ("" = none).
   std::string_view math_unit(std::string_view precision) const;
   double l3_total_bytes() const { return l3_bytes * sockets; }
+  // The L3 `cores` cores of one socket can fill, packed onto as few core complexes as they fit in: every slice they
+  // touch (l3_bytes / slices cores share each), or the socket's whole L3 where it is one.
+  double l3_reach_bytes(int cores) const;
   double l2_total_bytes() const { return l2_bytes_per_core * total_cores(); }
   std::string source_of(const std::string& field) const;
 };

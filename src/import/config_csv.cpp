@@ -25,7 +25,7 @@ const std::vector<std::string>& config_columns() {
       "seq",          "n_gpus",   "interconnect",    "data",       "optimizer_step", "runtime_version",
       "layout",       "host",     "host_cores",      "gpu_decode", "prefetch",       "context",
       "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "optimizer", "checkpointing",
-      "seq_mean", "conv_algo", "amp_o2", "harness", "embedding_precision", "llm_code", "instances", "numa_pages"};
+      "seq_mean", "conv_algo", "amp_o2", "harness", "embedding_precision", "llm_code", "instances", "cores", "numa_pages"};
   return cols;
 }
 
@@ -108,7 +108,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
                              r.fused_optimizer, r.grad_accum, r.attention, r.parallel, r.notes, r.source,
                              r.optimizer, r.checkpointing, memory_value, r.memory_measure, r.oom, r.seq_mean,
                              r.conv_algo, r.amp_o2, r.harness, r.embedding_precision, r.llm_code, r.instances,
-                             r.numa_pages);
+                             r.cores, r.numa_pages);
         } catch (const io::error::too_many_columns&) {
           r = ConfigRow{};
           r.error = "the row has more columns than the header";
@@ -204,6 +204,7 @@ std::string setup_key(const ConfigRow& r, const std::vector<std::string_view>& s
       {"checkpointing", &r.checkpointing},
       {"seq_mean", &r.seq_mean},
       {"instances", &r.instances},
+      {"cores", &r.cores},
       {"numa_pages", &r.numa_pages},
       {"conv_algo", &r.conv_algo},
       {"harness", &r.harness},

@@ -38,6 +38,7 @@ struct ConfigRow {
   std::string llm_code;                // optional column: the eager LLM code (data/llm_code; "" = the runtime's)
   std::string harness;                 // optional column: how the row was timed (data/harnesses; "" = the runtime's loop)
   std::string instances;               // optional column: CPU processes of the model side by side ("" = 1)
+  std::string cores;                   // optional column: CPU devices, physical cores one process runs on ("" = all)
   std::string numa_pages;              // optional column: CPU devices, where the pages of a process over several
                                        // sockets live (first-touch | balanced; "" = first-touch)
   std::string memory_measure;          // memory columns, read only with measurements: allocated, reserved or nvidia-smi
@@ -82,7 +83,7 @@ inline constexpr auto kReaderColumns = std::to_array<const char*>({
     "optimizer_step", "metric", "value", "runtime_version", "layout", "host", "host_cores", "gpu_decode", "prefetch",
     "context", "kv_precision", "strategy", "fused_optimizer", "grad_accum", "attention", "parallel", "notes",
     "source", "optimizer", "checkpointing", "memory_mib", "memory_measure", "oom", "seq_mean", "conv_algo", "amp_o2",
-    "harness", "embedding_precision", "llm_code", "instances", "numa_pages"});
+    "harness", "embedding_precision", "llm_code", "instances", "cores", "numa_pages"});
 
 // The columns every configurations file carries, in output order.
 const std::vector<std::string>& config_columns();

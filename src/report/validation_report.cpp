@@ -295,7 +295,7 @@ void write_prediction_csv_row(const RowResult& r, std::ostream& out) {
                           &row.grad_accum,   &row.attention,      &row.parallel,
                           &row.optimizer,    &row.checkpointing, &row.seq_mean,
                           &row.conv_algo,    &row.amp_o2, &row.harness, &row.embedding_precision, &row.llm_code,
-                          &row.instances, &row.numa_pages})
+                          &row.instances, &row.cores, &row.numa_pages})
       out << csv_field(*f) << ',';
     if (r.prediction) {
       const auto& p = *r.prediction;
