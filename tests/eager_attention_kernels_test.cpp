@@ -40,7 +40,7 @@ Graph bert_attention(int batch, int seq) {
 template <typename Edit>
 KernelCost core(const std::string& gpu, const std::string& precision, int batch, int seq, Phase phase, Edit edit) {
   const DeviceSpec device = find_gpu(gpu);
-  const ArchitectureProfile& arch = architecture_of(device);
+  const ArchitectureProfile arch = architecture_for(device);  // with the card's measured efficiencies, as predict
   const KernelCostModel kernels(device, arch);
   RuntimeProfile runtime = find_runtime("pytorch");
   runtime.fused_attention = false;  // --attention eager
@@ -86,7 +86,7 @@ TEST(SoftmaxGradProduct, TheAddedPassTakesWhatTheH200ProfileMeasured) {
 // FP32 copies on the H200 keep the streaming rate.
 TEST(StridedCopy, FourByteCopiesKeepTheStreamingRate) {
   const DeviceSpec h200 = find_gpu("h200-sxm-141gb");
-  const KernelCostModel kernels(h200, architecture_of(h200));
+  const KernelCostModel kernels(h200, architecture_for(h200));
   const auto no_copies = [](RuntimeProfile& r) { r.attention_head_copies = false; };
   const double copies = core("h200-sxm-141gb", "fp32", 16, 512, Phase::kForward, kAsShipped).time_us -
                         core("h200-sxm-141gb", "fp32", 16, 512, Phase::kForward, no_copies).time_us;
@@ -97,7 +97,7 @@ TEST(StridedCopy, FourByteCopiesKeepTheStreamingRate) {
 TEST(StridedCopy, ArchitecturesWithoutAMeasurementStreamTheCopies) {
   EXPECT_EQ(cost_constants().strided_half_copy_efficiency.count(80), 0u);
   const DeviceSpec a100 = find_gpu("a100-sxm4-40gb");
-  const KernelCostModel kernels(a100, architecture_of(a100));
+  const KernelCostModel kernels(a100, architecture_for(a100));
   const auto no_copies = [](RuntimeProfile& r) { r.attention_head_copies = false; };
   const double copies = core("a100-sxm4-40gb", "amp", 16, 512, Phase::kForward, kAsShipped).time_us -
                         core("a100-sxm4-40gb", "amp", 16, 512, Phase::kForward, no_copies).time_us;
