@@ -591,7 +591,8 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
 // backward reads the gradient and the probabilities and writes one gradient). An eager one runs each
 // step of the textbook code (BERT/GPT-2 in Hugging Face and NVIDIA's examples) as its own kernel: scale by
 // 1/sqrt(d), add the mask, softmax, dropout (training; it also writes a 1-byte mask); autocast runs softmax in
-// FP32 (a cast in, FP32 probabilities and dropout, a cast back to FP16 for the PV GEMM). Backward mirrors it.
+// FP32 (a cast in, FP32 probabilities and dropout, a cast back to FP16 for the PV GEMM). Backward mirrors it, and
+// PyTorch's CUDA softmax backward first multiplies the gradient by the probabilities in a kernel of its own.
 ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const RuntimeProfile& runtime,
                          const PrecisionPlan& plan, bool training) {
   const double a = plan.bytes.act;
@@ -644,7 +645,10 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const Runti
   } else {
     if (fp32_softmax) up_cast(a + p);  // gradient of the cast back
     if (attn.dropout) kernel(2 * p + 1);  // dropout backward: gradient and mask in, gradient out
-    kernel(softmax_casts_itself ? 2 * p + a : 3 * p);  // softmax backward: gradient and probabilities in, gradient out
+    // RuntimeProfile::softmax_grad_product_kernel: gradient x probabilities written as a tensor of the gradient's type.
+    if (runtime.softmax_grad_product_kernel) kernel(3 * p);
+    // softmax backward: that product (or the gradient) and the probabilities in, the gradient out
+    kernel(softmax_casts_itself ? 2 * p + a : 3 * p);
     if (fp32_softmax && !softmax_casts_itself) kernel(p + a);  // gradient of the cast to FP32
     kernel(2 * a);  // scale backward (the mask add passes the gradient through)
   }
@@ -699,7 +703,13 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
     // length, K and V at the key length, each read and written once per phase by a copy kernel of its own.
     const double q_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.head_dim);
     const double kv_elems = static_cast<double>(a.batch * a.kv_heads * a.kv_len * a.head_dim);
-    accumulate(k, km.streaming(0, 2.0 * ctx.plan.bytes.act * (2.0 * q_elems + 2.0 * kv_elems), 4));
+    // The copies read a permuted view, which TensorIterator cannot vectorize ([memory] strided_half_copy_efficiency:
+    // measured on 2-byte tensors only; 4-byte ones keep the streaming rate).
+    const auto& strided = km.constants().strided_half_copy_efficiency;
+    const auto it = strided.find(km.device().sm_version);
+    const double share = it == strided.end() || ctx.plan.bytes.act != 2.0 ? 1.0 : it->second;
+    accumulate(k, km.streaming(0, 2.0 * ctx.plan.bytes.act * (2.0 * q_elems + 2.0 * kv_elems), 4, Pipe::kFp32, -1, 0,
+                               share));
   }
   return k;
 }

@@ -211,6 +211,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.attention_head_copies = flag_or("attention_head_copies", r.attention_head_copies);
   r.linear_bias_grad_kernel = flag_or("linear_bias_grad_kernel", r.linear_bias_grad_kernel);
+  r.softmax_grad_product_kernel = flag_or("softmax_grad_product_kernel", r.softmax_grad_product_kernel);
   r.gemm_alignment_fallback = flag_or("gemm_alignment_fallback", r.gemm_alignment_fallback);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = flag_or("fused_attention", r.fused_attention);

@@ -165,6 +165,10 @@ struct RuntimeProfile {
   // Eager autograd gives a linear layer's bias its gradient by summing dY over the rows (the broadcast's
   // sum_to_size in addmm's and add's backward): one reduction kernel per biased layer in backward, reading dY.
   bool linear_bias_grad_kernel = false;
+  // Eager softmax backward on CUDA forms the product of the gradient and the probabilities as a kernel of its own
+  // (ATen's softmax_backward_cuda_out: tmp = grad * output, then the softmax backward kernel reads tmp and the
+  // probabilities): one more pass over the scores in backward, reading two tensors and writing one.
+  bool softmax_grad_product_kernel = false;
   // The runtime hands cuBLAS a tensor-core GEMM whose leading dimensions are not multiples of 16 bytes as it is
   // (no padding): cuBLAS then runs an under-aligned kernel ([gemm] misaligned_tensor_efficiency_*; XLA pads such
   // GEMMs to multiples of 8 itself, TensorRT and Inductor choose or pad their own, Megatron-LM pads its vocabulary).
