@@ -285,6 +285,9 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
     expect_error(std::string("plan --model resnet50 --deadline 24h --max-gpus '") + bad + "'", "digits only");
   }
   expect_error("plan --layouts --gpu a100-sxm4-80gb --model llama-2-7b --max-gpus 1e3", "digits only");
+  // --gpu is "GPU id for --layouts" (plan --help, README): the instance search covers every GPU type of the price
+  // catalog, so a --gpu given without --layouts is refused rather than silently left out of the plan.
+  expect_error("plan --model nodule3d --deadline 72h --gpu gtx-1080-ti", "--layouts");
 }
 
 }  // namespace
