@@ -288,6 +288,11 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   // --gpu is "GPU id for --layouts" (plan --help, README): the instance search covers every GPU type of the price
   // catalog, so a --gpu given without --layouts is refused rather than silently left out of the plan.
   expect_error("plan --model nodule3d --deadline 72h --gpu gtx-1080-ti", "--layouts");
+  // A folder where the price file is expected is named as one (README: bad input gets one line naming the
+  // problem), not read as an empty catalog.
+  fs::create_directory(dir_ / "prices_dir");
+  expect_error("plan --model resnet50 --deadline 24h --prices prices_dir", "is a directory");
+  expect_error("compare --model resnet50 --gpu gtx-1080-ti --prices prices_dir", "is a directory");
 }
 
 }  // namespace
