@@ -96,6 +96,22 @@ TEST_F(CliTest, UnknownModelSuggestsNearestId) {
   expect_input_error("predict --model resnet5", {"resnet5", "did you mean 'resnet50'"});
 }
 
+TEST_F(CliTest, TokenLoopAndServingFlagsOutsideTheirModesAreInputErrors) {
+  // predict --help: --context is "decode: tokens already in the KV cache", --kv-precision the KV cache's, and
+  // --request-rate, --engine, --slo-ttft ... are "--mode serve:" flags. A CNN's train or infer pass keeps no KV
+  // cache and is no request stream: the flags would change nothing (the title still showed "context 128").
+  expect_input_error("predict --model resnet50 --context 128", {"--context", "--mode train"});
+  expect_input_error("predict --model resnet50 --mode infer --kv-precision fp8", {"--kv-precision", "--mode infer"});
+  expect_input_error("predict --model resnet50 --request-rate 5", {"--request-rate", "--mode serve"});
+  expect_input_error("predict --model bert_base --mode infer --engine vllm", {"--engine", "--mode serve"});
+  expect_input_error("predict --model resnet50 --slo-ttft 100", {"--slo-ttft", "--mode serve"});
+  // Where they apply they still run.
+  EXPECT_EQ(run("predict --gpu tesla-p40 --model llama-3-8b --runtime llama.cpp --mode generate --precision q4_k_m "
+                "--context 512 --seq 128 --kv-precision q8_0")
+                .code,
+            0);
+}
+
 TEST_F(CliTest, TrainingOnAnInferenceEngineIsAnInputError) {
   // TensorRT and ONNX Runtime's CUDA EP build inference sessions only.
   expect_input_error("predict --model resnet50 --runtime tensorrt --mode train", {"tensorrt", "inference"});
