@@ -116,6 +116,15 @@ TEST(Durations, DeadlinesParseWithUnits) {
   for (const char* bad : {"", "0h", "-3h", "soon", "24x", "h"}) EXPECT_THROW(parse_duration_hours(bad), InputError) << bad;
 }
 
+TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
+  // cloud.h: "36 h", "2.1 d", "45 min"; a 20-second run on 64 GPUs is 20 s, not "0 min".
+  EXPECT_EQ(format_hours(36), "36.0 h");
+  EXPECT_EQ(format_hours(50.4), "2.1 d");
+  EXPECT_EQ(format_hours(0.75), "45 min");
+  EXPECT_EQ(format_hours(20.0 / 3600), "20 s");
+  EXPECT_EQ(format_hours(0.1 / 3600), "under 1 s");
+}
+
 // ---------------------------------------------------------------- plan
 
 PlanRequest resnet_plan(double deadline_h, double epochs = 90) {
