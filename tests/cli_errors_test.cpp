@@ -96,6 +96,38 @@ TEST_F(CliTest, UnknownModelSuggestsNearestId) {
   expect_input_error("predict --model resnet5", {"resnet5", "did you mean 'resnet50'"});
 }
 
+TEST_F(CliTest, TokenLoopAndServingFlagsOutsideTheirModesAreInputErrors) {
+  // predict --help: --context is "decode: tokens already in the KV cache", --kv-precision the KV cache's, and
+  // --request-rate, --engine, --slo-ttft ... are "--mode serve:" flags. A CNN's train or infer pass keeps no KV
+  // cache and is no request stream: the flags would change nothing (the title still showed "context 128").
+  expect_input_error("predict --model resnet50 --context 128", {"--context", "--mode train"});
+  expect_input_error("predict --model resnet50 --mode infer --kv-precision fp8", {"--kv-precision", "--mode infer"});
+  expect_input_error("predict --model resnet50 --request-rate 5", {"--request-rate", "--mode serve"});
+  expect_input_error("predict --model bert_base --mode infer --engine vllm", {"--engine", "--mode serve"});
+  expect_input_error("predict --model resnet50 --slo-ttft 100", {"--slo-ttft", "--mode serve"});
+  // Where they apply they still run.
+  EXPECT_EQ(run("predict --gpu tesla-p40 --model llama-3-8b --runtime llama.cpp --mode generate --precision q4_k_m "
+                "--context 512 --seq 128 --kv-precision q8_0")
+                .code,
+            0);
+}
+
+TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
+  // op --help: --conv-n is "conv2d batch", --heads "attention heads", --rows "elementwise/softmax/layernorm rows".
+  // Given to another op they were ignored; the error names the flag and the op's own flags.
+  expect_input_error("op --gpu gtx-1080-ti --op matmul --m 64 --n 64 --k 64 --conv-n 3", {"--conv-n", "--op matmul", "--k"});
+  expect_input_error("op --gpu gtx-1080-ti --op softmax --rows 8 --cols 8 --heads 4", {"--heads", "--op softmax"});
+  expect_input_error("op --gpu gtx-1080-ti --op conv2d --conv-n 1 --conv-c 3 --conv-h 8 --conv-w 8 --conv-k 8 --conv-r 3 "
+                     "--conv-s 3 --m 4",
+                     {"--m", "--op conv2d"});
+  // The README's two op examples still run.
+  EXPECT_EQ(run("op --gpu h100-sxm5-80gb --op matmul --m 8192 --n 8192 --k 8192 --precision bf16").code, 0);
+  EXPECT_EQ(run("op --gpu gtx-1080-ti --op conv2d --conv-n 32 --conv-c 64 --conv-h 56 --conv-w 56 --conv-k 64 --conv-r 3 "
+                "--conv-s 3 --pad-h 1 --pad-w 1 --direction bwd_filter")
+                .code,
+            0);
+}
+
 TEST_F(CliTest, TrainingOnAnInferenceEngineIsAnInputError) {
   // TensorRT and ONNX Runtime's CUDA EP build inference sessions only.
   expect_input_error("predict --model resnet50 --runtime tensorrt --mode train", {"tensorrt", "inference"});

@@ -116,6 +116,15 @@ TEST(Durations, DeadlinesParseWithUnits) {
   for (const char* bad : {"", "0h", "-3h", "soon", "24x", "h"}) EXPECT_THROW(parse_duration_hours(bad), InputError) << bad;
 }
 
+TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
+  // cloud.h: "36 h", "2.1 d", "45 min"; a 20-second run on 64 GPUs is 20 s, not "0 min".
+  EXPECT_EQ(format_hours(36), "36.0 h");
+  EXPECT_EQ(format_hours(50.4), "2.1 d");
+  EXPECT_EQ(format_hours(0.75), "45 min");
+  EXPECT_EQ(format_hours(20.0 / 3600), "20 s");
+  EXPECT_EQ(format_hours(0.1 / 3600), "under 1 s");
+}
+
 // ---------------------------------------------------------------- plan
 
 PlanRequest resnet_plan(double deadline_h, double epochs = 90) {
@@ -285,6 +294,14 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
     expect_error(std::string("plan --model resnet50 --deadline 24h --max-gpus '") + bad + "'", "digits only");
   }
   expect_error("plan --layouts --gpu a100-sxm4-80gb --model llama-2-7b --max-gpus 1e3", "digits only");
+  // --gpu is "GPU id for --layouts" (plan --help, README): the instance search covers every GPU type of the price
+  // catalog, so a --gpu given without --layouts is refused rather than silently left out of the plan.
+  expect_error("plan --model nodule3d --deadline 72h --gpu gtx-1080-ti", "--layouts");
+  // A folder where the price file is expected is named as one (README: bad input gets one line naming the
+  // problem), not read as an empty catalog.
+  fs::create_directory(dir_ / "prices_dir");
+  expect_error("plan --model resnet50 --deadline 24h --prices prices_dir", "is a directory");
+  expect_error("compare --model resnet50 --gpu gtx-1080-ti --prices prices_dir", "is a directory");
 }
 
 }  // namespace

@@ -111,6 +111,9 @@ double parse_duration_hours(const std::string& text, const std::string& flag) {
 
 std::string format_hours(double hours) {
   if (!std::isfinite(hours)) return "never";
+  // Under half a minute "0 min" read as no time at all (plan listed 64-GPU options as "0 min"): seconds there.
+  if (hours * 3600 < 0.5) return "under 1 s";
+  if (hours * 60 < 0.5) return fmt::format("{:.0f} s", hours * 3600);
   if (hours < 1.0) return fmt::format("{:.0f} min", hours * 60);
   if (hours < 48.0) return fmt::format("{:.1f} h", hours);
   return fmt::format("{:.1f} d", hours / 24);

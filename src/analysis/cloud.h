@@ -44,7 +44,7 @@ const PriceCatalog& default_price_catalog();
 
 // "24h", "90m", "2d", "1.5h", "3600s", "1w" or a plain number of hours; InputError otherwise.
 double parse_duration_hours(const std::string& text, const std::string& flag = "--deadline");
-// "36 h", "2.1 d", "45 min".
+// "36 h", "2.1 d", "45 min", "20 s".
 std::string format_hours(double hours);
 
 // Samples in one epoch when the user gives none: the request's dataset, or by model family (ImageNet for 2D

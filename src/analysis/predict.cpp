@@ -49,6 +49,14 @@ void check_request(const PredictRequest& r) {
     throw InputError("--nodes " + std::to_string(r.nodes) + " is more nodes than any cluster has (limit " +
                      std::to_string(limits.max_nodes) + ", data/limits.toml)");
   if (r.context < 0) throw InputError("context must be zero or positive, got " + std::to_string(r.context));
+  // Both describe a language model's KV cache, which train and infer passes do not keep: given there they would
+  // change nothing while the report's title still showed them.
+  if (r.context > 0 && !is_serving(r.mode))
+    throw InputError("--context (context, tokens already in the KV cache) applies to --mode prefill, decode, generate "
+                     "or serve, not --mode " + mode_string(r.mode));
+  if (!r.kv_precision.empty() && !is_serving(r.mode))
+    throw InputError("--kv-precision (kv_precision) applies to --mode prefill, decode, generate or serve, not --mode " +
+                     mode_string(r.mode));
   if (r.gpus <= 0 || r.nodes <= 0)
     throw InputError("GPU and node counts must be positive, got --gpus " + std::to_string(r.gpus) + " --nodes " +
                      std::to_string(r.nodes));

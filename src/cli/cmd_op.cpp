@@ -2,7 +2,10 @@
 // runs and what bounds it; or a CSV of them (--configs).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "analysis/op_batch.h"
@@ -74,6 +77,7 @@ Command op_command() {
               double power_limit = 0;
               bool json = false;
               std::string html;
+              std::vector<std::pair<std::string, const CLI::Option*>> shape_options;  // flag -> its option
             };
             auto s = std::make_shared<State>();
             OpSpec& o = s->spec;
@@ -115,7 +119,34 @@ Command op_command() {
             app.add_option("--out", s->out, "with --configs: write the CSV here instead of standard output");
             app.add_flag("--json", s->json, "machine-readable output");
             app.add_option("--html", s->html, "also write the result as a self-contained HTML page (its roofline) to this file");
+            for (const char* flag : {"--m", "--n", "--k", "--batch-count", "--a-trans", "--b-trans", "--conv-n", "--conv-c",
+                                     "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s", "--pad-h", "--pad-w",
+                                     "--stride-h", "--stride-w", "--rows", "--cols", "--function", "--heads", "--causal"})
+              s->shape_options.emplace_back(flag, app.get_option(flag));
             return std::function<int()>([s] {
+              // A shape flag of another op would be ignored (--conv-n on a matmul): name it and the op's own flags.
+              if (s->configs.empty()) {
+                static const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagsOf{
+                    {"matmul", {"--m", "--n", "--k", "--batch-count", "--a-trans", "--b-trans"}},
+                    {"linear", {"--m", "--n", "--k", "--batch-count", "--a-trans", "--b-trans"}},
+                    {"conv2d", {"--conv-n", "--conv-c", "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s",
+                                "--pad-h", "--pad-w", "--stride-h", "--stride-w"}},
+                    {"elementwise", {"--rows", "--cols", "--function"}},
+                    {"softmax", {"--rows", "--cols"}},
+                    {"layernorm", {"--rows", "--cols"}},
+                    {"attention", {"--m", "--n", "--k", "--batch-count", "--heads", "--causal"}}};
+                const auto own = std::find_if(kFlagsOf.begin(), kFlagsOf.end(),
+                                              [&](const auto& e) { return e.first == s->spec.op; });
+                if (own != kFlagsOf.end()) {
+                  for (const auto& [flag, option] : s->shape_options) {
+                    if (option->count() == 0) continue;
+                    if (std::find(own->second.begin(), own->second.end(), flag) != own->second.end()) continue;
+                    std::string list;
+                    for (const auto& f : own->second) list += (list.empty() ? "" : " ") + f;
+                    throw InputError(flag + " does not apply to --op " + s->spec.op + " (its flags: " + list + ")");
+                  }
+                }
+              }
               if (!s->configs.empty()) {
                 if (!s->html.empty()) throw InputError("--html applies to one op, not --configs");
                 if (s->json) throw InputError("--configs writes a CSV (--out); --json applies to one op");

@@ -152,7 +152,7 @@ Command plan_command() {
             app.add_flag("--layouts", s->layouts,
                          "search training layouts (tp x pp x dp x ZeRO x micro-batch x recompute) of a decoder language "
                          "model on --gpu for --gpus x --nodes; with --deadline and --train-tokens also node counts");
-            app.add_option("--gpu", s->gpu, "GPU id for --layouts");
+            app.add_option("--gpu", s->gpu, "GPU id for --layouts (without --layouts plan searches every GPU type in the price catalog)");
             app.add_option("--budget", s->budget, "most the run may cost, USD");
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
@@ -181,6 +181,12 @@ Command plan_command() {
                                             s->report.json);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
+              // --gpu names the GPU of --layouts only: the instance search always covers every GPU type in the price
+              // catalog, so a --gpu here would be ignored while the user reads the plan as one for that card.
+              if (!s->gpu.empty())
+                throw InputError("plan --gpu applies to --layouts; without it plan searches every GPU type in the "
+                                 "price catalog (--prices FILE with only that GPU's instances narrows it, compare --gpu " +
+                                 s->gpu + " sets GPUs side by side)");
               if (!s->report.html.empty()) check_output_path(s->report.html);
               PlanRequest req;
               req.base = s->flags.to_request();

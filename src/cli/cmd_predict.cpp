@@ -103,6 +103,12 @@ Command predict_command() {
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
               const PredictRequest request = s->flags.to_request();
+              if (request.mode != Mode::kServe) {
+                const std::string given = s->serving.first_given();
+                if (!given.empty())
+                  throw InputError(given + " applies to --mode serve (a request stream), not --mode " +
+                                   mode_string(request.mode));
+              }
               if (request.mode == Mode::kServe) {
                 // Continuous batching under load: its own report (analysis/llm_serving.h).
                 const ServeRequest serve = s->serving.to_request(request, s->runtime_option->count() > 0);

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <utility>
 
 #include "core/error.h"
 
@@ -30,6 +31,19 @@ std::int64_t count(const std::string& text, const char* flag) {
 }
 
 }  // namespace
+
+std::string ServingFlags::first_given() const {
+  const std::pair<const char*, bool> flags[] = {
+      {"--engine", !engine.empty()},           {"--request-rate", !request_rate.empty()},
+      {"--input-len", !input_len.empty()},     {"--output-len", !output_len.empty()},
+      {"--length-dist", length_dist != "fixed"}, {"--seed", seed != "1"},
+      {"--num-requests", !num_requests.empty()}, {"--prefix-cache-hit", !prefix_cache_hit.empty()},
+      {"--max-batch", !max_batch.empty()},     {"--slo-ttft", !slo_ttft.empty()},
+      {"--slo-tpot", !slo_tpot.empty()}};
+  for (const auto& [flag, given] : flags)
+    if (given) return flag;
+  return "";
+}
 
 ServeRequest ServingFlags::to_request(const PredictRequest& base, bool runtime_given) const {
   ServeRequest r;

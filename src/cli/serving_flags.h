@@ -15,6 +15,8 @@ struct ServingFlags {
   std::string slo_ttft, slo_tpot;
   // The serving request around `base` (predict's resolved flags); InputError naming the flag on a bad value.
   ServeRequest to_request(const PredictRequest& base, bool runtime_given) const;
+  // The first serving flag given with a value of its own ("" when none): outside --mode serve it would be ignored.
+  std::string first_given() const;
 };
 
 void add_serving_flags(CLI::App& app, ServingFlags& f);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "core/error.h"
 #include "core/toml_reader.h"
@@ -67,6 +68,10 @@ std::vector<std::filesystem::path> env_paths(const char* variable) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
+  // An ifstream opens a directory on Linux and reads nothing from it, which callers would take for an empty file
+  // ("has no [[instance]] entries"): name the real problem.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read file '" + path.string() + "': is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read file '" + path.string() + "'");
   std::stringstream ss;

@@ -46,7 +46,9 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (st.category == "batch")
     return fmt::format("可容纳的最大批大小为 {}（原为 {}）", p.request.batch, base.request.batch);
   if (st.category == "fusion")
-    return fmt::format("把逐元素算子融合进上游内核：每步显存流量 {:.1f} -> {:.1f} GB", base.step.bytes / 1e9, p.step.bytes / 1e9);
+    return fmt::format("把逐元素算子融合进上游内核：每步显存流量 {:.1f} -> {:.1f} GB，内核启动 {:.0f} -> {:.0f} 次，主机派发 {:.2f} -> {:.2f} ms",
+                       base.step.bytes / 1e9, p.step.bytes / 1e9, base.step.launches, p.step.launches,
+                       base.step.host_us / 1e3, p.step.host_us / 1e3);
   if (st.category == "layout") return "NHWC 布局：张量核心卷积省去布局转置";
   if (st.category == "conv-algo")
     return "cuDNN 为每个卷积的各算法计时并选用最快者（torch.backends.cudnn.benchmark = True，--conv-algo autotune）";
