@@ -23,6 +23,7 @@ struct TileContext {
   double cublas_tensor_ctas_per_sm = 0;
   bool cublas_tensor_split_k = true;
   double implicit_gemm_tile_m = 0;
+  double sgemm_tile_loss_share = 1;
 };
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
@@ -41,7 +42,8 @@ bool same_context(const TileContext& t, const DeviceSpec& d, const ArchitectureP
          same_tiles(t.tiles_tensor, c.tiles_tensor) && t.sgemm_tiles == a.sgemm_tiles &&
          t.sgemm_tiles_batched == a.sgemm_tiles_batched &&
          same_bits(t.cublas_tensor_ctas_per_sm, a.cublas_tensor_ctas_per_sm) &&
-         t.cublas_tensor_split_k == a.cublas_tensor_split_k && same_bits(t.implicit_gemm_tile_m, c.implicit_gemm_tile_m);
+         t.cublas_tensor_split_k == a.cublas_tensor_split_k && same_bits(t.implicit_gemm_tile_m, c.implicit_gemm_tile_m) &&
+         same_bits(t.sgemm_tile_loss_share, a.sgemm_tile_loss_share);
 }
 
 // The id of this model's tile-choice context: equal contexts (the same GPU and constants in every prediction of a
@@ -58,7 +60,8 @@ std::uint64_t tile_context_id(const DeviceSpec& d, const ArchitectureProfile& a,
     if (same_context(t, d, a, c)) return t.id;
   TileContext t{next_id++,         d.sm_count,   c.ctas_per_sm,   c.k_half_cuda,   c.k_half_tensor,
                 c.split_k_overhead, c.split_k_min_depth, c.split_k_waves_cublas_cuda, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
-                a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k, c.implicit_gemm_tile_m};
+                a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k, c.implicit_gemm_tile_m,
+                a.sgemm_tile_loss_share};
   const std::uint64_t id = t.id;
   if (contexts.size() < kContexts) {
     contexts.push_back(std::move(t));
@@ -217,6 +220,10 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
   };
   // The best tile the library runs on this architecture (plain or batched) is the one its large GEMMs reach the
   // architecture's SGEMM efficiency with; the other tiles are relative to it (Pascal's cuBLAS runs no 128x128).
+  // How much of the shared tile loss this architecture's cuBLAS SGEMM tiles pay (ArchitectureProfile
+  // sgemm_tile_loss_share, fitted per measured architecture): other libraries' tiles pay the shared values.
+  const double loss_share = cublas_sets ? arch_.sgemm_tile_loss_share : 1.0;
+  const auto tile_eff = [&](const GemmTile& t) { return std::clamp(1.0 - loss_share * (1.0 - t.efficiency), 0.05, 1.0); };
   double top = 0;
   const auto in_any = [&](const GemmTile& t) {
     const std::pair<int, int> mn{static_cast<int>(t.m), static_cast<int>(t.n)};
@@ -226,7 +233,7 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
            std::find(b.begin(), b.end(), mn) != b.end();
   };
   for (const auto& t : tiles)
-    if (in_any(t)) top = std::max(top, t.efficiency);
+    if (in_any(t)) top = std::max(top, tile_eff(t));
   if (top <= 0) top = 1;
   // cuBLAS is column-major and PyTorch row-major: a row-major C[m x n] = A B is called as C^T = B^T A^T, so the
   // kernel's tile m (the first number in its name, volta_sgemm_128x64_nn) runs along the output's columns (n) and
@@ -253,7 +260,7 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     const double wave_eff = ctas / (std::max(waves, grid.fill_ctas) * slots);
     const double depth_eff = k_per_cta / (k_per_cta + k_half);
     const double split_eff = split > 1 ? 1.0 - c_.split_k_overhead : 1.0;
-    const double eff = t.efficiency / top * pad * wave_eff * depth_eff * split_eff;
+    const double eff = tile_eff(t) / top * pad * wave_eff * depth_eff * split_eff;
     if (eff > best.efficiency)
       best = {eff, static_cast<int>(t.m), static_cast<int>(t.n), static_cast<int>(split)};
   }

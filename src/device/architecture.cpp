@@ -88,7 +88,8 @@ std::vector<ArchitectureProfile> apply_kernel_fit(std::vector<ArchitectureProfil
       a.sources[key] = "cuBLAS kernel names in shared/kernels/neusight_train (data/kernel_fit.toml)";
     }
     for (const auto& [key, field] : {std::pair{"gemm_efficiency_cuda", &a.gemm_efficiency_cuda},
-                                     std::pair{"dram_efficiency", &a.dram_efficiency}}) {
+                                     std::pair{"dram_efficiency", &a.dram_efficiency},
+                                     std::pair{"sgemm_tile_loss_share", &a.sgemm_tile_loss_share}}) {
       const double v = f.number_or(key, -1);
       if (v <= 0) continue;
       *field = v;
