@@ -8,7 +8,7 @@
 // - the head-layout copies read permuted views, so TensorIterator runs them unvectorized (CUDALoops.cuh
 //   gpu_kernel_impl_nocast -> launch_legacy_kernel<128, 4>): elementwise_kernel<128, 4, gpu_kernel_impl_nocast<...>>,
 //   288 launches in 3 steps (8 a layer), 24.897 us each at b16 s512 and 13.295 us at b32 s128, a quarter of the
-//   streaming rate; [memory] strided_half_copy_efficiency can charge that per architecture but ships empty.
+//   streaming rate: about one element per SM per clock ([memory] strided_copy_elements_per_sm_clk, sm_90 only).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -82,26 +82,39 @@ TEST(SoftmaxGradProduct, TheAddedPassTakesWhatTheH200ProfileMeasured) {
   EXPECT_NEAR(s128 / ((649.0 / 3 - 8.0) / 12), 1.0, 0.25);
 }
 
-// Only 2-byte copies were measured (and the per-architecture table ships empty, docs/calibration.md session 30):
-// FP32 copies on the H200 keep the streaming rate.
-TEST(StridedCopy, FourByteCopiesKeepTheStreamingRate) {
-  const DeviceSpec h200 = find_gpu("h200-sxm-141gb");
-  const KernelCostModel kernels(h200, architecture_for(h200));
+// The head copies' share of one phase of the core: with the pytorch profile as shipped less without its copies.
+double copies_us(const std::string& gpu, const std::string& precision, int batch, int seq) {
   const auto no_copies = [](RuntimeProfile& r) { r.attention_head_copies = false; };
-  const double copies = core("h200-sxm-141gb", "fp32", 16, 512, Phase::kForward, kAsShipped).time_us -
-                        core("h200-sxm-141gb", "fp32", 16, 512, Phase::kForward, no_copies).time_us;
-  EXPECT_NEAR(copies / kernels.streaming(0, 4 * 2.0 * 16 * 512 * 768 * 4, 4).time_us, 1.0, 1e-9);
+  return core(gpu, precision, batch, seq, Phase::kForward, kAsShipped).time_us -
+         core(gpu, precision, batch, seq, Phase::kForward, no_copies).time_us;
+}
+
+// The H200 profile's per-copy times (4 copies a phase): 24.897 us at b16 s512, 13.295 us at b32 s128.
+TEST(StridedCopy, TheH200CopiesTakeWhatItsProfileMeasured) {
+  EXPECT_NEAR(copies_us("h200-sxm-141gb", "amp", 16, 512) / 4 / 24.897, 1.0, 0.10);
+  EXPECT_NEAR(copies_us("h200-sxm-141gb", "amp", 32, 128) / 4 / 13.295, 1.0, 0.10);
+}
+
+// The copy's rate is per element: an FP32 copy of the same tensor takes as long as the half one (the legacy
+// kernel copies each element alone whatever its size), while DRAM would take twice as long.
+TEST(StridedCopy, FourByteCopiesRunAtTheSameElementRate) {
+  EXPECT_NEAR(copies_us("h200-sxm-141gb", "fp32", 16, 512) / copies_us("h200-sxm-141gb", "amp", 16, 512), 1.0, 1e-9);
+}
+
+// The same architecture with less DRAM bandwidth: the H100 PCIe (114 SMs at 1755 MHz, 2.0 TB/s) copies at its SMs'
+// rate, 132 x 1980 / (114 x 1755) = 1.31 times the H200's time, not at a share of its bandwidth (2.4 x the H200's).
+TEST(StridedCopy, BoardsOfOneArchitectureCopyAtTheirSmsRate) {
+  const double ratio = copies_us("h100-pcie-80gb", "amp", 16, 512) / copies_us("h200-sxm-141gb", "amp", 16, 512);
+  EXPECT_NEAR(ratio, 132.0 * 1980 / (114.0 * 1755), 0.01);
 }
 
 // No other architecture has a measured strided copy: the A100's copies keep the streaming rate.
 TEST(StridedCopy, ArchitecturesWithoutAMeasurementStreamTheCopies) {
-  EXPECT_EQ(cost_constants().strided_half_copy_efficiency.count(80), 0u);
+  EXPECT_EQ(cost_constants().strided_copy_elements_per_sm_clk.count(80), 0u);
   const DeviceSpec a100 = find_gpu("a100-sxm4-40gb");
   const KernelCostModel kernels(a100, architecture_for(a100));
-  const auto no_copies = [](RuntimeProfile& r) { r.attention_head_copies = false; };
-  const double copies = core("a100-sxm4-40gb", "amp", 16, 512, Phase::kForward, kAsShipped).time_us -
-                        core("a100-sxm4-40gb", "amp", 16, 512, Phase::kForward, no_copies).time_us;
-  EXPECT_NEAR(copies / kernels.streaming(0, 4 * 2.0 * 16 * 512 * 768 * 2, 4).time_us, 1.0, 1e-9);
+  const double streamed = kernels.streaming(0, 4 * 2.0 * 16 * 512 * 768 * 2, 4).time_us;
+  EXPECT_NEAR(copies_us("a100-sxm4-40gb", "amp", 16, 512) / streamed, 1.0, 1e-9);
 }
 
 }  // namespace

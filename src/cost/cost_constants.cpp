@@ -150,10 +150,10 @@ CostConstants load() {
   c.dynamic_cast_copy_efficiency = m.number("dynamic_cast_copy_efficiency");
   if (!(c.dynamic_cast_copy_efficiency > 0 && c.dynamic_cast_copy_efficiency <= 1))
     m.fail("dynamic_cast_copy_efficiency", "must be in (0, 1]");
-  c.strided_half_copy_efficiency = m.by_sm("strided_half_copy_efficiency");
-  for (const auto& [sm, e] : c.strided_half_copy_efficiency)
-    if (!(e > 0 && e <= 1))
-      m.fail("strided_half_copy_efficiency", "entry sm_" + std::to_string(sm) + " must be in (0, 1]");
+  c.strided_copy_elements_per_sm_clk = m.by_sm("strided_copy_elements_per_sm_clk");
+  for (const auto& [sm, e] : c.strided_copy_elements_per_sm_clk)
+    if (!(e > 0))
+      m.fail("strided_copy_elements_per_sm_clk", "entry sm_" + std::to_string(sm) + " must be positive");
   c.cudnn_nchw_batch_norm_cta_gelems = m.number("cudnn_nchw_batch_norm_cta_gelems");
   if (!(c.cudnn_nchw_batch_norm_cta_gelems > 0)) m.fail("cudnn_nchw_batch_norm_cta_gelems", "must be positive");
   c.cudnn_nchw_batch_norm_cta_latency_us = m.number("cudnn_nchw_batch_norm_cta_latency_us");

@@ -93,9 +93,10 @@ struct CostConstants {
   double reduction_bandwidth_efficiency = 0;   // softmax / layer norm rows against a plain streaming kernel
   double native_half_elementwise_efficiency = 0;
   double dynamic_cast_copy_efficiency = 1;  // PyTorch's unrolled dynamic-cast copies (casts up to FP32)
-  // PyTorch's copies of non-contiguous 2-byte tensors (TensorIterator's legacy elementwise_kernel<128, 4>: scalar
-  // loads at per-element offsets), per compute capability; an architecture not listed streams them at the full rate
-  std::map<int, double> strided_half_copy_efficiency;
+  // PyTorch's copies of non-contiguous tensors (TensorIterator's legacy elementwise_kernel<128, 4>: scalar loads at
+  // per-element offsets): elements copied per SM per clock, per compute capability; an architecture not listed
+  // streams them at the DRAM rate alone
+  std::map<int, double> strided_copy_elements_per_sm_clk;
   // cuDNN's CUDNN_BATCHNORM_SPATIAL training kernels on NCHW tensors (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new):
   // one CTA per channel, streaming its channel at a per-CTA rate after a fixed per-CTA latency
   double cudnn_nchw_batch_norm_cta_gelems = 0;      // one CTA's streaming rate, 1e9 elements/s

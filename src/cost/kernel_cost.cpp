@@ -420,6 +420,21 @@ KernelCost KernelCostModel::streaming(double flops, double bytes, double launche
   return finish(k, arch_.kernel_floor_us);
 }
 
+KernelCost KernelCostModel::per_element_streaming(double elements, double elements_per_sm_clk, double bytes,
+                                                  double launches) const {
+  KernelCost k;
+  k.pipe = Pipe::kFp32;
+  k.launches = std::max(launches, 1.0);
+  k.bytes = bytes / k.launches;
+  k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
+  if (elements_per_sm_clk > 0 && elements > 0) {
+    const double elements_per_us = elements_per_sm_clk * static_cast<double>(device_.sm_count) *
+                                   device_.boost_clock_mhz * clock_factor(0.0);
+    k.compute_us = elements / k.launches / elements_per_us;
+  }
+  return finish(k, arch_.kernel_floor_us);
+}
+
 double KernelCostModel::l2_bytes_per_us() const {
   return arch_.l2_read_bytes_per_clk_sm * static_cast<double>(device_.sm_count) * device_.boost_clock_mhz;
 }

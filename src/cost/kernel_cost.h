@@ -98,6 +98,12 @@ class KernelCostModel {
                        double compute_efficiency = -1, double thread_instructions = 0,
                        double bandwidth_efficiency = 1) const;
 
+  // A streaming kernel bound by the SMs' per-element work rather than by DRAM: `elements` (total over all launches)
+  // at `elements_per_sm_clk` per SM per clock (PyTorch's unvectorized copies of permuted views), or `bytes` at the
+  // DRAM rate, whichever takes longer. The SMs run at the clock the board holds without compute load
+  // (clock_factor(0): such a kernel keeps its SMs mostly waiting). elements_per_sm_clk <= 0: streaming alone.
+  KernelCost per_element_streaming(double elements, double elements_per_sm_clk, double bytes, double launches) const;
+
   // A kernel whose per-launch compute time its caller has from the kernel's own instruction count (llama.cpp's
   // quantized mat-vec kernels, decode attention): DRAM time, launch floor and bound as for the others.
   // `flops` and `bytes` are per launch; `clock_factor` is the clock the caller's compute time assumes.

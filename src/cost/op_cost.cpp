@@ -703,13 +703,14 @@ KernelCost attention_cost(const Op& op, Phase phase, const CostContext& ctx) {
     // length, K and V at the key length, each read and written once per phase by a copy kernel of its own.
     const double q_elems = static_cast<double>(a.batch * a.heads * a.q_len * a.head_dim);
     const double kv_elems = static_cast<double>(a.batch * a.kv_heads * a.kv_len * a.head_dim);
-    // The copies read a permuted view, which TensorIterator cannot vectorize ([memory] strided_half_copy_efficiency:
-    // measured on 2-byte tensors only; 4-byte ones keep the streaming rate).
-    const auto& strided = km.constants().strided_half_copy_efficiency;
-    const auto it = strided.find(km.device().sm_version);
-    const double share = it == strided.end() || ctx.plan.bytes.act != 2.0 ? 1.0 : it->second;
-    accumulate(k, km.streaming(0, 2.0 * ctx.plan.bytes.act * (2.0 * q_elems + 2.0 * kv_elems), 4, Pipe::kFp32, -1, 0,
-                               share));
+    // The copies read a permuted view, which TensorIterator cannot vectorize: one element at a time per thread at
+    // per-element offsets, a number of elements per SM per clock ([memory] strided_copy_elements_per_sm_clk) unless
+    // DRAM takes longer.
+    const auto& per_clk = km.constants().strided_copy_elements_per_sm_clk;
+    const auto it = per_clk.find(km.device().sm_version);
+    const double elems = 2.0 * q_elems + 2.0 * kv_elems;
+    accumulate(k, km.per_element_streaming(elems, it == per_clk.end() ? 0.0 : it->second,
+                                           2.0 * ctx.plan.bytes.act * elems, 4));
   }
   return k;
 }
