@@ -297,6 +297,15 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   // --gpu is "GPU id for --layouts" (plan --help, README): the instance search covers every GPU type of the price
   // catalog, so a --gpu given without --layouts is refused rather than silently left out of the plan.
   expect_error("plan --model nodule3d --deadline 72h --gpu gtx-1080-ti", "--layouts");
+  // --cores and --instances are CPU flags (predict --help: "CPU devices: ..."); plan searches GPU instances only, so
+  // they are refused as flags of another command, without naming a GPU the user never gave.
+  for (const char* flag : {"--cores 4", "--instances 2"}) {
+    for (const char* rest : {"--model resnet50 --deadline 24h", "--layouts --gpu a100-sxm4-80gb --model llama-2-7b"}) {
+      const std::string args = std::string("plan ") + rest + " " + flag;
+      expect_error(args, "plan searches GPU instances");
+      EXPECT_EQ(run(args).err.find("gtx-1080-ti"), std::string::npos) << args;
+    }
+  }
   // A folder where the price file is expected is named as one (README: bad input gets one line naming the
   // problem), not read as an empty catalog.
   fs::create_directory(dir_ / "prices_dir");
