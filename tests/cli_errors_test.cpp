@@ -105,6 +105,10 @@ TEST_F(CliTest, TokenLoopAndServingFlagsOutsideTheirModesAreInputErrors) {
   expect_input_error("predict --model resnet50 --request-rate 5", {"--request-rate", "--mode serve"});
   expect_input_error("predict --model bert_base --mode infer --engine vllm", {"--engine", "--mode serve"});
   expect_input_error("predict --model resnet50 --slo-ttft 100", {"--slo-ttft", "--mode serve"});
+  // Given is given, whatever the value: --seed 1 and --length-dist fixed are the serve defaults, and still a flag
+  // of another mode when typed with --mode train.
+  expect_input_error("predict --model resnet50 --mode train --seed 1", {"--seed", "--mode serve"});
+  expect_input_error("predict --model resnet50 --mode train --length-dist fixed", {"--length-dist", "--mode serve"});
   // Where they apply they still run.
   EXPECT_EQ(run("predict --gpu tesla-p40 --model llama-3-8b --runtime llama.cpp --mode generate --precision q4_k_m "
                 "--context 512 --seq 128 --kv-precision q8_0")
