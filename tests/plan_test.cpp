@@ -123,6 +123,13 @@ TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_hours(0.75), "45 min");
   EXPECT_EQ(format_hours(20.0 / 3600), "20 s");
   EXPECT_EQ(format_hours(0.1 / 3600), "under 1 s");
+  // No time prints as zero of its unit or as the next unit's threshold: exactly 30 s is half a minute (not "0 min"),
+  // 59.6 s rounds to a minute (not "60 s"), half a second to 1 s, 59.8 min to an hour, 47.96 h to two days.
+  EXPECT_EQ(format_hours(30.0 / 3600), "30 s");
+  EXPECT_EQ(format_hours(59.6 / 3600), "1 min");
+  EXPECT_EQ(format_hours(0.5 / 3600), "1 s");
+  EXPECT_EQ(format_hours(59.8 / 60), "1.0 h");
+  EXPECT_EQ(format_hours(47.96), "2.0 d");
 }
 
 // ---------------------------------------------------------------- plan
