@@ -124,6 +124,14 @@ TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
   expect_input_error("op --gpu gtx-1080-ti --op conv2d --conv-n 1 --conv-c 3 --conv-h 8 --conv-w 8 --conv-k 8 --conv-r 3 "
                      "--conv-s 3 --m 4",
                      {"--m", "--op conv2d"});
+  // A flag the op's cost does not read is not offered: the matmul model has no operand layout (cuBLAS runs the same
+  // tiles for N and T), so --a-trans / --b-trans are unknown flags rather than accepted and ignored.
+  for (const char* flag : {"--a-trans", "--b-trans"}) {
+    const CliResult r = run(std::string("op --gpu gtx-1080-ti --op matmul --m 64 --n 64 --k 64 ") + flag);
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+    EXPECT_EQ(run("op --help").out.find(flag), std::string::npos) << flag;
+  }
   // The README's two op examples still run.
   EXPECT_EQ(run("op --gpu h100-sxm5-80gb --op matmul --m 8192 --n 8192 --k 8192 --precision bf16").code, 0);
   EXPECT_EQ(run("op --gpu gtx-1080-ti --op conv2d --conv-n 32 --conv-c 64 --conv-h 56 --conv-w 56 --conv-k 64 --conv-r 3 "
