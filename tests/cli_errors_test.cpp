@@ -105,6 +105,10 @@ TEST_F(CliTest, TokenLoopAndServingFlagsOutsideTheirModesAreInputErrors) {
   expect_input_error("predict --model resnet50 --request-rate 5", {"--request-rate", "--mode serve"});
   expect_input_error("predict --model bert_base --mode infer --engine vllm", {"--engine", "--mode serve"});
   expect_input_error("predict --model resnet50 --slo-ttft 100", {"--slo-ttft", "--mode serve"});
+  // Given is given, whatever the value: --seed 1 and --length-dist fixed are the serve defaults, and still a flag
+  // of another mode when typed with --mode train.
+  expect_input_error("predict --model resnet50 --mode train --seed 1", {"--seed", "--mode serve"});
+  expect_input_error("predict --model resnet50 --mode train --length-dist fixed", {"--length-dist", "--mode serve"});
   // Where they apply they still run.
   EXPECT_EQ(run("predict --gpu tesla-p40 --model llama-3-8b --runtime llama.cpp --mode generate --precision q4_k_m "
                 "--context 512 --seq 128 --kv-precision q8_0")
@@ -120,6 +124,14 @@ TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
   expect_input_error("op --gpu gtx-1080-ti --op conv2d --conv-n 1 --conv-c 3 --conv-h 8 --conv-w 8 --conv-k 8 --conv-r 3 "
                      "--conv-s 3 --m 4",
                      {"--m", "--op conv2d"});
+  // A flag the op's cost does not read is not offered: the matmul model has no operand layout (cuBLAS runs the same
+  // tiles for N and T), so --a-trans / --b-trans are unknown flags rather than accepted and ignored.
+  for (const char* flag : {"--a-trans", "--b-trans"}) {
+    const CliResult r = run(std::string("op --gpu gtx-1080-ti --op matmul --m 64 --n 64 --k 64 ") + flag);
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+    EXPECT_EQ(run("op --help").out.find(flag), std::string::npos) << flag;
+  }
   // The README's two op examples still run.
   EXPECT_EQ(run("op --gpu h100-sxm5-80gb --op matmul --m 8192 --n 8192 --k 8192 --precision bf16").code, 0);
   EXPECT_EQ(run("op --gpu gtx-1080-ti --op conv2d --conv-n 32 --conv-c 64 --conv-h 56 --conv-w 56 --conv-k 64 --conv-r 3 "

@@ -108,17 +108,17 @@ std::size_t address_space_bytes() {
 }
 
 TEST_F(GzipReadTest, ABombPastTheLimitIsReadWithinAboutTheLimitOfMemory) {
-  // The trace reader (read_kineto_trace) asks for limit + 1 bytes with truncate, to tell a trace at the limit
-  // from a longer one. 300 MiB of spaces (a few hundred KB compressed) against a 256 MiB limit, in a child process
-  // allowed 640 MiB more address space than it has: the first 256 MiB + 1 bytes must come back there. A string
-  // grown by doubling reaches 256 MiB of capacity exactly and needs a 512 MiB buffer beside it for the one byte
-  // more (768 MiB; at the shipped 2 GiB limit, 6 GiB to refuse a bomb), and runs out instead.
+  // With truncate the reader returns the file's first `limit` bytes (the trace sniffer, looks_like_trace, reads a
+  // head of 1 MiB this way). 300 MiB of spaces (a few hundred KB compressed) against a limit of 256 MiB + 1, in a
+  // child process allowed 400 MiB more address space than it has: the head must come back there, held once. A
+  // string grown by doubling reaches 256 MiB of capacity exactly and needs a 512 MiB buffer beside it for the one
+  // byte more, and blocks copied into one string at the end hold the head twice; both run out instead.
   const fs::path gz = write_gzip("bomb.json.gz", " ", 300u << 20);
   const std::size_t limit = std::size_t{256} << 20;
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    const rlim_t cap = address_space_bytes() + (std::size_t{640} << 20);
+    const rlim_t cap = address_space_bytes() + (std::size_t{400} << 20);
     const rlimit lim{cap, cap};
     if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
     try {
@@ -137,9 +137,36 @@ TEST_F(GzipReadTest, ABombPastTheLimitIsReadWithinAboutTheLimitOfMemory) {
       << "3: setrlimit failed, 4: wrong length, 5: out of memory before the limit, 6: another error";
 }
 
+TEST_F(GzipReadTest, AFileUnderTheLimitIsReadHoldingItsTextOnce) {
+  // data/limits.toml: the limit bounds the memory a file can cost, so a file the reader accepts costs about its own
+  // size, not twice it. 240 MiB of spaces under a 256 MiB limit, in a child allowed 400 MiB more address space than
+  // it has: the whole text must come back there (holding it twice, 480 MiB, runs out).
+  const fs::path gz = write_gzip("big.json.gz", " ", 240u << 20);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const rlim_t cap = address_space_bytes() + (std::size_t{400} << 20);
+    const rlimit lim{cap, cap};
+    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+    try {
+      const std::string text = read_maybe_gzip(gz.string(), std::size_t{256} << 20, "trace");
+      _exit(text.size() == (std::size_t{240} << 20) && text.find_first_not_of(' ') == std::string::npos ? 0 : 4);
+    } catch (const std::bad_alloc&) {
+      _exit(5);
+    } catch (...) {
+      _exit(6);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "3: setrlimit failed, 4: wrong text, 5: out of memory under the limit, 6: another error";
+}
+
 TEST_F(GzipReadTest, ABombPastTheLimitIsRefusedHoldingAboutTheLimit) {
   // As the trace reader now asks: refused at the first byte past the limit with the caller's message, in a child
-  // allowed 400 MiB more address space than it has (the text up to the limit, 256 MiB + 1, and no second copy).
+  // allowed 400 MiB more address space than it has (no more than the text up to the limit, 256 MiB + 1).
   const fs::path gz = write_gzip("bomb.json.gz", " ", 300u << 20);
   const std::size_t limit = (std::size_t{256} << 20) + 1;
   const pid_t pid = fork();

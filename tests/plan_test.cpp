@@ -123,6 +123,13 @@ TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_hours(0.75), "45 min");
   EXPECT_EQ(format_hours(20.0 / 3600), "20 s");
   EXPECT_EQ(format_hours(0.1 / 3600), "under 1 s");
+  // No time prints as zero of its unit or as the next unit's threshold: exactly 30 s is half a minute (not "0 min"),
+  // 59.6 s rounds to a minute (not "60 s"), half a second to 1 s, 59.8 min to an hour, 47.96 h to two days.
+  EXPECT_EQ(format_hours(30.0 / 3600), "30 s");
+  EXPECT_EQ(format_hours(59.6 / 3600), "1 min");
+  EXPECT_EQ(format_hours(0.5 / 3600), "1 s");
+  EXPECT_EQ(format_hours(59.8 / 60), "1.0 h");
+  EXPECT_EQ(format_hours(47.96), "2.0 d");
 }
 
 // ---------------------------------------------------------------- plan
@@ -297,6 +304,15 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   // --gpu is "GPU id for --layouts" (plan --help, README): the instance search covers every GPU type of the price
   // catalog, so a --gpu given without --layouts is refused rather than silently left out of the plan.
   expect_error("plan --model nodule3d --deadline 72h --gpu gtx-1080-ti", "--layouts");
+  // --cores and --instances are CPU flags (predict --help: "CPU devices: ..."); plan searches GPU instances only, so
+  // they are refused as flags of another command, without naming a GPU the user never gave.
+  for (const char* flag : {"--cores 4", "--instances 2"}) {
+    for (const char* rest : {"--model resnet50 --deadline 24h", "--layouts --gpu a100-sxm4-80gb --model llama-2-7b"}) {
+      const std::string args = std::string("plan ") + rest + " " + flag;
+      expect_error(args, "plan searches GPU instances");
+      EXPECT_EQ(run(args).err.find("gtx-1080-ti"), std::string::npos) << args;
+    }
+  }
   // A folder where the price file is expected is named as one (README: bad input gets one line naming the
   // problem), not read as an empty catalog.
   fs::create_directory(dir_ / "prices_dir");

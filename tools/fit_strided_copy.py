@@ -26,6 +26,7 @@ import argparse
 import os
 import re
 import sys
+import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fit_dynamic_cast_copy import sections  # noqa: E402  (the same profiler-table reader)
@@ -35,13 +36,14 @@ KERNEL = "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_imp
 
 
 def toml_number(path, key):
-    pattern = re.compile(r"^\s*" + re.escape(key) + r"\s*=\s*([0-9.eE+-]+)")
-    with open(path) as f:
-        for line in f:
-            m = pattern.match(line)
-            if m:
-                return float(m.group(1))
-    raise KeyError(f"{key} not in {path}")
+    """The number at `key` in the TOML file: a top-level key, or `table.key` (sm_count, measured.dram_efficiency)."""
+    with open(path, "rb") as f:
+        value = tomllib.load(f)
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise KeyError(f"{key} not in {path}")
+        value = value[part]
+    return float(value)
 
 
 def main():
@@ -53,7 +55,7 @@ def main():
     args = ap.parse_args()
     gpu = os.path.join(data, "gpus", args.gpu + ".toml")
     sm_clocks_per_us = toml_number(gpu, "sm_count") * toml_number(gpu, "boost_clock_mhz")
-    copy_bytes_per_us = toml_number(gpu, "mem_bw_gbps") * toml_number(gpu, "dram_efficiency") * 1e3
+    copy_bytes_per_us = toml_number(gpu, "mem_bw_gbps") * toml_number(gpu, "measured.dram_efficiency") * 1e3
     rates = []
     for name, rows in sections(os.path.join(args.session, "kernels_main.txt")):
         m = re.match(r"(\w+) train amp b(\d+) s(\d+)", name)

@@ -111,11 +111,17 @@ double parse_duration_hours(const std::string& text, const std::string& flag) {
 
 std::string format_hours(double hours) {
   if (!std::isfinite(hours)) return "never";
-  // Under half a minute "0 min" read as no time at all (plan listed 64-GPU options as "0 min"): seconds there.
-  if (hours * 3600 < 0.5) return "under 1 s";
-  if (hours * 60 < 0.5) return fmt::format("{:.0f} s", hours * 3600);
-  if (hours < 1.0) return fmt::format("{:.0f} min", hours * 60);
-  if (hours < 48.0) return fmt::format("{:.1f} h", hours);
+  // Each unit is chosen after rounding to the unit below it, so that no time prints as zero of a unit or as the next
+  // unit's threshold: 30 s is "30 s" (not "0 min", 0.5 rounding to even), 59.6 s "1 min", 59.8 min "1.0 h".
+  if (hours < 1.0) {
+    const long long seconds = std::llround(hours * 3600);
+    if (seconds < 1) return "under 1 s";
+    if (seconds < 60) return fmt::format("{} s", seconds);
+    const long long minutes = std::llround(static_cast<double>(seconds) / 60);
+    if (minutes < 60) return fmt::format("{} min", minutes);
+  }
+  const double tenths = std::round(hours * 10) / 10;
+  if (tenths < 48.0) return fmt::format("{:.1f} h", tenths);
   return fmt::format("{:.1f} d", hours / 24);
 }
 

@@ -50,11 +50,11 @@ std::string text(const std::map<std::string, std::string>& row, const std::strin
   return it == row.end() || it->second.empty() ? fallback : it->second;
 }
 
-bool trans(const std::map<std::string, std::string>& row, const std::string& key) {
+// a_trans / b_trans: N or T (or empty), checked and passed through; the model costs either layout the same.
+void check_trans(const std::map<std::string, std::string>& row, const std::string& key) {
   const std::string v = text(row, key, "N");
-  if (v == "N" || v == "n") return false;
-  if (v == "T" || v == "t") return true;
-  throw InputError(key + " must be N or T, got '" + v.substr(0, 20) + "'");
+  if (v != "N" && v != "n" && v != "T" && v != "t")
+    throw InputError(key + " must be N or T, got '" + v.substr(0, 20) + "'");
 }
 
 }  // namespace
@@ -104,7 +104,7 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
       s.direction = text(row, "direction", "fwd");
       s.m = int_field(row, "m", 0), s.n = int_field(row, "n", 0), s.k = int_field(row, "k", 0);
       s.batch_count = int_field(row, "batch_count", 1);
-      s.a_trans = trans(row, "a_trans"), s.b_trans = trans(row, "b_trans");
+      check_trans(row, "a_trans"), check_trans(row, "b_trans");
       s.conv_n = int_field(row, "conv_n", 0), s.conv_c = int_field(row, "conv_c", 0);
       s.conv_h = int_field(row, "conv_h", 0), s.conv_w = int_field(row, "conv_w", 0);
       s.conv_k = int_field(row, "conv_k", 0), s.conv_r = int_field(row, "conv_r", 0), s.conv_s = int_field(row, "conv_s", 0);

@@ -23,7 +23,7 @@ struct OpSpec {
   std::string direction = "fwd";  // fwd | bwd (both gradients) | bwd_data | bwd_filter
   // matmul: batch_count x [m,k] x [k,n] (two activations); linear: [m,k] x weight [k,n] (+bias).
   std::int64_t m = 0, n = 0, k = 0, batch_count = 1;
-  bool a_trans = false, b_trans = false;
+  // No transpose inputs: the graph's matmul has no operand layout, and cuBLAS runs the same tiles for N and T.
   bool bias = true;  // linear only
   // conv2d, NCHW: n images of c x h x w, k filters of c x r x s.
   std::int64_t conv_n = 0, conv_c = 0, conv_h = 0, conv_w = 0, conv_k = 0, conv_r = 0, conv_s = 0;

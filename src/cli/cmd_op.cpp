@@ -95,8 +95,6 @@ Command op_command() {
             app.add_option("--n", o.n, "matmul columns of B and C (attention: key length)");
             app.add_option("--k", o.k, "matmul depth (attention: head dimension)");
             app.add_option("--batch-count", o.batch_count, "independent products (bmm) or attention batch")->capture_default_str();
-            app.add_flag("--a-trans", o.a_trans, "A is transposed (cuBLAS runs the same tiles)");
-            app.add_flag("--b-trans", o.b_trans, "B is transposed");
             app.add_option("--conv-n", o.conv_n, "conv2d batch");
             app.add_option("--conv-c", o.conv_c, "conv2d input channels");
             app.add_option("--conv-h", o.conv_h, "conv2d input height");
@@ -119,16 +117,16 @@ Command op_command() {
             app.add_option("--out", s->out, "with --configs: write the CSV here instead of standard output");
             app.add_flag("--json", s->json, "machine-readable output");
             app.add_option("--html", s->html, "also write the result as a self-contained HTML page (its roofline) to this file");
-            for (const char* flag : {"--m", "--n", "--k", "--batch-count", "--a-trans", "--b-trans", "--conv-n", "--conv-c",
-                                     "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s", "--pad-h", "--pad-w",
-                                     "--stride-h", "--stride-w", "--rows", "--cols", "--function", "--heads", "--causal"})
+            for (const char* flag : {"--m", "--n", "--k", "--batch-count", "--conv-n", "--conv-c", "--conv-h", "--conv-w",
+                                     "--conv-k", "--conv-r", "--conv-s", "--pad-h", "--pad-w", "--stride-h", "--stride-w",
+                                     "--rows", "--cols", "--function", "--heads", "--causal"})
               s->shape_options.emplace_back(flag, app.get_option(flag));
             return std::function<int()>([s] {
               // A shape flag of another op would be ignored (--conv-n on a matmul): name it and the op's own flags.
               if (s->configs.empty()) {
                 static const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagsOf{
-                    {"matmul", {"--m", "--n", "--k", "--batch-count", "--a-trans", "--b-trans"}},
-                    {"linear", {"--m", "--n", "--k", "--batch-count", "--a-trans", "--b-trans"}},
+                    {"matmul", {"--m", "--n", "--k", "--batch-count"}},
+                    {"linear", {"--m", "--n", "--k", "--batch-count"}},
                     {"conv2d", {"--conv-n", "--conv-c", "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s",
                                 "--pad-h", "--pad-w", "--stride-h", "--stride-w"}},
                     {"elementwise", {"--rows", "--cols", "--function"}},

@@ -169,6 +169,16 @@ Command plan_command() {
             add_report_flags(app, s->report);
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
+              // plan searches GPU cloud instances (or, with --layouts, a GPU's training layouts): the CPU flags
+              // --cores and --instances have no device to apply to, so they are refused rather than checked against
+              // a GPU the user never named.
+              const auto refuse_cpu_flag = [](const std::string& value, const char* flag) {
+                if (!value.empty())
+                  throw InputError(fmt::format(
+                      "{} applies to CPU devices in predict, compare and advise; plan searches GPU instances", flag));
+              };
+              refuse_cpu_flag(s->flags.cores, "--cores");
+              refuse_cpu_flag(s->flags.instances, "--instances");
               if (s->layouts) {
                 PredictRequest base = s->flags.to_request();
                 if (s->gpu.empty()) throw InputError("--layouts needs --gpu");

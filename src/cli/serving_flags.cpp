@@ -33,15 +33,8 @@ std::int64_t count(const std::string& text, const char* flag) {
 }  // namespace
 
 std::string ServingFlags::first_given() const {
-  const std::pair<const char*, bool> flags[] = {
-      {"--engine", !engine.empty()},           {"--request-rate", !request_rate.empty()},
-      {"--input-len", !input_len.empty()},     {"--output-len", !output_len.empty()},
-      {"--length-dist", length_dist != "fixed"}, {"--seed", seed != "1"},
-      {"--num-requests", !num_requests.empty()}, {"--prefix-cache-hit", !prefix_cache_hit.empty()},
-      {"--max-batch", !max_batch.empty()},     {"--slo-ttft", !slo_ttft.empty()},
-      {"--slo-tpot", !slo_tpot.empty()}};
-  for (const auto& [flag, given] : flags)
-    if (given) return flag;
+  for (const auto& [flag, option] : options)
+    if (option->count() > 0) return flag;
   return "";
 }
 
@@ -79,21 +72,25 @@ ServeRequest ServingFlags::to_request(const PredictRequest& base, bool runtime_g
 }
 
 void add_serving_flags(CLI::App& app, ServingFlags& f) {
-  app.add_option("--engine", f.engine, "--mode serve: vllm | tensorrt-llm | sglang (default vllm, or --runtime)");
-  app.add_option("--request-rate", f.request_rate,
-                 "--mode serve: requests per second (Poisson arrivals); inf or absent = all at once (offline)");
-  app.add_option("--input-len", f.input_len, "--mode serve: prompt tokens per request (mean for a distribution)");
-  app.add_option("--output-len", f.output_len, "--mode serve: output tokens per request (mean for a distribution)");
-  app.add_option("--length-dist", f.length_dist,
-                 "--mode serve: fixed | uniform (mean +-50%) | exponential lengths")
+  const auto add = [&](const char* flag, std::string& value, const char* help) {
+    CLI::Option* o = app.add_option(flag, value, help);
+    f.options.emplace_back(flag, o);
+    return o;
+  };
+  add("--engine", f.engine, "--mode serve: vllm | tensorrt-llm | sglang (default vllm, or --runtime)");
+  add("--request-rate", f.request_rate,
+      "--mode serve: requests per second (Poisson arrivals); inf or absent = all at once (offline)");
+  add("--input-len", f.input_len, "--mode serve: prompt tokens per request (mean for a distribution)");
+  add("--output-len", f.output_len, "--mode serve: output tokens per request (mean for a distribution)");
+  add("--length-dist", f.length_dist, "--mode serve: fixed | uniform (mean +-50%) | exponential lengths")
       ->capture_default_str();
-  app.add_option("--seed", f.seed, "--mode serve: seed of the arrivals and lengths")->capture_default_str();
-  app.add_option("--num-requests", f.num_requests, "--mode serve: requests in the run (default 1000)");
-  app.add_option("--prefix-cache-hit", f.prefix_cache_hit,
-                 "--mode serve: share 0..1 of each prompt already in the prefix cache (default 0)");
-  app.add_option("--max-batch", f.max_batch, "--mode serve: running requests per batch (default: the engine's)");
-  app.add_option("--slo-ttft", f.slo_ttft, "--mode serve: p99 time-to-first-token target, ms");
-  app.add_option("--slo-tpot", f.slo_tpot, "--mode serve: p99 time-per-output-token target, ms");
+  add("--seed", f.seed, "--mode serve: seed of the arrivals and lengths")->capture_default_str();
+  add("--num-requests", f.num_requests, "--mode serve: requests in the run (default 1000)");
+  add("--prefix-cache-hit", f.prefix_cache_hit,
+      "--mode serve: share 0..1 of each prompt already in the prefix cache (default 0)");
+  add("--max-batch", f.max_batch, "--mode serve: running requests per batch (default: the engine's)");
+  add("--slo-ttft", f.slo_ttft, "--mode serve: p99 time-to-first-token target, ms");
+  add("--slo-tpot", f.slo_tpot, "--mode serve: p99 time-per-output-token target, ms");
 }
 
 }  // namespace perfcast::cli

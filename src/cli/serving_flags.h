@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/llm_serving.h"
 
@@ -15,8 +17,11 @@ struct ServingFlags {
   std::string slo_ttft, slo_tpot;
   // The serving request around `base` (predict's resolved flags); InputError naming the flag on a bad value.
   ServeRequest to_request(const PredictRequest& base, bool runtime_given) const;
-  // The first serving flag given with a value of its own ("" when none): outside --mode serve it would be ignored.
+  // The first serving flag given on the command line ("" when none): outside --mode serve it would be ignored.
   std::string first_given() const;
+  // Each serving flag's name and CLI11 option, set by add_serving_flags (first_given reads their counts, so that a
+  // flag given with its default value, --seed 1, counts as given).
+  std::vector<std::pair<const char*, const CLI::Option*>> options;
 };
 
 void add_serving_flags(CLI::App& app, ServingFlags& f);

@@ -221,7 +221,7 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
   // The best tile the library runs on this architecture (plain or batched) is the one its large GEMMs reach the
   // architecture's SGEMM efficiency with; the other tiles are relative to it (Pascal's cuBLAS runs no 128x128).
   // How much of the shared tile loss this architecture's cuBLAS SGEMM tiles pay (ArchitectureProfile
-  // sgemm_tile_loss_share, fitted per measured architecture): other libraries' tiles pay the shared values.
+  // sgemm_tile_loss_share, a fit-only experiment held at 1): other libraries' tiles pay the shared values.
   const double loss_share = cublas_sets ? arch_.sgemm_tile_loss_share : 1.0;
   const auto tile_eff = [&](const GemmTile& t) { return std::clamp(1.0 - loss_share * (1.0 - t.efficiency), 0.05, 1.0); };
   double top = 0;

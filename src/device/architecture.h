@@ -42,8 +42,8 @@ struct ArchitectureProfile {
   // tile of cost_model.toml): read off measured kernel names by the kernel fit (data/kernel_fit.toml).
   std::vector<std::pair<int, int>> sgemm_tiles, sgemm_tiles_batched;
   // The share of cost_model.toml's CUDA-core tile loss (1 - [gemm] tiles_cuda efficiency) this architecture's
-  // cuBLAS SGEMM tiles pay: a tile runs at 1 - share x (1 - efficiency) of the best tile's rate. 1 = the shared
-  // values; fitted per measured architecture by the kernel fit (data/kernel_fit.toml, docs/kernel-model.md).
+  // cuBLAS SGEMM tiles pay: a tile runs at 1 - share x (1 - efficiency) of the best tile's rate (1 = shared values).
+  // A fit-only experiment, held at 1 by data/kernel_fit_setup.toml's bounds [1, 1]: no shipped prediction moves.
   double sgemm_tile_loss_share = 1;
   // cuBLAS's tensor-core GEMMs on this architecture, fitted to published HGEMM timings (perfcast fit-tensor-gemm,
   // data/published_kernels/): CTAs an SM must hold to reach its full tensor rate (a grid under one wave of them
