@@ -59,7 +59,7 @@ iframe{width:100%;height:640px;border:1px solid var(--line);border-radius:5px;ba
 <label>GPUs<input name="gpus" value="1" inputmode="numeric"></label>
 </form></section>
 <section><h2>Prediction</h2><div id="predict-error" class="error"></div><div id="prediction" class="muted">loading...</div></section>
-<section><h2>Strategies ranked by predicted gain</h2><div id="advise-error" class="error"></div><div id="advice" class="muted">loading...</div></section>
+<section><h2>Strategies: the software ones combined first, then each alone, ranked by predicted gain</h2><div id="advise-error" class="error"></div><div id="advice" class="muted">loading...</div></section>
 <section><h2>Report</h2><p class="muted">The page <code>perfcast predict --html</code> writes for this scenario.</p>
 <div id="page-error" class="error"></div><iframe id="report" title="perfcast predict report" sandbox="allow-scripts"></iframe></section>
 <div class="two">
