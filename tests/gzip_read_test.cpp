@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <string>
 
@@ -107,6 +108,28 @@ std::size_t address_space_bytes() {
   return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
+// Runs `body` in a child process allowed `extra_bytes` more address space than this one has and returns the
+// child's wait status: body's return value as the exit code, 3 when the cap cannot be set, 5 when body runs out of
+// memory, 6 on any other exception; -1 when the child could not be started or waited for.
+int status_in_capped_child(std::size_t extra_bytes, const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    const rlim_t cap = address_space_bytes() + extra_bytes;
+    const rlimit lim{cap, cap};
+    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+    try {
+      _exit(body());
+    } catch (const std::bad_alloc&) {
+      _exit(5);
+    } catch (...) {
+      _exit(6);
+    }
+  }
+  int status = 0;
+  return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
 TEST_F(GzipReadTest, ABombPastTheLimitIsReadWithinAboutTheLimitOfMemory) {
   // With truncate the reader returns the file's first `limit` bytes (the trace sniffer, looks_like_trace, reads a
   // head of 1 MiB this way). 300 MiB of spaces (a few hundred KB compressed) against a limit of 256 MiB + 1, in a
@@ -115,23 +138,11 @@ TEST_F(GzipReadTest, ABombPastTheLimitIsReadWithinAboutTheLimitOfMemory) {
   // byte more, and blocks copied into one string at the end hold the head twice; both run out instead.
   const fs::path gz = write_gzip("bomb.json.gz", " ", 300u << 20);
   const std::size_t limit = std::size_t{256} << 20;
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const rlim_t cap = address_space_bytes() + (std::size_t{400} << 20);
-    const rlimit lim{cap, cap};
-    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
-    try {
-      const std::string head = read_maybe_gzip(gz.string(), limit + 1, "trace", true);
-      _exit(head.size() == limit + 1 ? 0 : 4);
-    } catch (const std::bad_alloc&) {
-      _exit(5);
-    } catch (...) {
-      _exit(6);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const int status = status_in_capped_child(std::size_t{400} << 20, [&] {
+    const std::string head = read_maybe_gzip(gz.string(), limit + 1, "trace", true);
+    return head.size() == limit + 1 ? 0 : 4;
+  });
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "3: setrlimit failed, 4: wrong length, 5: out of memory before the limit, 6: another error";
@@ -142,23 +153,11 @@ TEST_F(GzipReadTest, AFileUnderTheLimitIsReadHoldingItsTextOnce) {
   // size, not twice it. 240 MiB of spaces under a 256 MiB limit, in a child allowed 400 MiB more address space than
   // it has: the whole text must come back there (holding it twice, 480 MiB, runs out).
   const fs::path gz = write_gzip("big.json.gz", " ", 240u << 20);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const rlim_t cap = address_space_bytes() + (std::size_t{400} << 20);
-    const rlimit lim{cap, cap};
-    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
-    try {
-      const std::string text = read_maybe_gzip(gz.string(), std::size_t{256} << 20, "trace");
-      _exit(text.size() == (std::size_t{240} << 20) && text.find_first_not_of(' ') == std::string::npos ? 0 : 4);
-    } catch (const std::bad_alloc&) {
-      _exit(5);
-    } catch (...) {
-      _exit(6);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const int status = status_in_capped_child(std::size_t{400} << 20, [&] {
+    const std::string text = read_maybe_gzip(gz.string(), std::size_t{256} << 20, "trace");
+    return text.size() == (std::size_t{240} << 20) && text.find_first_not_of(' ') == std::string::npos ? 0 : 4;
+  });
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "3: setrlimit failed, 4: wrong text, 5: out of memory under the limit, 6: another error";
@@ -169,23 +168,15 @@ TEST_F(GzipReadTest, ABombPastTheLimitIsRefusedHoldingAboutTheLimit) {
   // allowed 400 MiB more address space than it has (no more than the text up to the limit, 256 MiB + 1).
   const fs::path gz = write_gzip("bomb.json.gz", " ", 300u << 20);
   const std::size_t limit = (std::size_t{256} << 20) + 1;
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const rlim_t cap = address_space_bytes() + (std::size_t{400} << 20);
-    const rlimit lim{cap, cap};
-    if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+  const int status = status_in_capped_child(std::size_t{400} << 20, [&] {
     try {
       read_maybe_gzip(gz.string(), limit, "trace", false, "trace too large");
-      _exit(4);
+      return 4;
     } catch (const InputError& e) {
-      _exit(std::string(e.what()) == "trace too large" ? 0 : 6);
-    } catch (const std::bad_alloc&) {
-      _exit(5);
+      return std::string(e.what()) == "trace too large" ? 0 : 6;
     }
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  });
+  ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "3: setrlimit failed, 4: no error, 5: out of memory before the refusal, 6: another message";

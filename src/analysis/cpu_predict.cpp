@@ -167,8 +167,7 @@ Prediction predict_cpu(const PredictRequest& request) {
     c.instances = split.instances;
     c.cores_per_instance = split.cores_per_instance;
     c.instances_per_socket = split.instances_per_socket;
-    c.dram_gbps_per_instance =
-        std::min(cpu.mem_bw_gbps(), cpu.total_cores() * cpu_cost_constants().single_core_dram_gbps);
+    c.dram_gbps_per_instance = std::min(cpu.mem_bw_gbps(), costs.cores_dram_gbps());
     c.l3_bytes_per_instance = cpu.l3_bytes * cpu.sockets;  // a process split off sits on one socket (sockets = 1)
     p.cpu_instances = c;
   }

@@ -66,6 +66,22 @@ nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& 
           {"roofline", {{"pipe", pipe_name(k.pipe)}, {"peak_tflops", c.device.peak(k.pipe)}, {"dram_gbps", c.device.mem_bw_gbps}}}};
 }
 
+// The shape flags each op reads (OpSpec fields single_op.cpp's build() uses); a shape flag given for another op
+// would be ignored, so it is refused.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& shape_flags_of() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> flags{
+      {"matmul", {"--m", "--n", "--k", "--batch-count"}},
+      {"linear", {"--m", "--n", "--k", "--batch-count"}},
+      {"conv2d",
+       {"--conv-n", "--conv-c", "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s", "--pad-h", "--pad-w",
+        "--stride-h", "--stride-w"}},
+      {"elementwise", {"--rows", "--cols", "--function"}},
+      {"softmax", {"--rows", "--cols"}},
+      {"layernorm", {"--rows", "--cols"}},
+      {"attention", {"--m", "--n", "--k", "--batch-count", "--heads", "--causal"}}};
+  return flags;
+}
+
 }  // namespace
 
 Command op_command() {
@@ -117,25 +133,18 @@ Command op_command() {
             app.add_option("--out", s->out, "with --configs: write the CSV here instead of standard output");
             app.add_flag("--json", s->json, "machine-readable output");
             app.add_option("--html", s->html, "also write the result as a self-contained HTML page (its roofline) to this file");
-            for (const char* flag : {"--m", "--n", "--k", "--batch-count", "--conv-n", "--conv-c", "--conv-h", "--conv-w",
-                                     "--conv-k", "--conv-r", "--conv-s", "--pad-h", "--pad-w", "--stride-h", "--stride-w",
-                                     "--rows", "--cols", "--function", "--heads", "--causal"})
-              s->shape_options.emplace_back(flag, app.get_option(flag));
+            for (const auto& entry : shape_flags_of())
+              for (const auto& flag : entry.second)
+                if (std::none_of(s->shape_options.begin(), s->shape_options.end(),
+                                 [&](const auto& e) { return e.first == flag; }))
+                  s->shape_options.emplace_back(flag, app.get_option(flag));
             return std::function<int()>([s] {
               // A shape flag of another op would be ignored (--conv-n on a matmul): name it and the op's own flags.
               if (s->configs.empty()) {
-                static const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagsOf{
-                    {"matmul", {"--m", "--n", "--k", "--batch-count"}},
-                    {"linear", {"--m", "--n", "--k", "--batch-count"}},
-                    {"conv2d", {"--conv-n", "--conv-c", "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s",
-                                "--pad-h", "--pad-w", "--stride-h", "--stride-w"}},
-                    {"elementwise", {"--rows", "--cols", "--function"}},
-                    {"softmax", {"--rows", "--cols"}},
-                    {"layernorm", {"--rows", "--cols"}},
-                    {"attention", {"--m", "--n", "--k", "--batch-count", "--heads", "--causal"}}};
-                const auto own = std::find_if(kFlagsOf.begin(), kFlagsOf.end(),
-                                              [&](const auto& e) { return e.first == s->spec.op; });
-                if (own != kFlagsOf.end()) {
+                const auto& table = shape_flags_of();
+                const auto own =
+                    std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.first == s->spec.op; });
+                if (own != table.end()) {
                   for (const auto& [flag, option] : s->shape_options) {
                     if (option->count() == 0) continue;
                     if (std::find(own->second.begin(), own->second.end(), flag) != own->second.end()) continue;

@@ -210,9 +210,10 @@ double CpuCostModel::bandwidth_bytes_per_us(double working_set_bytes) const {
   // The channels' share, and at most what the process's cores can have in flight (Little's law: each core's
   // outstanding misses over the loaded latency, single_core_dram_gbps per core). Binds only for a process on a few
   // of a socket's cores (--cores): no catalogued part has single_core_dram_gbps per core after dram_efficiency.
-  return std::min(cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_,
-                  cpu_.total_cores() * c_.single_core_dram_gbps * 1e3);
+  return std::min(cpu_.mem_bw_gbps() * 1e3 * runtime_.dram_efficiency * socket_factor_, cores_dram_gbps() * 1e3);
 }
+
+double CpuCostModel::cores_dram_gbps() const { return cpu_.total_cores() * c_.single_core_dram_gbps; }
 
 KernelCost CpuCostModel::finish(KernelCost k, Bound compute_bound) const {
   k.time_us = std::max(k.compute_us, k.memory_us);

@@ -117,6 +117,9 @@ class CpuCostModel {
   // Share of the FMA lanes a GEMM's vectorized dimension (its N: output channels per group) fills.
   double lane_fill(const MatmulGeometry& g) const;
 
+  // DRAM GB/s the process's cores can have in flight (Little's law: single_core_dram_gbps per core), whatever
+  // the channels give.
+  double cores_dram_gbps() const;
   // Achievable bytes/us for an op that moves `working_set_bytes`: the caches' when it fits them, else DRAM's.
   double bandwidth_bytes_per_us(double working_set_bytes) const;
   // Achievable GEMM FLOP/us before shape effects (peak x the library's efficiency for the unit).
