@@ -58,6 +58,7 @@ $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md"
 $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30b.csv --markdown "$tmp/eval_gpu_s30b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -646,6 +647,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s30c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s31c.csv (frozen)"
+  echo
+  echo "Gathered in session 31 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "NVIDIA DeepLearningExamples' TensorFlow GNMT v2 README (GNMT training on 1 and 8 GPUs of a DGX-1 V100 16G, TensorFlow 1.14,"
+  echo "FP32 and TF-AMP), Hugging Face's pytorch-pretrained-BERT prediction-speed thread (BERT-base SQuAD inference on a V100, FP32 and"
+  echo "FP16, sequence 64-384) and the Stanford DAWN reference DAWNBench inference entries (ResNet-152 at batch 1 on a Google Compute"
+  echo "P100, TensorFlow 1.2 and MXNet 0.11)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s31c.md"
   echo
   echo "# Evaluation: eval_gpu_s30b.csv (frozen)"
   echo
