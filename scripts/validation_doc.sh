@@ -59,6 +59,7 @@ $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.m
 $bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s31b.csv --markdown "$tmp/eval_gpu_s31b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30b.csv --markdown "$tmp/eval_gpu_s30b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -658,6 +659,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s31c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s31b.csv (frozen)"
+  echo
+  echo "Gathered in session 31 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "the ggml project's own llama.cpp CI logs (ggml-org/ci, node ggml-4-x86-cuda-v100: a Tesla V100-PCIE-16GB; llama.cpp"
+  echo "build 1609, December 2023): OpenLLaMA 7B v2 (LLaMA-7B shapes) in F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q3_K_M, Q4_K_M, Q5_K_M"
+  echo "and Q6_K, ./main text generation at batch 1 and ./perplexity prompt processing of 2048-token chunks; and optimum-benchmark's"
+  echo "training-llamas example (Llama-2-7b full fine-tuning in pure float16 with the transformers Trainer, sequence 256,"
+  echo "batch 1-16, one A100-SXM4-80GB, PyTorch 2.1)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s31b.md"
   echo
   echo "# Evaluation: eval_gpu_s30b.csv (frozen)"
   echo
