@@ -58,6 +58,7 @@ $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md"
 $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s31.csv --markdown "$tmp/eval_gpu_s31.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30b.csv --markdown "$tmp/eval_gpu_s30b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -646,6 +647,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s30c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s31.csv (frozen)"
+  echo
+  echo "Gathered in session 31 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "PaddleClas' T4 inference tables of its DenseNet, Inception, Mobile, EfficientNet and Others model pages (Paddle Inference"
+  echo "with its TensorRT engine, FP32 and FP16, batch 1 and 8), NVIDIA DeepLearningExamples' PaddlePaddle BERT README (BERT-large"
+  echo "pre-training on 1 and 8 A100 80GB, SQuAD fine-tuning and inference, TF32 and AMP) and milabench's BERT-base training rows"
+  echo "on an A100 80GB PCIe (PyTorch eager, sequence 512, batch 32, FP32, TF32 and AMP)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s31.md"
   echo
   echo "# Evaluation: eval_gpu_s30b.csv (frozen)"
   echo

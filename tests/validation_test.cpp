@@ -270,6 +270,7 @@ TEST(Validation, EvaluationFilesPredictEveryRow) {
       {"eval_gpu_s29b.csv", 3u}, {"eval_cpu_s29.csv", 2u}, {"eval_gpu_s29c.csv", 16u},
       {"eval_gpu_s30.csv", 42u},
       {"eval_gpu_s30c.csv", 26u},
+      {"eval_gpu_s31.csv", 34u},
       {"eval_gpu_s30b.csv", 5u}};
   for (const auto& [file, rows] : files) {
     const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
