@@ -57,10 +57,11 @@ $bin validate data/validation/eval_gpu_s29b.csv --markdown "$tmp/eval_gpu_s29b.m
 $bin validate data/validation/eval_cpu_s29.csv --markdown "$tmp/eval_cpu_s29.md" >/dev/null
 $bin validate data/validation/eval_gpu_s29c.csv --markdown "$tmp/eval_gpu_s29c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30.csv --markdown "$tmp/eval_gpu_s30.md" >/dev/null
-$bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
-$bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
-$bin validate data/validation/eval_gpu_s31b.csv --markdown "$tmp/eval_gpu_s31b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s30b.csv --markdown "$tmp/eval_gpu_s30b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s31.csv --markdown "$tmp/eval_gpu_s31.md" >/dev/null
+$bin validate data/validation/eval_gpu_s31b.csv --markdown "$tmp/eval_gpu_s31b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -640,6 +641,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   cat "$tmp/eval_gpu_s30.md"
   echo
+  echo "# Evaluation: eval_gpu_s30b.csv (frozen)"
+  echo
+  echo "Gathered in session 30 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "llama.cpp PR #5351 and PR #5434 (JohannesGaessler's llama-bench pp512 rows at batch size 1, i.e. one token per"
+  echo "llama_decode call: Llama-7B-shaped GGUF Q2_K/Q3_K_S/Q4_0/Q5_1 on an RTX 3090, February 2024 builds) and llama.cpp issue"
+  echo "#2641 (./main build 992, LLaMA 7B Q4_1 text generation on an A100-SXM4-80GB, August 2023)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s30b.md"
+  echo
   echo "# Evaluation: eval_gpu_s30c.csv (frozen)"
   echo
   echo "Gathered in session 30 before that session's model changes were merged, from a source no other data file uses:"
@@ -649,16 +660,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   cat "$tmp/eval_gpu_s30c.md"
   echo
-  echo "# Evaluation: eval_gpu_s31c.csv (frozen)"
+  echo "# Evaluation: eval_gpu_s31.csv (frozen)"
   echo
   echo "Gathered in session 31 before that session's model changes were merged, from three sources no other data file uses:"
-  echo "NVIDIA DeepLearningExamples' TensorFlow GNMT v2 README (GNMT training on 1 and 8 GPUs of a DGX-1 V100 16G, TensorFlow 1.14,"
-  echo "FP32 and TF-AMP), Hugging Face's pytorch-pretrained-BERT prediction-speed thread (BERT-base SQuAD inference on a V100, FP32 and"
-  echo "FP16, sequence 64-384) and the Stanford DAWN reference DAWNBench inference entries (ResNet-152 at batch 1 on a Google Compute"
-  echo "P100, TensorFlow 1.2 and MXNet 0.11)."
+  echo "PaddleClas' T4 inference tables of its DenseNet, Inception, Mobile, EfficientNet and Others model pages (Paddle Inference"
+  echo "with its TensorRT engine, FP32 and FP16, batch 1 and 8), NVIDIA DeepLearningExamples' PaddlePaddle BERT README (BERT-large"
+  echo "pre-training on 1 and 8 A100 80GB, SQuAD fine-tuning and inference, TF32 and AMP) and milabench's BERT-base training rows"
+  echo "on an A100 80GB PCIe (PyTorch eager, sequence 512, batch 32, FP32, TF32 and AMP)."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
-  cat "$tmp/eval_gpu_s31c.md"
+  cat "$tmp/eval_gpu_s31.md"
   echo
   echo "# Evaluation: eval_gpu_s31b.csv (frozen)"
   echo
@@ -672,15 +683,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   cat "$tmp/eval_gpu_s31b.md"
   echo
-  echo "# Evaluation: eval_gpu_s30b.csv (frozen)"
+  echo "# Evaluation: eval_gpu_s31c.csv (frozen)"
   echo
-  echo "Gathered in session 30 before that session's model changes were merged, from three sources no other data file uses:"
-  echo "llama.cpp PR #5351 and PR #5434 (JohannesGaessler's llama-bench pp512 rows at batch size 1, i.e. one token per"
-  echo "llama_decode call: Llama-7B-shaped GGUF Q2_K/Q3_K_S/Q4_0/Q5_1 on an RTX 3090, February 2024 builds) and llama.cpp issue"
-  echo "#2641 (./main build 992, LLaMA 7B Q4_1 text generation on an A100-SXM4-80GB, August 2023)."
+  echo "Gathered in session 31 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "NVIDIA DeepLearningExamples' TensorFlow GNMT v2 README (GNMT training on 1 and 8 GPUs of a DGX-1 V100 16G, TensorFlow 1.14,"
+  echo "FP32 and TF-AMP), Hugging Face's pytorch-pretrained-BERT prediction-speed thread (BERT-base SQuAD inference on a V100, FP32 and"
+  echo "FP16, sequence 64-384) and the Stanford DAWN reference DAWNBench inference entries (ResNet-152 at batch 1 on a Google Compute"
+  echo "P100, TensorFlow 1.2 and MXNet 0.11)."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
-  cat "$tmp/eval_gpu_s30b.md"
+  cat "$tmp/eval_gpu_s31c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo

@@ -269,10 +269,11 @@ TEST(Validation, EvaluationFilesPredictEveryRow) {
       {"eval_gpu_s28d.csv", 4u}, {"eval_gpu_s29.csv", 15u},
       {"eval_gpu_s29b.csv", 3u}, {"eval_cpu_s29.csv", 2u}, {"eval_gpu_s29c.csv", 16u},
       {"eval_gpu_s30.csv", 42u},
-      {"eval_gpu_s30c.csv", 26u},
-      {"eval_gpu_s31c.csv", 14u},
       {"eval_gpu_s30b.csv", 5u},
-      {"eval_gpu_s31b.csv", 25u}};
+      {"eval_gpu_s30c.csv", 26u},
+      {"eval_gpu_s31.csv", 34u},
+      {"eval_gpu_s31b.csv", 25u},
+      {"eval_gpu_s31c.csv", 14u}};
   for (const auto& [file, rows] : files) {
     const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
     EXPECT_EQ(rep.rows.size(), rows) << file;

@@ -10,7 +10,7 @@ import csv
 import io
 import sys
 
-FROZEN = ("eval_torchvision_b12.csv", "eval_cpu.csv", "eval_gpu_fresh.csv", "eval_cpu_fresh.csv", "eval_gpu_s12.csv", "eval_cpu_s12.csv", "eval_gpu_s13.csv", "eval_gpu_s16.csv", "eval_gpu_s17.csv", "eval_gpu_s18.csv", "eval_gpu_s18b.csv", "eval_gpu_s19.csv", "eval_gpu_s20.csv", "eval_gpu_s21.csv", "eval_cpu_s21.csv", "eval_gpu_s22.csv", "eval_gpu_s23.csv", "eval_gpu_s24.csv", "eval_gpu_s24b.csv", "eval_gpu_s25.csv", "eval_gpu_s26.csv", "eval_gpu_s26b.csv", "eval_gpu_s27.csv", "eval_gpu_s27b.csv", "eval_cpu_s27.csv", "eval_gpu_s27c.csv", "eval_gpu_s28.csv", "eval_gpu_s28c.csv", "eval_gpu_s28b.csv", "eval_cpu_s28.csv", "eval_gpu_s28d.csv", "eval_gpu_s29.csv", "eval_gpu_s29b.csv", "eval_cpu_s29.csv", "eval_gpu_s29c.csv", "eval_gpu_s30.csv", "eval_gpu_s30c.csv", "eval_gpu_s31c.csv", "eval_gpu_s30b.csv", "eval_gpu_s31b.csv")
+FROZEN = ("eval_torchvision_b12.csv", "eval_cpu.csv", "eval_gpu_fresh.csv", "eval_cpu_fresh.csv", "eval_gpu_s12.csv", "eval_cpu_s12.csv", "eval_gpu_s13.csv", "eval_gpu_s16.csv", "eval_gpu_s17.csv", "eval_gpu_s18.csv", "eval_gpu_s18b.csv", "eval_gpu_s19.csv", "eval_gpu_s20.csv", "eval_gpu_s21.csv", "eval_cpu_s21.csv", "eval_gpu_s22.csv", "eval_gpu_s23.csv", "eval_gpu_s24.csv", "eval_gpu_s24b.csv", "eval_gpu_s25.csv", "eval_gpu_s26.csv", "eval_gpu_s26b.csv", "eval_gpu_s27.csv", "eval_gpu_s27b.csv", "eval_cpu_s27.csv", "eval_gpu_s27c.csv", "eval_gpu_s28.csv", "eval_gpu_s28c.csv", "eval_gpu_s28b.csv", "eval_cpu_s28.csv", "eval_gpu_s28d.csv", "eval_gpu_s29.csv", "eval_gpu_s29b.csv", "eval_cpu_s29.csv", "eval_gpu_s29c.csv", "eval_gpu_s30.csv", "eval_gpu_s30b.csv", "eval_gpu_s30c.csv", "eval_gpu_s31.csv", "eval_gpu_s31b.csv", "eval_gpu_s31c.csv")
 
 
 def rows_of(text):
