@@ -112,7 +112,7 @@ void apply_power(Prediction& p) {
   const bool relative_to_measured =
       p.device.measured && (p.device.measured->gemm_efficiency_cuda || p.device.measured->gemm_efficiency_tensor);
   const auto board_clock = [&](double kernel_clock) {
-    const double c = std::clamp(kernel_clock, 0.0, 1.0);
+    const double c = std::clamp(kernel_clock, 0.0, km.clock_ceiling());
     return relative_to_measured ? c * measured_cap : std::min(c, measured_cap);
   };
   const double dynamic_full = std::max(0.0, full - idle);
