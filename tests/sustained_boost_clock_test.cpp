@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
+#include "analysis/predict.h"
 #include "cli_runner.h"
 #include "core/error.h"
 #include "cost/kernel_cost.h"
@@ -56,6 +58,20 @@ TEST(SustainedBoostClock, PowerLimitStillHoldsTheClock) {
   d.tdp_w = 125;  // half the reference limit: a full-load kernel cannot keep even the rated boost
   const ArchitectureProfile arch = architecture_for(d);
   EXPECT_LT(KernelCostModel(d, arch).compute_clock_factor(), 1.0);
+}
+
+// The power report's clock (the kernels' clocks averaged over their busy time) follows the same ceiling: above the
+// rated boost on the 2080 Ti, whose ResNet-50 training step draws less than its 250 W; at most 1 on the Quadro.
+TEST(SustainedBoostClock, PowerReportFollowsTheCeiling) {
+  for (const auto& [gpu, ceiling] : {std::pair<std::string, double>{"rtx-2080-ti", 1605.0 / 1545.0}, {"quadro-rtx-8000", 1.0}}) {
+    PredictRequest r;
+    r.gpu = gpu, r.model = "resnet50", r.mode = Mode::kTrain, r.batch = 64;
+    const Prediction p = predict(r);
+    ASSERT_TRUE(p.power) << gpu;
+    EXPECT_LE(p.power->clock_factor, ceiling + 1e-9) << gpu;
+    EXPECT_LE(p.power->peak_power_w, p.device.tdp_w + 1e-9) << gpu;
+    if (ceiling > 1) EXPECT_GT(p.power->clock_factor, 1.0) << gpu;
+  }
 }
 
 class SustainedBoostFile : public test::ScratchDirTest {
