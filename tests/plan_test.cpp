@@ -221,6 +221,52 @@ TEST(Plan, BadRequestsAreInputErrors) {
   EXPECT_NO_THROW(plan(r, default_price_catalog()));
 }
 
+TEST(Plan, BatchMaxRunsSeveralGpusAtTheBatchThatFitsBesideTheReduction) {
+  // plan --help: --batch defaults to "the largest that fits each GPU"; README: `--batch max` finds the largest batch
+  // that fits, and with several GPUs DDP's buckets copy every gradient. At the one-GPU maximum those buckets never fit,
+  // so every option of several GPUs was skipped: the default plan offered one GPU only. Each option now runs at the
+  // batch `predict --gpus N --batch max` finds for its GPU count.
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.batch = 0;
+  const PlanResult res = plan(r, default_price_catalog());
+  bool several = false;
+  for (const auto& o : res.options) {
+    SCOPED_TRACE(o.instance + " x" + std::to_string(o.count));
+    EXPECT_TRUE(o.fits);
+    if (o.gpu != "a100-sxm4-40gb") continue;
+    PredictRequest q = r.base;
+    q.gpu = o.gpu;
+    q.gpus = o.gpus_total > 1 ? 2 : 1;
+    EXPECT_EQ(o.batch, predict(q).request.batch);
+    several = several || o.gpus_total > 1;
+  }
+  EXPECT_TRUE(several) << "aws-p4d.24xlarge holds 8 A100 40GB: plan must offer it";
+  for (const auto& k : res.skipped) EXPECT_EQ(k.find("buffers do not fit"), std::string::npos) << k;
+}
+
+TEST(Plan, ScalingIsReportedOnlyForInstanceTypesWithAnOptionEvaluated) {
+  // predict: "data-parallel LoRA fine-tuning is not modelled". An 8-GPU instance then has no option, and its line
+  // under "where adding instances stops paying" said it "still pays at 1 instance (8 GPUs)".
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.model = "llama-2-7b";
+  r.base.precision = "amp-bf16";
+  r.base.lora_rank = 16;
+  r.base.seq = 2048;
+  r.base.batch = 0;
+  r.size.dataset_samples = 1e5;
+  const PlanResult res = plan(r, default_price_catalog());
+  for (const auto& sc : res.scaling) {
+    SCOPED_TRACE(sc.instance);
+    EXPECT_GE(sc.max_count, 1);
+    EXPECT_TRUE(std::any_of(res.options.begin(), res.options.end(),
+                            [&](const PlanOption& o) { return o.instance == sc.instance; }));
+  }
+  for (const auto& o : res.options) EXPECT_EQ(o.gpus_total, 1) << o.instance;
+  EXPECT_TRUE(std::any_of(res.skipped.begin(), res.skipped.end(), [](const std::string& k) {
+    return k.rfind("aws-p5.48xlarge", 0) == 0 && k.find("LoRA") != std::string::npos;
+  }));
+}
+
 // ---------------------------------------------------------------- compare
 
 TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {

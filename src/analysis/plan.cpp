@@ -72,6 +72,7 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   o.provider = inst.provider;
   o.gpu = inst.gpu;
   o.precision = p.request.precision;
+  o.batch = p.request.batch;
   o.count = count;
   o.gpus_total = inst.gpus * count;
   double step_us = p.step_us;
@@ -118,8 +119,20 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
   for (const auto& inst : catalog.instances)
     if (inst.gpus <= req.max_gpus && std::find(gpu_ids.begin(), gpu_ids.end(), inst.gpu) == gpu_ids.end())
       gpu_ids.push_back(inst.gpu);
-  std::vector<std::optional<Single>> singles(gpu_ids.size());
-  std::vector<std::string> why(gpu_ids.size());
+  // --batch max (plan's default) is sized twice per GPU type: alone, and beside the gradient reduction's buffers
+  // (data parallelism over 2 or more GPUs, as `predict --gpus N --batch max` sizes it), so that an option of
+  // several GPUs runs at a batch that fits there instead of being skipped at the one-GPU maximum.
+  const bool batch_max = req.base.batch == 0;
+  std::vector<std::optional<Single>> singles(gpu_ids.size()), multis(gpu_ids.size());
+  std::vector<std::string> why(gpu_ids.size()), why_multi(gpu_ids.size());
+  const auto single_at = [](const PredictRequest& r) {
+    Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
+    if (!p.memory.fits) throw UnsupportedError("does not fit in memory at batch " + std::to_string(p.request.batch));
+    const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
+    const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
+    GradientProfile g = gradient_profile(p, graph);
+    return Single{std::move(p), std::move(g)};
+  };
   parallel_for(gpu_ids.size(), [&](std::size_t i) {
     PredictRequest r = req.base;
     r.gpu = gpu_ids[i];
@@ -128,24 +141,32 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     r.interconnect.clear();
     r.network.clear();
     try {
-      Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
-      if (!p.memory.fits) {
-        why[i] = "does not fit in memory at batch " + std::to_string(p.request.batch);
-      } else {
-        const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
-        const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
-        GradientProfile g = gradient_profile(p, graph);
-        singles[i] = Single{std::move(p), std::move(g)};
-      }
+      singles[i] = single_at(r);
     } catch (const UnsupportedError& e) {
       why[i] = e.what();
     }
+    if (!batch_max || !singles[i]) return;
+    try {
+      PredictRequest two = r;
+      two.gpus = 2;
+      const Prediction sized = wants_best_precision(two) ? predict_best_precision(two, req.dp) : predict(two);
+      if (!sized.memory.fits)
+        throw UnsupportedError("does not fit in memory at batch " + std::to_string(sized.request.batch) +
+                               " beside the gradient reduction's buffers");
+      r.batch = sized.request.batch;
+      r.precision = sized.request.precision;
+      multis[i] = single_at(r);
+    } catch (const UnsupportedError& e) {
+      why_multi[i] = e.what();
+    }
   });
-  std::map<std::string, std::optional<Single>> cache;  // gpu id -> single-GPU prediction (nullopt: cannot run)
-  std::map<std::string, std::string> reasons;
+  std::map<std::string, std::optional<Single>> cache, cache_multi;  // gpu id -> prediction (nullopt: cannot run)
+  std::map<std::string, std::string> reasons, reasons_multi;
   for (std::size_t i = 0; i < gpu_ids.size(); ++i) {
     cache.emplace(gpu_ids[i], std::move(singles[i]));
+    cache_multi.emplace(gpu_ids[i], std::move(multis[i]));
     if (!why[i].empty()) reasons[gpu_ids[i]] = std::move(why[i]);
+    if (!why_multi[i].empty()) reasons_multi[gpu_ids[i]] = std::move(why_multi[i]);
   }
   for (const auto& inst : catalog.instances) {
     if (inst.gpus > req.max_gpus) continue;
@@ -154,16 +175,24 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       res.skipped.push_back(inst.id + ": " + reasons[inst.gpu]);
       continue;
     }
-    const Single& s = *it->second;
-    if (res.samples == 0) res.samples = run_samples(s.p, req.size);
+    if (res.samples == 0) res.samples = run_samples(it->second->p, req.size);
     InstanceScaling sc;
     sc.instance = inst.id;
     sc.gpus_per_instance = inst.gpus;
+    sc.max_count = 0;
     sc.last_paying_count = 0;
     sc.single_only = inst.network.empty();
     bool paying = true;
     for (int count = 1; count * inst.gpus <= req.max_gpus; ++count) {
       if (count > 1 && inst.network.empty()) break;
+      const bool several = inst.gpus * count > 1;
+      const std::optional<Single>& chosen = several && batch_max ? cache_multi[inst.gpu] : it->second;
+      if (!chosen) {
+        res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count,
+                                          reasons_multi[inst.gpu]));
+        break;
+      }
+      const Single& s = *chosen;
       PlanOption o = evaluate(s, inst, count, res.samples, req);
       if (!o.fits) {
         res.skipped.push_back(fmt::format("{} x{}: the gradient reduction's buffers do not fit beside batch {}", inst.id,
@@ -181,7 +210,8 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       }
       res.options.push_back(std::move(o));
     }
-    res.scaling.push_back(sc);
+    // An instance type none of whose counts could run has no scaling to report (its reason is under skipped).
+    if (sc.max_count > 0) res.scaling.push_back(sc);
   }
   if (res.options.empty()) {
     std::string why = res.skipped.empty() ? "the price catalog has no instance within --max-gpus" : res.skipped.front();

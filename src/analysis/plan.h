@@ -43,6 +43,7 @@ struct PlanOption {
   std::string provider;
   std::string gpu;
   std::string precision;
+  std::int64_t batch = 0;      // samples per GPU per step (with --batch max: the largest that fits at this GPU count)
   int count = 1;               // instances
   int gpus_total = 1;
   double samples_per_s = 0;

@@ -54,7 +54,7 @@ std::string option_line(const PlanOption& o, Lang lang) {
 
 nlohmann::json option_json(const PlanOption& o) {
   return {{"instance", o.instance},       {"provider", o.provider},   {"gpu", o.gpu},
-          {"precision", o.precision},     {"count", o.count},         {"gpus_total", o.gpus_total},
+          {"precision", o.precision},     {"batch", o.batch},         {"count", o.count},         {"gpus_total", o.gpus_total},
           {"samples_per_s", o.samples_per_s}, {"step_ms", o.step_ms}, {"scaling_efficiency", o.efficiency},
           {"comm_share", o.comm_share},   {"hours", o.hours},         {"usd_on_demand", o.usd},
           {"usd_spot", o.spot_usd ? nlohmann::json(*o.spot_usd) : nlohmann::json(nullptr)},
@@ -237,9 +237,9 @@ Command plan_command() {
                 o += fmt::format(m("plan.meeting"), res.meeting.size(), res.meeting.size() == 1 ? "" : "s",
                                  res.meeting.size() == 1 ? "s" : "", req.budget_usd ? msg("plan.and_budget", lang) : "",
                                  msg(req.spot ? "plan.spot" : "plan.on_demand", lang));
-                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
+                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
                                  msg("plan.col.rank", lang), msg("plan.col.instance", lang), msg("plan.col.count", lang),
-                                 msg("plan.col.gpus", lang), msg("plan.col.precision", lang),
+                                 msg("plan.col.gpus", lang), msg("plan.col.precision", lang), msg("plan.col.batch", lang),
                                  msg("plan.col.samples", lang), msg("plan.col.scaling", lang), msg("plan.col.comm", lang),
                                  msg("plan.col.time", lang), msg("plan.col.on_demand", lang), msg("plan.col.spot", lang),
                                  msg("plan.col.energy", lang));
@@ -248,8 +248,8 @@ Command plan_command() {
                 for (std::size_t i = 0; i < shown; ++i) {
                   const auto& x = list[i];
                   o += fmt::format(
-                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11.0f} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
-                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.samples_per_s, 100 * x.efficiency,
+                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11.0f} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
+                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, x.samples_per_s, 100 * x.efficiency,
                       100 * x.comm_share, format_hours(x.hours), money(x.usd),
                       x.spot_usd ? money(*x.spot_usd) : std::string("-"), x.energy_kwh,
                       x.cheapest ? msg("plan.cheapest_mark", lang) : "");

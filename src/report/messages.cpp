@@ -310,6 +310,7 @@ const std::map<std::string_view, Text>& table() {
       {"plan.col.count", {"count", "台数"}},
       {"plan.col.gpus", {"GPUs", "GPU 数"}},
       {"plan.col.precision", {"precision", "精度"}},
+      {"plan.col.batch", {"batch", "批大小"}},
       {"plan.col.samples", {"samples/s", "样本/秒"}},
       {"plan.col.scaling", {"scaling", "扩展效率"}},
       {"plan.col.comm", {"comm", "通信"}},
