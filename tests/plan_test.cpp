@@ -267,6 +267,26 @@ TEST(Plan, ScalingIsReportedOnlyForInstanceTypesWithAnOptionEvaluated) {
   }));
 }
 
+TEST(Plan, ARecommendationModelHasNoImageDatasetToAssume) {
+  // dlrm is MLPerf's Criteo Terabyte model (README): its epoch is a click log, not ImageNet's 1,281,167 images.
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.model = "dlrm";
+  r.base.batch = 8192;
+  try {
+    plan(r, default_price_catalog());
+    ADD_FAILURE() << "plan ran dlrm on a default dataset";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--dataset-size"), std::string::npos) << e.what();
+  }
+  PredictRequest base;
+  base.model = "dlrm";
+  base.precision = "amp";
+  base.batch = 8192;
+  const auto rows = compare(base, parse_gpu_counts("a100-sxm4-80gb"), RunSize{0, 1}, default_price_catalog());
+  ASSERT_TRUE(rows[0].prediction) << rows[0].status;
+  EXPECT_FALSE(rows[0].run);
+}
+
 // ---------------------------------------------------------------- compare
 
 TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
@@ -297,6 +317,27 @@ TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
   EXPECT_FALSE(bf16[0].prediction);
   EXPECT_EQ(bf16[0].status.rfind("unsupported:", 0), 0u);
   EXPECT_TRUE(bf16[1].prediction);
+}
+
+TEST(Compare, ShardedEmbeddingTablesAsPredictPlacesThem) {
+  // README: a recommendation model's tables are "sharded table-wise over --gpus (whole tables per GPU ...)". compare
+  // predicted one GPU (the 89.5 GiB of dlrm's tables in host memory, read over PCIe) and scaled it, 7.5x slower than
+  // `predict --gpus 8` for the same request. Both are the same prediction now.
+  PredictRequest base;
+  base.model = "dlrm";
+  base.precision = "amp";
+  base.batch = 8192;
+  const auto rows =
+      compare(base, parse_gpu_counts("a100-sxm4-80gb:8"), RunSize{4e9, 1}, default_price_catalog(), data_parallel_options(base));
+  ASSERT_TRUE(rows[0].prediction) << rows[0].status;
+  PredictRequest eight = base;
+  eight.gpu = "a100-sxm4-80gb";
+  eight.gpus = 8;
+  const Prediction p = predict(eight);
+  EXPECT_DOUBLE_EQ(rows[0].prediction->samples_per_s, p.samples_per_s);
+  EXPECT_DOUBLE_EQ(rows[0].prediction->memory.total, p.memory.total);
+  // 89.5 GiB of tables over 8 GPUs: each holds over 10 GiB of them.
+  EXPECT_GT(rows[0].prediction->memory.total, 10.0 * (1ll << 30));
 }
 
 // ---------------------------------------------------------------- commands

@@ -129,7 +129,9 @@ std::optional<double> default_dataset_samples(const Prediction& p) {
   std::string id = p.request.dataset;
   if (id.empty()) {
     if (p.model_family == "cnn3d" || p.model_family == "segmentation3d") id = "ct-crops";
-    else if (p.sequence || p.model_family == "trace") return std::nullopt;  // no dataset to assume: --dataset-size
+    // No dataset to assume: --dataset-size. A recommendation model's click log (Criteo's, tens of millions to
+    // billions of samples) is none of the image sets in data/datasets.
+    else if (p.sequence || p.model_family == "trace" || p.model_family == "recsys") return std::nullopt;
     else id = "imagenet";
   }
   return find_dataset(id).samples;

@@ -319,6 +319,14 @@ Prediction predict_data_parallel(const PredictRequest& request, const DataParall
     if (request.interconnect.empty() && request.network.empty()) return single;
     return scaled_prediction(single, GradientProfile{}, gpus, nodes, request.interconnect, request.network, options);
   }
+  // Embedding tables are sharded over the GPUs (whole tables per GPU, an all-to-all of the pooled vectors), so one
+  // GPU's prediction is no replica of a GPU among several: it may even hold its tables in host memory. predict()
+  // places the tables for the whole fleet; compare and plan take the same prediction.
+  if (gpus * nodes > 1 &&
+      resolve_model(one.model, ImportOptions{one.dims}).build(ModelOptions{1, one.seq}).table_params() > 0) {
+    check_request(request);
+    return predict_fixed(request, options, nullptr);
+  }
   GradientProfile g;
   const Prediction single = predict_fixed(one, data_parallel_options(one), &g);
   if (gpus * nodes == 1 && request.interconnect.empty() && request.network.empty()) return single;
