@@ -52,8 +52,8 @@ void check_request(const PredictRequest& r) {
   // Both describe a language model's KV cache, which train and infer passes do not keep: given there they would
   // change nothing while the report's title still showed them.
   if (r.context > 0 && !is_serving(r.mode))
-    throw InputError("--context (context, tokens already in the KV cache) applies to --mode prefill, decode, generate "
-                     "or serve, not --mode " + mode_string(r.mode));
+    throw InputError("--context (context, tokens already in the KV cache) applies to --mode prefill, decode or "
+                     "generate (--mode serve takes --input-len), not --mode " + mode_string(r.mode));
   if (!r.kv_precision.empty() && !is_serving(r.mode))
     throw InputError("--kv-precision (kv_precision) applies to --mode prefill, decode, generate or serve, not --mode " +
                      mode_string(r.mode));
