@@ -359,6 +359,14 @@ TEST_F(PlanCliTest, PlanAndCompareCommands) {
   EXPECT_NE(json.out.find("\"meeting\""), std::string::npos);
 }
 
+TEST_F(PlanCliTest, CompareNeverPrintsAThroughputAsZero) {
+  // Decode with Hugging Face's eager loop runs a fraction of a sequence per second: its best precision read "(0/s)".
+  const CliResult r = run("compare --model llama-2-7b --mode decode --gpu a100-sxm4-80gb --batch 1 --context 1024 --seq 128");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("(0/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fp16 (0."), std::string::npos) << r.out;
+}
+
 TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline soon", "--deadline");
   expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");
