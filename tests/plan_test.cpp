@@ -287,6 +287,38 @@ TEST(Plan, ARecommendationModelHasNoImageDatasetToAssume) {
   EXPECT_FALSE(rows[0].run);
 }
 
+TEST(Plan, EmbeddingTablesOnSeveralGpusArePlacedAsPredictPlacesThem) {
+  // README: the tables are "sharded table-wise over --gpus"; plan scaled one GPU that held dlrm's 89.5 GiB of tables
+  // in host memory (7.5x slower than predict --gpus 8) and stopped at the first count whose GPUs could not hold their
+  // share, where more instances hold smaller shares.
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.model = "dlrm";
+  r.base.batch = 8192;
+  r.size.dataset_samples = 4e9;
+  const PlanResult res = plan(r, default_price_catalog());
+  const auto& instances = default_price_catalog().instances;
+  int checked = 0;
+  for (const auto& o : res.options) {
+    if (o.gpus_total == 1 || (o.instance != "lambda-8x-a100-80gb" && o.instance != "aws-p3.2xlarge")) continue;
+    SCOPED_TRACE(o.instance + " x" + std::to_string(o.count));
+    const auto& inst = *std::find_if(instances.begin(), instances.end(), [&](const InstanceType& i) { return i.id == o.instance; });
+    PredictRequest q = r.base;
+    q.gpu = inst.gpu;
+    q.gpus = inst.gpus;
+    q.nodes = o.count;
+    q.interconnect = inst.interconnect;
+    if (o.count > 1) q.network = inst.network;
+    DataParallelOptions dp = data_parallel_options(q);
+    dp.nics_per_node = inst.network_ports;
+    EXPECT_DOUBLE_EQ(o.samples_per_s, predict_data_parallel(q, dp).samples_per_s);
+    ++checked;
+  }
+  EXPECT_GT(checked, 1);
+  // One 16 GB V100 per aws-p3.2xlarge: 89.5 GiB of tables need at least six of them, and plan reaches those counts.
+  EXPECT_TRUE(std::any_of(res.options.begin(), res.options.end(),
+                          [](const PlanOption& o) { return o.instance == "aws-p3.2xlarge" && o.count >= 7; }));
+}
+
 // ---------------------------------------------------------------- compare
 
 TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {

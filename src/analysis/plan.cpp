@@ -63,7 +63,19 @@ namespace {
 struct Single {
   Prediction p;
   GradientProfile g;
+  bool tables = false;  // embedding tables: sharded over the GPUs, so one GPU is no replica of a GPU among several
 };
+
+// The costs of one option given its time per step, throughput, power of all GPUs and scaling.
+void price_option(PlanOption& o, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  o.hours = samples / o.samples_per_s / 3600.0;
+  o.energy_kwh = o.power_w * o.hours / 1000.0;
+  o.usd = inst.on_demand_usd_per_hour * count * o.hours;
+  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.hours;
+  o.meets_deadline = o.hours <= req.deadline_hours;
+  const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
+  o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
+}
 
 PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
   const Prediction& p = s.p;
@@ -88,17 +100,43 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   }
   o.step_ms = step_us / 1e3;
   o.samples_per_s = static_cast<double>(p.request.batch) * o.gpus_total / (step_us * 1e-6);
-  o.hours = samples / o.samples_per_s / 3600.0;
   // Waiting draws idle power: the step's kernels cost the same energy, the extra time costs idle power.
   double energy_step_j = 0;
   if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->idle_power_w * (step_us - p.step_us) * 1e-6;
   o.power_w = energy_step_j / (step_us * 1e-6) * o.gpus_total;
-  o.energy_kwh = o.power_w * o.hours / 1000.0;
-  o.usd = inst.on_demand_usd_per_hour * count * o.hours;
-  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.hours;
-  o.meets_deadline = o.hours <= req.deadline_hours;
-  const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
-  o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
+  price_option(o, inst, count, samples, req);
+  return o;
+}
+
+// A model with embedding tables on several GPUs: the whole fleet predicted as `predict --gpus --nodes` places the
+// tables (table-wise shards, all-to-all), not one GPU's prediction scaled.
+PlanOption evaluate_fleet(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  PredictRequest q = s.p.request;
+  q.gpus = inst.gpus;
+  q.nodes = count;
+  q.interconnect = inst.interconnect;
+  q.network = count > 1 ? inst.network : "";
+  DataParallelOptions dp = req.dp;
+  dp.nics_per_node = inst.network_ports;
+  const Prediction f = predict_data_parallel(q, dp);
+  PlanOption o;
+  o.instance = inst.id;
+  o.provider = inst.provider;
+  o.gpu = inst.gpu;
+  o.precision = f.request.precision;
+  o.batch = f.request.batch;
+  o.count = count;
+  o.gpus_total = inst.gpus * count;
+  o.fits = f.memory.fits;
+  if (!o.fits) return o;
+  o.step_ms = f.step_us / 1e3;
+  o.samples_per_s = f.samples_per_s;
+  if (f.scale) {
+    o.efficiency = f.scale->efficiency;
+    o.comm_share = f.scale->comm_share;
+  }
+  o.power_w = f.power ? f.power->avg_power_w * o.gpus_total : 0;
+  price_option(o, inst, count, samples, req);
   return o;
 }
 
@@ -131,7 +169,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
     const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
     GradientProfile g = gradient_profile(p, graph);
-    return Single{std::move(p), std::move(g)};
+    return Single{std::move(p), std::move(g), graph.table_params() > 0};
   };
   parallel_for(gpu_ids.size(), [&](std::size_t i) {
     PredictRequest r = req.base;
@@ -183,6 +221,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     sc.last_paying_count = 0;
     sc.single_only = inst.network.empty();
     bool paying = true;
+    int no_fit_from = 0, no_fit_to = 0;  // counts whose GPUs cannot hold their share of the embedding tables
     for (int count = 1; count * inst.gpus <= req.max_gpus; ++count) {
       if (count > 1 && inst.network.empty()) break;
       const bool several = inst.gpus * count > 1;
@@ -193,7 +232,20 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
         break;
       }
       const Single& s = *chosen;
-      PlanOption o = evaluate(s, inst, count, res.samples, req);
+      PlanOption o;
+      try {
+        o = s.tables && several ? evaluate_fleet(s, inst, count, res.samples, req)
+                                : evaluate(s, inst, count, res.samples, req);
+      } catch (const UnsupportedError& e) {
+        res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count, e.what()));
+        break;
+      }
+      if (!o.fits && s.tables && several) {
+        // More instances hold smaller shards of the tables: a larger count may fit where this one does not.
+        if (!no_fit_from) no_fit_from = count;
+        no_fit_to = count;
+        continue;
+      }
       if (!o.fits) {
         res.skipped.push_back(fmt::format("{} x{}: the gradient reduction's buffers do not fit beside batch {}", inst.id,
                                           count, s.p.request.batch));
@@ -210,6 +262,11 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       }
       res.options.push_back(std::move(o));
     }
+    if (no_fit_from)
+      res.skipped.push_back(fmt::format("{} x{}{} ({} GPUs per instance): each GPU's share of the embedding tables "
+                                        "does not fit beside batch {}",
+                                        inst.id, no_fit_from, no_fit_to > no_fit_from ? fmt::format("-{}", no_fit_to) : "",
+                                        inst.gpus, it->second->p.request.batch));
     // An instance type none of whose counts could run has no scaling to report (its reason is under skipped).
     if (sc.max_count > 0) res.scaling.push_back(sc);
   }
