@@ -132,6 +132,17 @@ TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_hours(47.96), "2.0 d");
 }
 
+TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
+  // 8 A100 train dlrm at about 15 M samples/s: a million samples take 0.07 s of a $14.32/h instance, $0.00027; it
+  // printed "$0.00" beside a baseline of "$0.02", as if free.
+  EXPECT_EQ(format_usd(14.32 * 1e6 / 14.88e6 / 3600), "$0.00027");
+  EXPECT_EQ(format_usd(0.0067), "$0.0067");
+  EXPECT_EQ(format_usd(0.0), "$0.00");
+  EXPECT_EQ(format_usd(0.01), "$0.01");
+  EXPECT_EQ(format_usd(12.345), "$12.35");
+  EXPECT_EQ(format_usd(1234.5), "$1234");
+}
+
 // ---------------------------------------------------------------- plan
 
 PlanRequest resnet_plan(double deadline_h, double epochs = 90) {

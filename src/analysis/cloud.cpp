@@ -125,6 +125,14 @@ std::string format_hours(double hours) {
   return fmt::format("{:.1f} d", hours / 24);
 }
 
+std::string format_usd(double usd) {
+  if (!std::isfinite(usd)) return "-";
+  if (usd >= 1000) return fmt::format("${:.0f}", usd);
+  if (usd >= 0.01 || usd <= 0) return fmt::format("${:.2f}", usd);
+  const int decimals = std::min(8, 1 - static_cast<int>(std::floor(std::log10(usd))));
+  return fmt::format("${:.{}f}", usd, decimals);
+}
+
 std::optional<double> default_dataset_samples(const Prediction& p) {
   std::string id = p.request.dataset;
   if (id.empty()) {

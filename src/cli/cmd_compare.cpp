@@ -30,8 +30,7 @@ double positive_number(const std::string& text, const char* flag) {
 
 std::string money(std::optional<double> usd) {
   if (!usd) return "-";
-  if (*usd >= 1000) return fmt::format("${:.0f}", *usd);
-  return fmt::format("${:.2f}", *usd);
+  return format_usd(*usd);
 }
 
 nlohmann::json row_json(const CompareRow& r, const RunSize& size) {

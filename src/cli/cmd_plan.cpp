@@ -43,7 +43,7 @@ std::size_t whole_count(const std::string& text, const char* flag, int least) {
   return v;
 }
 
-std::string money(double usd) { return usd >= 1000 ? fmt::format("${:.0f}", usd) : fmt::format("${:.2f}", usd); }
+std::string money(double usd) { return format_usd(usd); }
 
 std::string option_line(const PlanOption& o, Lang lang) {
   return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,

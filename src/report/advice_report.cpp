@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/cloud.h"
 #include "analysis/intervals.h"
 #include "report/prediction_report.h"
 
@@ -182,11 +183,11 @@ std::string advice_text(const Advice& a, Lang lang) {
     const double mem = st.memory_delta_bytes / 1073741824.0;
     return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
                        st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-",
-                       st.usd_per_million_samples ? fmt::format("${:.2f}", *st.usd_per_million_samples) : "-", reason(st));
+                       st.usd_per_million_samples ? format_usd(*st.usd_per_million_samples) : "-", reason(st));
   };
   s += fmt::format("\n{}\n", msg("strategies", lang));
   if (a.baseline_usd_per_million_samples)
-    s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), *a.baseline_usd_per_million_samples) + "\n";
+    s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), format_usd(*a.baseline_usd_per_million_samples)) + "\n";
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", msg("col.strategy", lang), msg("col.speedup", lang),
                    msg("col.memory", lang), msg("col.energy", lang), msg("col.cost", lang), msg("col.why", lang));
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", msg("unit.x", lang), "GiB", msg("unit.per_sample", lang),

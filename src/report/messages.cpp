@@ -86,9 +86,9 @@ const std::map<std::string_view, Text>& table() {
       {"combined", {"Combined", "组合"}},
       {"not_applicable", {"Not applicable here", "此处不适用"}},
       {"baseline_cost",
-       {"  baseline rented: ${:.2f} per million samples on the cheapest on-demand instance in the price catalog that holds "
+       {"  baseline rented: {} per million samples on the cheapest on-demand instance in the price catalog that holds "
         "its GPUs (whole instances)",
-        "  基线租用成本：按价格目录中能容纳所用 GPU 的最便宜按需实例（整台计价），每百万样本 ${:.2f}"}},
+        "  基线租用成本：按价格目录中能容纳所用 GPU 的最便宜按需实例（整台计价），每百万样本 {}"}},
       {"capacity",
        {"memory capacity caps the batch at {}: a batch twice as large would run faster if it fit",
         "显存容量把批大小限制在 {}：若能放下两倍批大小会更快"}},
