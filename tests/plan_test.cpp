@@ -143,6 +143,18 @@ TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
   EXPECT_EQ(format_usd(1234.5), "$1234");
 }
 
+TEST_F(PlanCliTest, AdviseSaysWhenMoreGpusMoveEmbeddingTablesOffTheHost) {
+  // dlrm's 89.5 GiB of tables do not fit one 80 GB A100 (read from host memory); over 8 GPUs each holds 11.2 GiB.
+  // The gain then passes the GPU count while the scaling efficiency stays under 100%: the reason says why.
+  const CliResult r = run("advise --model dlrm --gpu a100-sxm4-80gb --precision amp --batch 8192");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto line = r.out.find("  gpus:8 ");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  const std::string row = r.out.substr(line, r.out.find('\n', line) - line);
+  EXPECT_NE(row.find("embedding tables move from host memory into the GPUs (11.2 GiB each)"), std::string::npos) << row;
+  EXPECT_EQ(row.find("$0.00 "), std::string::npos) << row;
+}
+
 // ---------------------------------------------------------------- plan
 
 PlanRequest resnet_plan(double deadline_h, double epochs = 90) {
