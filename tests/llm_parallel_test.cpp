@@ -245,6 +245,27 @@ TEST(LlmParallel, PredictionReportsTokensPerGpuMfuAndTheRun) {
   EXPECT_TRUE(p.memory.fits);
 }
 
+TEST(LlmParallel, SeveralNodesArePricedOnInstancesJoinedByANetwork) {
+  // data/cloud/prices.toml: lambda-8x-h100-sxm ($23.92/h) has no network between instances, so plan's instance search
+  // uses it alone; the layouts priced 4 nodes of it anyway. One node may rent it; four rent 8-GPU instances that have
+  // a network, none of which costs under aws-p5.48xlarge's $98.32/h / 8 in the catalog's list.
+  PredictRequest r = llama70b_on(8, 4);
+  r.recompute = "selective";
+  r.zero_stage = 1;
+  r.train_tokens = 1e11;
+  const Prediction four = predict(r);
+  ASSERT_TRUE(four.parallel);
+  EXPECT_NE(four.parallel->price_instance, "lambda-8x-h100-sxm");
+  EXPECT_NEAR(four.parallel->usd_per_gpu_hour, 98.32 / 8, 0.01);
+  r.nodes = 1;
+  r.pipeline_parallel = 1;
+  r.global_batch = 32;
+  const Prediction one = predict(r);
+  ASSERT_TRUE(one.parallel);
+  EXPECT_EQ(one.parallel->price_instance, "lambda-8x-h100-sxm");
+  EXPECT_NEAR(one.parallel->usd_per_gpu_hour, 23.92 / 8, 1e-9);
+}
+
 TEST(LlmParallel, EachGpuHoldsPyTorchsCublasWorkspacesAsOneGpuTrainingDoes) {
   // aten/src/ATen/cuda/CublasHandlePool.cpp (pytorch/pytorch@26a39059): per handle and stream one cuBLAS workspace,
   // CUBLAS_WORKSPACE_CONFIG's default ':4096:2:16:8' = 2 x 4096 KiB + 8 x 16 KiB = 8519680 bytes, or 4096 KiB x 8 =

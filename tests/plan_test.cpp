@@ -422,6 +422,15 @@ TEST_F(PlanCliTest, CompareNeverPrintsAThroughputAsZero) {
   EXPECT_NE(r.out.find("fp16 (0."), std::string::npos) << r.out;
 }
 
+TEST_F(PlanCliTest, LayoutsTitleNamesTheSequenceLengthItRan) {
+  // Without --seq the title read "seq 0": no layout trains on zero tokens per sequence.
+  const CliResult r = run("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --top 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string title = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(title.find("seq 0"), std::string::npos) << title;
+  EXPECT_NE(title.find(", seq "), std::string::npos) << title;
+}
+
 TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline soon", "--deadline");
   expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "core/error.h"
+#include "import/model_source.h"
 #include "report/chart_page.h"
 #include "report/messages.h"
 
@@ -94,9 +95,12 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
                          bool json) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
   const LayoutPlan plan = plan_layouts(base, hours, max_gpus);
+  // Without --seq the layouts run at the model's default sequence length; the title says which.
+  const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, ImportOptions{base.dims}).default_seq;
   if (json) {
     nlohmann::json j;
     j["model"] = base.model;
+    j["seq"] = seq;
     j["gpu"] = base.gpu;
     j["gpus"] = base.gpus * base.nodes;
     j["train_tokens"] = base.train_tokens > 0 ? nlohmann::json(base.train_tokens) : nlohmann::json(nullptr);
@@ -110,7 +114,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   }
   std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
                               base.model, base.gpus * base.nodes, base.gpu, base.gpus, base.nodes, base.precision,
-                              base.seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
+                              seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
   const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "layout", "GPUs",
                                          "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "cost");
   const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "", "", "", "%", "ms",
@@ -128,7 +132,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   }
   o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
-       "in data/cloud/prices.toml\n";
+       "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances)\n";
   report_out() << o;
   return 0;
 }
