@@ -141,6 +141,7 @@ TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
   EXPECT_EQ(format_usd(0.01), "$0.01");
   EXPECT_EQ(format_usd(12.345), "$12.35");
   EXPECT_EQ(format_usd(1234.5), "$1234");
+  EXPECT_EQ(format_usd(1e-300), "$1.0e-300");
 }
 
 TEST_F(PlanCliTest, AdviseSaysWhenMoreGpusMoveEmbeddingTablesOffTheHost) {
@@ -204,7 +205,7 @@ TEST(Plan, ABudgetFiltersAndNothingMeetingStillNamesTheFastest) {
 }
 
 TEST(Plan, ScalingStopsPayingWhereEfficiencyFallsBelowTheThreshold) {
-  PlanRequest r = resnet_plan(1e6);
+  PlanRequest r = resnet_plan(8e4);  // ten years at most (data/limits.toml max_deadline_hours): no deadline binds
   r.efficiency_threshold = 0.9;
   const PlanResult res = plan(r, default_price_catalog());
   bool some_stop = false;
@@ -433,6 +434,15 @@ TEST_F(PlanCliTest, LayoutsTitleNamesTheSequenceLengthItRan) {
 
 TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline soon", "--deadline");
+  // A run no one trains (data/limits.toml [run]): printed as 300-digit times, samples and dollars, or as
+  // "inf samples"; half a sample made a run of "0 samples" that every option met in "under 1 s".
+  expect_error("plan --model resnet50 --deadline 1e308h", "max_deadline_hours");
+  expect_error("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --deadline 1e9h --train-tokens 1e11",
+               "max_deadline_hours");
+  expect_error("plan --model resnet50 --deadline 24h --dataset-size 1e308", "max_dataset_samples");
+  expect_error("plan --model resnet50 --deadline 24h --epochs 1e308", "max_epochs");
+  expect_error("plan --model resnet50 --deadline 24h --dataset-size 0.5", "whole number of samples");
+  expect_error("compare --model resnet50 --dataset-size 2.5", "whole number of samples");
   expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");
   expect_error("plan --model resnet50 --deadline 24h --gpus 0", "--gpus");
   expect_error("plan --model resnet50 --deadline 24h --max-gpus 0", "--max-gpus");

@@ -129,6 +129,7 @@ std::string format_usd(double usd) {
   if (!std::isfinite(usd)) return "-";
   if (usd >= 1000) return fmt::format("${:.0f}", usd);
   if (usd >= 0.01 || usd <= 0) return fmt::format("${:.2f}", usd);
+  if (usd < 1e-6) return fmt::format("${:.1e}", usd);
   const int decimals = std::min(8, 1 - static_cast<int>(std::floor(std::log10(usd))));
   return fmt::format("${:.{}f}", usd, decimals);
 }

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/parallel.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
@@ -45,6 +46,27 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
   if (best_unfit) return *best_unfit;
   throw UnsupportedError("no precision runs " + request.model + " on " + request.gpu +
                          (last_reason.empty() ? "" : ": " + last_reason));
+}
+
+void check_run_size(const RunSize& size) {
+  const InputLimits& lim = input_limits();
+  if (size.dataset_samples != 0 &&
+      !(size.dataset_samples >= 1 && size.dataset_samples == std::floor(size.dataset_samples)))
+    throw InputError(fmt::format("--dataset-size is a whole number of samples, got {}", size.dataset_samples));
+  if (size.dataset_samples > static_cast<double>(lim.max_dataset_samples))
+    throw InputError(fmt::format("--dataset-size {:.3g} exceeds the limit of {:.3g} samples (data/limits.toml "
+                                 "max_dataset_samples)", size.dataset_samples, static_cast<double>(lim.max_dataset_samples)));
+  if (!(size.epochs > 0)) throw InputError("--epochs must be positive");
+  if (size.epochs > static_cast<double>(lim.max_epochs))
+    throw InputError(fmt::format("--epochs {:.3g} exceeds the limit of {} (data/limits.toml max_epochs)", size.epochs,
+                                 lim.max_epochs));
+}
+
+void check_deadline_hours(double hours) {
+  if (!(hours > 0)) throw InputError("--deadline must be a positive duration");
+  if (hours > static_cast<double>(input_limits().max_deadline_hours))
+    throw InputError(fmt::format("--deadline of {:.3g} h exceeds the limit of {} h (data/limits.toml max_deadline_hours)",
+                                 hours, input_limits().max_deadline_hours));
 }
 
 double run_samples(const Prediction& p, const RunSize& size) {
@@ -145,7 +167,8 @@ double rank_cost(const PlanOption& o, bool spot) { return spot && o.spot_usd ? *
 }  // namespace
 
 PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
-  if (!(req.deadline_hours > 0)) throw InputError("--deadline must be a positive duration");
+  check_deadline_hours(req.deadline_hours);
+  check_run_size(req.size);
   if (req.budget_usd && !(*req.budget_usd > 0)) throw InputError("--budget must be a positive amount of USD");
   if (req.max_gpus <= 0) throw InputError("--max-gpus must be positive");
   if (!(req.efficiency_threshold > 0 && req.efficiency_threshold <= 1))
@@ -338,6 +361,7 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
 std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
                                 const PriceCatalog& catalog, const DataParallelOptions& options) {
   if (gpus.empty()) throw InputError("--gpu needs at least one GPU id");
+  check_run_size(size);
   // One row per GPU, predicted on every worker thread, in the order given.
   std::vector<CompareRow> rows(gpus.size());
   parallel_for(gpus.size(), [&](std::size_t i) {

@@ -94,6 +94,7 @@ std::string layout_row(const ParallelTrainingCost& c) {
 int plan_layouts_command(const PredictRequest& base, const std::string& deadline, int max_gpus, std::size_t top,
                          bool json) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
+  if (!deadline.empty()) check_deadline_hours(hours);
   const LayoutPlan plan = plan_layouts(base, hours, max_gpus);
   // Without --seq the layouts run at the model's default sequence length; the title says which.
   const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, ImportOptions{base.dims}).default_seq;
