@@ -432,6 +432,15 @@ TEST_F(PlanCliTest, LayoutsTitleNamesTheSequenceLengthItRan) {
   EXPECT_NE(title.find(", seq "), std::string::npos) << title;
 }
 
+TEST_F(PlanCliTest, PlanNeverPrintsARateAsZero) {
+  // Hugging Face decode of Llama 3 8B runs well under one sequence of 128 tokens a second: the plan's rows and its
+  // "fastest overall" line read "0 samples/s" beside a run that finishes.
+  const CliResult r = run("plan --mode decode --model llama-3-8b --precision fp16 --deadline 24h --dataset-size 1000 --max-gpus 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("at 0 samples/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("at 0."), std::string::npos) << r.out;
+}
+
 TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline soon", "--deadline");
   // A run no one trains (data/limits.toml [run]): printed as 300-digit times, samples and dollars, or as

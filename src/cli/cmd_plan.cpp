@@ -46,9 +46,14 @@ std::size_t whole_count(const std::string& text, const char* flag, int least) {
 
 std::string money(double usd) { return format_usd(usd); }
 
+// Below 10 samples/s (a language model's decode, a few sequences a second) one decimal, so no rate prints as 0.
+std::string rate(double samples_per_s) {
+  return fmt::format("{:.{}f}", samples_per_s, samples_per_s < 10 ? 1 : 0);
+}
+
 std::string option_line(const PlanOption& o, Lang lang) {
   return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,
-                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), o.samples_per_s, money(o.usd),
+                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), rate(o.samples_per_s), money(o.usd),
                      o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), money(*o.spot_usd)) : std::string(),
                      o.energy_kwh);
 }
@@ -253,8 +258,8 @@ Command plan_command() {
                 for (std::size_t i = 0; i < shown; ++i) {
                   const auto& x = list[i];
                   o += fmt::format(
-                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11.0f} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
-                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, x.samples_per_s, 100 * x.efficiency,
+                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
+                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, rate(x.samples_per_s), 100 * x.efficiency,
                       100 * x.comm_share, format_hours(x.hours), money(x.usd),
                       x.spot_usd ? money(*x.spot_usd) : std::string("-"), x.energy_kwh,
                       x.cheapest ? msg("plan.cheapest_mark", lang) : "");

@@ -342,8 +342,8 @@ const std::map<std::string_view, Text>& table() {
         "energy: GPU boards only.\n",
         "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡。\n"}},
       {"plan.option",
-       {"{} x{} ({} GPU{}, {}): {} at {:.0f} samples/s, {} on demand{}, {:.1f} kWh",
-        "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6:.0f} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
+       {"{} x{} ({} GPU{}, {}): {} at {} samples/s, {} on demand{}, {:.1f} kWh",
+        "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
       {"plan.spot_part", {", {} spot", "，竞价 {}"}},
       {"p.legend",
        {"  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"
