@@ -170,6 +170,11 @@ const std::map<std::string_view, Text>& table() {
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --batch max, --checkpointing "
         "or a lower precision)",
         "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --batch max、--checkpointing 或更低的精度）"}},
+      {"p.no_fit_rest_parallel",
+       {"  no throughput, step time or bottleneck: the step would run out of memory (try --zero 1-3 or --fsdp, "
+        "--recompute selective or full, more GPUs for --tp/--pp, or plan --layouts for the layouts that fit)",
+        "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --zero 1-3 或 --fsdp、--recompute selective 或 full、"
+        "为 --tp/--pp 增加 GPU，或用 plan --layouts 找出放得下的布局）"}},
       {"p.step",
        {"  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
         "  单步时间        {:>12.2f} ms   （GPU 忙 {:.2f} ms，主机派发 {:.2f} ms，{} 次内核启动）\n"}},
