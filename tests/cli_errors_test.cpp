@@ -133,6 +133,15 @@ TEST_F(CliTest, StepFlagsInServeModeAreInputErrorsNamingTheServeFlag) {
   EXPECT_EQ(run(serve + "--interconnect pcie4").code, 0);
 }
 
+TEST_F(CliTest, BatchBesideATrainingLayoutIsAnInputError) {
+  // predict --help: --micro-batch is "sequences per micro-batch per replica (default 1)", --global-batch "sequences
+  // per optimizer step". --batch 8 beside --tp 2 predicted micro-batch 1 and global batch 4 as if it were absent.
+  expect_input_error("predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tp 2 --precision amp-bf16 --batch 8",
+                     {"--batch", "--micro-batch", "--global-batch"});
+  expect_input_error("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --batch 8", {"--batch", "--micro-batch"});
+  EXPECT_EQ(run("predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tp 2 --precision amp-bf16 --micro-batch 2").code, 0);
+}
+
 TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
   // op --help: --conv-n is "conv2d batch", --heads "attention heads", --rows "elementwise/softmax/layernorm rows".
   // Given to another op they were ignored; the error names the flag and the op's own flags.

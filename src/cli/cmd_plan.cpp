@@ -192,6 +192,9 @@ Command plan_command() {
               if (s->layouts) {
                 PredictRequest base = s->flags.to_request();
                 if (s->gpu.empty()) throw InputError("--layouts needs --gpu");
+                if (!s->flags.batch.empty())
+                  throw InputError("--batch does not apply to plan --layouts: it searches --micro-batch itself "
+                                   "(--global-batch sets the sequences per optimizer step)");
                 if (!s->report.html.empty()) throw InputError("--layouts reports as text or --json");
                 base.gpu = s->gpu;
                 base.mode = Mode::kTrain;

@@ -15,6 +15,7 @@
 
 #include "analysis/anchor.h"
 #include "analysis/batch_predict.h"
+#include "analysis/llm_parallel.h"
 #include "cli/command.h"
 #include "cli/serving_flags.h"
 #include "core/error.h"
@@ -117,6 +118,12 @@ Command predict_command() {
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
               const PredictRequest request = s->flags.to_request();
+              // A training layout's batch is --micro-batch per replica and --global-batch per step; a --batch beside
+              // it changed nothing while the title showed it.
+              if (!s->flags.batch.empty() && wants_parallel_training(request))
+                throw InputError("--batch does not apply to a parallel training layout (--tp --pp --dp --zero ...): "
+                                 "--micro-batch gives the sequences per micro-batch per replica, --global-batch those "
+                                 "per optimizer step");
               if (request.mode != Mode::kServe) {
                 const std::string given = s->serving.first_given();
                 if (!given.empty())
