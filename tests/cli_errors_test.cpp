@@ -116,6 +116,32 @@ TEST_F(CliTest, TokenLoopAndServingFlagsOutsideTheirModesAreInputErrors) {
             0);
 }
 
+TEST_F(CliTest, StepFlagsInServeModeAreInputErrorsNamingTheServeFlag) {
+  // predict --help: --batch is "samples per GPU per step", --seq "tokens per sample", --context "decode: tokens already
+  // in the KV cache"; --mode serve takes a request stream instead (--max-batch, --input-len, --output-len). Given
+  // there they changed nothing while the user read the report as theirs.
+  const std::string serve =
+      "predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 512 --output-len 128 --request-rate 10 ";
+  expect_input_error(serve + "--batch 8", {"--batch", "--mode serve", "--max-batch"});
+  expect_input_error(serve + "--seq 100", {"--seq", "--mode serve", "--input-len", "--output-len"});
+  expect_input_error(serve + "--context 4096", {"--context", "--mode serve", "--input-len"});
+  expect_input_error(serve + "--lora-rank 8", {"--lora-rank", "--mode serve"});
+  expect_input_error(serve + "--zero 1", {"--zero", "--mode serve"});
+  expect_input_error(serve + "--measured 100", {"--measured", "--mode serve"});
+  // What serve reads still runs: the KV-cache precision, the engine's link.
+  EXPECT_EQ(run(serve + "--kv-precision fp8").code, 0);
+  EXPECT_EQ(run(serve + "--interconnect pcie4").code, 0);
+}
+
+TEST_F(CliTest, BatchBesideATrainingLayoutIsAnInputError) {
+  // predict --help: --micro-batch is "sequences per micro-batch per replica (default 1)", --global-batch "sequences
+  // per optimizer step". --batch 8 beside --tp 2 predicted micro-batch 1 and global batch 4 as if it were absent.
+  expect_input_error("predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tp 2 --precision amp-bf16 --batch 8",
+                     {"--batch", "--micro-batch", "--global-batch"});
+  expect_input_error("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --batch 8", {"--batch", "--micro-batch"});
+  EXPECT_EQ(run("predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tp 2 --precision amp-bf16 --micro-batch 2").code, 0);
+}
+
 TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
   // op --help: --conv-n is "conv2d batch", --heads "attention heads", --rows "elementwise/softmax/layernorm rows".
   // Given to another op they were ignored; the error names the flag and the op's own flags.

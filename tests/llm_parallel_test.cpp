@@ -9,6 +9,7 @@
 #include "analysis/llm_parallel.h"
 #include "analysis/validate.h"
 #include "core/error.h"
+#include "report/prediction_report.h"
 
 namespace perfcast {
 namespace {
@@ -243,6 +244,44 @@ TEST(LlmParallel, PredictionReportsTokensPerGpuMfuAndTheRun) {
   EXPECT_LT(c.mfu, 0.70);
   EXPECT_NEAR(c.train_hours, 2e12 / (c.tokens_per_s_per_gpu * 32) / 3600, 1e-6);
   EXPECT_TRUE(p.memory.fits);
+}
+
+TEST(LlmParallel, SeveralNodesArePricedOnInstancesJoinedByANetwork) {
+  // data/cloud/prices.toml: lambda-8x-h100-sxm ($23.92/h) has no network between instances, so plan's instance search
+  // uses it alone; the layouts priced 4 nodes of it anyway. One node may rent it; four rent 8-GPU instances that have
+  // a network, none of which costs under aws-p5.48xlarge's $98.32/h / 8 in the catalog's list.
+  PredictRequest r = llama70b_on(8, 4);
+  r.recompute = "selective";
+  r.zero_stage = 1;
+  r.train_tokens = 1e11;
+  const Prediction four = predict(r);
+  ASSERT_TRUE(four.parallel);
+  EXPECT_NE(four.parallel->price_instance, "lambda-8x-h100-sxm");
+  EXPECT_NEAR(four.parallel->usd_per_gpu_hour, 98.32 / 8, 0.01);
+  r.nodes = 1;
+  r.pipeline_parallel = 1;
+  r.global_batch = 32;
+  const Prediction one = predict(r);
+  ASSERT_TRUE(one.parallel);
+  EXPECT_EQ(one.parallel->price_instance, "lambda-8x-h100-sxm");
+  EXPECT_NEAR(one.parallel->usd_per_gpu_hour, 23.92 / 8, 1e-9);
+}
+
+TEST(LlmParallel, ALayoutThatDoesNotFitPointsAtTheLayoutsMemoryLevers) {
+  // Llama 3 70B with AdamW and no ZeRO on 8 GPUs at TP 8: 16 bytes per parameter of weights, FP32 masters and
+  // moments (ZeRO paper, Rajbhandari et al. 2020) over 8 GPUs are 141 GB each, more than an 80 GB H100. The hint said
+  // "try --batch max", which a layout does not read (its micro-batch is --micro-batch).
+  PredictRequest r = llama70b_on(8, 1);
+  r.model = "llama-3-70b";
+  r.pipeline_parallel = 1;
+  r.global_batch = 1;
+  const Prediction p = predict(r);
+  ASSERT_TRUE(p.parallel);
+  ASSERT_FALSE(p.memory.fits);
+  const std::string text = prediction_text(p, Lang::kEn);
+  EXPECT_EQ(text.find("--batch max"), std::string::npos) << text;
+  EXPECT_NE(text.find("--zero"), std::string::npos) << text;
+  EXPECT_NE(text.find("plan --layouts"), std::string::npos) << text;
 }
 
 TEST(LlmParallel, EachGpuHoldsPyTorchsCublasWorkspacesAsOneGpuTrainingDoes) {

@@ -102,6 +102,29 @@ bool has_entry(const Prediction& p, const std::string& suffix) {
 
 // ---- parameter counts ---------------------------------------------------------------------------------------
 
+TEST(LlmInference, AContextBeyondTheConfigsIsNamedNotSold) {
+  // Llama 2's context is 4096 tokens (Touvron et al. 2023, table 1; its config's max_position_embeddings): 100,000
+  // tokens of KV cache fit an 80 GB H100 at batch 1, but the note that said so did not say the model stops at 4096.
+  PredictRequest r;
+  r.model = "llama-2-7b";
+  r.gpu = "h100-sxm5-80gb";
+  r.runtime = "vllm";
+  r.mode = Mode::kDecode;
+  r.precision = "fp16";
+  r.batch = 1;
+  r.context = 100000;
+  r.seq = 128;
+  const Prediction far = predict(r);
+  const auto names_4096 = [](const Prediction& p) {
+    return std::count_if(p.notes.begin(), p.notes.end(),
+                         [](const std::string& n) { return n.find("context of 4096") != std::string::npos; });
+  };
+  EXPECT_EQ(names_4096(far), 2);  // the memory note and the warning
+  r.context = 1000;
+  const Prediction near = predict(r);
+  EXPECT_EQ(names_4096(near), 1);  // only the memory note, whose reach (over 100,000 positions) passes 4096
+}
+
 TEST(LlmParams, PublishedTotals) {
   expect_within(params_of("llama-2-7b"), 6.74e9, 0.01, "Llama-2-7B (Touvron et al. 2023, Table 1: 7B; HF 6.74 B)");
   expect_within(params_of("llama-2-13b"), 13.0e9, 0.01, "Llama-2-13B");

@@ -132,6 +132,30 @@ TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_hours(47.96), "2.0 d");
 }
 
+TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
+  // 8 A100 train dlrm at about 15 M samples/s: a million samples take 0.07 s of a $14.32/h instance, $0.00027; it
+  // printed "$0.00" beside a baseline of "$0.02", as if free.
+  EXPECT_EQ(format_usd(14.32 * 1e6 / 14.88e6 / 3600), "$0.00027");
+  EXPECT_EQ(format_usd(0.0067), "$0.0067");
+  EXPECT_EQ(format_usd(0.0), "$0.00");
+  EXPECT_EQ(format_usd(0.01), "$0.01");
+  EXPECT_EQ(format_usd(12.345), "$12.35");
+  EXPECT_EQ(format_usd(1234.5), "$1234");
+  EXPECT_EQ(format_usd(1e-300), "$1.0e-300");
+}
+
+TEST_F(PlanCliTest, AdviseSaysWhenMoreGpusMoveEmbeddingTablesOffTheHost) {
+  // dlrm's 89.5 GiB of tables do not fit one 80 GB A100 (read from host memory); over 8 GPUs each holds 11.2 GiB.
+  // The gain then passes the GPU count while the scaling efficiency stays under 100%: the reason says why.
+  const CliResult r = run("advise --model dlrm --gpu a100-sxm4-80gb --precision amp --batch 8192");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto line = r.out.find("  gpus:8 ");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  const std::string row = r.out.substr(line, r.out.find('\n', line) - line);
+  EXPECT_NE(row.find("embedding tables move from host memory into the GPUs (11.2 GiB each)"), std::string::npos) << row;
+  EXPECT_EQ(row.find("$0.00 "), std::string::npos) << row;
+}
+
 // ---------------------------------------------------------------- plan
 
 PlanRequest resnet_plan(double deadline_h, double epochs = 90) {
@@ -181,7 +205,7 @@ TEST(Plan, ABudgetFiltersAndNothingMeetingStillNamesTheFastest) {
 }
 
 TEST(Plan, ScalingStopsPayingWhereEfficiencyFallsBelowTheThreshold) {
-  PlanRequest r = resnet_plan(1e6);
+  PlanRequest r = resnet_plan(8e4);  // ten years at most (data/limits.toml max_deadline_hours): no deadline binds
   r.efficiency_threshold = 0.9;
   const PlanResult res = plan(r, default_price_catalog());
   bool some_stop = false;
@@ -221,6 +245,104 @@ TEST(Plan, BadRequestsAreInputErrors) {
   EXPECT_NO_THROW(plan(r, default_price_catalog()));
 }
 
+TEST(Plan, BatchMaxRunsSeveralGpusAtTheBatchThatFitsBesideTheReduction) {
+  // plan --help: --batch defaults to "the largest that fits each GPU"; README: `--batch max` finds the largest batch
+  // that fits, and with several GPUs DDP's buckets copy every gradient. At the one-GPU maximum those buckets never fit,
+  // so every option of several GPUs was skipped: the default plan offered one GPU only. Each option now runs at the
+  // batch `predict --gpus N --batch max` finds for its GPU count.
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.batch = 0;
+  const PlanResult res = plan(r, default_price_catalog());
+  bool several = false;
+  for (const auto& o : res.options) {
+    SCOPED_TRACE(o.instance + " x" + std::to_string(o.count));
+    EXPECT_TRUE(o.fits);
+    if (o.gpu != "a100-sxm4-40gb") continue;
+    PredictRequest q = r.base;
+    q.gpu = o.gpu;
+    q.gpus = o.gpus_total > 1 ? 2 : 1;
+    EXPECT_EQ(o.batch, predict(q).request.batch);
+    several = several || o.gpus_total > 1;
+  }
+  EXPECT_TRUE(several) << "aws-p4d.24xlarge holds 8 A100 40GB: plan must offer it";
+  for (const auto& k : res.skipped) EXPECT_EQ(k.find("buffers do not fit"), std::string::npos) << k;
+}
+
+TEST(Plan, ScalingIsReportedOnlyForInstanceTypesWithAnOptionEvaluated) {
+  // predict: "data-parallel LoRA fine-tuning is not modelled". An 8-GPU instance then has no option, and its line
+  // under "where adding instances stops paying" said it "still pays at 1 instance (8 GPUs)".
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.model = "llama-2-7b";
+  r.base.precision = "amp-bf16";
+  r.base.lora_rank = 16;
+  r.base.seq = 2048;
+  r.base.batch = 0;
+  r.size.dataset_samples = 1e5;
+  const PlanResult res = plan(r, default_price_catalog());
+  for (const auto& sc : res.scaling) {
+    SCOPED_TRACE(sc.instance);
+    EXPECT_GE(sc.max_count, 1);
+    EXPECT_TRUE(std::any_of(res.options.begin(), res.options.end(),
+                            [&](const PlanOption& o) { return o.instance == sc.instance; }));
+  }
+  for (const auto& o : res.options) EXPECT_EQ(o.gpus_total, 1) << o.instance;
+  EXPECT_TRUE(std::any_of(res.skipped.begin(), res.skipped.end(), [](const std::string& k) {
+    return k.rfind("aws-p5.48xlarge", 0) == 0 && k.find("LoRA") != std::string::npos;
+  }));
+}
+
+TEST(Plan, ARecommendationModelHasNoImageDatasetToAssume) {
+  // dlrm is MLPerf's Criteo Terabyte model (README): its epoch is a click log, not ImageNet's 1,281,167 images.
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.model = "dlrm";
+  r.base.batch = 8192;
+  try {
+    plan(r, default_price_catalog());
+    ADD_FAILURE() << "plan ran dlrm on a default dataset";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--dataset-size"), std::string::npos) << e.what();
+  }
+  PredictRequest base;
+  base.model = "dlrm";
+  base.precision = "amp";
+  base.batch = 8192;
+  const auto rows = compare(base, parse_gpu_counts("a100-sxm4-80gb"), RunSize{0, 1}, default_price_catalog());
+  ASSERT_TRUE(rows[0].prediction) << rows[0].status;
+  EXPECT_FALSE(rows[0].run);
+}
+
+TEST(Plan, EmbeddingTablesOnSeveralGpusArePlacedAsPredictPlacesThem) {
+  // README: the tables are "sharded table-wise over --gpus"; plan scaled one GPU that held dlrm's 89.5 GiB of tables
+  // in host memory (7.5x slower than predict --gpus 8) and stopped at the first count whose GPUs could not hold their
+  // share, where more instances hold smaller shares.
+  PlanRequest r = resnet_plan(24, 1);
+  r.base.model = "dlrm";
+  r.base.batch = 8192;
+  r.size.dataset_samples = 4e9;
+  const PlanResult res = plan(r, default_price_catalog());
+  const auto& instances = default_price_catalog().instances;
+  int checked = 0;
+  for (const auto& o : res.options) {
+    if (o.gpus_total == 1 || (o.instance != "lambda-8x-a100-80gb" && o.instance != "aws-p3.2xlarge")) continue;
+    SCOPED_TRACE(o.instance + " x" + std::to_string(o.count));
+    const auto& inst = *std::find_if(instances.begin(), instances.end(), [&](const InstanceType& i) { return i.id == o.instance; });
+    PredictRequest q = r.base;
+    q.gpu = inst.gpu;
+    q.gpus = inst.gpus;
+    q.nodes = o.count;
+    q.interconnect = inst.interconnect;
+    if (o.count > 1) q.network = inst.network;
+    DataParallelOptions dp = data_parallel_options(q);
+    dp.nics_per_node = inst.network_ports;
+    EXPECT_DOUBLE_EQ(o.samples_per_s, predict_data_parallel(q, dp).samples_per_s);
+    ++checked;
+  }
+  EXPECT_GT(checked, 1);
+  // One 16 GB V100 per aws-p3.2xlarge: 89.5 GiB of tables need at least six of them, and plan reaches those counts.
+  EXPECT_TRUE(std::any_of(res.options.begin(), res.options.end(),
+                          [](const PlanOption& o) { return o.instance == "aws-p3.2xlarge" && o.count >= 7; }));
+}
+
 // ---------------------------------------------------------------- compare
 
 TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
@@ -253,6 +375,27 @@ TEST(Compare, SideBySideWithTimeCostEnergyHeadroomAndBestPrecision) {
   EXPECT_TRUE(bf16[1].prediction);
 }
 
+TEST(Compare, ShardedEmbeddingTablesAsPredictPlacesThem) {
+  // README: a recommendation model's tables are "sharded table-wise over --gpus (whole tables per GPU ...)". compare
+  // predicted one GPU (the 89.5 GiB of dlrm's tables in host memory, read over PCIe) and scaled it, 7.5x slower than
+  // `predict --gpus 8` for the same request. Both are the same prediction now.
+  PredictRequest base;
+  base.model = "dlrm";
+  base.precision = "amp";
+  base.batch = 8192;
+  const auto rows =
+      compare(base, parse_gpu_counts("a100-sxm4-80gb:8"), RunSize{4e9, 1}, default_price_catalog(), data_parallel_options(base));
+  ASSERT_TRUE(rows[0].prediction) << rows[0].status;
+  PredictRequest eight = base;
+  eight.gpu = "a100-sxm4-80gb";
+  eight.gpus = 8;
+  const Prediction p = predict(eight);
+  EXPECT_DOUBLE_EQ(rows[0].prediction->samples_per_s, p.samples_per_s);
+  EXPECT_DOUBLE_EQ(rows[0].prediction->memory.total, p.memory.total);
+  // 89.5 GiB of tables over 8 GPUs: each holds over 10 GiB of them.
+  EXPECT_GT(rows[0].prediction->memory.total, 10.0 * (1ll << 30));
+}
+
 // ---------------------------------------------------------------- commands
 
 TEST_F(PlanCliTest, PlanAndCompareCommands) {
@@ -272,8 +415,43 @@ TEST_F(PlanCliTest, PlanAndCompareCommands) {
   EXPECT_NE(json.out.find("\"meeting\""), std::string::npos);
 }
 
+TEST_F(PlanCliTest, CompareNeverPrintsAThroughputAsZero) {
+  // Decode with Hugging Face's eager loop runs a fraction of a sequence per second: its best precision read "(0/s)".
+  const CliResult r = run("compare --model llama-2-7b --mode decode --gpu a100-sxm4-80gb --batch 1 --context 1024 --seq 128");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("(0/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fp16 (0."), std::string::npos) << r.out;
+}
+
+TEST_F(PlanCliTest, LayoutsTitleNamesTheSequenceLengthItRan) {
+  // Without --seq the title read "seq 0": no layout trains on zero tokens per sequence.
+  const CliResult r = run("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --top 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string title = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(title.find("seq 0"), std::string::npos) << title;
+  EXPECT_NE(title.find(", seq "), std::string::npos) << title;
+}
+
+TEST_F(PlanCliTest, PlanNeverPrintsARateAsZero) {
+  // Hugging Face decode of Llama 3 8B runs well under one sequence of 128 tokens a second: the plan's rows and its
+  // "fastest overall" line read "0 samples/s" beside a run that finishes.
+  const CliResult r = run("plan --mode decode --model llama-3-8b --precision fp16 --deadline 24h --dataset-size 1000 --max-gpus 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("at 0 samples/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("at 0."), std::string::npos) << r.out;
+}
+
 TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline soon", "--deadline");
+  // A run no one trains (data/limits.toml [run]): printed as 300-digit times, samples and dollars, or as
+  // "inf samples"; half a sample made a run of "0 samples" that every option met in "under 1 s".
+  expect_error("plan --model resnet50 --deadline 1e308h", "max_deadline_hours");
+  expect_error("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --deadline 1e9h --train-tokens 1e11",
+               "max_deadline_hours");
+  expect_error("plan --model resnet50 --deadline 24h --dataset-size 1e308", "max_dataset_samples");
+  expect_error("plan --model resnet50 --deadline 24h --epochs 1e308", "max_epochs");
+  expect_error("plan --model resnet50 --deadline 24h --dataset-size 0.5", "whole number of samples");
+  expect_error("compare --model resnet50 --dataset-size 2.5", "whole number of samples");
   expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");
   expect_error("plan --model resnet50 --deadline 24h --gpus 0", "--gpus");
   expect_error("plan --model resnet50 --deadline 24h --max-gpus 0", "--max-gpus");

@@ -125,11 +125,22 @@ std::string format_hours(double hours) {
   return fmt::format("{:.1f} d", hours / 24);
 }
 
+std::string format_usd(double usd) {
+  if (!std::isfinite(usd)) return "-";
+  if (usd >= 1000) return fmt::format("${:.0f}", usd);
+  if (usd >= 0.01 || usd <= 0) return fmt::format("${:.2f}", usd);
+  if (usd < 1e-6) return fmt::format("${:.1e}", usd);
+  const int decimals = std::min(8, 1 - static_cast<int>(std::floor(std::log10(usd))));
+  return fmt::format("${:.{}f}", usd, decimals);
+}
+
 std::optional<double> default_dataset_samples(const Prediction& p) {
   std::string id = p.request.dataset;
   if (id.empty()) {
     if (p.model_family == "cnn3d" || p.model_family == "segmentation3d") id = "ct-crops";
-    else if (p.sequence || p.model_family == "trace") return std::nullopt;  // no dataset to assume: --dataset-size
+    // No dataset to assume: --dataset-size. A recommendation model's click log (Criteo's, tens of millions to
+    // billions of samples) is none of the image sets in data/datasets.
+    else if (p.sequence || p.model_family == "trace" || p.model_family == "recsys") return std::nullopt;
     else id = "imagenet";
   }
   return find_dataset(id).samples;

@@ -46,6 +46,9 @@ const PriceCatalog& default_price_catalog();
 double parse_duration_hours(const std::string& text, const std::string& flag = "--deadline");
 // "36 h", "2.1 d", "45 min", "20 s".
 std::string format_hours(double hours);
+// "$1234", "$12.34", and below a cent two significant digits ("$0.00031"): a cost never prints as "$0.00" unless it
+// is zero.
+std::string format_usd(double usd);
 
 // Samples in one epoch when the user gives none: the request's dataset, or by model family (ImageNet for 2D
 // vision models, CT crops for 3D ones); nullopt for models with no default dataset (sequence models).

@@ -226,8 +226,9 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
   s.peak_tflops = s.device.peak(s.fp8_linear ? s.fp8_linear->matmul_pipe : s.plan.matmul_pipe);
   double best = 0;
   std::string where;
+  // Several nodes rent instance types the catalog joins by a network; one without (a single box) cannot be the price.
   for (const auto& inst : default_price_catalog().instances)
-    if (inst.gpu == s.device.id && inst.gpus > 0) {
+    if (inst.gpu == s.device.id && inst.gpus > 0 && (r.nodes <= 1 || !inst.network.empty())) {
       const double per_gpu = inst.on_demand_usd_per_hour / inst.gpus;
       if (best == 0 || per_gpu < best) {
         best = per_gpu;

@@ -530,10 +530,20 @@ Prediction predict_inference(const PredictRequest& request) {
     const std::int64_t most_batch = largest_that_fits(B, B * 2, (std::int64_t{1} << 16) - 1,
                                                       std::numeric_limits<std::int64_t>::max(),
                                                       [&](std::int64_t b) { return memory_at(b, positions).fits; });
+    // Memory is not the only bound on a context: past the one its config states the model was never trained.
+    const std::int64_t stated = model.max_positions;
     p.notes.push_back("fits up to " + std::to_string(most_positions) + " positions at batch " + std::to_string(B) +
                       " and up to batch " + std::to_string(most_batch) + " at " + std::to_string(positions) +
-                      " positions");
+                      " positions" +
+                      (stated > 0 && most_positions > stated
+                           ? " (in memory; its config states a context of " + std::to_string(stated) + ")"
+                           : ""));
   }
+  if (model.max_positions > 0 && positions > model.max_positions)
+    p.notes.push_back(std::to_string(positions) + " positions (--context + --seq) exceed the context of " +
+                      std::to_string(model.max_positions) + " that " + model.id +
+                      "'s config states (max_position_embeddings): predicted as asked, but the model was not trained "
+                      "that far (--mode serve refuses it)");
   std::ostringstream kv_gib;
   kv_gib.precision(3);
   kv_gib << llm.kv_cache_bytes / (1024.0 * 1024.0 * 1024.0);

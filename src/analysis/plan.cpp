@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/parallel.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
@@ -47,6 +48,27 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
                          (last_reason.empty() ? "" : ": " + last_reason));
 }
 
+void check_run_size(const RunSize& size) {
+  const InputLimits& lim = input_limits();
+  if (size.dataset_samples != 0 &&
+      !(size.dataset_samples >= 1 && size.dataset_samples == std::floor(size.dataset_samples)))
+    throw InputError(fmt::format("--dataset-size is a whole number of samples, got {}", size.dataset_samples));
+  if (size.dataset_samples > static_cast<double>(lim.max_dataset_samples))
+    throw InputError(fmt::format("--dataset-size {:.3g} exceeds the limit of {:.3g} samples (data/limits.toml "
+                                 "max_dataset_samples)", size.dataset_samples, static_cast<double>(lim.max_dataset_samples)));
+  if (!(size.epochs > 0)) throw InputError("--epochs must be positive");
+  if (size.epochs > static_cast<double>(lim.max_epochs))
+    throw InputError(fmt::format("--epochs {:.3g} exceeds the limit of {} (data/limits.toml max_epochs)", size.epochs,
+                                 lim.max_epochs));
+}
+
+void check_deadline_hours(double hours) {
+  if (!(hours > 0)) throw InputError("--deadline must be a positive duration");
+  if (hours > static_cast<double>(input_limits().max_deadline_hours))
+    throw InputError(fmt::format("--deadline of {:.3g} h exceeds the limit of {} h (data/limits.toml max_deadline_hours)",
+                                 hours, input_limits().max_deadline_hours));
+}
+
 double run_samples(const Prediction& p, const RunSize& size) {
   if (size.epochs <= 0) throw InputError("--epochs must be positive");
   double per_epoch = size.dataset_samples;
@@ -63,7 +85,19 @@ namespace {
 struct Single {
   Prediction p;
   GradientProfile g;
+  bool tables = false;  // embedding tables: sharded over the GPUs, so one GPU is no replica of a GPU among several
 };
+
+// The costs of one option given its time per step, throughput, power of all GPUs and scaling.
+void price_option(PlanOption& o, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  o.hours = samples / o.samples_per_s / 3600.0;
+  o.energy_kwh = o.power_w * o.hours / 1000.0;
+  o.usd = inst.on_demand_usd_per_hour * count * o.hours;
+  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.hours;
+  o.meets_deadline = o.hours <= req.deadline_hours;
+  const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
+  o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
+}
 
 PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
   const Prediction& p = s.p;
@@ -72,6 +106,7 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   o.provider = inst.provider;
   o.gpu = inst.gpu;
   o.precision = p.request.precision;
+  o.batch = p.request.batch;
   o.count = count;
   o.gpus_total = inst.gpus * count;
   double step_us = p.step_us;
@@ -87,17 +122,43 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   }
   o.step_ms = step_us / 1e3;
   o.samples_per_s = static_cast<double>(p.request.batch) * o.gpus_total / (step_us * 1e-6);
-  o.hours = samples / o.samples_per_s / 3600.0;
   // Waiting draws idle power: the step's kernels cost the same energy, the extra time costs idle power.
   double energy_step_j = 0;
   if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->idle_power_w * (step_us - p.step_us) * 1e-6;
   o.power_w = energy_step_j / (step_us * 1e-6) * o.gpus_total;
-  o.energy_kwh = o.power_w * o.hours / 1000.0;
-  o.usd = inst.on_demand_usd_per_hour * count * o.hours;
-  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.hours;
-  o.meets_deadline = o.hours <= req.deadline_hours;
-  const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
-  o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
+  price_option(o, inst, count, samples, req);
+  return o;
+}
+
+// A model with embedding tables on several GPUs: the whole fleet predicted as `predict --gpus --nodes` places the
+// tables (table-wise shards, all-to-all), not one GPU's prediction scaled.
+PlanOption evaluate_fleet(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  PredictRequest q = s.p.request;
+  q.gpus = inst.gpus;
+  q.nodes = count;
+  q.interconnect = inst.interconnect;
+  q.network = count > 1 ? inst.network : "";
+  DataParallelOptions dp = req.dp;
+  dp.nics_per_node = inst.network_ports;
+  const Prediction f = predict_data_parallel(q, dp);
+  PlanOption o;
+  o.instance = inst.id;
+  o.provider = inst.provider;
+  o.gpu = inst.gpu;
+  o.precision = f.request.precision;
+  o.batch = f.request.batch;
+  o.count = count;
+  o.gpus_total = inst.gpus * count;
+  o.fits = f.memory.fits;
+  if (!o.fits) return o;
+  o.step_ms = f.step_us / 1e3;
+  o.samples_per_s = f.samples_per_s;
+  if (f.scale) {
+    o.efficiency = f.scale->efficiency;
+    o.comm_share = f.scale->comm_share;
+  }
+  o.power_w = f.power ? f.power->avg_power_w * o.gpus_total : 0;
+  price_option(o, inst, count, samples, req);
   return o;
 }
 
@@ -106,7 +167,8 @@ double rank_cost(const PlanOption& o, bool spot) { return spot && o.spot_usd ? *
 }  // namespace
 
 PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
-  if (!(req.deadline_hours > 0)) throw InputError("--deadline must be a positive duration");
+  check_deadline_hours(req.deadline_hours);
+  check_run_size(req.size);
   if (req.budget_usd && !(*req.budget_usd > 0)) throw InputError("--budget must be a positive amount of USD");
   if (req.max_gpus <= 0) throw InputError("--max-gpus must be positive");
   if (!(req.efficiency_threshold > 0 && req.efficiency_threshold <= 1))
@@ -118,8 +180,20 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
   for (const auto& inst : catalog.instances)
     if (inst.gpus <= req.max_gpus && std::find(gpu_ids.begin(), gpu_ids.end(), inst.gpu) == gpu_ids.end())
       gpu_ids.push_back(inst.gpu);
-  std::vector<std::optional<Single>> singles(gpu_ids.size());
-  std::vector<std::string> why(gpu_ids.size());
+  // --batch max (plan's default) is sized twice per GPU type: alone, and beside the gradient reduction's buffers
+  // (data parallelism over 2 or more GPUs, as `predict --gpus N --batch max` sizes it), so that an option of
+  // several GPUs runs at a batch that fits there instead of being skipped at the one-GPU maximum.
+  const bool batch_max = req.base.batch == 0;
+  std::vector<std::optional<Single>> singles(gpu_ids.size()), multis(gpu_ids.size());
+  std::vector<std::string> why(gpu_ids.size()), why_multi(gpu_ids.size());
+  const auto single_at = [](const PredictRequest& r) {
+    Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
+    if (!p.memory.fits) throw UnsupportedError("does not fit in memory at batch " + std::to_string(p.request.batch));
+    const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
+    const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
+    GradientProfile g = gradient_profile(p, graph);
+    return Single{std::move(p), std::move(g), graph.table_params() > 0};
+  };
   parallel_for(gpu_ids.size(), [&](std::size_t i) {
     PredictRequest r = req.base;
     r.gpu = gpu_ids[i];
@@ -128,24 +202,32 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     r.interconnect.clear();
     r.network.clear();
     try {
-      Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
-      if (!p.memory.fits) {
-        why[i] = "does not fit in memory at batch " + std::to_string(p.request.batch);
-      } else {
-        const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
-        const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
-        GradientProfile g = gradient_profile(p, graph);
-        singles[i] = Single{std::move(p), std::move(g)};
-      }
+      singles[i] = single_at(r);
     } catch (const UnsupportedError& e) {
       why[i] = e.what();
     }
+    if (!batch_max || !singles[i]) return;
+    try {
+      PredictRequest two = r;
+      two.gpus = 2;
+      const Prediction sized = wants_best_precision(two) ? predict_best_precision(two, req.dp) : predict(two);
+      if (!sized.memory.fits)
+        throw UnsupportedError("does not fit in memory at batch " + std::to_string(sized.request.batch) +
+                               " beside the gradient reduction's buffers");
+      r.batch = sized.request.batch;
+      r.precision = sized.request.precision;
+      multis[i] = single_at(r);
+    } catch (const UnsupportedError& e) {
+      why_multi[i] = e.what();
+    }
   });
-  std::map<std::string, std::optional<Single>> cache;  // gpu id -> single-GPU prediction (nullopt: cannot run)
-  std::map<std::string, std::string> reasons;
+  std::map<std::string, std::optional<Single>> cache, cache_multi;  // gpu id -> prediction (nullopt: cannot run)
+  std::map<std::string, std::string> reasons, reasons_multi;
   for (std::size_t i = 0; i < gpu_ids.size(); ++i) {
     cache.emplace(gpu_ids[i], std::move(singles[i]));
+    cache_multi.emplace(gpu_ids[i], std::move(multis[i]));
     if (!why[i].empty()) reasons[gpu_ids[i]] = std::move(why[i]);
+    if (!why_multi[i].empty()) reasons_multi[gpu_ids[i]] = std::move(why_multi[i]);
   }
   for (const auto& inst : catalog.instances) {
     if (inst.gpus > req.max_gpus) continue;
@@ -154,17 +236,39 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       res.skipped.push_back(inst.id + ": " + reasons[inst.gpu]);
       continue;
     }
-    const Single& s = *it->second;
-    if (res.samples == 0) res.samples = run_samples(s.p, req.size);
+    if (res.samples == 0) res.samples = run_samples(it->second->p, req.size);
     InstanceScaling sc;
     sc.instance = inst.id;
     sc.gpus_per_instance = inst.gpus;
+    sc.max_count = 0;
     sc.last_paying_count = 0;
     sc.single_only = inst.network.empty();
     bool paying = true;
+    int no_fit_from = 0, no_fit_to = 0;  // counts whose GPUs cannot hold their share of the embedding tables
     for (int count = 1; count * inst.gpus <= req.max_gpus; ++count) {
       if (count > 1 && inst.network.empty()) break;
-      PlanOption o = evaluate(s, inst, count, res.samples, req);
+      const bool several = inst.gpus * count > 1;
+      const std::optional<Single>& chosen = several && batch_max ? cache_multi[inst.gpu] : it->second;
+      if (!chosen) {
+        res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count,
+                                          reasons_multi[inst.gpu]));
+        break;
+      }
+      const Single& s = *chosen;
+      PlanOption o;
+      try {
+        o = s.tables && several ? evaluate_fleet(s, inst, count, res.samples, req)
+                                : evaluate(s, inst, count, res.samples, req);
+      } catch (const UnsupportedError& e) {
+        res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count, e.what()));
+        break;
+      }
+      if (!o.fits && s.tables && several) {
+        // More instances hold smaller shards of the tables: a larger count may fit where this one does not.
+        if (!no_fit_from) no_fit_from = count;
+        no_fit_to = count;
+        continue;
+      }
       if (!o.fits) {
         res.skipped.push_back(fmt::format("{} x{}: the gradient reduction's buffers do not fit beside batch {}", inst.id,
                                           count, s.p.request.batch));
@@ -181,7 +285,13 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       }
       res.options.push_back(std::move(o));
     }
-    res.scaling.push_back(sc);
+    if (no_fit_from)
+      res.skipped.push_back(fmt::format("{} x{}{} ({} GPUs per instance): each GPU's share of the embedding tables "
+                                        "does not fit beside batch {}",
+                                        inst.id, no_fit_from, no_fit_to > no_fit_from ? fmt::format("-{}", no_fit_to) : "",
+                                        inst.gpus, it->second->p.request.batch));
+    // An instance type none of whose counts could run has no scaling to report (its reason is under skipped).
+    if (sc.max_count > 0) res.scaling.push_back(sc);
   }
   if (res.options.empty()) {
     std::string why = res.skipped.empty() ? "the price catalog has no instance within --max-gpus" : res.skipped.front();
@@ -251,6 +361,7 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
 std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
                                 const PriceCatalog& catalog, const DataParallelOptions& options) {
   if (gpus.empty()) throw InputError("--gpu needs at least one GPU id");
+  check_run_size(size);
   // One row per GPU, predicted on every worker thread, in the order given.
   std::vector<CompareRow> rows(gpus.size());
   parallel_for(gpus.size(), [&](std::size_t i) {

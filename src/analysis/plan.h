@@ -24,6 +24,11 @@ struct RunSize {
   double epochs = 1;
 };
 
+// A run's size within data/limits.toml [run]: a dataset of whole samples, epochs and a deadline no real run
+// approaches (InputError naming the flag).
+void check_run_size(const RunSize& size);
+void check_deadline_hours(double hours);
+
 // Samples in the whole run: dataset x epochs; InputError when the model has no default dataset and none is given.
 double run_samples(const Prediction& p, const RunSize& size);
 
@@ -43,6 +48,7 @@ struct PlanOption {
   std::string provider;
   std::string gpu;
   std::string precision;
+  std::int64_t batch = 0;      // samples per GPU per step (with --batch max: the largest that fits at this GPU count)
   int count = 1;               // instances
   int gpus_total = 1;
   double samples_per_s = 0;

@@ -52,8 +52,8 @@ void check_request(const PredictRequest& r) {
   // Both describe a language model's KV cache, which train and infer passes do not keep: given there they would
   // change nothing while the report's title still showed them.
   if (r.context > 0 && !is_serving(r.mode))
-    throw InputError("--context (context, tokens already in the KV cache) applies to --mode prefill, decode, generate "
-                     "or serve, not --mode " + mode_string(r.mode));
+    throw InputError("--context (context, tokens already in the KV cache) applies to --mode prefill, decode or "
+                     "generate (--mode serve takes --input-len), not --mode " + mode_string(r.mode));
   if (!r.kv_precision.empty() && !is_serving(r.mode))
     throw InputError("--kv-precision (kv_precision) applies to --mode prefill, decode, generate or serve, not --mode " +
                      mode_string(r.mode));
@@ -318,6 +318,14 @@ Prediction predict_data_parallel(const PredictRequest& request, const DataParall
     const Prediction single = predict_llm(one);
     if (request.interconnect.empty() && request.network.empty()) return single;
     return scaled_prediction(single, GradientProfile{}, gpus, nodes, request.interconnect, request.network, options);
+  }
+  // Embedding tables are sharded over the GPUs (whole tables per GPU, an all-to-all of the pooled vectors), so one
+  // GPU's prediction is no replica of a GPU among several: it may even hold its tables in host memory. predict()
+  // places the tables for the whole fleet; compare and plan take the same prediction.
+  if (gpus * nodes > 1 &&
+      resolve_model(one.model, ImportOptions{one.dims}).build(ModelOptions{1, one.seq}).table_params() > 0) {
+    check_request(request);
+    return predict_fixed(request, options, nullptr);
   }
   GradientProfile g;
   const Prediction single = predict_fixed(one, data_parallel_options(one), &g);

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "core/error.h"
+#include "import/model_source.h"
 #include "report/chart_page.h"
 #include "report/messages.h"
 
@@ -43,18 +44,23 @@ std::size_t whole_count(const std::string& text, const char* flag, int least) {
   return v;
 }
 
-std::string money(double usd) { return usd >= 1000 ? fmt::format("${:.0f}", usd) : fmt::format("${:.2f}", usd); }
+std::string money(double usd) { return format_usd(usd); }
+
+// Below 10 samples/s (a language model's decode, a few sequences a second) one decimal, so no rate prints as 0.
+std::string rate(double samples_per_s) {
+  return fmt::format("{:.{}f}", samples_per_s, samples_per_s < 10 ? 1 : 0);
+}
 
 std::string option_line(const PlanOption& o, Lang lang) {
   return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,
-                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), o.samples_per_s, money(o.usd),
+                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), rate(o.samples_per_s), money(o.usd),
                      o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), money(*o.spot_usd)) : std::string(),
                      o.energy_kwh);
 }
 
 nlohmann::json option_json(const PlanOption& o) {
   return {{"instance", o.instance},       {"provider", o.provider},   {"gpu", o.gpu},
-          {"precision", o.precision},     {"count", o.count},         {"gpus_total", o.gpus_total},
+          {"precision", o.precision},     {"batch", o.batch},         {"count", o.count},         {"gpus_total", o.gpus_total},
           {"samples_per_s", o.samples_per_s}, {"step_ms", o.step_ms}, {"scaling_efficiency", o.efficiency},
           {"comm_share", o.comm_share},   {"hours", o.hours},         {"usd_on_demand", o.usd},
           {"usd_spot", o.spot_usd ? nlohmann::json(*o.spot_usd) : nlohmann::json(nullptr)},
@@ -93,10 +99,14 @@ std::string layout_row(const ParallelTrainingCost& c) {
 int plan_layouts_command(const PredictRequest& base, const std::string& deadline, int max_gpus, std::size_t top,
                          bool json) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
+  if (!deadline.empty()) check_deadline_hours(hours);
   const LayoutPlan plan = plan_layouts(base, hours, max_gpus);
+  // Without --seq the layouts run at the model's default sequence length; the title says which.
+  const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, ImportOptions{base.dims}).default_seq;
   if (json) {
     nlohmann::json j;
     j["model"] = base.model;
+    j["seq"] = seq;
     j["gpu"] = base.gpu;
     j["gpus"] = base.gpus * base.nodes;
     j["train_tokens"] = base.train_tokens > 0 ? nlohmann::json(base.train_tokens) : nlohmann::json(nullptr);
@@ -110,7 +120,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   }
   std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
                               base.model, base.gpus * base.nodes, base.gpu, base.gpus, base.nodes, base.precision,
-                              base.seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
+                              seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
   const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "layout", "GPUs",
                                          "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "cost");
   const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "", "", "", "%", "ms",
@@ -128,7 +138,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   }
   o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
-       "in data/cloud/prices.toml\n";
+       "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances)\n";
   report_out() << o;
   return 0;
 }
@@ -182,6 +192,9 @@ Command plan_command() {
               if (s->layouts) {
                 PredictRequest base = s->flags.to_request();
                 if (s->gpu.empty()) throw InputError("--layouts needs --gpu");
+                if (!s->flags.batch.empty())
+                  throw InputError("--batch does not apply to plan --layouts: it searches --micro-batch itself "
+                                   "(--global-batch sets the sequences per optimizer step)");
                 if (!s->report.html.empty()) throw InputError("--layouts reports as text or --json");
                 base.gpu = s->gpu;
                 base.mode = Mode::kTrain;
@@ -237,9 +250,9 @@ Command plan_command() {
                 o += fmt::format(m("plan.meeting"), res.meeting.size(), res.meeting.size() == 1 ? "" : "s",
                                  res.meeting.size() == 1 ? "s" : "", req.budget_usd ? msg("plan.and_budget", lang) : "",
                                  msg(req.spot ? "plan.spot" : "plan.on_demand", lang));
-                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
+                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
                                  msg("plan.col.rank", lang), msg("plan.col.instance", lang), msg("plan.col.count", lang),
-                                 msg("plan.col.gpus", lang), msg("plan.col.precision", lang),
+                                 msg("plan.col.gpus", lang), msg("plan.col.precision", lang), msg("plan.col.batch", lang),
                                  msg("plan.col.samples", lang), msg("plan.col.scaling", lang), msg("plan.col.comm", lang),
                                  msg("plan.col.time", lang), msg("plan.col.on_demand", lang), msg("plan.col.spot", lang),
                                  msg("plan.col.energy", lang));
@@ -248,8 +261,8 @@ Command plan_command() {
                 for (std::size_t i = 0; i < shown; ++i) {
                   const auto& x = list[i];
                   o += fmt::format(
-                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>11.0f} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
-                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.samples_per_s, 100 * x.efficiency,
+                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
+                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, rate(x.samples_per_s), 100 * x.efficiency,
                       100 * x.comm_share, format_hours(x.hours), money(x.usd),
                       x.spot_usd ? money(*x.spot_usd) : std::string("-"), x.energy_kwh,
                       x.cheapest ? msg("plan.cheapest_mark", lang) : "");

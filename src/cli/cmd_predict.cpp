@@ -10,9 +10,12 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "analysis/anchor.h"
 #include "analysis/batch_predict.h"
+#include "analysis/llm_parallel.h"
 #include "cli/command.h"
 #include "cli/serving_flags.h"
 #include "core/error.h"
@@ -39,6 +42,8 @@ Command predict_command() {
               ServingFlags serving;
               const CLI::Option* runtime_option = nullptr;
               std::string configs, out, measured, measured_step;
+              // Flags that --mode serve does not read (a request stream has its own lengths and batch limit).
+              std::vector<std::pair<std::string, const CLI::Option*>> not_for_serving;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, predict_defaults());
@@ -50,6 +55,16 @@ Command predict_command() {
                            "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
             add_measured_flags(app, s->measured, s->measured_step);
+            for (const char* flag :
+                 {"--batch", "--seq", "--seq-mean", "--context", "--lora-rank", "--grad-accum", "--checkpointing",
+                  "--amp-o2", "--embedding-precision", "--optimizer", "--no-optimizer-step", "--fused-optimizer",
+                  "--unfused-optimizer", "--data", "--prefetch", "--dataset", "--host-cores", "--channels-last",
+                  "--cuda-graphs", "--gpu-decode", "--conv-algo", "--harness", "--measured", "--measured-step", "--dp",
+                  "--ep", "--cp", "--vpp", "--zero", "--fsdp", "--micro-batch", "--global-batch", "--recompute",
+                  "--offload-optimizer", "--sequence-parallel", "--no-sequence-parallel", "--overlap-grad-reduce",
+                  "--train-tokens", "--network", "--strategy", "--fp16-grads", "--hierarchical", "--instances",
+                  "--cores", "--numa-pages"})
+              if (const CLI::Option* o = app.get_option_no_throw(flag)) s->not_for_serving.emplace_back(flag, o);
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->out.empty() && s->configs.empty())
@@ -103,6 +118,12 @@ Command predict_command() {
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
               const PredictRequest request = s->flags.to_request();
+              // A training layout's batch is --micro-batch per replica and --global-batch per step; a --batch beside
+              // it changed nothing while the title showed it.
+              if (!s->flags.batch.empty() && wants_parallel_training(request))
+                throw InputError("--batch does not apply to a parallel training layout (--tp --pp --dp --zero ...): "
+                                 "--micro-batch gives the sequences per micro-batch per replica, --global-batch those "
+                                 "per optimizer step");
               if (request.mode != Mode::kServe) {
                 const std::string given = s->serving.first_given();
                 if (!given.empty())
@@ -110,6 +131,18 @@ Command predict_command() {
                                    mode_string(request.mode));
               }
               if (request.mode == Mode::kServe) {
+                // Given here they would change nothing while the user reads the report as theirs.
+                for (const auto& [flag, o] : s->not_for_serving) {
+                  if (o->count() == 0) continue;
+                  const std::string instead =
+                      flag == "--batch"     ? "; --max-batch caps the requests running at once"
+                      : flag == "--seq"     ? "; --input-len and --output-len give each request's tokens"
+                      : flag == "--context" ? "; --input-len gives the prompt, --prefix-cache-hit the share already cached"
+                      : flag == "--measured" || flag == "--measured-step" ? "; it anchors one step of predict, not a request stream"
+                                            : "";
+                  throw InputError(flag + " does not apply to --mode serve (continuous batching of a request stream)" +
+                                   instead);
+                }
                 // Continuous batching under load: its own report (analysis/llm_serving.h).
                 const ServeRequest serve = s->serving.to_request(request, s->runtime_option->count() > 0);
                 const ServePrediction p = predict_serving(serve);

@@ -52,6 +52,10 @@ InputLimits load_limits() {
   l.max_upload_bytes = count(section("serve"), "max_upload_bytes");
   l.max_serving_requests = count(counts, "max_serving_requests");
   l.max_serving_steps = count(counts, "max_serving_steps");
+  const auto run = section("run");
+  l.max_dataset_samples = count(run, "max_dataset_samples");
+  l.max_epochs = count(run, "max_epochs");
+  l.max_deadline_hours = count(run, "max_deadline_hours");
   return l;
 }
 

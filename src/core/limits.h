@@ -40,6 +40,10 @@ struct InputLimits {
   std::int64_t max_upload_bytes = 0;  // perfcast serve: largest request body
   std::int64_t max_serving_requests = 0;  // requests one --mode serve simulation may generate
   std::int64_t max_serving_steps = 0;     // engine steps one simulation runs before it stops (reported as truncated)
+  // [run]: the training run compare and plan price
+  std::int64_t max_dataset_samples = 0;   // --dataset-size
+  std::int64_t max_epochs = 0;            // --epochs
+  std::int64_t max_deadline_hours = 0;    // plan --deadline
 };
 
 // data/limits.toml, read once (InputError when it is missing or malformed).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/cloud.h"
 #include "analysis/intervals.h"
 #include "report/prediction_report.h"
 
@@ -71,9 +72,13 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
                        p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32),
                        p.primary == Bound::kInputPipeline ? "；受主机输入流水线限制" : "");
   if (st.category == "scale-out" && p.scale)
-    return fmt::format("{} 块 {}，经 {}（{}）数据并行：扩展效率 {:.0f}%，每步等待梯度 {:.1f} ms", p.scale->gpus_total,
+    return fmt::format("{} 块 {}，经 {}（{}）数据并行：扩展效率 {:.0f}%，每步等待梯度 {:.1f} ms{}", p.scale->gpus_total,
                        p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
-                       p.scale->exposed_comm_ms);
+                       p.scale->exposed_comm_ms,
+                       base.memory.embedding_tables <= 0 && p.memory.embedding_tables > 0
+                           ? fmt::format("；嵌入表从主机内存移入 GPU（每块 {:.1f} GiB）",
+                                         p.memory.embedding_tables / (1024.0 * 1024.0 * 1024.0))
+                           : std::string());
   if (st.category == "instances" && p.cpu_instances)
     return fmt::format("{} 个进程，每个 {} 核，批大小 {}（每插槽 {} 个）：总计 {:.1f} 样本/秒；每批延迟 {:.2f} -> {:.2f} ms。"
                        "每个进程线程更少，每个算子的 OpenMP 派生/汇合开销更小；各进程共享所在插槽的内存带宽（每个 {:.1f} GB/s）和 L3",
@@ -182,11 +187,11 @@ std::string advice_text(const Advice& a, Lang lang) {
     const double mem = st.memory_delta_bytes / 1073741824.0;
     return fmt::format("  {:<40} {:>8.2f}x {:>+9.2f} {:>8} {:>8}  {}\n", st.id.substr(0, 40), st.speedup, mem,
                        st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-",
-                       st.usd_per_million_samples ? fmt::format("${:.2f}", *st.usd_per_million_samples) : "-", reason(st));
+                       st.usd_per_million_samples ? format_usd(*st.usd_per_million_samples) : "-", reason(st));
   };
   s += fmt::format("\n{}\n", msg("strategies", lang));
   if (a.baseline_usd_per_million_samples)
-    s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), *a.baseline_usd_per_million_samples) + "\n";
+    s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), format_usd(*a.baseline_usd_per_million_samples)) + "\n";
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", msg("col.strategy", lang), msg("col.speedup", lang),
                    msg("col.memory", lang), msg("col.energy", lang), msg("col.cost", lang), msg("col.why", lang));
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", "", msg("unit.x", lang), "GiB", msg("unit.per_sample", lang),

@@ -86,9 +86,9 @@ const std::map<std::string_view, Text>& table() {
       {"combined", {"Combined", "组合"}},
       {"not_applicable", {"Not applicable here", "此处不适用"}},
       {"baseline_cost",
-       {"  baseline rented: ${:.2f} per million samples on the cheapest on-demand instance in the price catalog that holds "
+       {"  baseline rented: {} per million samples on the cheapest on-demand instance in the price catalog that holds "
         "its GPUs (whole instances)",
-        "  基线租用成本：按价格目录中能容纳所用 GPU 的最便宜按需实例（整台计价），每百万样本 ${:.2f}"}},
+        "  基线租用成本：按价格目录中能容纳所用 GPU 的最便宜按需实例（整台计价），每百万样本 {}"}},
       {"capacity",
        {"memory capacity caps the batch at {}: a batch twice as large would run faster if it fit",
         "显存容量把批大小限制在 {}：若能放下两倍批大小会更快"}},
@@ -170,6 +170,11 @@ const std::map<std::string_view, Text>& table() {
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --batch max, --checkpointing "
         "or a lower precision)",
         "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --batch max、--checkpointing 或更低的精度）"}},
+      {"p.no_fit_rest_parallel",
+       {"  no throughput, step time or bottleneck: the step would run out of memory (try --zero 1-3 or --fsdp, "
+        "--recompute selective or full, more GPUs for --tp/--pp, or plan --layouts for the layouts that fit)",
+        "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --zero 1-3 或 --fsdp、--recompute selective 或 full、"
+        "为 --tp/--pp 增加 GPU，或用 plan --layouts 找出放得下的布局）"}},
       {"p.step",
        {"  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
         "  单步时间        {:>12.2f} ms   （GPU 忙 {:.2f} ms，主机派发 {:.2f} ms，{} 次内核启动）\n"}},
@@ -310,6 +315,7 @@ const std::map<std::string_view, Text>& table() {
       {"plan.col.count", {"count", "台数"}},
       {"plan.col.gpus", {"GPUs", "GPU 数"}},
       {"plan.col.precision", {"precision", "精度"}},
+      {"plan.col.batch", {"batch", "批大小"}},
       {"plan.col.samples", {"samples/s", "样本/秒"}},
       {"plan.col.scaling", {"scaling", "扩展效率"}},
       {"plan.col.comm", {"comm", "通信"}},
@@ -341,8 +347,8 @@ const std::map<std::string_view, Text>& table() {
         "energy: GPU boards only.\n",
         "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡。\n"}},
       {"plan.option",
-       {"{} x{} ({} GPU{}, {}): {} at {:.0f} samples/s, {} on demand{}, {:.1f} kWh",
-        "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6:.0f} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
+       {"{} x{} ({} GPU{}, {}): {} at {} samples/s, {} on demand{}, {:.1f} kWh",
+        "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
       {"plan.spot_part", {", {} spot", "，竞价 {}"}},
       {"p.legend",
        {"  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"

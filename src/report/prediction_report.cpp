@@ -409,7 +409,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
     s += fmt::format(m(p.runtime.framework == "pytorch" ? "p.memory_measures" : "p.memory_measures_other"), format_bytes(p.memory.allocated), format_bytes(p.memory.reserved),
                      format_bytes(p.memory.total));
   if (!fits) {
-    s += std::string(msg("p.no_fit_rest", lang)) + "\n";
+    // A parallel training layout sizes its micro-batch itself (--batch max does not apply); its memory levers differ.
+    s += std::string(msg(p.parallel ? "p.no_fit_rest_parallel" : "p.no_fit_rest", lang)) + "\n";
     return s;
   }
   if (p.parallel) s += parallel_text(*p.parallel, lang);
