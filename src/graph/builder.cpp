@@ -106,6 +106,7 @@ Op& GraphBuilder::push(Op op, const std::string& name, const char* default_stem)
     op.name.append(scope_).append(name);
   }
   ++counter_;
+  op.code_layer = code_layer_;
   op.out_elems = product(op.out_shape);
   // An op whose every input is the graph input computes no input gradient (the data needs none).
   op.needs_input_grad = false;

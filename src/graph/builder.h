@@ -30,6 +30,10 @@ class GraphBuilder {
 
   // Name prefix for the ops that follow ("layer1.0."); names get a running index when not given.
   void set_scope(std::string scope) { scope_ = std::move(scope); }
+  // The eager model code the graph's layers run (data/graph_code id; Graph::model_code).
+  void set_model_code(std::string id) { graph_.model_code = std::move(id); }
+  // The ops that follow belong to this layer of the model code (-1: none; Op::code_layer).
+  void set_code_layer(int layer) { code_layer_ = layer; }
 
   // ---- compute-heavy ops
   Tensor conv(const Tensor& x, std::int64_t c_out, Dims kernel, Dims stride = {1}, Dims pad = {0},
@@ -120,6 +124,7 @@ class GraphBuilder {
   Graph graph_;
   std::string scope_;
   int counter_ = 0;
+  int code_layer_ = -1;
 };
 
 }  // namespace perfcast

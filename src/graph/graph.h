@@ -17,6 +17,9 @@ struct Graph {
   std::int64_t input_bytes_per_sample = 0;  // host-to-device bytes per sample (uint8 image or int token ids)
   std::int64_t input_elems_per_sample = 0;  // values per sample the host pipeline produces
   std::vector<Op> ops;
+  // The eager model code whose layers' torch and module calls are counted (data/graph_code id); "" when the graph's
+  // ops stand for the code's calls one for one (a CNN's modules).
+  std::string model_code;
 
   // Learned parameters (sum over ops; tied weights count once).
   std::int64_t params() const;

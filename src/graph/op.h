@@ -154,6 +154,9 @@ struct Op {
   bool saves_mask = false;        // a 1-byte mask of the output's shape is kept for backward (dropout)
   bool in_place = false;          // writes into its input's buffer (no new allocation)
   bool is_view = false;           // reshape/flatten/view: no kernel, no traffic
+  // The repeated layer of the graph's eager model code (Graph::model_code) this op belongs to, -1 outside one: the
+  // host model charges that layer's counted torch and module calls over its ops (schedule/step.cpp).
+  int code_layer = -1;
 };
 
 }  // namespace perfcast

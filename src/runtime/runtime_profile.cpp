@@ -210,6 +210,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.amp_fp32_variables = flag_or("amp_fp32_variables", r.amp_fp32_variables);
   r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
   r.attention_head_copies = flag_or("attention_head_copies", r.attention_head_copies);
+  r.count_model_code_calls = flag_or("count_model_code_calls", r.count_model_code_calls);
+  if (r.count_model_code_calls && r.host_inline_op_us <= 0)
+    f.fail("count_model_code_calls", "needs host_inline_op_us and host_module_call_us");
   r.linear_bias_grad_kernel = flag_or("linear_bias_grad_kernel", r.linear_bias_grad_kernel);
   r.softmax_grad_product_kernel = flag_or("softmax_grad_product_kernel", r.softmax_grad_product_kernel);
   r.gemm_alignment_fallback = flag_or("gemm_alignment_fallback", r.gemm_alignment_fallback);

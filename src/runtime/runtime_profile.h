@@ -56,6 +56,10 @@ struct RuntimeProfile {
   double host_inline_op_us = 0;
   double host_module_call_us = 0;
   std::string llm_model_code;          // the eager LLM code decode/prefill/generate run by default (data/llm_code id)
+  // A graph that names its eager model code (Graph::model_code, data/graph_code) is charged, layer by layer, the
+  // code's counted torch calls at host_inline_op_us and module calls at host_module_call_us instead of host_op_us
+  // per graph op.
+  bool count_model_code_calls = false;
   double host_autograd_op_us = 0;      // per forward op in training: recording its autograd node
   double host_backward_op_us = 0;      // per backward op: the autograd engine evaluating its node
   double host_library_call_us = 0;     // per convolution / GEMM call: cuDNN / cuBLAS descriptors, algorithm cache

@@ -83,6 +83,8 @@ StepCost schedule_cpu_step(const Graph& graph, const CpuCostContext& ctx, const 
     }
   }
   if (fh) {
+    // A graph whose eager model code is counted (data/graph_code) charges its layers' calls, not one op each.
+    charge_model_code_layers(s.entries, first_op, graph, *fh, options.host_time_scale);
     // The loop's own Python once per step; in training the engine's AccumulateGrad node per parameter tensor.
     s.host_us += fh->host_step_us * options.host_time_scale;
     if (options.training) s.host_us += fh->host_accumulate_grad_us * tensors * options.host_time_scale;

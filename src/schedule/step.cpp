@@ -6,6 +6,7 @@
 
 #include "graph/op_arithmetic.h"
 #include "graph/op_kinds.h"
+#include "runtime/graph_model_code.h"
 #include "schedule/l2_reuse.h"
 
 namespace perfcast {
@@ -121,9 +122,18 @@ CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool t
   return w;
 }
 
+namespace {
+
+// An entry the framework issues as a call of its own: not fused into another op (a skipped view still runs).
+bool entry_runs(const OpCost& e, const Op* op) {
+  return e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
+}
+
+}  // namespace
+
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
                      const StepOptions& options, double tensors) {
-  const bool runs = e.fusion == Fusion::kNone || (op && op->is_view && e.fusion == Fusion::kSkipped);
+  const bool runs = entry_runs(e, op);
   const bool library = op && op_kind_info(op->kind).library_call && !e.cost.framework_kernel;
   // An embedding layer per table is that many framework ops (graph nodes, autograd nodes) for one entry.
   const double framework_ops =
@@ -219,6 +229,35 @@ EntrySync clip_lockstep(const std::vector<OpCost>& entries, std::size_t clip_at,
 
 }  // namespace
 
+// A graph that names its eager model code (Graph::model_code): each layer of that code issues its counted torch
+// calls (host_inline_op_us each) and module calls (host_module_call_us each), not one host_op_us per graph op. The
+// layer's count replaces the per-op charge of its graph ops that run, spread evenly over them; their library setup,
+// autograd recording and launches stay as entry_host_us charged them. `first` is the forward entry of ops[0].
+void charge_model_code_layers(std::vector<OpCost>& entries, std::size_t first, const Graph& graph,
+                              const RuntimeProfile& rt, double host_time_scale) {
+  if (!rt.count_model_code_calls || graph.model_code.empty()) return;
+  const GraphModelCode& code = find_graph_model_code(graph.model_code);
+  const auto& ops = graph.ops;
+  int layers = 0;
+  for (const auto& op : ops) layers = std::max(layers, op.code_layer + 1);
+  std::vector<double> running(static_cast<std::size_t>(layers), 0.0);
+  std::vector<char> fused(static_cast<std::size_t>(layers), 0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const int l = ops[i].code_layer;
+    if (l < 0) continue;
+    if (entry_runs(entries[first + i], &ops[i])) running[static_cast<std::size_t>(l)] += 1;
+    if (ops[i].kind == OpKind::kAttention && ops[i].attn.fused) fused[static_cast<std::size_t>(l)] = 1;
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const int l = ops[i].code_layer;
+    OpCost& e = entries[first + i];
+    if (l < 0 || !entry_runs(e, &ops[i])) continue;
+    const LayerCodeCounts& c = fused[static_cast<std::size_t>(l)] ? code.sdpa : code.eager;
+    const double layer_us = c.python_ops * rt.host_inline_op_us + c.module_calls * rt.host_module_call_us;
+    e.host_us += (layer_us / running[static_cast<std::size_t>(l)] - rt.host_op_us) * host_time_scale;
+  }
+}
+
 StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOptions& options) {
   StepCost s;
   const auto& ops = graph.ops;
@@ -281,7 +320,9 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                       casts(act_casts.elems - act_casts.up_elems, act_casts.tensors - act_casts.up_tensors,
                             act_casts.up_elems, act_casts.up_tensors)),
          nullptr, EntrySource::kCast);
+  const std::size_t forward_first = s.entries.size();
   for (std::size_t i = 0; i < ops.size(); ++i) push(cost_op(ops, i, Phase::kForward, ctx), &ops[i], EntrySource::kForward);
+  charge_model_code_layers(s.entries, forward_first, graph, rt, options.host_time_scale);
   if (options.training) {
     // Checkpointing recomputes the forward pass (except the loss) once during backward.
     if (options.checkpointing)

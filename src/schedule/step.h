@@ -33,6 +33,12 @@ enum class EntrySource {
 double entry_host_us(const OpCost& e, const Op* op, EntrySource from, const RuntimeProfile& rt,
                      const StepOptions& options, double tensors);
 
+// A graph that names its eager model code (Graph::model_code, data/graph_code) with a runtime that counts it
+// (RuntimeProfile::count_model_code_calls): each code layer's counted torch calls and module calls replace
+// host_op_us on that layer's running forward entries, spread evenly (entries[first + i] is ops[i]'s forward entry).
+void charge_model_code_layers(std::vector<OpCost>& entries, std::size_t first, const Graph& graph,
+                              const RuntimeProfile& rt, double host_time_scale);
+
 struct StepCost {
   std::vector<OpCost> entries;  // every op in every phase, in execution order
   double gpu_us = 0;            // kernel time plus inter-kernel gaps

@@ -27,8 +27,11 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
   x = b.add(x, b.embedding(ids, d.type_vocab, d.hidden, "token_type_embeddings"), "add_token_type");
   x = b.layer_norm(x, "LayerNorm");
   x = b.dropout(x, "dropout");
+  // Hugging Face BertLayer: the host model charges each layer's counted torch and module calls (data/graph_code).
+  b.set_model_code("hf_bert");
   for (std::int64_t l = 0; l < d.layers; ++l) {
     b.set_scope("encoder.layer." + std::to_string(l) + ".");
+    b.set_code_layer(static_cast<int>(l));
     // BertSelfAttention (Hugging Face, NVIDIA DeepLearningExamples): transpose_for_scores, then torch.matmul.
     Tensor a = mha(b, x, x, d.heads, false, true, "attention", /*head_copies=*/true);
     a = b.dropout(a, "attention.dropout");
@@ -37,6 +40,7 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
     f = b.dropout(b.linear(f, d.hidden, true, "output.dense"), "output.dropout");
     x = b.layer_norm(b.add(f, x, "output.residual"), "output.LayerNorm");
   }
+  b.set_code_layer(-1);
   return x;
 }
 
@@ -85,8 +89,11 @@ Graph gpt2_lm_graph(const std::string& id, const Gpt2Dims& d, std::int64_t seq, 
   Tensor x = b.embedding(ids, d.vocab, d.hidden, "wte");
   x = b.add(x, b.embedding(ids, d.positions, d.hidden, "wpe"), "add_wpe");  // position ids share the ids' shape
   x = b.dropout(x, "drop");
+  // Hugging Face GPT2Block: the host model charges each block's counted torch and module calls (data/graph_code).
+  b.set_model_code("hf_gpt2");
   for (std::int64_t l = 0; l < d.layers; ++l) {
     b.set_scope("h." + std::to_string(l) + ".");
+    b.set_code_layer(static_cast<int>(l));
     Tensor h = b.layer_norm(x, "ln_1");
     Tensor a = b.dropout(mha(b, h, h, d.heads, /*causal=*/true, true, "attn", /*head_copies=*/true), "attn.resid_dropout");
     x = b.add(x, a, "attn.residual");
@@ -95,6 +102,7 @@ Graph gpt2_lm_graph(const std::string& id, const Gpt2Dims& d, std::int64_t seq, 
     h = b.dropout(b.linear(h, d.hidden, true, "mlp.c_proj"), "mlp.dropout");
     x = b.add(x, h, "mlp.residual");
   }
+  b.set_code_layer(-1);
   b.set_scope("");
   x = b.layer_norm(x, "ln_f");
   Tensor logits = b.linear(x, d.vocab, false, "lm_head", /*tied_weight=*/true);
