@@ -99,8 +99,10 @@ TEST_F(ValidatePooled, PrecisionPairsNeverCrossFiles) {
   const std::string header =
       "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,host,runtime_version,"
       "conv_algo\n";
-  const std::string fp32 = "gtx-1080-ti,resnet152,pytorch,train,fp32,16,,1,synthetic,no,samples_per_s,77.52,desktop-6c,0.3,autotune\n";
-  const std::string fp16 = "gtx-1080-ti,resnet152,pytorch,train,fp16,16,,1,synthetic,no,samples_per_s,82.69,desktop-6c,0.3,autotune\n";
+  const std::string fp32 =
+      "gtx-1080-ti,resnet152,pytorch,train,fp32,16,,1,synthetic,no,samples_per_s,77.52,desktop-6c,0.3,autotune\n";
+  const std::string fp16 =
+      "gtx-1080-ti,resnet152,pytorch,train,fp16,16,,1,synthetic,no,samples_per_s,82.69,desktop-6c,0.3,autotune\n";
   const auto a = dir_ / "a.csv", b = dir_ / "b.csv", both = dir_ / "both.csv";
   test::write_text(a, header + fp32);
   test::write_text(b, header + fp16);
@@ -165,14 +167,16 @@ TEST_F(ValidatePooled, OneFileReportHasNoPooledParts) {
   EXPECT_EQ(md.find("file:line"), std::string::npos);
   EXPECT_EQ(md.find("### file"), std::string::npos);
   const std::string text = validation_summary_text(rep);
-  EXPECT_EQ(text.rfind("validated " + std::to_string(rep.overall.rows) + " rows of " + kValidation + "published.csv:", 0),
-            0u);
+  EXPECT_EQ(
+      text.rfind("validated " + std::to_string(rep.overall.rows) + " rows of " + kValidation + "published.csv:", 0),
+      0u);
 }
 
 TEST_F(ValidatePooled, NoRowsLeavesTheListingsOut) {
   const auto r = run("validate '" + kValidation + "cpu.csv' '" + kValidation + "check_llm.csv' --markdown full.md");
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto s = run("validate '" + kValidation + "cpu.csv' '" + kValidation + "check_llm.csv' --markdown short.md --no-rows");
+  const auto s =
+      run("validate '" + kValidation + "cpu.csv' '" + kValidation + "check_llm.csv' --markdown short.md --no-rows");
   ASSERT_EQ(s.code, 0) << s.err;
   EXPECT_EQ(r.out, s.out);
   const std::string full = test::slurp(dir_ / "full.md"), brief = test::slurp(dir_ / "short.md");

@@ -63,7 +63,7 @@ struct ValidatedResult {
 
 struct ValidationRow {
   ValidatedResult result;
-  int file = 0;       // index into ValidationReport::files: the file it came from (a pooled report)
+  int file = 0;  // index into ValidationReport::files: the file it came from (a pooled report)
   double predicted = 0;
   double ape = 0;     // %
   double ratio = 0;   // predicted / measured
@@ -96,15 +96,15 @@ struct MemoryStats {
 
 // One file of a pooled validation (validate_files): its own statistics, as `perfcast validate FILE` reports them.
 struct ValidatedFile {
-  std::string path;              // as given
+  std::string path;  // as given
   ErrorStats overall;
-  int unpredicted = 0;           // rows that could not be predicted
-  int memory_rows = 0;           // rows with a measured peak memory or an out-of-memory outcome
+  int unpredicted = 0;              // rows that could not be predicted
+  int memory_rows = 0;              // rows with a measured peak memory or an out-of-memory outcome
   bool interval_in_sample = false;  // one of data/interval_setup.toml fresh_calibration_files
 };
 
 struct ValidationReport {
-  std::string file;  // the file; for a pooled report, "N files"
+  std::string file;                              // the file; for a pooled report, "N files"
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
   std::vector<ValidatedResult> unpredicted;      // rows that could not be predicted (no prediction facts)
   ErrorStats overall;

@@ -62,7 +62,8 @@ Command validate_command() {
               if (!s->markdown.empty()) check_output_path(s->markdown);
               if (!s->html.empty()) check_output_path(s->html);
               if (s->no_rows && (s->markdown.empty() || s->pairs))
-                throw InputError("--no-rows shortens validate's --markdown report; give --markdown FILE (not with --pairs)");
+                throw InputError(
+                    "--no-rows shortens validate's --markdown report; give --markdown FILE (not with --pairs)");
               if (s->pairs) {
                 if (!s->html.empty()) throw InputError("--html is not available with --pairs; use --markdown or --json");
                 const auto paths = calibration_files(s->files, "they have no precision or GPU-count pairs");
@@ -81,8 +82,8 @@ Command validate_command() {
               }
               // Several files, or a folder: one report over all their rows (analysis/validate.h validate_files).
               if (s->files.size() != 1 || std::filesystem::is_directory(s->files.front())) {
-                const ValidationReport rep = validate_files(
-                    calibration_files(s->files, "validate it on its own, not pooled with other files"));
+                const ValidationReport rep =
+                    validate_files(calibration_files(s->files, "validate it on its own, not pooled with other files"));
                 if (!s->markdown.empty()) write_output_file(s->markdown, validation_markdown(rep, !s->no_rows));
                 if (!s->html.empty()) write_output_file(s->html, validation_html(rep));
                 report_out() << (s->json ? validation_json(rep).dump(2) + "\n" : validation_summary_text(rep));
@@ -92,7 +93,8 @@ Command validate_command() {
               if (is_serving_measurements(file)) {
                 // Serving benchmarks (data/validation/llm_serving.csv): --mode serve predictions per row.
                 if (s->json || !s->html.empty() || s->no_rows)
-                  throw InputError("--json, --html and --no-rows are not available for serving measurement files; use --markdown");
+                  throw InputError(
+                      "--json, --html and --no-rows are not available for serving measurement files; use --markdown");
                 const std::vector<ServingCheck> checks = check_serving_file(file);
                 if (!s->markdown.empty()) write_output_file(s->markdown, serving_validation_markdown(checks, file));
                 std::cout << serving_validation_summary(checks);

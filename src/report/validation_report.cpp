@@ -69,13 +69,14 @@ std::string pooled_coverage_text(const ValidationReport& rep) {
   int in_sample_files = 0;
   for (const auto& f : rep.files) in_sample_files += f.interval_in_sample ? 1 : 0;
   if (in_sample_files == 0) return "no file here is one of data/interval_setup.toml fresh_calibration_files";
-  return fmt::format("{} rows come from {} of data/interval_setup.toml fresh_calibration_files, which calibrate the "
-                     "interval width (in sample); without them {}",
-                     rep.in_sample_rows, in_sample_files,
-                     rep.out_of_sample.with_interval > 0
-                         ? fmt::format("{:.1f}% of {} measurements inside", 100 * rep.out_of_sample.coverage,
-                                       rep.out_of_sample.with_interval)
-                         : std::string("no row has an interval"));
+  return fmt::format(
+      "{} rows come from {} of data/interval_setup.toml fresh_calibration_files, which calibrate the "
+      "interval width (in sample); without them {}",
+      rep.in_sample_rows, in_sample_files,
+      rep.out_of_sample.with_interval > 0
+          ? fmt::format("{:.1f}% of {} measurements inside", 100 * rep.out_of_sample.coverage,
+                        rep.out_of_sample.with_interval)
+          : std::string("no row has an interval"));
 }
 
 nlohmann::json stats_json(const ErrorStats& s) {
@@ -101,9 +102,10 @@ std::string validation_summary_text(const ValidationReport& rep) {
   for (const auto& f : rep.files) {
     s += f.overall.rows == 0
              ? fmt::format("  {}: memory rows only ({})", f.path, f.memory_rows)
-             : fmt::format("  {}: {} rows, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
-                           f.path, f.overall.rows, f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
-                           coverage_of(f.overall), f.interval_in_sample ? " (in sample)" : "");
+             : fmt::format(
+                   "  {}: {} rows, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
+                   f.path, f.overall.rows, f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
+                   coverage_of(f.overall), f.interval_in_sample ? " (in sample)" : "");
     s += f.unpredicted > 0 ? fmt::format("; {} rows not predicted\n", f.unpredicted) : "\n";
   }
   // The file's "(target)" rows of `perfcast validate --pairs`.
@@ -112,10 +114,9 @@ std::string validation_summary_text(const ValidationReport& rep) {
                      "{}, {}\n",
                      kPrecisionTargetScope, precision_pairs_of(varied), st.pairs, st.median_error_pct, st.wrong_side, coverage_text(st));
   if (o.with_interval > 0) {
-    s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval{}\n", 100 * o.coverage,
-                     o.with_interval,
-                     rep.files.empty() && rep.interval_in_sample ? " (in sample: this file calibrates the interval width)"
-                                                                 : "");
+    s += fmt::format(
+        "prediction intervals: {:.1f}% of {} measurements inside their interval{}\n", 100 * o.coverage, o.with_interval,
+        rep.files.empty() && rep.interval_in_sample ? " (in sample: this file calibrates the interval width)" : "");
     if (!rep.files.empty()) s += "  " + pooled_coverage_text(rep) + "\n";
     // Coverage per support bin, when some setup has a component no calibration source measured (analysis/intervals.h).
     if (rep.by_support_bin.size() > 1 || (rep.by_support_bin.size() == 1 && !rep.by_support_bin.count("0"))) {
@@ -180,12 +181,12 @@ std::string validation_markdown(const ValidationReport& rep, bool listings) {
          "calibrates the interval width |\n";
     s += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n| | | % | % | share | of rows with one | rows | rows | |\n";
     for (const auto& f : rep.files)
-      s += f.overall.rows == 0
-               ? fmt::format("| {} | 0 | - | - | - | - | {} | {} | {} |\n", f.path, f.unpredicted, f.memory_rows,
-                             f.interval_in_sample ? "yes (in sample)" : "no")
-               : fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f}% | {} | {} | {} | {} |\n", f.path, f.overall.rows,
-                             f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x, coverage_of(f.overall),
-                             f.unpredicted, f.memory_rows, f.interval_in_sample ? "yes (in sample)" : "no");
+      s += f.overall.rows == 0 ? fmt::format("| {} | 0 | - | - | - | - | {} | {} | {} |\n", f.path, f.unpredicted,
+                                             f.memory_rows, f.interval_in_sample ? "yes (in sample)" : "no")
+                               : fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f}% | {} | {} | {} | {} |\n", f.path,
+                                             f.overall.rows, f.overall.median_ape, f.overall.mean_ape,
+                                             100 * f.overall.within_2x, coverage_of(f.overall), f.unpredicted,
+                                             f.memory_rows, f.interval_in_sample ? "yes (in sample)" : "no");
     if (rep.overall.with_interval > 0)
       s += fmt::format("\nPrediction intervals: {:.1f}% of {} measurements inside their interval; {}.\n",
                        100 * rep.overall.coverage, rep.overall.with_interval, pooled_coverage_text(rep));
@@ -212,13 +213,13 @@ std::string validation_markdown(const ValidationReport& rep, bool listings) {
                        kPrecisionTargetScope, st.pairs, st.median_error_pct, st.mean_error_pct, st.wrong_side,
                        st.with_spread == 0 ? std::string("-") : fmt::format("{:.0f}", 100 * st.coverage));
     if (listings) {
-    s += "\n| lines | gpu | model | runtime | mode | A -> B | batch B | measured | predicted | error | inside |\n";
-    s += "|---|---|---|---|---|---|---|---:|---:|---:|---|\n| | | | | | | | x | x | % | |\n";
-    for (const auto& p : rep.precision_pairs)
-      s += fmt::format("| {}{}, {} | {} | {} | {} | {} | {} -> {} | {} | {:.2f} | {:.2f} | {:.1f}{} | {} |\n",
-                       pooled ? p.file + ":" : "", p.line_from, p.line_to, p.gpu, p.model, p.runtime, p.mode, p.from, p.to, p.batch, p.measured,
-                       p.predicted, p.error_pct, p.wrong_side ? " (wrong side)" : "",
-                       p.spread > 0 ? (p.inside ? "yes" : "no") : "-");
+      s += "\n| lines | gpu | model | runtime | mode | A -> B | batch B | measured | predicted | error | inside |\n";
+      s += "|---|---|---|---|---|---|---|---:|---:|---:|---|\n| | | | | | | | x | x | % | |\n";
+      for (const auto& p : rep.precision_pairs)
+        s += fmt::format("| {}{}, {} | {} | {} | {} | {} | {} -> {} | {} | {:.2f} | {:.2f} | {:.1f}{} | {} |\n",
+                         pooled ? p.file + ":" : "", p.line_from, p.line_to, p.gpu, p.model, p.runtime, p.mode, p.from,
+                         p.to, p.batch, p.measured, p.predicted, p.error_pct, p.wrong_side ? " (wrong side)" : "",
+                         p.spread > 0 ? (p.inside ? "yes" : "no") : "-");
     }
   }
   if (!rep.memory_rows.empty()) {
@@ -233,20 +234,22 @@ std::string validation_markdown(const ValidationReport& rep, bool listings) {
                      m.measured_rows, m.median_error_pct, m.mean_error_pct, m.median_signed_pct, m.oom_predicted,
                      m.oom_rows, m.ran_predicted, m.ran_rows);
     if (listings) {
-    s += std::string(pooled ? "| file:line " : "") +
-         "| gpu | model | runtime | mode | precision | batch | seq | measure | measured | predicted | error | reported | "
-         "predicted to fit |\n" + (pooled ? "|---" : "") + "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
-         (pooled ? "| " : "") + "| | | | | | | | | MiB | MiB | % | | |\n";
-    for (const auto& r : rep.memory_rows) {
-      const auto& q = r.result.prediction->request;
-      if (pooled) s += "| " + file_line(rep, r.file, r.result.row.line) + " ";
-      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
-                       r.result.row.model, q.runtime, mode_name(q.mode), q.precision, q.batch, r.result.row.seq, r.measure,
-                       r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "", r.predicted / 1048576.0,
-                       r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
-                       r.oom ? (*r.oom ? "out of memory" : "ran") : "",
-                       r.result.prediction->memory.fits ? "yes" : "no", r.fit_ok ? "" : " (wrong)");
-    }
+      s += std::string(pooled ? "| file:line " : "") +
+           "| gpu | model | runtime | mode | precision | batch | seq | measure | measured | predicted | error | "
+           "reported | predicted to fit |\n" +
+           (pooled ? "|---" : "") + "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" + (pooled ? "| " : "") +
+           "| | | | | | | | | MiB | MiB | % | | |\n";
+      for (const auto& r : rep.memory_rows) {
+        const auto& q = r.result.prediction->request;
+        if (pooled) s += "| " + file_line(rep, r.file, r.result.row.line) + " ";
+        s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
+                         r.result.row.model, q.runtime, mode_name(q.mode), q.precision, q.batch, r.result.row.seq,
+                         r.measure, r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "",
+                         r.predicted / 1048576.0,
+                         r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
+                         r.oom ? (*r.oom ? "out of memory" : "ran") : "",
+                         r.result.prediction->memory.fits ? "yes" : "no", r.fit_ok ? "" : " (wrong)");
+      }
     }
   }
   s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
@@ -325,22 +328,22 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
     nlohmann::json x{{"line", row.line},
-                         {"gpu", row.gpu},
-                         {"model", row.model},
-                         {"runtime", r.result.prediction->request.runtime},
-                         {"mode", mode_string(r.result.prediction->request.mode)},
-                         {"precision", r.result.prediction->request.precision},
-                         {"data", r.result.prediction->request.data},
-                         {"batch", r.result.prediction->request.batch},
-                         {"measured", *row.measured},
-                         {"predicted", r.predicted},
-                         {"ape_pct", r.ape},
-                         {"fits", r.result.prediction->memory.fits},
-                         {"bound", bound_name(r.result.prediction->primary)},
-                         {"host_ms", r.result.prediction->step.host_us / 1e3},
-                         {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
-                         {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
-                         {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}};
+                     {"gpu", row.gpu},
+                     {"model", row.model},
+                     {"runtime", r.result.prediction->request.runtime},
+                     {"mode", mode_string(r.result.prediction->request.mode)},
+                     {"precision", r.result.prediction->request.precision},
+                     {"data", r.result.prediction->request.data},
+                     {"batch", r.result.prediction->request.batch},
+                     {"measured", *row.measured},
+                     {"predicted", r.predicted},
+                     {"ape_pct", r.ape},
+                     {"fits", r.result.prediction->memory.fits},
+                     {"bound", bound_name(r.result.prediction->primary)},
+                     {"host_ms", r.result.prediction->step.host_us / 1e3},
+                     {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
+                     {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
+                     {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}};
     if (!rep.files.empty()) x["file"] = rep.files.at(static_cast<std::size_t>(r.file)).path;
     j["rows"].push_back(std::move(x));
   }
