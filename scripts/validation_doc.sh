@@ -5,6 +5,12 @@ cd "$(dirname "$0")/.."
 bin=./build/release/perfcast
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Every frozen evaluation file pooled into one report, statistics only (their rows are in their own sections below):
+# GPU, eval_gpu_*.csv and eval_torchvision_b12.csv; CPU, eval_cpu_*.csv (the glob leaves out eval_cpu.csv, a
+# calibration file since session 10).
+$bin validate data/validation/eval_gpu_*.csv data/validation/eval_torchvision_b12.csv --markdown "$tmp/pooled_gpu.md" \
+  --no-rows >/dev/null
+$bin validate data/validation/eval_cpu_*.csv --markdown "$tmp/pooled_cpu.md" --no-rows >/dev/null
 $bin validate data/validation/published.csv --markdown "$tmp/published.md" >/dev/null
 $bin validate data/validation/published_scaling.csv --markdown "$tmp/scaling.md" >/dev/null
 $bin validate data/validation/check_pytorch.csv --markdown "$tmp/pytorch.md" >/dev/null
@@ -71,6 +77,23 @@ $bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_pa
 $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev/null
 {
   cat docs/validation_intro.md
+  echo
+  echo "# All evaluation files pooled"
+  echo
+  echo "The frozen evaluation files (each read once, at its freeze, before the model changes of its session were merged)"
+  echo "pooled into one report per device kind: \`perfcast validate FILE FILE...\` takes every statistic over the rows of all"
+  echo "files together and forms precision pairs within each file. The table by file gives each file's own figures, so a file"
+  echo "with many rows shows its weight in the pool. The files of data/interval_setup.toml fresh_calibration_files (the older"
+  echo "evaluation files) calibrate the interval width, so their interval coverage is in sample: each summary counts their"
+  echo "rows and gives the coverage without them. Each file's rows are in its own section below."
+  echo
+  echo "GPU: every data/validation/eval_gpu_*.csv and eval_torchvision_b12.csv."
+  echo
+  cat "$tmp/pooled_gpu.md"
+  echo
+  echo "CPU: every data/validation/eval_cpu_*.csv (eval_cpu.csv, a calibration file since session 10, is not one of them)."
+  echo
+  cat "$tmp/pooled_cpu.md"
   echo
   cat "$tmp/published.md"
   echo

@@ -46,6 +46,8 @@ TEST_F(ApiTest, EachCommandAnswersAsTheCommandLine) {
   const std::string csv = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/check_pascal.csv";
   ASSERT_TRUE(std::filesystem::exists(csv)) << csv;
   EXPECT_EQ(api::validate({{"file", csv}}), cli_json("validate '" + csv + "'"));
+  const std::string cpu = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/cpu.csv";
+  EXPECT_EQ(api::validate({{"file", {csv, cpu}}}), cli_json("validate '" + csv + "' '" + cpu + "'"));
 }
 
 TEST_F(ApiTest, FlagsTakeTheCommandLinesForms) {

@@ -229,15 +229,5 @@ TEST(WhatIfPairs, PrecisionPairsOnTheCalibrationFilesDoNotGetWorse) {
   EXPECT_LE(s.wrong_side, 6);
 }
 
-TEST(WhatIfPairs, OneFileWithoutPairsIsAnInputError) {
-  const auto dir = std::filesystem::temp_directory_path() / "perfcast_what_if_pairs_cli";
-  std::filesystem::create_directories(dir);
-  const auto r =
-      test::run_perfcast(dir, "validate '" + kValidation + "check_scaling.csv' '" + kValidation + "check_pytorch.csv'");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("several files or a folder only with --pairs"), std::string::npos) << r.err;
-  std::filesystem::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace perfcast

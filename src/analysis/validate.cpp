@@ -124,14 +124,59 @@ std::vector<std::string> calibration_files(const std::string& dir) {
   return files;
 }
 
+namespace {
+
+bool calibrates_interval_width(const std::string& path) {
+  const auto fresh = interval_setup().fresh_calibration_files;
+  return std::find(fresh.begin(), fresh.end(), std::filesystem::path(path).filename().string()) != fresh.end();
+}
+
+// The statistics of a report's rows, memory rows and precision pairs: one function for one file and for a pool, so
+// that a pooled figure is computed exactly as a file's.
+void summarise(ValidationReport& rep) {
+  rep.memory = memory_stats(rep.memory_rows);
+  std::vector<const ValidationRow*> all, out_of_sample;
+  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data, mode, support;
+  for (const auto& r : rep.rows) {
+    all.push_back(&r);
+    g[r.result.row.gpu].push_back(&r);
+    m[r.result.row.model].push_back(&r);
+    rt[r.result.prediction->request.runtime].push_back(&r);
+    mp[mode_string(r.result.prediction->request.mode) + " " + r.result.prediction->request.precision].push_back(&r);
+    data[r.result.prediction->request.data].push_back(&r);
+    mode[mode_string(r.result.prediction->request.mode)].push_back(&r);
+    if (r.support_bin >= 0) support[std::to_string(r.support_bin)].push_back(&r);
+    if (!rep.files.empty()) {
+      if (rep.files.at(static_cast<std::size_t>(r.file)).interval_in_sample)
+        ++rep.in_sample_rows;
+      else
+        out_of_sample.push_back(&r);
+    }
+  }
+  rep.overall = error_stats(all);
+  rep.out_of_sample = error_stats(out_of_sample);
+  {
+    const WhatIfPairSetup setup = what_if_pair_setup();
+    std::map<std::string, std::vector<const WhatIfPair*>> target;
+    for (const auto& p : rep.precision_pairs)
+      if (in_precision_target(p)) target[p.varied].push_back(&p);
+    for (const auto& [varied, v] : target) rep.precision_target[varied] = what_if_pair_stats(v, setup);
+  }
+  for (auto& [k, v] : g) rep.by_gpu[k] = error_stats(v);
+  for (auto& [k, v] : m) rep.by_model[k] = error_stats(v);
+  for (auto& [k, v] : rt) rep.by_runtime[k] = error_stats(v);
+  for (auto& [k, v] : mp) rep.by_mode_precision[k] = error_stats(v);
+  for (auto& [k, v] : data) rep.by_data[k] = error_stats(v);
+  for (auto& [k, v] : mode) rep.by_mode[k] = error_stats(v);
+  for (auto& [k, v] : support) rep.by_support_bin[k] = error_stats(v);
+}
+
+}  // namespace
+
 ValidationReport validate_file(const std::string& path) {
   ValidationReport rep;
   rep.file = path;
-  {
-    const auto fresh = interval_setup().fresh_calibration_files;
-    rep.interval_in_sample = std::find(fresh.begin(), fresh.end(),
-                                       std::filesystem::path(path).filename().string()) != fresh.end();
-  }
+  rep.interval_in_sample = calibrates_interval_width(path);
   // Streamed (issue 14): rows are read and predicted a chunk at a time; each row keeps the facts of its prediction.
   predict_config_file(path, [&](RowResult&& res) {
     if (res.prediction)
@@ -166,7 +211,6 @@ ValidationReport validate_file(const std::string& path) {
     rep.rows.push_back(std::move(v));
   }, true);
   // An error statistic over no rows would read as 0% error: nothing to validate is a failure.
-  rep.memory = memory_stats(rep.memory_rows);
   if (rep.rows.empty() && rep.memory_rows.empty()) {
     std::string why;
     for (const auto& [reason, count] : rep.unpredicted_reasons)
@@ -174,35 +218,50 @@ ValidationReport validate_file(const std::string& path) {
     throw InputError("no row of '" + path + "' could be predicted against a measured value" +
                      (why.empty() ? std::string(" (it has no rows)") : " (" + why.substr(0, 300) + ")"));
   }
-  std::vector<const ValidationRow*> all;
-  std::map<std::string, std::vector<const ValidationRow*>> g, m, rt, mp, data, mode, support;
-  for (const auto& r : rep.rows) {
-    all.push_back(&r);
-    g[r.result.row.gpu].push_back(&r);
-    m[r.result.row.model].push_back(&r);
-    rt[r.result.prediction->request.runtime].push_back(&r);
-    mp[mode_string(r.result.prediction->request.mode) + " " + r.result.prediction->request.precision].push_back(&r);
-    data[r.result.prediction->request.data].push_back(&r);
-    mode[mode_string(r.result.prediction->request.mode)].push_back(&r);
-    if (r.support_bin >= 0) support[std::to_string(r.support_bin)].push_back(&r);
-  }
-  rep.overall = error_stats(all);
   rep.precision_pairs = precision_pairs(rep.rows, std::filesystem::path(path).filename().string());
-  {
-    const WhatIfPairSetup setup = what_if_pair_setup();
-    std::map<std::string, std::vector<const WhatIfPair*>> target;
-    for (const auto& p : rep.precision_pairs)
-      if (in_precision_target(p)) target[p.varied].push_back(&p);
-    for (const auto& [varied, v] : target) rep.precision_target[varied] = what_if_pair_stats(v, setup);
-  }
-  for (auto& [k, v] : g) rep.by_gpu[k] = error_stats(v);
-  for (auto& [k, v] : m) rep.by_model[k] = error_stats(v);
-  for (auto& [k, v] : rt) rep.by_runtime[k] = error_stats(v);
-  for (auto& [k, v] : mp) rep.by_mode_precision[k] = error_stats(v);
-  for (auto& [k, v] : data) rep.by_data[k] = error_stats(v);
-  for (auto& [k, v] : mode) rep.by_mode[k] = error_stats(v);
-  for (auto& [k, v] : support) rep.by_support_bin[k] = error_stats(v);
+  summarise(rep);
   return rep;
+}
+
+ValidationReport validate_files(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw InputError("no measurement file to validate");
+  ValidationReport pool;
+  pool.file = std::to_string(paths.size()) + (paths.size() == 1 ? " file" : " files");
+  pool.interval_in_sample = true;
+  // Checked before any file is predicted. A serving file's rows are --mode serve predictions with their own report
+  // (validate it alone); a file given twice would count its rows twice.
+  std::vector<std::filesystem::path> seen;
+  for (const auto& path : paths) {
+    if (is_serving_measurements(path))
+      throw InputError("'" + path + "' holds serving benchmarks (--mode serve): validate it on its own, not pooled");
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(path, ec);
+    if (ec) continue;  // unreadable: validate_file says so
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end())
+      throw InputError("'" + path + "' is given twice: a pooled validation counts each file once");
+    seen.push_back(canonical);
+  }
+  for (const auto& path : paths) {
+    ValidationReport one = validate_file(path);
+    const int index = static_cast<int>(pool.files.size());
+    pool.files.push_back({path, one.overall, static_cast<int>(one.unpredicted.size()),
+                          static_cast<int>(one.memory_rows.size()), one.interval_in_sample});
+    pool.interval_in_sample = pool.interval_in_sample && one.interval_in_sample;
+    for (auto& r : one.rows) {
+      r.file = index;
+      pool.rows.push_back(std::move(r));
+    }
+    for (auto& r : one.memory_rows) {
+      r.file = index;
+      pool.memory_rows.push_back(std::move(r));
+    }
+    for (auto& r : one.unpredicted) pool.unpredicted.push_back(std::move(r));
+    for (const auto& [reason, n] : one.unpredicted_reasons) pool.unpredicted_reasons[reason] += n;
+    // Pairs are formed within each file (as `perfcast validate --pairs` does), never across two.
+    for (auto& p : one.precision_pairs) pool.precision_pairs.push_back(std::move(p));
+  }
+  summarise(pool);
+  return pool;
 }
 
 }  // namespace perfcast

@@ -63,6 +63,7 @@ struct ValidatedResult {
 
 struct ValidationRow {
   ValidatedResult result;
+  int file = 0;  // index into ValidationReport::files: the file it came from (a pooled report)
   double predicted = 0;
   double ape = 0;     // %
   double ratio = 0;   // predicted / measured
@@ -74,6 +75,7 @@ struct ValidationRow {
 // A measured peak memory (or a reported out-of-memory) against the prediction, under the measure the row names.
 struct MemoryRow {
   ValidatedResult result;
+  int file = 0;                    // index into ValidationReport::files (a pooled report)
   std::string measure;             // allocated, reserved or nvidia-smi ("" for an oom-only row)
   std::optional<double> measured;  // bytes
   double predicted = 0;            // bytes, under `measure` (nvidia-smi when the row has no measure)
@@ -92,8 +94,17 @@ struct MemoryStats {
   int ran_rows = 0, ran_predicted = 0;   // reported to run; of those, predicted to fit
 };
 
+// One file of a pooled validation (validate_files): its own statistics, as `perfcast validate FILE` reports them.
+struct ValidatedFile {
+  std::string path;  // as given
+  ErrorStats overall;
+  int unpredicted = 0;              // rows that could not be predicted
+  int memory_rows = 0;              // rows with a measured peak memory or an out-of-memory outcome
+  bool interval_in_sample = false;  // one of data/interval_setup.toml fresh_calibration_files
+};
+
 struct ValidationReport {
-  std::string file;
+  std::string file;                              // the file; for a pooled report, "N files"
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
   std::vector<ValidatedResult> unpredicted;      // rows that could not be predicted (no prediction facts)
   ErrorStats overall;
@@ -111,12 +122,25 @@ struct ValidationReport {
   MemoryStats memory;
   // The file is one of data/interval_setup.toml fresh_calibration_files: its rows set the interval width, so its
   // interval coverage is in sample.
+  // (Pooled: every file is one of them.)
   bool interval_in_sample = false;
+  // A pooled report (validate_files): its files in order, each with its own statistics; empty for one file.
+  std::vector<ValidatedFile> files;
+  // Pooled: the rows from files that calibrate the interval width, and the statistics of the other rows (whose
+  // interval coverage is out of sample).
+  int in_sample_rows = 0;
+  ErrorStats out_of_sample;
 };
 
 ErrorStats error_stats(const std::vector<const ValidationRow*>& rows);
 
 ValidationReport validate_file(const std::string& path);
+
+// Several measurement files pooled into one report: every file validated as validate_file does (its statistics kept
+// in `files`), their rows, memory rows, unpredicted rows and precision pairs (formed within each file) put together,
+// and the statistics taken over the pool by the same function as for one file. InputError for a serving benchmark
+// file (--mode serve rows have no step-time prediction), a file given twice, or any file validate_file rejects.
+ValidationReport validate_files(const std::vector<std::string>& paths);
 
 // The calibration files of a validation folder, sorted: *.csv not named eval_* (evaluation files stay out) and not
 // serving benchmarks (--mode serve rows have no step-time prediction). InputError when there is none.

@@ -75,7 +75,11 @@ std::vector<std::string> options_to_args(std::string_view command, const nlohman
     if (!word) throw InputError(fmt::format("'{}' is not a flag name (lower-case letters, digits and '-')", key));
     const std::string flag = "--" + name;
     if (command == "validate" && name == "file") {
-      positional.push_back(scalar_text(value, "file"));
+      // An array: several files, pooled into one report.
+      if (value.is_array())
+        for (const auto& v : value) positional.push_back(scalar_text(v, "file"));
+      else
+        positional.push_back(scalar_text(value, "file"));
       continue;
     }
     if (value.is_null() || (value.is_boolean() && !value.get<bool>())) continue;

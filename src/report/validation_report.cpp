@@ -55,6 +55,30 @@ std::string coverage_text(const WhatIfPairStats& st) {
                                            st.with_spread);
 }
 
+// A pooled report's rows name their file and line; one file's rows are as they always were.
+std::string file_line(const ValidationReport& rep, int file, int line) {
+  return rep.files.at(static_cast<std::size_t>(file)).path + ":" + std::to_string(line);
+}
+
+std::string coverage_of(const ErrorStats& s) {
+  return s.with_interval == 0 ? std::string("-") : fmt::format("{:.1f}% of {}", 100 * s.coverage, s.with_interval);
+}
+
+// A pooled report's interval coverage with and without the files that calibrate the interval width.
+std::string pooled_coverage_text(const ValidationReport& rep) {
+  int in_sample_files = 0;
+  for (const auto& f : rep.files) in_sample_files += f.interval_in_sample ? 1 : 0;
+  if (in_sample_files == 0) return "no file here is one of data/interval_setup.toml fresh_calibration_files";
+  return fmt::format(
+      "{} rows come from {} of data/interval_setup.toml fresh_calibration_files, which calibrate the "
+      "interval width (in sample); without them {}",
+      rep.in_sample_rows, in_sample_files,
+      rep.out_of_sample.with_interval > 0
+          ? fmt::format("{:.1f}% of {} measurements inside", 100 * rep.out_of_sample.coverage,
+                        rep.out_of_sample.with_interval)
+          : std::string("no row has an interval"));
+}
+
 nlohmann::json stats_json(const ErrorStats& s) {
   return {{"rows", s.rows},           {"median_ape_pct", s.median_ape}, {"mean_ape_pct", s.mean_ape},
           {"within_2x", s.within_2x}, {"fits", s.fits},                 {"median_bias_pct", s.median_signed},
@@ -74,15 +98,26 @@ std::string validation_summary_text(const ValidationReport& rep) {
                         rep.unpredicted.size())
           : fmt::format("validated the memory of {} rows of {}; {} rows not predicted\n", rep.memory_rows.size(),
                         rep.file, rep.unpredicted.size());
+  // A pooled report: each file's own figures, so that one large file's weight in the pool shows.
+  for (const auto& f : rep.files) {
+    s += f.overall.rows == 0
+             ? fmt::format("  {}: memory rows only ({})", f.path, f.memory_rows)
+             : fmt::format(
+                   "  {}: {} rows, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
+                   f.path, f.overall.rows, f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
+                   coverage_of(f.overall), f.interval_in_sample ? " (in sample)" : "");
+    s += f.unpredicted > 0 ? fmt::format("; {} rows not predicted\n", f.unpredicted) : "\n";
+  }
   // The file's "(target)" rows of `perfcast validate --pairs`.
   for (const auto& [varied, st] : rep.precision_target)
     s += fmt::format("precision what-ifs against fp32, {} {}: {} pairs, median ratio error {:.1f}%, wrong side in "
                      "{}, {}\n",
                      kPrecisionTargetScope, precision_pairs_of(varied), st.pairs, st.median_error_pct, st.wrong_side, coverage_text(st));
   if (o.with_interval > 0) {
-    s += fmt::format("prediction intervals: {:.1f}% of {} measurements inside their interval{}\n", 100 * o.coverage,
-                     o.with_interval,
-                     rep.interval_in_sample ? " (in sample: this file calibrates the interval width)" : "");
+    s += fmt::format(
+        "prediction intervals: {:.1f}% of {} measurements inside their interval{}\n", 100 * o.coverage, o.with_interval,
+        rep.files.empty() && rep.interval_in_sample ? " (in sample: this file calibrates the interval width)" : "");
+    if (!rep.files.empty()) s += "  " + pooled_coverage_text(rep) + "\n";
     // Coverage per support bin, when some setup has a component no calibration source measured (analysis/intervals.h).
     if (rep.by_support_bin.size() > 1 || (rep.by_support_bin.size() == 1 && !rep.by_support_bin.count("0"))) {
       std::string bins;
@@ -127,14 +162,35 @@ std::string validation_html(const ValidationReport& rep) {
   return render_chart_page(ChartPage::kValidate, validation_json(rep), Lang::kEn, "perfcast validate: " + rep.file, body);
 }
 
-std::string validation_markdown(const ValidationReport& rep) {
+std::string validation_markdown(const ValidationReport& rep, bool listings) {
+  const bool pooled = !rep.files.empty();
   std::string s;
-  s += "## Validation: `" + rep.file + "`\n\n";
+  s += pooled ? "## Validation: " + rep.file + " pooled\n\n" : "## Validation: `" + rep.file + "`\n\n";
   s += "APE = |predicted - measured| / measured. Bias = median of predicted/measured - 1 (negative: we predict "
        "too slow). \"Predicted to fit\" should be 100%: every measured row ran.\n\n";
+  if (pooled)
+    s += "Every statistic is taken over the rows of all files together; precision pairs are formed within each file. "
+         "The table by file gives each file's own figures (as `perfcast validate FILE` reports them), so a file with "
+         "many rows shows its weight in the pool.\n\n";
   s += "| scope | rows | median APE | mean APE | median bias | within 2x | predicted to fit |\n";
   s += "|---|---|---|---|---|---|---|\n| | | % | % | % | share | share |\n";
   s += stats_row("all predicted rows", rep.overall);
+  if (pooled) {
+    s += "\n### file\n\n";
+    s += "| file | rows | median APE | mean APE | within 2x | inside interval | not predicted | memory rows | "
+         "calibrates the interval width |\n";
+    s += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n| | | % | % | share | of rows with one | rows | rows | |\n";
+    for (const auto& f : rep.files)
+      s += f.overall.rows == 0 ? fmt::format("| {} | 0 | - | - | - | - | {} | {} | {} |\n", f.path, f.unpredicted,
+                                             f.memory_rows, f.interval_in_sample ? "yes (in sample)" : "no")
+                               : fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f}% | {} | {} | {} | {} |\n", f.path,
+                                             f.overall.rows, f.overall.median_ape, f.overall.mean_ape,
+                                             100 * f.overall.within_2x, coverage_of(f.overall), f.unpredicted,
+                                             f.memory_rows, f.interval_in_sample ? "yes (in sample)" : "no");
+    if (rep.overall.with_interval > 0)
+      s += fmt::format("\nPrediction intervals: {:.1f}% of {} measurements inside their interval; {}.\n",
+                       100 * rep.overall.coverage, rep.overall.with_interval, pooled_coverage_text(rep));
+  }
   s += stats_table("gpu", rep.by_gpu);
   s += stats_table("model", rep.by_model);
   s += stats_table("runtime", rep.by_runtime);
@@ -156,13 +212,15 @@ std::string validation_markdown(const ValidationReport& rep) {
       s += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n", precision_pairs_of(varied),
                        kPrecisionTargetScope, st.pairs, st.median_error_pct, st.mean_error_pct, st.wrong_side,
                        st.with_spread == 0 ? std::string("-") : fmt::format("{:.0f}", 100 * st.coverage));
-    s += "\n| lines | gpu | model | runtime | mode | A -> B | batch B | measured | predicted | error | inside |\n";
-    s += "|---|---|---|---|---|---|---|---:|---:|---:|---|\n| | | | | | | | x | x | % | |\n";
-    for (const auto& p : rep.precision_pairs)
-      s += fmt::format("| {}, {} | {} | {} | {} | {} | {} -> {} | {} | {:.2f} | {:.2f} | {:.1f}{} | {} |\n",
-                       p.line_from, p.line_to, p.gpu, p.model, p.runtime, p.mode, p.from, p.to, p.batch, p.measured,
-                       p.predicted, p.error_pct, p.wrong_side ? " (wrong side)" : "",
-                       p.spread > 0 ? (p.inside ? "yes" : "no") : "-");
+    if (listings) {
+      s += "\n| lines | gpu | model | runtime | mode | A -> B | batch B | measured | predicted | error | inside |\n";
+      s += "|---|---|---|---|---|---|---|---:|---:|---:|---|\n| | | | | | | | x | x | % | |\n";
+      for (const auto& p : rep.precision_pairs)
+        s += fmt::format("| {}{}, {} | {} | {} | {} | {} | {} -> {} | {} | {:.2f} | {:.2f} | {:.1f}{} | {} |\n",
+                         pooled ? p.file + ":" : "", p.line_from, p.line_to, p.gpu, p.model, p.runtime, p.mode, p.from,
+                         p.to, p.batch, p.measured, p.predicted, p.error_pct, p.wrong_side ? " (wrong side)" : "",
+                         p.spread > 0 ? (p.inside ? "yes" : "no") : "-");
+    }
   }
   if (!rep.memory_rows.empty()) {
     const auto& m = rep.memory;
@@ -175,28 +233,37 @@ std::string validation_markdown(const ValidationReport& rep) {
                      "out-of-memory rows predicted not to fit, {} of {} rows that ran predicted to fit.\n\n",
                      m.measured_rows, m.median_error_pct, m.mean_error_pct, m.median_signed_pct, m.oom_predicted,
                      m.oom_rows, m.ran_predicted, m.ran_rows);
-    s += "| gpu | model | runtime | mode | precision | batch | seq | measure | measured | predicted | error | reported | "
-         "predicted to fit |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| | | | | | | | | MiB | MiB | % | "
-         "| |\n";
-    for (const auto& r : rep.memory_rows) {
-      const auto& q = r.result.prediction->request;
-      s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
-                       r.result.row.model, q.runtime, mode_name(q.mode), q.precision, q.batch, r.result.row.seq, r.measure,
-                       r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "", r.predicted / 1048576.0,
-                       r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
-                       r.oom ? (*r.oom ? "out of memory" : "ran") : "",
-                       r.result.prediction->memory.fits ? "yes" : "no", r.fit_ok ? "" : " (wrong)");
+    if (listings) {
+      s += std::string(pooled ? "| file:line " : "") +
+           "| gpu | model | runtime | mode | precision | batch | seq | measure | measured | predicted | error | "
+           "reported | predicted to fit |\n" +
+           (pooled ? "|---" : "") + "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" + (pooled ? "| " : "") +
+           "| | | | | | | | | MiB | MiB | % | | |\n";
+      for (const auto& r : rep.memory_rows) {
+        const auto& q = r.result.prediction->request;
+        if (pooled) s += "| " + file_line(rep, r.file, r.result.row.line) + " ";
+        s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} | {} | {}{} |\n", r.result.row.gpu,
+                         r.result.row.model, q.runtime, mode_name(q.mode), q.precision, q.batch, r.result.row.seq,
+                         r.measure, r.measured ? fmt::format("{:.0f}", *r.measured / 1048576.0) : "",
+                         r.predicted / 1048576.0,
+                         r.measured ? fmt::format("{:+.1f}", (r.predicted / *r.measured - 1.0) * 100.0) : "",
+                         r.oom ? (*r.oom ? "out of memory" : "ran") : "",
+                         r.result.prediction->memory.fits ? "yes" : "no", r.fit_ok ? "" : " (wrong)");
+      }
     }
   }
   s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("- {} x {}\n", n, reason);
+  if (!listings) return s;
   s += "\n### Every row\n\n";
-  s += "| gpu | model | runtime | mode | precision | batch | measured | predicted | APE | bound | fits |\n";
-  s += "|---|---|---|---|---|---|---|---|---|---|---|\n";
-  s += "| | | | | | | samples/s | samples/s | % | | |\n";
+  s += std::string(pooled ? "| file:line " : "") +
+       "| gpu | model | runtime | mode | precision | batch | measured | predicted | APE | bound | fits |\n";
+  s += std::string(pooled ? "|---" : "") + "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  s += std::string(pooled ? "| " : "") + "| | | | | | | samples/s | samples/s | % | | |\n";
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
     const auto& p = *r.result.prediction;
+    if (pooled) s += "| " + file_line(rep, r.file, row.line) + " ";
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", row.gpu, row.model,
                      p.request.runtime, mode_name(p.request.mode), p.request.precision, p.request.batch, *row.measured,
                      r.predicted, r.ape, bound_name(p.primary), p.memory.fits ? "yes" : "no");
@@ -209,6 +276,17 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   j["file"] = rep.file;
   j["overall"] = stats_json(rep.overall);
   j["interval_in_sample"] = rep.interval_in_sample;
+  if (!rep.files.empty()) {
+    j["files"] = nlohmann::json::array();
+    for (const auto& f : rep.files)
+      j["files"].push_back({{"file", f.path},
+                            {"overall", stats_json(f.overall)},
+                            {"unpredicted", f.unpredicted},
+                            {"memory_rows", f.memory_rows},
+                            {"interval_in_sample", f.interval_in_sample}});
+    j["interval_in_sample_rows"] = rep.in_sample_rows;
+    j["out_of_sample"] = stats_json(rep.out_of_sample);
+  }
   for (const auto& [k, v] : rep.by_gpu) j["by_gpu"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_model) j["by_model"][k] = stats_json(v);
   for (const auto& [k, v] : rep.by_runtime) j["by_runtime"][k] = stats_json(v);
@@ -241,6 +319,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
       x["error_pct"] = r.error_pct;
     }
     if (r.oom) x["oom"] = *r.oom;
+    if (!rep.files.empty()) x["file"] = rep.files.at(static_cast<std::size_t>(r.file)).path;
     j["memory_rows"].push_back(std::move(x));
   }
   j["unpredicted"] = rep.unpredicted.size();
@@ -248,23 +327,25 @@ nlohmann::json validation_json(const ValidationReport& rep) {
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
-    j["rows"].push_back({{"line", row.line},
-                         {"gpu", row.gpu},
-                         {"model", row.model},
-                         {"runtime", r.result.prediction->request.runtime},
-                         {"mode", mode_string(r.result.prediction->request.mode)},
-                         {"precision", r.result.prediction->request.precision},
-                         {"data", r.result.prediction->request.data},
-                         {"batch", r.result.prediction->request.batch},
-                         {"measured", *row.measured},
-                         {"predicted", r.predicted},
-                         {"ape_pct", r.ape},
-                         {"fits", r.result.prediction->memory.fits},
-                         {"bound", bound_name(r.result.prediction->primary)},
-                         {"host_ms", r.result.prediction->step.host_us / 1e3},
-                         {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
-                         {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
-                         {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}});
+    nlohmann::json x{{"line", row.line},
+                     {"gpu", row.gpu},
+                     {"model", row.model},
+                     {"runtime", r.result.prediction->request.runtime},
+                     {"mode", mode_string(r.result.prediction->request.mode)},
+                     {"precision", r.result.prediction->request.precision},
+                     {"data", r.result.prediction->request.data},
+                     {"batch", r.result.prediction->request.batch},
+                     {"measured", *row.measured},
+                     {"predicted", r.predicted},
+                     {"ape_pct", r.ape},
+                     {"fits", r.result.prediction->memory.fits},
+                     {"bound", bound_name(r.result.prediction->primary)},
+                     {"host_ms", r.result.prediction->step.host_us / 1e3},
+                     {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
+                     {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
+                     {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}};
+    if (!rep.files.empty()) x["file"] = rep.files.at(static_cast<std::size_t>(r.file)).path;
+    j["rows"].push_back(std::move(x));
   }
   return j;
 }

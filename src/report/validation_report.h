@@ -11,7 +11,9 @@
 
 namespace perfcast {
 
-std::string validation_markdown(const ValidationReport& rep);
+// The report as markdown; `listings` false leaves out the tables of every row, precision pair and memory row (the
+// statistics only: docs/validation.md's pooled section).
+std::string validation_markdown(const ValidationReport& rep, bool listings = true);
 nlohmann::json validation_json(const ValidationReport& rep);
 std::string validation_summary_text(const ValidationReport& rep);
 // `perfcast validate --html`: the summary, error tables by GPU, model and runtime, and measured against predicted
