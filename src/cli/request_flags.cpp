@@ -298,4 +298,17 @@ void add_measured_flags(CLI::App& app, std::string& measured, std::string& measu
   app.add_option("--measured-step", measured_step, "your measured step time, e.g. 120ms, 0.12s or 120000us");
 }
 
+void refuse_flags_beside_configs(const CLI::App& app, const std::string& columns) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0) continue;
+    const std::string name = o->get_name();
+    if (name == "--configs" || name == "--out" || name == "--lang" || name == "--help") continue;
+    if (name == "--dim")
+      throw InputError("--dim does not apply with --configs: no column gives an ONNX model's dynamic dimensions, so "
+                       "predict that model on its own (predict --model FILE.onnx --dim NAME=N)");
+    throw InputError(name + " does not apply with --configs: each row is predicted from its own columns (" + columns +
+                     "), so set it in the file");
+  }
+}
+
 }  // namespace perfcast::cli
