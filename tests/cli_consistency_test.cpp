@@ -229,6 +229,13 @@ TEST_F(CliConsistencyTest, ConfigurationsThatDoNotFitHaveNoThroughput) {
   EXPECT_EQ(j["fits"], false);
   EXPECT_TRUE(j["throughput"]["samples_per_s"].is_null());
   EXPECT_TRUE(j["step_ms"].is_null());
+  // Nor anything else of a step that cannot run, as the text says ("no throughput, step time or bottleneck"): no
+  // bound, no timeline, no board power or energy per step. The kernels keep their costs.
+  EXPECT_FALSE(contains(text.out, "bottleneck      ")) << text.out;
+  EXPECT_TRUE(j["bottleneck"].is_null()) << j["bottleneck"].dump();
+  EXPECT_TRUE(j["timeline"].is_array() && j["timeline"].empty()) << j["timeline"].dump();
+  EXPECT_TRUE(j["power"].is_null()) << j["power"].dump();
+  EXPECT_FALSE(j["ops"].empty());
   const CliResult zh = run("predict --model vgg16 --batch 512 --lang zh");
   EXPECT_TRUE(contains(zh.out, "放不下")) << zh.out;
   const CliResult cmp = run("compare --model vgg16 --batch 512 --gpu gtx-1080-ti");
