@@ -92,6 +92,12 @@ TEST_F(CliConsistencyTest, HelpTextSaysTheDefaultsThatRun) {
   EXPECT_TRUE(contains(predict_help.out, "--model TEXT=resnet50")) << predict_help.out;
   EXPECT_TRUE(contains(predict_help.out, "--data TEXT=synthetic"));
   EXPECT_TRUE(contains(predict_help.out, "default 64"));
+  // README ("Your own models"): --model takes a zoo id, a config.json, an .onnx file or a PyTorch profiler trace,
+  // on every command; the help named only the first three.
+  for (const std::string cmd : {"predict", "advise", "compare", "plan", "export"}) {
+    const CliResult h = run(cmd + " --help");
+    EXPECT_TRUE(contains(h.out, "an .onnx file or a PyTorch profiler trace")) << cmd << ": " << h.out;
+  }
   const nlohmann::json p = run_json("predict --json");
   EXPECT_EQ(p["model"], "resnet50");
   EXPECT_EQ(p["batch"], 64);

@@ -164,7 +164,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
     f.gpu_option = app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
     app.add_option("--device", f.device, "a GPU id (perfcast gpus) or a CPU id (perfcast cpus) to run on, in place of --gpu");
   }
-  app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
+  app.add_option("--model", r.model, "model id (perfcast models), a config.json, an .onnx file or a PyTorch profiler trace (.json[.gz], recorded with record_shapes=True)")->capture_default_str();
   app.add_option("--mode", f.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq) | serve "
                  "(predict: continuous batching under load, --request-rate)")
       ->capture_default_str();
