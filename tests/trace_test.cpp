@@ -365,6 +365,14 @@ TEST_F(TraceCli, BadTracesAreOneLineErrors) {
   check("trace missing.json", "no such file");
   test::write_text(dir_ / "cfg.json", R"({"hidden_size": 768})");
   check("trace cfg.json", "no traceEvents");
+  // The Chrome trace format's bare-array form, as torch.autograd.profiler's legacy export_chrome_trace writes it
+  // (pytorch/pytorch torch/autograd/profiler_util.py): a Chrome trace, but not one perfcast reads; the error says
+  // which profiler writes the traces it does.
+  test::write_text(dir_ / "legacy.json",
+                   R"([{"name": "aten::conv3d", "ph": "X", "ts": 10, "dur": 900, "tid": 1, "pid": "CPU functions", )"
+                   R"("args": {}}])");
+  check("trace legacy.json", "torch.profiler (Kineto)");
+  check("predict --model legacy.json", "torch.profiler (Kineto)");
   test::write_text(dir_ / "broken.json", R"({"traceEvents": [)");
   check("trace broken.json", "not valid JSON");
   const std::string gz = test::slurp(fixture("sampled_rank-1.json.gz"));
