@@ -358,6 +358,26 @@ TEST_F(TraceCli, TransposedConvolution3dIsCosted) {
   EXPECT_EQ(odd.uncosted[0], "1 x aten::conv_transpose3d not costed");
 }
 
+// MONAI's 3D U-Nets normalise with instance norm. torch.nn.InstanceNorm3d(16) has no parameters (affine=False
+// is its default); InstanceNorm3d(16, affine=True) has a weight and a bias, 32. It was listed as not costed.
+TEST_F(TraceCli, InstanceNormIsCostedWithTorchsParameterCount) {
+  for (const bool affine : {false, true}) {
+    SCOPED_TRACE(affine ? "affine" : "no affine weight");
+    json ev = json::array();
+    const json w = affine ? json{16} : json::array();
+    ev.push_back(cpu_op("aten::instance_norm", 0, 10, {{2, 16, 8, 8, 8}, w, w, json::array(), json::array()}));
+    ev.push_back(cpu_op("aten::relu", 20, 10, {{2, 16, 8, 8, 8}}));
+    ev.push_back(kernel("instance_norm_kernel", 5, 30));
+    const ModelSource m = model_from_trace(write_trace(dir_, "inorm.json", ev).string());
+    EXPECT_TRUE(m.uncosted.empty()) << m.uncosted.front();
+    const Graph g = m.build(ModelOptions{2, 0});
+    ASSERT_EQ(g.ops.size(), 2u);
+    EXPECT_EQ(g.ops[0].kind, OpKind::kNorm);
+    EXPECT_EQ(g.ops[0].out_shape, (std::vector<std::int64_t>{2, 16, 8, 8, 8}));
+    EXPECT_EQ(g.params(), affine ? 32 : 0);
+  }
+}
+
 // ---- the command line ------------------------------------------------------------------------------------------
 
 TEST_F(TraceCli, TraceCommandPrintsMeasuredAndPredicted) {

@@ -326,6 +326,7 @@ class TraceGraphBuilder {
         {"aten::native_layer_norm", &TraceGraphBuilder::add_layer_norm},
         {"aten::rms_norm", &TraceGraphBuilder::add_rms_norm},
         {"aten::group_norm", &TraceGraphBuilder::add_group_norm},
+        {"aten::instance_norm", &TraceGraphBuilder::add_instance_norm},
         {"aten::relu6", &TraceGraphBuilder::add_relu6},
         {"aten::hardtanh", &TraceGraphBuilder::add_relu6},
         {"aten::hardtanh_", &TraceGraphBuilder::add_relu6},
@@ -587,6 +588,20 @@ class TraceGraphBuilder {
     const std::int64_t groups = g ? (*g)[0] : 32;
     if (d0.size() < 2 || groups < 1 || d0[1] % groups != 0) return false;
     produced(b_.group_norm(activation(d0), groups, name_));
+    return true;
+  }
+
+  // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+  // statistics per sample and channel, the kernels of a group norm with one channel per group (MONAI's default
+  // norm in its 3D U-Nets). nn.InstanceNorm3d has no affine weight unless affine=True: no weight, no parameters.
+  bool add_instance_norm(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    if (d0.size() < 3 || d0[1] < 1) return false;
+    produced(b_.group_norm(activation(d0), d0[1], name_));
+    if (dims_at(op, 1).empty()) {
+      Op& added = b_.graph_for_update().ops.back();
+      added.params = 0;
+      added.weight_elems = 0;
+    }
     return true;
   }
 
