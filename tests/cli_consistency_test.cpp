@@ -92,6 +92,12 @@ TEST_F(CliConsistencyTest, HelpTextSaysTheDefaultsThatRun) {
   EXPECT_TRUE(contains(predict_help.out, "--model TEXT=resnet50")) << predict_help.out;
   EXPECT_TRUE(contains(predict_help.out, "--data TEXT=synthetic"));
   EXPECT_TRUE(contains(predict_help.out, "default 64"));
+  // README ("Your own models"): --model takes a zoo id, a config.json, an .onnx file or a PyTorch profiler trace,
+  // on every command; the help named only the first three.
+  for (const std::string cmd : {"predict", "advise", "compare", "plan", "export"}) {
+    const CliResult h = run(cmd + " --help");
+    EXPECT_TRUE(contains(h.out, "an .onnx file or a PyTorch profiler trace")) << cmd << ": " << h.out;
+  }
   const nlohmann::json p = run_json("predict --json");
   EXPECT_EQ(p["model"], "resnet50");
   EXPECT_EQ(p["batch"], 64);
@@ -229,6 +235,13 @@ TEST_F(CliConsistencyTest, ConfigurationsThatDoNotFitHaveNoThroughput) {
   EXPECT_EQ(j["fits"], false);
   EXPECT_TRUE(j["throughput"]["samples_per_s"].is_null());
   EXPECT_TRUE(j["step_ms"].is_null());
+  // Nor anything else of a step that cannot run, as the text says ("no throughput, step time or bottleneck"): no
+  // bound, no timeline, no board power or energy per step. The kernels keep their costs.
+  EXPECT_FALSE(contains(text.out, "bottleneck      ")) << text.out;
+  EXPECT_TRUE(j["bottleneck"].is_null()) << j["bottleneck"].dump();
+  EXPECT_TRUE(j["timeline"].is_array() && j["timeline"].empty()) << j["timeline"].dump();
+  EXPECT_TRUE(j["power"].is_null()) << j["power"].dump();
+  EXPECT_FALSE(j["ops"].empty());
   const CliResult zh = run("predict --model vgg16 --batch 512 --lang zh");
   EXPECT_TRUE(contains(zh.out, "放不下")) << zh.out;
   const CliResult cmp = run("compare --model vgg16 --batch 512 --gpu gtx-1080-ti");

@@ -268,6 +268,22 @@ TEST_F(CliTest, ConfigsMistypedColumnSuggestsNearest) {
   EXPECT_EQ(run("predict --configs extra.csv").code, 0);
 }
 
+// README: each row of --configs is predicted from its columns ("columns of published.csv"). A request flag beside
+// it (--gpus 4, --checkpointing, an ONNX model's --dim) changed no row and was silently dropped, while a row's
+// error could even ask for the flag the user had just given ("pass --dim D=N"): refused with the flag named, and
+// no --out file is written.
+TEST_F(CliTest, ConfigsRefusesRequestFlagsItWouldIgnore) {
+  write_text(dir_ / "rows.csv", "gpu,model,batch\ngtx-1080-ti,resnet50,8\n");
+  const auto before = entries_in_dir();
+  expect_input_error("predict --configs rows.csv --gpus 4 --out p.csv", {"--gpus", "--configs", "columns"});
+  expect_input_error("predict --configs rows.csv --checkpointing", {"--checkpointing"});
+  expect_input_error("predict --configs rows.csv --dim D=64", {"--dim"});
+  expect_input_error("predict --configs rows.csv --gpu a100-sxm4-40gb", {"--gpu"});
+  EXPECT_EQ(entries_in_dir(), before);
+  // Where the CSV goes and the language stay allowed.
+  EXPECT_EQ(run("predict --configs rows.csv --out p.csv --lang zh").code, 0);
+}
+
 TEST_F(CliTest, ValidateMissingFile) { expect_input_error("validate no-such-measurements.csv", {"no-such-measurements.csv"}); }
 
 TEST_F(CliTest, GpuFileThatIsNotToml) {

@@ -204,6 +204,34 @@ TEST(HfModels, BadFieldsAreInputErrors) {
   for (const auto& p : {missing, act, dropout, gated, huge, wide}) fs::remove(p);
 }
 
+// The project's rule for bad input: one line naming the problem and, for a typo, the nearest name. A config.json
+// edited by hand with a misspelt field ("hidden_sizee") listed every field it lacked and no hint; it now names the
+// key it has. Another real field that merely contains the name (moe_intermediate_size) is no typo of it.
+TEST(HfModels, MisspeltFieldGetsASuggestion) {
+  const auto typo = write_config("perfcast_llama_typo.json",
+                                 R"({"model_type":"llama","hidden_sizee":64,"num_hidden_layers":2,)"
+                                 R"("num_attention_heads":4,"vocab_size":100,"intermediate_size":128})");
+  const auto moe = write_config("perfcast_llama_moe_name.json",
+                                R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,)"
+                                R"("num_attention_heads":4,"vocab_size":100,"moe_intermediate_size":128})");
+  const auto message = [](const fs::path& p) -> std::string {
+    try {
+      resolve_model(p.string());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const std::string m = message(typo);
+  EXPECT_NE(m.find("'hidden_sizee'"), std::string::npos) << m;
+  EXPECT_NE(m.find("did you mean 'hidden_size'"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  const std::string n = message(moe);
+  EXPECT_NE(n.find("intermediate_size"), std::string::npos) << n;
+  EXPECT_EQ(n.find("did you mean"), std::string::npos) << n;
+  for (const auto& p : {typo, moe}) fs::remove(p);
+}
+
 // ---- predictions
 
 TEST(HfModels, EveryNewFamilyPredictsTrainingAndTheDecodersServe) {

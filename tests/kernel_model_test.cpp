@@ -283,6 +283,20 @@ TEST_F(OpCli, ConfigsMistypedColumnSuggestsNearest) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "out.csv"));
 }
 
+// Each --configs row is costed from its own columns (docs/kernel-model.md): --precision fp16 or --gpu beside it
+// changed no row and the CSV came back at the file's settings. Refused with the flag named, exit 2, no --out file.
+TEST_F(OpCli, ConfigsRefusesFlagsItWouldIgnore) {
+  test::write_text(dir_ / "ops.csv", "gpu,op,m,n,k\ngtx-1080-ti,matmul,1024,1024,1024\n");
+  for (const std::string flag : {"--precision fp16", "--gpu a100-sxm4-40gb", "--m 64"}) {
+    const auto r = run("op --configs ops.csv --out out.csv " + flag);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find(flag.substr(0, flag.find(' '))), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("does not apply with --configs"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "out.csv"));
+  }
+  EXPECT_EQ(run("op --configs ops.csv --out out.csv").code, 0);
+}
+
 TEST_F(OpCli, FitKernelsLeaveOutNamesAMeasuredArchitecture) {
   const auto r = run("fit-kernels --kernels " + kKernels.string() + " --no-leave-one-out --leave-out sm_08");
   EXPECT_EQ(r.code, 2) << r.err;

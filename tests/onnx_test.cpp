@@ -450,6 +450,18 @@ TEST_F(OnnxTest, OwnShapeRulesWhenShapeInferenceGivesUp) {
   EXPECT_DOUBLE_EQ(conv_linear_macs(graph), 8.0 * 5 * 5 * 2 * 3 * 3 + 72 * 10);
 }
 
+// The project's rule for bad input: one line naming the problem. A weight declared as 2^40 x 2^40 (a corrupt or
+// hostile file) was refused with "a tensor of shape [...] has more elements than 64 bits count", naming neither the
+// file nor the tensor; the limits check names both.
+TEST_F(OnnxTest, InitializerPastSixtyFourBitsNamesFileAndTensor) {
+  onnx::ModelProto m = token_model("Relu");
+  add_weight(m.mutable_graph(), "huge_w", {std::int64_t{1} << 40, std::int64_t{1} << 40});
+  const std::string msg = error_of([&] { model_from_onnx(write("huge.onnx", serialized(m)), ImportOptions{{{"seq", 8}}}); });
+  EXPECT_NE(msg.find("huge.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'huge_w'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
 TEST_F(OnnxTest, DanglingInputIsTruncation) {
   onnx::ModelProto m = token_model("Relu");
   m.mutable_graph()->mutable_node(1)->set_input(0, "missing_tensor");

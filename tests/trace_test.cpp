@@ -15,6 +15,7 @@
 #include "cli_runner.h"
 #include "core/error.h"
 #include "device/catalog.h"
+#include "graph/op_arithmetic.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
 
@@ -321,6 +322,62 @@ TEST_F(TraceCli, CnnTraceRecoversConvolutionGeometry) {
   EXPECT_EQ(g.params(), 9408 + 128 + 73856 + 129000);
 }
 
+// A 3D U-Net decoder step as torch.profiler records it: conv3d, ReLU, then nn.ConvTranspose3d(16, 8, kernel 2,
+// stride 2) upsampling 8^3 to 16^3. It was listed as "not costed", so the trace's model lost its decoder. Its
+// arithmetic is torch's: weight [C_in, C_out, 2, 2, 2] + bias = 16*8*8 + 8 parameters; each input voxel meets
+// every output channel through every kernel tap, C_in*C_out*k^3*D^3 multiply-adds per sample.
+TEST_F(TraceCli, TransposedConvolution3dIsCosted) {
+  const auto events = [](bool concrete, const std::string& output_padding) {
+    json ev = json::array();
+    ev.push_back(cpu_op("aten::conv3d", 0, 10, {{2, 4, 8, 8, 8}, {16, 4, 3, 3, 3}, {16}}, {"float", "float", "float"},
+                        {"", "", "", "[1, 1, 1]", "[1, 1, 1]", "[1, 1, 1]", "1"}));
+    ev.push_back(cpu_op("aten::relu", 20, 10, {{2, 16, 8, 8, 8}}));
+    const json c = concrete ? json{"", "", "", "[2, 2, 2]", "[0, 0, 0]", output_padding, "1", "[1, 1, 1]"} : json(nullptr);
+    ev.push_back(cpu_op("aten::conv_transpose3d", 40, 10, {{2, 16, 8, 8, 8}, {16, 8, 2, 2, 2}, {8}},
+                        {"float", "float", "float"}, c));
+    ev.push_back(cpu_op("aten::relu", 60, 10, {{2, 8, 16, 16, 16}}));
+    ev.push_back(kernel("cudnn_convolution_kernel", 5, 30));
+    return ev;
+  };
+  for (const bool concrete : {true, false}) {
+    SCOPED_TRACE(concrete ? "stride from Concrete Inputs" : "stride from the next op's input");
+    const ModelSource m = model_from_trace(write_trace(dir_, "unet.json", events(concrete, "[0, 0, 0]")).string());
+    EXPECT_TRUE(m.uncosted.empty()) << m.uncosted.front();
+    const Graph g = m.build(ModelOptions{2, 0});
+    ASSERT_EQ(g.ops.size(), 4u);
+    const Op& up = g.ops[2];
+    ASSERT_EQ(up.kind, OpKind::kConv);
+    EXPECT_TRUE(up.conv.transposed);
+    EXPECT_EQ(up.out_shape, (std::vector<std::int64_t>{2, 8, 16, 16, 16}));
+    EXPECT_EQ(g.params(), (4 * 16 * 27 + 16) + (16 * 8 * 8 + 8));
+    EXPECT_DOUBLE_EQ(conv_linear_macs(g), 16.0 * 4 * 27 * 512 + 16.0 * 8 * 8 * 512);  // per sample
+  }
+  // Output padding is outside the graph's transposed convolution: listed, never dropped.
+  const ModelSource odd = model_from_trace(write_trace(dir_, "odd.json", events(true, "[1, 1, 1]")).string());
+  ASSERT_EQ(odd.uncosted.size(), 1u);
+  EXPECT_EQ(odd.uncosted[0], "1 x aten::conv_transpose3d not costed");
+}
+
+// MONAI's 3D U-Nets normalise with instance norm. torch.nn.InstanceNorm3d(16) has no parameters (affine=False
+// is its default); InstanceNorm3d(16, affine=True) has a weight and a bias, 32. It was listed as not costed.
+TEST_F(TraceCli, InstanceNormIsCostedWithTorchsParameterCount) {
+  for (const bool affine : {false, true}) {
+    SCOPED_TRACE(affine ? "affine" : "no affine weight");
+    json ev = json::array();
+    const json w = affine ? json{16} : json::array();
+    ev.push_back(cpu_op("aten::instance_norm", 0, 10, {{2, 16, 8, 8, 8}, w, w, json::array(), json::array()}));
+    ev.push_back(cpu_op("aten::relu", 20, 10, {{2, 16, 8, 8, 8}}));
+    ev.push_back(kernel("instance_norm_kernel", 5, 30));
+    const ModelSource m = model_from_trace(write_trace(dir_, "inorm.json", ev).string());
+    EXPECT_TRUE(m.uncosted.empty()) << m.uncosted.front();
+    const Graph g = m.build(ModelOptions{2, 0});
+    ASSERT_EQ(g.ops.size(), 2u);
+    EXPECT_EQ(g.ops[0].kind, OpKind::kNorm);
+    EXPECT_EQ(g.ops[0].out_shape, (std::vector<std::int64_t>{2, 16, 8, 8, 8}));
+    EXPECT_EQ(g.params(), affine ? 32 : 0);
+  }
+}
+
 // ---- the command line ------------------------------------------------------------------------------------------
 
 TEST_F(TraceCli, TraceCommandPrintsMeasuredAndPredicted) {
@@ -365,6 +422,14 @@ TEST_F(TraceCli, BadTracesAreOneLineErrors) {
   check("trace missing.json", "no such file");
   test::write_text(dir_ / "cfg.json", R"({"hidden_size": 768})");
   check("trace cfg.json", "no traceEvents");
+  // The Chrome trace format's bare-array form, as torch.autograd.profiler's legacy export_chrome_trace writes it
+  // (pytorch/pytorch torch/autograd/profiler_util.py): a Chrome trace, but not one perfcast reads; the error says
+  // which profiler writes the traces it does.
+  test::write_text(dir_ / "legacy.json",
+                   R"([{"name": "aten::conv3d", "ph": "X", "ts": 10, "dur": 900, "tid": 1, "pid": "CPU functions", )"
+                   R"("args": {}}])");
+  check("trace legacy.json", "torch.profiler (Kineto)");
+  check("predict --model legacy.json", "torch.profiler (Kineto)");
   test::write_text(dir_ / "broken.json", R"({"traceEvents": [)");
   check("trace broken.json", "not valid JSON");
   const std::string gz = test::slurp(fixture("sampled_rank-1.json.gz"));

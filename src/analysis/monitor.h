@@ -100,7 +100,7 @@ struct MonitorExpectation {
 };
 
 MonitorExpectation expectation_from(const Prediction& p);
-// A saved `perfcast predict --json` file (docs/json.md); InputError when it is not one, or fits is false.
+// A saved `perfcast predict --json` file (src/report/prediction_report.cpp writes it); InputError when it is not one, or fits is false.
 MonitorExpectation expectation_from_json(const nlohmann::json& j, const std::string& where);
 
 // One measured figure against its prediction, with what the gap suggests.

@@ -42,7 +42,7 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
     j["precision"] = p.request.precision;
     j["batch"] = p.request.batch;
     j["fits"] = fits;
-    // Not fitting: no throughput or step time (docs/json.md).
+    // Not fitting: no throughput or step time (README, "Every command that reports").
     j["samples_per_s"] = fits ? nlohmann::json(p.samples_per_s) : nlohmann::json(nullptr);
     j["step_ms"] = fits ? nlohmann::json(p.step_us / 1e3) : nlohmann::json(nullptr);
     j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;

@@ -18,7 +18,7 @@ Command export_command() {
               std::string model, onnx, batch, seq;
             };
             auto s = std::make_shared<State>();
-            app.add_option("--model", s->model, "model id (perfcast models), a config.json or an .onnx file")->required();
+            app.add_option("--model", s->model, "model id (perfcast models), a config.json, an .onnx file or a PyTorch profiler trace (.json[.gz], recorded with record_shapes=True)")->required();
             app.add_option("--onnx", s->onnx, "output .onnx file")->required();
             app.add_option("--batch", s->batch, "fixed batch size (default: a symbolic 'batch' dimension)");
             app.add_option("--seq", s->seq, "tokens per sample for sequence models (default: the model's)");

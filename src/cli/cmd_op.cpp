@@ -138,7 +138,7 @@ Command op_command() {
                 if (std::none_of(s->shape_options.begin(), s->shape_options.end(),
                                  [&](const auto& e) { return e.first == flag; }))
                   s->shape_options.emplace_back(flag, app.get_option(flag));
-            return std::function<int()>([s] {
+            return std::function<int()>([s, &app] {
               // A shape flag of another op would be ignored (--conv-n on a matmul): name it and the op's own flags.
               if (s->configs.empty()) {
                 const auto& table = shape_flags_of();
@@ -157,6 +157,7 @@ Command op_command() {
               if (!s->configs.empty()) {
                 if (!s->html.empty()) throw InputError("--html applies to one op, not --configs");
                 if (s->json) throw InputError("--configs writes a CSV (--out); --json applies to one op");
+                refuse_flags_beside_configs(app, "docs/kernel-model.md");
                 if (!s->out.empty()) check_output_path(s->out);
                 const OpBatchResult r = predict_op_configs(read_text_file(s->configs));
                 if (s->out.empty()) report_out() << r.csv;

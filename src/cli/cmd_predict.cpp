@@ -65,7 +65,7 @@ Command predict_command() {
                   "--train-tokens", "--network", "--strategy", "--fp16-grads", "--hierarchical", "--instances",
                   "--cores", "--numa-pages"})
               if (const CLI::Option* o = app.get_option_no_throw(flag)) s->not_for_serving.emplace_back(flag, o);
-            return std::function<int()>([s] {
+            return std::function<int()>([s, &app] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->out.empty() && s->configs.empty())
                 throw InputError("--out writes the CSV of --configs; without --configs use --json or --html FILE");
@@ -74,6 +74,9 @@ Command predict_command() {
                   throw InputError("--measured and --measured-step anchor one prediction, not a --configs file");
                 if (s->report.json || !s->report.html.empty())
                   throw InputError("--configs writes a CSV (--out); --json and --html apply to one prediction");
+                // Each row is predicted from its own columns: a request flag beside --configs (--gpus 4, --dim D=64,
+                // --checkpointing) would change no row, so it is refused rather than ignored.
+                refuse_flags_beside_configs(app, "those of data/validation/published.csv");
                 // Rows are predicted a chunk at a time on every core and each chunk's CSV lines go straight to a
                 // temporary file: memory does not grow with the rows. --out's file becomes the target when every
                 // row is done (an error leaves no file); for standard output the lines wait in an unnamed

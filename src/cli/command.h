@@ -132,4 +132,8 @@ void add_report_flags(CLI::App& app, ReportFlags& flags);
 // --measured / --measured-step: the user's own measurement of the configuration (analysis/anchor.h).
 void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step);
 
+// --configs predicts each row from its own columns (`columns` says which): any other flag given beside it, except
+// --out and --lang, would change no row, so it is an InputError naming the flag rather than silently ignored.
+void refuse_flags_beside_configs(const CLI::App& app, const std::string& columns);
+
 }  // namespace perfcast::cli

@@ -164,7 +164,7 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
     f.gpu_option = app.add_option("--gpu", r.gpu, "GPU id (perfcast gpus) or a GPU .toml file")->capture_default_str();
     app.add_option("--device", f.device, "a GPU id (perfcast gpus) or a CPU id (perfcast cpus) to run on, in place of --gpu");
   }
-  app.add_option("--model", r.model, "model id (perfcast models), a config.json or an .onnx file")->capture_default_str();
+  app.add_option("--model", r.model, "model id (perfcast models), a config.json, an .onnx file or a PyTorch profiler trace (.json[.gz], recorded with record_shapes=True)")->capture_default_str();
   app.add_option("--mode", f.mode, "train | infer | prefill | decode | generate (prefill --context tokens, then decode --seq) | serve "
                  "(predict: continuous batching under load, --request-rate)")
       ->capture_default_str();
@@ -296,6 +296,19 @@ void add_measured_flags(CLI::App& app, std::string& measured, std::string& measu
                  "your measured throughput of this configuration, e.g. 350 or 350/s (samples/s; tokens/s for token "
                  "models): what-ifs scale from it");
   app.add_option("--measured-step", measured_step, "your measured step time, e.g. 120ms, 0.12s or 120000us");
+}
+
+void refuse_flags_beside_configs(const CLI::App& app, const std::string& columns) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0) continue;
+    const std::string name = o->get_name();
+    if (name == "--configs" || name == "--out" || name == "--lang" || name == "--help") continue;
+    if (name == "--dim")
+      throw InputError("--dim does not apply with --configs: no column gives an ONNX model's dynamic dimensions, so "
+                       "predict that model on its own (predict --model FILE.onnx --dim NAME=N)");
+    throw InputError(name + " does not apply with --configs: each row is predicted from its own columns (" + columns +
+                     "), so set it in the file");
+  }
 }
 
 }  // namespace perfcast::cli

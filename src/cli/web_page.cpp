@@ -117,12 +117,12 @@ function showPrediction(p) {
   const box = $("prediction");
   box.className = "";
   box.replaceChildren();
-  const mem = p.memory, share = p.bottleneck.share_of_step;
+  const mem = p.memory, share = p.bottleneck ? p.bottleneck.share_of_step : {};
   const cards = el("div", {class: "cards"},
     el("div", {class: "card"}, el("b", {}, p.fits ? fmt(p.throughput.samples_per_s) : "-"), el("span", {}, "samples/s" + (p.scale_out ? " (all GPUs)" : ""))),
     el("div", {class: "card"}, el("b", {}, p.fits ? fmt(p.step_ms) : "-"), el("span", {}, "ms per step")),
     el("div", {class: "card"}, el("b", {}, gb(mem.total_bytes)), el("span", {}, "memory of " + gb(mem.capacity_bytes) + (mem.fits ? "" : ": does not fit"))),
-    el("div", {class: "card"}, el("b", {}, p.bottleneck.primary.replaceAll("_", " ")), el("span", {}, "bound by")),
+    el("div", {class: "card"}, el("b", {}, p.bottleneck ? p.bottleneck.primary.replaceAll("_", " ") : "-"), el("span", {}, "bound by")),
     el("div", {class: "card"}, el("b", {}, p.power ? fmt(p.power.avg_power_w, 0) + " W" : "-"), el("span", {}, "average board power")));
   box.append(cards);
   const memBar = el("div", {class: "bar" + (mem.fits ? "" : " over")}, el("div", {style: "width:" + Math.min(100, 100 * mem.total_bytes / mem.capacity_bytes).toFixed(1) + "%"}));
@@ -130,7 +130,7 @@ function showPrediction(p) {
   const rows = Object.entries(share).filter(([, v]) => v > 0.0005).sort((a, b) => b[1] - a[1])
     .map(([k, v]) => [[k.replaceAll("_", " ")], [fmt(100 * v) + "%", "num"],
                       [el("div", {class: "bar", style: "width:200px"}, el("div", {style: "width:" + (100 * v).toFixed(1) + "%"}))]]);
-  box.append(el("p", {}, "Where the step goes (" + p.gpu + ", " + p.model + ", " + p.precision + ", batch " + p.batch + "):"),
+  if (p.bottleneck) box.append(el("p", {}, "Where the step goes (" + p.gpu + ", " + p.model + ", " + p.precision + ", batch " + p.batch + "):"),
              el("div", {class: "scroll"}, table([["bound"], ["share of step", true], [""]], rows)));
 }
 function showAdvice(a) {

@@ -91,6 +91,20 @@ class Fields {
   }
   bool has(const std::string& key) const { return find(key) != nullptr; }
 
+  // For a missing field, the config's own key that looks like a typo of it ("hidden_sizee" for "hidden_size"), or
+  // "". A key much longer than the field is another field that contains its name (moe_intermediate_size).
+  std::string misspelt(const std::string& field) const {
+    for (const json* j : {&text_, &top_}) {
+      if (!j->is_object()) continue;
+      for (const auto& [k, v] : j->items())
+        if (k != field && k.size() <= field.size() + 2 &&
+            std::all_of(k.begin(), k.end(), [](char ch) { return ch > ' ' && ch < 127; }) &&
+            !nearest(field, {k}).empty())
+          return k;
+    }
+    return "";
+  }
+
   // A positive integer field; records it as missing when absent.
   std::int64_t count(const std::string& key, std::vector<std::string>& missing) const {
     const json* v = find(key);
@@ -498,9 +512,16 @@ HfConfig parse_config(const std::string& path) {
     }
   }
   if (c.family == Family::kLlama) apply_llama_variants(c, f);
-  if (!missing.empty())
+  if (!missing.empty()) {
+    std::string hint;
+    for (const auto& m : missing)
+      if (const std::string k = f.misspelt(m); !k.empty()) {
+        hint = "; it has '" + k.substr(0, 40) + "': did you mean '" + m + "'?";
+        break;
+      }
     throw InputError("config '" + path + "' (" + (c.model_type.empty() ? "no model_type" : c.model_type) +
-                     ") lacks the field" + (missing.size() > 1 ? "s " : " ") + join(missing));
+                     ") lacks the field" + (missing.size() > 1 ? "s " : " ") + join(missing) + hint);
+  }
   if (c.head_dim == 0) {
     if (c.hidden % c.heads != 0)
       throw InputError("config '" + path + "': hidden size " + std::to_string(c.hidden) + " is not divisible by " +

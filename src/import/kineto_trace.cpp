@@ -106,6 +106,13 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
   if (const auto err = parsed.get(doc); err != simdjson::SUCCESS)
     throw InputError("trace '" + where + "' is not valid JSON: " + simdjson::error_message(err));
   simdjson::dom::array events;
+  // A bare array of events is the Chrome trace format's other form: torch.autograd.profiler's legacy
+  // export_chrome_trace writes it (CPU functions and launch flows, no kernels or shapes;
+  // pytorch/pytorch@006bb57b torch/autograd/profiler_util.py EventList.export_chrome_trace), as do other tools.
+  if (doc.is_array())
+    throw InputError("trace '" + where + "' is a bare list of events (torch.autograd.profiler's legacy export or "
+                     "another tool's Chrome trace), without GPU kernels or input shapes: record it with "
+                     "torch.profiler (Kineto), whose trace is an object with traceEvents");
   if (doc["traceEvents"].get(events) != simdjson::SUCCESS)
     throw InputError("trace '" + where + "' has no traceEvents array (not a PyTorch profiler / Chrome trace)");
 
@@ -226,7 +233,12 @@ KinetoTrace read_kineto_trace(const std::string& path) {
 bool looks_like_trace(const std::string& path) {
   try {
     const std::string head = read_maybe_gzip(path, 1 << 20, "trace", true);
-    return head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos;
+    // A file that opens with a list of objects is the Chrome trace's bare-array form (a config.json is an
+    // object): the trace reader says what it is.
+    const auto first = head.find_first_not_of(" \t\r\n");
+    const auto second = first == std::string::npos ? first : head.find_first_not_of(" \t\r\n", first + 1);
+    return head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos ||
+           (second != std::string::npos && head[first] == '[' && head[second] == '{');
   } catch (const InputError&) {
     return false;
   }

@@ -315,6 +315,9 @@ class TraceGraphBuilder {
         {"aten::convolution", &TraceGraphBuilder::add_conv},
         {"aten::_convolution", &TraceGraphBuilder::add_conv},
         {"aten::cudnn_convolution", &TraceGraphBuilder::add_conv},
+        {"aten::conv_transpose1d", &TraceGraphBuilder::add_conv_transpose},
+        {"aten::conv_transpose2d", &TraceGraphBuilder::add_conv_transpose},
+        {"aten::conv_transpose3d", &TraceGraphBuilder::add_conv_transpose},
         {"aten::batch_norm", &TraceGraphBuilder::add_batch_norm},
         {"aten::cudnn_batch_norm", &TraceGraphBuilder::add_batch_norm},
         {"aten::native_batch_norm", &TraceGraphBuilder::add_batch_norm},
@@ -323,6 +326,7 @@ class TraceGraphBuilder {
         {"aten::native_layer_norm", &TraceGraphBuilder::add_layer_norm},
         {"aten::rms_norm", &TraceGraphBuilder::add_rms_norm},
         {"aten::group_norm", &TraceGraphBuilder::add_group_norm},
+        {"aten::instance_norm", &TraceGraphBuilder::add_instance_norm},
         {"aten::relu6", &TraceGraphBuilder::add_relu6},
         {"aten::hardtanh", &TraceGraphBuilder::add_relu6},
         {"aten::hardtanh_", &TraceGraphBuilder::add_relu6},
@@ -526,6 +530,44 @@ class TraceGraphBuilder {
     return true;
   }
 
+  // conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation), the
+  // upsampling of a U-Net's decoder (torch.nn.ConvTranspose3d: weight [C_in, C_out / groups, kernel...], output
+  // (in - 1) x stride - 2 x padding + kernel). The graph's transposed convolution is ungrouped and undilated, with
+  // no output padding: another one stays listed as uncosted. Stride and padding from Concrete Inputs, else the
+  // stride that gives the next op's input size with no padding (kernel = stride, as U-Nets upsample).
+  bool add_conv_transpose(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next) {
+    const Shape& w = dims_at(op, 1);
+    if (w.size() != d0.size() || d0.size() < 3 || d0.size() > 5 || w[0] != d0[1] || w[1] <= 0) return false;
+    const std::size_t sd = d0.size() - 2;
+    const auto all = [](const std::optional<Shape>& v, std::int64_t x) {
+      return !v || std::all_of(v->begin(), v->end(), [x](std::int64_t e) { return e == x; });
+    };
+    if (!all(concrete_list(op, 5), 0) || !all(concrete_list(op, 6), 1) || !all(concrete_list(op, 7), 1))
+      return false;
+    const Shape k(w.begin() + 2, w.end());
+    Shape stride = concrete_list(op, 3).value_or(Shape{});
+    Shape pad = concrete_list(op, 4).value_or(Shape{});
+    if ((stride.size() > 1 && stride.size() != sd) || (pad.size() > 1 && pad.size() != sd) ||
+        (!stride.empty() && !at_least(stride, 1)) || (!pad.empty() && !at_least(pad, 0)))
+      return false;
+    if (stride.empty()) {
+      stride.assign(sd, 1);
+      const auto out = next_spatial(next, d0.size(), w[1]);
+      for (std::size_t i = 0; i < sd && out; ++i)
+        stride[i] = std::max<std::int64_t>(1, (*out)[i] / std::max<std::int64_t>(1, d0[2 + i]));
+    }
+    if (pad.empty()) pad.assign(sd, 0);
+    for (std::size_t i = 0; i < sd; ++i) {
+      const std::int64_t s = stride.size() == 1 ? stride[0] : stride[i], p = pad.size() == 1 ? pad[0] : pad[i];
+      std::int64_t o = 0;  // (in - 1) x stride - 2 x pad + kernel, refused when it overflows or is not positive
+      if (__builtin_mul_overflow(d0[2 + i] - 1, s, &o) || __builtin_add_overflow(o, k[i], &o) ||
+          p > input_limits().max_dim || o - 2 * p <= 0 || o - 2 * p > input_limits().max_dim)
+        return false;
+    }
+    produced(b_.conv_transpose(activation(d0), w[1], k, stride, pad, !dims_at(op, 2).empty(), name_));
+    return true;
+  }
+
   bool add_batch_norm(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
     produced(b_.batch_norm(activation(d0), name_));
     return true;
@@ -546,6 +588,20 @@ class TraceGraphBuilder {
     const std::int64_t groups = g ? (*g)[0] : 32;
     if (d0.size() < 2 || groups < 1 || d0[1] % groups != 0) return false;
     produced(b_.group_norm(activation(d0), groups, name_));
+    return true;
+  }
+
+  // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+  // statistics per sample and channel, the kernels of a group norm with one channel per group (MONAI's default
+  // norm in its 3D U-Nets). nn.InstanceNorm3d has no affine weight unless affine=True: no weight, no parameters.
+  bool add_instance_norm(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    if (d0.size() < 3 || d0[1] < 1) return false;
+    produced(b_.group_norm(activation(d0), d0[1], name_));
+    if (dims_at(op, 1).empty()) {
+      Op& added = b_.graph_for_update().ops.back();
+      added.params = 0;
+      added.weight_elems = 0;
+    }
     return true;
   }
 

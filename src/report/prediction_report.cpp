@@ -129,7 +129,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   if (r.mode == Mode::kTrain && r.optimizer_step)
     j["update"] = {{"fused", r.fused_optimizer.value_or(p.runtime.optimizer_fused)}, {"grad_accum", r.grad_accum}};
   // A configuration that does not fit would fail with out-of-memory: its throughput and times are null, "fits"
-  // false (docs/json.md).
+  // false (README, "Every command that reports").
   j["fits"] = p.memory.fits;
   const bool fits = p.memory.fits;
   j["throughput"] = {{"samples_per_s", fits ? json(p.samples_per_s) : json(nullptr)},
@@ -199,7 +199,10 @@ nlohmann::json prediction_json(const Prediction& p) {
   json shares = json::object();
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
     shares[std::string(bound_name(static_cast<Bound>(i)))] = p.bound_us[i] / p.step_us;
-  j["bottleneck"] = {{"primary", bound_name(p.primary)}, {"share_of_step", shares}};
+  // What bounds the step, the step's timeline and its power and energy describe a step that runs: a configuration
+  // that does not fit has none of them (README: null throughput and step times; the text report says "no
+  // throughput, step time or bottleneck"). Its ops keep their kernel costs.
+  j["bottleneck"] = fits ? json{{"primary", bound_name(p.primary)}, {"share_of_step", shares}} : json(nullptr);
   json ops = json::array();
   for (const auto& o : merge_ops(p)) {
     if (o.launches == 0 && o.time_us == 0) continue;
@@ -226,7 +229,7 @@ nlohmann::json prediction_json(const Prediction& p) {
       if (pipe_name(static_cast<Pipe>(i)) == pipe) peaks[pipe] = p.device.peak(static_cast<Pipe>(i));
   }
   j["roofline"] = {{"dram_gbps", p.device.mem_bw_gbps}, {"peak_tflops", peaks}};
-  j["timeline"] = timeline_json(p);
+  j["timeline"] = fits ? timeline_json(p) : json::array();
   j["notes"] = p.notes;
   if (p.input)
     j["input_pipeline"] = {{"host", p.input->host},
@@ -254,7 +257,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                       {"strategy", p.scale->strategy}};
   else
     j["scale_out"] = nullptr;
-  if (p.power)
+  if (p.power && fits)
     j["power"] = {{"avg_power_w", p.power->avg_power_w},
                   {"energy_per_step_j", p.power->energy_per_step_j},
                   {"clock_factor", p.power->clock_factor}};

@@ -65,10 +65,13 @@ void OnnxModel::load() {
   for (auto& out : *g->mutable_output())
     if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
   // Weights only need their shapes: drop large payloads so per-batch copies stay cheap.
+  // A declared size past 64 bits is stripped too: check_nodes then refuses it with the file and tensor named.
   auto strip = [](ox::TensorProto& t) {
-    const Shape dims(t.dims().begin(), t.dims().end());
-    const bool small_int = is_int_type(t.data_type()) && numel(dims) <= 4096;
-    if (small_int || numel(dims) <= 64) return;
+    std::int64_t elems = 1;
+    for (std::int64_t d : t.dims())
+      if (d < 0 || __builtin_mul_overflow(elems, d, &elems)) elems = INT64_MAX;
+    const bool small_int = is_int_type(t.data_type()) && elems <= 4096;
+    if (small_int || elems <= 64) return;
     t.clear_raw_data();
     t.clear_float_data();
     t.clear_double_data();
