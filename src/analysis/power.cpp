@@ -106,15 +106,13 @@ void apply_power(Prediction& p) {
   // kernel times, the kernel model's clock is relative to that measured point (1 unless --power-limit is lower), so
   // the clock relative to boost is the product; otherwise the kernel clock is relative to boost and the measured
   // clock caps it.
-  // Without a measured clock the cap is the board's ceiling: its rated boost, or a review's sustained clock where GPU
-  // Boost runs it past that (DeviceSpec::clock_ceiling; 1 on every board whose efficiencies were measured).
-  double measured_cap = km.clock_ceiling();
+  double measured_cap = 1.0;
   if (p.device.measured && p.device.measured->sustained_clock_mhz && p.device.boost_clock_mhz > 0)
     measured_cap = *p.device.measured->sustained_clock_mhz / p.device.boost_clock_mhz;
   const bool relative_to_measured =
       p.device.measured && (p.device.measured->gemm_efficiency_cuda || p.device.measured->gemm_efficiency_tensor);
   const auto board_clock = [&](double kernel_clock) {
-    const double c = std::clamp(kernel_clock, 0.0, km.clock_ceiling());
+    const double c = std::clamp(kernel_clock, 0.0, 1.0);
     return relative_to_measured ? c * measured_cap : std::min(c, measured_cap);
   };
   const double dynamic_full = std::max(0.0, full - idle);

@@ -137,12 +137,6 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
       static_cast<double>(device.sm_count) * arch.sm_power_w * arch.power.at_clock(ratio);
   // Efficiencies measured on the card already include the clock it sustained under its own limit; only a
   // lower --power-limit than that slows it further (P ~ f^power_clock_exponent from the measured point).
-  // GPU Boost past the rated clock (a review's sustained clock, gpus/*.toml sustained_boost_clock_mhz) raises the
-  // ceiling of the power model's clock. A card's measured efficiencies or fitted sustained clock already carry the
-  // clock it ran at, so those keep the rated boost as the reference (no double counting).
-  if (!(device.measured && (device.measured->gemm_efficiency_cuda || device.measured->gemm_efficiency_tensor)) &&
-      device.sustained_clock_factor <= 0)
-    clock_ceiling_ = device.clock_ceiling();
   if (device.measured && (device.measured->gemm_efficiency_cuda || device.measured->gemm_efficiency_tensor))
     measured_clock_ =
         device.measured->tdp_w > 0 ? arch.power.clock_at_power(device.tdp_w, device.measured->tdp_w)
@@ -178,7 +172,7 @@ double KernelCostModel::clock_factor(double activity, bool tensor) const {
                           arch_.power.clock_at_power(device_.tdp_w, std::max(1.0, device_.sustained_clock_tdp_w));
     return tensor ? std::min(fitted, arch_.power.clock_at_power(device_.tdp_w, load_w)) : fitted;
   }
-  return arch_.power.clock_at_power(device_.tdp_w, load_w, clock_ceiling_);
+  return arch_.power.clock_at_power(device_.tdp_w, load_w);
 }
 
 double KernelCostModel::pipe_peak(Pipe p) const {

@@ -128,8 +128,6 @@ class KernelCostModel {
   double clock_factor(double activity, bool tensor = false) const;
   // The same under full compute load.
   double compute_clock_factor() const { return clock_factor(1.0); }
-  // Highest clock over boost this model charges (1 but where GPU Boost runs the board past its rated clock).
-  double clock_ceiling() const { return clock_ceiling_; }
 
   // Sustainable peak of a pipe in TFLOPS at boost: the datasheet figure, capped where the architecture cannot
   // feed it (tensor_fp32acc_flops_per_clk_sm, tensor_int8_ops_per_clk_sm in data/architectures.toml).
@@ -164,9 +162,6 @@ class KernelCostModel {
   std::uint64_t tile_context_ = 0;
   double full_load_w_ = 0;        // board power with every SM's pipes busy at boost
   double measured_clock_ = 0;     // > 0: efficiencies measured on the card; clock relative to that point
-  // Highest clock over boost the power model gives this board (DeviceSpec::clock_ceiling): above 1 only on a board
-  // whose file carries a review's sustained clock and whose efficiencies and clock were not measured on the card.
-  double clock_ceiling_ = 1;
   // FP16-accumulate tensor GEMMs on a board whose measured tensor efficiency was taken on a slower FP32-accumulate
   // pipe (GeForce: half rate): the power model's clock for the full-rate load, and the GPU Boost above the rated
   // clock that the measured efficiency carries (1 elsewhere).

@@ -99,10 +99,6 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   d.l2_bytes = r.number("l2_bytes");
   d.smem_per_sm_bytes = r.number("smem_per_sm_bytes");
   d.tdp_w = r.number("tdp_w");
-  d.sustained_boost_clock_mhz = r.number_or("sustained_boost_clock_mhz", 0);
-  if (d.sustained_boost_clock_mhz != 0 &&
-      (d.sustained_boost_clock_mhz < d.base_clock_mhz || d.sustained_boost_clock_mhz > 2 * d.boost_clock_mhz))
-    r.fail("sustained_boost_clock_mhz", "must lie between base_clock_mhz and twice boost_clock_mhz");
   d.power_limit_min_w = r.number_or("power_limit_min_w", 0);
   d.power_limit_max_w = r.number_or("power_limit_max_w", 0);
   if (d.power_limit_min_w < 0 || (d.power_limit_max_w > 0 && d.power_limit_max_w < d.power_limit_min_w))

@@ -80,21 +80,11 @@ struct DeviceSpec {
   // (data/kernel_fit.toml [gpu.<id>], fitted to measured kernels); 0 = not measured, the power model decides.
   double sustained_clock_factor = 0;
   double sustained_clock_tdp_w = 0;
-  // Typical SM clock a GeForce / Titan / Quadro board holds under a sustained load at its stock limits, where GPU
-  // Boost runs it past the rated boost_clock_mhz (the review measurement cited in the file's [sources]); 0 = not in
-  // the file, the rated boost is the ceiling. The power model's clock may rise to it while the board's limit allows.
-  double sustained_boost_clock_mhz = 0;
   std::string file;                            // file it was loaded from
 
   // Board memory in bytes: NVIDIA quotes GPU memory in binary gigabytes (11 GB = 11 GiB).
   double memory_bytes() const { return memory_gb * 1073741824.0; }
   double peak(Pipe p) const { return peak_tflops[static_cast<int>(p)]; }
-  // Highest clock over boost the power model may give this board: sustained_boost_clock_mhz / boost_clock_mhz where
-  // the file has it (never below 1), else 1.
-  double clock_ceiling() const {
-    return sustained_boost_clock_mhz > boost_clock_mhz && boost_clock_mhz > 0 ? sustained_boost_clock_mhz / boost_clock_mhz
-                                                                             : 1.0;
-  }
   // Source of a field (falls back to the file's default source).
   std::string source_of(const std::string& field) const;
 };

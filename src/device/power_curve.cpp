@@ -1,15 +1,14 @@
 #include "device/power_curve.h"
 
-#include <algorithm>
 #include <cmath>
 
 namespace perfcast {
 
 double PowerCurve::at_clock(double f) const { return std::pow(f, clock_exponent); }
 
-double PowerCurve::clock_at_power(double limit_w, double load_w, double ceiling) const {
-  if (limit_w <= 0 || load_w <= 0) return ceiling;
-  return std::min(ceiling, std::pow(limit_w / load_w, 1.0 / clock_exponent));
+double PowerCurve::clock_at_power(double limit_w, double load_w) const {
+  if (limit_w <= 0 || load_w <= limit_w) return 1.0;
+  return std::pow(limit_w / load_w, 1.0 / clock_exponent);
 }
 
 double PowerCurve::charged_activity(Pipe pipe, double activity) const {

@@ -17,9 +17,8 @@ struct PowerCurve {
 
   // Board power at clock factor f (of boost) relative to at boost.
   double at_clock(double f) const;
-  // Clock factor at which a load drawing load_w at boost draws limit_w, at most `ceiling` (1: the rated boost; a
-  // board's DeviceSpec::clock_ceiling where GPU Boost runs past it); the ceiling when it fits or no limit is known.
-  double clock_at_power(double limit_w, double load_w, double ceiling = 1.0) const;
+  // Clock factor at which a load drawing load_w at boost draws limit_w; 1 when it fits (or no limit is known).
+  double clock_at_power(double limit_w, double load_w) const;
   // The activity (busy share of the pipe at boost) the power model charges for `activity` on `pipe`.
   double charged_activity(Pipe pipe, double activity) const;
 };
