@@ -31,22 +31,26 @@ TEST(PowerValidation, EveryRowIsPredictedBetweenIdleAndTheBoardLimit) {
   // --power-limit) and cannot fall below what the board draws waiting. The H200's idle floor is a measurement:
   // nvidia-smi read 78 W at P0 with no process (data/device_sessions/2026-12-04-h200/nvidia-smi.txt).
   int rows = 0;
-  predict_config_file(kPower, [&](RowResult&& res) {
-    ASSERT_TRUE(res.prediction) << "line " << res.row.line << ": " << res.status;
-    ASSERT_TRUE(res.prediction->power) << "line " << res.row.line;
-    const PowerCost& pc = *res.prediction->power;
-    const double tdp = find_gpu(res.row.gpu).tdp_w;
-    EXPECT_GT(pc.avg_power_w, pc.idle_power_w) << "line " << res.row.line;
-    EXPECT_LE(pc.avg_power_w, tdp) << "line " << res.row.line;
-    if (res.row.gpu == "h200-sxm-141gb") EXPECT_GT(pc.avg_power_w, 78.0) << "line " << res.row.line;
-    ++rows;
-  }, true);
+  predict_config_file(
+      kPower,
+      [&](RowResult&& res) {
+        ASSERT_TRUE(res.prediction) << "line " << res.row.line << ": " << res.status;
+        ASSERT_TRUE(res.prediction->power) << "line " << res.row.line;
+        const PowerCost& pc = *res.prediction->power;
+        const double tdp = find_gpu(res.row.gpu).tdp_w;
+        EXPECT_GT(pc.avg_power_w, pc.idle_power_w) << "line " << res.row.line;
+        EXPECT_LE(pc.avg_power_w, tdp) << "line " << res.row.line;
+        if (res.row.gpu == "h200-sxm-141gb") EXPECT_GT(pc.avg_power_w, 78.0) << "line " << res.row.line;
+        ++rows;
+      },
+      true);
   EXPECT_GE(rows, 10);
 }
 
 TEST(PowerValidation, TheMetricIsPredictedByTheAveragePower) {
   std::vector<double> avg;
-  predict_config_file(kPower, [&](RowResult&& res) { avg.push_back(res.prediction->power->avg_power_w); }, true);
+  predict_config_file(
+      kPower, [&](RowResult&& res) { avg.push_back(res.prediction->power->avg_power_w); }, true);
   const ValidationReport rep = validate_file(kPower);
   ASSERT_EQ(rep.rows.size(), avg.size());
   EXPECT_TRUE(rep.unpredicted.empty());
@@ -71,10 +75,11 @@ TEST(PowerValidation, PowerFileStaysWithinItsRatchet) {
 
 TEST(PowerValidation, PowerRowsMakeNoWhatIfPair) {
   // Two rows of one setup at FP32 and AMP would be a precision pair if they measured throughput.
-  const auto path = write_csv("perfcast_power_pairs.csv",
-                              std::string(kHeader) +
-                                  "v100-pcie-32gb,resnet50_v1_5,pytorch,train,fp32,64,1,synthetic,board_power_w,220,t,\n"
-                                  "v100-pcie-32gb,resnet50_v1_5,pytorch,train,amp,64,1,synthetic,board_power_w,230,t,\n");
+  const auto path =
+      write_csv("perfcast_power_pairs.csv",
+                std::string(kHeader) +
+                    "v100-pcie-32gb,resnet50_v1_5,pytorch,train,fp32,64,1,synthetic,board_power_w,220,t,\n"
+                    "v100-pcie-32gb,resnet50_v1_5,pytorch,train,amp,64,1,synthetic,board_power_w,230,t,\n");
   const ValidationReport rep = validate_file(path.string());
   EXPECT_EQ(rep.rows.size(), 2u);
   EXPECT_TRUE(rep.precision_pairs.empty());
@@ -83,9 +88,9 @@ TEST(PowerValidation, PowerRowsMakeNoWhatIfPair) {
 }
 
 TEST(PowerValidation, AnUnknownMetricIsOneLineWithASuggestion) {
-  const auto path = write_csv("perfcast_power_metric.csv",
-                              std::string(kHeader) +
-                                  "v100-pcie-32gb,resnet50_v1_5,pytorch,train,fp32,64,1,synthetic,board_power,220,t,\n");
+  const auto path = write_csv(
+      "perfcast_power_metric.csv",
+      std::string(kHeader) + "v100-pcie-32gb,resnet50_v1_5,pytorch,train,fp32,64,1,synthetic,board_power,220,t,\n");
   try {
     validate_file(path.string());
     ADD_FAILURE() << "an unknown metric was accepted";

@@ -90,9 +90,8 @@ std::string validation_summary_text(const ValidationReport& rep) {
         bins += fmt::format("{}{} new: {:.1f}% of {}", bins.empty() ? "" : "; ", k, 100 * v.coverage, v.with_interval);
       s += "  by setup components no calibration source measured: " + bins + "\n";
     }
-  } else if (o.rows > 0 && std::all_of(rep.rows.begin(), rep.rows.end(), [](const ValidationRow& r) {
-               return is_power_metric(r.result.row.metric);
-             })) {
+  } else if (o.rows > 0 && std::all_of(rep.rows.begin(), rep.rows.end(),
+                                       [](const ValidationRow& r) { return is_power_metric(r.result.row.metric); })) {
     s += "prediction intervals: none (board-power rows: the intervals describe throughput residuals)\n";
   } else if (o.rows > 0) {
     s += "prediction intervals: none of these rows has one (no regime of data/intervals.toml with enough rows: "
@@ -199,9 +198,8 @@ std::string validation_markdown(const ValidationReport& rep) {
   s += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   {
     // The unit of the measured and predicted columns: throughput, or W where every row is a board-power row.
-    const auto power = static_cast<std::size_t>(std::count_if(rep.rows.begin(), rep.rows.end(), [](const ValidationRow& r) {
-      return is_power_metric(r.result.row.metric);
-    }));
+    const auto power = static_cast<std::size_t>(std::count_if(
+        rep.rows.begin(), rep.rows.end(), [](const ValidationRow& r) { return is_power_metric(r.result.row.metric); }));
     const char* unit = power == 0 ? "samples/s" : power == rep.rows.size() ? "W" : "samples/s or W";
     s += fmt::format("| | | | | | | {} | {} | % | | |\n", unit, unit);
   }
