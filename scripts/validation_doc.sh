@@ -19,6 +19,7 @@ $bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
 $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev/null
 $bin validate data/validation/mlperf_inference.csv --markdown "$tmp/mlperf.md" >/dev/null
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
+$bin validate data/validation/power.csv --markdown "$tmp/power.md" >/dev/null
 $bin validate data/validation/measured_h200.csv --markdown "$tmp/measured_h200.md" >/dev/null
 $bin validate data/validation/check_hostbound.csv --markdown "$tmp/hostbound.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
@@ -200,6 +201,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "while the zoo's are v1, and depthwise-heavy networks train 20-45% faster than measured on the RTX 3090."
   echo
   cat "$tmp/timm.md"
+  echo
+  echo "# Board power: power.csv"
+  echo
+  echo "Measured average board power per GPU (metric board_power_w, W) over the steady steps of a stated training job,"
+  echo "against the power model's average power (PowerCost avg_power_w: each kernel's power weighted by its time, idle"
+  echo "power over the gaps; src/analysis/power.cpp, data/power.toml). Sources: this project's NVML recording of PyTorch"
+  echo "ResNet-50 AMP training on the lent H200 (tests/data/monitor, session 19) and the Zeus (NSDI 2023) power trace"
+  echo "(ml-energy/zeus, trace/summary_power_{v100,rtx6000,p100}.csv: torchvision ResNet-50 FP32 ImageNet training, the"
+  echo "epoch's average power at the board's highest listed power limit). Calibration (session 31): no power constant was"
+  echo "changed with it in view. Power rows enter no what-if pair and no interval (those describe throughput residuals)."
+  echo
+  cat "$tmp/power.md"
   echo
   echo "# Measured by perfcast on an H200: measured_h200.csv (calibration)"
   echo

@@ -1353,13 +1353,17 @@ IntervalFit fit_intervals(const std::string& dir, const IntervalSetup& setup) {
       std::erase_if(reports.back().rows, [](const ValidationRow& row) {
         return row.result.prediction->device.kind != DeviceKind::kCpu;
       });
+    // Board-power rows are no throughput residuals: they enter no band, support count or what-if spread.
+    std::erase_if(reports.back().rows,
+                  [](const ValidationRow& row) { return is_power_metric(row.result.row.metric); });
     for (const auto& row : reports.back().rows) samples.push_back(sample_of(row, names.back()));
   }
   // The fresh rows set the margins' floor only: not the bands, the support counts or the what-if spreads.
   std::vector<std::string> fresh_names;
   for (const auto& f : fresh_files) {
     fresh_names.push_back(f.filename().string());
-    for (const auto& row : validate_file(f.string()).rows) fresh.push_back(sample_of(row, fresh_names.back()));
+    for (const auto& row : validate_file(f.string()).rows)
+      if (!is_power_metric(row.result.row.metric)) fresh.push_back(sample_of(row, fresh_names.back()));
   }
   IntervalFit fit = fit_intervals(samples, setup, fresh);
   fit.files = names;

@@ -99,6 +99,13 @@ ErrorStats error_stats(const std::vector<const ValidationRow*>& rows) {
   return s;
 }
 
+void check_metric(const std::string& metric) {
+  static const std::vector<std::string> known = {"samples_per_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu",
+                                                 "board_power_w"};
+  if (metric.empty() || std::find(known.begin(), known.end(), metric) != known.end()) return;
+  throw_unknown("metric", metric, known);
+}
+
 PredictionFacts facts_of(const Prediction& p) {
   PredictionFacts f;
   const auto& q = p.request;
@@ -179,6 +186,18 @@ ValidationReport validate_file(const std::string& path) {
   rep.interval_in_sample = calibrates_interval_width(path);
   // Streamed (issue 14): rows are read and predicted a chunk at a time; each row keeps the facts of its prediction.
   predict_config_file(path, [&](RowResult&& res) {
+    try {
+      check_metric(res.row.metric);
+    } catch (const InputError& e) {
+      throw InputError(path + " line " + std::to_string(res.row.line) + ": " + e.what());
+    }
+    const bool power = is_power_metric(res.row.metric);
+    if (power && res.prediction && !res.prediction->power) {
+      rep.unpredicted_reasons["no board power predicted"] += 1;
+      rep.unpredicted.push_back({std::move(res.row), "no board power predicted (a CPU or a step without kernels)",
+                                 std::nullopt});
+      return;
+    }
     if (res.prediction)
       if (auto m = memory_row(res)) {
         rep.memory_rows.push_back(std::move(*m));
@@ -200,9 +219,11 @@ ValidationReport validate_file(const std::string& path) {
     v.predicted = res.row.metric == "tokens_per_s" && p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
     if (res.row.metric == "tokens_per_s_per_gpu" && p.parallel) v.predicted = p.parallel->tokens_per_s_per_gpu;
     if (res.row.metric == "mfu" && p.parallel) v.predicted = p.parallel->mfu;
+    if (power) v.predicted = p.power->avg_power_w;
     v.ratio = v.predicted / *res.row.measured;
     v.ape = std::fabs(v.ratio - 1.0) * 100.0;
-    if (const auto iv = prediction_interval(p)) {
+    // The interval regimes are fitted to throughput residuals: a power row gets none.
+    if (const auto iv = power ? std::nullopt : prediction_interval(p)) {
       v.inside = *res.row.measured >= v.predicted * iv->low && *res.row.measured <= v.predicted * iv->high;
       v.regime = iv->regime;
       v.support_bin = iv->support_bin;

@@ -51,6 +51,16 @@ struct PredictionFacts {
 
 PredictionFacts facts_of(const Prediction& p);
 
+// The `metric` column of a validation file: what `value` measures and which figure of the prediction is set against
+// it (data/validation/README.md). Empty reads as samples_per_s.
+//   samples_per_s, tokens_per_s, tokens_per_s_per_gpu, mfu: throughput (statistics, what-if pairs, intervals)
+//   board_power_w: the average board power per GPU over the steady steps, against PowerCost::avg_power_w; its rows
+//                  enter the file's error statistics but no what-if pair and no interval (fit or check), which
+//                  describe throughput residuals.
+// Throws InputError naming the nearest known metric for any other name.
+void check_metric(const std::string& metric);
+inline bool is_power_metric(const std::string& metric) { return metric == "board_power_w"; }
+
 // The prediction's step waits on the host: its host issues work more slowly than the GPU runs it (docs/host-model.md).
 inline bool host_bound(const PredictionFacts& p) { return p.step.host_us > p.step.gpu_us; }
 

@@ -95,8 +95,10 @@ void set_spread(WhatIfPair& p) {
   }
 }
 
-// Rows that do not fit have no throughput to compare.
-bool has_throughput(const ValidationRow& v) { return v.result.prediction->memory.fits && v.predicted > 0; }
+// Rows that do not fit have no throughput to compare; a board-power row measures no throughput.
+bool has_throughput(const ValidationRow& v) {
+  return v.result.prediction->memory.fits && v.predicted > 0 && !is_power_metric(v.result.row.metric);
+}
 
 }  // namespace
 

@@ -125,6 +125,9 @@ std::string validation_summary_text(const ValidationReport& rep) {
         bins += fmt::format("{}{} new: {:.1f}% of {}", bins.empty() ? "" : "; ", k, 100 * v.coverage, v.with_interval);
       s += "  by setup components no calibration source measured: " + bins + "\n";
     }
+  } else if (o.rows > 0 && std::all_of(rep.rows.begin(), rep.rows.end(),
+                                       [](const ValidationRow& r) { return is_power_metric(r.result.row.metric); })) {
+    s += "prediction intervals: none (board-power rows: the intervals describe throughput residuals)\n";
   } else if (o.rows > 0) {
     s += "prediction intervals: none of these rows has one (no regime of data/intervals.toml with enough rows: "
          "CPU rows take only device=cpu regimes)\n";
@@ -259,7 +262,13 @@ std::string validation_markdown(const ValidationReport& rep, bool listings) {
   s += std::string(pooled ? "| file:line " : "") +
        "| gpu | model | runtime | mode | precision | batch | measured | predicted | APE | bound | fits |\n";
   s += std::string(pooled ? "|---" : "") + "|---|---|---|---|---|---|---|---|---|---|---|\n";
-  s += std::string(pooled ? "| " : "") + "| | | | | | | samples/s | samples/s | % | | |\n";
+  {
+    // The unit of the measured and predicted columns: throughput, or W where every row is a board-power row.
+    const auto power = static_cast<std::size_t>(std::count_if(
+        rep.rows.begin(), rep.rows.end(), [](const ValidationRow& r) { return is_power_metric(r.result.row.metric); }));
+    const char* unit = power == 0 ? "samples/s" : power == rep.rows.size() ? "W" : "samples/s or W";
+    s += std::string(pooled ? "| " : "") + fmt::format("| | | | | | | {} | {} | % | | |\n", unit, unit);
+  }
   for (const auto& r : rep.rows) {
     const auto& row = r.result.row;
     const auto& p = *r.result.prediction;
@@ -335,6 +344,7 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                      {"precision", r.result.prediction->request.precision},
                      {"data", r.result.prediction->request.data},
                      {"batch", r.result.prediction->request.batch},
+                     {"metric", row.metric.empty() ? std::string("samples_per_s") : row.metric},
                      {"measured", *row.measured},
                      {"predicted", r.predicted},
                      {"ape_pct", r.ape},
