@@ -104,6 +104,24 @@ const toml::table& TomlFields::table(std::string_view key) const {
   fail(key, "is missing or not a table");
 }
 
+std::map<std::string, std::string> TomlFields::sourced_counts(std::span<const std::pair<const char*, double*>> counts,
+                                                              double max) const {
+  for (const auto& [key, field] : counts) {
+    *field = number(key);
+    if (*field < 0 || *field > max) {
+      std::string what = "must be between 0 and ";
+      what += std::to_string(static_cast<long long>(max));
+      fail(key, what);
+    }
+  }
+  std::map<std::string, std::string> sources;
+  for (const auto& [key, value] : table("sources"))
+    if (auto text = value.value<std::string>()) sources[std::string(key.str())] = *text;
+  for (const auto& [key, field] : counts)
+    if (!sources.count(key)) fail("sources", std::string("has no source for ") + key);
+  return sources;
+}
+
 void TomlFields::fail(std::string_view key, std::string_view what) const {
   throw InputError(where_ + ": field '" + std::string(key) + "' " + std::string(what));
 }

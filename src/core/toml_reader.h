@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,10 @@ class TomlFields {
   std::string text(std::string_view key) const;
   std::string text_or(std::string_view key, std::string fallback) const;
   const toml::table& table(std::string_view key) const;
+  // Counts read off a model's code (calls, kernels, module calls ...), each a number from 0 to max, and the file's
+  // [sources] table, which must give a source for every one of them: the sources by key.
+  std::map<std::string, std::string> sourced_counts(std::span<const std::pair<const char*, double*>> counts,
+                                                    double max) const;
   [[noreturn]] void fail(std::string_view key, std::string_view what) const;
   const toml::table& raw() const { return t_; }
 

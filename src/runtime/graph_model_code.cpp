@@ -25,15 +25,7 @@ GraphModelCode load_code(const std::filesystem::path& path) {
       {"sdpa_python_ops_per_layer", &c.sdpa.python_ops},
       {"sdpa_kernels_per_layer", &c.sdpa.kernels},
       {"sdpa_module_calls_per_layer", &c.sdpa.module_calls}};
-  for (const auto& [key, field] : counts) {
-    *field = f.number(key);
-    if (*field < 0 || *field > 1e4) f.fail(key, "must be between 0 and 10000");
-  }
-  TomlFields s(f.table("sources"), where + " [sources]");
-  for (const auto& [key, value] : s.raw())
-    if (auto text = value.value<std::string>()) c.sources[std::string(key.str())] = *text;
-  for (const auto& [key, field] : counts)
-    if (!c.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
+  c.sources = f.sourced_counts(counts, 1e4);
   return c;
 }
 

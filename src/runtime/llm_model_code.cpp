@@ -30,16 +30,8 @@ LlmModelCode load_code(const std::filesystem::path& path) {
       {"syncs_per_token", &c.syncs_per_token},
       {"kv_cache_copies_per_layer", &c.kv_cache_copies_per_layer},
       {"kv_cache_copies_per_extra_group", &c.kv_cache_copies_per_extra_group}};
-  for (const auto& [key, field] : counts) {
-    *field = f.number(key);
-    if (*field < 0 || *field > 1e5) f.fail(key, "must be between 0 and 100000");
-  }
   c.kv_cache_static = f.boolean("kv_cache_static");
-  TomlFields s(f.table("sources"), where + " [sources]");
-  for (const auto& [key, value] : s.raw())
-    if (auto text = value.value<std::string>()) c.sources[std::string(key.str())] = *text;
-  for (const auto& [key, field] : counts)
-    if (!c.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
+  c.sources = f.sourced_counts(counts, 1e5);
   return c;
 }
 
