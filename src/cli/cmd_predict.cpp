@@ -123,6 +123,7 @@ Command predict_command() {
               const PredictRequest request = s->flags.to_request();
               // A training layout's batch is --micro-batch per replica and --global-batch per step; a --batch beside
               // it changed nothing while the title showed it.
+              if (wants_parallel_training(request)) check_parallel_training_model(request);
               if (!s->flags.batch.empty() && wants_parallel_training(request))
                 throw InputError("--batch does not apply to a parallel training layout (--tp --pp --dp --zero ...): "
                                  "--micro-batch gives the sequences per micro-batch per replica, --global-batch those "
