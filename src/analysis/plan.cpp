@@ -75,7 +75,7 @@ void check_deadline_hours(double hours) {
 }
 
 double run_samples(const Prediction& p, const RunSize& size) {
-  if (size.epochs <= 0) throw InputError("--epochs must be positive");
+  check_run_size(size);
   double per_epoch = size.dataset_samples;
   if (per_epoch <= 0) {
     const auto d = default_dataset_samples(p);
@@ -103,16 +103,22 @@ void price_option(PlanOption& o, const InstanceType& inst, int count, double sam
   o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
 }
 
-PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
-  const Prediction& p = s.p;
+// An option's identity: the instance type and count, and the precision and batch its GPUs run.
+PlanOption option_of(const InstanceType& inst, int count, const PredictRequest& run) {
   PlanOption o;
   o.instance = inst.id;
   o.provider = inst.provider;
   o.gpu = inst.gpu;
-  o.precision = p.request.precision;
-  o.batch = p.request.batch;
+  o.precision = run.precision;
+  o.batch = run.batch;
   o.count = count;
   o.gpus_total = inst.gpus * count;
+  return o;
+}
+
+PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  const Prediction& p = s.p;
+  PlanOption o = option_of(inst, count, p.request);
   double step_us = p.step_us;
   if (o.gpus_total > 1) {
     DataParallelOptions dp = req.dp;
@@ -147,14 +153,7 @@ PlanOption evaluate_fleet(PredictRequest q, const InstanceType& inst, int count,
   DataParallelOptions dp = req.dp;
   dp.nics_per_node = inst.network_ports;
   const Prediction f = wants_best_precision(q) ? predict_best_precision(q, dp) : predict_data_parallel(q, dp);
-  PlanOption o;
-  o.instance = inst.id;
-  o.provider = inst.provider;
-  o.gpu = inst.gpu;
-  o.precision = f.request.precision;
-  o.batch = f.request.batch;
-  o.count = count;
-  o.gpus_total = inst.gpus * count;
+  PlanOption o = option_of(inst, count, f.request);
   o.fits = f.memory.fits;
   if (!o.fits) return o;
   if (samples == 0) samples = run_samples(f, req.size);
