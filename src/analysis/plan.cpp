@@ -142,17 +142,20 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
 
 // A model with embedding tables on several GPUs: the whole fleet predicted as `predict --gpus --nodes` places the
 // tables (table-wise shards, all-to-all), not one GPU's prediction scaled. `q` carries the model, GPU, precision and
-// batch (0: --batch max, sized for this fleet's share of the tables). `samples` is filled from this prediction when
-// no earlier option set it.
-PlanOption evaluate_fleet(PredictRequest q, const InstanceType& inst, int count, double& samples,
-                          const PlanRequest& req) {
+// batch (0: --batch max, sized for this fleet's share of the tables).
+Prediction predict_fleet(PredictRequest q, const InstanceType& inst, int count, const PlanRequest& req) {
   q.gpus = inst.gpus;
   q.nodes = count;
   q.interconnect = inst.interconnect;
   q.network = count > 1 ? inst.network : "";
   DataParallelOptions dp = req.dp;
   dp.nics_per_node = inst.network_ports;
-  const Prediction f = wants_best_precision(q) ? predict_best_precision(q, dp) : predict_data_parallel(q, dp);
+  return wants_best_precision(q) ? predict_best_precision(q, dp) : predict_data_parallel(q, dp);
+}
+
+// The option of a fleet's prediction; `samples` is filled from it when no earlier option set it.
+PlanOption fleet_option(const Prediction& f, const InstanceType& inst, int count, double& samples,
+                        const PlanRequest& req) {
   PlanOption o = option_of(inst, count, f.request);
   o.fits = f.memory.fits;
   if (!o.fits) return o;
@@ -167,6 +170,12 @@ PlanOption evaluate_fleet(PredictRequest q, const InstanceType& inst, int count,
   price_option(o, inst, count, samples, req);
   return o;
 }
+
+// A fleet's prediction, or why it cannot run.
+struct Fleet {
+  std::optional<Prediction> p;
+  std::string unsupported;
+};
 
 double rank_cost(const PlanOption& o, bool spot) { return spot && o.spot_usd ? *o.spot_usd : o.usd; }
 
@@ -240,6 +249,31 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     if (!why[i].empty()) reasons[gpu_ids[i]] = std::move(why[i]);
     if (!why_multi[i].empty()) reasons_multi[gpu_ids[i]] = std::move(why_multi[i]);
   }
+  // With tables, every fleet of several GPUs is predicted whole, on every worker thread, before the options are
+  // priced in order below.
+  std::map<std::pair<std::string, int>, Fleet> fleets;  // (instance id, count) -> its prediction
+  if (tables) {
+    std::vector<std::pair<const InstanceType*, int>> jobs;
+    for (const auto& inst : catalog.instances)
+      for (int count = 1; inst.gpus <= req.max_gpus && count * inst.gpus <= req.max_gpus; ++count) {
+        if (count > 1 && inst.network.empty()) break;
+        if (inst.gpus * count > 1) jobs.emplace_back(&inst, count);
+      }
+    std::vector<Fleet> done(jobs.size());
+    parallel_for(jobs.size(), [&](std::size_t i) {
+      const auto& [inst, count] = jobs[i];
+      const std::optional<Single>& single = cache.at(inst->gpu);
+      PredictRequest q = batch_max || !single ? req.base : single->p.request;
+      q.gpu = inst->gpu;
+      try {
+        done[i].p = predict_fleet(q, *inst, count, req);
+      } catch (const UnsupportedError& e) {
+        done[i].unsupported = e.what();
+      }
+    });
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      fleets.emplace(std::make_pair(jobs[i].first->id, jobs[i].second), std::move(done[i]));
+  }
   for (const auto& inst : catalog.instances) {
     if (inst.gpus > req.max_gpus) continue;
     const std::optional<Single>& single = cache[inst.gpu];
@@ -265,18 +299,17 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       const bool several = inst.gpus * count > 1;
       PlanOption o;
       if (tables && several) {
-        PredictRequest q = batch_max || !single ? req.base : single->p.request;
-        q.gpu = inst.gpu;
-        try {
-          o = evaluate_fleet(q, inst, count, res.samples, req);
-        } catch (const UnsupportedError& e) {
-          if (!batch_max) {
-            res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count, e.what()));
-            break;
-          }
+        const Fleet& fleet = fleets.at({inst.id, count});
+        if (fleet.p) {
+          o = fleet_option(*fleet.p, inst, count, res.samples, req);
+        } else if (!batch_max) {
+          res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count,
+                                            fleet.unsupported));
+          break;
+        } else {
           // No batch fits beside this fleet's share of the tables (or no precision runs it).
           o.fits = false;
-          no_fit_reason = e.what();
+          no_fit_reason = fleet.unsupported;
         }
         if (!o.fits) {
           // More instances hold smaller shards of the tables: a larger count may fit where this one does not.
