@@ -142,6 +142,15 @@ TEST_F(CliTest, BatchBesideATrainingLayoutIsAnInputError) {
   EXPECT_EQ(run("predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tp 2 --precision amp-bf16 --micro-batch 2").code, 0);
 }
 
+TEST_F(CliTest, LayoutFlagsOnAModelOutsideTheirFamilyNameTheFamilyFirst) {
+  // The layout flags apply to decoder language models (predict --help, README); resnet50 is a vision model, so the
+  // first error names that, not --micro-batch, whose advice would fail on the same model.
+  const CliResult r = run("predict --model resnet50 --gpus 8 --zero 1 --batch 64");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("decoder language models"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--micro-batch"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
   // op --help: --conv-n is "conv2d batch", --heads "attention heads", --rows "elementwise/softmax/layernorm rows".
   // Given to another op they were ignored; the error names the flag and the op's own flags.

@@ -142,6 +142,9 @@ TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
   EXPECT_EQ(format_usd(12.345), "$12.35");
   EXPECT_EQ(format_usd(1234.5), "$1234");
   EXPECT_EQ(format_usd(1e-300), "$1.0e-300");
+  // Two significant digits of $0.0099999 are $0.010, a cent: printed as cents, not "$0.0100".
+  EXPECT_EQ(format_usd(0.0099999), "$0.01");
+  EXPECT_EQ(format_usd(0.0099), "$0.0099");
 }
 
 TEST_F(PlanCliTest, AdviseSaysWhenMoreGpusMoveEmbeddingTablesOffTheHost) {
@@ -341,6 +344,33 @@ TEST(Plan, EmbeddingTablesOnSeveralGpusArePlacedAsPredictPlacesThem) {
   // One 16 GB V100 per aws-p3.2xlarge: 89.5 GiB of tables need at least six of them, and plan reaches those counts.
   EXPECT_TRUE(std::any_of(res.options.begin(), res.options.end(),
                           [](const PlanOption& o) { return o.instance == "aws-p3.2xlarge" && o.count >= 7; }));
+}
+
+TEST(Plan, BatchMaxSizesEmbeddingTablesAtEachFleetSize) {
+  // dlrm's 89.5 GiB of tables (README) over 8 GPUs are 11.2 GiB each: within an A100-40GB's 40 GB and a 16 GB V100's
+  // 16 GB, so aws-p4d.24xlarge (8 x A100-40GB) and aws-p3.16xlarge (8 x V100 16 GB) must be evaluated at plan's
+  // default --batch max, as they are at a fixed batch. Two 16 GB V100s (44.8 GiB each) cannot hold them: that skip
+  // names the memory fit, not a precision the V100 lacks (best tries amp-bf16 last).
+  PlanRequest r = resnet_plan(10, 1);
+  r.base.model = "dlrm";
+  r.base.precision = "best";
+  r.base.batch = 0;
+  r.size.dataset_samples = 4e9;
+  const PlanResult res = plan(r, default_price_catalog());
+  for (const char* id : {"aws-p4d.24xlarge", "aws-p3.16xlarge"}) {
+    SCOPED_TRACE(id);
+    EXPECT_TRUE(std::any_of(res.options.begin(), res.options.end(),
+                            [&](const PlanOption& o) { return o.instance == id && o.count == 1 && o.gpus_total == 8; }));
+    for (const auto& s : res.skipped) EXPECT_NE(s.rfind(std::string(id) + " ", 0), 0u) << s;
+  }
+  bool two_v100 = false;
+  for (const auto& s : res.skipped) {
+    if (s.rfind("gcp-n1-8-v100 x2", 0) != 0) continue;
+    two_v100 = true;
+    EXPECT_NE(s.find("does not fit"), std::string::npos) << s;
+    EXPECT_EQ(s.find("amp-bf16"), std::string::npos) << s;
+  }
+  EXPECT_TRUE(two_v100);
 }
 
 // ---------------------------------------------------------------- compare

@@ -87,7 +87,9 @@ TEST_F(ValidatePooled, PooledStatisticsAreThoseOfTheUnionOfTheFilesRows) {
   const std::string md = validation_markdown(pool);
   EXPECT_NE(md.find("## Validation: 2 files pooled"), std::string::npos);
   EXPECT_NE(md.find("| file:line | gpu |"), std::string::npos);
-  EXPECT_NE(md.find("| " + paths[1] + ":" + std::to_string(single[1].rows.back().result.row.line) + " |"),
+  // Rows are named by the file's name, as the what-if pairs and `perfcast validate --pairs` name theirs.
+  EXPECT_NE(md.find("| " + std::filesystem::path(paths[1]).filename().string() + ":" +
+                    std::to_string(single[1].rows.back().result.row.line) + " |"),
             std::string::npos);
   EXPECT_NE(validation_summary_text(pool).find("validated " + std::to_string(rows) + " rows of 2 files"),
             std::string::npos);
@@ -112,6 +114,24 @@ TEST_F(ValidatePooled, PrecisionPairsNeverCrossFiles) {
   EXPECT_EQ(pool.overall.rows, 2);
   EXPECT_TRUE(pool.precision_pairs.empty());
   EXPECT_TRUE(pool.precision_target.empty());
+}
+
+// A row that cannot be predicted (a GPU id no catalog holds) keeps its file in a pooled report, and the listing names
+// it by file and line.
+TEST_F(ValidatePooled, UnpredictedRowsKeepTheirFile) {
+  const std::string header =
+      "gpu,model,runtime,mode,precision,batch,seq,n_gpus,data,optimizer_step,metric,value,host,runtime_version,"
+      "conv_algo\n";
+  const auto a = dir_ / "a.csv", b = dir_ / "b.csv";
+  test::write_text(a, header +
+      "gtx-1080-ti,resnet152,pytorch,train,fp32,16,,1,synthetic,no,samples_per_s,77.52,desktop-6c,0.3,autotune\n");
+  test::write_text(b, header +
+      "gtx-1080-ti,resnet152,pytorch,train,fp32,16,,1,synthetic,no,samples_per_s,77.52,desktop-6c,0.3,autotune\n"
+      "no-such-gpu-9000,resnet152,pytorch,train,fp32,16,,1,synthetic,no,samples_per_s,77.52,desktop-6c,0.3,autotune\n");
+  const ValidationReport pool = validate_files({a.string(), b.string()});
+  ASSERT_EQ(pool.unpredicted.size(), 1u);
+  EXPECT_EQ(pool.unpredicted[0].file, 1);
+  EXPECT_NE(validation_markdown(pool).find("- b.csv:3: "), std::string::npos);
 }
 
 // data/interval_setup.toml fresh_calibration_files set the interval width: the pooled summary counts their rows and

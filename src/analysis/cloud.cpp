@@ -131,7 +131,14 @@ std::string format_usd(double usd) {
   if (usd >= 0.01 || usd <= 0) return fmt::format("${:.2f}", usd);
   if (usd < 1e-6) return fmt::format("${:.1e}", usd);
   const int decimals = std::min(8, 1 - static_cast<int>(std::floor(std::log10(usd))));
+  // Two significant digits may round up to a cent ($0.0099999 -> 0.010): then it prints as cents.
+  const double scale = std::pow(10.0, decimals);
+  if (std::round(usd * scale) / scale >= 0.01) return "$0.01";
   return fmt::format("${:.{}f}", usd, decimals);
+}
+
+std::string format_rate(double samples_per_s) {
+  return fmt::format("{:.{}f}", samples_per_s, samples_per_s < 10 ? 1 : 0);
 }
 
 std::optional<double> default_dataset_samples(const Prediction& p) {

@@ -50,6 +50,10 @@ std::string format_hours(double hours);
 // is zero.
 std::string format_usd(double usd);
 
+// Samples (or tokens) per second with no decimal, one below 10/s (a language model's decode runs a few sequences a
+// second), so that no rate prints as 0.
+std::string format_rate(double samples_per_s);
+
 // Samples in one epoch when the user gives none: the request's dataset, or by model family (ImageNet for 2D
 // vision models, CT crops for 3D ones); nullopt for models with no default dataset (sequence models).
 std::optional<double> default_dataset_samples(const Prediction& p);

@@ -14,6 +14,10 @@ namespace perfcast {
 // --micro-batch --global-batch --recompute --offload-optimizer --train-tokens --sequence-parallel).
 bool wants_parallel_training(const PredictRequest& request);
 
+// InputError unless the request's model is a decoder language model, the only family the layout flags apply to
+// (checked first, so that a flag's own advice never points at a layout the model cannot take).
+void check_parallel_training_model(const PredictRequest& request);
+
 // The step, memory per GPU, tokens/s per GPU and MFU of the request's layout over gpus x nodes; InputError for a
 // layout the model or the GPU count cannot take, or a model that is not a decoder language model.
 Prediction predict_llm_training(const PredictRequest& request);

@@ -187,13 +187,17 @@ struct TrainingSetup {
   std::optional<std::pair<double, std::string>> price;  // USD per GPU-hour and the instance it comes from
 };
 
+void require_decoder_llm(const ModelSource& model, const std::string& id) {
+  if (!model.decoder_llm)
+    throw InputError("--tp, --pp, --dp, --zero, --fsdp and the other training-layout flags apply to decoder language "
+                     "models; '" + id + "' (" + model.family + ") is not one (see perfcast models, family llm)");
+}
+
 TrainingSetup resolve_setup(const PredictRequest& request) {
   TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model), {}, std::nullopt, {}, {}, 0, std::nullopt};
   PredictRequest& r = s.r;
   s.arch = architecture_for(s.device);
-  if (!s.model.decoder_llm)
-    throw InputError("--tp, --pp, --dp, --zero, --fsdp and the other training-layout flags apply to decoder language "
-                     "models; '" + r.model + "' (" + s.model.family + ") is not one (see perfcast models, family llm)");
+  require_decoder_llm(s.model, r.model);
   if (r.lora_rank > 0) throw InputError("--lora-rank fine-tunes on one GPU; the training-layout flags apply to full training");
   if (r.seq == 0) r.seq = s.model.default_seq;
   if (r.precision == "fp8") {
@@ -404,6 +408,10 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
 }
 
 }  // namespace
+
+void check_parallel_training_model(const PredictRequest& request) {
+  require_decoder_llm(resolve_model(request.model), request.model);
+}
 
 bool wants_parallel_training(const PredictRequest& r) {
   return r.tensor_parallel != 1 || r.pipeline_parallel != 1 || r.data_parallel != 0 || r.expert_parallel != 1 ||

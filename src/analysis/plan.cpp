@@ -30,7 +30,9 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
       : training ? std::vector<std::string>{"fp32", "tf32", "amp", "amp-bf16"}
                  : std::vector<std::string>{"fp32", "tf32", "fp16", "amp", "int8", "fp8"};
   std::optional<Prediction> best, best_unfit;
-  std::string last_reason;
+  // The reason shown when no candidate runs: the first that is not a precision the GPU lacks (a memory fit, say),
+  // since a later candidate's missing hardware support would hide why the supported ones failed.
+  std::string reason, precision_reason;
   for (const auto& c : candidates) {
     PredictRequest r = request;
     r.precision = c;
@@ -39,13 +41,16 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
       auto& slot = p.memory.fits ? best : best_unfit;
       if (!slot || p.samples_per_s > slot->samples_per_s) slot = std::move(p);
     } catch (const UnsupportedError& e) {
-      last_reason = e.what();
+      const bool lacks_precision = e.reason().id.rfind("precision.", 0) == 0;
+      std::string& slot = lacks_precision ? precision_reason : reason;
+      if (slot.empty()) slot = e.what();
     }
   }
   if (best) return *best;
   if (best_unfit) return *best_unfit;
+  if (reason.empty()) reason = precision_reason;
   throw UnsupportedError("no precision runs " + request.model + " on " + request.gpu +
-                         (last_reason.empty() ? "" : ": " + last_reason));
+                         (reason.empty() ? "" : ": " + reason));
 }
 
 void check_run_size(const RunSize& size) {
@@ -70,7 +75,7 @@ void check_deadline_hours(double hours) {
 }
 
 double run_samples(const Prediction& p, const RunSize& size) {
-  if (size.epochs <= 0) throw InputError("--epochs must be positive");
+  check_run_size(size);
   double per_epoch = size.dataset_samples;
   if (per_epoch <= 0) {
     const auto d = default_dataset_samples(p);
@@ -85,7 +90,6 @@ namespace {
 struct Single {
   Prediction p;
   GradientProfile g;
-  bool tables = false;  // embedding tables: sharded over the GPUs, so one GPU is no replica of a GPU among several
 };
 
 // The costs of one option given its time per step, throughput, power of all GPUs and scaling.
@@ -99,16 +103,22 @@ void price_option(PlanOption& o, const InstanceType& inst, int count, double sam
   o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
 }
 
-PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
-  const Prediction& p = s.p;
+// An option's identity: the instance type and count, and the precision and batch its GPUs run.
+PlanOption option_of(const InstanceType& inst, int count, const PredictRequest& run) {
   PlanOption o;
   o.instance = inst.id;
   o.provider = inst.provider;
   o.gpu = inst.gpu;
-  o.precision = p.request.precision;
-  o.batch = p.request.batch;
+  o.precision = run.precision;
+  o.batch = run.batch;
   o.count = count;
   o.gpus_total = inst.gpus * count;
+  return o;
+}
+
+PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+  const Prediction& p = s.p;
+  PlanOption o = option_of(inst, count, p.request);
   double step_us = p.step_us;
   if (o.gpus_total > 1) {
     DataParallelOptions dp = req.dp;
@@ -131,26 +141,25 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
 }
 
 // A model with embedding tables on several GPUs: the whole fleet predicted as `predict --gpus --nodes` places the
-// tables (table-wise shards, all-to-all), not one GPU's prediction scaled.
-PlanOption evaluate_fleet(const Single& s, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
-  PredictRequest q = s.p.request;
+// tables (table-wise shards, all-to-all), not one GPU's prediction scaled. `q` carries the model, GPU, precision and
+// batch (0: --batch max, sized for this fleet's share of the tables).
+Prediction predict_fleet(PredictRequest q, const InstanceType& inst, int count, const PlanRequest& req) {
   q.gpus = inst.gpus;
   q.nodes = count;
   q.interconnect = inst.interconnect;
   q.network = count > 1 ? inst.network : "";
   DataParallelOptions dp = req.dp;
   dp.nics_per_node = inst.network_ports;
-  const Prediction f = predict_data_parallel(q, dp);
-  PlanOption o;
-  o.instance = inst.id;
-  o.provider = inst.provider;
-  o.gpu = inst.gpu;
-  o.precision = f.request.precision;
-  o.batch = f.request.batch;
-  o.count = count;
-  o.gpus_total = inst.gpus * count;
+  return wants_best_precision(q) ? predict_best_precision(q, dp) : predict_data_parallel(q, dp);
+}
+
+// The option of a fleet's prediction; `samples` is filled from it when no earlier option set it.
+PlanOption fleet_option(const Prediction& f, const InstanceType& inst, int count, double& samples,
+                        const PlanRequest& req) {
+  PlanOption o = option_of(inst, count, f.request);
   o.fits = f.memory.fits;
   if (!o.fits) return o;
+  if (samples == 0) samples = run_samples(f, req.size);
   o.step_ms = f.step_us / 1e3;
   o.samples_per_s = f.samples_per_s;
   if (f.scale) {
@@ -161,6 +170,12 @@ PlanOption evaluate_fleet(const Single& s, const InstanceType& inst, int count, 
   price_option(o, inst, count, samples, req);
   return o;
 }
+
+// A fleet's prediction, or why it cannot run.
+struct Fleet {
+  std::optional<Prediction> p;
+  std::string unsupported;
+};
 
 double rank_cost(const PlanOption& o, bool spot) { return spot && o.spot_usd ? *o.spot_usd : o.usd; }
 
@@ -182,8 +197,13 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       gpu_ids.push_back(inst.gpu);
   // --batch max (plan's default) is sized twice per GPU type: alone, and beside the gradient reduction's buffers
   // (data parallelism over 2 or more GPUs, as `predict --gpus N --batch max` sizes it), so that an option of
-  // several GPUs runs at a batch that fits there instead of being skipped at the one-GPU maximum.
+  // several GPUs runs at a batch that fits there instead of being skipped at the one-GPU maximum. A model with
+  // embedding tables is instead sized at each fleet size, since each GPU's share of the tables shrinks as the fleet
+  // grows (8 A100-40GB hold a 1/8 share of dlrm's 89.5 GiB where 2 cannot hold half).
   const bool batch_max = req.base.batch == 0;
+  const bool tables = resolve_model(req.base.model, ImportOptions{req.base.dims})
+                          .build(ModelOptions{1, req.base.seq})
+                          .table_params() > 0;
   std::vector<std::optional<Single>> singles(gpu_ids.size()), multis(gpu_ids.size());
   std::vector<std::string> why(gpu_ids.size()), why_multi(gpu_ids.size());
   const auto single_at = [](const PredictRequest& r) {
@@ -192,7 +212,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims});
     const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
     GradientProfile g = gradient_profile(p, graph);
-    return Single{std::move(p), std::move(g), graph.table_params() > 0};
+    return Single{std::move(p), std::move(g)};
   };
   parallel_for(gpu_ids.size(), [&](std::size_t i) {
     PredictRequest r = req.base;
@@ -206,7 +226,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     } catch (const UnsupportedError& e) {
       why[i] = e.what();
     }
-    if (!batch_max || !singles[i]) return;
+    if (!batch_max || tables || !singles[i]) return;
     try {
       PredictRequest two = r;
       two.gpus = 2;
@@ -229,14 +249,41 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     if (!why[i].empty()) reasons[gpu_ids[i]] = std::move(why[i]);
     if (!why_multi[i].empty()) reasons_multi[gpu_ids[i]] = std::move(why_multi[i]);
   }
+  // With tables, every fleet of several GPUs is predicted whole, on every worker thread, before the options are
+  // priced in order below.
+  std::map<std::pair<std::string, int>, Fleet> fleets;  // (instance id, count) -> its prediction
+  if (tables) {
+    std::vector<std::pair<const InstanceType*, int>> jobs;
+    for (const auto& inst : catalog.instances)
+      for (int count = 1; inst.gpus <= req.max_gpus && count * inst.gpus <= req.max_gpus; ++count) {
+        if (count > 1 && inst.network.empty()) break;
+        if (inst.gpus * count > 1) jobs.emplace_back(&inst, count);
+      }
+    std::vector<Fleet> done(jobs.size());
+    parallel_for(jobs.size(), [&](std::size_t i) {
+      const auto& [inst, count] = jobs[i];
+      const std::optional<Single>& single = cache.at(inst->gpu);
+      PredictRequest q = batch_max || !single ? req.base : single->p.request;
+      q.gpu = inst->gpu;
+      try {
+        done[i].p = predict_fleet(q, *inst, count, req);
+      } catch (const UnsupportedError& e) {
+        done[i].unsupported = e.what();
+      }
+    });
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      fleets.emplace(std::make_pair(jobs[i].first->id, jobs[i].second), std::move(done[i]));
+  }
   for (const auto& inst : catalog.instances) {
     if (inst.gpus > req.max_gpus) continue;
-    const auto it = cache.find(inst.gpu);
-    if (!it->second) {
+    const std::optional<Single>& single = cache[inst.gpu];
+    // Without tables, a GPU type that cannot run one GPU runs no fleet either; with them, a fleet holds a smaller
+    // share of the tables than one GPU does.
+    if (!single && !tables) {
       res.skipped.push_back(inst.id + ": " + reasons[inst.gpu]);
       continue;
     }
-    if (res.samples == 0) res.samples = run_samples(it->second->p, req.size);
+    if (single && res.samples == 0) res.samples = run_samples(single->p, req.size);
     InstanceScaling sc;
     sc.instance = inst.id;
     sc.gpus_per_instance = inst.gpus;
@@ -245,34 +292,54 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     sc.single_only = inst.network.empty();
     bool paying = true;
     int no_fit_from = 0, no_fit_to = 0;  // counts whose GPUs cannot hold their share of the embedding tables
+    std::int64_t no_fit_batch = 0;       // the batch they were tried at (fixed --batch)
+    std::string no_fit_reason;           // or why no batch fits (--batch max)
     for (int count = 1; count * inst.gpus <= req.max_gpus; ++count) {
       if (count > 1 && inst.network.empty()) break;
       const bool several = inst.gpus * count > 1;
-      const std::optional<Single>& chosen = several && batch_max ? cache_multi[inst.gpu] : it->second;
-      if (!chosen) {
-        res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count,
-                                          reasons_multi[inst.gpu]));
-        break;
-      }
-      const Single& s = *chosen;
       PlanOption o;
-      try {
-        o = s.tables && several ? evaluate_fleet(s, inst, count, res.samples, req)
-                                : evaluate(s, inst, count, res.samples, req);
-      } catch (const UnsupportedError& e) {
-        res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count, e.what()));
-        break;
-      }
-      if (!o.fits && s.tables && several) {
-        // More instances hold smaller shards of the tables: a larger count may fit where this one does not.
-        if (!no_fit_from) no_fit_from = count;
-        no_fit_to = count;
-        continue;
-      }
-      if (!o.fits) {
-        res.skipped.push_back(fmt::format("{} x{}: the gradient reduction's buffers do not fit beside batch {}", inst.id,
-                                          count, s.p.request.batch));
-        break;
+      if (tables && several) {
+        const Fleet& fleet = fleets.at({inst.id, count});
+        if (fleet.p) {
+          o = fleet_option(*fleet.p, inst, count, res.samples, req);
+        } else if (!batch_max) {
+          res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count,
+                                            fleet.unsupported));
+          break;
+        } else {
+          // No batch fits beside this fleet's share of the tables (or no precision runs it).
+          o.fits = false;
+          no_fit_reason = fleet.unsupported;
+        }
+        if (!o.fits) {
+          // More instances hold smaller shards of the tables: a larger count may fit where this one does not.
+          if (!no_fit_from) no_fit_from = count;
+          no_fit_to = count;
+          if (o.batch > 0) no_fit_batch = o.batch;
+          continue;
+        }
+      } else {
+        if (!single) {  // one GPU of a type whose fleets may still hold the tables
+          res.skipped.push_back(inst.id + ": " + reasons[inst.gpu]);
+          continue;
+        }
+        const std::optional<Single>& chosen = several && batch_max ? cache_multi[inst.gpu] : single;
+        if (!chosen) {
+          res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count,
+                                            reasons_multi[inst.gpu]));
+          break;
+        }
+        try {
+          o = evaluate(*chosen, inst, count, res.samples, req);
+        } catch (const UnsupportedError& e) {
+          res.skipped.push_back(fmt::format("{} x{} ({} GPUs): {}", inst.id, count, inst.gpus * count, e.what()));
+          break;
+        }
+        if (!o.fits) {
+          res.skipped.push_back(fmt::format("{} x{}: the gradient reduction's buffers do not fit beside batch {}",
+                                            inst.id, count, chosen->p.request.batch));
+          break;
+        }
       }
       sc.max_count = count;
       sc.efficiency_at_max = o.efficiency;
@@ -285,11 +352,16 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
       }
       res.options.push_back(std::move(o));
     }
-    if (no_fit_from)
-      res.skipped.push_back(fmt::format("{} x{}{} ({} GPUs per instance): each GPU's share of the embedding tables "
-                                        "does not fit beside batch {}",
-                                        inst.id, no_fit_from, no_fit_to > no_fit_from ? fmt::format("-{}", no_fit_to) : "",
-                                        inst.gpus, it->second->p.request.batch));
+    if (no_fit_from) {
+      const std::string counts =
+          fmt::format("{} x{}{} ({} GPUs per instance)", inst.id, no_fit_from,
+                      no_fit_to > no_fit_from ? fmt::format("-{}", no_fit_to) : "", inst.gpus);
+      res.skipped.push_back(
+          no_fit_batch > 0
+              ? fmt::format("{}: each GPU's share of the embedding tables does not fit beside batch {}", counts,
+                            no_fit_batch)
+              : fmt::format("{}: {}", counts, no_fit_reason));
+    }
     // An instance type none of whose counts could run has no scaling to report (its reason is under skipped).
     if (sc.max_count > 0) res.scaling.push_back(sc);
   }

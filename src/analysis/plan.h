@@ -29,7 +29,8 @@ struct RunSize {
 void check_run_size(const RunSize& size);
 void check_deadline_hours(double hours);
 
-// Samples in the whole run: dataset x epochs; InputError when the model has no default dataset and none is given.
+// Samples in the whole run: dataset x epochs; InputError when the model has no default dataset and none is given, or
+// for a size check_run_size refuses.
 double run_samples(const Prediction& p, const RunSize& size);
 
 struct PlanRequest {

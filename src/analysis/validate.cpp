@@ -194,8 +194,8 @@ ValidationReport validate_file(const std::string& path) {
     const bool power = is_power_metric(res.row.metric);
     if (power && res.prediction && !res.prediction->power) {
       rep.unpredicted_reasons["no board power predicted"] += 1;
-      rep.unpredicted.push_back({std::move(res.row), "no board power predicted (a CPU or a step without kernels)",
-                                 std::nullopt});
+      rep.unpredicted.push_back({{std::move(res.row), "no board power predicted (a CPU or a step without kernels)",
+                                  std::nullopt}});
       return;
     }
     if (res.prediction)
@@ -211,7 +211,7 @@ ValidationReport validate_file(const std::string& path) {
       } else {
         rep.unpredicted_reasons["no measured value"] += 1;
       }
-      rep.unpredicted.push_back({std::move(res.row), std::move(res.status), std::nullopt});
+      rep.unpredicted.push_back({{std::move(res.row), std::move(res.status), std::nullopt}});
       return;
     }
     ValidationRow v;
@@ -276,7 +276,10 @@ ValidationReport validate_files(const std::vector<std::string>& paths) {
       r.file = index;
       pool.memory_rows.push_back(std::move(r));
     }
-    for (auto& r : one.unpredicted) pool.unpredicted.push_back(std::move(r));
+    for (auto& r : one.unpredicted) {
+      r.file = index;
+      pool.unpredicted.push_back(std::move(r));
+    }
     for (const auto& [reason, n] : one.unpredicted_reasons) pool.unpredicted_reasons[reason] += n;
     // Pairs are formed within each file (as `perfcast validate --pairs` does), never across two.
     for (auto& p : one.precision_pairs) pool.precision_pairs.push_back(std::move(p));

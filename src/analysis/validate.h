@@ -71,6 +71,11 @@ struct ValidatedResult {
   std::optional<PredictionFacts> prediction;
 };
 
+// A row that could not be predicted (no prediction facts), and the file it came from.
+struct UnpredictedRow : ValidatedResult {
+  int file = 0;  // index into ValidationReport::files (a pooled report)
+};
+
 struct ValidationRow {
   ValidatedResult result;
   int file = 0;  // index into ValidationReport::files: the file it came from (a pooled report)
@@ -116,7 +121,7 @@ struct ValidatedFile {
 struct ValidationReport {
   std::string file;                              // the file; for a pooled report, "N files"
   std::vector<ValidationRow> rows;               // predicted rows with a measurement
-  std::vector<ValidatedResult> unpredicted;      // rows that could not be predicted (no prediction facts)
+  std::vector<UnpredictedRow> unpredicted;       // rows that could not be predicted (no prediction facts)
   ErrorStats overall;
   std::map<std::string, ErrorStats> by_gpu, by_model, by_runtime, by_mode_precision, by_data, by_mode;
   // Rows with an interval by its support bin ("0", "1", ...: setup components no calibration source measured, the

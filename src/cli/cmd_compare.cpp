@@ -98,8 +98,7 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     const double gpus_total = p.scale ? p.scale->gpus_total : 1;
     const std::string best =
         r.best_precision.empty() ? "-"
-        // As many decimals as the samples/s column shows below 10/s (LLM decode runs a fraction of a sequence per second).
-        : fmt::format("{} ({:.{}f}/s)", r.best_precision, r.best_samples_per_s, r.best_samples_per_s < 10 ? 1 : 0);
+        : fmt::format("{} ({}/s)", r.best_precision, format_rate(r.best_samples_per_s));
     if (!p.memory.fits) {
       o += fmt::format("{:<{}} {:>5} {:>9} {}; {}: {}\n", r.gpu, id_width, r.gpus_per_node, p.request.precision,
                        does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);

@@ -44,17 +44,10 @@ std::size_t whole_count(const std::string& text, const char* flag, int least) {
   return v;
 }
 
-std::string money(double usd) { return format_usd(usd); }
-
-// Below 10 samples/s (a language model's decode, a few sequences a second) one decimal, so no rate prints as 0.
-std::string rate(double samples_per_s) {
-  return fmt::format("{:.{}f}", samples_per_s, samples_per_s < 10 ? 1 : 0);
-}
-
 std::string option_line(const PlanOption& o, Lang lang) {
   return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,
-                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), rate(o.samples_per_s), money(o.usd),
-                     o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), money(*o.spot_usd)) : std::string(),
+                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), format_rate(o.samples_per_s), format_usd(o.usd),
+                     o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), format_usd(*o.spot_usd)) : std::string(),
                      o.energy_kwh);
 }
 
@@ -91,7 +84,7 @@ std::string layout_row(const ParallelTrainingCost& c) {
   return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>12}\n", c.layout_text, c.gpus,
                      c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total / 1e9,
                      c.train_tokens > 0 ? format_hours(c.train_hours) : "-",
-                     c.train_usd > 0 ? money(c.train_usd) : "-");
+                     c.train_usd > 0 ? format_usd(c.train_usd) : "-");
 }
 
 // `plan --layouts`: training layouts of a decoder language model for a GPU count, and with --deadline the
@@ -237,11 +230,11 @@ Command plan_command() {
               o += fmt::format(m("plan.title"), b.model, b.runtime, mode_name(b.mode), b.precision,
                                b.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(b.batch), res.samples,
                                req.size.epochs, req.size.epochs == 1 ? "" : "s", format_hours(req.deadline_hours),
-                               req.budget_usd ? fmt::format(m("plan.budget"), money(*req.budget_usd)) : std::string());
+                               req.budget_usd ? fmt::format(m("plan.budget"), format_usd(*req.budget_usd)) : std::string());
               o += fmt::format(m("plan.prices"), catalog.file, catalog.instances.size(), req.max_gpus, res.options.size());
               if (res.meeting.empty()) {
                 o += fmt::format(m("plan.none"), format_hours(req.deadline_hours),
-                                 req.budget_usd ? fmt::format(m("plan.within_budget"), money(*req.budget_usd)) : "");
+                                 req.budget_usd ? fmt::format(m("plan.within_budget"), format_usd(*req.budget_usd)) : "");
                 if (res.fastest) o += std::string(msg("plan.fastest", lang)) + option_line(*res.fastest, lang) + "\n";
                 if (res.cheapest_any) o += std::string(msg("plan.cheapest", lang)) + option_line(*res.cheapest_any, lang) + "\n";
               } else {
@@ -250,21 +243,26 @@ Command plan_command() {
                 o += fmt::format(m("plan.meeting"), res.meeting.size(), res.meeting.size() == 1 ? "" : "s",
                                  res.meeting.size() == 1 ? "s" : "", req.budget_usd ? msg("plan.and_budget", lang) : "",
                                  msg(req.spot ? "plan.spot" : "plan.on_demand", lang));
-                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
+                const std::size_t shown =
+                    top > 0 ? std::min<std::size_t>(list.size(), static_cast<std::size_t>(top)) : list.size();
+                // The batch column as wide as its widest value (a recommendation model's batch runs to millions).
+                std::size_t batch_width = 6;
+                for (std::size_t i = 0; i < shown; ++i)
+                  batch_width = std::max(batch_width, std::to_string(list[i].batch).size());
+                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
                                  msg("plan.col.rank", lang), msg("plan.col.instance", lang), msg("plan.col.count", lang),
                                  msg("plan.col.gpus", lang), msg("plan.col.precision", lang), msg("plan.col.batch", lang),
+                                 batch_width,
                                  msg("plan.col.samples", lang), msg("plan.col.scaling", lang), msg("plan.col.comm", lang),
                                  msg("plan.col.time", lang), msg("plan.col.on_demand", lang), msg("plan.col.spot", lang),
                                  msg("plan.col.energy", lang));
-                const std::size_t shown =
-                    top > 0 ? std::min<std::size_t>(list.size(), static_cast<std::size_t>(top)) : list.size();
                 for (std::size_t i = 0; i < shown; ++i) {
                   const auto& x = list[i];
                   o += fmt::format(
-                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>6} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
-                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, rate(x.samples_per_s), 100 * x.efficiency,
-                      100 * x.comm_share, format_hours(x.hours), money(x.usd),
-                      x.spot_usd ? money(*x.spot_usd) : std::string("-"), x.energy_kwh,
+                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
+                      i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, batch_width, format_rate(x.samples_per_s), 100 * x.efficiency,
+                      100 * x.comm_share, format_hours(x.hours), format_usd(x.usd),
+                      x.spot_usd ? format_usd(*x.spot_usd) : std::string("-"), x.energy_kwh,
                       x.cheapest ? msg("plan.cheapest_mark", lang) : "");
                 }
                 if (shown < res.meeting.size()) o += fmt::format(m("plan.more"), res.meeting.size() - shown);

@@ -42,8 +42,6 @@ Command predict_command() {
               ServingFlags serving;
               const CLI::Option* runtime_option = nullptr;
               std::string configs, out, measured, measured_step;
-              // Flags that --mode serve does not read (a request stream has its own lengths and batch limit).
-              std::vector<std::pair<std::string, const CLI::Option*>> not_for_serving;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, predict_defaults());
@@ -54,17 +52,7 @@ Command predict_command() {
                            "CSV of configurations (columns of published.csv), one prediction per row; exit 1 when a "
                            "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
-            add_measured_flags(app, s->measured, s->measured_step);
-            for (const char* flag :
-                 {"--batch", "--seq", "--seq-mean", "--context", "--lora-rank", "--grad-accum", "--checkpointing",
-                  "--amp-o2", "--embedding-precision", "--optimizer", "--no-optimizer-step", "--fused-optimizer",
-                  "--unfused-optimizer", "--data", "--prefetch", "--dataset", "--host-cores", "--channels-last",
-                  "--cuda-graphs", "--gpu-decode", "--conv-algo", "--harness", "--measured", "--measured-step", "--dp",
-                  "--ep", "--cp", "--vpp", "--zero", "--fsdp", "--micro-batch", "--global-batch", "--recompute",
-                  "--offload-optimizer", "--sequence-parallel", "--no-sequence-parallel", "--overlap-grad-reduce",
-                  "--train-tokens", "--network", "--strategy", "--fp16-grads", "--hierarchical", "--instances",
-                  "--cores", "--numa-pages"})
-              if (const CLI::Option* o = app.get_option_no_throw(flag)) s->not_for_serving.emplace_back(flag, o);
+            add_measured_flags(app, s->measured, s->measured_step, &s->flags.not_for_serving);
             return std::function<int()>([s, &app] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->out.empty() && s->configs.empty())
@@ -123,6 +111,7 @@ Command predict_command() {
               const PredictRequest request = s->flags.to_request();
               // A training layout's batch is --micro-batch per replica and --global-batch per step; a --batch beside
               // it changed nothing while the title showed it.
+              if (wants_parallel_training(request)) check_parallel_training_model(request);
               if (!s->flags.batch.empty() && wants_parallel_training(request))
                 throw InputError("--batch does not apply to a parallel training layout (--tp --pp --dp --zero ...): "
                                  "--micro-batch gives the sequences per micro-batch per replica, --global-batch those "
@@ -135,8 +124,9 @@ Command predict_command() {
               }
               if (request.mode == Mode::kServe) {
                 // Given here they would change nothing while the user reads the report as theirs.
-                for (const auto& [flag, o] : s->not_for_serving) {
+                for (const CLI::Option* o : s->flags.not_for_serving) {
                   if (o->count() == 0) continue;
+                  const std::string flag = o->get_name();
                   const std::string instead =
                       flag == "--batch"     ? "; --max-batch caps the requests running at once"
                       : flag == "--seq"     ? "; --input-len and --output-len give each request's tokens"

@@ -89,6 +89,7 @@ struct RequestFlags {
   const CLI::Option* data_option = nullptr;  // to tell a --data the user gave from the default
   const CLI::Option* host_option = nullptr;
   const CLI::Option* gpu_option = nullptr;  // --gpu, to refuse it beside --device
+  std::vector<const CLI::Option*> not_for_serving;  // flags --mode serve does not read, tagged where declared
   std::string device;  // --device: a GPU or a CPU id (replaces --gpu)
   std::string mode = "train";  // --mode, parsed by to_request (add_request_flags sets the command's default)
   std::string batch;  // "" = defaults.train_batch for train/infer, 1 sequence for prefill/decode
@@ -130,7 +131,9 @@ struct ReportFlags {
 void add_report_flags(CLI::App& app, ReportFlags& flags);
 
 // --measured / --measured-step: the user's own measurement of the configuration (analysis/anchor.h).
-void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step);
+// `not_for_serving`, when given, receives both flags (they anchor one step, not a request stream).
+void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step,
+                        std::vector<const CLI::Option*>* not_for_serving = nullptr);
 
 // --configs predicts each row from its own columns (`columns` says which): any other flag given beside it, except
 // --out and --lang, would change no row, so it is an InputError naming the flag rather than silently ignored.

@@ -153,6 +153,12 @@ PredictRequest RequestFlags::to_request() const {
 
 void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d, bool with_gpu) {
   auto& r = f.request;
+  // The flags --mode serve does not read (a request stream has its own lengths and batch limit), tagged here where
+  // they are declared so that predict's serve mode refuses every one of them, a new one included.
+  const auto step = [&f](CLI::Option* o) {
+    f.not_for_serving.push_back(o);
+    return o;
+  };
   f.defaults = d;
   r.gpu = d.gpu;
   r.model = d.model;
@@ -171,13 +177,14 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
   app.add_option("--precision", f.precision,
                  "fp32 tf32 fp16 bf16 amp amp-bf16 int8 fp8, or a GGUF type (default fp32; fp16 / f16 for prefill, decode, "
                  "generate)");
-  app.add_option("--batch", f.batch,
-                 "samples per GPU per step, or 'max' for the largest that fits (" + d.batch_help + ")");
-  app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated");
-  app.add_option("--seq-mean", f.seq_mean,
-                 "mean real tokens per sequence for a runtime that runs without padding (TensorRT's variable-length "
-                 "BERT plugins): cost follows these tokens, --seq stays the longest");
-  app.add_option("--context", f.context, "decode: tokens already in the KV cache");
+  step(app.add_option("--batch", f.batch,
+                      "samples per GPU per step, or 'max' for the largest that fits (" + d.batch_help + ")"));
+  step(app.add_option("--seq", f.seq, "tokens per sample (sequence models); decode: tokens generated"));
+  step(app.add_option(
+      "--seq-mean", f.seq_mean,
+      "mean real tokens per sequence for a runtime that runs without padding (TensorRT's variable-length "
+      "BERT plugins): cost follows these tokens, --seq stays the longest"));
+  step(app.add_option("--context", f.context, "decode: tokens already in the KV cache"));
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
   app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();
   app.add_option("--runtime-version", r.runtime_version,
@@ -188,99 +195,115 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
       "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0). "
       "TensorRT-LLM: xqa | mmha, its generation-phase kernel for grouped-query models (XQA, on with "
       "TRTLLM_ENABLE_XQA=1 before 0.9; masked MHA, which reads each KV head once per query head)");
-  app.add_option("--conv-algo", r.conv_algo,
-                 "autotune | heuristic: cuDNN convolution algorithms chosen by timing each (torch.backends.cudnn."
-                 "benchmark = True, TF_CUDNN_USE_AUTOTUNE=1) or by cuDNN's heuristic. Default: the runtime's documented "
-                 "default (PyTorch: heuristic; TensorFlow, MXNet, TensorRT: autotune)");
-  app.add_option("--harness", r.harness,
-                 "how the measurement was timed: a benchmark loop from data/harnesses (e.g. paddle-inference-dali) whose "
-                 "per-step host work and synchronisation replace the runtime's. Default: the runtime's own loop");
+  step(app.add_option(
+      "--conv-algo", r.conv_algo,
+      "autotune | heuristic: cuDNN convolution algorithms chosen by timing each (torch.backends.cudnn."
+      "benchmark = True, TF_CUDNN_USE_AUTOTUNE=1) or by cuDNN's heuristic. Default: the runtime's documented "
+      "default (PyTorch: heuristic; TensorFlow, MXNet, TensorRT: autotune)"));
+  step(app.add_option(
+      "--harness", r.harness,
+      "how the measurement was timed: a benchmark loop from data/harnesses (e.g. paddle-inference-dali) whose "
+      "per-step host work and synchronisation replace the runtime's. Default: the runtime's own loop"));
   app.add_option("--llm-code", r.llm_code,
                  "decode/prefill/generate: the eager Python code that runs the model, from data/llm_code (transformers: "
                  "Hugging Face modeling code and model.generate; gpt-fast: its model.py and generate.py) or none (the "
                  "graph's ops alone). Default: the runtime's (PyTorch: transformers)");
-  app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)");
-  app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only");
-  app.add_flag("--fused-optimizer", f.fused_optimizer,
-               "one fused update kernel (apex FusedAdam, torch.optim fused=True); default: the runtime's (PyTorch "
-               "eager makes one pass per operation)");
-  app.add_flag("--unfused-optimizer", f.unfused_optimizer, "one pass over the tensors per operation of the update");
-  app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)");
-  app.add_flag("--amp-o2", r.amp_o2,
-               "with --precision amp / amp-bf16: mixed precision as apex amp O2 (NVIDIA DeepLearningExamples' --fp16): "
-               "the model cast to half with FP32 master weights, no autocast, so softmax runs and is kept in half and "
-               "the gradients are half; default: torch.cuda.amp autocast");
-  app.add_option("--embedding-precision", r.embedding_precision,
-                 "recommendation models: fp32 | fp16 | bf16, the precision of the embedding tables, their looked-up "
-                 "vectors and the feature interaction when it differs from --precision, which then sets the MLPs "
-                 "(NVIDIA's 2020 PyTorch DLRM: --precision amp --embedding-precision fp32). Default: the tables as the "
-                 "model file stores them, vectors and interaction at --precision");
-  app.add_option("--grad-accum", f.grad_accum,
-                 "micro-batches of --batch per weight update (gradient accumulation): the optimizer and, with --gpus, "
-                 "the gradient all-reduce run once per update");
-  app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights");
+  step(
+      app.add_option("--optimizer", f.optimizer, "sgd | adam | adamw | lamb (default: sgd for CNNs, adamw otherwise)"));
+  step(app.add_flag("--no-optimizer-step", f.no_optimizer_step, "time forward+backward only"));
+  step(app.add_flag("--fused-optimizer", f.fused_optimizer,
+                    "one fused update kernel (apex FusedAdam, torch.optim fused=True); default: the runtime's (PyTorch "
+                    "eager makes one pass per operation)"));
+  step(app.add_flag("--unfused-optimizer", f.unfused_optimizer,
+                    "one pass over the tensors per operation of the update"));
+  step(app.add_flag("--checkpointing", r.checkpointing, "activation checkpointing (recompute in backward)"));
+  step(app.add_flag(
+      "--amp-o2", r.amp_o2,
+      "with --precision amp / amp-bf16: mixed precision as apex amp O2 (NVIDIA DeepLearningExamples' --fp16): "
+      "the model cast to half with FP32 master weights, no autocast, so softmax runs and is kept in half and "
+      "the gradients are half; default: torch.cuda.amp autocast"));
+  step(app.add_option(
+      "--embedding-precision", r.embedding_precision,
+      "recommendation models: fp32 | fp16 | bf16, the precision of the embedding tables, their looked-up "
+      "vectors and the feature interaction when it differs from --precision, which then sets the MLPs "
+      "(NVIDIA's 2020 PyTorch DLRM: --precision amp --embedding-precision fp32). Default: the tables as the "
+      "model file stores them, vectors and interaction at --precision"));
+  step(app.add_option(
+      "--grad-accum", f.grad_accum,
+      "micro-batches of --batch per weight update (gradient accumulation): the optimizer and, with --gpus, "
+      "the gradient all-reduce run once per update"));
+  step(app.add_option("--lora-rank", f.lora_rank, "fine-tune LoRA adapters of this rank instead of all weights"));
   app.add_option("--dim", f.dims, "ONNX dynamic dimension, name=value (repeatable)");
-  f.data_option = app.add_option("--data", r.data,
-                                  "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | "
-                                  "real | real-augmented (decoded from files)" +
-                                      (d.scenario ? " (default " + d.data + " for " + d.model + ", " +
-                                                        predict_defaults().data + " for another --model)"
-                                                  : std::string()))
-                      ->capture_default_str();
-  app.add_flag("--prefetch", r.prefetch, "--data host: copy the next batch from pinned memory while the GPU computes");
+  f.data_option =
+      step(app.add_option("--data", r.data,
+                          "synthetic (batch made on the GPU) | host (tensors in host memory, copied every step) | "
+                          "real | real-augmented (decoded from files)" +
+                              (d.scenario ? " (default " + d.data + " for " + d.model + ", " + predict_defaults().data +
+                                                " for another --model)"
+                                          : std::string()))
+               ->capture_default_str());
+  step(app.add_flag("--prefetch", r.prefetch,
+                    "--data host: copy the next batch from pinned memory while the GPU computes"));
   f.host_option = app.add_option("--host", r.host,
                                   d.scenario ? "host CPU profile id (data/hosts; default " + d.host + " for " + d.model +
                                                    ", the data file's default host for another --model)"
                                              : std::string("host CPU profile id (data/hosts; default: the data file's "
                                                            "default host)"))
                       ->capture_default_str();
-  app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline");
-  app.add_option("--instances", f.instances,
-                 "CPU devices, --mode infer: run this many processes of the model side by side, each at --batch on "
-                 "cores / instances cores of one socket (Intel's multi-instance mode: ipexrun --ninstances, "
-                 "torch.backends.xeon.run_cpu); throughput counts them all, latency is one process's (default 1)");
-  app.add_option("--cores", f.cores,
-                 "CPU devices: the physical cores one process runs on, one thread each (OMP_NUM_THREADS, "
-                 "torch.set_num_threads, intra_op_num_threads); packed onto one socket while they fit. A cloud vCPU is "
-                 "one hyper-thread: N vCPUs of an SMT instance are N / 2 cores. With --instances, each process's "
-                 "cores (default: every core, or cores / instances)");
-  app.add_option("--numa-pages", f.numa_pages,
-                 "CPU devices on two sockets: where one process's pages live. first-touch: on the node of the thread "
-                 "that wrote them first, for good (numactl --membind/-m, --localalloc, or kernel.numa_balancing=0); "
-                 "balanced: Linux's automatic NUMA balancing moves each page to the node whose threads read it (a "
-                 "process started without numactl on a kernel with numa_balancing=1, distributions' default) "
-                 "(default first-touch)");
-  app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)");
-  app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)");
-  app.add_flag("--cuda-graphs", r.cuda_graphs, "capture the step in a CUDA graph (removes per-kernel dispatch)");
-  app.add_flag("--gpu-decode", r.gpu_decode, "decode and augment input on the GPU (DALI/nvJPEG)");
+  step(app.add_option("--host-cores", f.host_cores, "CPU cores feeding the input pipeline"));
+  step(
+      app.add_option("--instances", f.instances,
+                     "CPU devices, --mode infer: run this many processes of the model side by side, each at --batch on "
+                     "cores / instances cores of one socket (Intel's multi-instance mode: ipexrun --ninstances, "
+                     "torch.backends.xeon.run_cpu); throughput counts them all, latency is one process's (default 1)"));
+  step(app.add_option(
+      "--cores", f.cores,
+      "CPU devices: the physical cores one process runs on, one thread each (OMP_NUM_THREADS, "
+      "torch.set_num_threads, intra_op_num_threads); packed onto one socket while they fit. A cloud vCPU is "
+      "one hyper-thread: N vCPUs of an SMT instance are N / 2 cores. With --instances, each process's "
+      "cores (default: every core, or cores / instances)"));
+  step(app.add_option(
+      "--numa-pages", f.numa_pages,
+      "CPU devices on two sockets: where one process's pages live. first-touch: on the node of the thread "
+      "that wrote them first, for good (numactl --membind/-m, --localalloc, or kernel.numa_balancing=0); "
+      "balanced: Linux's automatic NUMA balancing moves each page to the node whose threads read it (a "
+      "process started without numactl on a kernel with numa_balancing=1, distributions' default) "
+      "(default first-touch)"));
+  step(app.add_option("--dataset", r.dataset, "dataset profile id (data/datasets)"));
+  step(app.add_flag("--channels-last", r.channels_last, "NHWC memory format (no layout transposes for tensor cores)"));
+  step(app.add_flag("--cuda-graphs", r.cuda_graphs, "capture the step in a CUDA graph (removes per-kernel dispatch)"));
+  step(app.add_flag("--gpu-decode", r.gpu_decode, "decode and augment input on the GPU (DALI/nvJPEG)"));
   app.add_option("--gpus", f.gpus, "GPUs per node (data parallel)")->capture_default_str();
   app.add_option("--nodes", f.nodes, "nodes (data parallel)")->capture_default_str();
   app.add_option("--interconnect", r.interconnect, "pcie3|pcie4|pcie5|nvlink-bridge|nvlink|nvswitch");
-  app.add_option("--network", r.network, "10gbe|25gbe|100gbe|ib-edr|ib-hdr|ib-ndr");
-  app.add_option("--strategy", r.strategy,
-                 "gradient reduction with --gpus/--nodes: ddp, horovod, horovod21 (Horovod 0.21+: 1 ms cycle), replicated, nccl, kvstore, ps, cntk, "
-                 "chainermn (default: the runtime's)");
-  app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them");
-  app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes");
+  step(app.add_option("--network", r.network, "10gbe|25gbe|100gbe|ib-edr|ib-hdr|ib-ndr"));
+  step(app.add_option("--strategy", r.strategy,
+                      "gradient reduction with --gpus/--nodes: ddp, horovod, horovod21 (Horovod 0.21+: 1 ms cycle), "
+                      "replicated, nccl, kvstore, ps, cntk, "
+                      "chainermn (default: the runtime's)"));
+  step(app.add_flag("--fp16-grads", r.fp16_gradients, "compress gradients to fp16 before reducing them"));
+  step(app.add_flag("--hierarchical", r.hierarchical, "hierarchical all-reduce across nodes"));
   app.add_option("--tp", f.tp, "tensor-parallel GPUs per layer (Megatron column/row split; LLM training and --mode serve)");
   app.add_option("--pp", f.pp, "pipeline stages (1F1B in LLM training; consecutive layers per stage in --mode serve)");
-  app.add_option("--dp", f.dp, "data-parallel replicas (default: the GPUs left by tp x pp x cp)");
-  app.add_option("--ep", f.ep, "expert-parallel GPUs (mixture-of-experts models; inside --dp)");
-  app.add_option("--cp", f.cp, "context-parallel GPUs per sequence (ring attention)");
-  app.add_option("--vpp", f.vpp, "model chunks per pipeline stage (interleaved 1F1B; bubble (pp-1)/(m x vpp))");
-  app.add_option("--zero", f.zero, "ZeRO stage 0-3: shard optimizer states (1), gradients (2), parameters (3)");
-  app.add_flag("--fsdp", r.fsdp, "PyTorch FSDP full sharding (ZeRO-3, overlapped, 16-bit gradient reduction)");
-  app.add_option("--micro-batch", f.micro_batch, "sequences per micro-batch per replica (default 1)");
-  app.add_option("--global-batch", f.global_batch,
-                 "sequences per optimizer step over all replicas (default micro-batch x dp x 4 x pp)");
-  app.add_option("--recompute", r.recompute, "activation recomputation: none | selective | full");
-  app.add_flag("--offload-optimizer", r.offload_optimizer, "optimizer states and update on the host CPU (ZeRO-Offload)");
-  app.add_flag("--sequence-parallel", f.sequence_parallel, "Megatron sequence parallelism (default with --tp > 1)");
-  app.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "plain tensor parallelism (all-reduces)");
-  app.add_flag("--overlap-grad-reduce", f.overlap_grad_reduce,
-               "data-parallel reduction overlaps backward (Megatron-Core --overlap-grad-reduce; FSDP always)");
-  app.add_option("--train-tokens", f.train_tokens, "report the time and cost to train this many tokens (1e12, 2e12 ...)");
+  step(app.add_option("--dp", f.dp, "data-parallel replicas (default: the GPUs left by tp x pp x cp)"));
+  step(app.add_option("--ep", f.ep, "expert-parallel GPUs (mixture-of-experts models; inside --dp)"));
+  step(app.add_option("--cp", f.cp, "context-parallel GPUs per sequence (ring attention)"));
+  step(app.add_option("--vpp", f.vpp, "model chunks per pipeline stage (interleaved 1F1B; bubble (pp-1)/(m x vpp))"));
+  step(app.add_option("--zero", f.zero, "ZeRO stage 0-3: shard optimizer states (1), gradients (2), parameters (3)"));
+  step(app.add_flag("--fsdp", r.fsdp, "PyTorch FSDP full sharding (ZeRO-3, overlapped, 16-bit gradient reduction)"));
+  step(app.add_option("--micro-batch", f.micro_batch, "sequences per micro-batch per replica (default 1)"));
+  step(app.add_option("--global-batch", f.global_batch,
+                      "sequences per optimizer step over all replicas (default micro-batch x dp x 4 x pp)"));
+  step(app.add_option("--recompute", r.recompute, "activation recomputation: none | selective | full"));
+  step(app.add_flag("--offload-optimizer", r.offload_optimizer,
+                    "optimizer states and update on the host CPU (ZeRO-Offload)"));
+  step(app.add_flag("--sequence-parallel", f.sequence_parallel,
+                    "Megatron sequence parallelism (default with --tp > 1)"));
+  step(app.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "plain tensor parallelism (all-reduces)"));
+  step(app.add_flag("--overlap-grad-reduce", f.overlap_grad_reduce,
+                    "data-parallel reduction overlaps backward (Megatron-Core --overlap-grad-reduce; FSDP always)"));
+  step(app.add_option("--train-tokens", f.train_tokens,
+                      "report the time and cost to train this many tokens (1e12, 2e12 ...)"));
   app.add_option("--power-limit", f.power_limit,
                  "board power limit in watts (what-if), within the board's range (nvidia-smi -q: Min/Max Power Limit)");
 }
@@ -291,11 +314,15 @@ void add_report_flags(CLI::App& app, ReportFlags& f) {
   app.add_option("--html", f.html, "also write the report as a self-contained HTML page to this file");
 }
 
-void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step) {
-  app.add_option("--measured", measured,
-                 "your measured throughput of this configuration, e.g. 350 or 350/s (samples/s; tokens/s for token "
-                 "models): what-ifs scale from it");
-  app.add_option("--measured-step", measured_step, "your measured step time, e.g. 120ms, 0.12s or 120000us");
+void add_measured_flags(CLI::App& app, std::string& measured, std::string& measured_step,
+                        std::vector<const CLI::Option*>* not_for_serving) {
+  const CLI::Option* m =
+      app.add_option("--measured", measured,
+                     "your measured throughput of this configuration, e.g. 350 or 350/s (samples/s; tokens/s for token "
+                     "models): what-ifs scale from it");
+  const CLI::Option* step =
+      app.add_option("--measured-step", measured_step, "your measured step time, e.g. 120ms, 0.12s or 120000us");
+  if (not_for_serving) not_for_serving->insert(not_for_serving->end(), {m, step});
 }
 
 void refuse_flags_beside_configs(const CLI::App& app, const std::string& columns) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <algorithm>
 
 #include "analysis/intervals.h"
@@ -55,9 +57,11 @@ std::string coverage_text(const WhatIfPairStats& st) {
                                            st.with_spread);
 }
 
-// A pooled report's rows name their file and line; one file's rows are as they always were.
+// A pooled report's rows name their file and line; one file's rows are as they always were. The file by its name
+// alone, as the what-if pairs (and `perfcast validate --pairs`) name theirs.
 std::string file_line(const ValidationReport& rep, int file, int line) {
-  return rep.files.at(static_cast<std::size_t>(file)).path + ":" + std::to_string(line);
+  return std::filesystem::path(rep.files.at(static_cast<std::size_t>(file)).path).filename().string() + ":" +
+         std::to_string(line);
 }
 
 std::string coverage_of(const ErrorStats& s) {
@@ -257,6 +261,10 @@ std::string validation_markdown(const ValidationReport& rep, bool listings) {
   }
   s += fmt::format("\n### Rows not predicted: {}\n\n", rep.unpredicted.size());
   for (const auto& [reason, n] : rep.unpredicted_reasons) s += fmt::format("- {} x {}\n", n, reason);
+  if (pooled && listings && !rep.unpredicted.empty()) {
+    s += "\n";
+    for (const auto& u : rep.unpredicted) s += "- " + file_line(rep, u.file, u.row.line) + ": " + u.status + "\n";
+  }
   if (!listings) return s;
   s += "\n### Every row\n\n";
   s += std::string(pooled ? "| file:line " : "") +
