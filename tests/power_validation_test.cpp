@@ -64,12 +64,14 @@ TEST(PowerValidation, TheMetricIsPredictedByTheAveragePower) {
 }
 
 TEST(PowerValidation, PowerFileStaysWithinItsRatchet) {
-  // data/validation/power.csv at its first run (session 31): median APE 17.5%, mean 16.9% (docs/calibration.md,
-  // 'Board power against measurements'). Lower these as the power model improves, never raise them quietly.
+  // data/validation/power.csv at its first run (session 31): median APE 17.5%, mean 16.9% over 12 rows
+  // (docs/calibration.md, 'Board power against measurements'). Raised in the open by h/power31b, which added 24
+  // rows of batch-1 LLaMA generation from the ML.ENERGY Leaderboard with no model change: 38.7% / 34.2% over 36
+  // rows ('Board power during LLM generation'). Lower these as the power model improves, never raise them quietly.
   const ValidationReport rep = validate_file(kPower);
-  EXPECT_EQ(rep.overall.rows, 12);
-  EXPECT_LT(rep.overall.median_ape, 19.0);
-  EXPECT_LT(rep.overall.mean_ape, 18.5);
+  EXPECT_EQ(rep.overall.rows, 36);
+  EXPECT_LT(rep.overall.median_ape, 40.0);
+  EXPECT_LT(rep.overall.mean_ape, 35.5);
   EXPECT_EQ(rep.overall.with_interval, 0);
 }
 
