@@ -69,6 +69,7 @@ $bin validate data/validation/eval_gpu_s30c.csv --markdown "$tmp/eval_gpu_s30c.m
 $bin validate data/validation/eval_gpu_s31.csv --markdown "$tmp/eval_gpu_s31.md" >/dev/null
 $bin validate data/validation/eval_gpu_s31b.csv --markdown "$tmp/eval_gpu_s31b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s32.csv --markdown "$tmp/eval_gpu_s32.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -729,6 +730,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s31c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s32.csv (frozen)"
+  echo
+  echo "Gathered in session 32 before that session's model changes were merged, from two sources no other data file uses: the"
+  echo "'T4 performance data' sections of Huawei's Ascend model-zoo inference guides (trtexec FP16 engines of torchvision ResNet-101,"
+  echo "ResNet-152 and ResNeXt-50 32x4d on a Tesla T4, TensorRT 7.2.3.4, batch 1-32) and NVIDIA DeepLearningExamples' 2020 'BERT"
+  echo "Inference Using TensorRT' README (TensorRT 7.0 BERT-Base and BERT-Large SQuAD engines on a T4, FP16 and FP32, sequence 128"
+  echo "and 384, batch 1, 8 and 128)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s32.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
