@@ -70,6 +70,7 @@ $bin validate data/validation/eval_gpu_s31.csv --markdown "$tmp/eval_gpu_s31.md"
 $bin validate data/validation/eval_gpu_s31b.csv --markdown "$tmp/eval_gpu_s31b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s32.csv --markdown "$tmp/eval_gpu_s32.md" >/dev/null
+$bin validate data/validation/eval_gpu_s32c.csv --markdown "$tmp/eval_gpu_s32c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -741,6 +742,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s32.md"
+  echo
+  echo "# Evaluation: eval_gpu_s32c.csv (frozen)"
+  echo
+  echo "Gathered in session 32 before that session's model changes were merged, from one source no other data file uses:"
+  echo "the GluonCV model-zoo throughput plot (dmlc/gluon-cv docs/_static/classification_throughputs.html, measured by dlmark):"
+  echo "FP32 inference of 18 Gluon/GluonCV ImageNet CNNs (ResNet-18..152 v1, ResNet-50 v1b, AlexNet, DenseNet-121..201,"
+  echo "MobileNetV2, Inception-v3, SqueezeNet 1.1, VGG-11..19) at batch 64 on one Tesla V100-SXM2-16GB, MXNet hybridized graphs."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s32c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
