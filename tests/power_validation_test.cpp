@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/batch_predict.h"
+#include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "analysis/what_if_pairs.h"
 #include "core/error.h"
@@ -40,7 +41,9 @@ TEST(PowerValidation, EveryRowIsPredictedBetweenIdleAndTheBoardLimit) {
         const double tdp = find_gpu(res.row.gpu).tdp_w;
         EXPECT_GT(pc.avg_power_w, pc.idle_power_w) << "line " << res.row.line;
         EXPECT_LE(pc.avg_power_w, tdp) << "line " << res.row.line;
-        if (res.row.gpu == "h200-sxm-141gb") EXPECT_GT(pc.avg_power_w, 78.0) << "line " << res.row.line;
+        if (res.row.gpu == "h200-sxm-141gb") {
+          EXPECT_GT(pc.avg_power_w, 78.0) << "line " << res.row.line;
+        }
         ++rows;
       },
       true);
@@ -67,12 +70,54 @@ TEST(PowerValidation, PowerFileStaysWithinItsRatchet) {
   // data/validation/power.csv at its first run (session 31): median APE 17.5%, mean 16.9% over 12 rows
   // (docs/calibration.md, 'Board power against measurements'). Raised in the open by h/power31b, which added 24
   // rows of batch-1 LLaMA generation from the ML.ENERGY Leaderboard with no model change: 38.7% / 34.2% over 36
-  // rows ('Board power during LLM generation'). Lower these as the power model improves, never raise them quietly.
+  // rows ('Board power during LLM generation'). Lowered by h/power32, whose waits at P0 with the clocks up
+  // (data/power.toml clocks_up_activity) read 35.4% / 31.6%. Lower these as the power model improves, never raise
+  // them quietly.
   const ValidationReport rep = validate_file(kPower);
   EXPECT_EQ(rep.overall.rows, 36);
-  EXPECT_LT(rep.overall.median_ape, 40.0);
-  EXPECT_LT(rep.overall.mean_ape, 35.5);
+  EXPECT_LT(rep.overall.median_ape, 36.5);
+  EXPECT_LT(rep.overall.mean_ape, 32.5);
   EXPECT_EQ(rep.overall.with_interval, 0);
+}
+
+TEST(PowerValidation, WaitsInsideAStepDrawTheBoardWithItsClocksUp) {
+  // This project's H200 recording (tests/data/monitor/h200-sxm-141gb_resnet50_amp_b128_gpu_nvidia-smi.csv): with no
+  // process the board reads 78.5-78.7 W at 345 MHz; with a CUDA context open and no kernel running (0%
+  // utilization) it keeps its 1980 MHz boost clock and reads 121.2-149.7 W. A batch-1 decode step in eager
+  // PyTorch waits on the host between kernels, and those waits draw the second figure, not the first.
+  PredictRequest r;
+  r.gpu = "h200-sxm-141gb";
+  r.model = "llama-2-7b";
+  r.runtime = "pytorch";
+  r.mode = Mode::kDecode;
+  r.precision = "fp16";
+  r.batch = 1;
+  r.seq = 64;
+  r.context = 256;
+  const Prediction p = predict(r);
+  ASSERT_TRUE(p.power);
+  EXPECT_GE(p.power->idle_power_w, 121.2);
+  EXPECT_LE(p.power->idle_power_w, 149.7);
+  EXPECT_GT(p.power->avg_power_w, p.power->idle_power_w);
+}
+
+TEST(PowerValidation, ValidateAndPredictAgreeOnEveryRow) {
+  // `validate` reads an empty host column as data/defaults.toml's [unstated_in_measurements] host (desktop-6c),
+  // `perfcast predict` without --host takes the current default host (cloud-genoa-16vcpu): the host's speed sets
+  // the eager framework's dispatch time, so the two gave a host-bound row different powers (session 31 saw 119 W
+  // from predict against 104.7 W from validate). A power row states its host and version, so the row's columns
+  // read as a configurations file (predict's defaults) give the figure validate compares.
+  for (const ConfigRow& row : read_config_csv(kPower, true)) {
+    EXPECT_FALSE(row.host.empty()) << "line " << row.line;
+    EXPECT_FALSE(row.runtime_version.empty()) << "line " << row.line;
+  }
+  std::vector<double> as_measured, as_configured;
+  predict_config_file(
+      kPower, [&](RowResult&& res) { as_measured.push_back(res.prediction->power->avg_power_w); }, true);
+  predict_config_file(
+      kPower, [&](RowResult&& res) { as_configured.push_back(res.prediction->power->avg_power_w); }, false);
+  ASSERT_EQ(as_measured.size(), as_configured.size());
+  for (std::size_t i = 0; i < as_measured.size(); ++i) EXPECT_DOUBLE_EQ(as_measured[i], as_configured[i]) << i;
 }
 
 TEST(PowerValidation, PowerRowsMakeNoWhatIfPair) {

@@ -1,5 +1,6 @@
 // Board power and energy of a step: each kernel draws idle power plus what it keeps busy (SM pipes at the
-// sustained clock, DRAM at the bandwidth it moves), capped by the board limit; waits draw idle power.
+// sustained clock, DRAM at the bandwidth it moves), capped by the board limit; waits inside the step draw the
+// board's power with its clocks up and no kernel.
 // Constants: data/power.toml and sm_power_w in data/architectures.toml.
 #include <algorithm>
 #include <cmath>
@@ -25,6 +26,7 @@ struct PowerConstants {
   double memory_kernel_sm_activity = 0;             // architectures without a reading of their own
   std::map<int, double> memory_kernel_sm_activity_by_sm;  // sm version -> measured on a board of it
   double shape_activity_floor = 0;
+  double clocks_up_activity = 0;         // board with clocks at boost and no kernel, share of the dynamic power
   std::map<int, double> idle_fraction;  // sm version -> fraction of rated TDP
   std::map<std::string, double> dram_pj_per_bit;
 };
@@ -52,6 +54,7 @@ PowerConstants load_constants() {
   TomlFields d(top.table("defaults"), path.string() + " [defaults]");
   c.memory_kernel_sm_activity = d.number("memory_kernel_sm_activity");
   c.shape_activity_floor = d.number("shape_activity_floor");
+  c.clocks_up_activity = d.number("clocks_up_activity");
   c.idle_fraction = sm_numbers_of(top.table("idle_fraction"));
   c.dram_pj_per_bit = numbers_of(top.table("dram_pj_per_bit"));
   c.memory_kernel_sm_activity_by_sm = sm_numbers_of(top.table("memory_kernel_sm_activity"));
@@ -116,6 +119,11 @@ void apply_power(Prediction& p) {
     return relative_to_measured ? c * measured_cap : std::min(c, measured_cap);
   };
   const double dynamic_full = std::max(0.0, full - idle);
+  // Inside a running step the board stays at P0 with its clocks up between kernels (GPU Boost drops them only
+  // seconds after the work stops), so a wait draws more than the board at rest: the clock tree and leakage at the
+  // boost voltage. No kernel draws less than that either.
+  const double clocks_up =
+      std::min(idle + dynamic_full * curve.at_clock(board_clock(1.0)) * c.clocks_up_activity, 0.9 * limit);
   const auto pj = c.dram_pj_per_bit.find(p.device.memory_type);
   if (pj == c.dram_pj_per_bit.end()) {
     std::vector<std::string> known;
@@ -130,7 +138,7 @@ void apply_power(Prediction& p) {
   // Each kernel runs at the clock the kernel model gave it (its own load against the limit: a tensor-pipe GEMM
   // on a power-limited board below boost, a memory-bound kernel at boost) and draws power for what it keeps busy,
   // a tensor pipe charged with the architecture's tensor_power_fraction as the clock model charges it.
-  double energy_uj = 0, busy_us = 0, clock_us = 0, peak = idle;
+  double energy_uj = 0, busy_us = 0, clock_us = 0, peak = clocks_up;
   for (const auto& e : p.step.entries) {
     const double t = e.cost.time_us;
     if (t <= 0) continue;
@@ -142,7 +150,7 @@ void apply_power(Prediction& p) {
     const double activity =
         std::max(curve.charged_activity(e.cost.pipe, uc * shape), memory_activity * um);
     const double clock = board_clock(e.cost.clock_factor);
-    const double w = std::min(limit, idle + dynamic_full * curve.at_clock(clock) * activity + dram_w * um);
+    const double w = std::min(limit, std::max(clocks_up, idle + dynamic_full * curve.at_clock(clock) * activity + dram_w * um));
     energy_uj += w * t;
     busy_us += t;
     clock_us += clock * t;
@@ -151,12 +159,12 @@ void apply_power(Prediction& p) {
   // The clock a monitor would average over the busy time (the full-load clock when nothing ran).
   const double f = busy_us > 0 ? clock_us / busy_us : board_clock(km.compute_clock_factor());
   busy_us = std::min(busy_us, p.step_us);
-  energy_uj += idle * (p.step_us - busy_us);
+  energy_uj += clocks_up * (p.step_us - busy_us);
 
   PowerCost pc;
   pc.clock_factor = f;
   pc.limit_w = limit;
-  pc.idle_power_w = idle;
+  pc.idle_power_w = clocks_up;
   pc.peak_power_w = peak;
   pc.energy_per_step_j = energy_uj * 1e-6;
   pc.avg_power_w = energy_uj / p.step_us;
