@@ -273,7 +273,8 @@ TEST(Validation, EvaluationFilesPredictEveryRow) {
       {"eval_gpu_s30c.csv", 26u},
       {"eval_gpu_s31.csv", 34u},
       {"eval_gpu_s31b.csv", 25u},
-      {"eval_gpu_s31c.csv", 14u}};
+      {"eval_gpu_s31c.csv", 14u},
+      {"eval_gpu_s32b.csv", 3u}};
   for (const auto& [file, rows] : files) {
     const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
     EXPECT_EQ(rep.rows.size(), rows) << file;
