@@ -70,6 +70,7 @@ $bin validate data/validation/eval_gpu_s31.csv --markdown "$tmp/eval_gpu_s31.md"
 $bin validate data/validation/eval_gpu_s31b.csv --markdown "$tmp/eval_gpu_s31b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s32.csv --markdown "$tmp/eval_gpu_s32.md" >/dev/null
+$bin validate data/validation/eval_gpu_s32b.csv --markdown "$tmp/eval_gpu_s32b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s32c.csv --markdown "$tmp/eval_gpu_s32c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -742,6 +743,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s32.md"
+  echo
+  echo "# Evaluation: eval_gpu_s32b.csv (frozen)"
+  echo
+  echo "Gathered in session 32 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "TensorRT-LLM issue #329 (benchmark.py's built-in LLaMA-7B with FP8 GEMMs and an FP8 KV cache on an H100 SXM, one static"
+  echo "batch of 64 sequences of 2048 prompt and 128 generated tokens, November 2023) and Lit-GPT's resource tables (its own eager"
+  echo "GPT, Llama 2 7B and 13B in bf16 at batch 1 on an A100-SXM4-40GB, PyTorch 2.1, October 2023)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s32b.md"
   echo
   echo "# Evaluation: eval_gpu_s32c.csv (frozen)"
   echo
