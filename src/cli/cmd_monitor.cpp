@@ -66,14 +66,15 @@ Command monitor_command() {
             struct State {
               RequestFlags flags;
               std::string interval = "1s", duration, csv, replay, compare;
-              long count = 0;
+              long count = 0;  // 0: no --count given
               bool json = false;
               const CLI::Option* compare_option = nullptr;
+              const CLI::Option* count_option = nullptr;
             };
             auto s = std::make_shared<State>();
             app.add_option("--interval", s->interval, "time between samples (500ms, 1s, 2m)")->capture_default_str();
             app.add_option("--duration", s->duration, "stop after this long (default: at Ctrl-C, or the recording's end)");
-            app.add_option("--count", s->count, "stop after this many samples per GPU");
+            s->count_option = app.add_option("--count", s->count, "stop after this many samples per GPU");
             app.add_option("--csv", s->csv, "also write every sample to this CSV file (the session format --replay reads)");
             app.add_flag("--json", s->json, "print the session summary (and comparison) as JSON, no live view");
             app.add_option("--replay", s->replay, "read a session recorded with --csv instead of sampling the GPUs");
@@ -87,7 +88,8 @@ Command monitor_command() {
               MonitorOptions o;
               o.interval_s = parse_seconds(s->interval, "--interval");
               if (!s->duration.empty()) o.duration_s = parse_seconds(s->duration, "--duration");
-              if (s->count < 0) throw InputError("--count must be positive, got " + std::to_string(s->count));
+              // --count 0 would read as "no samples", not "no limit" (the default is no --count at all).
+              if (s->count_option->count() > 0 && s->count <= 0) throw InputError("--count must be positive, got " + std::to_string(s->count));
               o.count = s->count;
               // The prediction first: a bad flag or file is reported before any sampling.
               std::optional<MonitorExpectation> expected;
