@@ -112,10 +112,60 @@ std::string nearest(std::string_view wanted, const std::vector<std::string>& can
   return best_d <= limit ? best : std::string{};
 }
 
+namespace {
+
+// The lower-case words of an id or a product name ("Tesla T4" -> tesla, t4; "xeon-platinum-8380-2s" -> xeon,
+// platinum, 8380, 2s).
+std::vector<std::string> id_words(std::string_view text) {
+  std::vector<std::string> words(1);
+  for (const char ch : text) {
+    if (ch == '-' || ch == '_' || ch == ' ' || ch == '.') {
+      if (!words.back().empty()) words.emplace_back();
+    } else {
+      words.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+// Ids whose words all appear among the typed words, or that hold all the typed words: the product as its maker
+// names it ("tesla-t4" for t4, "epyc-9654-1s" for epyc-9654) or a family without its variant ("a100", "xeon-8380").
+// Those sharing the most words, when there are a few (a family of more is no suggestion).
+std::vector<std::string> same_words(std::string_view wanted, const std::vector<std::string>& candidates) {
+  const auto w = id_words(wanted);
+  if (w.empty()) return {};
+  std::vector<std::string> best;
+  std::size_t best_shared = 0;
+  for (const auto& c : candidates) {
+    const auto cw = id_words(c);
+    std::size_t shared = 0;
+    for (const auto& x : w) shared += std::find(cw.begin(), cw.end(), x) != cw.end() ? 1 : 0;
+    if (shared == 0 || (shared != w.size() && shared != cw.size())) continue;
+    if (shared > best_shared) best.clear();
+    if (shared >= best_shared) {
+      best_shared = shared;
+      best.push_back(c);
+    }
+  }
+  constexpr std::size_t kMostListed = 6;
+  return best.size() <= kMostListed ? best : std::vector<std::string>{};
+}
+
+}  // namespace
+
 void throw_unknown(std::string_view what, std::string_view wanted, const std::vector<std::string>& candidates) {
   std::string msg = "unknown " + std::string(what) + " '" + std::string(wanted) + "'";
+  const bool catalog_id = what == "gpu" || what == "device" || what == "cpu" || what == "model";
+  const std::vector<std::string> family = catalog_id ? same_words(wanted, candidates) : std::vector<std::string>{};
   const std::string guess = nearest(wanted, candidates);
-  if (!guess.empty()) {
+  if (family.size() > 1) {
+    msg += "; did you mean one of";
+    for (std::size_t i = 0; i < family.size(); ++i) msg += (i ? ", '" : " '") + family[i] + "'";
+    msg += "?";
+  } else if (family.size() == 1) {
+    msg += "; did you mean '" + family.front() + "'?";
+  } else if (!guess.empty()) {
     msg += "; did you mean '" + guess + "'?";
   } else if (candidates.size() <= 12) {
     msg += "; expected one of:";
