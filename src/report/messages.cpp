@@ -344,8 +344,12 @@ const std::map<std::string_view, Text>& table() {
       {"plan.skipped", {"\nskipped:\n", "\n已跳过：\n"}},
       {"plan.legend",
        {"\nscaling: throughput / (GPUs x one GPU of the type); comm: share of the step waiting on gradient reduction; "
-        "energy: GPU boards only.\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡。\n"}},
+        "energy: GPU boards only;\nspot: the catalog's spot or interruptible price for the same hours; interruptions are not "
+        "modelled (a reclaimed instance loses the work since its last checkpoint and waits for capacity), so the time "
+        "and the deadline hold for instances that run to the end.\n",
+        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡；\n"
+        "竞价：价格目录中同样时长的竞价（可中断）价格；未对中断建模（被回收的实例会丢失上次检查点之后的工作并等待容量），"
+        "因此时间与期限只对一直运行到结束的实例成立。\n"}},
       {"plan.option",
        {"{} x{} ({} GPU{}, {}): {} at {} samples/s, {} on demand{}, {:.1f} kWh",
         "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
