@@ -235,7 +235,7 @@ TEST_F(MonitorCli, BrokenSessionFilesAreOneLineErrors) {
 
 // A session header edited by hand or by a spreadsheet names the column that differs (monitor --csv writes the 17
 // columns of docs/monitor.md), with the expected name as the suggestion; --count 0 is no count of samples.
-TEST_F(MonitorCli, SessionHeaderErrorsNameTheColumn) {
+TEST_F(MonitorCli, SessionHeaderCountAndCpuCompareErrorsNameTheProblem) {
   const std::string header = session_csv_header();
   const std::string row = "0,0,NVIDIA H200,50,10,1000,143771,300,700,1980,1980,3201,1,1,40,0x0,\n";
   std::string typo = header;
@@ -252,6 +252,12 @@ TEST_F(MonitorCli, SessionHeaderErrorsNameTheColumn) {
   r = run("monitor --replay dropped.csv");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("lacks column 'power_w'"), std::string::npos) << r.err;
+  // A CPU prediction has no GPU busy share or SM clock to compare (monitor --help: "watch this machine's GPUs"),
+  // given as flags or as a saved prediction.
+  r = run("monitor --replay '" + kSession.string() + "' --compare --device xeon-platinum-8380");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("is a CPU"), std::string::npos) << r.err;
   r = run("monitor --replay '" + kSession.string() + "' --count 0");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--count must be positive, got 0"), std::string::npos) << r.err;
