@@ -156,6 +156,10 @@ TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
   EXPECT_EQ(format_usd(12.345), "$12.35");
   EXPECT_EQ(format_usd(1234.5), "$1234");
   EXPECT_EQ(format_usd(1e-300), "$1.0e-300");
+  // A budget of 1e308 dollars echoes as three digits, not 309.
+  EXPECT_EQ(format_usd(1e308), "$1e+308");
+  EXPECT_EQ(format_usd(2.5e9), "$2.5e+09");
+  EXPECT_EQ(format_usd(999999999), "$999999999");
   // Two significant digits of $0.0099999 are $0.010, a cent: printed as cents, not "$0.0100".
   EXPECT_EQ(format_usd(0.0099999), "$0.01");
   EXPECT_EQ(format_usd(0.0099), "$0.0099");

@@ -132,6 +132,9 @@ std::string format_hours(double hours) {
 
 std::string format_usd(double usd) {
   if (!std::isfinite(usd)) return "-";
+  // Past a billion dollars (no training run has cost that) the digits are noise: three significant ones, as
+  // "--budget 1e308" would otherwise echo 309 of them.
+  if (usd >= 1e9) return fmt::format("${:.3g}", usd);
   if (usd >= 1000) return fmt::format("${:.0f}", usd);
   if (usd >= 0.01 || usd <= 0) return fmt::format("${:.2f}", usd);
   if (usd < 1e-6) return fmt::format("${:.1e}", usd);
