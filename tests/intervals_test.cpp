@@ -912,6 +912,24 @@ TEST_F(IntervalsCli, AdviseScalesWhatIfsFromTheMeasurement) {
       ++checked;
     }
   EXPECT_GT(checked, 0);
+  // An instance-hour costs the same at any throughput: dollars per sample x samples per second is the price per
+  // second, so the cost at the measured rate times the measured rate equals the predicted cost times the predicted
+  // rate, for the baseline and for each what-if priced.
+  const double predicted = j["baseline"]["throughput"]["samples_per_s"].get<double>();
+  ASSERT_TRUE(j["anchored_baseline_usd_per_million_samples"].is_number()) << j.dump().substr(0, 300);
+  EXPECT_NEAR(j["anchored_baseline_usd_per_million_samples"].get<double>() * 150.0,
+              j["baseline_usd_per_million_samples"].get<double>() * predicted, 1e-9);
+  int priced = 0;
+  for (const auto& st : j["strategies"])
+    if (st["applicable"].get<bool>() && st["usd_per_million_samples"].is_number()) {
+      EXPECT_NEAR(st["anchored_usd_per_million_samples"].get<double>() * st["anchored"].get<double>(),
+                  st["usd_per_million_samples"].get<double>() * st["samples_per_s"].get<double>(), 1e-6)
+          << st["id"];
+      ++priced;
+    }
+  EXPECT_GT(priced, 0);
+  const test::CliResult text = run("advise --gpu gtx-1080-ti --model resnet50 --batch 32 --measured 150/s");
+  EXPECT_NE(text.out.find("as measured"), std::string::npos) << text.out;
 }
 
 TEST_F(IntervalsCli, MeasurementsPastTheHardwaresPeakAreRefused) {

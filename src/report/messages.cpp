@@ -94,8 +94,12 @@ const std::map<std::string_view, Text>& table() {
         "显存容量把批大小限制在 {}：若能放下两倍批大小会更快"}},
       {"pressure", {"memory in use: {:.0f}% of the card", "显存占用：{:.0f}%"}},
       {"anchored",
-       {"From your measured {:.1f} {}: the top strategies' predicted speedups applied to it (80% interval)",
-        "以您实测的 {:.1f} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间）"}},
+       {"From your measured {:.1f} {}: the top strategies' predicted speedups applied to it (80% interval), and the "
+        "cost per million samples at that rate (the table's cost / (measured / predicted))",
+        "以您实测的 {:.1f} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间），以及按该速率计的每百万样本成本"
+        "（表中成本 /（实测 / 预测））"}},
+      {"anchored_per_million", {" per 1M", " /百万"}},
+      {"anchored_baseline", {"as measured", "实测"}},
       {"legend",
        {"Legend: share = part of the step time; roofline = achieved FLOP/s over the pipe's peak (compute-bound) or "
         "achieved bytes/s over DRAM peak (bandwidth-bound); speedup = predicted throughput over the baseline; "
