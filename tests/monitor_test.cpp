@@ -258,6 +258,11 @@ TEST_F(MonitorCli, SessionHeaderCountAndCpuCompareErrorsNameTheProblem) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
   EXPECT_NE(r.err.find("is a CPU"), std::string::npos) << r.err;
+  // A replay has its recording's sample times: --interval is refused rather than ignored (and written into --csv).
+  r = run("monitor --replay '" + kSession.string() + "' --interval 5s --csv copy.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--interval"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "copy.csv"));
   r = run("monitor --replay '" + kSession.string() + "' --count 0");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--count must be positive, got 0"), std::string::npos) << r.err;
