@@ -94,6 +94,13 @@ TEST_F(CliTest, ProductNamesSuggestTheCatalogIdsTheyName) {
   expect_input_error("predict --device xeon-8380", {"'xeon-platinum-8380'"});
 }
 
+TEST_F(CliTest, AnchorsOnCompareOrPlanNameTheCommandsThatTakeThem) {
+  // README, "Anchor on your own measurement": predict and advise take --measured / --measured-step.
+  expect_input_error("compare --model resnet152 --gpu t4 --measured 120/s", {"--measured", "predict and advise"});
+  expect_input_error("plan --model resnet152 --deadline 96h --measured-step=500ms",
+                     {"--measured-step", "predict and advise"});
+}
+
 TEST_F(CliTest, MistypedFlagsGetTheNearestFlag) {
   // Swapped letters count as one edit: --modle is --model, not --mode.
   expect_input_error("predict --gpu gtx-1080-ti --modle resnet50", {"--modle", "did you mean '--model'"});
