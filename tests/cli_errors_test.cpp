@@ -92,6 +92,8 @@ TEST_F(CliTest, ProductNamesSuggestTheCatalogIdsTheyName) {
                      {"did you mean one of 'a100-pcie-40gb', 'a100-pcie-80gb', 'a100-sxm4-40gb', 'a100-sxm4-80gb'"});
   expect_input_error("compare --device gtx-1080-ti,epyc-9654-1s", {"did you mean 'epyc-9654'"});
   expect_input_error("predict --device xeon-8380", {"'xeon-platinum-8380'"});
+  // A typo in one word is not a shorter sibling's extra word: gtx-1080-tii is the Ti, not the GTX 1080.
+  expect_input_error("predict --gpu gtx-1080-tii", {"did you mean 'gtx-1080-ti'"});
 }
 
 TEST_F(CliTest, AnchorsOnCompareOrPlanNameTheCommandsThatTakeThem) {

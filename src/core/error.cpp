@@ -129,19 +129,27 @@ std::vector<std::string> id_words(std::string_view text) {
   return words;
 }
 
-// Ids whose words all appear among the typed words, or that hold all the typed words: the product as its maker
-// names it ("tesla-t4" for t4, "epyc-9654-1s" for epyc-9654) or a family without its variant ("a100", "xeon-8380").
-// Those sharing the most words, when there are a few (a family of more is no suggestion).
+// Ids that hold all the typed words (a family without its variant: "a100", "xeon-8380"), or whose words are the
+// typed ones less a maker's or brand's word or a one-socket suffix ("tesla-t4" and "nvidia-t4" for t4,
+// "epyc-9654-1s" for epyc-9654; any other extra word may be a typo of a sibling's, as "gtx-1080-tii" is of
+// gtx-1080-ti's, and is left to the edit distance). Those sharing the most words, when there are a few (a family of
+// more is no suggestion).
 std::vector<std::string> same_words(std::string_view wanted, const std::vector<std::string>& candidates) {
   const auto w = id_words(wanted);
   if (w.empty()) return {};
+  static const std::vector<std::string> kBrandWords{"nvidia", "tesla", "geforce", "quadro", "intel", "amd", "1s"};
   std::vector<std::string> best;
   std::size_t best_shared = 0;
   for (const auto& c : candidates) {
     const auto cw = id_words(c);
     std::size_t shared = 0;
-    for (const auto& x : w) shared += std::find(cw.begin(), cw.end(), x) != cw.end() ? 1 : 0;
-    if (shared == 0 || (shared != w.size() && shared != cw.size())) continue;
+    bool extra_only_brand = true;
+    for (const auto& x : w) {
+      const bool in = std::find(cw.begin(), cw.end(), x) != cw.end();
+      shared += in ? 1 : 0;
+      if (!in && std::find(kBrandWords.begin(), kBrandWords.end(), x) == kBrandWords.end()) extra_only_brand = false;
+    }
+    if (shared == 0 || (shared != w.size() && (shared != cw.size() || !extra_only_brand))) continue;
     if (shared > best_shared) best.clear();
     if (shared >= best_shared) {
       best_shared = shared;
