@@ -84,6 +84,25 @@ TEST_F(CliTest, UnknownGpuSuggestsNearestId) {
   expect_input_error("predict --gpu gtx-1080ti", {"gtx-1080ti", "did you mean 'gtx-1080-ti'"});
 }
 
+TEST_F(CliTest, ProductNamesSuggestTheCatalogIdsTheyName) {
+  // NVIDIA sells the T4 as "Tesla T4" (its catalog name), not the P4 one letter away; "A100" is four boards, and a
+  // one-socket EPYC's id has no socket suffix (perfcast cpus).
+  expect_input_error("predict --gpu tesla-t4", {"tesla-t4", "did you mean 't4'"});
+  expect_input_error("predict --gpu a100",
+                     {"did you mean one of 'a100-pcie-40gb', 'a100-pcie-80gb', 'a100-sxm4-40gb', 'a100-sxm4-80gb'"});
+  expect_input_error("compare --device gtx-1080-ti,epyc-9654-1s", {"did you mean 'epyc-9654'"});
+  expect_input_error("predict --device xeon-8380", {"'xeon-platinum-8380'"});
+  // A typo in one word is not a shorter sibling's extra word: gtx-1080-tii is the Ti, not the GTX 1080.
+  expect_input_error("predict --gpu gtx-1080-tii", {"did you mean 'gtx-1080-ti'"});
+}
+
+TEST_F(CliTest, AnchorsOnCompareOrPlanNameTheCommandsThatTakeThem) {
+  // README, "Anchor on your own measurement": predict and advise take --measured / --measured-step.
+  expect_input_error("compare --model resnet152 --gpu t4 --measured 120/s", {"--measured", "predict and advise"});
+  expect_input_error("plan --model resnet152 --deadline 96h --measured-step=500ms",
+                     {"--measured-step", "predict and advise"});
+}
+
 TEST_F(CliTest, MistypedFlagsGetTheNearestFlag) {
   // Swapped letters count as one edit: --modle is --model, not --mode.
   expect_input_error("predict --gpu gtx-1080-ti --modle resnet50", {"--modle", "did you mean '--model'"});

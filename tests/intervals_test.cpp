@@ -912,6 +912,42 @@ TEST_F(IntervalsCli, AdviseScalesWhatIfsFromTheMeasurement) {
       ++checked;
     }
   EXPECT_GT(checked, 0);
+  // An instance-hour costs the same at any throughput: dollars per sample x samples per second is the price per
+  // second, so the cost at the measured rate times the measured rate equals the predicted cost times the predicted
+  // rate, for the baseline and for each what-if priced.
+  const double predicted = j["baseline"]["throughput"]["samples_per_s"].get<double>();
+  ASSERT_TRUE(j["anchored_baseline_usd_per_million_samples"].is_number()) << j.dump().substr(0, 300);
+  EXPECT_NEAR(j["anchored_baseline_usd_per_million_samples"].get<double>() * 150.0,
+              j["baseline_usd_per_million_samples"].get<double>() * predicted, 1e-9);
+  int priced = 0;
+  for (const auto& st : j["strategies"])
+    if (st["applicable"].get<bool>() && st["usd_per_million_samples"].is_number()) {
+      EXPECT_NEAR(st["anchored_usd_per_million_samples"].get<double>() * st["anchored"].get<double>(),
+                  st["usd_per_million_samples"].get<double>() * st["samples_per_s"].get<double>(), 1e-6)
+          << st["id"];
+      ++priced;
+    }
+  EXPECT_GT(priced, 0);
+  const test::CliResult text = run("advise --gpu gtx-1080-ti --model resnet50 --batch 32 --measured 150/s");
+  EXPECT_NE(text.out.find("as measured"), std::string::npos) << text.out;
+}
+
+TEST_F(IntervalsCli, MeasurementsPastTheHardwaresPeakAreRefused) {
+  // ResNet-152 trains at about 3 x 2 x 11.5 G = 69 GFLOP per image (He et al. 2016, table 1); a Tesla T4's fastest
+  // unit is its 130 INT8 TOPS tensor pipe (NVIDIA T4 datasheet). 120 us per 64-image step is 533,000 images/s,
+  // 37 PFLOP/s: no T4 computes that, even with Winograd's at most 4x saving, so it is a unit mistake.
+  for (const std::string flag : {"--measured-step 120us", "--measured 1e308/s", "--measured 100000/s"}) {
+    const test::CliResult r = run("predict --gpu t4 --model resnet152 --batch 64 --precision amp " + flag);
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_EQ(r.out, "") << flag;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find("more than this hardware can compute"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("130 TFLOPS"), std::string::npos) << r.err;
+  }
+  // 350 images/s is 24 TFLOP/s, inside the T4's 65 FP16 TFLOPS: a measurement, however far from the prediction.
+  EXPECT_EQ(run("predict --gpu t4 --model resnet152 --batch 64 --precision amp --measured 350/s").code, 0);
+  // Eight GPUs measure eight GPUs' worth: 2,000 images/s on 8 T4s (250 each) stands.
+  EXPECT_EQ(run("advise --gpu t4 --gpus 8 --model resnet152 --batch 64 --precision amp --measured 2000/s").code, 0);
 }
 
 // A validation folder of three small calibration files and `extra` (a calibration file's copy named eval_extra.csv,

@@ -233,6 +233,41 @@ TEST_F(MonitorCli, BrokenSessionFilesAreOneLineErrors) {
   EXPECT_EQ(run("monitor --replay '" + kSession.string() + "' --duration soon").code, 2);
 }
 
+// A session header edited by hand or by a spreadsheet names the column that differs (monitor --csv writes the 17
+// columns of docs/monitor.md), with the expected name as the suggestion; --count 0 is no count of samples.
+TEST_F(MonitorCli, SessionHeaderCountAndCpuCompareErrorsNameTheProblem) {
+  const std::string header = session_csv_header();
+  const std::string row = "0,0,NVIDIA H200,50,10,1000,143771,300,700,1980,1980,3201,1,1,40,0x0,\n";
+  std::string typo = header;
+  typo.replace(typo.find("util_gpu_pct"), 12, "util_gpu_pc");
+  test::write_text(dir_ / "typo.csv", typo + row);
+  auto r = run("monitor --replay typo.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("'util_gpu_pc'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'util_gpu_pct'"), std::string::npos) << r.err;
+  std::string dropped = header;
+  dropped.erase(dropped.find("power_w,"), 8);
+  test::write_text(dir_ / "dropped.csv", dropped + row);
+  r = run("monitor --replay dropped.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("lacks column 'power_w'"), std::string::npos) << r.err;
+  // A CPU prediction has no GPU busy share or SM clock to compare (monitor --help: "watch this machine's GPUs"),
+  // given as flags or as a saved prediction.
+  r = run("monitor --replay '" + kSession.string() + "' --compare --device xeon-platinum-8380");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("is a CPU"), std::string::npos) << r.err;
+  // A replay has its recording's sample times: --interval is refused rather than ignored (and written into --csv).
+  r = run("monitor --replay '" + kSession.string() + "' --interval 5s --csv copy.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--interval"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "copy.csv"));
+  r = run("monitor --replay '" + kSession.string() + "' --count 0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--count must be positive, got 0"), std::string::npos) << r.err;
+}
+
 // On a machine without the NVIDIA driver (this one) monitor says so in one line and exits 2.
 TEST_F(MonitorCli, NoDriverIsOneLineAndExitTwo) {
   if (void* h = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {

@@ -111,9 +111,23 @@ TEST(Durations, DeadlinesParseWithUnits) {
   EXPECT_DOUBLE_EQ(parse_duration_hours("90m"), 1.5);
   EXPECT_DOUBLE_EQ(parse_duration_hours("2d"), 48);
   EXPECT_DOUBLE_EQ(parse_duration_hours("3600s"), 1);
-  EXPECT_DOUBLE_EQ(parse_duration_hours("1.5"), 1.5);
   EXPECT_DOUBLE_EQ(parse_duration_hours("1w"), 168);
   for (const char* bad : {"", "0h", "-3h", "soon", "24x", "h"}) EXPECT_THROW(parse_duration_hours(bad), InputError) << bad;
+}
+
+TEST(Durations, ADeadlineWithoutAUnitIsRefusedNamingTheUnits) {
+  // --help gives every example with a unit (24h, 90m, 2d, 3600s), and monitor's bare --interval is seconds: a bare
+  // "90" is no deadline to guess at.
+  try {
+    parse_duration_hours("90");
+    FAIL() << "a bare number was taken as a deadline";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--deadline '90' has no unit"), std::string::npos) << what;
+    EXPECT_NE(what.find("90h"), std::string::npos) << what;
+    EXPECT_NE(what.find("90s"), std::string::npos) << what;
+  }
+  EXPECT_THROW(parse_duration_hours("1.5"), InputError);
 }
 
 TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
@@ -142,6 +156,10 @@ TEST(Durations, CostsBelowACentKeepTwoSignificantDigits) {
   EXPECT_EQ(format_usd(12.345), "$12.35");
   EXPECT_EQ(format_usd(1234.5), "$1234");
   EXPECT_EQ(format_usd(1e-300), "$1.0e-300");
+  // A budget of 1e308 dollars echoes as three digits, not 309.
+  EXPECT_EQ(format_usd(1e308), "$1e+308");
+  EXPECT_EQ(format_usd(2.5e9), "$2.5e+09");
+  EXPECT_EQ(format_usd(999999999), "$999999999");
   // Two significant digits of $0.0099999 are $0.010, a cent: printed as cents, not "$0.0100".
   EXPECT_EQ(format_usd(0.0099999), "$0.01");
   EXPECT_EQ(format_usd(0.0099), "$0.0099");
@@ -443,6 +461,19 @@ TEST_F(PlanCliTest, PlanAndCompareCommands) {
   const CliResult json = run("plan --model resnet50 --deadline 24h --json");
   EXPECT_EQ(json.code, 0) << json.err;
   EXPECT_NE(json.out.find("\"meeting\""), std::string::npos);
+}
+
+// A spot instance can be reclaimed by the provider mid-run (AWS: "Spot Instance interruptions", with a two-minute
+// notice; GCP preemptible VMs stop within 24 hours); plan prices the same hours at the spot rate, so it says that
+// its times hold for instances that run to the end. A deadline without a unit is refused with the units.
+TEST_F(PlanCliTest, SpotPricesSayInterruptionsAreNotModelled) {
+  const CliResult spot = run("plan --model resnet152 --precision amp --deadline 96h --epochs 90 --spot");
+  EXPECT_EQ(spot.code, 0) << spot.err;
+  EXPECT_NE(spot.out.find("interruptions are not modelled"), std::string::npos) << spot.out;
+  const CliResult bare = run("plan --model resnet152 --deadline 90 --epochs 90");
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_EQ(test::lines_of(bare.err).size(), 1u) << bare.err;
+  EXPECT_NE(bare.err.find("has no unit"), std::string::npos) << bare.err;
 }
 
 TEST_F(PlanCliTest, CompareNeverPrintsAThroughputAsZero) {

@@ -1,5 +1,8 @@
 #include "analysis/anchor.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
@@ -34,6 +37,39 @@ double number_with_unit(const std::string& flag, const std::string& text,
   return v * scale;
 }
 
+// The most arithmetic the devices of `p` could do per second, in FLOP/s: the fastest pipe any precision has (GPU) or
+// the fastest unit (CPU: FMA, AVX512_BF16/AMX, VNNI), at the datasheet clock, over every GPU of every node.
+double fastest_peak_flops(const Prediction& p) {
+  double tflops = 0;
+  if (p.device.cpu) {
+    for (const char* precision : {"fp32", "bf16", "int8"}) tflops = std::max(tflops, p.device.cpu->peak_tflops(precision));
+  } else {
+    for (const double v : p.device.peak_tflops) tflops = std::max(tflops, v);
+  }
+  return tflops * 1e12 * std::max(1, p.request.gpus) * std::max(1, p.request.nodes);
+}
+
+// A measurement no hardware of this kind could make is a unit or count mistake (images per minute, tokens for
+// samples, all nodes' throughput on one GPU's request): refuse it rather than scale what-ifs from it. The bound is
+// generous: 4x the fastest pipe's peak, since Winograd's F(4x4,3x3) convolution does the work of 4 multiplies with
+// one (Lavin & Gray 2016, "Fast Algorithms for Convolutional Neural Networks", table 1), and the datasheet clock
+// may be exceeded by GPU Boost by far less than that.
+void check_physically_possible(const Prediction& p, const Anchor& a) {
+  if (!(a.predicted > 0) || !(p.flops_per_sample > 0) || !(p.samples_per_s > 0)) return;
+  const double peak = fastest_peak_flops(p);
+  if (!(peak > 0)) return;
+  const double implied = a.factor() * p.samples_per_s * p.flops_per_sample;
+  constexpr double kWinogradMostSaving = 4.0;
+  if (implied <= kWinogradMostSaving * peak) return;
+  const int devices = std::max(1, p.request.gpus) * std::max(1, p.request.nodes);
+  throw InputError(fmt::format(
+      "{} is more than this hardware can compute: at {:.3g} GFLOP per sample it implies {} TFLOP/s, over 4x "
+      "the {:.3g} TFLOPS peak of {}{}'s fastest unit; check the unit ({}), the batch and {}",
+      a.given, p.flops_per_sample / 1e9, std::isfinite(implied) ? fmt::format("{:.3g}", implied / 1e12) : "over 1e300", peak / 1e12, devices > 1 ? fmt::format("{} x ", devices) : "",
+      p.device.id, a.unit == "tokens_per_s" ? "tokens/s" : "samples/s, not per minute",
+      p.device.cpu ? "--cores" : "--gpus / --nodes"));
+}
+
 }  // namespace
 
 std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measured, const std::string& measured_step) {
@@ -57,6 +93,7 @@ std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measur
       throw InputError("--measured-step needs a configuration the model can time; use --measured with a throughput");
     a.measured = per_step / step_s;
   }
+  check_physically_possible(p, a);
   return a;
 }
 

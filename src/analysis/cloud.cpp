@@ -99,7 +99,12 @@ double parse_duration_hours(const std::string& text, const std::string& flag) {
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   const std::string unit(ptr, static_cast<const char*>(s.data() + s.size()));
   double scale = -1;
-  if (unit.empty() || unit == "h" || unit == "hr" || unit == "hrs" || unit == "hours" || unit == "hour") scale = 1;
+  // A bare number names no unit, and monitor's --interval reads one as seconds: "90" is refused with the units
+  // rather than guessed.
+  if (ec == std::errc() && ptr != s.data() && unit.empty() && v > 0 && std::isfinite(v))
+    throw InputError(flag + " '" + text + "' has no unit: write it as " + std::string(s) + "h, " + std::string(s) +
+                     "d, " + std::string(s) + "m or " + std::string(s) + "s");
+  if (unit == "h" || unit == "hr" || unit == "hrs" || unit == "hours" || unit == "hour") scale = 1;
   else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minutes") scale = 1.0 / 60;
   else if (unit == "s" || unit == "sec" || unit == "seconds") scale = 1.0 / 3600;
   else if (unit == "d" || unit == "day" || unit == "days") scale = 24;
@@ -127,6 +132,9 @@ std::string format_hours(double hours) {
 
 std::string format_usd(double usd) {
   if (!std::isfinite(usd)) return "-";
+  // Past a billion dollars (no training run has cost that) the digits are noise: three significant ones, as
+  // "--budget 1e308" would otherwise echo 309 of them.
+  if (usd >= 1e9) return fmt::format("${:.3g}", usd);
   if (usd >= 1000) return fmt::format("${:.0f}", usd);
   if (usd >= 0.01 || usd <= 0) return fmt::format("${:.2f}", usd);
   if (usd < 1e-6) return fmt::format("${:.1e}", usd);

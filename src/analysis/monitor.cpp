@@ -218,6 +218,11 @@ MonitorSession run_monitor(GpuSampler& sampler, const MonitorOptions& options, c
 }
 
 MonitorExpectation expectation_from(const Prediction& p) {
+  // NVML samples GPUs: a CPU prediction has no busy share, board power or SM clock to set beside them (a saved
+  // CPU prediction is refused by find_gpu in expectation_from_json with the same words).
+  if (p.device.kind == DeviceKind::kCpu)
+    throw InputError("'" + p.device.id +
+                     "' is a CPU (perfcast cpus): monitor samples GPUs, so --compare needs a GPU id (--gpu)");
   if (!p.memory.fits)
     throw InputError(fmt::format("the prediction does not fit {} ({:.1f} GiB of {:.1f}): the job would fail with "
                                  "out-of-memory, so there is nothing to compare",

@@ -66,17 +66,20 @@ Command monitor_command() {
             struct State {
               RequestFlags flags;
               std::string interval = "1s", duration, csv, replay, compare;
-              long count = 0;
+              long count = 0;  // 0: no --count given
               bool json = false;
               const CLI::Option* compare_option = nullptr;
+              const CLI::Option* count_option = nullptr;
+              const CLI::Option* interval_option = nullptr;
             };
             auto s = std::make_shared<State>();
             app.add_option("--interval", s->interval, "time between samples (500ms, 1s, 2m)")->capture_default_str();
             app.add_option("--duration", s->duration, "stop after this long (default: at Ctrl-C, or the recording's end)");
-            app.add_option("--count", s->count, "stop after this many samples per GPU");
+            s->count_option = app.add_option("--count", s->count, "stop after this many samples per GPU");
             app.add_option("--csv", s->csv, "also write every sample to this CSV file (the session format --replay reads)");
             app.add_flag("--json", s->json, "print the session summary (and comparison) as JSON, no live view");
             app.add_option("--replay", s->replay, "read a session recorded with --csv instead of sampling the GPUs");
+            s->interval_option = app.get_option("--interval");
             s->compare_option =
                 app.add_option("--compare", s->compare,
                                "compare with perfcast's prediction for the same job: the prediction flags below "
@@ -86,8 +89,14 @@ Command monitor_command() {
             return std::function<int()>([s] {
               MonitorOptions o;
               o.interval_s = parse_seconds(s->interval, "--interval");
+              // A replay keeps its recording's sample times: an interval would change nothing, and --csv would
+              // label the copy with it.
+              if (!s->replay.empty() && s->interval_option->count() > 0)
+                throw InputError("--interval sets how often the GPUs are sampled; --replay keeps the recording's own "
+                                 "sample times (use --duration or --count to replay part of it)");
               if (!s->duration.empty()) o.duration_s = parse_seconds(s->duration, "--duration");
-              if (s->count < 0) throw InputError("--count must be positive, got " + std::to_string(s->count));
+              // --count 0 would read as "no samples", not "no limit" (the default is no --count at all).
+              if (s->count_option->count() > 0 && s->count <= 0) throw InputError("--count must be positive, got " + std::to_string(s->count));
               o.count = s->count;
               // The prediction first: a bad flag or file is reported before any sampling.
               std::optional<MonitorExpectation> expected;
@@ -105,7 +114,9 @@ Command monitor_command() {
               std::optional<OutputFileWriter> csv;
               if (!s->csv.empty()) {
                 csv.emplace(s->csv);
-                csv->write(fmt::format("# perfcast monitor session: {}, interval {} s\n", sampler->source(), o.interval_s));
+                csv->write(sampler->live()
+                               ? fmt::format("# perfcast monitor session: {}, interval {} s\n", sampler->source(), o.interval_s)
+                               : fmt::format("# perfcast monitor session: {}, its sample times\n", sampler->source()));
                 csv->write(session_csv_header());
               }
               const bool live_view = sampler->live() && !s->json;

@@ -84,7 +84,15 @@ int run_command_line(const std::vector<std::string>& words) {
           if (word == "--" + name || word.rfind("--" + name + "=", 0) == 0) known = true;
         }
       }
-      if (!known) throw_unknown("flag of 'perfcast " + sub->get_name() + "':", word.substr(0, word.find('=')), flags);
+      const std::string flag = word.substr(0, word.find('='));
+      // An anchor is not a typo on compare or plan: say which commands take it (README, "Anchor on your own
+      // measurement") rather than suggest the nearest flag.
+      if (!known && (flag == "--measured" || flag == "--measured-step") &&
+          (sub->get_name() == "compare" || sub->get_name() == "plan"))
+        throw InputError(flag + " anchors one configuration on predict and advise; perfcast " + sub->get_name() +
+                         " ranks predictions of several, so take your measured one's what-ifs (more GPUs, another "
+                         "GPU) from `perfcast advise ... " + flag + " ...`");
+      if (!known) throw_unknown("flag of 'perfcast " + sub->get_name() + "':", flag, flags);
     }
     throw InputError(e.what());
   } catch (const CLI::ParseError& e) {

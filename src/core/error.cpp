@@ -112,10 +112,68 @@ std::string nearest(std::string_view wanted, const std::vector<std::string>& can
   return best_d <= limit ? best : std::string{};
 }
 
+namespace {
+
+// The lower-case words of an id or a product name ("Tesla T4" -> tesla, t4; "xeon-platinum-8380-2s" -> xeon,
+// platinum, 8380, 2s).
+std::vector<std::string> id_words(std::string_view text) {
+  std::vector<std::string> words(1);
+  for (const char ch : text) {
+    if (ch == '-' || ch == '_' || ch == ' ' || ch == '.') {
+      if (!words.back().empty()) words.emplace_back();
+    } else {
+      words.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+// Ids that hold all the typed words (a family without its variant: "a100", "xeon-8380"), or whose words are the
+// typed ones less a maker's or brand's word or a one-socket suffix ("tesla-t4" and "nvidia-t4" for t4,
+// "epyc-9654-1s" for epyc-9654; any other extra word may be a typo of a sibling's, as "gtx-1080-tii" is of
+// gtx-1080-ti's, and is left to the edit distance). Those sharing the most words, when there are a few (a family of
+// more is no suggestion).
+std::vector<std::string> same_words(std::string_view wanted, const std::vector<std::string>& candidates) {
+  const auto w = id_words(wanted);
+  if (w.empty()) return {};
+  static const std::vector<std::string> kBrandWords{"nvidia", "tesla", "geforce", "quadro", "intel", "amd", "1s"};
+  std::vector<std::string> best;
+  std::size_t best_shared = 0;
+  for (const auto& c : candidates) {
+    const auto cw = id_words(c);
+    std::size_t shared = 0;
+    bool extra_only_brand = true;
+    for (const auto& x : w) {
+      const bool in = std::find(cw.begin(), cw.end(), x) != cw.end();
+      shared += in ? 1 : 0;
+      if (!in && std::find(kBrandWords.begin(), kBrandWords.end(), x) == kBrandWords.end()) extra_only_brand = false;
+    }
+    if (shared == 0 || (shared != w.size() && (shared != cw.size() || !extra_only_brand))) continue;
+    if (shared > best_shared) best.clear();
+    if (shared >= best_shared) {
+      best_shared = shared;
+      best.push_back(c);
+    }
+  }
+  constexpr std::size_t kMostListed = 6;
+  return best.size() <= kMostListed ? best : std::vector<std::string>{};
+}
+
+}  // namespace
+
 void throw_unknown(std::string_view what, std::string_view wanted, const std::vector<std::string>& candidates) {
   std::string msg = "unknown " + std::string(what) + " '" + std::string(wanted) + "'";
+  const bool catalog_id = what == "gpu" || what == "device" || what == "cpu" || what == "model";
+  const std::vector<std::string> family = catalog_id ? same_words(wanted, candidates) : std::vector<std::string>{};
   const std::string guess = nearest(wanted, candidates);
-  if (!guess.empty()) {
+  if (family.size() > 1) {
+    msg += "; did you mean one of";
+    for (std::size_t i = 0; i < family.size(); ++i) msg += (i ? ", '" : " '") + family[i] + "'";
+    msg += "?";
+  } else if (family.size() == 1) {
+    msg += "; did you mean '" + family.front() + "'?";
+  } else if (!guess.empty()) {
     msg += "; did you mean '" + guess + "'?";
   } else if (candidates.size() <= 12) {
     msg += "; expected one of:";

@@ -1,6 +1,7 @@
 // The recorded-session format of `perfcast monitor --csv`, and its replay as a GpuSampler.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -51,6 +52,32 @@ std::vector<std::string_view> split(std::string_view line) {
   }
 }
 
+// What differs between a header line and the session header: the first column out of place, named, with the
+// expected name as a suggestion (a column renamed, dropped or added by hand or by a spreadsheet).
+std::string header_mismatch(std::string_view line) {
+  const auto got = split(line);
+  const auto want = split(kHeader);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (i < got.size() && got[i] == want[i]) continue;
+    const bool named_later = std::find(got.begin() + static_cast<std::ptrdiff_t>(std::min(i, got.size())), got.end(),
+                                       want[i]) != got.end();
+    const std::string expected(want[i]);
+    if (i >= got.size())
+      return fmt::format("the header lacks column '{}' (column {} of {})", expected, i + 1, want.size());
+    const std::string found = escape_control_bytes(got[i].substr(0, 40));
+    if (!named_later && i + 1 < got.size() && got[i + 1] == want[i + 1])
+      return fmt::format("header column {} is '{}' where the session header has '{}'; did you mean '{}'?", i + 1,
+                         found, expected, expected);
+    if (!named_later)
+      return fmt::format("the header lacks column '{}' (column {} of {}; found '{}' there)", expected, i + 1,
+                         want.size(), found);
+    return fmt::format("header column {} is '{}' where the session header has '{}' (columns out of order)", i + 1,
+                       found, expected);
+  }
+  return fmt::format("the header has {} columns where the session header has {}: '{}' is not one of them", got.size(),
+                     want.size(), escape_control_bytes(got[want.size()].substr(0, 40)));
+}
+
 class SessionReplay final : public GpuSampler {
  public:
   explicit SessionReplay(std::filesystem::path path) : path_(std::move(path)), in_(path_, std::ios::binary) {
@@ -61,8 +88,7 @@ class SessionReplay final : public GpuSampler {
     std::string_view line;
     while (read_line(line)) {
       if (line.empty() || line.front() == '#') continue;
-      if (line != kHeader)
-        fail("the header is not perfcast monitor's session header (" + std::string(kHeader.substr(0, 40)) + "...)");
+      if (line != kHeader) fail(header_mismatch(line));
       header_seen_ = true;
       break;
     }

@@ -94,8 +94,12 @@ const std::map<std::string_view, Text>& table() {
         "显存容量把批大小限制在 {}：若能放下两倍批大小会更快"}},
       {"pressure", {"memory in use: {:.0f}% of the card", "显存占用：{:.0f}%"}},
       {"anchored",
-       {"From your measured {:.1f} {}: the top strategies' predicted speedups applied to it (80% interval)",
-        "以您实测的 {:.1f} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间）"}},
+       {"From your measured {:.1f} {}: the top strategies' predicted speedups applied to it (80% interval), and the "
+        "cost per million samples at that rate (the table's cost / (measured / predicted))",
+        "以您实测的 {:.1f} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间），以及按该速率计的每百万样本成本"
+        "（表中成本 /（实测 / 预测））"}},
+      {"anchored_per_million", {" per 1M", " /百万"}},
+      {"anchored_baseline", {"as measured", "实测"}},
       {"legend",
        {"Legend: share = part of the step time; roofline = achieved FLOP/s over the pipe's peak (compute-bound) or "
         "achieved bytes/s over DRAM peak (bandwidth-bound); speedup = predicted throughput over the baseline; "
@@ -344,8 +348,12 @@ const std::map<std::string_view, Text>& table() {
       {"plan.skipped", {"\nskipped:\n", "\n已跳过：\n"}},
       {"plan.legend",
        {"\nscaling: throughput / (GPUs x one GPU of the type); comm: share of the step waiting on gradient reduction; "
-        "energy: GPU boards only.\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡。\n"}},
+        "energy: GPU boards only;\nspot: the catalog's spot or interruptible price for the same hours; interruptions are not "
+        "modelled (a reclaimed instance loses the work since its last checkpoint and waits for capacity), so the time "
+        "and the deadline hold for instances that run to the end.\n",
+        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡；\n"
+        "竞价：价格目录中同样时长的竞价（可中断）价格；未对中断建模（被回收的实例会丢失上次检查点之后的工作并等待容量），"
+        "因此时间与期限只对一直运行到结束的实例成立。\n"}},
       {"plan.option",
        {"{} x{} ({} GPU{}, {}): {} at {} samples/s, {} on demand{}, {:.1f} kWh",
         "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
