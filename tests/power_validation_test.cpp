@@ -71,12 +71,13 @@ TEST(PowerValidation, PowerFileStaysWithinItsRatchet) {
   // (docs/calibration.md, 'Board power against measurements'). Raised in the open by h/power31b, which added 24
   // rows of batch-1 LLaMA generation from the ML.ENERGY Leaderboard with no model change: 38.7% / 34.2% over 36
   // rows ('Board power during LLM generation'). Lowered by h/power32, whose waits at P0 with the clocks up
-  // (data/power.toml clocks_up_activity) read 35.4% / 31.6%. Lower these as the power model improves, never raise
+  // (data/power.toml clocks_up_activity) read 35.4% / 31.6%; h/v100pw32's sm_70 power_clock_exponent (the V100
+  // PCIe at its 250 W limit under full load) 34.6% / 29.2%. Lower these as the power model improves, never raise
   // them quietly.
   const ValidationReport rep = validate_file(kPower);
   EXPECT_EQ(rep.overall.rows, 36);
-  EXPECT_LT(rep.overall.median_ape, 36.5);
-  EXPECT_LT(rep.overall.mean_ape, 32.5);
+  EXPECT_LT(rep.overall.median_ape, 35.0);
+  EXPECT_LT(rep.overall.mean_ape, 29.7);
   EXPECT_EQ(rep.overall.with_interval, 0);
 }
 
@@ -99,6 +100,39 @@ TEST(PowerValidation, WaitsInsideAStepDrawTheBoardWithItsClocksUp) {
   EXPECT_GE(p.power->idle_power_w, 121.2);
   EXPECT_LE(p.power->idle_power_w, 149.7);
   EXPECT_GT(p.power->avg_power_w, p.power->idle_power_w);
+}
+
+TEST(PowerValidation, AV100PcieIsAtItsLimitUnderFp32TrainingAsZeusMeasured) {
+  // The Zeus NSDI 2023 power trace (ml-energy/zeus@43297f65, examples/research_reproducibility/zeus_nsdi23/trace/
+  // summary_power_v100.csv): a V100 PCIe training torchvision ResNet-50 FP32 on ImageNet at each power limit. At its
+  // 250 W default the epoch's average board power is 220-227 W (batch 32-256; batch 128: 222.4 W, a power.csv row),
+  // and lowering the limit still costs time: the epoch at 125 W takes 1.30-1.44x the 250 W one (batch 128: 1.43),
+  // at 225 W 1.018-1.022x. So the board's full load at boost reaches its limit; the cube law from the SXM2 had put
+  // it at 220 W, leaving the 125 W epoch at 1.18x and the 250 W power at 184 W (docs/calibration.md, session 32
+  // h/v100pw32). Bands: the measured spread over batches, widened by the run-to-run spread of such traces (~5%).
+  PredictRequest r;
+  r.gpu = "v100-pcie-32gb";
+  r.model = "resnet50_v1_5";
+  r.runtime = "pytorch";
+  r.runtime_version = "1.13";
+  r.mode = Mode::kTrain;
+  r.precision = "fp32";
+  r.batch = 128;
+  r.data = "real-augmented";
+  r.host = "desktop-6c";
+  r.conv_algo = "heuristic";
+  const Prediction stock = predict(r);
+  r.power_limit_w = 225;
+  const Prediction at225 = predict(r);
+  r.power_limit_w = 125;
+  const Prediction at125 = predict(r);
+  ASSERT_TRUE(stock.power);
+  EXPECT_GT(stock.power->avg_power_w, 222.4 * 0.85);
+  EXPECT_LE(stock.power->avg_power_w, 250.0);
+  EXPECT_GE(stock.samples_per_s / at225.samples_per_s, 1.0);
+  EXPECT_LE(stock.samples_per_s / at225.samples_per_s, 1.07);
+  EXPECT_GE(stock.samples_per_s / at125.samples_per_s, 1.25);
+  EXPECT_LE(stock.samples_per_s / at125.samples_per_s, 1.50);
 }
 
 TEST(PowerValidation, ValidateAndPredictAgreeOnEveryRow) {
