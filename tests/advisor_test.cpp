@@ -343,3 +343,38 @@ TEST(Advisor, OffersMoreOfTheSameGpuWithItsCost) {
 
 }  // namespace
 }  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// A language model served token by token is not a TensorRT engine built from its graph: NVIDIA serves LLMs with
+// TensorRT-LLM (its own runtime, `perfcast runtimes`: tensorrt-llm), whose KV cache and in-flight batching a
+// TensorRT engine lacks (TensorRT-LLM documentation, "Overview"). The advice offers that runtime, and says why
+// the TensorRT strategy does not apply; a vision model's inference still gets TensorRT.
+TEST(Advisor, LlmServingOnVllmIsOfferedTensorRtLlmNotATensorRtEngine) {
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "llama-2-7b";
+  r.runtime = "vllm";
+  r.mode = parse_mode("decode");
+  r.batch = 1;
+  const Advice a = advise(r);
+  const StrategyResult* trt = find_strategy(a, "tensorrt");
+  ASSERT_NE(trt, nullptr) << describe(a);
+  EXPECT_FALSE(trt->applicable) << describe(a);
+  EXPECT_EQ(trt->reason_code.id, "fusion.llm_serves_on_tensorrt_llm");
+  EXPECT_TRUE(contains(trt->reason, "TensorRT-LLM")) << trt->reason;
+  const StrategyResult* trt_llm = find_strategy(a, "tensorrt-llm");
+  ASSERT_NE(trt_llm, nullptr) << describe(a);
+  ASSERT_TRUE(trt_llm->prediction.has_value()) << trt_llm->reason;
+  EXPECT_EQ(trt_llm->prediction->request.runtime, "tensorrt-llm");
+
+  const Advice infer = advice_for("a100-sxm4-80gb", "infer");
+  const StrategyResult* vision = find_strategy(infer, "tensorrt");
+  ASSERT_NE(vision, nullptr) << describe(infer);
+  EXPECT_TRUE(vision->applicable) << vision->reason;
+  EXPECT_EQ(find_strategy(infer, "tensorrt-llm"), nullptr);
+}
+
+}  // namespace
+}  // namespace perfcast

@@ -240,15 +240,36 @@ void add_fused_optimizer(const Baseline& on, std::vector<StrategyResult>& s) {
   }
 }
 
-// Fusion: a compiler for the same framework, or TensorRT for inference.
+// Fusion: a compiler for the same framework, or TensorRT for inference. A language model served token by token
+// (prefill, decode, generate) is not a TensorRT engine built from its graph: its KV cache, paged attention and
+// in-flight batching are TensorRT-LLM's, a runtime of its own (data/runtimes/tensorrt-llm.toml), which is what
+// the advice offers there.
 void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
   const PredictRequest& r = on.request;
   const bool training = on.training;
+  const bool llm_serving = is_llm_pass(r.mode) || base.llm.has_value();
+  const auto catalogued = [](std::string_view id) {
+    const auto& all = runtime_catalog();
+    return std::any_of(all.begin(), all.end(), [id](const RuntimeProfile& p) { return p.id == id; });
+  };
   std::vector<std::string> alternatives;
   if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
   if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
-  if (!training && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  if (!training && !llm_serving && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  if (llm_serving && r.runtime != "tensorrt") {
+    if (r.runtime != "tensorrt-llm" && catalogued("tensorrt-llm")) alternatives.push_back("tensorrt-llm");
+    s.push_back(not_applicable("tensorrt", "fusion",
+                               "a TensorRT engine built from the model graph has no KV cache or in-flight batching: a "
+                               "language model is served by TensorRT-LLM, its own runtime" +
+                                   std::string(catalogued("tensorrt-llm") && r.runtime != "tensorrt-llm"
+                                                   ? " (the tensorrt-llm strategy)"
+                                                   : ""),
+                               {catalogued("tensorrt-llm") && r.runtime != "tensorrt-llm"
+                                    ? "fusion.llm_serves_on_tensorrt_llm"
+                                    : "fusion.llm_not_tensorrt",
+                                {}}));
+  }
   for (const auto& alt : alternatives) {
     PredictRequest t = r;
     t.runtime = alt;
@@ -262,6 +283,11 @@ void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
     // Fewer kernels also means less host dispatch, which is the gain when the step waits on the host (batch 1):
     // the reason names both, not only the DRAM traffic.
     s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
+      if (alt == "tensorrt-llm" && p.llm && base.llm)
+        return fmt::format(
+            "TensorRT-LLM, the TensorRT runtime for language models (fused attention kernels, in-flight batching): time "
+            "per output token {:.2f} -> {:.2f} ms, kernel launches {:.0f} -> {:.0f} per step",
+            base.llm->time_per_output_token_ms, p.llm->time_per_output_token_ms, base.step.launches, p.step.launches);
       return fmt::format(
           "fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB, kernel launches {:.0f} -> "
           "{:.0f}, host dispatch {:.2f} -> {:.2f} ms per step",
