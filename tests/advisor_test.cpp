@@ -378,3 +378,48 @@ TEST(Advisor, LlmServingOnVllmIsOfferedTensorRtLlmNotATensorRtEngine) {
 
 }  // namespace
 }  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// DLRM under AMP on an H100 (MLPerf's DLRM config, batch 64): the MLP GEMMs run on FP16 tensor cores, the
+// embedding lookups keep their FP32 tables (the DLRM references train them in FP32 under AMP), and autocast adds a
+// cast per half-precision weight and GradScaler an unscale pass (PyTorch's autocast and GradScaler documentation).
+// At this batch the step is host-bound, so those extra kernels make AMP slower than TF32: physics, which the
+// advice spells out rather than promising tensor-core gains.
+TEST(Advisor, DlrmAmpAppliesToTheMlpsNotTheTablesAndSaysWhatAteItsGain) {
+  PredictRequest r;
+  r.gpu = "h100-sxm5-80gb";
+  r.model = "dlrm";
+  r.runtime = "pytorch";
+  r.mode = parse_mode("train");
+  r.precision = "fp32";
+  r.batch = 64;
+  r.data = "synthetic";
+  const Advice a = advise(r);
+  const StrategyResult* amp = find_strategy(a, "amp");
+  ASSERT_NE(amp, nullptr) << describe(a);
+  ASSERT_TRUE(amp->prediction.has_value()) << amp->reason;
+  int half_gemms = 0, casts = 0;
+  for (const OpCost& e : amp->prediction->step.entries) {
+    if (e.kind == OpKind::kMatmul && e.cost.pipe == Pipe::kTcFp16Fp32Acc) ++half_gemms;
+    if (e.name.starts_with("amp.")) ++casts;
+  }
+  EXPECT_GT(half_gemms, 0) << "AMP's GEMMs run on FP16 tensor cores";
+  EXPECT_GT(casts, 0);
+  // The tables are read at 4 bytes an element under AMP too: the row gathers, most of the lookups' bytes, do not
+  // halve (only the pooled output, which the model writes at the activation precision, shrinks).
+  const auto bag_bytes = [](const Prediction& p) {
+    double b = 0;
+    for (const OpCost& e : p.step.entries)
+      if (e.kind == OpKind::kEmbeddingBag) b += e.cost.bytes;
+    return b;
+  };
+  EXPECT_GT(bag_bytes(*amp->prediction), 0.75 * bag_bytes(a.baseline));
+  EXPECT_TRUE(contains(amp->reason, "casts and loss scaling add")) << amp->reason;
+  EXPECT_TRUE(contains(amp->reason, "keep their FP32 tables")) << amp->reason;
+  EXPECT_FALSE(contains(amp->reason, "memory traffic also halves")) << amp->reason;
+}
+
+}  // namespace
+}  // namespace perfcast

@@ -104,6 +104,38 @@ struct Baseline {
   bool training;
 };
 
+// Milliseconds of a step's kernels that `pick` selects.
+double kernel_ms(const Prediction& p, const std::function<bool(const OpCost&)>& pick) {
+  double us = 0;
+  for (const OpCost& e : p.step.entries)
+    if (pick(e)) us += e.cost.time_us;
+  return us / 1e3;
+}
+
+// Where a tensor-core precision's gain went when it is small or negative (DLRM at a modest batch on an H100): the
+// GEMMs' gain against the cast and loss-scaling kernels and the dispatch that mixed precision adds (autocast
+// casts each GEMM's inputs; GradScaler unscales the gradients), beside the embedding lookups it does not change
+// (the tables stay FP32 under AMP, as in the DLRM references).
+std::string mixed_precision_account(const Prediction& base, const Prediction& p) {
+  const auto math = [](const OpCost& e) {
+    return e.kind == OpKind::kMatmul || e.kind == OpKind::kConv || e.kind == OpKind::kAttention ||
+           e.kind == OpKind::kInteraction;
+  };
+  const auto added = [](const OpCost& e) { return e.name.starts_with("amp."); };
+  const auto bags = [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; };
+  const double casts = kernel_ms(p, added) - kernel_ms(base, added);
+  std::string out =
+      fmt::format("GEMMs and convolutions {:.2f} -> {:.2f} ms on tensor cores", kernel_ms(base, math), kernel_ms(p, math));
+  if (casts > 0) out += fmt::format("; casts and loss scaling add {:.2f} ms of kernels", casts);
+  out += fmt::format("; kernel launches {:.0f} -> {:.0f}, host dispatch {:.2f} -> {:.2f} ms per step",
+                     base.step.launches, p.step.launches, base.step.host_us / 1e3, p.step.host_us / 1e3);
+  const double lookups = kernel_ms(base, bags);
+  if (lookups > 0)
+    out += fmt::format("; the embedding lookups ({:.2f} ms, {}) keep their FP32 tables and do not change", lookups,
+                       pct(base.step.step_us > 0 ? lookups * 1e3 / base.step.step_us : 0.0) + " of the step");
+  return out;
+}
+
 // Precision: the other precisions (weight types for language-model serving) the GPU and runtime run.
 void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
@@ -130,6 +162,9 @@ void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
         return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note, pct(dram));
       if (prec == "int8" && p.device.sm_version == 61)
         return std::string("sm_61 dp4a runs INT8 dot products at 4x the FP32 rate, and activations shrink 4x");
+      // A tensor-core precision that gains little or loses: say what ate the gain rather than what it promises.
+      if (uses_tensor_cores(p) && p.samples_per_s < 1.1 * base.samples_per_s)
+        return mixed_precision_account(base, p);
       if (uses_tensor_cores(p))
         return fmt::format("convolutions and GEMMs move to tensor cores ({}); memory traffic also halves",
                            p.precision_note.empty() ? "higher math rate" : p.precision_note);
