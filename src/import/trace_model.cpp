@@ -58,7 +58,8 @@ const std::set<std::string_view>& skipped_ops() {
       "aten::result_type", "aten::_unsafe_view", "aten::unbind", "aten::arange", "aten::full", "aten::rand",
       "aten::randn", "aten::uniform_", "aten::normal_", "aten::set_", "aten::numpy_T", "aten::type_as",
       "aten::record_stream", "aten::lift", "aten::new_empty", "aten::new_zeros", "aten::scalar_tensor",
-      "aten::_has_compatible_shallow_copy_type", "aten::resolve_conj", "aten::resolve_neg", "aten::view_as"};
+      "aten::_has_compatible_shallow_copy_type", "aten::resolve_conj", "aten::resolve_neg", "aten::view_as",
+      "aten::broadcast_tensors"};  // expanded views of its inputs: no kernel
   return s;
 }
 
