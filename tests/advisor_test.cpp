@@ -343,3 +343,83 @@ TEST(Advisor, OffersMoreOfTheSameGpuWithItsCost) {
 
 }  // namespace
 }  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// A language model served token by token is not a TensorRT engine built from its graph: NVIDIA serves LLMs with
+// TensorRT-LLM (its own runtime, `perfcast runtimes`: tensorrt-llm), whose KV cache and in-flight batching a
+// TensorRT engine lacks (TensorRT-LLM documentation, "Overview"). The advice offers that runtime, and says why
+// the TensorRT strategy does not apply; a vision model's inference still gets TensorRT.
+TEST(Advisor, LlmServingOnVllmIsOfferedTensorRtLlmNotATensorRtEngine) {
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "llama-2-7b";
+  r.runtime = "vllm";
+  r.mode = parse_mode("decode");
+  r.batch = 1;
+  const Advice a = advise(r);
+  const StrategyResult* trt = find_strategy(a, "tensorrt");
+  ASSERT_NE(trt, nullptr) << describe(a);
+  EXPECT_FALSE(trt->applicable) << describe(a);
+  EXPECT_EQ(trt->reason_code.id, "fusion.llm_serves_on_tensorrt_llm");
+  EXPECT_TRUE(contains(trt->reason, "TensorRT-LLM")) << trt->reason;
+  const StrategyResult* trt_llm = find_strategy(a, "tensorrt-llm");
+  ASSERT_NE(trt_llm, nullptr) << describe(a);
+  ASSERT_TRUE(trt_llm->prediction.has_value()) << trt_llm->reason;
+  EXPECT_EQ(trt_llm->prediction->request.runtime, "tensorrt-llm");
+
+  const Advice infer = advice_for("a100-sxm4-80gb", "infer");
+  const StrategyResult* vision = find_strategy(infer, "tensorrt");
+  ASSERT_NE(vision, nullptr) << describe(infer);
+  EXPECT_TRUE(vision->applicable) << vision->reason;
+  EXPECT_EQ(find_strategy(infer, "tensorrt-llm"), nullptr);
+}
+
+}  // namespace
+}  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// DLRM under AMP on an H100 (MLPerf's DLRM config, batch 64): the MLP GEMMs run on FP16 tensor cores, the
+// embedding lookups keep their FP32 tables (the DLRM references train them in FP32 under AMP), and autocast adds a
+// cast per half-precision weight and GradScaler an unscale pass (PyTorch's autocast and GradScaler documentation).
+// At this batch the step is host-bound, so those extra kernels make AMP slower than TF32: physics, which the
+// advice spells out rather than promising tensor-core gains.
+TEST(Advisor, DlrmAmpAppliesToTheMlpsNotTheTablesAndSaysWhatAteItsGain) {
+  PredictRequest r;
+  r.gpu = "h100-sxm5-80gb";
+  r.model = "dlrm";
+  r.runtime = "pytorch";
+  r.mode = parse_mode("train");
+  r.precision = "fp32";
+  r.batch = 64;
+  r.data = "synthetic";
+  const Advice a = advise(r);
+  const StrategyResult* amp = find_strategy(a, "amp");
+  ASSERT_NE(amp, nullptr) << describe(a);
+  ASSERT_TRUE(amp->prediction.has_value()) << amp->reason;
+  int half_gemms = 0, casts = 0;
+  for (const OpCost& e : amp->prediction->step.entries) {
+    if (e.kind == OpKind::kMatmul && e.cost.pipe == Pipe::kTcFp16Fp32Acc) ++half_gemms;
+    if (e.name.starts_with("amp.")) ++casts;
+  }
+  EXPECT_GT(half_gemms, 0) << "AMP's GEMMs run on FP16 tensor cores";
+  EXPECT_GT(casts, 0);
+  // The tables are read at 4 bytes an element under AMP too: the row gathers, most of the lookups' bytes, do not
+  // halve (only the pooled output, which the model writes at the activation precision, shrinks).
+  const auto bag_bytes = [](const Prediction& p) {
+    double b = 0;
+    for (const OpCost& e : p.step.entries)
+      if (e.kind == OpKind::kEmbeddingBag) b += e.cost.bytes;
+    return b;
+  };
+  EXPECT_GT(bag_bytes(*amp->prediction), 0.75 * bag_bytes(a.baseline));
+  EXPECT_TRUE(contains(amp->reason, "casts and loss scaling add")) << amp->reason;
+  EXPECT_TRUE(contains(amp->reason, "keep their FP32 tables")) << amp->reason;
+  EXPECT_FALSE(contains(amp->reason, "memory traffic also halves")) << amp->reason;
+}
+
+}  // namespace
+}  // namespace perfcast

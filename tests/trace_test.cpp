@@ -485,14 +485,72 @@ TEST_F(TraceCli, OperatorsAreFoundOnTheirOwnThreadAndBatchComesFromTheFirstCoste
   json step = cpu_op("ProfilerStep#1", 0, 1000, json::array(), json::array(), nullptr, 9);
   step["cat"] = "user_annotation";
   ev.push_back(step);
-  ev.push_back(cpu_op("aten::mean", 10, 5, {{7, 3}}));                     // not costed: not the batch
+  ev.push_back(cpu_op("aten::mean", 10, 5, {{7, 3}}));                     // costed, but not the batch
   ev.push_back(cpu_op("aten::bmm", 20, 5, {{2, 0, 3}, {2, 3, 4}}));        // an empty tensor: not costed, no crash
   ev.push_back(cpu_op("aten::linear", 30, 5, {{5, 128}, {64, 128}, {64}}));
   ev.push_back(kernel("ampere_sgemm_128x64_nn", 31, 4));
   const ModelSource m = model_from_trace(write_trace(dir_, "tid.json", ev).string());
   EXPECT_EQ(m.natural_batch, 5);
-  EXPECT_EQ(m.uncosted, (std::vector<std::string>{"1 x aten::bmm not costed", "1 x aten::mean not costed"}));
+  EXPECT_EQ(m.uncosted, (std::vector<std::string>{"1 x aten::bmm not costed"}));
   EXPECT_EQ(m.build(ModelOptions{5, 0}).params(), 128 * 64 + 64);
+}
+
+// Memory-bound operators cost their bytes read + written, counted by hand from the shapes the trace recorded
+// (fp32: 4 bytes an element); backward moves the same bytes (the gradient's slices, broadcast or scatter).
+TEST_F(TraceCli, ConcatReductionsAndInterpolationCostTheirBytesFromTheTracedShapes) {
+  json ev = json::array();
+  // PyTorch 2.x records a TensorList input as a list of shapes: cat([8,16], [8,48]) along dim 1 -> [8,64].
+  ev.push_back(cpu_op("aten::linear", 0, 5, {{8, 32}, {16, 32}, {16}}));
+  ev.push_back(cpu_op("aten::cat", 10, 5, {json::array({{8, 16}, {8, 48}}), {}}, {"TensorList", "Scalar"}, {"", "1"}));
+  ev.push_back(cpu_op("aten::stack", 20, 5, {json::array({{8, 64}, {8, 64}, {8, 64}}), {}}, {"TensorList", "Scalar"},
+                      {"", "0"}));
+  ev.push_back(cpu_op("aten::sum", 30, 5, {{3, 8, 64}, {}, {}, {}}, {"float", "", "Scalar", ""}, {"", "[0]", "False", ""}));
+  ev.push_back(cpu_op("aten::mean", 40, 5, {{8, 64}, {}, {}, {}}, {"float", "", "Scalar", ""}, {"", "[-1]", "True", ""}));
+  ev.push_back(cpu_op("aten::upsample_trilinear3d", 50, 5, {{8, 2, 4, 4, 4}, {}, {}, {}}, {"float", "", "Scalar", ""},
+                      {"", "[8, 8, 8]", "False", ""}));
+  ev.push_back(cpu_op("aten::max_pool3d_with_indices", 60, 5, {{8, 2, 8, 8, 8}, {}, {}, {}, {}, {}},
+                      {"float", "", "", "", "", "Scalar"}, {"", "[2, 2, 2]", "[2, 2, 2]", "[0, 0, 0]", "[1, 1, 1]", "False"}));
+  ev.push_back(cpu_op("aten::index_select", 70, 5, {{100, 64}, {}, {40}}, {"float", "Scalar", "long"}, {"", "0", ""}));
+  const ModelSource m = model_from_trace(write_trace(dir_, "streaming.json", ev).string());
+  EXPECT_TRUE(m.uncosted.empty()) << m.uncosted.front();
+  EXPECT_EQ(m.natural_batch, 8);
+  const Graph g = m.build(ModelOptions{8, 0});
+  ASSERT_EQ(g.ops.size(), 8u);
+  const auto fwd = [&](std::size_t i) { return forward_work(g.ops[i], ElemBytes{}, true).bytes; };
+  const auto bwd = [&](std::size_t i) { return backward_work(g.ops[i], ElemBytes{}).bytes; };
+  EXPECT_EQ(g.ops[1].out_shape, (std::vector<std::int64_t>{8, 64}));
+  EXPECT_DOUBLE_EQ(fwd(1), 4.0 * (8 * 16 + 8 * 48 + 8 * 64));
+  EXPECT_DOUBLE_EQ(bwd(1), fwd(1));
+  EXPECT_EQ(g.ops[2].out_shape, (std::vector<std::int64_t>{3, 8, 64}));
+  EXPECT_DOUBLE_EQ(fwd(2), 4.0 * (3 * 512 + 3 * 512));
+  EXPECT_EQ(g.ops[3].out_shape, (std::vector<std::int64_t>{8, 64}));  // summed over the stacked dim
+  EXPECT_DOUBLE_EQ(fwd(3), 4.0 * (3 * 512 + 512));
+  EXPECT_EQ(g.ops[4].out_shape, (std::vector<std::int64_t>{8, 1}));  // keepdim
+  EXPECT_DOUBLE_EQ(fwd(4), 4.0 * (512 + 8));
+  EXPECT_EQ(g.ops[5].out_shape, (std::vector<std::int64_t>{8, 2, 8, 8, 8}));
+  EXPECT_DOUBLE_EQ(fwd(5), 4.0 * (8 * 2 * 64 + 8 * 2 * 512));
+  EXPECT_DOUBLE_EQ(bwd(5), fwd(5));
+  EXPECT_EQ(g.ops[6].kind, OpKind::kPool);
+  EXPECT_EQ(g.ops[6].out_shape, (std::vector<std::int64_t>{8, 2, 4, 4, 4}));
+  EXPECT_EQ(g.ops[7].out_shape, (std::vector<std::int64_t>{40, 64}));  // 40 rows gathered
+  EXPECT_DOUBLE_EQ(fwd(7), 4.0 * (40 * 64 + 40 * 64));
+  // At batch 16 every activation whose first dimension is the batch doubles.
+  const Graph g16 = m.build(ModelOptions{16, 0});
+  EXPECT_EQ(g16.ops[1].out_shape, (std::vector<std::int64_t>{16, 64}));
+  EXPECT_EQ(g16.ops[5].out_shape, (std::vector<std::int64_t>{16, 2, 8, 8, 8}));
+}
+
+TEST_F(TraceCli, OperatorsWithoutACostRuleAreListedByNameAndCount) {
+  json ev = json::array();
+  ev.push_back(cpu_op("aten::linear", 0, 5, {{8, 32}, {16, 32}, {16}}));
+  // An older trace: the TensorList's shapes are not recorded.
+  ev.push_back(cpu_op("aten::cat", 10, 5, {{}, {}}, {"TensorList", "Scalar"}));
+  ev.push_back(cpu_op("aten::cat", 20, 5, {{}, {}}, {"TensorList", "Scalar"}));
+  ev.push_back(cpu_op("aten::repeat_interleave", 30, 5, {{8}, {8}, {}, {}}, {"long", "long", "", "Scalar"}));
+  const auto r = run("predict --model " + write_trace(dir_, "uncosted.json", ev).string() + " --gpu a100-sxm4-40gb");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 x aten::cat (its tensor list's shapes not recorded) not costed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 x aten::repeat_interleave not costed"), std::string::npos) << r.out;
 }
 
 TEST_F(TraceCli, CudnnConvolutionReadsItsOwnArgumentOrder) {

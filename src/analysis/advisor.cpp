@@ -104,6 +104,38 @@ struct Baseline {
   bool training;
 };
 
+// Milliseconds of a step's kernels that `pick` selects.
+double kernel_ms(const Prediction& p, const std::function<bool(const OpCost&)>& pick) {
+  double us = 0;
+  for (const OpCost& e : p.step.entries)
+    if (pick(e)) us += e.cost.time_us;
+  return us / 1e3;
+}
+
+// Where a tensor-core precision's gain went when it is small or negative (DLRM at a modest batch on an H100): the
+// GEMMs' gain against the cast and loss-scaling kernels and the dispatch that mixed precision adds (autocast
+// casts each GEMM's inputs; GradScaler unscales the gradients), beside the embedding lookups it does not change
+// (the tables stay FP32 under AMP, as in the DLRM references).
+std::string mixed_precision_account(const Prediction& base, const Prediction& p) {
+  const auto math = [](const OpCost& e) {
+    return e.kind == OpKind::kMatmul || e.kind == OpKind::kConv || e.kind == OpKind::kAttention ||
+           e.kind == OpKind::kInteraction;
+  };
+  const auto added = [](const OpCost& e) { return e.name.starts_with("amp."); };
+  const auto bags = [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; };
+  const double casts = kernel_ms(p, added) - kernel_ms(base, added);
+  std::string out =
+      fmt::format("GEMMs and convolutions {:.2f} -> {:.2f} ms on tensor cores", kernel_ms(base, math), kernel_ms(p, math));
+  if (casts > 0) out += fmt::format("; casts and loss scaling add {:.2f} ms of kernels", casts);
+  out += fmt::format("; kernel launches {:.0f} -> {:.0f}, host dispatch {:.2f} -> {:.2f} ms per step",
+                     base.step.launches, p.step.launches, base.step.host_us / 1e3, p.step.host_us / 1e3);
+  const double lookups = kernel_ms(base, bags);
+  if (lookups > 0)
+    out += fmt::format("; the embedding lookups ({:.2f} ms, {}) keep their FP32 tables and do not change", lookups,
+                       pct(base.step.step_us > 0 ? lookups * 1e3 / base.step.step_us : 0.0) + " of the step");
+  return out;
+}
+
 // Precision: the other precisions (weight types for language-model serving) the GPU and runtime run.
 void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
@@ -130,6 +162,9 @@ void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
         return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note, pct(dram));
       if (prec == "int8" && p.device.sm_version == 61)
         return std::string("sm_61 dp4a runs INT8 dot products at 4x the FP32 rate, and activations shrink 4x");
+      // A tensor-core precision that gains little or loses: say what ate the gain rather than what it promises.
+      if (uses_tensor_cores(p) && p.samples_per_s < 1.1 * base.samples_per_s)
+        return mixed_precision_account(base, p);
       if (uses_tensor_cores(p))
         return fmt::format("convolutions and GEMMs move to tensor cores ({}); memory traffic also halves",
                            p.precision_note.empty() ? "higher math rate" : p.precision_note);
@@ -240,15 +275,36 @@ void add_fused_optimizer(const Baseline& on, std::vector<StrategyResult>& s) {
   }
 }
 
-// Fusion: a compiler for the same framework, or TensorRT for inference.
+// Fusion: a compiler for the same framework, or TensorRT for inference. A language model served token by token
+// (prefill, decode, generate) is not a TensorRT engine built from its graph: its KV cache, paged attention and
+// in-flight batching are TensorRT-LLM's, a runtime of its own (data/runtimes/tensorrt-llm.toml), which is what
+// the advice offers there.
 void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
   const PredictRequest& r = on.request;
   const bool training = on.training;
+  const bool llm_serving = is_llm_pass(r.mode) || base.llm.has_value();
+  const auto catalogued = [](std::string_view id) {
+    const auto& all = runtime_catalog();
+    return std::any_of(all.begin(), all.end(), [id](const RuntimeProfile& p) { return p.id == id; });
+  };
   std::vector<std::string> alternatives;
   if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
   if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
-  if (!training && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  if (!training && !llm_serving && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  if (llm_serving && r.runtime != "tensorrt") {
+    if (r.runtime != "tensorrt-llm" && catalogued("tensorrt-llm")) alternatives.push_back("tensorrt-llm");
+    s.push_back(not_applicable("tensorrt", "fusion",
+                               "a TensorRT engine built from the model graph has no KV cache or in-flight batching: a "
+                               "language model is served by TensorRT-LLM, its own runtime" +
+                                   std::string(catalogued("tensorrt-llm") && r.runtime != "tensorrt-llm"
+                                                   ? " (the tensorrt-llm strategy)"
+                                                   : ""),
+                               {catalogued("tensorrt-llm") && r.runtime != "tensorrt-llm"
+                                    ? "fusion.llm_serves_on_tensorrt_llm"
+                                    : "fusion.llm_not_tensorrt",
+                                {}}));
+  }
   for (const auto& alt : alternatives) {
     PredictRequest t = r;
     t.runtime = alt;
@@ -262,6 +318,11 @@ void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
     // Fewer kernels also means less host dispatch, which is the gain when the step waits on the host (batch 1):
     // the reason names both, not only the DRAM traffic.
     s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
+      if (alt == "tensorrt-llm" && p.llm && base.llm)
+        return fmt::format(
+            "TensorRT-LLM, the TensorRT runtime for language models (fused attention kernels, in-flight batching): time "
+            "per output token {:.2f} -> {:.2f} ms, kernel launches {:.0f} -> {:.0f} per step",
+            base.llm->time_per_output_token_ms, p.llm->time_per_output_token_ms, base.step.launches, p.step.launches);
       return fmt::format(
           "fuses elementwise chains into their producers: DRAM traffic {:.1f} -> {:.1f} GB, kernel launches {:.0f} -> "
           "{:.0f}, host dispatch {:.2f} -> {:.2f} ms per step",

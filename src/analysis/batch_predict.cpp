@@ -113,12 +113,18 @@ const UnstatedSetup& unstated_in_measurements() {
 
 void fill_unstated_setup(ConfigRow& row) {
   const UnstatedSetup& u = unstated_in_measurements();
-  if (row.host.empty()) row.host = u.host;
+  if (row.host.empty()) {
+    row.host = u.host;
+    row.filled_from_unstated.push_back("host");
+  }
   // sdpa / flash attention exist from PyTorch 2.0 on (data/attention.toml): such a row did not run the era's version.
   const bool fused_attention_row = !row.attention.empty() && row.attention != "eager";
   if (row.runtime_version.empty() && !fused_attention_row) {
     const std::string runtime = row.runtime.empty() ? PredictRequest{}.runtime : row.runtime;
-    if (auto it = u.runtime_version.find(runtime); it != u.runtime_version.end()) row.runtime_version = it->second;
+    if (auto it = u.runtime_version.find(runtime); it != u.runtime_version.end()) {
+      row.runtime_version = it->second;
+      row.filled_from_unstated.push_back("runtime_version");
+    }
   }
 }
 

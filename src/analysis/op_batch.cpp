@@ -73,7 +73,8 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
   static const std::vector<std::string> known{
       "gpu",    "op",     "precision", "direction", "m",        "n",        "k",        "a_trans", "b_trans",
       "batch_count", "conv_n", "conv_c", "conv_h", "conv_w", "conv_k", "conv_r", "conv_s", "pad_h",
-      "pad_w",  "stride_h", "stride_w", "rows",   "cols",     "function", "runtime", "conv_algo"};
+      "pad_w",  "stride_h", "stride_w", "rows",   "cols",     "function", "runtime", "conv_algo",
+      "conv_d", "conv_t", "pad_d", "stride_d"};
   for (const auto& name : header) {
     if (name.empty() || std::find(known.begin(), known.end(), name) != known.end()) continue;
     const std::string guess = nearest(name, known);
@@ -110,6 +111,8 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
       s.conv_k = int_field(row, "conv_k", 0), s.conv_r = int_field(row, "conv_r", 0), s.conv_s = int_field(row, "conv_s", 0);
       s.pad_h = int_field(row, "pad_h", 0), s.pad_w = int_field(row, "pad_w", 0);
       s.stride_h = int_field(row, "stride_h", 1), s.stride_w = int_field(row, "stride_w", 1);
+      s.conv_d = int_field(row, "conv_d", 0), s.conv_t = int_field(row, "conv_t", 0);
+      s.pad_d = int_field(row, "pad_d", 0), s.stride_d = int_field(row, "stride_d", 1);
       s.rows = int_field(row, "rows", 0), s.cols = int_field(row, "cols", 0);
       s.function = text(row, "function", "add");
       const bool training = s.direction != "fwd";

@@ -57,6 +57,21 @@ Graph build(const OpSpec& s) {
     g.conv(x, k, {r, sk}, {sh, sw}, {ph, pw});
     return g.finish();
   }
+  if (s.op == "conv3d") {
+    // The zoo's 3D convolution (nodule3d's Conv3d layers): the same builder call with three spatial dimensions.
+    const std::int64_t n = dim(s.conv_n, "conv-n"), c = dim(s.conv_c, "conv-c"), d = dim(s.conv_d, "conv-d"),
+                       h = dim(s.conv_h, "conv-h"), w = dim(s.conv_w, "conv-w"), k = dim(s.conv_k, "conv-k"),
+                       t = dim(s.conv_t, "conv-t"), r = dim(s.conv_r, "conv-r"), sk = dim(s.conv_s, "conv-s");
+    const std::int64_t pd = dim(s.pad_d, "pad-d", 0), ph = dim(s.pad_h, "pad-h", 0), pw = dim(s.pad_w, "pad-w", 0);
+    const std::int64_t sd = dim(s.stride_d, "stride-d"), sh = dim(s.stride_h, "stride-h"), sw = dim(s.stride_w, "stride-w");
+    if (d + 2 * pd < t || h + 2 * ph < r || w + 2 * pw < sk) throw InputError("op: the filter is larger than the padded input");
+    check_elems(static_cast<double>(n) * static_cast<double>(std::max(c, k)) * static_cast<double>(d) *
+                    static_cast<double>(h) * static_cast<double>(w), "convolution");
+    GraphBuilder g("op", n);
+    const Tensor x = g.input({c, d, h, w});
+    g.conv(x, k, {t, r, sk}, {sd, sh, sw}, {pd, ph, pw});
+    return g.finish();
+  }
   if (s.op == "elementwise" || s.op == "softmax" || s.op == "layernorm") {
     const std::int64_t rows = dim(s.rows, "rows"), cols = dim(s.cols, "cols");
     check_elems(static_cast<double>(rows) * static_cast<double>(cols), "tensor");
@@ -96,7 +111,7 @@ Graph build(const OpSpec& s) {
     g.attention(tq, tk, tk, heads, heads, s.causal, false);
     return g.finish();
   }
-  throw_unknown("op", s.op, {"matmul", "linear", "conv2d", "elementwise", "softmax", "layernorm", "attention"});
+  throw_unknown("op", s.op, {"matmul", "linear", "conv2d", "conv3d", "elementwise", "softmax", "layernorm", "attention"});
 }
 
 KernelCost minus(KernelCost a, const KernelCost& b) {
@@ -124,8 +139,8 @@ OpContext op_context(const std::string& gpu, const std::string& runtime, const s
 PreparedOp prepare_op(const OpSpec& spec) {
   if (spec.direction != "fwd" && spec.direction != "bwd" && spec.direction != "bwd_data" && spec.direction != "bwd_filter")
     throw_unknown("direction", spec.direction, {"fwd", "bwd", "bwd_data", "bwd_filter"});
-  if (spec.direction == "bwd_filter" && spec.op != "conv2d" && spec.op != "linear")
-    throw InputError("op: --direction bwd_filter applies to conv2d and linear (ops with weights)");
+  if (spec.direction == "bwd_filter" && spec.op != "conv2d" && spec.op != "conv3d" && spec.op != "linear")
+    throw InputError("op: --direction bwd_filter applies to conv2d, conv3d and linear (ops with weights)");
   PreparedOp p{build(spec), 0, spec.direction};
   p.index = p.graph.ops.size();
   for (std::size_t i = 0; i < p.graph.ops.size(); ++i)

@@ -19,7 +19,7 @@ namespace perfcast {
 
 // Which op and shape. Fields that do not apply to the op are ignored.
 struct OpSpec {
-  std::string op = "matmul";  // matmul | linear | conv2d | elementwise | softmax | layernorm | attention
+  std::string op = "matmul";  // matmul | linear | conv2d | conv3d | elementwise | softmax | layernorm | attention
   std::string direction = "fwd";  // fwd | bwd (both gradients) | bwd_data | bwd_filter
   // matmul: batch_count x [m,k] x [k,n] (two activations); linear: [m,k] x weight [k,n] (+bias).
   std::int64_t m = 0, n = 0, k = 0, batch_count = 1;
@@ -28,6 +28,8 @@ struct OpSpec {
   // conv2d, NCHW: n images of c x h x w, k filters of c x r x s.
   std::int64_t conv_n = 0, conv_c = 0, conv_h = 0, conv_w = 0, conv_k = 0, conv_r = 0, conv_s = 0;
   std::int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1;
+  // conv3d, NCDHW: the conv2d fields plus the input depth d and the filter depth t (cuDNN's KCTRS filter layout).
+  std::int64_t conv_d = 0, conv_t = 0, pad_d = 0, stride_d = 1;
   // elementwise / softmax / layernorm over a rows x cols tensor; `function` names the elementwise op
   // (add, mul, div, pow: two tensors; relu, gelu, tanh, scale: one).
   std::int64_t rows = 0, cols = 0;

@@ -8,6 +8,7 @@
 #include "analysis/what_if_pairs.h"
 #include "core/error.h"
 #include "core/median.h"
+#include "device/host_profile.h"
 #include "import/serving_csv.h"
 #include "schedule/llm_parallel.h"
 #include "schedule/memory.h"
@@ -110,7 +111,8 @@ PredictionFacts facts_of(const Prediction& p) {
   PredictionFacts f;
   const auto& q = p.request;
   f.request = {q.gpu,   q.model, q.runtime, q.mode,  q.precision,
-               q.data,  q.batch, q.gpus,    q.nodes, q.runtime_version.empty() ? p.runtime.default_version : q.runtime_version};
+               q.data,  q.batch, q.gpus,    q.nodes, q.runtime_version.empty() ? p.runtime.default_version : q.runtime_version,
+               q.host.empty() ? default_host().id : q.host};
   f.memory.fits = p.memory.fits;
   f.device = {p.device.kind, p.device.architecture};
   f.model_family = p.model_family;

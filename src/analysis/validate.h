@@ -33,6 +33,7 @@ struct PredictionFacts {
     std::int64_t batch = 0;
     int gpus = 1, nodes = 1;
     std::string runtime_version;  // as resolved: the request's --runtime-version, else the profile's default ("" = none)
+    std::string host;             // as resolved: the request's --host, else data/defaults.toml `host`
   } request;
   struct Memory {
     bool fits = true;

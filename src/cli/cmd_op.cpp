@@ -25,7 +25,7 @@ std::string op_text(const OpSpec& s, const OpContext& c, const OpPrediction& p) 
   std::string algo(k.algorithm);
   if (k.tile_m > 0) algo += fmt::format(", threadblock tile {}x{}", k.tile_m, k.tile_n);
   if (k.split_k > 1) algo += fmt::format(", split-K {}", k.split_k);
-  if (s.op == "conv2d") algo += c.conv_autotune ? " (conv-algo autotune: the fastest by timing)" : " (conv-algo heuristic: cuDNN's choice)";
+  if (s.op == "conv2d" || s.op == "conv3d") algo += c.conv_autotune ? " (conv-algo autotune: the fastest by timing)" : " (conv-algo heuristic: cuDNN's choice)";
   std::string out = fmt::format("{} {} on {} ({}), {}, {}\n", s.op, s.direction, c.device.id, c.device.name, c.plan.name,
                                 c.runtime.id);
   out += fmt::format("  time            {:>10.2f} us   ({} kernel launch{})\n", k.time_us, k.launches,
@@ -75,6 +75,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& shape_flags
       {"conv2d",
        {"--conv-n", "--conv-c", "--conv-h", "--conv-w", "--conv-k", "--conv-r", "--conv-s", "--pad-h", "--pad-w",
         "--stride-h", "--stride-w"}},
+      {"conv3d",
+       {"--conv-n", "--conv-c", "--conv-d", "--conv-h", "--conv-w", "--conv-k", "--conv-t", "--conv-r", "--conv-s",
+        "--pad-d", "--pad-h", "--pad-w", "--stride-d", "--stride-h", "--stride-w"}},
       {"elementwise", {"--rows", "--cols", "--function"}},
       {"softmax", {"--rows", "--cols"}},
       {"layernorm", {"--rows", "--cols"}},
@@ -99,7 +102,7 @@ Command op_command() {
             OpSpec& o = s->spec;
             app.add_option("--gpu", s->gpu, "GPU id from `perfcast gpus`, or a GPU .toml file");
             app.add_option("--device", s->gpu, "the same as --gpu (one kernel is costed on GPUs only; a CPU id is refused)");
-            app.add_option("--op", o.op, "matmul | linear | conv2d | elementwise | softmax | layernorm | attention")
+            app.add_option("--op", o.op, "matmul | linear | conv2d | conv3d | elementwise | softmax | layernorm | attention")
                 ->capture_default_str();
             app.add_option("--precision", s->precision, "fp32 tf32 fp16 bf16 amp int8 fp8")->capture_default_str();
             app.add_option("--runtime", s->runtime, "runtime profile (library behaviour)")->capture_default_str();
@@ -111,17 +114,21 @@ Command op_command() {
             app.add_option("--n", o.n, "matmul columns of B and C (attention: key length)");
             app.add_option("--k", o.k, "matmul depth (attention: head dimension)");
             app.add_option("--batch-count", o.batch_count, "independent products (bmm) or attention batch")->capture_default_str();
-            app.add_option("--conv-n", o.conv_n, "conv2d batch");
-            app.add_option("--conv-c", o.conv_c, "conv2d input channels");
-            app.add_option("--conv-h", o.conv_h, "conv2d input height");
-            app.add_option("--conv-w", o.conv_w, "conv2d input width");
-            app.add_option("--conv-k", o.conv_k, "conv2d output channels");
-            app.add_option("--conv-r", o.conv_r, "conv2d filter height");
-            app.add_option("--conv-s", o.conv_s, "conv2d filter width");
-            app.add_option("--pad-h", o.pad_h, "conv2d padding")->capture_default_str();
-            app.add_option("--pad-w", o.pad_w, "conv2d padding")->capture_default_str();
-            app.add_option("--stride-h", o.stride_h, "conv2d stride")->capture_default_str();
-            app.add_option("--stride-w", o.stride_w, "conv2d stride")->capture_default_str();
+            app.add_option("--conv-n", o.conv_n, "conv2d/conv3d batch");
+            app.add_option("--conv-c", o.conv_c, "conv2d/conv3d input channels");
+            app.add_option("--conv-d", o.conv_d, "conv3d input depth");
+            app.add_option("--conv-h", o.conv_h, "conv2d/conv3d input height");
+            app.add_option("--conv-w", o.conv_w, "conv2d/conv3d input width");
+            app.add_option("--conv-k", o.conv_k, "conv2d/conv3d output channels");
+            app.add_option("--conv-t", o.conv_t, "conv3d filter depth");
+            app.add_option("--conv-r", o.conv_r, "conv2d/conv3d filter height");
+            app.add_option("--conv-s", o.conv_s, "conv2d/conv3d filter width");
+            app.add_option("--pad-d", o.pad_d, "conv3d depth padding")->capture_default_str();
+            app.add_option("--pad-h", o.pad_h, "conv2d/conv3d padding")->capture_default_str();
+            app.add_option("--pad-w", o.pad_w, "conv2d/conv3d padding")->capture_default_str();
+            app.add_option("--stride-d", o.stride_d, "conv3d depth stride")->capture_default_str();
+            app.add_option("--stride-h", o.stride_h, "conv2d/conv3d stride")->capture_default_str();
+            app.add_option("--stride-w", o.stride_w, "conv2d/conv3d stride")->capture_default_str();
             app.add_option("--rows", o.rows, "elementwise/softmax/layernorm rows");
             app.add_option("--cols", o.cols, "elementwise/softmax/layernorm columns (the reduced axis)");
             app.add_option("--function", o.function, "elementwise: add mul div pow (two tensors), relu gelu tanh scale")

@@ -552,6 +552,20 @@ Tensor GraphBuilder::upsample(const Tensor& x, std::int64_t factor, const std::s
   return out_of(push(std::move(op), name, "upsample"));
 }
 
+Tensor GraphBuilder::streaming_pass(const std::vector<Tensor>& xs, std::vector<std::int64_t> out_shape,
+                                    const std::string& name, const char* stem) {
+  PERFCAST_ASSERT(!xs.empty(), "a streaming pass reads at least one tensor");
+  Op op;
+  op.kind = OpKind::kDataMovement;
+  op.out_shape = std::move(out_shape);
+  for (const auto& x : xs) {
+    op.inputs.push_back(x.id);
+    op.in_elems += x.elems();
+  }
+  op.flops_per_out_elem = 0;
+  return out_of(push(std::move(op), name, stem));
+}
+
 Tensor GraphBuilder::cross_entropy(const Tensor& logits, const std::string& name) {
   Op op;
   op.kind = OpKind::kLoss;

@@ -100,6 +100,10 @@ class GraphBuilder {
   Tensor flatten(const Tensor& x, const std::string& name = "");  // -> [N, prod(rest)]
   Tensor transpose(const Tensor& x, std::vector<std::int64_t> new_shape_without_batch, const std::string& name = "");
   Tensor upsample(const Tensor& x, std::int64_t factor, const std::string& name = "");  // nearest, by copy
+  // A memory-bound pass that reads `xs` once and writes a tensor of `out_shape` (a profiler trace's reductions,
+  // stacks, gathers and interpolations): a data-movement op, bytes read + written, backward the same traffic.
+  Tensor streaming_pass(const std::vector<Tensor>& xs, std::vector<std::int64_t> out_shape, const std::string& name,
+                        const char* stem);
   Tensor cross_entropy(const Tensor& logits, const std::string& name = "loss");
   Tensor mse_loss(const Tensor& pred, const std::string& name = "loss");
 

@@ -20,6 +20,9 @@ struct ConfigRow {
   std::string runtime_version;         // optional column (notes are never read: a version must be stated here)
   std::string layout;                  // optional column: nchw (default) or nhwc (channels-last)
   std::string host, host_cores;        // optional columns: host CPU profile id (data/hosts) and cores feeding it
+  // Columns a validation file left empty that its reader filled from data/defaults.toml
+  // [unstated_in_measurements] ("host", "runtime_version"), not from the defaults `perfcast predict` gives a flag.
+  std::vector<std::string> filled_from_unstated;
   std::string gpu_decode;              // optional column: yes when the input is decoded on the GPU (DALI/nvJPEG)
   std::string prefetch;                // optional column: yes when data=host batches are copied ahead (pinned)
   std::string context;                 // optional column: decode, tokens already in the KV cache

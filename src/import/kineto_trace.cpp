@@ -53,18 +53,43 @@ std::string_view field_view(element obj, const char* key) {
 
 std::string field_text(element obj, const char* key) { return std::string(field_view(obj, key)); }
 
-std::vector<std::vector<std::int64_t>> dims_of(element arr) {
-  std::vector<std::vector<std::int64_t>> out;
+// A shape: [2, 3] -> {2, 3}.
+std::vector<std::int64_t> shape_of(simdjson::dom::array a) {
+  std::vector<std::int64_t> shape;
+  for (element x : a) shape.push_back(to_int64_or(number(x, 0), 0));
+  return shape;
+}
+
+// "Input Dims": one shape per input; a TensorList input is a list of shapes ([[[37], [6]], []] for aten::cat in
+// PyTorch 2.x traces), kept in `lists` with an empty shape in its place.
+void dims_of(element arr, std::vector<std::vector<std::int64_t>>& dims,
+             std::vector<std::vector<std::vector<std::int64_t>>>& lists) {
+  dims.clear();
+  lists.clear();
   simdjson::dom::array a;
-  if (arr.get(a) != simdjson::SUCCESS) return out;
+  if (arr.get(a) != simdjson::SUCCESS) return;
+  bool any_list = false;
   for (element d : a) {
     std::vector<std::int64_t> shape;
+    std::vector<std::vector<std::int64_t>> list;
     simdjson::dom::array inner;
-    if (d.get(inner) == simdjson::SUCCESS)
-      for (element x : inner) shape.push_back(to_int64_or(number(x, 0), 0));
-    out.push_back(std::move(shape));
+    if (d.get(inner) == simdjson::SUCCESS) {
+      simdjson::dom::array first;
+      const bool nested = inner.size() > 0 && inner.at(0).get(first) == simdjson::SUCCESS;
+      if (nested) {
+        for (element t : inner) {
+          simdjson::dom::array ts;
+          list.push_back(t.get(ts) == simdjson::SUCCESS ? shape_of(ts) : std::vector<std::int64_t>{});
+        }
+        any_list = true;
+      } else {
+        shape = shape_of(inner);
+      }
+    }
+    dims.push_back(std::move(shape));
+    lists.push_back(std::move(list));
   }
-  return out;
+  if (!any_list) lists.clear();
 }
 
 std::vector<std::string> texts_of(element arr) {
@@ -200,7 +225,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
         op.external_id = to_int64_or(field_number(args, "External id", -1), -1);
         op.sequence = to_int64_or(field_number(args, "Sequence number", -1), -1);
         element v;
-        if (args["Input Dims"].get(v) == simdjson::SUCCESS) op.input_dims = dims_of(v);
+        if (args["Input Dims"].get(v) == simdjson::SUCCESS) dims_of(v, op.input_dims, op.input_lists);
         if (args["Input type"].get(v) == simdjson::SUCCESS) op.input_types = texts_of(v);
         if (args["Concrete Inputs"].get(v) == simdjson::SUCCESS) op.concrete_inputs = texts_of(v);
       }

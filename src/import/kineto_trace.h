@@ -49,6 +49,9 @@ struct TraceCpuOp {
   std::int64_t external_id = -1;
   std::int64_t sequence = -1;  // "Sequence number": the autograd node a forward op created, and its backward span
   std::vector<std::vector<std::int64_t>> input_dims;  // "Input Dims"; a scalar input is an empty list
+  // The shapes of a TensorList input (aten::cat, aten::stack), which newer traces record as a list of shapes in
+  // that input's "Input Dims" entry (its input_dims entry is then empty): one entry per input, empty unless a list.
+  std::vector<std::vector<std::vector<std::int64_t>>> input_lists;
   std::vector<std::string> input_types;                // "Input type": "float", "c10::Half", "Scalar", ...
   std::vector<std::string> concrete_inputs;            // "Concrete Inputs" (newer traces): "[2, 2]", "1", ""
 };

@@ -10,6 +10,7 @@
 // whose first dimension is a multiple of it (the ONNX importer's rule). Operators with no cost rule are listed in
 // ModelSource.uncosted; views, casts and copies are skipped (casts are part of the precision model).
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -57,7 +58,8 @@ const std::set<std::string_view>& skipped_ops() {
       "aten::result_type", "aten::_unsafe_view", "aten::unbind", "aten::arange", "aten::full", "aten::rand",
       "aten::randn", "aten::uniform_", "aten::normal_", "aten::set_", "aten::numpy_T", "aten::type_as",
       "aten::record_stream", "aten::lift", "aten::new_empty", "aten::new_zeros", "aten::scalar_tensor",
-      "aten::_has_compatible_shallow_copy_type", "aten::resolve_conj", "aten::resolve_neg", "aten::view_as"};
+      "aten::_has_compatible_shallow_copy_type", "aten::resolve_conj", "aten::resolve_neg", "aten::view_as",
+      "aten::broadcast_tensors"};  // expanded views of its inputs: no kernel
   return s;
 }
 
@@ -214,9 +216,13 @@ class TraceGraphBuilder {
           ok = false;  // shapes the builder rejects (an output size that is not positive, ...)
         }
       }
-      if (!ok && uncosted) ++(*uncosted)[op.name];
+      // Older traces record a TensorList input (cat, stack) as an empty list: say so beside the name.
+      const bool list_unrecorded = op.input_lists.empty() &&
+                                   std::find(op.input_types.begin(), op.input_types.end(), "TensorList") !=
+                                       op.input_types.end();
+      if (!ok && uncosted) ++(*uncosted)[list_unrecorded ? op.name + " (its tensor list's shapes not recorded)" : op.name];
     }
-    if (first_) throw InputError("trace '" + f_.path + "' has no forward operator perfcast can cost");
+    if (first_ && !costed_) throw InputError("trace '" + f_.path + "' has no forward operator perfcast can cost");
     return b_.finish();
   }
 
@@ -233,6 +239,7 @@ class TraceGraphBuilder {
   // op just before; the first op reads the graph input.
   Tensor activation(const Shape& traced_dims) {
     Shape d = scaled(traced_dims);
+    if (first_ && !sets_batch_) return Tensor{-1, d};  // bookkeeping before the model (index sums, cat of ids)
     if (first_) {
       first_ = false;
       first_batch_ = traced_dims.empty() ? 1 : traced_dims[0];
@@ -417,6 +424,37 @@ class TraceGraphBuilder {
         {"aten::nll_loss", &TraceGraphBuilder::add_cross_entropy},
         {"aten::nll_loss_nd", &TraceGraphBuilder::add_cross_entropy},
         {"aten::binary_cross_entropy_with_logits", &TraceGraphBuilder::add_cross_entropy},
+        {"aten::max_pool1d_with_indices", &TraceGraphBuilder::add_pool},
+        {"aten::max_pool3d_with_indices", &TraceGraphBuilder::add_pool},
+        // Memory-bound passes: bytes read + written at the streaming rate (kDataMovement, as the zoo's concat and
+        // upsample); backward (slices of the gradient, its broadcast back, the interpolation's scatter) moves the
+        // same bytes (op_arithmetic.cpp backward_work).
+        {"aten::cat", &TraceGraphBuilder::add_concat},
+        {"aten::concat", &TraceGraphBuilder::add_concat},
+        {"aten::concatenate", &TraceGraphBuilder::add_concat},
+        {"aten::stack", &TraceGraphBuilder::add_concat},
+        {"aten::sum", &TraceGraphBuilder::add_reduction},
+        {"aten::mean", &TraceGraphBuilder::add_reduction},
+        {"aten::amax", &TraceGraphBuilder::add_reduction},
+        {"aten::amin", &TraceGraphBuilder::add_reduction},
+        {"aten::prod", &TraceGraphBuilder::add_reduction},
+        {"aten::logsumexp", &TraceGraphBuilder::add_reduction},
+        {"aten::linalg_vector_norm", &TraceGraphBuilder::add_reduction},
+        {"aten::norm", &TraceGraphBuilder::add_reduction},
+        {"aten::std", &TraceGraphBuilder::add_reduction},
+        {"aten::var", &TraceGraphBuilder::add_reduction},
+        {"aten::max", &TraceGraphBuilder::add_max_min},
+        {"aten::min", &TraceGraphBuilder::add_max_min},
+        {"aten::cumsum", &TraceGraphBuilder::add_scan},
+        {"aten::cumprod", &TraceGraphBuilder::add_scan},
+        {"aten::index_select", &TraceGraphBuilder::add_index_select},
+        {"aten::upsample_nearest1d", &TraceGraphBuilder::add_upsample},
+        {"aten::upsample_nearest2d", &TraceGraphBuilder::add_upsample},
+        {"aten::upsample_nearest3d", &TraceGraphBuilder::add_upsample},
+        {"aten::upsample_linear1d", &TraceGraphBuilder::add_upsample},
+        {"aten::upsample_bilinear2d", &TraceGraphBuilder::add_upsample},
+        {"aten::upsample_bicubic2d", &TraceGraphBuilder::add_upsample},
+        {"aten::upsample_trilinear3d", &TraceGraphBuilder::add_upsample},
         {"aten::mse_loss", &TraceGraphBuilder::add_mse_loss},
         {"aten::l1_loss", &TraceGraphBuilder::add_mse_loss},
         {"aten::smooth_l1_loss", &TraceGraphBuilder::add_mse_loss},
@@ -434,8 +472,19 @@ class TraceGraphBuilder {
     const auto& rules = aten_rules();
     const auto it = rules.find(op.name);
     const Shape& d0 = dims_at(op, 0);
-    if (it == rules.end() || d0.empty()) return false;
-    return (this->*(it->second))(op, d0, next);
+    if (it == rules.end()) return false;
+    // A TensorList first input (cat, stack) or an empty first entry (some writers' sum) is found by its handler.
+    const bool finds_own_input = it->second == &TraceGraphBuilder::add_concat ||
+                                 it->second == &TraceGraphBuilder::add_reduction ||
+                                 it->second == &TraceGraphBuilder::add_max_min ||
+                                 it->second == &TraceGraphBuilder::add_scan;
+    if (d0.empty() && !finds_own_input) return false;
+    // The traced batch is the first dimension of the first model op's input; the streaming passes on index and
+    // length tensors that often come before it (sums of lengths, cat of ids) do not set it.
+    sets_batch_ = !finds_own_input && it->second != &TraceGraphBuilder::add_index_select;
+    const bool ok = (this->*(it->second))(op, d0, next);
+    if (ok) costed_ = true;
+    return ok;
   }
 
   bool add_embedding(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
@@ -718,6 +767,155 @@ class TraceGraphBuilder {
     return true;
   }
 
+  // cat(tensors, dim) / stack(tensors, dim): the shapes of the TensorList (PyTorch 2.x traces record them; older
+  // ones record an empty list, and the op stays uncosted). Reads every input once and writes their sum.
+  bool add_concat(const TraceCpuOp& op, const Shape&, const TraceCpuOp*) {
+    if (op.input_lists.empty() || op.input_lists[0].empty()) return false;
+    const auto& list = op.input_lists[0];
+    const Shape& s0 = list[0];
+    if (!std::all_of(list.begin(), list.end(), plausible)) return false;
+    const bool stack = op.name == "aten::stack";
+    const auto rank = static_cast<std::int64_t>(s0.size()) + (stack ? 1 : 0);
+    std::int64_t dim = 0;
+    if (const auto d = concrete_list(op, 1)) dim = (*d)[0];
+    else if (op.concrete_inputs.size() > 1 && op.concrete_inputs[1].starts_with("-")) return false;  // from the end
+    if (dim < 0) dim += rank;
+    if (dim < 0 || dim >= rank || s0.empty()) return false;
+    std::vector<Tensor> xs;
+    std::int64_t along = 0;  // stacked tensors
+    for (const Shape& s : list) {
+      if (s.size() != s0.size()) return false;
+      for (std::size_t i = 0; i < s.size(); ++i)
+        if (static_cast<std::int64_t>(i) != dim && s[i] != s0[i] && !stack) return false;
+      if (stack && s != s0) return false;
+      xs.push_back(activation(s));
+      ++along;
+    }
+    Shape out = xs[0].shape;  // at the predicted batch (activation() rescales each input)
+    if (stack) {
+      out.insert(out.begin() + dim, along);
+    } else {
+      out[static_cast<std::size_t>(dim)] = 0;
+      for (const Tensor& x : xs) out[static_cast<std::size_t>(dim)] += x.shape[static_cast<std::size_t>(dim)];
+    }
+    produced(b_.streaming_pass(xs, out, name_, stack ? "stack" : "concat"));
+    return true;
+  }
+
+  // The tensor an op reads: its first input with a shape (some writers record an empty first entry).
+  static const Shape* first_shape(const TraceCpuOp& op, std::size_t* at = nullptr) {
+    for (std::size_t i = 0; i < op.input_dims.size(); ++i)
+      if (!op.input_dims[i].empty()) {
+        if (at) *at = i;
+        return &op.input_dims[i];
+      }
+    return nullptr;
+  }
+
+  // sum / mean / amax / norm (self, dim, keepdim, ...): reads the input once, writes the reduced tensor. The dims
+  // from Concrete Inputs; where the trace holds none (older traces, or sum(self) with no dim) the whole tensor is
+  // reduced: the output is then one element, which understates the write of a partial reduction by at most
+  // 1 / (the reduced extent) of the bytes read.
+  bool add_reduction(const TraceCpuOp& op, const Shape&, const TraceCpuOp*) {
+    std::size_t at = 0;
+    const Shape* in = first_shape(op, &at);
+    if (in == nullptr) return false;
+    const Tensor x = activation(*in);
+    const auto rank = static_cast<std::int64_t>(x.shape.size());
+    // linalg_vector_norm(self, ord, dim, keepdim) and norm(self, p, dim, keepdim): the dims come after the order.
+    const bool with_order = op.name == "aten::linalg_vector_norm" || op.name == "aten::norm";
+    const std::size_t dim_at = at + (with_order ? 2 : 1);
+    std::optional<Shape> dims = concrete_list(op, dim_at);
+    const bool keepdim = concrete_true(op, dim_at + 1);
+    std::vector<bool> reduced(static_cast<std::size_t>(rank), !dims.has_value());
+    if (dims)
+      for (std::int64_t d : *dims) {
+        if (d < 0) d += rank;
+        if (d < 0 || d >= rank) return false;
+        reduced[static_cast<std::size_t>(d)] = true;
+      }
+    Shape out;
+    for (std::int64_t i = 0; i < rank; ++i)
+      if (!reduced[static_cast<std::size_t>(i)]) out.push_back(x.shape[static_cast<std::size_t>(i)]);
+      else if (keepdim) out.push_back(1);
+    if (out.empty()) out.push_back(1);
+    produced(b_.streaming_pass({x}, out, name_, "reduce"));
+    return true;
+  }
+
+  // max / min: of two tensors (max(self, other)) an elementwise op, else a reduction (max(self[, dim, keepdim])).
+  bool add_max_min(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next) {
+    if (!d0.empty() && !dims_at(op, 1).empty()) {
+      sets_batch_ = true;
+      return add_binary(op, d0, next);
+    }
+    return add_reduction(op, d0, next);
+  }
+
+  // cumsum / cumprod (self, dim): one read and one write of the whole tensor.
+  bool add_scan(const TraceCpuOp& op, const Shape&, const TraceCpuOp*) {
+    const Shape* in = first_shape(op);
+    if (in == nullptr) return false;
+    const Tensor x = activation(*in);
+    produced(b_.streaming_pass({x}, x.shape, name_, "scan"));
+    return true;
+  }
+
+  // index_select(self, dim, index): gathers index.numel() slices along dim: reads them and the int64 index (as
+  // one more slice-sized read is too much, the index is counted as its own elements), writes the output.
+  bool add_index_select(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp*) {
+    const Shape& index = dims_at(op, 2);
+    const auto dim_list = concrete_list(op, 1);
+    if (index.size() > 1) return false;
+    std::int64_t dim = dim_list ? (*dim_list)[0] : 0;
+    const auto rank = static_cast<std::int64_t>(d0.size());
+    if (dim < 0) dim += rank;
+    if (dim < 0 || dim >= rank) return false;
+    const Tensor x = activation(d0);
+    Shape out = x.shape;
+    out[static_cast<std::size_t>(dim)] = index.empty() ? 1 : index[0];
+    // The bytes read are the gathered slices, not the whole source: read a tensor of the output's shape.
+    produced(b_.streaming_pass({Tensor{x.id, out}}, out, name_, "gather"));
+    return true;
+  }
+
+  // upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d(input, output_size, [align_corners,]
+  // scale_factors): reads the input, writes [N, C, output_size...]. Output size from Concrete Inputs, else the
+  // scale factors, else the next op's input. Each output element interpolates 2^d neighbours, which neighbouring
+  // outputs share through the cache: DRAM traffic is the input once and the output once.
+  bool add_upsample(const TraceCpuOp& op, const Shape& d0, const TraceCpuOp* next) {
+    if (d0.size() < 3) return false;
+    const std::size_t sd = d0.size() - 2;
+    Shape out_spatial = concrete_list(op, 1).value_or(Shape{});
+    if (out_spatial.size() != sd) {
+      out_spatial.clear();
+      // scale_factors: the last argument, a list of floats ("[2., 2., 2.]").
+      if (!op.concrete_inputs.empty()) {
+        const std::string& f = op.concrete_inputs.back();
+        std::vector<double> scales;
+        for (std::size_t i = 0; i < f.size();) {
+          if (std::isdigit(static_cast<unsigned char>(f[i])) == 0) { ++i; continue; }
+          double v = 0;
+          const auto [ptr, ec] = std::from_chars(f.data() + i, f.data() + f.size(), v);
+          if (ec != std::errc()) break;
+          scales.push_back(v);
+          i = static_cast<std::size_t>(ptr - f.data());
+        }
+        if (scales.size() == sd)
+          for (std::size_t i = 0; i < sd; ++i)
+            out_spatial.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(d0[2 + i]) * scales[i])));
+      }
+    }
+    if (out_spatial.size() != sd) out_spatial = next_spatial(next, d0.size(), d0[1]).value_or(Shape{});
+    if (out_spatial.size() != sd || !at_least(out_spatial, 1)) return false;
+    const Tensor x = activation(d0);
+    Shape out = {x.shape[0], x.shape[1]};
+    out.insert(out.end(), out_spatial.begin(), out_spatial.end());
+    if (!plausible(out)) return false;
+    produced(b_.streaming_pass({x}, out, name_, "upsample"));
+    return true;
+  }
+
   bool add_cross_entropy(const TraceCpuOp&, const Shape& d0, const TraceCpuOp*) {
     produced(b_.cross_entropy(activation(d0), name_));
     return true;
@@ -732,7 +930,9 @@ class TraceGraphBuilder {
   std::int64_t traced_;
   std::int64_t batch_;
   GraphBuilder b_;
-  bool first_ = true;
+  bool first_ = true;       // no op has read the graph input yet
+  bool sets_batch_ = true;  // the op being added may be the one whose input sets the traced batch
+  bool costed_ = false;     // some aten:: op was costed
   std::string name_;  // of the op being added: trace_op_name()
   std::int64_t first_batch_ = 0;
   int input_bytes_ = 4;

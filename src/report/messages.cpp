@@ -480,6 +480,14 @@ const std::map<std::string_view, Text>& table() {
       {"reason.batch.already_largest", {"the batch is already the largest that fits", "当前批大小已是显存能容纳的最大值"}},
       {"reason.fusion.already_fused",
        {"runtime '{runtime}' already fuses (or has no compiler profile)", "运行时 '{runtime}' 已经做算子融合（或没有对应的编译器配置）"}},
+      {"reason.fusion.llm_serves_on_tensorrt_llm",
+       {"a TensorRT engine built from the model graph has no KV cache or in-flight batching: a language model is "
+        "served by TensorRT-LLM, its own runtime (the tensorrt-llm strategy)",
+        "由模型图构建的 TensorRT 引擎没有 KV 缓存和动态批处理：语言模型由独立的运行时 TensorRT-LLM 提供服务（见 tensorrt-llm 策略）"}},
+      {"reason.fusion.llm_not_tensorrt",
+       {"a TensorRT engine built from the model graph has no KV cache or in-flight batching: a language model is "
+        "served by TensorRT-LLM, its own runtime",
+        "由模型图构建的 TensorRT 引擎没有 KV 缓存和动态批处理：语言模型由独立的运行时 TensorRT-LLM 提供服务"}},
       {"reason.layout.runtime_picks_by_precision",
        {"runtime '{runtime}' picks the layout by precision: NHWC for FP16 graphs, NCHW for FP32 and TF32 ones (mixed "
         "precision changes it, channels-last does not)",

@@ -362,6 +362,12 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                      {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
                      {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
                      {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}};
+    // The setup the row was predicted with where `perfcast predict` would take another default: the host and
+    // runtime version (an empty column takes data/defaults.toml [unstated_in_measurements], the defaults of the
+    // files' era), and which columns were so filled. `predict --host H --runtime-version V` repeats the row.
+    x["host"] = r.result.prediction->request.host;
+    x["runtime_version"] = r.result.prediction->request.runtime_version;
+    x["filled_from_unstated"] = row.filled_from_unstated;
     if (!rep.files.empty()) x["file"] = rep.files.at(static_cast<std::size_t>(r.file)).path;
     j["rows"].push_back(std::move(x));
   }
