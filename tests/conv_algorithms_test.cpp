@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cost/cost_constants.h"
 #include "cost/kernel_cost.h"
 #include "cost/op_cost.h"
 #include "cost/precision.h"
@@ -172,6 +173,42 @@ TEST(ConvAlgorithms, FewInputChannelsRunImplicitGemmWithoutSplitK) {
     EXPECT_EQ(k.algorithm, "gemm") << gpu;
     EXPECT_EQ(k.split_k, 1) << gpu;
   }
+}
+
+// Every non-fused Winograd call in the measured cuDNN 8.9.2 convolutions (shared/kernels/neusight_train/conv, 9,848
+// rows on five GPUs) launches winogradForwardFilter4x4 beside the data and output transforms and the batched SGEMM:
+// the filter is transformed on every forward call. With [conv] winograd_nonfused_filter_transform on, a layer with a
+// large filter on a small map (V100, N = 38, C = 893, K = 326, 5x5, measured 881 us) must cost at least the
+// transform's own DRAM traffic more: the 3 x 3 taps read once and the 16 planes of F(2x2,3x3) written, over the
+// V100's datasheet bandwidth (900 GB/s). Its backward passes are not measured and do not change.
+TEST(ConvAlgorithms, NonFusedWinogradForwardPaysItsFilterTransform) {
+  GraphBuilder b("small-map-3x3", 38);
+  const Tensor x = b.input({893, 5, 5});
+  b.conv(x, 326, {3}, {1}, {1});
+  const Graph g = b.finish();
+  const DeviceSpec device = find_gpu("v100-pcie-32gb");
+  const ArchitectureProfile& arch = architecture_of(device);
+  const RuntimeProfile& pt = find_runtime("pytorch");
+  const PrecisionPlan plan = resolve_precision("fp32", device, arch, pt, "", true);
+  CostConstants off = cost_constants();
+  off.winograd_nonfused_filter_transform = false;
+  CostConstants on = off;
+  on.winograd_nonfused_filter_transform = true;
+  const KernelCostModel k_off(device, arch, off), k_on(device, arch, on);
+  std::size_t conv = 0;
+  while (conv < g.ops.size() && g.ops[conv].kind != OpKind::kConv) ++conv;
+  ASSERT_LT(conv, g.ops.size());
+  auto cost = [&](const KernelCostModel& km, Phase phase) {
+    CostContext ctx{km, pt, plan, true};
+    ctx.conv_autotune = false;
+    ctx.forced_conv_algorithm = "winograd_nonfused";
+    return cost_op(g.ops, conv, phase, ctx).cost;
+  };
+  const KernelCost fwd_off = cost(k_off, Phase::kForward), fwd_on = cost(k_on, Phase::kForward);
+  ASSERT_EQ(fwd_on.algorithm, "winograd_nonfused");
+  const double filter_bytes = 893.0 * 326.0 * 4.0 * (9.0 + 16.0);
+  EXPECT_GE(fwd_on.time_us - fwd_off.time_us, filter_bytes / (900e9) * 1e6);
+  EXPECT_DOUBLE_EQ(cost(k_on, Phase::kBackward).time_us, cost(k_off, Phase::kBackward).time_us);
 }
 
 TEST(ConvAlgorithms, StridedConvGetsNoFftOrWinograd) {

@@ -120,6 +120,7 @@ CostConstants load() {
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
   c.winograd_nonfused_efficiency = cv.number("winograd_nonfused_efficiency");
+  c.winograd_nonfused_filter_transform = cv.raw().contains("winograd_nonfused_filter_transform") && cv.boolean("winograd_nonfused_filter_transform");
   c.winograd_fused_cta_channels = cv.count("winograd_fused_cta_channels");
   c.winograd_fused_resident_ctas = cv.count("winograd_fused_resident_ctas");
   c.winograd_fused_step_latency_clk = cv.number("winograd_fused_step_latency_clk");

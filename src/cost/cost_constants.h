@@ -73,6 +73,7 @@ struct CostConstants {
   double implicit_gemm_tile_m = 0;
   double winograd_min_channels = 0;        // fewer input channels: cuDNN runs implicit GEMM, not Winograd
   double winograd_nonfused_efficiency = 0;  // its batched GEMM against a plain SGEMM
+  bool winograd_nonfused_filter_transform = false;  // forward non-fused Winograd transforms its filter every call
   std::vector<ConvHeuristicRule> conv_heuristic;  // cuDNN's choice when the runtime does not autotune
   double conv_efficiency_cuda = 0;         // CUDA-core implicit-GEMM convolutions against a plain SGEMM
   std::vector<ImplicitGemmArch> implicit_gemm_arch;  // per-architecture replacements of conv_efficiency_cuda, implicit_gemm_step_latency_clk and implicit_gemm_tile_m

@@ -194,7 +194,7 @@ std::int64_t winograd_tile(const ConvGeometry& c) {
 // through DRAM (Lavin & Gray 2016; cuDNN CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED).
 KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a, std::int64_t c_b, double in_b,
                          double out_b, double w_b, double act_bytes, Pipe pipe, double efficiency,
-                         const KernelCostModel& km) {
+                         const KernelCostModel& km, bool filter_transform = false) {
   const std::int64_t alpha = m + c.kernel[0] - 1;
   const std::int64_t tiles = c.n * ((c.out[0] + m - 1) / m) * ((c.out[1] + m - 1) / m);
   const double planes = static_cast<double>(alpha * alpha);
@@ -203,6 +203,9 @@ KernelCost winograd_cost(const ConvGeometry& c, std::int64_t m, std::int64_t c_a
   const MatmulGeometry g{alpha * alpha, tiles, c_b, c_a, true, false};
   const double flops = matmul_flops(g);
   KernelCost k = km.streaming(0, in_b + t_in, 1);                                   // input transform
+  // cuDNN transforms the filter on every forward call (winogradForwardFilter4x4 in each measured non-fused call):
+  // the r x r taps read, alpha^2 planes written for the batched GEMM ([conv] winograd_nonfused_filter_transform).
+  if (filter_transform) accumulate(k, km.streaming(0, w_b + w_b * planes / static_cast<double>(c.kernel[0] * c.kernel[1]), 1));
   accumulate(k, km.gemm(g, pipe, flops, t_in + t_out + w_b * planes / static_cast<double>(c.kernel[0] * c.kernel[1]), efficiency));  // batched GEMM
   accumulate(k, km.streaming(0, t_out + out_b, 1));                                 // output transform
   return k;
@@ -401,7 +404,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
   if (m > 0 && transforms &&
       winograd_workspace(c, m, c_a, c_b, ctx.plan.bytes.act) <= ctx.runtime.conv_workspace_limit_bytes) {
     KernelCost w = winograd_cost(c, m, c_a, c_b, in_b, out_b, w_b, ctx.plan.bytes.act, pipe,
-                                 efficiency * ctx.kernels.constants().winograd_nonfused_efficiency, ctx.kernels);
+                                 efficiency * ctx.kernels.constants().winograd_nonfused_efficiency, ctx.kernels,
+                                 forward && ctx.kernels.constants().winograd_nonfused_filter_transform);
     w.algorithm = "winograd_nonfused";
     if (w.time_us < best.time_us && (forced.empty() || forced == w.algorithm)) {
       w.flops = flops;  // report the direct-convolution FLOPs; the time reflects the cheaper algorithm
