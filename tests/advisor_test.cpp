@@ -408,7 +408,7 @@ TEST(Advisor, DlrmAmpAppliesToTheMlpsNotTheTablesAndSaysWhatAteItsGain) {
   EXPECT_GT(half_gemms, 0) << "AMP's GEMMs run on FP16 tensor cores";
   EXPECT_GT(casts, 0);
   // The tables are read at 4 bytes an element under AMP too: the row gathers, most of the lookups' bytes, do not
-  // halve (only the pooled output, which the model writes at the activation precision, shrinks).
+  // halve (nor does the pooled output: autocast leaves embedding_bag at its FP32 table's dtype).
   const auto bag_bytes = [](const Prediction& p) {
     double b = 0;
     for (const OpCost& e : p.step.entries)
@@ -419,6 +419,37 @@ TEST(Advisor, DlrmAmpAppliesToTheMlpsNotTheTablesAndSaysWhatAteItsGain) {
   EXPECT_TRUE(contains(amp->reason, "casts and loss scaling add")) << amp->reason;
   EXPECT_TRUE(contains(amp->reason, "keep their FP32 tables")) << amp->reason;
   EXPECT_FALSE(contains(amp->reason, "memory traffic also halves")) << amp->reason;
+}
+
+}  // namespace
+}  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// TF32 is a tensor-core math mode for FP32 tensors (NVIDIA's A100 whitepaper, "TF32": FP32 inputs and outputs,
+// reduced-precision multiplies; cuBLAS CUBLAS_TF32_TENSOR_OP_MATH keeps FP32 storage): an FP32 BERT-base step whose
+// GEMMs PyTorch runs in FP32 by default (torch.backends.cuda.matmul.allow_tf32 is False from PyTorch 1.12) gains
+// from the math alone on an A100, so the advice must not say memory traffic halves, in English or in Chinese.
+TEST(Advisor, Tf32AdviceKeepsFp32MemoryTraffic) {
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "bert_base";
+  r.runtime = "pytorch";
+  r.mode = parse_mode("train");
+  r.precision = "fp32";
+  r.batch = 32;
+  r.seq = 128;
+  r.data = "synthetic";
+  const Advice a = advise(r);
+  const StrategyResult* tf32 = find_strategy(a, "tf32");
+  ASSERT_NE(tf32, nullptr) << describe(a);
+  ASSERT_TRUE(tf32->prediction.has_value()) << tf32->reason;
+  ASSERT_GE(tf32->prediction->samples_per_s, 1.1 * a.baseline.samples_per_s) << "the gain the tensor-core text is for";
+  EXPECT_FALSE(contains(tf32->reason, "halves")) << tf32->reason;
+  EXPECT_TRUE(contains(tf32->reason, "memory traffic is unchanged")) << tf32->reason;
+  const std::string zh = advice_text(a, Lang::kZh);
+  EXPECT_TRUE(contains(zh, "张量仍以 FP32 存放，显存流量不变")) << zh;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "cost/embedding_cost.h"
 #include "device/catalog.h"
 #include "schedule/collectives.h"
+#include "schedule/step.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
 #include "import/onnx_export.h"
@@ -140,11 +141,20 @@ TEST(RecsysPrecision, AmpWithFp32EmbeddingsMovesTheFp32RunsEmbeddingBytes) {
   EXPECT_GE(entry(amp, OpKind::kEmbeddingBag, Phase::kForward).bytes, pooled_fp32);
   // The tables stay 4.2B FP32 parameters: 15.6 GiB (doc/DLRM.md, small model) as in the FP32 run.
   EXPECT_NEAR(amp.memory.embedding_tables / 1073741824.0, 15.6, 0.1);
-  // Without the column the vectors are at the compute precision, as NVIDIA's TF2 code casts them after the lookup
-  // (nn/sparse_model.py): fewer bytes than FP32.
+  // Without the column, torch.autocast decides: embedding and embedding_bag are on none of its cast lists
+  // (aten/src/ATen/autocast_mode.cpp), so the FP32 tables pool into FP32 vectors, the FP32 run's bytes again.
   r.embedding_precision.clear();
+  for (Phase phase : {Phase::kForward, Phase::kBackward})
+    EXPECT_DOUBLE_EQ(entry(predict(r), OpKind::kEmbeddingBag, phase).bytes,
+                     entry(fp32, OpKind::kEmbeddingBag, phase).bytes);
+  // NVIDIA's TF2 code casts the vectors to the compute dtype after the lookup (nn/sparse_model.py): fewer bytes.
+  r.runtime = "tensorflow";
+  r.precision = "fp32";
+  const Prediction tf_fp32 = predict(r);
+  r.precision = "amp";
   EXPECT_LT(entry(predict(r), OpKind::kEmbeddingBag, Phase::kForward).bytes,
-            entry(fp32, OpKind::kEmbeddingBag, Phase::kForward).bytes);
+            entry(tf_fp32, OpKind::kEmbeddingBag, Phase::kForward).bytes);
+  r.runtime = "pytorch";
   // FP16 tables (FBGEMM's weights_precision=FP16) take 2 bytes an element: half the 15.6 GiB.
   r.embedding_precision = "fp16";
   EXPECT_NEAR(predict(r).memory.embedding_tables / 1073741824.0, 15.6 / 2, 0.1);
@@ -276,6 +286,49 @@ TEST(RecsysValidation, PublishedThroughputsWithinTheStatedBand) {
   EXPECT_EQ(ev.rows.size(), 20u);
   EXPECT_LE(ev.overall.median_ape, 12.0);  // 10.2% (frozen run 59.4%); inference and PyTorch AMP rows still miss
   EXPECT_LE(ev.overall.mean_ape, 28.0);    // 26.3% since the FP32 embedding side of the PyTorch DLRM (28.2% before); its AMP row still 2.1x
+}
+
+}  // namespace
+}  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// torch.autocast (pytorch/pytorch aten/src/ATen/autocast_mode.cpp, the CUDA lists) puts embedding_bag on none of its
+// lists and bmm on the lower-precision one. A PyTorch DLRM's nn.EmbeddingBag over FP32 tables therefore pools into
+// FP32 vectors under AMP, and the dot interaction's bmm casts them to half: one cast of batch x 26 tables x 128
+// elements (the MLPerf config, facebookresearch/dlrm) beside the FP32 dense input's cast for the first linear.
+// FBGEMM's table-batched kernel (TorchRec's DLRM-DCNv2) is no autocast op either and writes its module's
+// output_dtype, FP32 by default (fbgemm_gpu SplitTableBatchedEmbeddingBagsCodegen, output_dtype=SparseType.FP32).
+TEST(RecsysPrecision, AutocastKeepsPlainEmbeddingBagsInTheirTablesDtype) {
+  const Graph g = find_zoo_model("dlrm").build({.batch = 64});
+  const CastWork casts = autocast_activation_casts(g, true, false);
+  EXPECT_EQ(casts.tensors, 2);
+  EXPECT_DOUBLE_EQ(casts.elems, 64.0 * 13 + 64.0 * 26 * 128);
+
+  PredictRequest r;
+  r.gpu = "h100-sxm5-80gb";
+  r.model = "dlrm";
+  r.runtime = "pytorch";
+  r.mode = Mode::kTrain;
+  r.batch = 64;
+  const auto bag_bytes = [](const Prediction& p, Phase phase) {
+    for (const auto& e : p.step.entries)
+      if (e.kind == OpKind::kEmbeddingBag && e.phase == phase) return e.cost.bytes;
+    ADD_FAILURE() << "no embedding-bag entry";
+    return 0.0;
+  };
+  r.precision = "fp32";
+  const Prediction fp32 = predict(r);
+  r.precision = "amp";
+  const Prediction amp = predict(r);
+  for (Phase phase : {Phase::kForward, Phase::kBackward})
+    EXPECT_DOUBLE_EQ(bag_bytes(amp, phase), bag_bytes(fp32, phase));
+  r.model = "dlrm_dcnv2";
+  r.precision = "fp32";
+  const Prediction tbe_fp32 = predict(r);
+  r.precision = "amp";
+  EXPECT_DOUBLE_EQ(bag_bytes(predict(r), Phase::kForward), bag_bytes(tbe_fp32, Phase::kForward));
 }
 
 }  // namespace

@@ -165,6 +165,12 @@ void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
       // A tensor-core precision that gains little or loses: say what ate the gain rather than what it promises.
       if (uses_tensor_cores(p) && p.samples_per_s < 1.1 * base.samples_per_s)
         return mixed_precision_account(base, p);
+      // TF32 is a math mode of the tensor cores: tensors stay FP32 in memory (cuBLAS CUBLAS_TF32_TENSOR_OP_MATH,
+      // cuDNN CUDNN_TENSOR_OP_MATH on FP32 data), so only the math speeds up.
+      if (uses_tensor_cores(p) && prec == "tf32")
+        return fmt::format("convolutions and GEMMs move to tensor cores ({}); tensors stay FP32 in memory, so memory "
+                           "traffic is unchanged",
+                           p.precision_note.empty() ? "TF32 math" : p.precision_note);
       if (uses_tensor_cores(p))
         return fmt::format("convolutions and GEMMs move to tensor cores ({}); memory traffic also halves",
                            p.precision_note.empty() ? "higher math rate" : p.precision_note);

@@ -137,6 +137,21 @@ double cudnn_nhwc_bn_channel_share(const Op& op, const KernelCostModel& km) {
   return channels / (tile * std::ceil(channels / tile));
 }
 
+// The bytes of an embedding bag's pooled vectors, and of their gradient in backward. --embedding-precision says so
+// outright. torch.autocast puts embedding and embedding_bag on none of its CUDA cast lists
+// (pytorch/pytorch@cfed411fae0c18aa3d20351bc8dc8e1218db77ff:aten/src/ATen/autocast_mode.cpp), so a PyTorch
+// nn.EmbeddingBag / nn.Embedding pools at its table's dtype (FP32 rows, FP32 vectors) while the MLPs' GEMMs run in
+// half; the cast before the interaction's bmm is charged with autocast's other casts (schedule/step.cpp). FBGEMM's
+// table-batched kernel (TorchRec) is not an autocast op either: it writes its module's output_dtype, SparseType.FP32
+// unless the code that builds it says otherwise (pytorch/FBGEMM fbgemm_gpu/docs: SplitTableBatchedEmbeddingBagsCodegen
+// weights_precision=SparseType.FP32, output_dtype=SparseType.FP32), the same FP32 vectors for FP32 tables.
+double pooled_elem_bytes(const Op& op, const CostContext& ctx) {
+  if (ctx.embedding_plan) return ctx.embedding_plan->bytes.act;
+  if (ctx.plan.mixed && ctx.runtime.autocast_per_op_casts)
+    return std::max(ctx.plan.bytes.act, op.bag.table_elem_bytes);
+  return ctx.plan.bytes.act;
+}
+
 bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.repeats == 1; }
 
 bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.c_in && c.c_out / c.groups <= 4; }
@@ -1232,8 +1247,7 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
       out.cost = attention_cost(op, phase, ctx);
       return out;
     case CostRule::kEmbeddingBag: {
-      const PrecisionPlan& sparse = ctx.embedding_plan ? *ctx.embedding_plan : ctx.plan;
-      out.cost = embedding_bag_cost(op, phase == Phase::kBackward, sparse.bytes.act, km);
+      out.cost = embedding_bag_cost(op, phase == Phase::kBackward, pooled_elem_bytes(op, ctx), km);
       return out;
     }
     case CostRule::kInteraction: {

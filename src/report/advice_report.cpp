@@ -34,6 +34,8 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
                          p.device.id, 100.0 * base.bound_us[static_cast<int>(Bound::kMemory)] / base.step_us);
     if (p.request.precision == "int8" && p.device.sm_version == 61)
       return "sm_61 的 dp4a 以 4 倍 FP32 速率执行 INT8 点积，激活也缩小 4 倍";
+    if (p.request.precision == "tf32")  // TF32 is tensor-core math on FP32 tensors: storage and traffic stay FP32
+      return "卷积和矩阵乘法改用张量核心（TF32 运算）；张量仍以 FP32 存放，显存流量不变";
     return "卷积和矩阵乘法改用张量核心，显存流量同时减半";
   }
   if (id == "checkpointing")

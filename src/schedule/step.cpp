@@ -54,7 +54,11 @@ CastWork half_weight_casts(const Graph& graph) {
   return w;
 }
 
-CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool training) {
+namespace {
+
+// autocast_activation_casts; a dot interaction is a bmm (lower-precision list) whose FP32 pooled vectors are cast
+// down, unless `interaction_at_own_precision` (--embedding-precision runs it at the tables' precision).
+CastWork activation_casts(const Graph& graph, bool fp32_softmax, bool training, bool interaction_at_own_precision) {
   const auto& ops = graph.ops;
   // Whether each op's output is FP32 under autocast (aten/src/ATen/autocast_mode.cpp: convolutions and GEMMs in the
   // lower-precision list, layer_norm / group_norm / softmax / the losses in the FP32 list, every other op runs in
@@ -87,7 +91,10 @@ CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool t
         out_fp32 = false;
         break;
       case OpKind::kAttention:
-      case OpKind::kInteraction:
+        out_fp32 = false;
+        break;
+      case OpKind::kInteraction:  // its Gram products are a bmm (lower-precision list): FP32 pooled vectors cast down
+        if (!interaction_at_own_precision) cast_inputs(false);
         out_fp32 = false;
         break;
       case OpKind::kNorm:
@@ -107,7 +114,7 @@ CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool t
       case OpKind::kEmbedding:  // an FP32 table looks up FP32 rows
         out_fp32 = true;
         break;
-      case OpKind::kEmbeddingBag:
+      case OpKind::kEmbeddingBag:  // on no autocast list: pools at its table's dtype (cost/op_cost.cpp)
         out_fp32 = op.bag.table_elem_bytes >= 4;
         break;
       case OpKind::kElementwise:
@@ -120,6 +127,12 @@ CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool t
     fp32[i] = out_fp32;
   }
   return w;
+}
+
+}  // namespace
+
+CastWork autocast_activation_casts(const Graph& graph, bool fp32_softmax, bool training) {
+  return activation_casts(graph, fp32_softmax, training, false);
 }
 
 namespace {
@@ -292,7 +305,9 @@ StepCost schedule_step(const Graph& graph, const CostContext& ctx, const StepOpt
                                 : ctx.plan.mixed ? CastWork{params, tensors}
                                                  : CastWork{};
   const CastWork act_casts =
-      autocast ? autocast_activation_casts(graph, rt.autocast_softmax_fp32 && ctx.plan.bytes.act < 4.0, options.training) : CastWork{};
+      autocast ? activation_casts(graph, rt.autocast_softmax_fp32 && ctx.plan.bytes.act < 4.0, options.training,
+                                  ctx.embedding_plan != nullptr)
+               : CastWork{};
   if (ctx.plan.mixed && weight_casts.tensors > 0)
     push(kernel_entry("amp.cast_weights", OpKind::kElementwise,
                       km.streaming(weight_casts.elems, weight_casts.elems * (4.0 + ctx.plan.bytes.weight),
