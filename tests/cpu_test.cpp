@@ -2,6 +2,7 @@
 // command line (perfcast cpus, --device, compare across GPUs and CPUs).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "analysis/predict.h"
@@ -600,6 +601,46 @@ TEST_F(CpuCli, CompareGivesTheGpuSpeedupOverTheCpu) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("gtx-1080-ti over xeon-e5-2690-v4-2s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("thousands of times"), std::string::npos);
+}
+
+TEST_F(CpuCli, CompareGivesACpuRowItsPackageEnergyAndSaysWhyItHasNoCost) {
+  // Intel ARK, Xeon E5-2690 v4: 135 W TDP per socket, so the two-socket entry's package draws 270 W under load; the
+  // energy of the run is that power over the run's hours. The price catalog rents GPU instances only.
+  const auto r = run("compare --device gtx-1080-ti,xeon-e5-2690-v4-2s --model resnet152 --mode train --batch 32 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  const auto& cpu = j[1];
+  ASSERT_EQ(cpu["device_kind"], "cpu");
+  EXPECT_DOUBLE_EQ(cpu["package_power_w"].get<double>(), 270.0);
+  EXPECT_NE(cpu["package_power_basis"].get<std::string>().find("not DRAM"), std::string::npos);
+  EXPECT_NE(cpu["package_power_source"].get<std::string>().find("135 W"), std::string::npos);
+  ASSERT_TRUE(cpu["run"].is_object()) << cpu.dump();
+  EXPECT_NEAR(cpu["run"]["energy_kwh"].get<double>(), 270.0 * cpu["run"]["hours"].get<double>() / 1000.0, 1e-9);
+  EXPECT_TRUE(cpu["run"]["usd_on_demand"].is_null());
+  EXPECT_NE(cpu["cost_note"].get<std::string>().find("no instance with this CPU"), std::string::npos);
+  EXPECT_NEAR(cpu["samples_per_joule"].get<double>(), cpu["samples_per_s"].get<double>() / 270.0, 1e-12);
+  // The GPU row keeps its board power and its price.
+  EXPECT_FALSE(j[0].contains("package_power_w"));
+  EXPECT_TRUE(j[0]["run"]["usd_on_demand"].is_number());
+
+  const auto text = run("compare --device gtx-1080-ti,xeon-e5-2690-v4-2s --model resnet152 --mode train --batch 32");
+  ASSERT_EQ(text.code, 0) << text.err;
+  const auto lines = test::lines_of(text.out);
+  std::string header, cpu_row;
+  for (const auto& l : lines) {
+    if (l.rfind("device", 0) == 0) header = l;
+    if (l.rfind("xeon-e5-2690-v4-2s ", 0) == 0) cpu_row = l;
+  }
+  // A device-neutral header: a CPU row's count is sockets' entries, not GPUs.
+  ASSERT_FALSE(header.empty()) << text.out;
+  EXPECT_EQ(header.find("GPUs"), std::string::npos) << header;
+  EXPECT_NE(header.find("count"), std::string::npos) << header;
+  EXPECT_NE(cpu_row.find("kWh"), std::string::npos) << cpu_row;
+  EXPECT_NE(cpu_row.find("270 W"), std::string::npos) << cpu_row;
+  EXPECT_NE(text.out.find("TDP, 270 W (2 sockets x 135 W"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("not DRAM"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("xeon-e5-2690-v4-2s: no cost"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Prediction intervals (issue 13): fitted to the residuals of the calibration files, reported by predict, the
 // --configs CSV and validate, and judged by their coverage.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -930,6 +931,57 @@ TEST_F(IntervalsCli, AdviseScalesWhatIfsFromTheMeasurement) {
   EXPECT_GT(priced, 0);
   const test::CliResult text = run("advise --gpu gtx-1080-ti --model resnet50 --batch 32 --measured 150/s");
   EXPECT_NE(text.out.find("as measured"), std::string::npos) << text.out;
+}
+
+TEST_F(IntervalsCli, AdviseAnchorsOnAProfilerTracesMeasuredStep) {
+  // HolisticTraceAnalysis's sampled_rank-1 trace (tests/data/kineto) marks two profiler steps, ProfilerStep#551 of
+  // 607.904 ms and #552 of 630.639 ms (their "dur" fields): a 619.27 ms step of the 512 samples it recorded, so
+  // 512 / 0.61927 s = 826.8 samples/s, with backward operators and TF32 tensor-core kernels.
+  const std::string trace = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/kineto/sampled_rank-1.json.gz";
+  const std::string base = "advise --model " + trace + " --gpu a100-sxm4-40gb --mode train --precision tf32 ";
+  const test::CliResult r = run(base + "--trace " + trace + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["baseline"]["batch"].get<int>(), 512) << j["baseline"].dump().substr(0, 300);
+  EXPECT_NEAR(j["baseline"]["anchor"]["measured"].get<double>(), 512 / 0.619272, 0.5);
+  EXPECT_NE(j["baseline"]["anchor"]["given"].get<std::string>().find("--trace"), std::string::npos);
+  const test::CliResult text = run(base + "--trace " + trace);
+  EXPECT_NE(text.out.find("as measured"), std::string::npos) << text.out;
+  // One measurement at a time; the trace's mode and precision must be the prediction's.
+  EXPECT_EQ(run(base + "--trace " + trace + " --measured 800/s").code, 2);
+  const test::CliResult infer = run("advise --model " + trace + " --gpu a100-sxm4-40gb --mode infer --precision tf32 --trace " + trace);
+  EXPECT_EQ(infer.code, 2);
+  EXPECT_NE(infer.err.find("backward"), std::string::npos) << infer.err;
+  const test::CliResult fp16 = run("advise --model " + trace + " --gpu a100-sxm4-40gb --mode train --precision amp --trace " + trace);
+  EXPECT_EQ(fp16.code, 2);
+  EXPECT_NE(fp16.err.find("--precision tf32"), std::string::npos) << fp16.err;
+  // A trace with no ProfilerStep marks holds the whole recording, not a step (the AlexNet fixture: 12.9 s for 10.7 ms of
+  // kernels), and the A100 trace is not a T4's.
+  const std::string alexnet = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/kineto/benchmark_result_2869224_1695835535_trace.json.gz";
+  const test::CliResult unmarked = run("advise --model alexnet --gpu a100-sxm4-40gb --mode infer --trace " + alexnet);
+  EXPECT_EQ(unmarked.code, 2);
+  EXPECT_NE(unmarked.err.find("marks no profiler step"), std::string::npos) << unmarked.err;
+  const std::string triton = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/kineto/triton_example.json.gz";
+  const test::CliResult board = run("advise --model resnet50 --gpu t4 --mode infer --trace " + triton);
+  EXPECT_EQ(board.code, 2);
+  EXPECT_NE(board.err.find("not on t4"), std::string::npos) << board.err;
+}
+
+TEST_F(IntervalsCli, AdvisesAnchoredListStartsWithTheCombinedStrategy) {
+  // The table ranks the combined strategy first; the list at the measured rate shows it too, at measured x speedup.
+  const test::CliResult r = run("advise --gpu gtx-1080-ti --model resnet50 --batch 32 --measured 150/s --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["combinations"].empty());
+  const auto& c = j["combinations"][0];
+  ASSERT_TRUE(c["applicable"].get<bool>());
+  const test::CliResult text = run("advise --gpu gtx-1080-ti --model resnet50 --batch 32 --measured 150/s");
+  const std::string after = text.out.substr(text.out.find("as measured"));
+  const std::string id = c["id"].get<std::string>().substr(0, 40);
+  const auto at = after.find(id);
+  ASSERT_NE(at, std::string::npos) << after;
+  const std::string line = after.substr(at, after.find('\n', at) - at);
+  EXPECT_NE(line.find(fmt::format("{:.1f}", 150.0 * c["speedup"].get<double>())), std::string::npos) << line;
 }
 
 TEST_F(IntervalsCli, MeasurementsPastTheHardwaresPeakAreRefused) {

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/toml_reader.h"
 #include "device/catalog.h"
+#include "device/cpu_catalog.h"
 #include "device/host_profile.h"
 #include "schedule/collectives.h"
 
@@ -161,12 +162,26 @@ std::optional<double> default_dataset_samples(const Prediction& p) {
   return find_dataset(id).samples;
 }
 
+double cpu_package_power_w(const Prediction& p) {
+  if (p.device.kind != DeviceKind::kCpu) return 0;
+  // The catalog entry, not p.device.cpu: with --instances the prediction's spec may be one process's share of the part,
+  // while the sockets draw their package power whichever way the processes split them.
+  const CpuSpec* cpu = cpu_by_id(p.device.id);
+  return cpu ? cpu->tdp_w * cpu->sockets : p.device.tdp_w;
+}
+
+std::string cpu_package_power_source(const Prediction& p) {
+  if (p.device.kind != DeviceKind::kCpu) return "";
+  const CpuSpec* cpu = cpu_by_id(p.device.id);
+  return cpu ? cpu->source_of("tdp_w") : std::string();
+}
+
 RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, int instances) {
   RunCost r;
   r.samples = samples;
   r.hours = p.samples_per_s > 0 ? samples / p.samples_per_s / 3600.0 : INFINITY;
   const double gpus = p.scale ? p.scale->gpus_total : 1;
-  r.avg_power_w = p.power ? p.power->avg_power_w * gpus : 0;
+  r.avg_power_w = p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p);
   r.energy_kwh = r.avg_power_w * r.hours / 1000.0;
   if (inst) {
     r.usd = inst->on_demand_usd_per_hour * instances * r.hours;

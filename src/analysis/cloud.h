@@ -63,9 +63,15 @@ struct RunCost {
   double hours = 0;
   double usd = 0;                 // on demand
   std::optional<double> spot_usd;
-  double energy_kwh = 0;          // GPU boards only
-  double avg_power_w = 0;         // all GPUs together
+  double energy_kwh = 0;          // GPU boards, or a CPU's package (cpu_package_power_w)
+  double avg_power_w = 0;         // all GPUs together, or the CPU's sockets
 };
+
+// A CPU's package power under the load, taken as its TDP (data/cpus, per socket, x the entry's sockets): the
+// package only, not DRAM, fans, disks or the rest of the server. 0 for a GPU (its board power is p.power).
+double cpu_package_power_w(const Prediction& p);
+// Where that TDP comes from (the CPU file's tdp_w source, else its default source); "" for a GPU.
+std::string cpu_package_power_source(const Prediction& p);
 
 // Time, money and energy of `samples` on prediction p (all its GPUs), renting `instances` of `inst` (none:
 // no price).

@@ -6,6 +6,7 @@
 #include "analysis/advisor.h"
 #include "analysis/anchor.h"
 #include "analysis/llm_parallel.h"
+#include "analysis/trace_anchor.h"
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "report/advice_html.h"
@@ -20,20 +21,27 @@ Command advise_command() {
             struct State {
               RequestFlags flags;
               ReportFlags report;
-              std::string measured, measured_step;
+              std::string measured, measured_step, trace;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, advise_defaults());
             add_report_flags(app, s->report);
             add_measured_flags(app, s->measured, s->measured_step);
+            app.add_option("--trace", s->trace,
+                           "a PyTorch profiler trace of this run (.json[.gz], with profiler steps marked): its measured "
+                           "step time (perfcast trace) anchors the what-ifs like --measured-step; refused when the "
+                           "trace ran on another GPU or in another mode or precision than the prediction");
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->report.html.empty()) check_output_path(s->report.html);
               const PredictRequest request = s->flags.to_request();
               if (wants_parallel_training(request))
                 throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not advise");
+              if (!s->trace.empty() && (!s->measured.empty() || !s->measured_step.empty()))
+                throw InputError("give one measurement: --trace, --measured or --measured-step");
               Advice a = advise(request);
-              a.baseline.anchor = make_anchor(a.baseline, s->measured, s->measured_step);
+              a.baseline.anchor = s->trace.empty() ? make_anchor(a.baseline, s->measured, s->measured_step)
+                                                   : anchor_from_trace(a.baseline, s->trace);
               const std::string page = s->report.html.empty() ? "" : advice_html(a, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
               report_out() << (s->report.json ? advice_json(a, lang).dump(2) + "\n" : advice_text(a, lang));

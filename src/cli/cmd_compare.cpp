@@ -1,5 +1,6 @@
-// perfcast compare: one model on several GPUs side by side (`--gpu a,b:3,c`: three of b): throughput, time, cost and
-// energy of a run on whole rentable instances, memory headroom and the fastest precision each GPU supports.
+// perfcast compare: one model on several GPUs side by side (`--gpu a,b:3,c`: three of b), or GPUs and CPUs (`--device`):
+// throughput, time, cost and energy of a run on whole rentable instances, memory headroom and the fastest precision
+// each device supports. A CPU's energy is its package at TDP; it has a cost only where the price catalog rents it.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -50,6 +51,15 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
     j["memory_headroom_bytes"] = r.memory_headroom_bytes;
     j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
     j["samples_per_joule"] = fits && p.power ? nlohmann::json(p.power->samples_per_joule) : nlohmann::json(nullptr);
+    if (p.device.kind == DeviceKind::kCpu) {
+      // The package at TDP: not DRAM, fans or the rest of the server.
+      const double w = cpu_package_power_w(p);
+      j["package_power_w"] = w;
+      j["package_power_basis"] = "CPU package TDP (all sockets); not DRAM or the rest of the server";
+      j["package_power_source"] = cpu_package_power_source(p);
+      j["samples_per_joule"] = fits && w > 0 ? nlohmann::json(p.samples_per_s / w) : nlohmann::json(nullptr);
+      if (!r.rental) j["cost_note"] = "the price catalog has no instance with this CPU";
+    }
   }
   if (r.run) {
     j["run"] = {{"samples", r.run->samples},
@@ -109,8 +119,10 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
                      p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
                      r.run ? format_hours(r.run->hours) : std::string("-"),
                      r.run && r.rental ? money(r.run->usd) : std::string("-"),
-                     r.run && p.power ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
-                     p.power ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total) : std::string("-"),
+                     r.run && r.run->avg_power_w > 0 ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
+                     p.power                       ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total)
+                     : cpu_package_power_w(p) > 0 ? fmt::format("{:.0f} W", cpu_package_power_w(p))
+                                                   : std::string("-"),
                      format_bytes(r.memory_headroom_bytes), best);
   }
   o += "\n";
@@ -118,6 +130,16 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     if (r.rental && r.run)
       o += fmt::format(m("cmp.priced"), r.gpu, r.rental->instances, r.rental->instance->id, r.rental->instance->gpus,
                        money(r.rental->usd_per_hour), r.rental->gpus_paid);
+  // A CPU row's energy is its package at TDP (the file's figure, not a measurement of the load), and the price catalog
+  // rents GPU instances only: say both beside the row rather than leave the columns unexplained.
+  for (const auto& r : rows) {
+    if (!r.prediction || r.prediction->device.kind != DeviceKind::kCpu) continue;
+    const CpuSpec* cpu = r.prediction->device.cpu ? &*r.prediction->device.cpu : nullptr;
+    const int sockets = cpu ? cpu->sockets : 1;
+    const double w = cpu_package_power_w(*r.prediction);
+    o += fmt::format(m("cmp.cpu_energy"), r.gpu, w, sockets, sockets != 1 ? "s" : "", w / sockets);
+    if (!r.rental) o += fmt::format(m("cmp.cpu_no_price"), r.gpu, catalog.file);
+  }
   const auto speedups = gpu_over_cpu(rows);
   if (!speedups.empty()) o += "\n";
   for (const auto& x : speedups)

@@ -213,16 +213,21 @@ std::string advice_text(const Advice& a, Lang lang) {
     if (a.baseline_usd_per_million_samples && factor > 0)
       s += fmt::format("  {:<40} {:>12.1f} {}{}\n", msg("anchored_baseline", lang), p.anchor->measured, unit,
                        anchored_cost(a.baseline_usd_per_million_samples));
+    // The combined strategy first, as in the table above (its band, as in JSON, from its category's pairs); then the
+    // top five single ones.
+    const auto anchored_row = [&](const StrategyResult& st) {
+      const auto spread = what_if_spread(st.category);
+      s += fmt::format("  {:<40} {:>12.1f} {}{}{}\n", st.id.substr(0, 40), p.anchor->measured * st.speedup, unit,
+                       spread ? fmt::format("  ({:.1f} - {:.1f})", p.anchor->measured * st.speedup / spread->spread,
+                                            p.anchor->measured * st.speedup * spread->spread)
+                              : "",
+                       anchored_cost(st.usd_per_million_samples));
+    };
+    for (const auto& c : a.combinations)
+      if (c.applicable) anchored_row(c);
     int shown = 0;
     for (const auto& st : a.strategies)
-      if (st.applicable && shown++ < 5) {
-        const auto spread = what_if_spread(st.category);
-        s += fmt::format("  {:<40} {:>12.1f} {}{}{}\n", st.id.substr(0, 40), p.anchor->measured * st.speedup, unit,
-                         spread ? fmt::format("  ({:.1f} - {:.1f})", p.anchor->measured * st.speedup / spread->spread,
-                                              p.anchor->measured * st.speedup * spread->spread)
-                                : "",
-                         anchored_cost(st.usd_per_million_samples));
-      }
+      if (st.applicable && shown++ < 5) anchored_row(st);
   }
   s += fmt::format("\n{}\n", msg("not_applicable", lang));
   for (const auto& st : a.strategies)

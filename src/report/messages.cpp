@@ -268,8 +268,8 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.title",
        {"perfcast compare: {}, {} {} {}, batch {} per GPU; run: {}\n\n", "perfcast 对比：{}，{} {} {}，每块 GPU 批大小 {}；运行：{}\n\n"}},
       {"cmp.max", {"max", "最大"}},
-      {"cmp.col.gpu", {"gpu", "GPU"}},
-      {"cmp.col.count", {"GPUs", "卡数"}},
+      {"cmp.col.gpu", {"device", "设备"}},
+      {"cmp.col.count", {"count", "数量"}},
       {"cmp.col.precision", {"precision", "精度"}},
       {"cmp.col.samples", {"samples/s", "样本/秒"}},
       {"cmp.col.step", {"step ms", "单步 ms"}},
@@ -287,13 +287,21 @@ const std::map<std::string_view, Text>& table() {
        {"{} over {}: {:.1f}x ({:.1f} vs {:.2f} samples/s); the claim \"thousands of times faster than a traditional "
         "CPU\" (>= {:.0f}x) is {}\n",
         "{} 相对 {}：{:.1f} 倍（{:.1f} 对 {:.2f} 样本/秒）；“比传统 CPU 快数千倍”（>= {:.0f} 倍）的说法{}\n"}},
+      {"cmp.cpu_energy",
+       {"  {}: power and energy are the CPU package's TDP, {:.0f} W ({} socket{} x {:.0f} W, data/cpus), held for the whole "
+        "run: the package only, not DRAM, fans or the rest of the server\n",
+        "  {0}：功率与能耗按 CPU 封装的 TDP 计，{1:.0f} W（{2} 个插槽 x {4:.0f} W，data/cpus），按整个运行期间满载计：仅封装，"
+        "不含内存、风扇及服务器其余部分\n"}},
+      {"cmp.cpu_no_price",
+       {"  {}: no cost: the price catalog ({}) has no instance with this CPU\n",
+        "  {}：无成本：价格目录（{}）中没有使用此 CPU 的实例\n"}},
       {"cmp.claim_high", {"{:.0f}x too high for this workload", "对此负载高估了 {:.0f} 倍"}},
       {"cmp.claim_holds", {"met for this workload", "对此负载成立"}},
       {"cmp.legend",
-       {"\nscaling: throughput / (GPUs x one GPU); energy: GPU boards only; power: all GPUs, average over the step; mem "
+       {"\nscaling: throughput / (GPUs x one GPU); energy: GPU boards, or a CPU's package at TDP; power: all GPUs, average over the step (a CPU: its package's TDP); mem "
         "free: per GPU; cost: whole instances of the cheapest type that holds one node's GPUs.\nprices: {} (list "
         "prices with dates and sources in the file)\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；能耗：仅 GPU 板卡；功率：全部 GPU，按单步平均；剩余显存：每块 GPU；成本：按能容纳单节点"
+        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；能耗：GPU 板卡，或 CPU 封装按 TDP 计；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU；成本：按能容纳单节点"
         "全部 GPU 的最便宜实例类型整台计价。\n价格：{}（文件中有各价格的日期和来源）\n"}},
       // perfcast plan (cli/cmd_plan.cpp).
       {"plan.title",
