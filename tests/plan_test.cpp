@@ -123,7 +123,9 @@ TEST(Durations, ADeadlineWithoutAUnitIsRefusedNamingTheUnits) {
     FAIL() << "a bare number was taken as a deadline";
   } catch (const InputError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("--deadline '90' has no unit"), std::string::npos) << what;
+    // Neutral wording: the Python and JSON API take it as deadline=..., the command line as --deadline.
+    EXPECT_NE(what.find("deadline '90' has no unit"), std::string::npos) << what;
+    EXPECT_EQ(what.find("--deadline"), std::string::npos) << what;
     EXPECT_NE(what.find("90h"), std::string::npos) << what;
     EXPECT_NE(what.find("90s"), std::string::npos) << what;
   }
