@@ -505,7 +505,8 @@ TEST_F(PlanCliTest, PlanNeverPrintsARateAsZero) {
 }
 
 TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
-  expect_error("plan --model resnet50 --deadline soon", "--deadline");
+  // The message names the deadline as the command line and the Python / JSON API (deadline=) both read it.
+  expect_error("plan --model resnet50 --deadline soon", "deadline takes a positive duration");
   // A run no one trains (data/limits.toml [run]): printed as 300-digit times, samples and dollars, or as
   // "inf samples"; half a sample made a run of "0 samples" that every option met in "under 1 s".
   expect_error("plan --model resnet50 --deadline 1e308h", "max_deadline_hours");
