@@ -81,6 +81,18 @@ TEST_F(ApiTest, BadInputThrowsTheCommandLinesMessage) {
   EXPECT_THROW(api::predict(nlohmann::json::array()), InputError);
 }
 
+TEST_F(ApiTest, ABareDeadlineNamesNoCommandLineFlag) {
+  // A Python caller writes deadline=24, not --deadline 24: the message names the deadline and its units, no flag.
+  try {
+    api::plan({{"model", "resnet50"}, {"deadline", 24}, {"epochs", 90}});
+    FAIL() << "a bare number was taken as a deadline";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("deadline '24' has no unit"), std::string::npos) << what;
+    EXPECT_EQ(what.find("--deadline"), std::string::npos) << what;
+  }
+}
+
 TEST_F(ApiTest, HtmlIsThePageTheCommandWrites) {
   const std::string page = api::run_html("predict", {{"model", "resnet50"}, {"batch", 8}});
   const test::CliResult r = run("predict --model resnet50 --batch 8 --html page.html");

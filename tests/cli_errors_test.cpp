@@ -96,6 +96,31 @@ TEST_F(CliTest, ProductNamesSuggestTheCatalogIdsTheyName) {
   expect_input_error("predict --gpu gtx-1080-tii", {"did you mean 'gtx-1080-ti'"});
 }
 
+TEST_F(CliTest, BrandWordsAndAPlusSignAreReadAsTheCatalogSpellsThem) {
+  // NVIDIA's product names carry brand words the catalog ids leave out ("Tesla V100", "NVIDIA A100"), and Intel's
+  // "Xeon Platinum 8480+" is the catalog's xeon-platinum-8480plus (perfcast gpus, perfcast cpus).
+  expect_input_error("predict --gpu tesla-v100", {"did you mean one of 'v100-pcie-16gb'", "'v100-sxm2-32gb'"});
+  expect_input_error("predict --gpu tesla-a100", {"did you mean one of 'a100-pcie-40gb'", "'a100-sxm4-80gb'"});
+  expect_input_error("predict --gpu tesla-p100", {"did you mean one of 'p100-pcie-16gb', 'p100-sxm2-16gb'?"});
+  expect_input_error("predict --gpu nvidia-a100", {"did you mean one of 'a100-pcie-40gb'"});
+  expect_input_error("predict --gpu nvidia-h100", {"did you mean one of 'h100-pcie-80gb', 'h100-sxm5-80gb'?"});
+  for (const std::string bad : {"tesla-v100", "tesla-a100", "tesla-p100"}) {
+    const CliResult r = run("predict --gpu " + bad);
+    EXPECT_EQ(r.err.find("tesla-p40"), std::string::npos) << r.err;
+  }
+  expect_input_error("predict --device xeon-platinum-8480", {"did you mean 'xeon-platinum-8480plus'"});
+  expect_input_error("predict --device xeon-platinum-8480+", {"'xeon-platinum-8480plus'"});
+  // The cases that worked before stay: a brand word alone, a family, a maker's prefix, a typo.
+  expect_input_error("predict --gpu nvidia-t4", {"did you mean 't4'"});
+  expect_input_error("predict --gpu v100", {"did you mean one of 'v100-pcie-16gb'"});
+  expect_input_error("predict --gpu h100", {"did you mean one of 'h100-pcie-80gb', 'h100-sxm5-80gb'?"});
+  expect_input_error("predict --gpu a100-80gb", {"did you mean one of 'a100-pcie-80gb', 'a100-sxm4-80gb'?"});
+  expect_input_error("predict --device amd-epyc-7763", {"did you mean 'epyc-7763'"});
+  expect_input_error("predict --device intel-xeon-platinum-8380", {"did you mean 'xeon-platinum-8380'"});
+  expect_input_error("predict --gpu quadro-rtx", {"did you mean one of 'quadro-rtx-6000', 'quadro-rtx-8000'?"});
+  expect_input_error("predict --model resnet5", {"did you mean 'resnet50'"});
+}
+
 TEST_F(CliTest, AnchorsOnCompareOrPlanNameTheCommandsThatTakeThem) {
   // README, "Anchor on your own measurement": predict and advise take --measured / --measured-step.
   expect_input_error("compare --model resnet152 --gpu t4 --measured 120/s", {"--measured", "predict and advise"});

@@ -392,8 +392,9 @@ TEST(KernelModel, TensorGemmRuleReachesDeepBenchV100SmallN) {
 // The same few-CTA rule holds for a later cuBLAS: triton-lang/triton#1648 (2023-05-10) times torch.matmul FP16
 // squares on a V100 32GB under CUDA 11.7 (Triton's do_bench: L2 flushed, CUDA events around each call), and the
 // squares whose 128x128 grid holds fewer CTAs than the SMs (n = 384-1024) run at 7-52 TFLOPS, where a model whose
-// grids fill the SMs predicts 0.35-0.8 of their time. fit-tensor-gemm on these rows alone lands within a quarter of
-// a CTA per SM of the CUDA 9.0 fit (3.5), each row predicted within 1.35x by the rule fitted without it, and the
+// grids fill the SMs predicts 0.35-0.8 of their time. fit-tensor-gemm on these rows alone gives 3.0 CTAs per SM
+// (data/published_kernels/README.md), half a CTA per SM below the CUDA 9.0 fit (3.5), each row predicted within
+// 1.35x by the rule fitted without it, and the
 // squares from 1152 up stay within 1.25x of the grid-filling model (docs/calibration.md, session 32, h/v100p32).
 TEST(KernelModel, TensorGemmRuleFromCuda117SquaresMatchesCuda9) {
   const fs::path csv = fs::path(PERFCAST_SOURCE_DIR) / "data" / "published_kernels" / "tensor_gemm_cuda11.csv";

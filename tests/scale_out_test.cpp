@@ -318,7 +318,7 @@ TEST(Power, WaitingOnCommunicationCostsIdlePower) {
   EXPECT_LT(many.power->avg_power_w, one.power->avg_power_w);
   EXPECT_GT(many.power->energy_per_step_j, one.power->energy_per_step_j);
   EXPECT_NEAR(many.power->energy_per_step_j - one.power->energy_per_step_j,
-              many.power->idle_power_w * (many.step_us - one.step_us) * 1e-6, 1e-6);
+              many.power->wait_power_w * (many.step_us - one.step_us) * 1e-6, 1e-6);
 }
 
 // ---------------------------------------------------------------- validation on published multi-GPU runs

@@ -8,6 +8,7 @@
 
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace perfcast {
 
@@ -51,21 +52,20 @@ double fastest_peak_flops(const Prediction& p) {
 
 // A measurement no hardware of this kind could make is a unit or count mistake (images per minute, tokens for
 // samples, all nodes' throughput on one GPU's request): refuse it rather than scale what-ifs from it. The bound is
-// generous: 4x the fastest pipe's peak, since Winograd's F(4x4,3x3) convolution does the work of 4 multiplies with
-// one (Lavin & Gray 2016, "Fast Algorithms for Convolutional Neural Networks", table 1), and the datasheet clock
-// may be exceeded by GPU Boost by far less than that.
+// generous: data/limits.toml [anchor] max_measured_over_peak times the fastest pipe's peak (Winograd's most
+// saving, Lavin & Gray 2016; its source is beside it).
 void check_physically_possible(const Prediction& p, const Anchor& a) {
   if (!(a.predicted > 0) || !(p.flops_per_sample > 0) || !(p.samples_per_s > 0)) return;
   const double peak = fastest_peak_flops(p);
   if (!(peak > 0)) return;
   const double implied = a.factor() * p.samples_per_s * p.flops_per_sample;
-  constexpr double kWinogradMostSaving = 4.0;
-  if (implied <= kWinogradMostSaving * peak) return;
+  const double most_over_peak = input_limits().max_measured_over_peak;
+  if (implied <= most_over_peak * peak) return;
   const int devices = std::max(1, p.request.gpus) * std::max(1, p.request.nodes);
   throw InputError(fmt::format(
-      "{} is more than this hardware can compute: at {:.3g} GFLOP per sample it implies {} TFLOP/s, over 4x "
+      "{} is more than this hardware can compute: at {:.3g} GFLOP per sample it implies {} TFLOP/s, over {:g}x "
       "the {:.3g} TFLOPS peak of {}{}'s fastest unit; check the unit ({}), the batch and {}",
-      a.given, p.flops_per_sample / 1e9, std::isfinite(implied) ? fmt::format("{:.3g}", implied / 1e12) : "over 1e300", peak / 1e12, devices > 1 ? fmt::format("{} x ", devices) : "",
+      a.given, p.flops_per_sample / 1e9, std::isfinite(implied) ? fmt::format("{:.3g}", implied / 1e12) : "over 1e300", most_over_peak, peak / 1e12, devices > 1 ? fmt::format("{} x ", devices) : "",
       p.device.id, a.unit == "tokens_per_s" ? "tokens/s" : "samples/s, not per minute",
       p.device.cpu ? "--cores" : "--gpus / --nodes"));
 }

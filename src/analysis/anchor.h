@@ -16,6 +16,12 @@ struct Anchor {
   double predicted = 0;          // the model's headline throughput for the same configuration (0: does not fit)
   std::string unit;              // "samples_per_s" or "tokens_per_s"
   double factor() const { return predicted > 0 ? measured / predicted : 0; }  // measured / predicted
+  // A predicted cost per sample (or per million) at the measured throughput: a rented hour costs the same whatever
+  // its throughput, so the cost scales as predicted / measured. nullopt without a cost or a usable factor.
+  std::optional<double> anchored_cost(const std::optional<double>& usd) const {
+    const double f = factor();
+    return usd && f > 0 ? std::optional<double>(*usd / f) : std::nullopt;
+  }
 };
 
 // The anchor for prediction `p` from --measured ("350", "350/s") and --measured-step ("120ms", "0.12s",

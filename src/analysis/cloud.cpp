@@ -92,7 +92,7 @@ const PriceCatalog& default_price_catalog() {
   return c;
 }
 
-double parse_duration_hours(const std::string& text, const std::string& flag) {
+double parse_duration_hours(const std::string& text, const std::string& name) {
   std::string s;
   for (char ch : text)
     if (ch != ' ') s += ch;
@@ -103,7 +103,7 @@ double parse_duration_hours(const std::string& text, const std::string& flag) {
   // A bare number names no unit, and monitor's --interval reads one as seconds: "90" is refused with the units
   // rather than guessed.
   if (ec == std::errc() && ptr != s.data() && unit.empty() && v > 0 && std::isfinite(v))
-    throw InputError(flag + " '" + text + "' has no unit: write it as " + std::string(s) + "h, " + std::string(s) +
+    throw InputError(name + " '" + text + "' has no unit: write it as " + std::string(s) + "h, " + std::string(s) +
                      "d, " + std::string(s) + "m or " + std::string(s) + "s");
   if (unit == "h" || unit == "hr" || unit == "hrs" || unit == "hours" || unit == "hour") scale = 1;
   else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minutes") scale = 1.0 / 60;
@@ -111,7 +111,7 @@ double parse_duration_hours(const std::string& text, const std::string& flag) {
   else if (unit == "d" || unit == "day" || unit == "days") scale = 24;
   else if (unit == "w" || unit == "week" || unit == "weeks") scale = 168;
   if (ec != std::errc() || ptr == s.data() || scale < 0 || !(v > 0) || !std::isfinite(v))
-    throw InputError(flag + " takes a positive duration such as 24h, 90m, 2d or 3600s, got '" + text + "'");
+    throw InputError(name + " takes a positive duration such as 24h, 90m, 2d or 3600s, got '" + text + "'");
   return v * scale;
 }
 

@@ -42,8 +42,10 @@ PriceCatalog load_price_catalog(const std::filesystem::path& path);
 // data/cloud/prices.toml, loaded once.
 const PriceCatalog& default_price_catalog();
 
-// "24h", "90m", "2d", "1.5h", "3600s", "1w" or a plain number of hours; InputError otherwise.
-double parse_duration_hours(const std::string& text, const std::string& flag = "--deadline");
+// "24h", "90m", "2d", "1.5h", "3600s", "1w": a number with a unit (a bare number is refused, naming the units);
+// InputError otherwise. `name` opens the message: "deadline", which reads right from the command line (--deadline)
+// and from the Python and JSON API (deadline=...).
+double parse_duration_hours(const std::string& text, const std::string& name = "deadline");
 // "36 h", "2.1 d", "45 min", "20 s".
 std::string format_hours(double hours);
 // "$1234", "$12.34", and below a cent two significant digits ("$0.00031"): a cost never prints as "$0.00" unless it

@@ -68,9 +68,9 @@ void check_run_size(const RunSize& size) {
 }
 
 void check_deadline_hours(double hours) {
-  if (!(hours > 0)) throw InputError("--deadline must be a positive duration");
+  if (!(hours > 0)) throw InputError("the deadline must be a positive duration");
   if (hours > static_cast<double>(input_limits().max_deadline_hours))
-    throw InputError(fmt::format("--deadline of {:.3g} h exceeds the limit of {} h (data/limits.toml max_deadline_hours)",
+    throw InputError(fmt::format("the deadline of {:.3g} h exceeds the limit of {} h (data/limits.toml max_deadline_hours)",
                                  hours, input_limits().max_deadline_hours));
 }
 
@@ -132,9 +132,10 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   }
   o.step_ms = step_us / 1e3;
   o.samples_per_s = static_cast<double>(p.request.batch) * o.gpus_total / (step_us * 1e-6);
-  // Waiting draws idle power: the step's kernels cost the same energy, the extra time costs idle power.
+  // Waiting draws the clocks-up wait power (PowerCost::wait_power_w, above the at-rest idle power): the step's
+  // kernels cost the same energy, the extra time costs the wait power.
   double energy_step_j = 0;
-  if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->idle_power_w * (step_us - p.step_us) * 1e-6;
+  if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->wait_power_w * (step_us - p.step_us) * 1e-6;
   o.power_w = energy_step_j / (step_us * 1e-6) * o.gpus_total;
   price_option(o, inst, count, samples, req);
   return o;

@@ -1,6 +1,7 @@
-// Board power and energy of a step: each kernel draws idle power plus what it keeps busy (SM pipes at the
-// sustained clock, DRAM at the bandwidth it moves), capped by the board limit; waits inside the step draw the
-// board's power with its clocks up and no kernel.
+// Board power and energy of a step: each kernel draws the board's at-rest power plus what it keeps busy (SM pipes at
+// the sustained clock, DRAM at the bandwidth it moves), at least the clocks-up power and at most the board limit;
+// waits inside the step draw the clocks-up power (the board with its clocks up and no kernel, above the at-rest
+// idle power: data/power.toml clocks_up_activity).
 // Constants: data/power.toml and sm_power_w in data/architectures.toml.
 #include <algorithm>
 #include <cmath>
@@ -164,7 +165,7 @@ void apply_power(Prediction& p) {
   PowerCost pc;
   pc.clock_factor = f;
   pc.limit_w = limit;
-  pc.idle_power_w = clocks_up;
+  pc.wait_power_w = clocks_up;
   pc.peak_power_w = peak;
   pc.energy_per_step_j = energy_uj * 1e-6;
   pc.avg_power_w = energy_uj / p.step_us;

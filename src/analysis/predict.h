@@ -145,7 +145,7 @@ struct PowerCost {
   double energy_per_step_j = 0;     // per GPU
   double clock_factor = 1;          // sustained clock / boost: the kernels' clocks averaged over their busy time
   double limit_w = 0;               // board power limit in force (TDP or --power-limit)
-  double idle_power_w = 0;          // board power while waiting (communication, host, input)
+  double wait_power_w = 0;          // board power while waiting (communication, host, input): clocks up, no kernel
   double peak_power_w = 0;          // the most any kernel of the step draws (after the cap)
   double energy_per_sample_j = 0;   // all GPUs
   double samples_per_joule = 0;     // performance per watt: samples/s per W of all GPUs

@@ -93,18 +93,22 @@ std::string escape_control_bytes(std::string_view text) {
 std::string nearest(std::string_view wanted, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
+  bool best_contains = false;
   for (const auto& c : candidates) {
     std::size_t d = edit_distance(wanted, c);
-    // A candidate that contains the typed text ("1080ti" in "gtx-1080-ti") is a strong hint too.
+    // A candidate that contains the typed text ("1080ti" in "gtx-1080-ti") is a strong hint too, and wins a tie
+    // ("xeon-platinum-8480" is one edit from the 8180 and contained in the 8480plus).
     std::string lc = c, lw(wanted);
     std::erase(lc, '-');
     std::erase(lc, '_');
     std::erase(lw, '-');
     std::erase(lw, '_');
-    if (!lw.empty() && lc.find(lw) != std::string::npos) d = std::min(d, c.size() - lw.size() > 0 ? std::size_t{1} : d);
-    if (d < best_d) {
+    const bool contains = !lw.empty() && lc.find(lw) != std::string::npos;
+    if (contains) d = std::min(d, c.size() - lw.size() > 0 ? std::size_t{1} : d);
+    if (d < best_d || (d == best_d && contains && !best_contains)) {
       best_d = d;
       best = c;
+      best_contains = contains;
     }
   }
   // Accept at most a third of the word edited (and at least 2 edits for short ids).
@@ -114,13 +118,26 @@ std::string nearest(std::string_view wanted, const std::vector<std::string>& can
 
 namespace {
 
+// A maker's or brand's word, or a one-socket suffix: words a product name carries and a catalog id may leave out.
+const std::vector<std::string>& brand_words() {
+  static const std::vector<std::string> words{"nvidia", "tesla", "geforce", "quadro", "intel", "amd", "1s"};
+  return words;
+}
+
+bool is_brand_word(const std::string& word) {
+  return std::find(brand_words().begin(), brand_words().end(), word) != brand_words().end();
+}
+
 // The lower-case words of an id or a product name ("Tesla T4" -> tesla, t4; "xeon-platinum-8380-2s" -> xeon,
-// platinum, 8380, 2s).
+// platinum, 8380, 2s). A '+' reads as "plus", as the catalog spells it (Intel's "Xeon Platinum 8480+" is
+// xeon-platinum-8480plus).
 std::vector<std::string> id_words(std::string_view text) {
   std::vector<std::string> words(1);
   for (const char ch : text) {
     if (ch == '-' || ch == '_' || ch == ' ' || ch == '.') {
       if (!words.back().empty()) words.emplace_back();
+    } else if (ch == '+') {
+      words.back() += "plus";
     } else {
       words.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     }
@@ -134,10 +151,8 @@ std::vector<std::string> id_words(std::string_view text) {
 // "epyc-9654-1s" for epyc-9654; any other extra word may be a typo of a sibling's, as "gtx-1080-tii" is of
 // gtx-1080-ti's, and is left to the edit distance). Those sharing the most words, when there are a few (a family of
 // more is no suggestion).
-std::vector<std::string> same_words(std::string_view wanted, const std::vector<std::string>& candidates) {
-  const auto w = id_words(wanted);
+std::vector<std::string> same_words(const std::vector<std::string>& w, const std::vector<std::string>& candidates) {
   if (w.empty()) return {};
-  static const std::vector<std::string> kBrandWords{"nvidia", "tesla", "geforce", "quadro", "intel", "amd", "1s"};
   std::vector<std::string> best;
   std::size_t best_shared = 0;
   for (const auto& c : candidates) {
@@ -147,7 +162,7 @@ std::vector<std::string> same_words(std::string_view wanted, const std::vector<s
     for (const auto& x : w) {
       const bool in = std::find(cw.begin(), cw.end(), x) != cw.end();
       shared += in ? 1 : 0;
-      if (!in && std::find(kBrandWords.begin(), kBrandWords.end(), x) == kBrandWords.end()) extra_only_brand = false;
+      if (!in && !is_brand_word(x)) extra_only_brand = false;
     }
     if (shared == 0 || (shared != w.size() && (shared != cw.size() || !extra_only_brand))) continue;
     if (shared > best_shared) best.clear();
@@ -160,13 +175,38 @@ std::vector<std::string> same_words(std::string_view wanted, const std::vector<s
   return best.size() <= kMostListed ? best : std::vector<std::string>{};
 }
 
+// The typed words less brand words ("tesla-v100" -> v100, "nvidia-h100" -> h100), joined as an id.
+std::vector<std::string> without_brand_words(const std::vector<std::string>& words) {
+  std::vector<std::string> kept;
+  for (const auto& x : words)
+    if (!is_brand_word(x)) kept.push_back(x);
+  return kept;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& x : words) out += (out.empty() ? "" : "-") + x;
+  return out;
+}
+
 }  // namespace
 
 void throw_unknown(std::string_view what, std::string_view wanted, const std::vector<std::string>& candidates) {
   std::string msg = "unknown " + std::string(what) + " '" + std::string(wanted) + "'";
   const bool catalog_id = what == "gpu" || what == "device" || what == "cpu" || what == "model";
-  const std::vector<std::string> family = catalog_id ? same_words(wanted, candidates) : std::vector<std::string>{};
-  const std::string guess = nearest(wanted, candidates);
+  std::vector<std::string> family, words;
+  std::string guess;
+  if (catalog_id) {
+    // The typed words as they are first ("quadro-rtx" is the two Quadro RTX boards), then less the brand words a
+    // product name carries ("tesla-v100" is the V100s, not the Tesla P40 a few edits away), and the edit distance
+    // on the id so read ("xeon-platinum-8480+" is xeon-platinum-8480plus).
+    words = id_words(wanted);
+    family = same_words(words, candidates);
+    const auto plain = without_brand_words(words);
+    if (family.empty() && plain.size() < words.size()) family = same_words(plain, candidates);
+    if (family.empty() && !plain.empty()) guess = nearest(joined(plain), candidates);
+  }
+  if (guess.empty()) guess = nearest(wanted, candidates);
   if (family.size() > 1) {
     msg += "; did you mean one of";
     for (std::size_t i = 0; i < family.size(); ++i) msg += (i ? ", '" : " '") + family[i] + "'";

@@ -206,11 +206,11 @@ std::string advice_text(const Advice& a, Lang lang) {
     const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
     s += fmt::format("\n{}\n", fmt::format(m("anchored"), p.anchor->measured, unit));
     // A rented hour costs the same whatever its throughput: the cost per sample scales as predicted / measured.
-    const double factor = p.anchor->factor();
     const auto anchored_cost = [&](const std::optional<double>& usd) {
-      return usd && factor > 0 ? "  " + format_usd(*usd / factor) + std::string(msg("anchored_per_million", lang)) : std::string();
+      const auto cost = p.anchor->anchored_cost(usd);
+      return cost ? "  " + format_usd(*cost) + std::string(msg("anchored_per_million", lang)) : std::string();
     };
-    if (a.baseline_usd_per_million_samples && factor > 0)
+    if (p.anchor->anchored_cost(a.baseline_usd_per_million_samples))
       s += fmt::format("  {:<40} {:>12.1f} {}{}\n", msg("anchored_baseline", lang), p.anchor->measured, unit,
                        anchored_cost(a.baseline_usd_per_million_samples));
     // The combined strategy first, as in the table above (its band, as in JSON, from its category's pairs); then the
@@ -244,10 +244,8 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
   j["baseline_usd_per_million_samples"] =
       a.baseline_usd_per_million_samples ? nlohmann::json(*a.baseline_usd_per_million_samples) : nlohmann::json(nullptr);
   if (a.baseline.anchor) {
-    const double factor = a.baseline.anchor->factor();
-    j["anchored_baseline_usd_per_million_samples"] = a.baseline_usd_per_million_samples && factor > 0
-                                                         ? nlohmann::json(*a.baseline_usd_per_million_samples / factor)
-                                                         : nlohmann::json(nullptr);
+    const auto cost = a.baseline.anchor->anchored_cost(a.baseline_usd_per_million_samples);
+    j["anchored_baseline_usd_per_million_samples"] = cost ? nlohmann::json(*cost) : nlohmann::json(nullptr);
   }
   j["capacity_limited_batch"] = a.capacity_limited_batch ? nlohmann::json(*a.capacity_limited_batch) : nlohmann::json(nullptr);
   j["breakdown"] = nlohmann::json::array();
@@ -280,10 +278,8 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
     x["speedup_high"] = spread ? nlohmann::json(st.speedup * spread->spread) : nlohmann::json(nullptr);
     if (a.baseline.anchor && st.applicable) {
       x["anchored"] = a.baseline.anchor->measured * st.speedup;
-      const double factor = a.baseline.anchor->factor();
-      x["anchored_usd_per_million_samples"] = st.usd_per_million_samples && factor > 0
-                                                  ? nlohmann::json(*st.usd_per_million_samples / factor)
-                                                  : nlohmann::json(nullptr);
+      const auto cost = a.baseline.anchor->anchored_cost(st.usd_per_million_samples);
+      x["anchored_usd_per_million_samples"] = cost ? nlohmann::json(*cost) : nlohmann::json(nullptr);
     }
     if (st.prediction) {
       x["samples_per_s"] = st.prediction->samples_per_s;
