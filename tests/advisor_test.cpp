@@ -341,11 +341,6 @@ TEST(Advisor, OffersMoreOfTheSameGpuWithItsCost) {
   for (const auto& st : advise(resnet50_request("v100-sxm2-16gb", "infer")).strategies) EXPECT_NE(st.category, "scale-out");
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 // A language model served token by token is not a TensorRT engine built from its graph: NVIDIA serves LLMs with
 // TensorRT-LLM (its own runtime, `perfcast runtimes`: tensorrt-llm), whose KV cache and in-flight batching a
@@ -376,11 +371,6 @@ TEST(Advisor, LlmServingOnVllmIsOfferedTensorRtLlmNotATensorRtEngine) {
   EXPECT_EQ(find_strategy(infer, "tensorrt-llm"), nullptr);
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 // DLRM under AMP on an H100 (MLPerf's DLRM config, batch 64): the MLP GEMMs run on FP16 tensor cores, the
 // embedding lookups keep their FP32 tables (the DLRM references train them in FP32 under AMP), and autocast adds a
@@ -421,11 +411,6 @@ TEST(Advisor, DlrmAmpAppliesToTheMlpsNotTheTablesAndSaysWhatAteItsGain) {
   EXPECT_FALSE(contains(amp->reason, "memory traffic also halves")) << amp->reason;
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 // TF32 is a tensor-core math mode for FP32 tensors (NVIDIA's A100 whitepaper, "TF32": FP32 inputs and outputs,
 // reduced-precision multiplies; cuBLAS CUBLAS_TF32_TENSOR_OP_MATH keeps FP32 storage): an FP32 BERT-base step whose

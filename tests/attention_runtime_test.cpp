@@ -254,11 +254,6 @@ TEST(AttentionRuntime, DecodeContextColumn) {
   std::filesystem::remove(path);
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 PredictRequest llama_serving(const std::string& gpu, const std::string& runtime, const std::string& mode) {
   PredictRequest r;

@@ -313,11 +313,6 @@ TEST_F(OpCli, OneGemmWithItsTileAndBound) {
   EXPECT_EQ(test::lines_of(bad.err).size(), 1u) << bad.err;
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 // GP102 has no tensor cores; INT8 runs dp4a at 4x the FP32 rate (CUDA programming guide, cc 6.1), so a large INT8
 // GEMM on a GTX 1080 Ti is 2-4x faster than the same FP32 GEMM (DeepBench's INT8 inference GEMMs), and BF16 is
@@ -453,11 +448,6 @@ TEST(KernelModel, SmallBatchFusedWinogradRunsAtItsLoopLatency) {
   EXPECT_LT(median(ratio), 1.1) << ratio.size() << " convolutions";
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 // cuDNN's CUDA-core implicit-GEMM forward kernels are named by their tile (cudnn_infer_volta_scudnn_128x64_relu_*):
 // every such measured convolution of the subsample is costed on a tile of the name's 128 output pixels, the

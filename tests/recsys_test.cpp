@@ -288,11 +288,6 @@ TEST(RecsysValidation, PublishedThroughputsWithinTheStatedBand) {
   EXPECT_LE(ev.overall.mean_ape, 28.0);    // 26.3% since the FP32 embedding side of the PyTorch DLRM (28.2% before); its AMP row still 2.1x
 }
 
-}  // namespace
-}  // namespace perfcast
-
-namespace perfcast {
-namespace {
 
 // torch.autocast (pytorch/pytorch aten/src/ATen/autocast_mode.cpp, the CUDA lists) puts embedding_bag on none of its
 // lists and bmm on the lower-precision one. A PyTorch DLRM's nn.EmbeddingBag over FP32 tables therefore pools into
