@@ -482,7 +482,7 @@ TEST(Advisor, PrecisionTrafficFollowsTheBytesPerElement) {
   }
   EXPECT_TRUE(contains(amp->reason, "2 bytes per element instead of 4, so memory traffic halves")) << amp->reason;
   for (const StrategyResult* st : {int8, fp8}) {
-    EXPECT_TRUE(contains(st->reason, "1 bytes per element instead of 4, so memory traffic falls to a quarter"))
+    EXPECT_TRUE(contains(st->reason, "1 byte per element instead of 4, so memory traffic falls to a quarter"))
         << st->reason;
     EXPECT_FALSE(contains(st->reason, "halves")) << st->reason;
   }

@@ -130,7 +130,8 @@ std::string traffic_change(double from, double to) {
                           : r == 0.25 ? "falls to a quarter"
                           : r < 1     ? "falls to " + pct(r)
                                       : fmt::format("grows {:g}x", r);
-  return fmt::format("tensors take {:g} bytes per element instead of {:g}, so memory traffic {}", to, from, how);
+  return fmt::format("tensors take {:g} byte{} per element instead of {:g}, so memory traffic {}", to, to == 1 ? "" : "s",
+                     from, how);
 }
 
 }  // namespace
@@ -141,11 +142,10 @@ std::string traffic_change(double from, double to) {
 // (the tables stay FP32 under AMP, as in the DLRM references).
 PrecisionAccount precision_account(const Prediction& base, const Prediction& p) {
   PrecisionAccount a;
-  a.base_elem_bytes = activation_elem_bytes(base);
-  a.elem_bytes = activation_elem_bytes(p);
   a.dram_share = share_of(base, Bound::kMemory);
   const std::string& prec = p.request.precision;
-  if (!p.precision_note.empty() && !uses_tensor_cores(p)) {
+  // A CPU's precisions always carry a note naming their GEMM unit (analysis/cpu_predict.cpp cpu_precision).
+  if (p.device.kind == DeviceKind::kCpu || (!p.precision_note.empty() && !uses_tensor_cores(p))) {
     a.kind = PrecisionAccount::Kind::kNote;
   } else if (prec == "int8" && p.device.sm_version == 61) {
     a.kind = PrecisionAccount::Kind::kDp4a;
@@ -167,14 +167,16 @@ PrecisionAccount precision_account(const Prediction& base, const Prediction& p) 
     a.host_ms = p.step.host_us / 1e3;
     a.lookup_ms = kernel_ms(base, bags);
     a.lookup_share = base.step.step_us > 0 ? a.lookup_ms * 1e3 / base.step.step_us : 0.0;
-  } else if (uses_tensor_cores(p) && prec == "tf32" && a.base_elem_bytes == a.elem_bytes) {
+  } else {
+    // The lines that speak of memory traffic: by the bytes per element of the two precisions.
+    a.base_elem_bytes = activation_elem_bytes(base);
+    a.elem_bytes = activation_elem_bytes(p);
     // TF32 is a math mode of the tensor cores: tensors stay FP32 in memory (cuBLAS CUBLAS_TF32_TENSOR_OP_MATH,
     // cuDNN CUDNN_TENSOR_OP_MATH on FP32 data), so only the math speeds up.
-    a.kind = PrecisionAccount::Kind::kTf32;
-  } else if (uses_tensor_cores(p)) {
-    a.kind = PrecisionAccount::Kind::kTensorCores;
-  } else {
-    a.kind = PrecisionAccount::Kind::kStorage;
+    if (uses_tensor_cores(p) && prec == "tf32" && a.base_elem_bytes == a.elem_bytes)
+      a.kind = PrecisionAccount::Kind::kTf32;
+    else
+      a.kind = uses_tensor_cores(p) ? PrecisionAccount::Kind::kTensorCores : PrecisionAccount::Kind::kStorage;
   }
   return a;
 }

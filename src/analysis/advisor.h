@@ -55,7 +55,7 @@ Advice advise(const PredictRequest& request);
 // reason (analysis/advisor.cpp) and the Chinese one (report/advice_report.cpp) both render.
 struct PrecisionAccount {
   enum class Kind {
-    kNote,         // no tensor-core math: the precision's own note, and the DRAM-bound share that shrinks
+    kNote,         // no tensor-core math (every CPU): the precision's own note, and the DRAM-bound share that shrinks
     kDp4a,         // INT8 on sm_61: dp4a at 4x the FP32 rate
     kSmallGain,    // tensor cores gaining under 10%: where the gain went
     kTf32,         // TF32 math on FP32 tensors against an FP32 baseline: traffic unchanged
