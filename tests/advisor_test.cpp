@@ -409,6 +409,11 @@ TEST(Advisor, DlrmAmpAppliesToTheMlpsNotTheTablesAndSaysWhatAteItsGain) {
   EXPECT_TRUE(contains(amp->reason, "casts and loss scaling add")) << amp->reason;
   EXPECT_TRUE(contains(amp->reason, "keep their FP32 tables")) << amp->reason;
   EXPECT_FALSE(contains(amp->reason, "memory traffic also halves")) << amp->reason;
+  // The Chinese line gives the same account, not the tensor-core promise.
+  const std::string zh = advice_text(a, Lang::kZh);
+  EXPECT_TRUE(contains(zh, "类型转换和损失缩放增加")) << zh;
+  EXPECT_TRUE(contains(zh, "保留 FP32 表")) << zh;
+  EXPECT_FALSE(contains(zh, "显存流量减半")) << zh;
 }
 
 
@@ -435,6 +440,40 @@ TEST(Advisor, Tf32AdviceKeepsFp32MemoryTraffic) {
   EXPECT_TRUE(contains(tf32->reason, "memory traffic is unchanged")) << tf32->reason;
   const std::string zh = advice_text(a, Lang::kZh);
   EXPECT_TRUE(contains(zh, "张量仍以 FP32 存放，显存流量不变")) << zh;
+}
+
+// Memory traffic follows the bytes per element of the two precisions: against FP32 (4 bytes) a 16-bit precision
+// halves it and an 8-bit one (INT8, FP8: 1 byte, TensorRT's engines store them so between layers) cuts it to a
+// quarter. The same in Chinese.
+TEST(Advisor, PrecisionTrafficFollowsTheBytesPerElement) {
+  PredictRequest r;
+  r.gpu = "h100-sxm5-80gb";
+  r.model = "resnet50";
+  r.runtime = "tensorrt";
+  r.mode = parse_mode("infer");
+  r.precision = "fp32";
+  r.batch = 128;
+  r.data = "synthetic";
+  const Advice a = advise(r);
+  const StrategyResult* amp = find_strategy(a, "amp");
+  const StrategyResult* int8 = find_strategy(a, "int8");
+  const StrategyResult* fp8 = find_strategy(a, "fp8");
+  ASSERT_NE(amp, nullptr) << describe(a);
+  ASSERT_NE(int8, nullptr) << describe(a);
+  ASSERT_NE(fp8, nullptr) << describe(a);
+  for (const StrategyResult* st : {amp, int8, fp8}) {
+    ASSERT_TRUE(st->prediction.has_value()) << st->reason;
+    ASSERT_GE(st->prediction->samples_per_s, 1.1 * a.baseline.samples_per_s) << st->id << ": the gain the text is for";
+  }
+  EXPECT_TRUE(contains(amp->reason, "2 bytes per element instead of 4, so memory traffic halves")) << amp->reason;
+  for (const StrategyResult* st : {int8, fp8}) {
+    EXPECT_TRUE(contains(st->reason, "1 byte per element instead of 4, so memory traffic falls to a quarter"))
+        << st->reason;
+    EXPECT_FALSE(contains(st->reason, "halves")) << st->reason;
+  }
+  const std::string zh = advice_text(a, Lang::kZh);
+  EXPECT_TRUE(contains(zh, "张量每元素 2 字节（原为 4），显存流量减半")) << zh;
+  EXPECT_TRUE(contains(zh, "张量每元素 1 字节（原为 4），显存流量降至四分之一")) << zh;
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // command line (perfcast cpus, --device, compare across GPUs and CPUs).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -641,6 +644,21 @@ TEST_F(CpuCli, CompareGivesACpuRowItsPackageEnergyAndSaysWhyItHasNoCost) {
   EXPECT_NE(text.out.find("TDP, 270 W (2 sockets x 135 W"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("not DRAM"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("xeon-e5-2690-v4-2s: no cost"), std::string::npos) << text.out;
+  // The legend's "mem free" is a CPU's host memory (data/cpus memory_gb, all sockets), not a GPU's.
+  EXPECT_NE(text.out.find("mem free: per GPU (a CPU: its host memory left, all sockets)"), std::string::npos) << text.out;
+
+  // The HTML page shows the same table (the CPU row's 270 W and the package-only line) and draws the energy chart,
+  // whose note says what a CPU's energy leaves out.
+  const auto html = run("compare --device gtx-1080-ti,xeon-e5-2690-v4-2s --model resnet152 --mode train --batch 32 "
+                        "--html page.html");
+  ASSERT_EQ(html.code, 0) << html.err;
+  std::ifstream in(dir_ / "page.html");
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("TDP, 270 W (2 sockets x 135 W"), std::string::npos);
+  EXPECT_NE(page.find("\"energy_note\":\"a GPU: its boards at their average power over the step; a CPU: its package at "
+                      "TDP for the whole run, the package only, not DRAM"),
+            std::string::npos);
+  EXPECT_NE(page.find("\"package_power_w\":270.0"), std::string::npos);
 }
 
 }  // namespace

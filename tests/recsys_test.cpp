@@ -10,8 +10,13 @@
 #include "analysis/validate.h"
 #include "core/error.h"
 #include "cost/embedding_cost.h"
+#include "cost/op_cost.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
 #include "device/catalog.h"
 #include "schedule/collectives.h"
+#include "runtime/runtime_profile.h"
+#include "schedule/memory.h"
 #include "schedule/step.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
@@ -324,6 +329,51 @@ TEST(RecsysPrecision, AutocastKeepsPlainEmbeddingBagsInTheirTablesDtype) {
   const Prediction tbe_fp32 = predict(r);
   r.precision = "amp";
   EXPECT_DOUBLE_EQ(bag_bytes(predict(r), Phase::kForward), bag_bytes(tbe_fp32, Phase::kForward));
+}
+
+// The memory estimate holds the pooled vectors at the dtype the time model writes them in (pooled_elem_bytes):
+// torch.autocast leaves embedding_bag on none of its cast lists (pytorch/pytorch@cfed411f
+// aten/src/ATen/autocast_mode.cpp), so an FP32 table's bag writes batch x tables x dim FP32 values, 4 bytes each, where
+// a runtime without per-op autocast (TensorFlow's Keras policy casts after the lookup) holds 2. What autograd saves
+// for backward is the bmm's input, which autocast cast to half before the bmm recorded it (derivatives.yaml: bmm
+// saves self and mat2), so the saved activations do not change; the gradient of the pooled vectors, cast back up to
+// FP32, does.
+TEST(RecsysPrecision, AutocastHoldsThePooledVectorsOfFp32TablesAtFourBytes) {
+  const std::int64_t batch = 256, tables = 26, dim = 128;  // the MLPerf DLRM config (zoo "dlrm")
+  const Graph g = find_zoo_model("dlrm").build({.batch = batch});
+  ASSERT_EQ(only_bag(g).out_shape, (std::vector<std::int64_t>{batch, tables, dim}));
+  ASSERT_EQ(only_bag(g).bag.table_elem_bytes, 4.0);
+  const DeviceSpec d = find_gpu("h100-sxm5-80gb");
+  RuntimeProfile autocast = find_runtime("pytorch");
+  ASSERT_TRUE(autocast.autocast_per_op_casts);
+  RuntimeProfile no_autocast = autocast;
+  no_autocast.autocast_per_op_casts = false;
+  const auto memory = [&](const RuntimeProfile& rt, bool training, const std::string& precision,
+                          const PrecisionPlan* embedding = nullptr) {
+    const PrecisionPlan plan = resolve_precision(precision, d, architecture_of(d), rt, "", training);
+    MemoryOptions o;
+    o.training = training;
+    o.embedding_plan = embedding;
+    return estimate_memory(g, plan, rt, d, o);
+  };
+  const double pooled = static_cast<double>(batch * tables * dim);
+  EXPECT_DOUBLE_EQ(pooled_elem_bytes(only_bag(g), resolve_precision("amp", d, architecture_of(d), autocast, "", false),
+                                     autocast, nullptr),
+                   4.0);
+  // Inference: the live pair is the interaction's inputs (the bottom MLP's output and the pooled vectors) and its
+  // output; the pooled vectors count 4 bytes each instead of 2.
+  const MemoryBreakdown held = memory(autocast, false, "amp"), half = memory(no_autocast, false, "amp");
+  EXPECT_DOUBLE_EQ(held.activations - half.activations, pooled * (4.0 - 2.0));
+  // FP32 runs them at 4 bytes either way.
+  EXPECT_DOUBLE_EQ(memory(autocast, false, "fp32").activations, memory(no_autocast, false, "fp32").activations);
+  // Training: the saved copy is autocast's half one. (The pooled vectors' FP32 gradient comes at the end of
+  // backward, once the MLPs' activations are freed: it does not raise this step's peak.)
+  const MemoryBreakdown t_held = memory(autocast, true, "amp"), t_half = memory(no_autocast, true, "amp");
+  EXPECT_DOUBLE_EQ(t_held.activations, t_half.activations);
+  // --embedding-precision fp32 runs the interaction at the tables' precision: it saves the FP32 vectors themselves.
+  const PrecisionPlan fp32 = resolve_precision("fp32", d, architecture_of(d), no_autocast, "", true);
+  const MemoryBreakdown own = memory(no_autocast, true, "amp", &fp32);
+  EXPECT_NEAR(own.activations - t_half.activations, pooled * (4.0 - 2.0), 2.0 * 1024 * 1024);  // allocator blocks
 }
 
 }  // namespace

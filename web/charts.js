@@ -313,6 +313,24 @@
                 Plot.ruleX([0])]
       }));
     }
+    // The run's energy: GPU boards at their average power, a CPU's package at TDP (its caveat under the title).
+    const en = ok.filter((r) => num(r.run.energy_kwh) !== null && r.run.energy_kwh > 0);
+    if (en.length) {
+      const f = figure("energy", L.energy, L.energy_note);
+      const watts = (r) => r.device_kind === "cpu" ? `${fmt(r.package_power_w, 0)} W package TDP`
+                                                   : `${fmt(r.avg_power_w_per_gpu * r.gpus_total, 0)} W boards`;
+      f.appendChild(Plot.plot({
+        width: width(),
+        height: 40 + 26 * en.length,
+        marginLeft: 170,
+        x: {label: L["ax.kwh"], grid: true},
+        y: {label: null, domain: en.map((r) => `${r.gpu} x${r.gpus_total}`)},
+        marks: [Plot.barX(en, {x: (r) => r.run.energy_kwh, y: (r) => `${r.gpu} x${r.gpus_total}`,
+                               fill: (r) => r.device_kind === "cpu" ? "#f28e2b" : "#4e79a7",
+                               title: (r) => `${fmt(r.run.energy_kwh, 2)} kWh, ${watts(r)}`, ariaDescription: "energy-bar"}),
+                Plot.ruleX([0])]
+      }));
+    }
     scaling(ok.map((r) => ({gpu: r.gpu, gpus: r.gpus_total, efficiency: r.scaling_efficiency})));
   }
 

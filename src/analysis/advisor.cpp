@@ -9,6 +9,8 @@
 #include "analysis/cloud.h"
 #include "analysis/llm_ridge.h"
 #include "core/error.h"
+#include "cost/precision.h"
+#include "device/architecture.h"
 #include "device/catalog.h"
 #include "device/cpu_catalog.h"
 #include "runtime/runtime_profile.h"
@@ -112,28 +114,106 @@ double kernel_ms(const Prediction& p, const std::function<bool(const OpCost&)>& 
   return us / 1e3;
 }
 
+// Activation bytes per element of the precision `p` ran in, as its runtime stores them (resolve_precision: INT8
+// without a whole-network engine keeps FP16 activations).
+double activation_elem_bytes(const Prediction& p) {
+  return resolve_precision(p.request.precision, p.device, architecture_of(p.device), p.runtime,
+                           p.request.runtime_version, p.request.mode == Mode::kTrain)
+      .bytes.act;
+}
+
+// Memory traffic by bytes per element, from `from` to `to`: "halves", "falls to a quarter", ...
+std::string traffic_change(double from, double to) {
+  if (to == from) return fmt::format("tensors stay at {:g} bytes per element, so memory traffic is unchanged", from);
+  const double r = to / from;
+  const std::string how = r == 0.5    ? "halves"
+                          : r == 0.25 ? "falls to a quarter"
+                          : r < 1     ? "falls to " + pct(r)
+                                      : fmt::format("grows {:g}x", r);
+  return fmt::format("tensors take {:g} byte{} per element instead of {:g}, so memory traffic {}", to, to == 1 ? "" : "s",
+                     from, how);
+}
+
+}  // namespace
+
 // Where a tensor-core precision's gain went when it is small or negative (DLRM at a modest batch on an H100): the
 // GEMMs' gain against the cast and loss-scaling kernels and the dispatch that mixed precision adds (autocast
 // casts each GEMM's inputs; GradScaler unscales the gradients), beside the embedding lookups it does not change
 // (the tables stay FP32 under AMP, as in the DLRM references).
-std::string mixed_precision_account(const Prediction& base, const Prediction& p) {
-  const auto math = [](const OpCost& e) {
-    return e.kind == OpKind::kMatmul || e.kind == OpKind::kConv || e.kind == OpKind::kAttention ||
-           e.kind == OpKind::kInteraction;
-  };
-  const auto added = [](const OpCost& e) { return e.name.starts_with("amp."); };
-  const auto bags = [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; };
-  const double casts = kernel_ms(p, added) - kernel_ms(base, added);
-  std::string out =
-      fmt::format("GEMMs and convolutions {:.2f} -> {:.2f} ms on tensor cores", kernel_ms(base, math), kernel_ms(p, math));
-  if (casts > 0) out += fmt::format("; casts and loss scaling add {:.2f} ms of kernels", casts);
-  out += fmt::format("; kernel launches {:.0f} -> {:.0f}, host dispatch {:.2f} -> {:.2f} ms per step",
-                     base.step.launches, p.step.launches, base.step.host_us / 1e3, p.step.host_us / 1e3);
-  const double lookups = kernel_ms(base, bags);
-  if (lookups > 0)
-    out += fmt::format("; the embedding lookups ({:.2f} ms, {}) keep their FP32 tables and do not change", lookups,
-                       pct(base.step.step_us > 0 ? lookups * 1e3 / base.step.step_us : 0.0) + " of the step");
-  return out;
+PrecisionAccount precision_account(const Prediction& base, const Prediction& p) {
+  PrecisionAccount a;
+  a.dram_share = share_of(base, Bound::kMemory);
+  const std::string& prec = p.request.precision;
+  // A CPU's precisions always carry a note naming their GEMM unit (analysis/cpu_predict.cpp cpu_precision).
+  if (p.device.kind == DeviceKind::kCpu || (!p.precision_note.empty() && !uses_tensor_cores(p))) {
+    a.kind = PrecisionAccount::Kind::kNote;
+  } else if (prec == "int8" && p.device.sm_version == 61) {
+    a.kind = PrecisionAccount::Kind::kDp4a;
+  } else if (uses_tensor_cores(p) && p.samples_per_s < 1.1 * base.samples_per_s) {
+    // A tensor-core precision that gains little or loses: say what ate the gain rather than what it promises.
+    a.kind = PrecisionAccount::Kind::kSmallGain;
+    const auto math = [](const OpCost& e) {
+      return e.kind == OpKind::kMatmul || e.kind == OpKind::kConv || e.kind == OpKind::kAttention ||
+             e.kind == OpKind::kInteraction;
+    };
+    const auto added = [](const OpCost& e) { return e.name.starts_with("amp."); };
+    const auto bags = [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; };
+    a.math_ms_base = kernel_ms(base, math);
+    a.math_ms = kernel_ms(p, math);
+    a.cast_ms = kernel_ms(p, added) - kernel_ms(base, added);
+    a.launches_base = base.step.launches;
+    a.launches = p.step.launches;
+    a.host_ms_base = base.step.host_us / 1e3;
+    a.host_ms = p.step.host_us / 1e3;
+    a.lookup_ms = kernel_ms(base, bags);
+    a.lookup_share = base.step.step_us > 0 ? a.lookup_ms * 1e3 / base.step.step_us : 0.0;
+  } else {
+    // The lines that speak of memory traffic: by the bytes per element of the two precisions.
+    a.base_elem_bytes = activation_elem_bytes(base);
+    a.elem_bytes = activation_elem_bytes(p);
+    // TF32 is a math mode of the tensor cores: tensors stay FP32 in memory (cuBLAS CUBLAS_TF32_TENSOR_OP_MATH,
+    // cuDNN CUDNN_TENSOR_OP_MATH on FP32 data), so only the math speeds up.
+    if (uses_tensor_cores(p) && prec == "tf32" && a.base_elem_bytes == a.elem_bytes)
+      a.kind = PrecisionAccount::Kind::kTf32;
+    else
+      a.kind = uses_tensor_cores(p) ? PrecisionAccount::Kind::kTensorCores : PrecisionAccount::Kind::kStorage;
+  }
+  return a;
+}
+
+namespace {
+
+std::string precision_reason(const Prediction& base, const Prediction& p) {
+  const PrecisionAccount a = precision_account(base, p);
+  switch (a.kind) {
+    case PrecisionAccount::Kind::kNote:
+      return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note,
+                         pct(a.dram_share));
+    case PrecisionAccount::Kind::kDp4a:
+      return "sm_61 dp4a runs INT8 dot products at 4x the FP32 rate, and activations shrink 4x";
+    case PrecisionAccount::Kind::kSmallGain: {
+      std::string out = fmt::format("GEMMs and convolutions {:.2f} -> {:.2f} ms on tensor cores", a.math_ms_base,
+                                    a.math_ms);
+      if (a.cast_ms > 0) out += fmt::format("; casts and loss scaling add {:.2f} ms of kernels", a.cast_ms);
+      out += fmt::format("; kernel launches {:.0f} -> {:.0f}, host dispatch {:.2f} -> {:.2f} ms per step",
+                         a.launches_base, a.launches, a.host_ms_base, a.host_ms);
+      if (a.lookup_ms > 0)
+        out += fmt::format("; the embedding lookups ({:.2f} ms, {}) keep their FP32 tables and do not change",
+                           a.lookup_ms, pct(a.lookup_share) + " of the step");
+      return out;
+    }
+    case PrecisionAccount::Kind::kTf32:
+      return fmt::format("convolutions and GEMMs move to tensor cores ({}); tensors stay FP32 in memory, so memory "
+                         "traffic is unchanged",
+                         p.precision_note.empty() ? "TF32 math" : p.precision_note);
+    case PrecisionAccount::Kind::kTensorCores:
+      return fmt::format("convolutions and GEMMs move to tensor cores ({}); {}",
+                         p.precision_note.empty() ? "higher math rate" : p.precision_note,
+                         traffic_change(a.base_elem_bytes, a.elem_bytes));
+    case PrecisionAccount::Kind::kStorage:
+      return "lower-precision storage: " + traffic_change(a.base_elem_bytes, a.elem_bytes);
+  }
+  return {};
 }
 
 // Precision: the other precisions (weight types for language-model serving) the GPU and runtime run.
@@ -153,28 +233,11 @@ void add_precision(const Baseline& on, std::vector<StrategyResult>& s) {
     PredictRequest t = r;
     t.precision = prec;
     const std::string id = prec;
-    s.push_back(evaluate(id, "precision", base, t, [&, prec](const Prediction& p) {
+    s.push_back(evaluate(id, "precision", base, t, [&](const Prediction& p) {
       if (p.llm)
         return fmt::format("weights {:.2f} -> {:.2f} GiB; every forward pass reads all of them ({})",
                            base.memory.weights / 1073741824.0, p.memory.weights / 1073741824.0, p.precision_note);
-      const double dram = share_of(base, Bound::kMemory);
-      if (!p.precision_note.empty() && !uses_tensor_cores(p))
-        return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note, pct(dram));
-      if (prec == "int8" && p.device.sm_version == 61)
-        return std::string("sm_61 dp4a runs INT8 dot products at 4x the FP32 rate, and activations shrink 4x");
-      // A tensor-core precision that gains little or loses: say what ate the gain rather than what it promises.
-      if (uses_tensor_cores(p) && p.samples_per_s < 1.1 * base.samples_per_s)
-        return mixed_precision_account(base, p);
-      // TF32 is a math mode of the tensor cores: tensors stay FP32 in memory (cuBLAS CUBLAS_TF32_TENSOR_OP_MATH,
-      // cuDNN CUDNN_TENSOR_OP_MATH on FP32 data), so only the math speeds up.
-      if (uses_tensor_cores(p) && prec == "tf32")
-        return fmt::format("convolutions and GEMMs move to tensor cores ({}); tensors stay FP32 in memory, so memory "
-                           "traffic is unchanged",
-                           p.precision_note.empty() ? "TF32 math" : p.precision_note);
-      if (uses_tensor_cores(p))
-        return fmt::format("convolutions and GEMMs move to tensor cores ({}); memory traffic also halves",
-                           p.precision_note.empty() ? "higher math rate" : p.precision_note);
-      return p.precision_note.empty() ? std::string("lower-precision storage halves memory traffic") : p.precision_note;
+      return precision_reason(base, p);
     }));
   }
 }

@@ -51,6 +51,29 @@ struct Advice {
 
 Advice advise(const PredictRequest& request);
 
+// What advise's precision what-if says of candidate `p` against `base`, as facts: one decision, which the English
+// reason (analysis/advisor.cpp) and the Chinese one (report/advice_report.cpp) both render.
+struct PrecisionAccount {
+  enum class Kind {
+    kNote,         // no tensor-core math (every CPU): the precision's own note, and the DRAM-bound share that shrinks
+    kDp4a,         // INT8 on sm_61: dp4a at 4x the FP32 rate
+    kSmallGain,    // tensor cores gaining under 10%: where the gain went
+    kTf32,         // TF32 math on FP32 tensors against an FP32 baseline: traffic unchanged
+    kTensorCores,  // tensor cores, and memory traffic by the bytes per element of the two precisions
+    kStorage,      // no tensor cores and no note: memory traffic by the bytes per element
+  };
+  Kind kind = Kind::kStorage;
+  double dram_share = 0;        // the baseline step's DRAM-bound share (kNote)
+  double base_elem_bytes = 0;   // activation storage per element, baseline and candidate (as the runtime stores them)
+  double elem_bytes = 0;
+  // kSmallGain: tensor-core GEMMs and convolutions, the casts mixed precision adds, launches and host dispatch,
+  // and the embedding lookups it leaves alone (ms; share of the baseline step).
+  double math_ms_base = 0, math_ms = 0, cast_ms = 0;
+  double launches_base = 0, launches = 0, host_ms_base = 0, host_ms = 0;
+  double lookup_ms = 0, lookup_share = 0;
+};
+PrecisionAccount precision_account(const Prediction& base, const Prediction& p);
+
 // Op class of an op (its kind, refined for norms and elementwise ops by their name).
 std::string op_class_of(const OpCost& entry);
 

@@ -188,6 +188,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
     if (std::find(kinds.begin(), kinds.end(), r.embedding_precision) == kinds.end())
       throw_unknown("embedding precision", r.embedding_precision, kinds);
     embedding_plan = resolve_precision(r.embedding_precision, device, arch, runtime, r.runtime_version, training);
+    mem_opts.embedding_plan = &*embedding_plan;
   }
   const auto build = [&](std::int64_t b) {
     Graph g = graph_as_run(model, ModelOptions{b, costed_seq}, runtime, attention);

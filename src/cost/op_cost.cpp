@@ -28,6 +28,22 @@ double CostContext::library_efficiency(Pipe pipe) const {
   return library_efficiency_on(runtime, tensor_library_efficiency, pipe);
 }
 
+// The bytes of an embedding bag's pooled vectors, and of their gradient in backward. --embedding-precision says so
+// outright. torch.autocast puts embedding and embedding_bag on none of its CUDA cast lists
+// (pytorch/pytorch@cfed411fae0c18aa3d20351bc8dc8e1218db77ff:aten/src/ATen/autocast_mode.cpp), so a PyTorch
+// nn.EmbeddingBag / nn.Embedding pools at its table's dtype (FP32 rows, FP32 vectors) while the MLPs' GEMMs run in
+// half; the cast before the interaction's bmm is charged with autocast's other casts (schedule/step.cpp), and the
+// memory estimate holds the vectors and their gradient at these bytes (schedule/memory.cpp). FBGEMM's
+// table-batched kernel (TorchRec) is not an autocast op either: it writes its module's output_dtype, SparseType.FP32
+// unless the code that builds it says otherwise (pytorch/FBGEMM fbgemm_gpu/docs: SplitTableBatchedEmbeddingBagsCodegen
+// weights_precision=SparseType.FP32, output_dtype=SparseType.FP32), the same FP32 vectors for FP32 tables.
+double pooled_elem_bytes(const Op& op, const PrecisionPlan& plan, const RuntimeProfile& runtime,
+                         const PrecisionPlan* embedding_plan) {
+  if (embedding_plan) return embedding_plan->bytes.act;
+  if (plan.mixed && runtime.autocast_per_op_casts) return std::max(plan.bytes.act, op.bag.table_elem_bytes);
+  return plan.bytes.act;
+}
+
 double library_efficiency_on(const RuntimeProfile& runtime, double tensor_library_efficiency, Pipe pipe) {
   return runtime.library_efficiency * (is_tensor_pipe(pipe) ? tensor_library_efficiency : 1.0);
 }
@@ -137,19 +153,9 @@ double cudnn_nhwc_bn_channel_share(const Op& op, const KernelCostModel& km) {
   return channels / (tile * std::ceil(channels / tile));
 }
 
-// The bytes of an embedding bag's pooled vectors, and of their gradient in backward. --embedding-precision says so
-// outright. torch.autocast puts embedding and embedding_bag on none of its CUDA cast lists
-// (pytorch/pytorch@cfed411fae0c18aa3d20351bc8dc8e1218db77ff:aten/src/ATen/autocast_mode.cpp), so a PyTorch
-// nn.EmbeddingBag / nn.Embedding pools at its table's dtype (FP32 rows, FP32 vectors) while the MLPs' GEMMs run in
-// half; the cast before the interaction's bmm is charged with autocast's other casts (schedule/step.cpp). FBGEMM's
-// table-batched kernel (TorchRec) is not an autocast op either: it writes its module's output_dtype, SparseType.FP32
-// unless the code that builds it says otherwise (pytorch/FBGEMM fbgemm_gpu/docs: SplitTableBatchedEmbeddingBagsCodegen
-// weights_precision=SparseType.FP32, output_dtype=SparseType.FP32), the same FP32 vectors for FP32 tables.
+// pooled_elem_bytes (above) from a cost context.
 double pooled_elem_bytes(const Op& op, const CostContext& ctx) {
-  if (ctx.embedding_plan) return ctx.embedding_plan->bytes.act;
-  if (ctx.plan.mixed && ctx.runtime.autocast_per_op_casts)
-    return std::max(ctx.plan.bytes.act, op.bag.table_elem_bytes);
-  return ctx.plan.bytes.act;
+  return pooled_elem_bytes(op, ctx.plan, ctx.runtime, ctx.embedding_plan);
 }
 
 bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.repeats == 1; }

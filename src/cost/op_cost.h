@@ -66,6 +66,14 @@ struct CostContext {
 // models' weight and attention GEMMs (cost/llm_kernels.cpp) directly.
 double library_efficiency_on(const RuntimeProfile& runtime, double tensor_library_efficiency, Pipe pipe);
 
+// Bytes per element of an embedding bag's pooled vectors as the lookup writes them, and of their gradient in
+// backward: `embedding_plan`'s activation bytes where the request runs the embedding side at its own precision
+// (--embedding-precision), the table's dtype under a runtime that autocasts op by op (the lookup is on no autocast
+// list), the activation bytes otherwise. The one rule: the time model (op_cost.cpp) and the memory estimate
+// (schedule/memory.cpp) both take it from here.
+double pooled_elem_bytes(const Op& op, const PrecisionPlan& plan, const RuntimeProfile& runtime,
+                         const PrecisionPlan* embedding_plan);
+
 // The share of the aligned tensor-core rate a cuBLAS GEMM keeps when its leading dimensions `n` and `k` (elements)
 // are not 16-byte multiples, on runtimes that hand cuBLAS the tensors unpadded (RuntimeProfile::
 // gemm_alignment_fallback); 1 otherwise. Every GEMM of such a runtime takes it: the graph ops' (op_cost.cpp), the LoRA

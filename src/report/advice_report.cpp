@@ -14,6 +14,46 @@ std::string bound_text(Bound b, Lang lang) { return std::string(msg("bound." + s
 
 std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 
+// Memory traffic by bytes per element, from `from` to `to`, in Chinese (advisor.cpp's traffic_change).
+std::string traffic_change_zh(double from, double to) {
+  if (to == from) return fmt::format("张量仍为每元素 {:g} 字节，显存流量不变", from);
+  const double r = to / from;
+  const std::string how = r == 0.5    ? "减半"
+                          : r == 0.25 ? "降至四分之一"
+                          : r < 1     ? "降至 " + pct(r)
+                                      : fmt::format("增至 {:g} 倍", r);
+  return fmt::format("张量每元素 {:g} 字节（原为 {:g}），显存流量{}", to, from, how);
+}
+
+// advise's precision line in Chinese: the same account (precision_account) as the English one.
+std::string precision_reason_zh(const Prediction& base, const Prediction& p) {
+  const PrecisionAccount a = precision_account(base, p);
+  const std::string note = p.precision_note_code.id.empty() ? p.precision_note : reason_text(p.precision_note_code, Lang::kZh);
+  switch (a.kind) {
+    case PrecisionAccount::Kind::kNote:
+      return fmt::format("{}；基线中 {} 的时间受显存带宽限制，这部分会缩短", note, pct(a.dram_share));
+    case PrecisionAccount::Kind::kDp4a:
+      return "sm_61 的 dp4a 以 4 倍 FP32 速率执行 INT8 点积，激活也缩小 4 倍";
+    case PrecisionAccount::Kind::kSmallGain: {
+      std::string out = fmt::format("张量核心上的矩阵乘法和卷积 {:.2f} -> {:.2f} ms", a.math_ms_base, a.math_ms);
+      if (a.cast_ms > 0) out += fmt::format("；类型转换和损失缩放增加 {:.2f} ms 内核时间", a.cast_ms);
+      out += fmt::format("；每步内核启动 {:.0f} -> {:.0f} 次，主机派发 {:.2f} -> {:.2f} ms", a.launches_base,
+                         a.launches, a.host_ms_base, a.host_ms);
+      if (a.lookup_ms > 0)
+        out += fmt::format("；嵌入查找（{:.2f} ms，占步长 {}）保留 FP32 表，不变", a.lookup_ms, pct(a.lookup_share));
+      return out;
+    }
+    case PrecisionAccount::Kind::kTf32:
+      return "卷积和矩阵乘法改用张量核心（TF32 运算）；张量仍以 FP32 存放，显存流量不变";
+    case PrecisionAccount::Kind::kTensorCores:
+      return fmt::format("卷积和矩阵乘法改用张量核心（{}）；{}", note.empty() ? "更高的运算速率" : note,
+                         traffic_change_zh(a.base_elem_bytes, a.elem_bytes));
+    case PrecisionAccount::Kind::kStorage:
+      return "低精度存储：" + traffic_change_zh(a.base_elem_bytes, a.elem_bytes);
+  }
+  return {};
+}
+
 // The one-line reason in Chinese, composed from the strategy's own numbers, or for a strategy that does not apply
 // from its reason code and facts; only a message without a code (free text from deep in the library) keeps the
 // English after a Chinese lead-in.
@@ -28,16 +68,7 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (st.category == "precision" && p.llm)
     return fmt::format("权重 {:.2f} -> {:.2f} GiB；每次前向都要读取全部权重（{}）", base.memory.weights / 1073741824.0,
                        p.memory.weights / 1073741824.0, p.precision_note);
-  if (st.category == "precision") {
-    if (p.precision_note_code.id == "note.no_tensor_cores")
-      return fmt::format("{} 没有可用的张量核心：低精度只减少显存流量和占用，计算仍按 FP32 速率（基线中 {:.0f}% 的时间受显存带宽限制）",
-                         p.device.id, 100.0 * base.bound_us[static_cast<int>(Bound::kMemory)] / base.step_us);
-    if (p.request.precision == "int8" && p.device.sm_version == 61)
-      return "sm_61 的 dp4a 以 4 倍 FP32 速率执行 INT8 点积，激活也缩小 4 倍";
-    if (p.request.precision == "tf32")  // TF32 is tensor-core math on FP32 tensors: storage and traffic stay FP32
-      return "卷积和矩阵乘法改用张量核心（TF32 运算）；张量仍以 FP32 存放，显存流量不变";
-    return "卷积和矩阵乘法改用张量核心，显存流量同时减半";
-  }
+  if (st.category == "precision") return precision_reason_zh(base, p);
   if (id == "checkpointing")
     return fmt::format("反向传播时重算前向：激活显存 {:.1f} -> {:.1f} GiB", base.memory.activations / 1073741824.0,
                        p.memory.activations / 1073741824.0);

@@ -19,7 +19,7 @@ constexpr std::array kChartKeys = {
     "chart.ax.hours",  "chart.ax.usd",        "chart.ax.gpus",   "chart.ax.efficiency", "chart.ax.speedup",
     "chart.ax.measured", "chart.ax.predicted", "chart.capacity", "chart.size_note",    "chart.band_note",
     "chart.front",     "chart.dram",          "chart.ax.throughput", "chart.step",     "chart.ax.share",
-    "chart.kernel_classes",
+    "chart.kernel_classes", "chart.ax.kwh",   "chart.energy",    "chart.energy_note",
 };
 
 }  // namespace

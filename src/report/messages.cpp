@@ -48,6 +48,12 @@ const std::map<std::string_view, Text>& table() {
       {"chart.ax.predicted", {"predicted", "预测"}},
       {"chart.ax.throughput", {"samples/s", "样本/秒"}},
       {"chart.ax.share", {"share of the step (%)", "占单步时间（%）"}},
+      {"chart.ax.kwh", {"energy of the run (kWh)", "运行能耗（kWh）"}},
+      {"chart.energy", {"Energy of the run", "运行能耗"}},
+      {"chart.energy_note",
+       {"a GPU: its boards at their average power over the step; a CPU: its package at TDP for the whole run, the "
+        "package only, not DRAM, fans or the rest of the server",
+        "GPU：板卡按单步平均功率计；CPU：封装按 TDP 计整个运行期间，仅封装，不含内存、风扇及服务器其余部分"}},
       {"chart.capacity", {"capacity", "容量"}},
       {"chart.step", {"step", "单步"}},
       {"chart.dram", {"DRAM", "显存带宽"}},
@@ -299,9 +305,9 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.claim_holds", {"met for this workload", "对此负载成立"}},
       {"cmp.legend",
        {"\nscaling: throughput / (GPUs x one GPU); energy: GPU boards, or a CPU's package at TDP; power: all GPUs, average over the step (a CPU: its package's TDP); mem "
-        "free: per GPU; cost: whole instances of the cheapest type that holds one node's GPUs.\nprices: {} (list "
+        "free: per GPU (a CPU: its host memory left, all sockets); cost: whole instances of the cheapest type that holds one node's GPUs.\nprices: {} (list "
         "prices with dates and sources in the file)\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；能耗：GPU 板卡，或 CPU 封装按 TDP 计；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU；成本：按能容纳单节点"
+        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；能耗：GPU 板卡，或 CPU 封装按 TDP 计；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU（CPU：主机内存剩余量，全部插槽）；成本：按能容纳单节点"
         "全部 GPU 的最便宜实例类型整台计价。\n价格：{}（文件中有各价格的日期和来源）\n"}},
       // perfcast plan (cli/cmd_plan.cpp).
       {"plan.title",

@@ -7,6 +7,7 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
+#include "cost/op_cost.h"
 
 namespace perfcast {
 
@@ -104,18 +105,30 @@ const AllocatorGranularity& allocator_granularity() {
 double round_up(double bytes, double unit) { return std::ceil(bytes / unit) * unit; }
 
 // A distinct buffer some op saves for backward, and the earliest op (in forward order) that saves it: backward
-// runs in reverse, so the buffer is freed once that op's backward has run.
+// runs in reverse, so the buffer is freed once that op's backward has run. `elem_bytes`: the bytes per element of
+// the copy kept, 0 = the activation precision's.
 struct SavedBuffer {
   double elems = 0;
   std::size_t first_saver = 0;
+  double elem_bytes = 0;
 };
 
-std::vector<SavedBuffer> saved_buffers(const Graph& graph) {
+// The bytes per element of the copy `saver` keeps of ops[storage]'s output, 0 = the activation precision's. Only an
+// embedding bag's pooled vectors differ: written at pooled_elem_bytes, they are kept as written, except by an op on
+// autocast's lower-precision list (a convolution, a GEMM, the interaction's bmm), which saves the half copy autocast
+// cast for it (aten/src/ATen/autocast_mode.cpp casts the inputs before the op records them), unless
+// --embedding-precision runs the interaction at the tables' precision (schedule/step.cpp casts nothing there).
+using KeptBytes = std::function<double(int storage, const Op& saver)>;
+
+std::vector<SavedBuffer> saved_buffers(const Graph& graph, const KeptBytes& kept = nullptr) {
   const auto& ops = graph.ops;
-  std::unordered_map<int, std::size_t> first;  // storage id -> earliest saver
+  std::unordered_map<int, SavedBuffer> first;  // storage id -> earliest saver, the widest copy kept
   const auto note = [&](int storage, std::size_t saver) {
-    const auto [it, added] = first.emplace(storage, saver);
-    if (!added) it->second = std::min(it->second, saver);
+    const double bytes = kept ? kept(storage, ops[saver]) : 0.0;
+    const auto [it, added] = first.emplace(storage, SavedBuffer{elems_of(ops, storage), saver, bytes});
+    if (added) return;
+    it->second.first_saver = std::min(it->second.first_saver, saver);
+    it->second.elem_bytes = std::max(it->second.elem_bytes, bytes);
   };
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
@@ -125,7 +138,7 @@ std::vector<SavedBuffer> saved_buffers(const Graph& graph) {
   }
   std::vector<SavedBuffer> out;
   out.reserve(first.size());
-  for (const auto& [id, saver] : first) out.push_back({elems_of(ops, id), saver});
+  for (const auto& [id, buffer] : first) out.push_back(buffer);
   return out;
 }
 
@@ -247,6 +260,21 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   // Tables are counted on their own (placement decides how much of them this GPU holds); the rest are dense.
   const double params = static_cast<double>(graph.dense_params());
   m.embedding_tables = embedding_table_bytes(graph, o.training) * o.table_share;
+  const double a = plan.bytes.act;
+  // Bytes per element of the tensor ops[id] writes: an embedding bag's pooled vectors (and their gradient) at
+  // pooled_elem_bytes, the one rule the time model costs them with; every other tensor at the activation precision.
+  const auto written_bytes = [&](int id) {
+    const int s = storage_of(ops, id);
+    return s >= 0 && ops[s].kind == OpKind::kEmbeddingBag ? pooled_elem_bytes(ops[s], plan, runtime, o.embedding_plan)
+                                                           : a;
+  };
+  const bool autocast_casts = plan.mixed && runtime.autocast_per_op_casts && !o.embedding_plan;
+  const KeptBytes kept = [&](int storage, const Op& saver) {
+    if (storage < 0 || ops[storage].kind != OpKind::kEmbeddingBag) return 0.0;
+    const bool lower_precision_op =
+        saver.kind == OpKind::kConv || saver.kind == OpKind::kMatmul || saver.kind == OpKind::kInteraction;
+    return autocast_casts && lower_precision_op ? a : written_bytes(storage);
+  };
   if (o.serving) {
     // Language-model inference: the weights as stored, the KV cache beside one pass's working buffers.
     m.weights = o.serving->weight_bytes;
@@ -272,8 +300,8 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
       // scores.
       std::vector<double> freed_at(ops.size(), 0.0);
       double saved = 0, rounding = 0;
-      for (const auto& b : saved_buffers(graph)) {
-        const double bytes = round_up(b.elems * plan.bytes.act, gran.min_block_bytes);
+      for (const auto& b : saved_buffers(graph, kept)) {
+        const double bytes = round_up(b.elems * (b.elem_bytes > 0 ? b.elem_bytes : a), gran.min_block_bytes);
         freed_at[b.first_saver] += bytes;
         saved += bytes;
         if (bytes >= gran.min_large_alloc_bytes) rounding += round_up(bytes, gran.round_large_bytes) - bytes;
@@ -294,15 +322,17 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
       // op i's output and the one it makes for its input (none where the input needs no gradient). The peak over
       // the walk beyond everything saved is the working set at the peak (`transient`). With checkpointing the
       // recomputed segment stands in for the saved buffers: the largest gradient pair is added.
-      const double a = plan.bytes.act;
-      const auto pair_at = [&](const Op& op) {
-        return (static_cast<double>(op.out_elems) + (op.needs_input_grad ? static_cast<double>(op.in_elems) : 0.0)) * a;
+      // An embedding bag's output gradient is at its pooled vectors' bytes (autocast's cast back up hands it FP32).
+      const auto pair_at = [&](std::size_t i) {
+        const Op& op = ops[i];
+        return static_cast<double>(op.out_elems) * written_bytes(static_cast<int>(i)) +
+               (op.needs_input_grad ? static_cast<double>(op.in_elems) * a : 0.0);
       };
       double peak = 0, alive = 0, pair = 0;
       for (std::size_t i = 0; i < ops.size(); ++i) {
         alive += freed_at[i];
-        peak = std::max(peak, alive + pair_at(ops[i]));
-        pair = std::max(pair, pair_at(ops[i]));
+        peak = std::max(peak, alive + pair_at(i));
+        pair = std::max(pair, pair_at(i));
       }
       m.transient = o.checkpointing ? pair : std::max(0.0, peak - full);
       // apex amp O2 makes the FP32 master gradients after backward, once the activations are freed
@@ -315,14 +345,22 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
     } else {
       // Unfused attention also holds score-sized tensors while it runs: eager frameworks make each elementwise step
       // (scale, mask, softmax) a new tensor, so two are alive at once; fused chains keep one.
-      double peak = live_buffer_elems(graph);
+      // The live pair in bytes (live_buffer_elems at each tensor's own bytes: pooled vectors as written).
+      double peak = 0;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Op& op = ops[i];
+        double in = static_cast<double>(op.in_elems) * a;
+        for (int id : op.inputs)
+          if (id >= 0) in += static_cast<double>(ops[static_cast<std::size_t>(id)].out_elems) * (written_bytes(id) - a);
+        peak = std::max(peak, in + static_cast<double>(op.out_elems) * written_bytes(static_cast<int>(i)));
+      }
       for (const auto& op : ops)
         if (op.kind == OpKind::kAttention && !op.attn.fused)
-          peak = std::max(peak, static_cast<double>(op.in_elems + op.out_elems) +
-                                    (runtime.fuse_elementwise_chains ? 1.0 : 2.0) *
-                                        static_cast<double>(op.attn.batch * op.attn.heads * op.attn.q_len *
-                                                            op.attn.kv_len));
-      m.activations = peak * plan.bytes.act;
+          peak = std::max(peak, (static_cast<double>(op.in_elems + op.out_elems) +
+                                 (runtime.fuse_elementwise_chains ? 1.0 : 2.0) *
+                                     static_cast<double>(op.attn.batch * op.attn.heads * op.attn.q_len *
+                                                         op.attn.kv_len)) * a);
+      m.activations = peak;
       add_param_states(m, trained, {per_param.weights, per_param.master, 0, 0});
     }
   }

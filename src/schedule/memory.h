@@ -93,6 +93,9 @@ struct MemoryOptions {
   std::string precision;
   // Share of the embedding-bag tables this GPU holds: 1 in its memory, 1/n sharded over n GPUs, 0 in host memory.
   double table_share = 1;
+  // The embedding side's own precision (--embedding-precision), null = none: with the runtime and precision it sets
+  // the bytes of the pooled vectors (pooled_elem_bytes in cost/op_cost.h). Points into the request's resolution.
+  const PrecisionPlan* embedding_plan = nullptr;
   // LoRA fine-tuning (training): the graph's weights are frozen, held in the compute precision with no gradients
   // or optimizer state; only the adapters train, with masters, gradients and state as any trained weight.
   struct Adapters {

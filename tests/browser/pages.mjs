@@ -35,6 +35,8 @@ const out = resolve(outArg || join(root, "build/browser"));
 mkdirSync(out, {recursive: true});
 
 const perfcast = (args) => execFileSync(binary, args, {cwd: root, encoding: "utf8", maxBuffer: 1 << 28});
+// Bars of compare's energy chart: rows that fit, with a run whose energy is known.
+const energyBars = (j) => j.filter((r) => r.fits && r.run && typeof r.run.energy_kwh === "number" && r.run.energy_kwh > 0).length;
 const trace = "tests/data/kineto/benchmark_result_2869224_1695835535_trace.json.gz";
 
 // Items of the command's JSON that each chart must draw one mark for.
@@ -59,8 +61,13 @@ const pages = [
   {name: "compare", args: ["compare", "--model", "resnet50", "--gpu",
                            "gtx-1080-ti,gtx-1080-ti:2,gtx-1080-ti:4,v100-sxm2-16gb,a100-sxm4-40gb,a100-sxm4-40gb:4"],
    marks: (j) => ({"pareto-point": j.filter((r) => r.fits && r.run && positive(r.run.hours) && positive(r.run.usd_on_demand)).length,
-                   "throughput-bar": j.filter((r) => r.fits && r.run && typeof r.samples_per_s === "number").length}),
+                   "throughput-bar": j.filter((r) => r.fits && r.run && typeof r.samples_per_s === "number").length,
+                   "energy-bar": energyBars(j)}),
    atLeast: {"pareto-front": 1, "scaling-line": 1}},
+  // A CPU row's energy is its package at TDP: it gets its bar, and the chart says what it leaves out.
+  {name: "compare-cpu", args: ["compare", "--model", "resnet50", "--batch", "32", "--device", "gtx-1080-ti,xeon-e5-2690-v4-2s"],
+   marks: (j) => ({"energy-bar": energyBars(j), "throughput-bar": j.filter((r) => r.fits && r.run).length}),
+   text: ["package at TDP", "not DRAM"]},
   {name: "plan", args: ["plan", "--model", "resnet50", "--deadline", "24h", "--epochs", "10"],
    marks: (j) => ({"pareto-point": j.options.filter((o) => positive(o.hours) && positive(o.usd_on_demand)).length}),
    atLeast: {"pareto-front": 1}},
