@@ -69,11 +69,15 @@ TEST(AttentionRuntime, EagerTextbookCodeCopiesTheHeadsOncePerPhase) {
   for (const char* id : {"bert_base", "gpt2", "bert_large_squad"}) {
     const Graph g = resolve_model(id, {}).build({1, 128});
     for (const auto& op : g.ops)
-      if (op.kind == OpKind::kAttention) EXPECT_TRUE(op.attn.head_copies) << id << " " << op.name;
+      if (op.kind == OpKind::kAttention) {
+        EXPECT_TRUE(op.attn.head_copies) << id << " " << op.name;
+      }
   }
   const Graph vit = resolve_model("vit_b_16", {}).build({1, 0});
   for (const auto& op : vit.ops)
-    if (op.kind == OpKind::kAttention) EXPECT_FALSE(op.attn.head_copies) << op.name;
+    if (op.kind == OpKind::kAttention) {
+      EXPECT_FALSE(op.attn.head_copies) << op.name;
+    }
   // Inference forward, FP32: QK^T, scale, mask add, softmax, PV and the four copies.
   const Prediction infer = predict(eager_bert("fp32", "infer"));
   EXPECT_DOUBLE_EQ(attention_entry(infer, Phase::kForward).cost.launches, 9);

@@ -48,7 +48,9 @@ void expect_bounded_by(const std::string& gpu, const std::vector<ReRead>& points
     const double model = l2_reuse_share(bytes, bytes, full, zero);
     const double measured = std::clamp(measured_hit_share(p.gbps, l2_gbps, dram_gbps), 0.0, 1.0);
     EXPECT_LE(model, measured + 0.05) << gpu << " at " << p.kib << " KiB";
-    if (measured < 0.05) EXPECT_LT(model, 0.05) << gpu << " at " << p.kib << " KiB";
+    if (measured < 0.05) {
+      EXPECT_LT(model, 0.05) << gpu << " at " << p.kib << " KiB";
+    }
   }
 }
 
