@@ -109,6 +109,8 @@ CostConstants load() {
   c.split_k_min_depth = g.number("split_k_min_depth");
   c.split_k_waves_cublas_cuda = g.number("split_k_waves_cublas_cuda");
   if (c.split_k_waves_cublas_cuda < 1) g.fail("split_k_waves_cublas_cuda", "must be at least 1");
+  c.split_k_partial_bytes_cublas_cuda = g.number_or("split_k_partial_bytes_cublas_cuda", 0);
+  if (c.split_k_partial_bytes_cublas_cuda < 0) g.fail("split_k_partial_bytes_cublas_cuda", "must not be negative");
   c.misaligned_tensor_efficiency_2b = g.by_sm("misaligned_tensor_efficiency_2b");
   c.misaligned_tensor_efficiency_4b = g.by_sm("misaligned_tensor_efficiency_4b");
   c.misaligned_tensor_efficiency_8b = g.by_sm("misaligned_tensor_efficiency_8b");

@@ -48,6 +48,10 @@ struct CostConstants {
   // cuBLAS's CUDA-core SGEMMs split K until the grid fills up to this many waves of the SMs (1: only a grid under
   // one wave splits, as every other GEMM does).
   double split_k_waves_cublas_cuda = 1;
+  // The partial-sum traffic of a cuBLAS CUDA-core SGEMM's split-K, in bytes per output element and slice (each
+  // slice writes its FP32 partial tile, the reduction reads it back): charged at the DRAM rate in place of
+  // split_k_overhead for those GEMMs (0: split_k_overhead for them too).
+  double split_k_partial_bytes_cublas_cuda = 0;
   // Tensor-core GEMMs whose leading dimensions (a linear layer's in and out features; attention's key length and
   // head size) are aligned to only 2, 4 or 8 bytes, by compute capability: the fraction of the aligned kernel's
   // rate the library's under-aligned fallback kernel reaches ([gemm] misaligned_tensor_efficiency_*; an

@@ -24,7 +24,16 @@ struct TileContext {
   bool cublas_tensor_split_k = true;
   double implicit_gemm_tile_m = 0;
   double sgemm_tile_loss_share = 1;
+  double split_k_partial_bytes = 0, cublas_sgemm_split_k_waves = 0, split_flops_per_byte = 0;
 };
+
+// FP32 flops a cuBLAS SGEMM runs on this board in the time its DRAM moves one byte: what turns a split-K's
+// partial-sum bytes into a share of the GEMM's time (boost clock, or the board's fitted sustained clock).
+double split_flops_per_byte(const DeviceSpec& d, const ArchitectureProfile& a) {
+  const double clock = d.sustained_clock_factor > 0 ? d.sustained_clock_factor : 1.0;
+  const double bw = d.mem_bw_gbps * 1e3 * a.dram_efficiency;  // bytes/us
+  return bw > 0 ? d.peak(Pipe::kFp32) * 1e6 * a.gemm_efficiency_cuda * clock / bw : 0;
+}
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
 
@@ -43,7 +52,10 @@ bool same_context(const TileContext& t, const DeviceSpec& d, const ArchitectureP
          t.sgemm_tiles_batched == a.sgemm_tiles_batched &&
          same_bits(t.cublas_tensor_ctas_per_sm, a.cublas_tensor_ctas_per_sm) &&
          t.cublas_tensor_split_k == a.cublas_tensor_split_k && same_bits(t.implicit_gemm_tile_m, c.implicit_gemm_tile_m) &&
-         same_bits(t.sgemm_tile_loss_share, a.sgemm_tile_loss_share);
+         same_bits(t.sgemm_tile_loss_share, a.sgemm_tile_loss_share) &&
+         same_bits(t.split_k_partial_bytes, c.split_k_partial_bytes_cublas_cuda) &&
+         same_bits(t.cublas_sgemm_split_k_waves, a.cublas_sgemm_split_k_waves) &&
+         same_bits(t.split_flops_per_byte, split_flops_per_byte(d, a));
 }
 
 // The id of this model's tile-choice context: equal contexts (the same GPU and constants in every prediction of a
@@ -61,7 +73,8 @@ std::uint64_t tile_context_id(const DeviceSpec& d, const ArchitectureProfile& a,
   TileContext t{next_id++,         d.sm_count,   c.ctas_per_sm,   c.k_half_cuda,   c.k_half_tensor,
                 c.split_k_overhead, c.split_k_min_depth, c.split_k_waves_cublas_cuda, c.tiles_cuda, c.tiles_tensor, a.sgemm_tiles,
                 a.sgemm_tiles_batched, a.cublas_tensor_ctas_per_sm, a.cublas_tensor_split_k, c.implicit_gemm_tile_m,
-                a.sgemm_tile_loss_share};
+                a.sgemm_tile_loss_share, c.split_k_partial_bytes_cublas_cuda, a.cublas_sgemm_split_k_waves,
+                split_flops_per_byte(d, a)};
   const std::uint64_t id = t.id;
   if (contexts.size() < kContexts) {
     contexts.push_back(std::move(t));
@@ -240,6 +253,7 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
   // its tile n along the rows (m). Read off the measured bmm rows (docs/kernel-model.md, "cuBLAS tile orientation"):
   // on Pascal's 128x64-only batched kernel the rate falls with n below 128 and with m only below 64.
   const double rows = cublas_sets ? n : m, cols = cublas_sets ? m : n;
+  const double flops_per_byte = split_flops_per_byte(device_, arch_);
   TileChoice best;
   for (const auto& t : tiles) {
     if (!usable(t)) continue;
@@ -250,7 +264,10 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     double split = 1;
     // Batched GEMMs fill the SMs with their batch instead (no split-K kernel in any measured cuBLAS bmm).
     // cuBLAS's CUDA-core SGEMMs split grids of more than one wave too, up to split_k_waves_cublas_cuda waves.
-    const double split_waves = cublas_sets ? c_.split_k_waves_cublas_cuda : 1.0;
+    // The depth is the architecture's own where its measured grids gave one (cublas_sgemm_split_k_waves).
+    const double split_waves = !cublas_sets                          ? 1.0
+                               : arch_.cublas_sgemm_split_k_waves > 0 ? arch_.cublas_sgemm_split_k_waves
+                                                                      : c_.split_k_waves_cublas_cuda;
     if (ctas < slots * split_waves && !batched && library != GemmLibrary::kCudnnNoSplit && grid.split_k)
       split = std::max(1.0, std::min(std::floor(slots * split_waves / ctas), std::floor(k / c_.split_k_min_depth)));
     const double k_per_cta = k / split;
@@ -259,8 +276,16 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     // Under fill_ctas waves the SMs hold too few CTAs each to reach their full rate (fill_ctas = 1: plain waves).
     const double wave_eff = ctas / (std::max(waves, grid.fill_ctas) * slots);
     const double depth_eff = k_per_cta / (k_per_cta + k_half);
-    const double split_eff = split > 1 ? 1.0 - c_.split_k_overhead : 1.0;
-    const double eff = tile_eff(t) / top * pad * wave_eff * depth_eff * split_eff;
+    double eff = tile_eff(t) / top * pad * wave_eff * depth_eff;
+    if (split > 1 && cublas_sets && c_.split_k_partial_bytes_cublas_cuda > 0 && flops_per_byte > 0) {
+      // A cuBLAS SGEMM's split pays its partial sums: split x m x n elements of partial_bytes each, at the DRAM
+      // rate, on top of the main loop's 2 m n k flops at this efficiency (time in flop-equivalents).
+      const double loop = 2.0 * m * n * k / eff;
+      const double partials = c_.split_k_partial_bytes_cublas_cuda * split * m * n * flops_per_byte;
+      eff *= loop / (loop + partials);
+    } else if (split > 1) {
+      eff *= 1.0 - c_.split_k_overhead;
+    }
     if (eff > best.efficiency)
       best = {eff, static_cast<int>(t.m), static_cast<int>(t.n), static_cast<int>(split)};
   }

@@ -45,6 +45,9 @@ struct ArchitectureProfile {
   // cuBLAS SGEMM tiles pay: a tile runs at 1 - share x (1 - efficiency) of the best tile's rate (1 = shared values).
   // A fit-only experiment, held at 1 by data/kernel_fit_setup.toml's bounds [1, 1]: no shipped prediction moves.
   double sgemm_tile_loss_share = 1;
+  // cuBLAS's plain CUDA-core SGEMMs here split K until the grid fills this many waves of the SMs (0: cost_model.toml's
+  // shared [gemm] split_k_waves_cublas_cuda), read off the measured kernels' grids (tools/fit_sgemm_split_waves.py).
+  double cublas_sgemm_split_k_waves = 0;
   // cuBLAS's tensor-core GEMMs on this architecture, fitted to published HGEMM timings (perfcast fit-tensor-gemm,
   // data/published_kernels/): CTAs an SM must hold to reach its full tensor rate (a grid under one wave of them
   // leaves SMs part-idle; 0 = cost_model.toml's ctas_per_sm), and whether cuBLAS splits K to fill the SMs.
