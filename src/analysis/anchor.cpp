@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <utility>
 
 #include "analysis/predict.h"
 #include "core/error.h"
@@ -70,29 +71,38 @@ void check_physically_possible(const Prediction& p, const Anchor& a) {
       p.device.cpu ? "--cores" : "--gpus / --nodes"));
 }
 
+// An anchor on `p`'s headline throughput, its measurement still to be filled in.
+Anchor unmeasured_anchor(const Prediction& p, std::string given) {
+  Anchor a;
+  a.given = std::move(given);
+  a.unit = p.tokens_per_s ? "tokens_per_s" : "samples_per_s";
+  a.predicted = p.memory.fits ? (p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s) : 0;
+  return a;
+}
+
 }  // namespace
+
+Anchor anchor_from_step(const Prediction& p, double step_s, std::string given) {
+  Anchor a = unmeasured_anchor(p, std::move(given));
+  // The step's work is what the prediction's step does: its throughput times its step time.
+  const double per_step = (p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s) * p.step_us * 1e-6;
+  if (!(per_step > 0))
+    throw InputError("a measured step needs a configuration the model can time; use --measured with a throughput");
+  a.measured = per_step / step_s;
+  check_physically_possible(p, a);
+  return a;
+}
 
 std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measured, const std::string& measured_step) {
   if (measured.empty() && measured_step.empty()) return std::nullopt;
   if (!measured.empty() && !measured_step.empty())
     throw InputError("give --measured or --measured-step, not both");
-  Anchor a;
-  a.unit = p.tokens_per_s ? "tokens_per_s" : "samples_per_s";
-  const double predicted = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
-  a.predicted = p.memory.fits ? predicted : 0;
-  if (!measured.empty()) {
-    a.given = "--measured " + measured;
-    a.measured = number_with_unit("--measured", measured, {{"/s", 1.0}}, true);
-  } else {
-    a.given = "--measured-step " + measured_step;
-    const double step_s =
-        number_with_unit("--measured-step", measured_step, {{"ms", 1e-3}, {"s", 1.0}, {"us", 1e-6}}, false);
-    // The step's work is what the prediction's step does: its throughput times its step time.
-    const double per_step = predicted * p.step_us * 1e-6;
-    if (!(per_step > 0))
-      throw InputError("--measured-step needs a configuration the model can time; use --measured with a throughput");
-    a.measured = per_step / step_s;
-  }
+  if (!measured_step.empty())
+    return anchor_from_step(
+        p, number_with_unit("--measured-step", measured_step, {{"ms", 1e-3}, {"s", 1.0}, {"us", 1e-6}}, false),
+        "--measured-step " + measured_step);
+  Anchor a = unmeasured_anchor(p, "--measured " + measured);
+  a.measured = number_with_unit("--measured", measured, {{"/s", 1.0}}, true);
   check_physically_possible(p, a);
   return a;
 }

@@ -28,4 +28,9 @@ struct Anchor {
 // "120000us"); nullopt when both are empty. InputError on a malformed value or when both are given.
 std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measured, const std::string& measured_step);
 
+// The anchor for a measured step of `step_s` seconds (the flag's value or a profiler trace's mean step), `given` the
+// words that name where it came from. InputError when the model cannot time the configuration or the rate is not
+// physically possible.
+Anchor anchor_from_step(const Prediction& p, double step_s, std::string given);
+
 }  // namespace perfcast

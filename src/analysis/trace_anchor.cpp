@@ -38,10 +38,9 @@ std::optional<Anchor> anchor_from_trace(const Prediction& p, const std::string& 
     throw InputError(fmt::format("{}: the trace's operators ran in {} but the prediction is {}; pass --precision {}",
                                  where, s.precision, p.request.precision, s.precision));
   try {
-    std::optional<Anchor> a = make_anchor(p, "", fmt::format("{:.6g}us", s.step_ms * 1e3));
-    a->given = fmt::format("--trace {} (measured step {:.2f} ms, mean of {} profiler step{})", trace_path, s.step_ms,
-                           s.steps, s.steps == 1 ? "" : "s");
-    return a;
+    return anchor_from_step(p, s.step_ms * 1e-3,
+                            fmt::format("--trace {} (measured step {:.2f} ms, mean of {} profiler step{})", trace_path,
+                                        s.step_ms, s.steps, s.steps == 1 ? "" : "s"));
   } catch (const InputError& e) {
     throw InputError(fmt::format("{} (measured step {:.2f} ms): {}", where, s.step_ms, e.what()));
   }
