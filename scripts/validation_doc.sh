@@ -72,6 +72,7 @@ $bin validate data/validation/eval_gpu_s31c.csv --markdown "$tmp/eval_gpu_s31c.m
 $bin validate data/validation/eval_gpu_s32.csv --markdown "$tmp/eval_gpu_s32.md" >/dev/null
 $bin validate data/validation/eval_gpu_s32b.csv --markdown "$tmp/eval_gpu_s32b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s32c.csv --markdown "$tmp/eval_gpu_s32c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s33.csv --markdown "$tmp/eval_gpu_s33.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -769,6 +770,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s32c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s33.csv (frozen)"
+  echo
+  echo "Gathered in session 33 before that session's model changes were merged, from one source no other data file uses:"
+  echo "hidet's daily benchmark reports (hidet-org/hidet issue #154): batch-1 inference of torchvision ResNet-50 and Hugging Face"
+  echo "bert-base-uncased (sequence 128) in FP32 and pure FP16, PyTorch 2.0 run op by op (torch.compile backend 'eager'), on an"
+  echo "RTX 3090 (2023-04-14 report) and an RTX 4090 (2023-06-05 report); wall clock of 10 back-to-back calls, median of 10 repeats."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s33.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
