@@ -73,6 +73,7 @@ $bin validate data/validation/eval_gpu_s32.csv --markdown "$tmp/eval_gpu_s32.md"
 $bin validate data/validation/eval_gpu_s32b.csv --markdown "$tmp/eval_gpu_s32b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s32c.csv --markdown "$tmp/eval_gpu_s32c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s33.csv --markdown "$tmp/eval_gpu_s33.md" >/dev/null
+$bin validate data/validation/eval_gpu_s33b.csv --markdown "$tmp/eval_gpu_s33b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -780,6 +781,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s33.md"
+  echo
+  echo "# Evaluation: eval_gpu_s33b.csv (frozen)"
+  echo
+  echo "Gathered in session 33 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "the example output of PyTorch's own DDP benchmark (pytorch/pytorch benchmarks/distributed/ddp/README.md: torchvision"
+  echo "ResNet-50, ResNet-101, ResNeXt-50 32x4d and ResNeXt-101 32x8d FP32 training at batch 32 per GPU, synthetic input, on 1, 2,"
+  echo "4 and 8 V100s of a DGX-1, PyTorch 1.4) and SkyPilot's torch DDP benchmark example (the same script's ResNet-101 output on"
+  echo "1, 2, 4 and 8 A100-SXM4-40GB of a GCP a2-highgpu-8g, PyTorch 2.1)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s33b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
