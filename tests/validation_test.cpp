@@ -276,7 +276,8 @@ TEST(Validation, EvaluationFilesPredictEveryRow) {
       {"eval_gpu_s31c.csv", 14u},
       {"eval_gpu_s32.csv", 39u},
       {"eval_gpu_s32b.csv", 3u},
-      {"eval_gpu_s32c.csv", 18u}};
+      {"eval_gpu_s32c.csv", 18u},
+      {"eval_gpu_s33c.csv", 32u}};
   for (const auto& [file, rows] : files) {
     const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
     EXPECT_EQ(rep.rows.size(), rows) << file;
