@@ -74,6 +74,7 @@ $bin validate data/validation/eval_gpu_s32b.csv --markdown "$tmp/eval_gpu_s32b.m
 $bin validate data/validation/eval_gpu_s32c.csv --markdown "$tmp/eval_gpu_s32c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s33.csv --markdown "$tmp/eval_gpu_s33.md" >/dev/null
 $bin validate data/validation/eval_gpu_s33b.csv --markdown "$tmp/eval_gpu_s33b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s33c.csv --markdown "$tmp/eval_gpu_s33c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -792,6 +793,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s33b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s33c.csv (frozen)"
+  echo
+  echo "Gathered in session 33 before that session's model changes were merged, from one source no other data file uses:"
+  echo "NVIDIA's DGX Cloud benchmarking recipes (NVIDIA/dgxc-benchmarking llama3.1/README_8b.md, README_70b.md and"
+  echo "nemo_megatron/README_175b.md, NeMo on Megatron-Core): Llama 3.1 8B (TP1 PP1 CP2, 8-128 GPUs) and 70B (TP4 PP4 CP2 VP5,"
+  echo "64-2048 GPUs) at sequence 8192 and GPT-3 175B (TP4 PP8 VP12, 128-2048 GPUs) at 2048, pre-training on DGX H100 nodes,"
+  echo "BF16 and FP8, weak scaling (global batch grows with the GPUs), tokens/s per GPU of the last logged step."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s33c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
