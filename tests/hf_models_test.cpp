@@ -168,6 +168,64 @@ fs::path write_config(const std::string& name, const std::string& text) {
   return p;
 }
 
+// ---- encoders and other families a user's config.json may hold
+
+// FacebookAI/roberta-base's config.json as published on the Hub: BERT-base's encoder with a 50,265-token
+// vocabulary, 514 positions and one token type. It was built as a LLaMA-style decoder (SwiGLU, untied head):
+// 190 M parameters. fairseq's RoBERTa README lists roberta.base at 125M; built as BERT with the pre-training heads
+// it is within 0.5% (RoBERTa's MLM head, plus BERT's 1,538-parameter next-sentence head).
+TEST(HfModels, RobertaBaseHas125MillionParameters) {
+  const auto roberta = write_config(
+      "perfcast_roberta_base.json",
+      R"({"architectures":["RobertaForMaskedLM"],"attention_probs_dropout_prob":0.1,"bos_token_id":0,)"
+      R"("eos_token_id":2,"hidden_act":"gelu","hidden_dropout_prob":0.1,"hidden_size":768,"initializer_range":0.02,)"
+      R"("intermediate_size":3072,"layer_norm_eps":1e-05,"max_position_embeddings":514,"model_type":"roberta",)"
+      R"("num_attention_heads":12,"num_hidden_layers":12,"pad_token_id":1,"type_vocab_size":1,"vocab_size":50265})");
+  const ModelSource m = resolve_model(roberta.string());
+  EXPECT_EQ(m.family, "transformer");
+  EXPECT_FALSE(m.decoder_llm);
+  EXPECT_NEAR(static_cast<double>(m.build(ModelOptions{1, 128}).params()) / 125e6, 1.0, 0.005);
+  fs::remove(roberta);
+}
+
+// Encoder-only and vision configs of families perfcast does not build were built as LLaMA-style decoders (or failed
+// on fields they do not have, DistilBERT's with a hint to rename its FFN width 'hidden_dim' to 'hidden_size'): they
+// are refused as not modelled, naming the model type. Published config.json files of the Hub, abridged.
+TEST(HfModels, EncoderAndVisionConfigsAreNotBuiltAsDecoders) {
+  const auto distilbert = write_config(
+      "perfcast_distilbert.json",
+      R"({"activation":"gelu","architectures":["DistilBertForMaskedLM"],"dim":768,"hidden_dim":3072,)"
+      R"("max_position_embeddings":512,"model_type":"distilbert","n_heads":12,"n_layers":6,"vocab_size":30522})");
+  const auto vit = write_config(
+      "perfcast_vit.json",
+      R"({"architectures":["ViTForImageClassification"],"hidden_act":"gelu","hidden_size":768,"image_size":224,)"
+      R"("intermediate_size":3072,"model_type":"vit","num_attention_heads":12,"num_channels":3,)"
+      R"("num_hidden_layers":12,"patch_size":16,"qkv_bias":true})");
+  const auto t5 = write_config(
+      "perfcast_t5_small.json",
+      R"({"architectures":["T5ForConditionalGeneration"],"d_ff":2048,"d_kv":64,"d_model":512,)"
+      R"("is_encoder_decoder":true,"model_type":"t5","num_heads":8,"num_layers":6,"vocab_size":32128})");
+  for (const auto& [path, type] : {std::pair{distilbert, "distilbert"}, {vit, "vit"}, {t5, "t5"}}) {
+    SCOPED_TRACE(type);
+    try {
+      resolve_model(path.string());
+      ADD_FAILURE() << "no error";
+    } catch (const UnsupportedError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(std::string("(") + type + ") is not a decoder LLM"), std::string::npos) << m;
+      EXPECT_EQ(m.find("did you mean"), std::string::npos) << m;
+    }
+    fs::remove(path);
+  }
+  // An unknown causal LM keeps the LLaMA-style build, with its note.
+  const auto causal = write_config(
+      "perfcast_unknown_causal.json",
+      R"({"architectures":["InternLM2ForCausalLM"],"model_type":"internlm2","hidden_size":64,"num_hidden_layers":2,)"
+      R"("num_attention_heads":4,"vocab_size":100,"intermediate_size":128})");
+  EXPECT_TRUE(resolve_model(causal.string()).decoder_llm);
+  fs::remove(causal);
+}
+
 TEST(HfModels, BadFieldsAreInputErrors) {
   const auto missing = write_config("perfcast_opt_missing.json",
                                     R"({"model_type":"opt","hidden_size":64,"num_hidden_layers":2,)"

@@ -947,6 +947,14 @@ TEST_F(IntervalsCli, AdviseAnchorsOnAProfilerTracesMeasuredStep) {
   EXPECT_NE(j["baseline"]["anchor"]["given"].get<std::string>().find("--trace"), std::string::npos);
   const test::CliResult text = run(base + "--trace " + trace);
   EXPECT_NE(text.out.find("as measured"), std::string::npos) << text.out;
+  // Without --model the trace is the model too: the default scenario (nodule3d at batch 4) was anchored to this
+  // trace's step, 4 / 0.619 s = 6.5 samples/s, "-62%" against a model the trace never ran.
+  const test::CliResult own = run("advise --gpu a100-sxm4-40gb --precision tf32 --trace " + trace + " --json");
+  ASSERT_EQ(own.code, 0) << own.err;
+  const auto o = nlohmann::json::parse(own.out);
+  EXPECT_EQ(o["baseline"]["model"].get<std::string>(), trace);
+  EXPECT_EQ(o["baseline"]["batch"].get<int>(), 512);
+  EXPECT_NEAR(o["baseline"]["anchor"]["measured"].get<double>(), 512 / 0.619272, 0.5);
   // One measurement at a time; the trace's mode and precision must be the prediction's.
   EXPECT_EQ(run(base + "--trace " + trace + " --measured 800/s").code, 2);
   const test::CliResult infer = run("advise --model " + trace + " --gpu a100-sxm4-40gb --mode infer --precision tf32 --trace " + trace);

@@ -357,6 +357,51 @@ TEST_F(OnnxTest, DynamicDimensionNeedsAValue) {
   EXPECT_EQ(m.build({2, 64}).ops[0].out_shape, (std::vector<std::int64_t>{2, 64, 16}));
 }
 
+// Exports shaped as torch.onnx.export writes them (tests/data/onnx/make_fixtures.py, shape-only weights).
+const fs::path kOnnxFixtures = fs::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "onnx";
+
+TEST_F(OnnxTest, TorchvisionResNet50Exports) {
+  // torchvision's resnet50: 25,557,032 parameters and 4.09 GFLOPS (multiply-adds) at 224x224 (the ResNet50_Weights
+  // table of the torchvision docs). Folding each BatchNorm into its convolution's bias (eval-mode export with
+  // constant folding) replaces a gamma and a beta per channel by one bias: 26,560 channels fewer.
+  const ModelSource bn = model_from_onnx((kOnnxFixtures / "torchvision_resnet50_bn.onnx").string(), {});
+  const ModelSource folded = model_from_onnx((kOnnxFixtures / "torchvision_resnet50_folded.onnx").string(), {});
+  EXPECT_TRUE(bn.uncosted.empty());
+  EXPECT_TRUE(folded.uncosted.empty());
+  EXPECT_EQ(bn.family, "cnn");
+  EXPECT_EQ(bn.build({1, 0}).params(), 25'557'032);
+  EXPECT_EQ(folded.build({1, 0}).params(), 25'557'032 - 26'560);
+  EXPECT_NEAR(conv_linear_macs(folded.build({1, 0})), 4.09e9, 0.005 * 4.09e9);
+  EXPECT_NEAR(conv_linear_macs(bn.build({8, 0})), 4.09e9, 0.005 * 4.09e9);  // per sample
+}
+
+TEST_F(OnnxTest, HuggingFaceBertExportTakesSeq) {
+  // bert-base-uncased BertModel: 109,482,240 parameters (the paper's "110M"): embeddings 30522x768 + 512x768 +
+  // 2x768 + LayerNorm 2x768; 12 layers of 4 (768x768 + 768), 768x3072 + 3072, 3072x768 + 768 and two LayerNorms;
+  // the pooler's 768x768 + 768.
+  const std::string path = (kOnnxFixtures / "hf_bert_base_opset14.onnx").string();
+  // Its sequence dimension is symbolic ("sequence_length"): --seq gives it, as for any sequence model.
+  const std::string msg = error_of([&] { model_from_onnx(path, {}); });
+  EXPECT_NE(msg.find("--seq"), std::string::npos) << msg;
+  ImportOptions with_seq;
+  with_seq.seq = 128;
+  const ModelSource m = model_from_onnx(path, with_seq);
+  EXPECT_TRUE(m.uncosted.empty()) << m.uncosted.front();
+  EXPECT_TRUE(m.sequence);
+  EXPECT_EQ(m.default_seq, 128);
+  const Graph g = m.build({2, 128});
+  EXPECT_EQ(g.params(), 109'482'240);
+  // Multiply-adds of the weight layers (conv_linear_macs, the count papers publish): per token 12 x (4 x 768^2 +
+  // 2 x 768 x 3072), the pooler once per sequence.
+  const double per_token = 12.0 * (4 * 768.0 * 768 + 2 * 768.0 * 3072);
+  const double expected = 128 * per_token + 768.0 * 768;  // per sample
+  EXPECT_NEAR(conv_linear_macs(g), expected, 0.005 * expected);
+  // A --dim for the same name still works, and --seq overrides it per build.
+  const ModelSource d = model_from_onnx(path, ImportOptions{{{"sequence_length", 64}}});
+  EXPECT_EQ(d.default_seq, 64);
+  EXPECT_EQ(d.build({1, 256}).params(), 109'482'240);
+}
+
 TEST_F(OnnxTest, UnknownNodeKindIsListedNotDropped) {
   const std::string path = write("custom.onnx", serialized(token_model("FancyUnknownOp")));
   const ModelSource m = model_from_onnx(path, ImportOptions{{{"seq", 8}}});
@@ -503,6 +548,26 @@ TEST_F(OnnxCliTest, ExportWithFixedBatchAndSeq) {
   const ModelSource m = model_from_onnx((dir_ / "bert.onnx").string(), {});
   EXPECT_EQ(m.default_seq, 64);
   EXPECT_EQ(m.build({2, 0}).params(), find_zoo_model("bert_base").build({2, 64}).params());
+}
+
+TEST_F(OnnxCliTest, HuggingFaceExportWithSeqInPredictAndConfigs) {
+  // A Hugging Face export names its sequence dimension; --seq (or a seq column, where --dim is refused) sets it.
+  const std::string bert = (kOnnxFixtures / "hf_bert_base_opset14.onnx").string();
+  const CliResult p = run("predict --gpu a100-sxm4-40gb --mode infer --batch 8 --seq 128 --json --model " + bert);
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j.at("seq"), 128);
+  EXPECT_EQ(j.at("params"), 109'482'240);
+  const CliResult longer = run("predict --gpu a100-sxm4-40gb --mode infer --batch 8 --seq 256 --json --model " + bert);
+  ASSERT_EQ(longer.code, 0) << longer.err;
+  // Twice the tokens: at least twice the work (attention grows with seq^2).
+  EXPECT_GT(nlohmann::json::parse(longer.out).at("flops_per_sample").get<double>(),
+            2 * j.at("flops_per_sample").get<double>());
+  std::ofstream(dir_ / "sweep.csv") << "gpu,model,mode,precision,batch,seq\n"
+                                    << "a100-sxm4-40gb," << bert << ",infer,fp16,32,128\n";
+  const CliResult c = run("predict --configs sweep.csv");
+  EXPECT_EQ(c.code, 0) << c.out << c.err;
+  EXPECT_EQ(c.out.find("unsupported"), std::string::npos) << c.out;
 }
 
 TEST_F(OnnxCliTest, BadFilesAreOneLineErrors) {

@@ -62,6 +62,13 @@ class PythonModuleTest(unittest.TestCase):
             perfcast.predict(model="resnet50", batch=object())
         with self.assertRaises(TypeError):
             perfcast.predict(["--batch", "8"], model="resnet50")
+        # An argv list whose last flag lacks its value fails as `perfcast predict --model` does, not with
+        # "unknown model '--json'" (the --json the module added was taken as the value).
+        r = subprocess.run([BINARY, "predict", "--model"], capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 2)
+        with self.assertRaises(perfcast.InputError) as dangling:
+            perfcast.predict(["--model"])
+        self.assertEqual("perfcast: error: " + str(dangling.exception) + "\n", r.stderr)
 
 
 if __name__ == "__main__":

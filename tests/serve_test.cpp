@@ -189,12 +189,19 @@ TEST_F(ServeTest, UploadsArePredictedAndTheirFilesRemoved) {
                                                                    {"batch", "8", "", ""}, {"seq", "128", "", ""}});
   ASSERT_TRUE(hf);
   ASSERT_EQ(hf->status, 200) << hf->body;
-  auto expected = nlohmann::json::parse(cli_json("predict --model config.json --batch 8 --seq 128"));
-  auto got = nlohmann::json::parse(hf->body);
-  EXPECT_NE(got["model"].get<std::string>(), "config.json");
-  expected.erase("model");
-  got.erase("model");
-  EXPECT_EQ(got, expected);
+  // The answer is the CLI's --json byte for byte, the model named as the client named its file: it used to name
+  // the server's private folder (/tmp/perfcast-upload-XXXXXX/model.json).
+  EXPECT_EQ(hf->body, cli_json("predict --model config.json --batch 8 --seq 128"));
+  EXPECT_EQ(hf->body.find("perfcast-upload-"), std::string::npos);
+  // An error about an upload names it the same way.
+  auto no_seq = c.Post("/api/predict", httplib::MultipartFormDataItems{
+                                           {"model_file", test::slurp(std::filesystem::path(PERFCAST_SOURCE_DIR) /
+                                                                      "tests/data/onnx/hf_bert_base_opset14.onnx"),
+                                            "bert.onnx", ""}});
+  ASSERT_TRUE(no_seq);
+  EXPECT_EQ(no_seq->status, 400);
+  EXPECT_NE(no_seq->body.find("'bert.onnx'"), std::string::npos) << no_seq->body;
+  EXPECT_EQ(no_seq->body.find("perfcast-upload-"), std::string::npos) << no_seq->body;
   // The upload folders are gone once answered.
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
     EXPECT_EQ(e.path().filename().string().rfind("perfcast-upload-", 0), std::string::npos) << e.path();

@@ -102,11 +102,9 @@ std::vector<std::string> options_to_args(std::string_view command, const nlohman
 std::string run_json(std::string_view command, const std::vector<std::string>& args) {
   check_command(command);
   std::vector<std::string> with_json = args;
-  if (!has_flag(args, "--json")) {
-    // Before a "--" separator, where flags are still read.
-    const auto sep = std::find(with_json.begin(), with_json.end(), "--");
-    with_json.insert(sep, "--json");
-  }
+  // First, where flags are always read: appended, it became the value of a last flag left without one
+  // (predict(["--model"]) read "unknown model '--json'"), and after a "--" separator it is no flag.
+  if (!has_flag(args, "--json")) with_json.insert(with_json.begin(), "--json");
   return run_captured(command, with_json);
 }
 

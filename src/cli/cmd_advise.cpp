@@ -30,11 +30,17 @@ Command advise_command() {
             app.add_option("--trace", s->trace,
                            "a PyTorch profiler trace of this run (.json[.gz], with profiler steps marked): its measured "
                            "step time (perfcast trace) anchors the what-ifs like --measured-step; refused when the "
-                           "trace ran on another GPU or in another mode or precision than the prediction");
-            return std::function<int()>([s] {
+                           "trace ran on another GPU or in another mode or precision than the prediction; without "
+                           "--model the trace is the model too");
+            const CLI::Option* model_option = app.get_option("--model");
+            return std::function<int()>([s, model_option] {
               const Lang lang = parse_lang(s->report.lang);
               if (!s->report.html.empty()) check_output_path(s->report.html);
-              const PredictRequest request = s->flags.to_request();
+              // The trace measured its own model: without --model, the default scenario's model (nodule3d at batch
+              // 4) would be anchored to another model's step.
+              RequestFlags flags = s->flags;
+              if (!s->trace.empty() && model_option->count() == 0) flags.request.model = s->trace;
+              const PredictRequest request = flags.to_request();
               if (wants_parallel_training(request))
                 throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not advise");
               if (!s->trace.empty() && (!s->measured.empty() || !s->measured_step.empty()))

@@ -76,12 +76,29 @@ void add_option(nlohmann::json& options, const std::string& key, const std::stri
   }
 }
 
-// The file name an upload is stored under, from the ending of the name the client gave (only the ending is used).
+// The file name an upload is stored under: the name the client gave when it is a plain file name (letters, digits,
+// '.', '_', '-'), so that answers name the model as `--model NAME --json` run beside the file does; else model.<ending>.
 std::string model_file_name(const std::string& client_name) {
-  if (client_name.ends_with(".onnx")) return "model.onnx";
-  if (client_name.ends_with(".json.gz")) return "model.json.gz";
-  if (client_name.ends_with(".json")) return "model.json";
-  throw InputError("model_file must be an .onnx file, a config.json or a profiler trace (.json, .json.gz)");
+  std::string ending;
+  if (client_name.ends_with(".onnx")) ending = ".onnx";
+  else if (client_name.ends_with(".json.gz")) ending = ".json.gz";
+  else if (client_name.ends_with(".json")) ending = ".json";
+  else throw InputError("model_file must be an .onnx file, a config.json or a profiler trace (.json, .json.gz)");
+  const bool plain = client_name.size() > ending.size() && client_name.size() <= 128 && client_name[0] != '.' &&
+                     std::all_of(client_name.begin(), client_name.end(), [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                              c == '_' || c == '-';
+                     });
+  return plain ? client_name : "model" + ending;
+}
+
+// `text` without the private folder's path before the uploads' names: the server's temporary folder is no part of
+// an answer (it named the model "/tmp/perfcast-upload-XXXXXX/model.onnx" where --json names the file).
+std::string without_upload_dir(std::string text, const std::optional<PrivateTempDir>& uploads) {
+  if (!uploads) return text;
+  const std::string dir = (uploads->path() / "").string();
+  for (std::size_t at = text.find(dir); at != std::string::npos; at = text.find(dir, at)) text.erase(at, dir.size());
+  return text;
 }
 
 std::string store_upload(const std::filesystem::path& dir, const std::string& name, const std::string& bytes) {
@@ -145,15 +162,15 @@ void set_error(httplib::Response& res, int status, std::string_view message, boo
 }
 
 void run_command(const httplib::Request& req, httplib::Response& res, const std::string& command, bool page) {
+  std::optional<PrivateTempDir> uploads;
   try {
-    std::optional<PrivateTempDir> uploads;
     const nlohmann::json options = request_options(req, uploads);
-    if (page) res.set_content(api::run_html(command, options), "text/html; charset=utf-8");
-    else res.set_content(api::run_json(command, options), "application/json");
+    if (page) res.set_content(without_upload_dir(api::run_html(command, options), uploads), "text/html; charset=utf-8");
+    else res.set_content(without_upload_dir(api::run_json(command, options), uploads), "application/json");
   } catch (const InputError& e) {
-    set_error(res, 400, e.what(), !page);
+    set_error(res, 400, without_upload_dir(e.what(), uploads), !page);
   } catch (const std::exception& e) {
-    set_error(res, 500, std::string("internal error: ") + e.what(), !page);
+    set_error(res, 500, without_upload_dir(std::string("internal error: ") + e.what(), uploads), !page);
   }
 }
 

@@ -272,6 +272,30 @@ Family family_of_more_types(const std::string& model_type, Family fallback) {
   return fallback;
 }
 
+// RoBERTa and XLM-RoBERTa are BERT's encoder with other embeddings sizes (transformers' RobertaModel copies
+// BertModel's layers; max_position_embeddings 514, type_vocab_size 1 are read as BERT's fields).
+bool is_bert_type(const std::string& model_type) {
+  return model_type == "bert" || model_type == "roberta" || model_type == "xlm-roberta";
+}
+
+// Whether a config of a model_type perfcast has no family for can be built as a LLaMA-style decoder: not an
+// encoder-decoder, and its architectures (when listed) include a causal LM or a generation head (multimodal
+// models nest the decoder in text_config). An encoder (DistilBertForMaskedLM), a classifier or a vision model
+// (ViTForImageClassification) is not a decoder of another shape: building it as one counted wrong parameters.
+bool decoder_like(const json& root) {
+  auto ed = root.find("is_encoder_decoder");
+  if (ed != root.end() && ed->is_boolean() && ed->get<bool>()) return false;
+  auto arch = root.find("architectures");
+  if (arch == root.end() || !arch->is_array() || arch->empty()) return true;
+  for (const auto& a : *arch) {
+    if (!a.is_string()) continue;
+    const std::string name = a.get<std::string>();
+    if (name.ends_with("ForCausalLM") || name.ends_with("LMHeadModel") || name.ends_with("ForConditionalGeneration"))
+      return true;
+  }
+  return false;
+}
+
 bool is_more_family(Family f) {
   return f == Family::kOpt || f == Family::kSwitch || f == Family::kFalcon || f == Family::kPhi;
 }
@@ -446,11 +470,19 @@ HfConfig parse_config(const std::string& path) {
   c.path = path;
   c.model_type = f.text_or("model_type", "");
   if (c.model_type == "gpt2" || (c.model_type.empty() && f.has("n_embd"))) c.family = Family::kGpt2;
-  else if (c.model_type == "bert") c.family = Family::kBert;
+  else if (is_bert_type(c.model_type)) c.family = Family::kBert;
   else c.family = Family::kLlama;
   c.family = family_of_more_types(c.model_type, c.family);
-  if (c.family == Family::kLlama && !c.model_type.empty() && !llama_like_types().count(c.model_type))
+  if (c.family == Family::kBert && c.model_type != "bert")
+    c.notes.push_back("model_type '" + c.model_type + "' is built as BERT with its pre-training heads (MLM and NSP)");
+  if (c.family == Family::kLlama && !c.model_type.empty() && !llama_like_types().count(c.model_type)) {
+    if (!decoder_like(root))
+      throw UnsupportedError("config '" + path + "' (" + c.model_type +
+                             ") is not a decoder LLM and its family is not modelled: perfcast reads LLaMA-style "
+                             "decoders, GPT-2, BERT/RoBERTa, OPT, Falcon, Phi and Switch Transformers configs; export "
+                             "the model to ONNX and pass the .onnx file");
     c.notes.push_back("model_type '" + c.model_type + "' is built as a LLaMA-style decoder (RMSNorm, rotary, SwiGLU)");
+  }
   if (f.has("kv_lora_rank"))
     throw UnsupportedError("config '" + path + "': multi-head latent attention (kv_lora_rank) is not modelled");
 

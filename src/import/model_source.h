@@ -29,6 +29,9 @@ struct ModelSource {
 // Extra inputs some importers need (ONNX dynamic dimensions given as --dim name=value).
 struct ImportOptions {
   std::map<std::string, std::int64_t> dims;
+  // --seq (0: not given): the value of an ONNX token-id input's symbolic sequence dimension when no --dim names it,
+  // as Hugging Face exports name it (input_ids [batch_size, sequence_length]).
+  std::int64_t seq = 0;
 };
 
 // A zoo id, a path ending in .json (a Hugging Face config, or a PyTorch profiler trace: a Chrome trace with

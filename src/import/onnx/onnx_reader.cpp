@@ -40,18 +40,22 @@ void OnnxModel::load() {
                      size, input_limits().max_file_bytes));
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read ONNX model '{}'", path_));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.empty()) fail("is empty");
-  const bool parsed = model_.ParseFromString(bytes);
+  if (in.peek() == std::ifstream::traits_type::eof()) fail("is empty");
+  // Parsed from the stream: a copy of the file's bytes beside the parsed message would double the peak memory
+  // (a BERT-base export with its 440 MB of weights peaked at 870 MB).
+  const bool parsed = model_.ParseFromIstream(&in);
   if (!parsed) {
-    // Protobuf gives no reason; tell a text file (a common mistake) from a damaged binary.
-    const std::size_t probe = std::min<std::size_t>(bytes.size(), 512);
+    // Protobuf gives no reason; tell a text file (a common mistake) from a damaged binary by the first bytes.
+    std::ifstream head(path_, std::ios::binary);
+    std::string probe(512, '\0');
+    head.read(probe.data(), static_cast<std::streamsize>(probe.size()));
+    probe.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, head.gcount())));
     std::size_t printable = 0;
-    for (std::size_t k = 0; k < probe; ++k) {
-      const auto c = static_cast<unsigned char>(bytes[k]);
+    for (const char ch : probe) {
+      const auto c = static_cast<unsigned char>(ch);
       if (c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7f)) ++printable;
     }
-    if (printable == probe) fail("is a text file, not a binary ONNX protobuf");
+    if (!probe.empty() && printable == probe.size()) fail("is a text file, not a binary ONNX protobuf");
     fail("is truncated or not an ONNX file (protobuf parsing failed)");
   }
   if (!model_.has_graph() || model_.graph().node_size() == 0)
@@ -306,6 +310,8 @@ void OnnxModel::resolve_inputs() {
       if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
       if (options_.dims.count(name)) {
         dim_values_[name] = options_.dims.at(name);
+      } else if (sequence_ && name == seq_param_ && options_.seq > 0) {
+        dim_values_[name] = options_.seq;
       } else if (std::find(missing.begin(), missing.end(), name) == missing.end()) {
         missing.push_back(name);
       }
@@ -321,7 +327,8 @@ void OnnxModel::resolve_inputs() {
   }
   if (!missing.empty()) {
     std::vector<std::string> flags;
-    for (const auto& m : missing) flags.push_back("--dim " + m + "=N");
+    for (const auto& m : missing) flags.push_back((sequence_ && m == seq_param_ ? "--seq N (or --dim " : "--dim ") + m +
+                                                  (sequence_ && m == seq_param_ ? "=N)" : "=N"));
     fail(fmt::format("has dynamic dimension{} {} with no value; pass {}", missing.size() > 1 ? "s" : "",
                      fmt::format("'{}'", fmt::join(missing, "', '")), fmt::join(flags, " ")));
   }
