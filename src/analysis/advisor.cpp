@@ -187,6 +187,8 @@ std::string precision_reason(const Prediction& base, const Prediction& p) {
   const PrecisionAccount a = precision_account(base, p);
   switch (a.kind) {
     case PrecisionAccount::Kind::kNote:
+      // An engine that keeps FP32 on this GPU changes no byte: the note is the whole story.
+      if (p.precision_note_code.id == "note.half_without_fast_fp16") return p.precision_note;
       return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note,
                          pct(a.dram_share));
     case PrecisionAccount::Kind::kDp4a:
@@ -605,6 +607,9 @@ void add_scale_out(const Baseline& on, std::vector<StrategyResult>& s) {
         if (base.memory.embedding_tables <= 0 && p.memory.embedding_tables > 0)
           why += fmt::format("; the embedding tables move from host memory into the GPUs ({:.1f} GiB each)",
                              p.memory.embedding_tables / (1024.0 * 1024.0 * 1024.0));
+        // The efficiency is the gradient exchange's; a host that cannot feed N GPUs holds the gain below N x it.
+        if (p.primary == Bound::kInputPipeline)
+          why += fmt::format("; capped by the host input pipeline at {:.0f} samples/s", p.samples_per_s);
         return why;
       });
       if (g.applicable && g.prediction && g.prediction->scale && g.prediction->scale->efficiency < 0.5) break;

@@ -31,6 +31,7 @@ std::string precision_reason_zh(const Prediction& base, const Prediction& p) {
   const std::string note = p.precision_note_code.id.empty() ? p.precision_note : reason_text(p.precision_note_code, Lang::kZh);
   switch (a.kind) {
     case PrecisionAccount::Kind::kNote:
+      if (p.precision_note_code.id == "note.half_without_fast_fp16") return note;
       return fmt::format("{}；基线中 {} 的时间受显存带宽限制，这部分会缩短", note, pct(a.dram_share));
     case PrecisionAccount::Kind::kDp4a:
       return "sm_61 的 dp4a 以 4 倍 FP32 速率执行 INT8 点积，激活也缩小 4 倍";
@@ -103,14 +104,19 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (st.category == "hardware")
     return fmt::format("{}：{:.0f} GB 显存，带宽 {:.0f} GB/s，FP32 {:.1f} TFLOPS{}", p.device.name, p.device.memory_gb,
                        p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32),
-                       p.primary == Bound::kInputPipeline ? "；受主机输入流水线限制" : "");
+                       p.primary == Bound::kInputPipeline
+                           ? fmt::format("；受主机输入流水线限制，每秒 {:.0f} 个样本", p.samples_per_s)
+                           : std::string());
   if (st.category == "scale-out" && p.scale)
-    return fmt::format("{} 块 {}，经 {}（{}）数据并行：扩展效率 {:.0f}%，每步等待梯度 {:.1f} ms{}", p.scale->gpus_total,
+    return fmt::format("{} 块 {}，经 {}（{}）数据并行：扩展效率 {:.0f}%，每步等待梯度 {:.1f} ms{}{}", p.scale->gpus_total,
                        p.device.id, p.scale->interconnect, p.scale->strategy, 100.0 * p.scale->efficiency,
                        p.scale->exposed_comm_ms,
                        base.memory.embedding_tables <= 0 && p.memory.embedding_tables > 0
                            ? fmt::format("；嵌入表从主机内存移入 GPU（每块 {:.1f} GiB）",
                                          p.memory.embedding_tables / (1024.0 * 1024.0 * 1024.0))
+                           : std::string(),
+                       p.primary == Bound::kInputPipeline
+                           ? fmt::format("；受主机输入流水线限制，每秒 {:.0f} 个样本", p.samples_per_s)
                            : std::string());
   if (st.category == "instances" && p.cpu_instances)
     return fmt::format("{} 个进程，每个 {} 核，批大小 {}（每插槽 {} 个）：总计 {:.1f} 样本/秒；每批延迟 {:.2f} -> {:.2f} ms。"

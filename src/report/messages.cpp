@@ -180,6 +180,11 @@ const std::map<std::string_view, Text>& table() {
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --batch max, --checkpointing "
         "or a lower precision)",
         "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --batch max、--checkpointing 或更低的精度）"}},
+      // Inference holds no gradients or saved activations: activation checkpointing does not apply.
+      {"p.no_fit_rest_infer",
+       {"  no throughput, step time or bottleneck: the pass would run out of memory (try --batch max, a lower "
+        "precision or a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：该次前向会显存不足（可试 --batch max、更低的精度或显存更大的 GPU）"}},
       {"p.no_fit_rest_parallel",
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --zero 1-3 or --fsdp, "
         "--recompute selective or full, more GPUs for --tp/--pp, or plan --layouts for the layouts that fit)",
@@ -203,7 +208,7 @@ const std::map<std::string_view, Text>& table() {
       {"p.unfused_how", {"one pass over the tensors per operation", "每个运算各遍历一次张量"}},
       {"p.accum", {"; once per {} micro-batches", "；每 {} 个微批次一次"}},
       {"p.params", {"  parameters      {:>12.2f} M\n", "  参数量          {:>12.2f} M\n"}},
-      {"p.work", {"  work per sample {:>12.2f} GFLOP\n", "  每样本计算量    {:>12.2f} GFLOP\n"}},
+      {"p.work", {"  work per sample {:>12} GFLOP\n", "  每样本计算量    {:>12} GFLOP\n"}},
       {"p.parallel",
        {"  parallel training {} on {} GPUs: {:.0f} tokens/s per GPU, MFU {:.1f}% (= tokens/s/GPU x {:.3g} GFLOP/token / {:.0f} TFLOPS peak)\n"
         "    per step (ms): compute {:.1f} (recompute {:.1f}), pipeline bubble {:.1f} ({:.0f}%), TP comm {:.1f}, PP p2p {:.1f}, "
@@ -256,9 +261,9 @@ const std::map<std::string_view, Text>& table() {
       {"p.scale_buckets",
        {" ({:.2f} ms of it copying gradients into and out of buckets)", "（其中 {:.2f} ms 用于把梯度拷入和拷出梯度桶）"}},
       {"p.power",
-       {"  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), {:.2f} J per "
+       {"  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), {} J per "
         "sample\n",
-        "  功耗            {:>12.0f} W 每块 GPU 平均（上限 {:.0f} W，持续频率为加速频率的 {:.0f}%），每样本 {:.2f} J\n"}},
+        "  功耗            {:>12.0f} W 每块 GPU 平均（上限 {:.0f} W，持续频率为加速频率的 {:.0f}%），每样本 {} J\n"}},
       {"p.bottleneck", {"  bottleneck      {}\n", "  瓶颈            {}\n"}},
       {"p.bound_share", {"    {:<16} {:>6.1f}% of step\n", "    {:<16} 占单步 {:>6.1f}%\n"}},
       {"p.top_ops", {"top ops by time (forward + backward + update)", "耗时最多的算子（前向 + 反向 + 更新）"}},
@@ -418,6 +423,11 @@ const std::map<std::string_view, Text>& table() {
         "{runtime} 只在 torch._int_mm / torchao 量化的 GEMM 中使用 INT8；激活值保持 FP16"}},
       {"reason.note.fp16_slow",
        {"native FP16 math on sm_{sm} runs at {factor}x below FP32", "sm_{sm} 上的原生 FP16 运算比 FP32 慢 {factor} 倍"}},
+      {"reason.note.half_without_fast_fp16",
+       {"{runtime} builds FP16 kernels only on GPUs with fast FP16; FP16 on sm_{sm} runs {factor}x below FP32, so the "
+        "engine stays FP32: {precision} gains nothing here",
+        "{runtime} 只在具备快速 FP16 的 GPU 上生成 FP16 内核；sm_{sm} 上的 FP16 比 FP32 慢 {factor} 倍，因此引擎保持 "
+        "FP32：{precision} 在这里没有收益"}},
       {"reason.note.fp16_pseudo_half",
        {"FP16 math on sm_{sm} runs {factor}x below FP32, so cuDNN/cuBLAS compute FP16 tensors in {pipe}: fp16 saves memory traffic and capacity, not math",
         "sm_{sm} 上的 FP16 运算比 FP32 慢 {factor} 倍，因此 cuDNN/cuBLAS 以 {pipe} 计算 FP16 张量：fp16 节省显存流量和容量，不节省计算"}},

@@ -315,6 +315,14 @@ nlohmann::json count_json(double v) {
   return v;
 }
 
+// Two decimals, or three significant digits below 0.1 so that a small figure (a DLRM sample's GFLOP and joules)
+// does not print as 0.00.
+namespace {
+std::string two_decimals_or_significant(double x) {
+  return x == 0 || std::abs(x) >= 0.1 ? fmt::format("{:.2f}", x) : fmt::format("{:.3g}", x);
+}
+}  // namespace
+
 std::string does_not_fit_text(const Prediction& p, Lang lang) {
   return fmt::format(fmt::runtime(msg("p.does_not_fit", lang)), format_bytes(p.memory.total),
                      format_bytes(p.memory.capacity));
@@ -397,7 +405,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
                          (r.grad_accum > 1 ? fmt::format(m("p.accum"), r.grad_accum) : ""));
   }
   s += fmt::format(m("p.params"), static_cast<double>(p.params) / 1e6);
-  s += fmt::format(m("p.work"), p.flops_per_sample / 1e9);
+  s += fmt::format(m("p.work"), two_decimals_or_significant(p.flops_per_sample / 1e9));
   s += fmt::format(m("p.memory"), format_bytes(p.memory.total), format_bytes(p.memory.capacity),
                    msg(fits ? "p.fits" : "p.no_fit", lang));
   s += fmt::format(m("p.memory_parts"), format_bytes(p.memory.weights),
@@ -413,7 +421,11 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
                      format_bytes(p.memory.total));
   if (!fits) {
     // A parallel training layout sizes its micro-batch itself (--batch max does not apply); its memory levers differ.
-    s += std::string(msg(p.parallel ? "p.no_fit_rest_parallel" : "p.no_fit_rest", lang)) + "\n";
+    s += std::string(msg(p.parallel                        ? "p.no_fit_rest_parallel"
+                         : p.request.mode == Mode::kTrain ? "p.no_fit_rest"
+                                                          : "p.no_fit_rest_infer",
+                         lang)) +
+         "\n";
     return s;
   }
   if (p.parallel) s += parallel_text(*p.parallel, lang);
@@ -440,7 +452,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
         p.scale->bucket_copy_ms > 0 ? fmt::format(m("p.scale_buckets"), p.scale->bucket_copy_ms) : "");
   if (p.power)
     s += fmt::format(m("p.power"), p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor,
-                     p.power->energy_per_sample_j);
+                     two_decimals_or_significant(p.power->energy_per_sample_j));
   const auto bound_label = [lang](Bound b) {
     return lang == Lang::kZh ? fmt::format("{}（{}）", msg("bound." + std::string(bound_name(b)), lang), bound_name(b))
                              : std::string(bound_name(b));
