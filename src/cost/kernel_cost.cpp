@@ -144,7 +144,8 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
 KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitectureProfile& arch, const CostConstants& constants)
     : device_(device), arch_(arch), c_(constants_for_sm(constants, device.sm_version)),
       bw_bytes_per_us_(device.mem_bw_gbps * 1e3 * arch.dram_efficiency),
-      tile_context_(tile_context_id(device, arch, c_)) {
+      tile_context_(tile_context_id(device, arch, c_)), board_(device, arch),
+      whole_board_clock_(BoardPower::whole_board_clock()) {
   const double ratio = device.boost_clock_mhz / arch.sm_power_clock_mhz;
   full_load_w_ =
       static_cast<double>(device.sm_count) * arch.sm_power_w * arch.power.at_clock(ratio);
@@ -173,6 +174,13 @@ KernelCostModel::KernelCostModel(const DeviceSpec& device, const ArchitecturePro
 }
 
 double KernelCostModel::clock_factor(double activity, bool tensor) const {
+  if (whole_board_clock_)
+    return clock_under_limit(
+        [&](double limit) {
+          // No DRAM term: idle + dynamic x curve(f) x activity = limit.
+          return arch_.power.clock_at_power(limit - board_.idle_w(), board_.dynamic_full_w() * std::max(0.0, activity));
+        },
+        tensor);
   if (measured_clock_ > 0) return measured_clock_;
   // Charged activity may pass 1 where a busy tensor pipe draws more than a busy CUDA-core pipe
   // (tensor_power_fraction > 1); the caller has already capped the pipe's own busy share at 1.
@@ -186,6 +194,28 @@ double KernelCostModel::clock_factor(double activity, bool tensor) const {
     return tensor ? std::min(fitted, arch_.power.clock_at_power(device_.tdp_w, load_w)) : fitted;
   }
   return arch_.power.clock_at_power(device_.tdp_w, load_w);
+}
+
+template <class ClockAt>
+double KernelCostModel::clock_under_limit(ClockAt clock_at, bool tensor) const {
+  const double here = clock_at(device_.tdp_w);
+  if (measured_clock_ > 0) {
+    const double own = device_.measured->tdp_w > 0 ? clock_at(device_.measured->tdp_w) : here;
+    return own > 0 ? std::min(1.0, here / own) : here;
+  }
+  if (device_.sustained_clock_factor > 0) {
+    // The fit's kernels (NeuSight's FP32 GEMMs, CUDA-core pipes) are full compute load: the fitted clock over the
+    // power model's full-load clock at the fit's limit corrects the model's clocks on this board.
+    const double fit_limit = std::max(1.0, device_.sustained_clock_tdp_w);
+    const double full_load = arch_.power.clock_at_power(fit_limit - board_.idle_w(), board_.dynamic_full_w());
+    const double fitted = std::min(1.0, here * device_.sustained_clock_factor / full_load);
+    return tensor ? std::min(fitted, here) : fitted;
+  }
+  return here;
+}
+
+double KernelCostModel::load_clock(const KernelLoad& load) const {
+  return clock_under_limit([&](double limit) { return board_.clock_at_limit(load, limit); }, is_tensor_pipe(load.pipe));
 }
 
 double KernelCostModel::pipe_peak(Pipe p) const {
@@ -323,9 +353,14 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
   const bool full_rate_fp16_acc = pipe == Pipe::kTcFp16Fp16Acc;
   const double activity = std::min(
       1.0, base * k.shape_efficiency * efficiency / (full_rate_fp16_acc ? full_rate_tensor_boost_ : 1.0));
-  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
+  const double rate_at_boost = pipe_peak(pipe) * 1e6 * activity;  // flop/us
+  k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
+  k.clock_factor = whole_board_clock_
+                       ? load_clock({pipe, rate_at_boost > 0 ? k.flops / rate_at_boost : 1e30, k.memory_us,
+                                     arch_.kernel_floor_us, k.shape_efficiency})
+                       : clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
   if (full_rate_fp16_acc) k.clock_factor *= full_rate_tensor_clock_;
-  const double rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;  // flop/us
+  const double rate = rate_at_boost * k.clock_factor;  // flop/us
   k.compute_us = rate > 0 ? k.flops / rate : 1e30;
   // cuDNN's CUDA-core implicit-GEMM convolutions step through K a few elements at a time, each step waiting on
   // dependent global loads: resident CTAs hide each other's wait, a CTA alone on its SM cannot, so the main loop
@@ -341,7 +376,6 @@ KernelCost KernelCostModel::gemm(const MatmulGeometry& g, Pipe pipe, double flop
     k.compute_us = std::max(k.compute_us,
                             latency_floor_us(ctas, steps, resident, c_.implicit_gemm_step_latency_clk, k.clock_factor));
   }
-  k.memory_us = k.bytes / bw_bytes_per_us_ + c_.ramp_us;
   // A tensor-core main loop issues each K step's loads (stages - 1) steps ahead (cp.async multistage / register
   // double buffer), so a CTA with no neighbour on its SM to overlap with waits one global round trip per
   // (stages - 1) steps however little math a step holds: the floor of a small grid's deep K loop (batch-1
@@ -385,7 +419,10 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
   k.bytes = bytes;
   k.algorithm = "gemm";
   const double activity = std::min(1.0, arch_.gemm_efficiency_cuda * efficiency);
-  k.clock_factor = clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
+  // [kernel_clock] whole_board_draw: timed at boost first (every term below goes as 1 / clock), then slowed to
+  // the clock its draw allows.
+  k.clock_factor =
+      whole_board_clock_ ? 1.0 : clock_factor(arch_.power.charged_activity(pipe, activity), is_tensor_pipe(pipe));
   const double sms = static_cast<double>(std::max(1, device_.sm_count));
   const double sm_rate = pipe_peak(pipe) * 1e6 / sms * activity * k.clock_factor;  // flop/us per SM
   const double clock_mhz = device_.boost_clock_mhz * k.clock_factor;
@@ -401,6 +438,10 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
   const double full_rate = pipe_peak(pipe) * 1e6 * activity * k.clock_factor;
   k.shape_efficiency = full_rate > 0 && k.compute_us > 0 ? std::min(1.0, flops / (full_rate * k.compute_us)) : 0;
   k.memory_us = bytes / bw_bytes_per_us_ + c_.ramp_us;
+  if (whole_board_clock_) {
+    k.clock_factor = load_clock({pipe, k.compute_us, k.memory_us, arch_.kernel_floor_us, k.shape_efficiency});
+    k.compute_us /= k.clock_factor;
+  }
   return finish(k, arch_.kernel_floor_us);
 }
 
@@ -429,12 +470,18 @@ KernelCost KernelCostModel::streaming(double flops, double bytes, double launche
   const double rate = device_.peak(pipe) * 1e6 * eff;
   k.compute_us = k.flops > 0 ? k.flops / rate : 0;
   if (thread_instructions > 0) {
-    // Every SM issues issue_slots_per_clk_sm thread instructions per clock at the sustained clock.
+    // Every SM issues issue_slots_per_clk_sm thread instructions per clock at the sustained clock (at boost where
+    // the clock is taken from the kernel's own draw below).
     const double issue_per_us = arch_.issue_slots_per_clk_sm * static_cast<double>(device_.sm_count) *
-                                device_.boost_clock_mhz * clock_factor(1.0);
+                                device_.boost_clock_mhz * (whole_board_clock_ ? 1.0 : clock_factor(1.0));
     k.compute_us = std::max(k.compute_us, thread_instructions / k.launches / issue_per_us);
   }
   k.memory_us = k.bytes / (bw_bytes_per_us_ * bandwidth_efficiency) + c_.ramp_us;
+  if (whole_board_clock_) {
+    // The SMs' math of a streaming kernel runs at the clock its draw allows (a DRAM-bound one keeps its time).
+    k.clock_factor = load_clock({pipe, k.compute_us, k.memory_us, launches > 0 ? arch_.kernel_floor_us : 0.0, 1.0});
+    k.compute_us /= k.clock_factor;
+  }
   if (launches <= 0) {  // fused into the neighbouring kernel: no launch, no ramp, no floor
     k.launches = 1;
     k.memory_us -= c_.ramp_us;

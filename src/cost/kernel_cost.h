@@ -7,6 +7,7 @@
 
 #include "cost/cost_constants.h"
 #include "device/architecture.h"
+#include "device/board_power.h"
 #include "device/device_spec.h"
 #include "graph/op.h"
 
@@ -125,6 +126,8 @@ class KernelCostModel {
   // and the clock settles where that meets the board's power limit (1 when boost fits under it). `tensor`: the
   // load is on a tensor pipe (activity already charged with tensor_power_fraction): a board whose sustained clock
   // was fitted to CUDA-core kernels runs it no faster than the power model allows.
+  // With data/power.toml [kernel_clock] whole_board_draw on, the load is the board's whole draw instead (idle +
+  // the SMs' dynamic power at `activity` + no DRAM traffic; device/board_power.h), as for the kernels below.
   double clock_factor(double activity, bool tensor = false) const;
   // The same under full compute load.
   double compute_clock_factor() const { return clock_factor(1.0); }
@@ -150,6 +153,14 @@ class KernelCostModel {
   // `step_latency_clk` cycles at the sustained clock (boost x clock_factor).
   double latency_floor_us(double ctas, double steps, double resident_ctas, double step_latency_clk, double clock_factor) const;
   TileChoice search_tile(const MatmulGeometry& g, bool tensor, GemmLibrary library) const;
+  // [kernel_clock] whole_board_draw: the clock of a kernel whose board draw at a limit `clock_at(limit)` gives.
+  // An unmeasured board: that clock at its limit. A board with a fitted sustained clock: that clock scaled by the
+  // fitted clock over the model's full-load clock at the fit's limit (the fit's kernels are full load), at most
+  // boost; a tensor-pipe kernel no faster than the model's own clock, as before. A card with measured
+  // efficiencies: the clock at the limit asked over the clock at its own limit (its efficiencies carry that one).
+  template <class ClockAt>
+  double clock_under_limit(ClockAt clock_at, bool tensor) const;
+  double load_clock(const KernelLoad& load) const;
 
   const DeviceSpec& device_;
   const ArchitectureProfile& arch_;
@@ -161,6 +172,8 @@ class KernelCostModel {
   // answers through a per-thread cache (kernel_cost.cpp).
   std::uint64_t tile_context_ = 0;
   double full_load_w_ = 0;        // board power with every SM's pipes busy at boost
+  BoardPower board_;              // the board's whole draw per kernel (idle, SMs, DRAM)
+  bool whole_board_clock_ = false;  // data/power.toml [kernel_clock] whole_board_draw
   double measured_clock_ = 0;     // > 0: efficiencies measured on the card; clock relative to that point
   // FP16-accumulate tensor GEMMs on a board whose measured tensor efficiency was taken on a slower FP32-accumulate
   // pipe (GeForce: half rate): the power model's clock for the full-rate load, and the GPU Boost above the rated

@@ -99,6 +99,7 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   d.l2_bytes = r.number("l2_bytes");
   d.smem_per_sm_bytes = r.number("smem_per_sm_bytes");
   d.tdp_w = r.number("tdp_w");
+  d.rated_tdp_w = d.tdp_w;
   d.power_limit_min_w = r.number_or("power_limit_min_w", 0);
   d.power_limit_max_w = r.number_or("power_limit_max_w", 0);
   if (d.power_limit_min_w < 0 || (d.power_limit_max_w > 0 && d.power_limit_max_w < d.power_limit_min_w))

@@ -66,7 +66,8 @@ struct DeviceSpec {
   double mem_bw_gbps = 0;   // GB/s
   double l2_bytes = 0;
   double smem_per_sm_bytes = 0;
-  double tdp_w = 0;
+  double tdp_w = 0;              // the board's power limit: its rated TDP, or --power-limit where one is asked
+  double rated_tdp_w = 0;        // the rated TDP from the board's file (0 = not loaded from one: tdp_w)
   double power_limit_min_w = 0;  // lowest board power limit the driver accepts (nvidia-smi -pl); 0 = not in the file
   double power_limit_max_w = 0;  // highest; 0 = not in the file (data/power.toml [power_limit] derives both from TDP)
   int pcie_gen = 3;
