@@ -334,6 +334,54 @@ TEST_F(CliConsistencyTest, JsonCountsAreIntegers) {
   ASSERT_FALSE(j["ops"].empty());
   for (const auto& op : j["ops"]) EXPECT_TRUE(op["launches"].is_number_integer()) << op.dump();
   EXPECT_TRUE(contains(run("predict --model resnet50 --json").out, "\"kernel_launches\": ")) << "as an integer";
+  // Bytes and FLOPs are counts too (README): whole numbers, rounded where the model computes an expectation.
+  EXPECT_TRUE(j["flops_per_sample"].is_number_integer()) << j["flops_per_sample"];
+  for (const auto& [key, value] : j["memory"].items())
+    if (key.ends_with("_bytes")) EXPECT_TRUE(value.is_number_integer()) << key << " " << value;
+  for (const auto& op : j["ops"])
+    EXPECT_TRUE(op["flops"].is_number_integer() && op["bytes"].is_number_integer()) << op.dump();
+  const nlohmann::json adv = run_json("advise --model resnet50 --mode infer --json");
+  for (const auto& st : adv["strategies"])
+    if (st.contains("memory_delta_bytes")) EXPECT_TRUE(st["memory_delta_bytes"].is_number_integer()) << st.dump();
+  for (const auto& c : adv["breakdown"])
+    EXPECT_TRUE(c["flops"].is_number_integer() && c["bytes"].is_number_integer()) << c.dump();
+  const nlohmann::json op = run_json("op --gpu a100-sxm4-40gb --op matmul --m 1000 --n 1000 --k 1000 --json");
+  ASSERT_TRUE(op["flops"].is_number_integer()) << op.dump();
+  EXPECT_EQ(op["flops"].get<std::int64_t>(), 2000000000) << "2 m n k";
+}
+
+TEST_F(CliConsistencyTest, AdviseOffersTensorRtWithTheInt8ItMakesPossible) {
+  // Eager PyTorch has no CUDA INT8 convolutions, TensorRT builds an INT8 engine on dp4a (sm_61: 4 INT8 dot-product
+  // lanes per FP32 lane; a 1080 Ti / P40's datasheet: 47 INT8 TOPS against 11.3 FP32 TFLOPS). The pair is what pays
+  // most on a GP102, and must rank above TensorRT alone; FP16 with TensorRT on sm_61 runs the FP32 engine, so no
+  // TensorRT half pair is offered there.
+  const nlohmann::json adv =
+      run_json("advise --gpu gtx-1080-ti --model resnet152 --mode infer --runtime pytorch --batch 64 --json");
+  double pair = 0, alone = 0;
+  for (const auto& st : adv["strategies"]) {
+    if (!st["applicable"].get<bool>()) continue;
+    const std::string id = st["id"];
+    if (id == "tensorrt + int8") {
+      pair = st["speedup"].get<double>();
+      EXPECT_TRUE(contains(st["reason"].get<std::string>(), "calibration")) << st.dump();  // its cost is stated
+    }
+    if (id == "tensorrt") alone = st["speedup"].get<double>();
+    EXPECT_FALSE(id == "tensorrt + fp16" || id == "tensorrt + amp") << st.dump();
+  }
+  ASSERT_GT(alone, 1.0);
+  EXPECT_GT(pair, 2.0 * alone) << "dp4a's INT8 rate is 4x FP32";
+  // On a T4 the same rule offers INT8 (tensor cores, 130 TOPS) and FP16 (65 TFLOPS) engines, both far above its 8.1
+  // FP32 TFLOPS, and both above TensorRT alone.
+  const nlohmann::json t4 = run_json("advise --gpu t4 --model resnet152 --mode infer --runtime pytorch --batch 64 --json");
+  double t4_alone = 0, t4_int8 = 0, t4_fp16 = 0;
+  for (const auto& st : t4["strategies"]) {
+    if (!st["applicable"].get<bool>()) continue;
+    if (st["id"] == "tensorrt") t4_alone = st["speedup"].get<double>();
+    if (st["id"] == "tensorrt + int8") t4_int8 = st["speedup"].get<double>();
+    if (st["id"] == "tensorrt + fp16") t4_fp16 = st["speedup"].get<double>();
+  }
+  EXPECT_GT(t4_fp16, 1.5 * t4_alone);
+  EXPECT_GT(t4_int8, 1.5 * t4_alone);
 }
 
 // ---------------------------------------------------------------- the Chinese report

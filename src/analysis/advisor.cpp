@@ -346,6 +346,36 @@ void add_fused_optimizer(const Baseline& on, std::vector<StrategyResult>& s) {
   }
 }
 
+// The runtimes that compile or build the same graph: the framework's compiler (XLA, torch.compile), or TensorRT for
+// inference (not for a language model served token by token: TensorRT-LLM is offered there, add_fusion).
+std::vector<std::string> graph_runtime_alternatives(const Baseline& on) {
+  const PredictRequest& r = on.request;
+  const bool llm_serving = is_llm_pass(r.mode) || on.base.llm.has_value();
+  std::vector<std::string> alternatives;
+  if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
+  if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
+  if (!on.training && !llm_serving && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  return alternatives;
+}
+
+// The baseline's request on runtime `alt`: the same framework at the same version (TF 2.3 with and without XLA),
+// another framework at its own.
+PredictRequest on_runtime(const Baseline& on, const std::string& alt) {
+  const PredictRequest& r = on.request;
+  PredictRequest t = r;
+  t.runtime = alt;
+  const RuntimeProfile& other = find_runtime(alt);
+  t.runtime_version = other.framework == on.base.runtime.framework
+                          ? (r.runtime_version.empty() ? on.base.runtime.default_version : r.runtime_version)
+                          : "";
+  if (other.framework != on.base.runtime.framework) t.attention.clear();  // --attention is PyTorch's
+  return t;
+}
+
+std::string fusion_id(const std::string& alt) {
+  return alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
+}
+
 // Fusion: a compiler for the same framework, or TensorRT for inference. A language model served token by token
 // (prefill, decode, generate) is not a TensorRT engine built from its graph: its KV cache, paged attention and
 // in-flight batching are TensorRT-LLM's, a runtime of its own (data/runtimes/tensorrt-llm.toml), which is what
@@ -353,16 +383,12 @@ void add_fused_optimizer(const Baseline& on, std::vector<StrategyResult>& s) {
 void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
   const Prediction& base = on.base;
   const PredictRequest& r = on.request;
-  const bool training = on.training;
   const bool llm_serving = is_llm_pass(r.mode) || base.llm.has_value();
   const auto catalogued = [](std::string_view id) {
     const auto& all = runtime_catalog();
     return std::any_of(all.begin(), all.end(), [id](const RuntimeProfile& p) { return p.id == id; });
   };
-  std::vector<std::string> alternatives;
-  if (r.runtime == "tensorflow") alternatives.push_back("tensorflow-xla");
-  if (r.runtime == "pytorch") alternatives.push_back("pytorch-compile");
-  if (!training && !llm_serving && r.runtime != "tensorrt") alternatives.push_back("tensorrt");
+  std::vector<std::string> alternatives = graph_runtime_alternatives(on);
   if (llm_serving && r.runtime != "tensorrt") {
     if (r.runtime != "tensorrt-llm" && catalogued("tensorrt-llm")) alternatives.push_back("tensorrt-llm");
     s.push_back(not_applicable("tensorrt", "fusion",
@@ -377,15 +403,8 @@ void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
                                 {}}));
   }
   for (const auto& alt : alternatives) {
-    PredictRequest t = r;
-    t.runtime = alt;
-    // The same framework at the same version (TF 2.3 with and without XLA); another framework at its own.
-    const RuntimeProfile& other = find_runtime(alt);
-    t.runtime_version = other.framework == base.runtime.framework
-                            ? (r.runtime_version.empty() ? base.runtime.default_version : r.runtime_version)
-                            : "";
-    if (other.framework != base.runtime.framework) t.attention.clear();  // --attention is PyTorch's
-    const std::string id = alt == "tensorflow-xla" ? "xla" : alt == "pytorch-compile" ? "torch.compile" : alt;
+    const PredictRequest t = on_runtime(on, alt);
+    const std::string id = fusion_id(alt);
     // Fewer kernels also means less host dispatch, which is the gain when the step waits on the host (batch 1):
     // the reason names both, not only the DRAM traffic.
     s.push_back(evaluate(id, "fusion", base, t, [&](const Prediction& p) {
@@ -405,6 +424,50 @@ void add_fusion(const Baseline& on, std::vector<StrategyResult>& s) {
     s.push_back(not_applicable("fusion", "fusion",
                                "runtime '" + r.runtime + "' already fuses (or has no compiler profile)",
                                {"fusion.already_fused", {{"runtime", r.runtime}}}));
+}
+
+// A runtime switch with the precision the new runtime makes possible: one the current runtime refuses (eager PyTorch
+// has no CUDA INT8 convolutions; TensorRT builds an INT8 engine: dp4a on sm_61, INT8 tensor cores from sm_75), or,
+// for an inference engine builder (TensorRT), any lower precision its engine runs (FP16 on a T4), each with what it
+// costs beyond the switch. The precision strategies alone cannot find the first kind, as combinations join only
+// strategies that apply alone. Offered where it beats the runtime switch alone: a precision the new runtime
+// resolves to the engine it already runs (half on sm_61 in TensorRT: the FP32 engine) gains nothing and is left out.
+void add_engine_precision(const Baseline& on, std::vector<StrategyResult>& s) {
+  const Prediction& base = on.base;
+  const PredictRequest& r = on.request;
+  if (on.training || is_llm_pass(r.mode) || base.llm) return;
+  for (const auto& alt : graph_runtime_alternatives(on)) {
+    const PredictRequest alone = on_runtime(on, alt);
+    const Attempt switched = attempt(alone);
+    if (!switched.prediction || !switched.prediction->memory.fits) continue;
+    const Prediction& q = *switched.prediction;
+    const bool engine_builder = find_runtime(alt).inference_only;
+    for (const std::string prec : {"fp16", "int8", "fp8"}) {
+      if (prec == r.precision) continue;
+      PredictRequest here = r;
+      here.precision = prec;
+      // A compiler of the same framework: only what the current runtime refuses (the rest is the precision strategy's).
+      if (!engine_builder && attempt(here).prediction) continue;
+      PredictRequest t = alone;
+      t.precision = prec;
+      StrategyResult st = evaluate(fusion_id(alt) + " + " + prec, "runtime+precision", base, t, [&](const Prediction& p) {
+        // What the pair costs beyond the switch: an engine built per GPU and input shape, and for an integer or FP8
+        // engine the per-tensor scales from a calibration pass (or a quantization-aware-trained model).
+        const bool scaled = prec == "int8" || prec == "fp8";
+        const bool refused_here = !attempt(here).prediction;
+        return fmt::format("{} runs {}{}: {}; {:.0f} -> {:.0f} samples/s against {} alone. Costs {}",
+                           find_runtime(alt).name, prec, refused_here ? " where " + base.runtime.name + " does not" : "",
+                           precision_reason(q, p), q.samples_per_s,
+                           p.samples_per_s, fusion_id(alt),
+                           scaled ? "a calibration pass over a few hundred representative inputs for the per-tensor "
+                                    "scales (or a quantization-aware-trained model), an accuracy check, and an engine "
+                                    "build per GPU and input shape"
+                                  : "an engine build per GPU and input shape");
+      });
+      if (st.applicable && st.prediction && st.prediction->samples_per_s > 1.02 * q.samples_per_s)
+        s.push_back(std::move(st));
+    }
+  }
 }
 
 // Layout: channels-last removes NCHW<->NHWC transposes around tensor-core convolutions.
@@ -663,6 +726,12 @@ constexpr StrategyFamily kStrategyFamilies[] = {
     {"batch", add_batch, combine_batch},
     {"optimizer", add_fused_optimizer, [](PredictRequest& t, const PredictRequest&) { t.fused_optimizer = true; }},
     {"fusion", add_fusion, [](PredictRequest& t, const PredictRequest& x) { t.runtime = x.runtime; }},
+    {"runtime+precision", add_engine_precision,
+     [](PredictRequest& t, const PredictRequest& x) {
+       t.runtime = x.runtime;
+       t.runtime_version = x.runtime_version;
+       t.precision = x.precision;
+     }},
     {"layout", add_channels_last,
      [](PredictRequest& t, const PredictRequest& x) {
        t.channels_last = true;

@@ -24,7 +24,7 @@ struct OpClassShare {
 
 struct StrategyResult {
   std::string id;               // stable key: amp, tf32, int8, checkpointing, larger-batch, xla, ...
-  std::string category;         // precision | memory | batch | fusion | layout | conv-algo | launch | input | hardware | scale-out
+  std::string category;         // precision | memory | batch | fusion | runtime+precision | layout | conv-algo | launch | input | hardware | scale-out
   bool applicable = false;
   std::string reason;           // one line in English: why it helps here or why not
   ReasonCode reason_code;       // not applicable: the code and facts `reason` says (id "" for a message without one)

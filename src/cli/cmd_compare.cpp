@@ -48,7 +48,7 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
     j["step_ms"] = fits ? nlohmann::json(p.step_us / 1e3) : nlohmann::json(nullptr);
     j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;
     j["scaling_efficiency"] = p.scale ? p.scale->efficiency : 1.0;
-    j["memory_headroom_bytes"] = r.memory_headroom_bytes;
+    j["memory_headroom_bytes"] = rounded_count_json(r.memory_headroom_bytes);
     j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
     j["samples_per_joule"] = fits && p.power ? nlohmann::json(p.power->samples_per_joule) : nlohmann::json(nullptr);
     if (p.device.kind == DeviceKind::kCpu) {

@@ -8,6 +8,7 @@
 #include "device/catalog.h"
 #include "device/cpu_catalog.h"
 #include "import/zoo/zoo.h"
+#include "report/prediction_report.h"
 #include "runtime/runtime_profile.h"
 
 namespace perfcast::cli {
@@ -33,8 +34,8 @@ Command list_gpus_command() {
                                    {"memory_type", d.memory_type},
                                    {"memory_bus_bits", d.memory_bus_bits},
                                    {"mem_bw_gbps", d.mem_bw_gbps},
-                                   {"l2_bytes", d.l2_bytes},
-                                   {"smem_per_sm_bytes", d.smem_per_sm_bytes},
+                                   {"l2_bytes", rounded_count_json(d.l2_bytes)},
+                                   {"smem_per_sm_bytes", rounded_count_json(d.smem_per_sm_bytes)},
                                    {"tdp_w", d.tdp_w},
                                    {"pcie_gen", d.pcie_gen},
                                    {"pcie_lanes", d.pcie_lanes},
@@ -94,8 +95,8 @@ Command list_cpus_command() {
                                {"memory_type", c.memory_type},
                                {"mem_bw_gbps", c.mem_bw_gbps()},
                                {"memory_gb", c.memory_gb * c.sockets},
-                               {"l2_bytes_per_core", c.l2_bytes_per_core},
-                               {"l3_bytes", c.l3_total_bytes()},
+                               {"l2_bytes_per_core", rounded_count_json(c.l2_bytes_per_core)},
+                               {"l3_bytes", rounded_count_json(c.l3_total_bytes())},
                                {"tdp_w", c.tdp_w * c.sockets},
                                {"launch_date", c.launch_date},
                                {"file", c.file},

@@ -15,6 +15,7 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "report/chart_page.h"
+#include "report/prediction_report.h"
 
 namespace perfcast::cli {
 
@@ -54,8 +55,8 @@ nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& 
           {"tile", k.tile_m > 0 ? nlohmann::json::array({k.tile_m, k.tile_n}) : nlohmann::json()},
           {"split_k", k.split_k},
           {"launches", static_cast<std::int64_t>(k.launches)},
-          {"flops", k.flops},
-          {"bytes", k.bytes},
+          {"flops", rounded_count_json(k.flops)},
+          {"bytes", rounded_count_json(k.bytes)},
           {"tflops", p.tflops()},
           {"gbps", p.gbps()},
           {"compute_us", k.compute_us},

@@ -16,6 +16,7 @@
 #include "import/model_source.h"
 #include "report/chart_page.h"
 #include "report/messages.h"
+#include "report/prediction_report.h"
 
 namespace perfcast::cli {
 
@@ -75,7 +76,7 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
           {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
           {"mfu", c.mfu},
           {"step_ms", c.step.step_us / 1e3},
-          {"memory_per_gpu_bytes", c.memory.total},
+          {"memory_per_gpu_bytes", rounded_count_json(c.memory.total)},
           {"train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr)},
           {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)}};
 }

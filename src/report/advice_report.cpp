@@ -70,6 +70,15 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
     return fmt::format("权重 {:.2f} -> {:.2f} GiB；每次前向都要读取全部权重（{}）", base.memory.weights / 1073741824.0,
                        p.memory.weights / 1073741824.0, p.precision_note);
   if (st.category == "precision") return precision_reason_zh(base, p);
+  if (st.category == "runtime+precision") {
+    // Against the runtime switch alone (analysis/advisor.cpp add_engine_precision), with what the pair costs.
+    const std::string& prec = p.request.precision;
+    const bool scaled = prec == "int8" || prec == "fp8";
+    return fmt::format("{} 以 {} 运行：{:.0f} 样本/秒。代价：{}", p.runtime.name, prec, p.samples_per_s,
+                       scaled ? "需用几百个代表性输入做校准以得到每个张量的缩放系数（或用量化感知训练的模型）、检查精度，"
+                                "并为每种 GPU 和输入形状构建引擎"
+                              : "为每种 GPU 和输入形状构建引擎");
+  }
   if (id == "checkpointing")
     return fmt::format("反向传播时重算前向：激活显存 {:.1f} -> {:.1f} GiB", base.memory.activations / 1073741824.0,
                        p.memory.activations / 1073741824.0);
@@ -291,8 +300,8 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
                               {"bound", bound_name(c.bound)},
                               {"time_ms", c.time_ms},
                               {"share", c.share},
-                              {"flops", c.flops},
-                              {"bytes", c.bytes},
+                              {"flops", rounded_count_json(c.flops)},
+                              {"bytes", rounded_count_json(c.bytes)},
                               {"roofline_fraction", c.roofline_fraction}});
   auto strategy = [&](const StrategyResult& st) {
     nlohmann::json x{{"id", st.id},
@@ -304,7 +313,7 @@ nlohmann::json advice_json(const Advice& a, Lang lang) {
                       st.reason_code.id.empty() ? nlohmann::json(nullptr) : nlohmann::json(st.reason_code.id)},
                      {"reason_args", st.reason_code.args},
                      {"speedup", st.applicable ? nlohmann::json(st.speedup) : nlohmann::json(nullptr)},
-                     {"memory_delta_bytes", st.memory_delta_bytes},
+                     {"memory_delta_bytes", rounded_count_json(st.memory_delta_bytes)},
                      {"energy_ratio", st.energy_ratio ? nlohmann::json(*st.energy_ratio) : nlohmann::json(nullptr)},
                      {"cost_ratio", st.cost_ratio ? nlohmann::json(*st.cost_ratio) : nlohmann::json(nullptr)},
                      {"usd_per_million_samples",

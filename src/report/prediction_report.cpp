@@ -185,16 +185,16 @@ nlohmann::json prediction_json(const Prediction& p) {
   j["host_dispatch_ms"] = fits ? json(p.step.host_us / 1e3) : json(nullptr);
   j["kernel_launches"] = count_json(p.step.launches);
   j["params"] = p.params;
-  j["flops_per_sample"] = p.flops_per_sample;
+  j["flops_per_sample"] = rounded_count_json(p.flops_per_sample);
   const auto& m = p.memory;
-  j["memory"] = {{"weights_bytes", m.weights},         {"master_weights_bytes", m.master_weights},
-                 {"gradients_bytes", m.gradients},
-                 {"optimizer_state_bytes", m.optimizer_state}, {"activations_bytes", m.activations},
-                 {"workspace_bytes", m.workspace},     {"runtime_bytes", m.runtime},
-                 {"comm_buffers_bytes", m.comm_buffers}, {"embedding_tables_bytes", m.embedding_tables},
-                 {"transient_bytes", m.transient},     {"allocated_bytes", m.allocated},
-                 {"reserved_bytes", m.reserved},       {"total_bytes", m.total},
-                 {"capacity_bytes", m.capacity},
+  j["memory"] = {{"weights_bytes", rounded_count_json(m.weights)},         {"master_weights_bytes", rounded_count_json(m.master_weights)},
+                 {"gradients_bytes", rounded_count_json(m.gradients)},
+                 {"optimizer_state_bytes", rounded_count_json(m.optimizer_state)}, {"activations_bytes", rounded_count_json(m.activations)},
+                 {"workspace_bytes", rounded_count_json(m.workspace)},     {"runtime_bytes", rounded_count_json(m.runtime)},
+                 {"comm_buffers_bytes", rounded_count_json(m.comm_buffers)}, {"embedding_tables_bytes", rounded_count_json(m.embedding_tables)},
+                 {"transient_bytes", rounded_count_json(m.transient)},     {"allocated_bytes", rounded_count_json(m.allocated)},
+                 {"reserved_bytes", rounded_count_json(m.reserved)},       {"total_bytes", rounded_count_json(m.total)},
+                 {"capacity_bytes", rounded_count_json(m.capacity)},
                  {"fits", m.fits}};
   json shares = json::object();
   for (int i = 0; i < static_cast<int>(Bound::kCount); ++i)
@@ -208,8 +208,8 @@ nlohmann::json prediction_json(const Prediction& p) {
     if (o.launches == 0 && o.time_us == 0) continue;
     ops.push_back({{"name", o.name},
                    {"kind", op_kind_name(o.kind)},
-                   {"flops", o.flops},
-                   {"bytes", o.bytes},
+                   {"flops", rounded_count_json(o.flops)},
+                   {"bytes", rounded_count_json(o.bytes)},
                    {"time_ms", o.time_us / 1e3},
                    {"launches", count_json(o.launches)},
                    {"bound", bound_name(o.bound())},
@@ -274,7 +274,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                     {"microbatches_per_pipeline", st.microbatches}, {"recompute", recompute_name(l.recompute)},
                     {"offload_optimizer", l.offload_optimizer}}},
         {"gpus", c.gpus},
-        {"model_flops_per_token", c.model_flops_per_token},
+        {"model_flops_per_token", rounded_count_json(c.model_flops_per_token)},
         {"peak_tflops", c.peak_tflops},
         {"step_parts_ms", {{"compute", st.compute_us / 1e3}, {"recompute", st.recompute_us / 1e3},
                            {"pipeline_bubble", st.bubble_us / 1e3}, {"tp_comm", st.tp_comm_us / 1e3},
@@ -283,11 +283,11 @@ nlohmann::json prediction_json(const Prediction& p) {
                            {"dp_total", st.dp_comm_total_us / 1e3}, {"optimizer", st.optimizer_us / 1e3},
                            {"fp8_scaling", st.fp8_scaling_us / 1e3}}},
         {"bubble_fraction", st.bubble_fraction},
-        {"memory_per_gpu_bytes", {{"weights", c.memory.weights}, {"master_weights", c.memory.master_weights},
-                                  {"gradients", c.memory.gradients}, {"optimizer_state", c.memory.optimizer_state},
-                                  {"activations", c.memory.activations}, {"workspace", c.memory.workspace},
-                                  {"comm_buffers", c.memory.comm_buffers}, {"runtime", c.memory.runtime},
-                                  {"total", c.memory.total}}},
+        {"memory_per_gpu_bytes", {{"weights", rounded_count_json(c.memory.weights)}, {"master_weights", rounded_count_json(c.memory.master_weights)},
+                                  {"gradients", rounded_count_json(c.memory.gradients)}, {"optimizer_state", rounded_count_json(c.memory.optimizer_state)},
+                                  {"activations", rounded_count_json(c.memory.activations)}, {"workspace", rounded_count_json(c.memory.workspace)},
+                                  {"comm_buffers", rounded_count_json(c.memory.comm_buffers)}, {"runtime", rounded_count_json(c.memory.runtime)},
+                                  {"total", rounded_count_json(c.memory.total)}}},
         {"train_tokens", c.train_tokens > 0 ? json(c.train_tokens) : json(nullptr)},
         {"train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr)},
         {"train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr)},
@@ -299,7 +299,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   if (p.llm)
     j["llm"] = {{"time_to_first_token_ms", p.llm->time_to_first_token_ms},
                 {"time_per_output_token_ms", p.llm->time_per_output_token_ms},
-                {"kv_cache_bytes", p.llm->kv_cache_bytes}};
+                {"kv_cache_bytes", rounded_count_json(p.llm->kv_cache_bytes)}};
   else
     j["llm"] = nullptr;
   return j;
@@ -312,6 +312,11 @@ std::string runtime_label(const PredictRequest& r) {
 nlohmann::json count_json(double v) {
   if (std::isfinite(v) && std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 9.0e15)
     return static_cast<std::int64_t>(std::llround(v));
+  return v;
+}
+
+nlohmann::json rounded_count_json(double v) {
+  if (std::isfinite(v) && std::fabs(v) < 9.0e15) return static_cast<std::int64_t>(std::llround(v));
   return v;
 }
 

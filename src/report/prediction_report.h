@@ -21,6 +21,9 @@ std::string does_not_fit_text(const Prediction& p, Lang lang = Lang::kEn);
 
 // A count as a JSON integer when it is whole (11, not 11.0), else as a number (0.5 kernels per step).
 nlohmann::json count_json(double v);
+// A byte or FLOP count as a JSON integer: the nearest one, where the model computes the count as an expectation
+// (averaged sequence lengths, a fraction of a tensor resident, a caching allocator's rounding).
+nlohmann::json rounded_count_json(double v);
 
 // Human-readable byte count ("9.81 GiB").
 std::string format_bytes(double bytes);

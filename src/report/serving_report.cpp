@@ -64,11 +64,11 @@ nlohmann::json serving_json(const ServePrediction& p) {
                    {"length_distribution", r.length_dist},
                    {"seed", r.seed},
                    {"prefix_cache_hit", r.prefix_cache_hit}};
-  j["memory_per_gpu"] = {{"capacity_bytes", p.memory_bytes_per_gpu},
-                         {"weights_bytes", p.weights_bytes_per_gpu},
-                         {"buffers_bytes", p.buffers_bytes_per_gpu},
-                         {"kv_cache_bytes", p.kv_cache_bytes_per_gpu},
-                         {"kv_bytes_per_token", p.kv_bytes_per_token_per_gpu}};
+  j["memory_per_gpu"] = {{"capacity_bytes", rounded_count_json(p.memory_bytes_per_gpu)},
+                         {"weights_bytes", rounded_count_json(p.weights_bytes_per_gpu)},
+                         {"buffers_bytes", rounded_count_json(p.buffers_bytes_per_gpu)},
+                         {"kv_cache_bytes", rounded_count_json(p.kv_cache_bytes_per_gpu)},
+                         {"kv_bytes_per_token", rounded_count_json(p.kv_bytes_per_token_per_gpu)}};
   j["kv_cache"] = {{"block_tokens", p.kv_block_tokens},
                    {"blocks", p.kv_blocks},
                    {"capacity_tokens", p.kv_capacity_tokens},

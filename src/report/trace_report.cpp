@@ -116,7 +116,7 @@ nlohmann::json trace_json(const TraceSummary& s, const std::optional<TraceCompar
   j["launches_per_step"] = count_json(s.launches);
   j["median_kernel_us"] = s.median_kernel_us;
   j["copies_ms"] = {{"host_to_device", s.h2d_ms}, {"device_to_host", s.d2h_ms}, {"device_to_device", s.d2d_ms}, {"memset", s.memset_ms}};
-  j["host_to_device_bytes"] = s.h2d_bytes;
+  j["host_to_device_bytes"] = rounded_count_json(s.h2d_bytes);
   j["tensor_core_share"] = s.tensor_core_share;
   j["training"] = s.has_backward;
   j["input_shapes"] = s.has_shapes;
