@@ -94,7 +94,7 @@ PYBIND11_MODULE(perfcast, m) {
             "`perfcast <command> ... --json` prints, as Python objects.";
   // perfcast.InputError (a ValueError) carries the message the CLI prints after "perfcast: error: ".
   py::register_exception<perfcast::InputError>(m, "InputError", PyExc_ValueError);
-  for (const std::string command : {"predict", "advise", "compare", "plan", "op", "validate"}) {
+  for (const std::string command : {"predict", "advise", "compare", "plan", "op", "validate", "trace"}) {
     m.def(command.c_str(), [command](const py::args& args, const py::kwargs& kwargs) { return run(command, args, kwargs); },
           ("`perfcast " + command + " --json`: flags as keyword arguments (or an argv list), the JSON as a dict/list")
               .c_str());

@@ -412,6 +412,28 @@ TEST_F(CliTest, Fp8TrainingIsInferenceOnly) {
 
 // ---------------------------------------------------------------- what must keep working
 
+// The status column keeps the two kinds apart (README, "Batch and validation"): a typo or a bad value is an input
+// error naming its line; a valid setup perfcast does not model (BF16 on Pascal: no BF16 tensor cores) is
+// "unsupported:".
+TEST_F(CliTest, ConfigsStatusTellsInputErrorsFromUnsupportedSetups) {
+  write_text(dir_ / "kinds.csv",
+             "gpu,model,mode,batch,precision\n"
+             "gtx-1080-ti,resnet50,infer,8,bf16\n"
+             "gtx-1080-ti,resnet50,infer,-3,fp32\n"
+             "gtx-1080-ti,resnet5,infer,8,fp32\n");
+  const CliResult r = run("predict --configs kinds.csv");
+  ASSERT_EQ(r.code, 1) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  const auto header = csv_fields(lines[0]);
+  const auto status_col = std::find(header.begin(), header.end(), "status") - header.begin();
+  ASSERT_LT(static_cast<std::size_t>(status_col), header.size()) << lines[0];
+  EXPECT_EQ(csv_fields(lines[1])[status_col].rfind("unsupported: ", 0), 0u) << lines[1];
+  EXPECT_EQ(csv_fields(lines[2])[status_col].rfind("error: line 3: ", 0), 0u) << lines[2];
+  EXPECT_EQ(csv_fields(lines[3])[status_col].rfind("error: line 4: ", 0), 0u) << lines[3];
+  EXPECT_NE(csv_fields(lines[3])[status_col].find("resnet50"), std::string::npos) << lines[3];  // the suggestion
+}
+
 TEST_F(CliTest, ConfigsBadRowBecomesStatusOthersStillPredicted) {
   write_text(dir_ / "mixed.csv",
              "gpu,model,mode,batch\n"
@@ -433,7 +455,9 @@ TEST_F(CliTest, ConfigsBadRowBecomesStatusOthersStillPredicted) {
     ASSERT_EQ(f.size(), header.size()) << lines[i];
     if (f[gpu_col] == "quantum-9000") {
       saw_bad = true;
-      EXPECT_EQ(f[status_col].rfind("unsupported:", 0), 0u) << lines[i];
+      // A typo'd id is an input error (README: "error: line N"), not a setup perfcast does not model.
+      EXPECT_EQ(f[status_col].rfind("error: line 2: ", 0), 0u) << lines[i];
+      EXPECT_NE(f[status_col].find("quantum-9000"), std::string::npos) << lines[i];
     } else if (f[gpu_col] == "gtx-1080-ti") {
       saw_good = true;
       EXPECT_EQ(f[status_col], "ok") << lines[i];

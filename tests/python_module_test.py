@@ -44,6 +44,10 @@ class PythonModuleTest(unittest.TestCase):
                                   "--k", "4096", "--precision", "fp16"))
         csv = os.path.join(SOURCE_DIR, "data", "validation", "check_pascal.csv")
         self.assertEqual(perfcast.validate(file=csv), cli_json("validate", csv))
+        # A profiler trace (tests/data/kineto): what `perfcast trace FILE --json` prints.
+        trace = os.path.join(SOURCE_DIR, "tests", "data", "kineto", "sampled_rank-1.json.gz")
+        self.assertEqual(perfcast.trace(file=trace, gpu="a100-sxm4-40gb"),
+                         cli_json("trace", trace, "--gpu", "a100-sxm4-40gb"))
 
     def test_flags_and_argv(self):
         expected = cli_json("predict", "--model", "resnet50", "--batch", "16", "--checkpointing")

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <toml++/toml.h>
 
 #include "analysis/trace_analysis.h"
 #include "cli_runner.h"
@@ -441,6 +442,17 @@ TEST_F(TraceCli, BadTracesAreOneLineErrors) {
   check("trace mlp.json --gpu gtx-1080-tii", "did you mean 'gtx-1080-ti'");
 }
 
+// advise --trace without --model costs the trace's own operators; a trace without shapes has two ways out, and
+// the one-line error names both (README: record_shapes=True, or --model ID).
+TEST_F(TraceCli, AdviseOnATraceWithoutShapesNamesBothWaysOut) {
+  const std::string trace = fixture("benchmark_result_2869224_1695835535_trace.json.gz");
+  const auto r = run("advise --trace " + trace + " --gpu a100-sxm4-40gb");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("record_shapes=True"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--model ID"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST_F(TraceCli, TraceWithoutShapesStillReportsWhatItMeasured) {
   const auto r = run("trace " + fixture("benchmark_result_2869224_1695835535_trace.json.gz"));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -701,6 +713,29 @@ TEST_F(TraceCli, GpuFilesAreValidKeepTheirMeasurementsAndBelongToTheTracedCard) 
   const auto half = run("trace t3090.json --write-gpu y.toml --html no-such-dir/page.html");
   EXPECT_EQ(half.code, 2);
   EXPECT_FALSE(fs::exists(dir_ / "y.toml"));
+}
+
+// A GPU file's floats read back to the catalog's values and are written as the catalog writes them (9.7, not
+// toml++'s 9.6999999999999993).
+TEST_F(TraceCli, GpuFileFloatsAreWrittenAsTheCatalogWritesThem) {
+  const DeviceSpec a100 = find_gpu("a100-pcie-40gb");
+  TraceCalibration cal;
+  cal.dram_efficiency = 0.8;
+  cal.streaming_ops = 3;
+  const std::string text = measured_gpu_file(cal, a100, "run.json", "NVIDIA A100-PCIE-40GB");
+  EXPECT_NE(text.find("\nfp64_tflops = 9.7\n"), std::string::npos) << text;  // data/gpus/a100-pcie-40gb.toml
+  EXPECT_NE(text.find("\ndram_efficiency = 0.8\n"), std::string::npos) << text;
+  const fs::path file = dir_ / "a100.toml";
+  test::write_text(file, text);
+  const toml::table written = toml::parse_file(file.string()), catalog = toml::parse_file(a100.file);
+  int floats = 0;
+  for (const auto& [key, value] : catalog) {
+    if (!value.is_floating_point()) continue;
+    ++floats;
+    ASSERT_TRUE(written[key].is_floating_point()) << key.str();
+    EXPECT_EQ(written[key].value<double>(), value.value<double>()) << key.str();  // the same double, bit for bit
+  }
+  EXPECT_GT(floats, 5);
 }
 
 TEST_F(TraceCli, LongNonAsciiKernelNamesStayValidUtf8) {

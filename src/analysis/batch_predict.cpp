@@ -231,8 +231,12 @@ RowResult predict_row(const ConfigRow& row) {
   }
   try {
     res.prediction = predict(request_from_row(row));
-  } catch (const InputError& e) {
+  } catch (const UnsupportedError& e) {
+    // A valid setup perfcast does not model (an unknown precision on this architecture, an engine's training).
     res.status = std::string("unsupported: ") + e.what();
+  } catch (const InputError& e) {
+    // The row's own input is wrong (a typo'd id, a bad value): named as op --configs names it.
+    res.status = "error: line " + std::to_string(row.line) + ": " + e.what();
   }
   return res;
 }

@@ -14,7 +14,9 @@ namespace perfcast {
 
 struct RowResult {
   ConfigRow row;
-  std::string status;  // "ok", "unsupported: <reason>" or "error: <why the row could not be read>"
+  // "ok", "unsupported: <reason>" (a valid setup perfcast does not model) or "error: line N: <why>" (the row could
+  // not be read, or its input is wrong: a typo'd id, a bad value)
+  std::string status;
   std::optional<Prediction> prediction;
 };
 

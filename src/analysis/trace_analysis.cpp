@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/median.h"
 #include "core/toml_reader.h"
+#include "core/toml_writer.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
 #include "graph/op_kinds.h"
@@ -757,18 +758,7 @@ std::string measured_gpu_file(const TraceCalibration& cal, const DeviceSpec& dev
   put("gemm_efficiency_cuda", cal.gemm_efficiency_cuda);
   put("dram_efficiency", cal.dram_efficiency);
   t.insert_or_assign("measured", std::move(measured));
-  std::ostringstream body;
-  body << toml::toml_formatter{t} << "\n";
-  // Three decimals for the measured efficiencies (toml++ prints a double's every digit).
-  std::string text = body.str(), tidy;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    for (const char* key : {"gemm_efficiency_tensor", "gemm_efficiency_cuda", "dram_efficiency"}) {
-      const std::string prefix = std::string(key) + " = ";
-      if (line.rfind(prefix, 0) == 0) line = prefix + fmt::format("{:.3f}", std::stod(line.substr(prefix.size())));
-    }
-    tidy += line + "\n";
-  }
+  const std::string tidy = toml_text(t);
   std::string origin = device.file + " (comments dropped) and " + trace_path;
   for (char& c : origin)
     if (c == '\n' || c == '\r') c = ' ';  // one comment line

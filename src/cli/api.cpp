@@ -59,7 +59,7 @@ std::string scalar_text(const nlohmann::json& v, const std::string& flag) {
 }  // namespace
 
 const std::vector<std::string>& api_commands() {
-  static const std::vector<std::string> names{"predict", "advise", "compare", "plan", "op", "validate"};
+  static const std::vector<std::string> names{"predict", "advise", "compare", "plan", "op", "validate", "trace"};
   return names;
 }
 
@@ -74,8 +74,8 @@ std::vector<std::string> options_to_args(std::string_view command, const nlohman
                       });
     if (!word) throw InputError(fmt::format("'{}' is not a flag name (lower-case letters, digits and '-')", key));
     const std::string flag = "--" + name;
-    if (command == "validate" && name == "file") {
-      // An array: several files, pooled into one report.
+    if ((command == "validate" || command == "trace") && name == "file") {
+      // An array: several files, pooled into one report (validate; trace takes one file or folder).
       if (value.is_array())
         for (const auto& v : value) positional.push_back(scalar_text(v, "file"));
       else
@@ -135,5 +135,6 @@ std::string compare(const nlohmann::json& options) { return run_json("compare", 
 std::string plan(const nlohmann::json& options) { return run_json("plan", options); }
 std::string op(const nlohmann::json& options) { return run_json("op", options); }
 std::string validate(const nlohmann::json& options) { return run_json("validate", options); }
+std::string trace(const nlohmann::json& options) { return run_json("trace", options); }
 
 }  // namespace perfcast::api

@@ -21,7 +21,7 @@ std::string run_json(std::string_view command, const std::vector<std::string>& a
 
 // The command line of `options`: a JSON object of flag name (with or without the leading "--") to value. A
 // string or number becomes --name=value (so that a value never reads as another flag), true a bare --name, false
-// and null nothing, an array one --name=value per element. validate's CSV is the key "file" (an array: several, pooled). InputError for
+// and null nothing, an array one --name=value per element. validate's CSV is the key "file" (an array: several, pooled), and so is trace's trace file or folder. InputError for
 // anything else (a nested object, a name that is not a flag name).
 std::vector<std::string> options_to_args(std::string_view command, const nlohmann::json& options);
 
@@ -39,5 +39,6 @@ std::string compare(const nlohmann::json& options);
 std::string plan(const nlohmann::json& options);
 std::string op(const nlohmann::json& options);
 std::string validate(const nlohmann::json& options);
+std::string trace(const nlohmann::json& options);
 
 }  // namespace perfcast::api

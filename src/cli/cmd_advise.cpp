@@ -45,7 +45,17 @@ Command advise_command() {
                 throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not advise");
               if (!s->trace.empty() && (!s->measured.empty() || !s->measured_step.empty()))
                 throw InputError("give one measurement: --trace, --measured or --measured-step");
-              Advice a = advise(request);
+              const bool model_is_trace = !s->trace.empty() && model_option->count() == 0;
+              Advice a = [&] {
+                try {
+                  return advise(request);
+                } catch (const InputError& e) {
+                  // The other way to cost a trace without shapes: a model named by id, anchored to its step.
+                  if (!model_is_trace || e.reason().id != "trace.no_input_shapes") throw;
+                  throw InputError(std::string(e.what()) + "; or give --model ID (perfcast models) to cost that "
+                                   "model against the trace's measured step");
+                }
+              }();
               a.baseline.anchor = s->trace.empty() ? make_anchor(a.baseline, s->measured, s->measured_step)
                                                    : anchor_from_trace(a.baseline, s->trace);
               const std::string page = s->report.html.empty() ? "" : advice_html(a, lang);

@@ -41,17 +41,6 @@ UnsupportedError precision_unsupported(const std::string& p, const DeviceSpec& d
                           std::move(why));
 }
 
-// A whole-network inference engine that times each layer's tactics and keeps the fastest (TensorRT: inference only,
-// INT8 convolutions, autotuned; data/runtimes/tensorrt.toml [sources] conv_autotune, int8_convolution). Its FP16 flag
-// permits FP16 kernels, it does not force them, and the builder enables them only on GPUs with fast FP16
-// (platformHasFastFp16): an NVIDIA TensorRT engineer on sm_61, "fp16 is supported but not enabled in TRT due to they
-// are not high performance" (github.com/NVIDIA/TensorRT issue 1908); Paddle-TRT on a GTX 1080 Ti logs "You specify
-// FP16 mode, but the hardware do not support FP16 speed up, use FP32 instead" (PaddlePaddle/Paddle issue 33740);
-// onnx2trt -d 16 on Pascal prints "FP16 available: 0" and writes the FP32 engine (onnx/onnx-tensorrt issue 32).
-bool builds_engine_from_timed_tactics(const RuntimeProfile& runtime) {
-  return runtime.inference_only && runtime.int8_convolution && runtime.conv_autotune;
-}
-
 }  // namespace
 
 PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& device,
@@ -121,9 +110,10 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     plan.note_code = {"note.int8_gemm_only", {{"runtime", runtime.id}}};
   }
   const bool slow_fp16 = device.peak(Pipe::kFp16) < device.peak(Pipe::kFp32);
-  if ((precision == "fp16" || precision == "amp") && builds_engine_from_timed_tactics(runtime) &&
+  if ((precision == "fp16" || precision == "amp") && runtime.half_needs_fast_fp16 &&
       !is_tensor_pipe(*pipe) && slow_fp16) {
-    // The engine builder keeps FP32 kernels (and so FP32 tensors) on a GPU without fast FP16: nothing changes.
+    // The engine builder keeps FP32 kernels (and so FP32 tensors) on a GPU without fast FP16: nothing changes
+    // (RuntimeProfile::half_needs_fast_fp16; its sources in data/runtimes/tensorrt.toml).
     const std::string factor = std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5));
     const std::string sm = std::to_string(device.sm_version);
     plan.mixed = false;

@@ -991,8 +991,9 @@ ModelSource read_model_from_trace(const std::string& path) {
     throw InputError("trace '" + path + "' has no aten:: operator events (record the trace with torch.profiler "
                      "and ProfilerActivity.CPU)");
   if (!f.has_shapes)
-    throw InputError("trace '" + path + "' has no input shapes (record it with torch.profiler.profile(" 
-                     "record_shapes=True) to build a model from it)");
+    throw InputError("trace '" + path + "' has no input shapes (record it with torch.profiler.profile("
+                     "record_shapes=True) to build a model from it)",
+                     {"trace.no_input_shapes", {{"path", path}}});
   const std::string id = std::filesystem::path(path).filename().string();
   auto shared = std::make_shared<ForwardOps>(std::move(f));
   std::map<std::string, int> uncosted;

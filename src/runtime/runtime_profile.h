@@ -118,6 +118,9 @@ struct RuntimeProfile {
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
+  // --precision fp16/amp builds half kernels only where the GPU has fast FP16 (TensorRT's platformHasFastFp16): on a
+  // GPU whose FP16 math runs below FP32 (sm_61) the engine keeps its FP32 kernels and tensors (resolve_precision).
+  bool half_needs_fast_fp16 = false;
   // Depthwise convolutions run the framework's own direct kernel (no cuDNN call) unless cudnn_depthwise_half
   // and cudnn_depthwise send an FP16 one to cuDNN (PyTorch's conv_depthwise2d; docs/calibration.md).
   bool native_depthwise_conv = false;
