@@ -261,6 +261,14 @@ TEST_F(CliConsistencyTest, AnInferenceThatDoesNotFitIsNotToldToCheckpoint) {
   EXPECT_TRUE(contains(gen.out, "lower precision")) << gen.out;
   const CliResult zh = run("predict --gpu gtx-1080-ti --model llama-2-7b --mode generate --precision fp16 --seq 128 --lang zh");
   EXPECT_FALSE(contains(zh.out, "--checkpointing")) << zh.out;
+  // Nor told --batch max: the batch is already 1 and the weights alone exceed the card, so no batch fits.
+  EXPECT_FALSE(contains(gen.out, "--batch max")) << gen.out;
+  EXPECT_FALSE(contains(zh.out, "--batch max")) << zh.out;
+  // An inference that fits at a smaller batch keeps it: VGG-16 at batch 4096 (224x224 activations alone, 4096 x
+  // 3 x 224^2 x 4 B = 2.3 GiB for the input, far more for its 13 layers' outputs).
+  const CliResult big = run("predict --model vgg16 --mode infer --batch 4096");
+  EXPECT_TRUE(contains(big.out, "does not fit: needs")) << big.out;
+  EXPECT_TRUE(contains(big.out, "--batch max")) << big.out;
   // Training keeps the lever: VGG-16 at batch 512 on the same card.
   const CliResult train = run("predict --model vgg16 --batch 512");
   EXPECT_TRUE(contains(train.out, "--checkpointing")) << train.out;
@@ -313,7 +321,7 @@ TEST_F(CliConsistencyTest, TensorRtHalfPrecisionOnPascalRunsTheFp32Engine) {
     EXPECT_DOUBLE_EQ(h["memory"]["total_bytes"].get<double>(), fp32["memory"]["total_bytes"].get<double>()) << half;
     EXPECT_TRUE(contains(h["precision_note"].get<std::string>(), "fast FP16")) << h["precision_note"];
   }
-  // So the advisor does not offer it there; INT8 (dp4a, 4x the FP32 rate) it does.
+  // So advise shows amp with no gain there (at most 1.00x, with the note); INT8 (dp4a, 4x the FP32 rate) gains over 2x.
   const nlohmann::json adv = run_json("advise --gpu gtx-1080-ti --model resnet152 --mode infer --runtime tensorrt --batch 64 --json");
   bool saw_int8 = false;
   for (const auto& st : adv["strategies"]) {

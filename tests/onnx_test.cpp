@@ -402,6 +402,15 @@ TEST_F(OnnxTest, HuggingFaceBertExportTakesSeq) {
   EXPECT_EQ(d.build({1, 256}).params(), 109'482'240);
 }
 
+TEST_F(OnnxTest, SeqAndDimNamingTheSequenceDisagree) {
+  // --seq sets the export's sequence dimension ("sequence_length"); a --dim naming it too must say the same.
+  const std::string path = (kOnnxFixtures / "hf_bert_base_opset14.onnx").string();
+  const std::string msg = error_of([&] { model_from_onnx(path, ImportOptions{{{"sequence_length", 64}}, 128}); });
+  EXPECT_NE(msg.find("sequence_length"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--seq 128"), std::string::npos) << msg;
+  EXPECT_EQ(model_from_onnx(path, ImportOptions{{{"sequence_length", 128}}, 128}).default_seq, 128);
+}
+
 TEST_F(OnnxTest, UnknownNodeKindIsListedNotDropped) {
   const std::string path = write("custom.onnx", serialized(token_model("FancyUnknownOp")));
   const ModelSource m = model_from_onnx(path, ImportOptions{{{"seq", 8}}});
@@ -568,6 +577,23 @@ TEST_F(OnnxCliTest, HuggingFaceExportWithSeqInPredictAndConfigs) {
   const CliResult c = run("predict --configs sweep.csv");
   EXPECT_EQ(c.code, 0) << c.out << c.err;
   EXPECT_EQ(c.out.find("unsupported"), std::string::npos) << c.out;
+}
+
+TEST_F(OnnxCliTest, HuggingFaceExportReExportsAtSeq) {
+  // export reads --seq for a Hugging Face export's symbolic sequence dimension as predict does.
+  const std::string bert = (kOnnxFixtures / "hf_bert_base_opset14.onnx").string();
+  const CliResult e = run("export --seq 128 --onnx bert128.onnx --model " + bert);
+  ASSERT_EQ(e.code, 0) << e.err;
+  const ModelSource m = model_from_onnx((dir_ / "bert128.onnx").string(), {});
+  EXPECT_EQ(m.default_seq, 128);
+  EXPECT_EQ(m.build({1, 0}).params(), 109'482'240);  // bert-base-uncased BertModel, as above
+  // --seq and a --dim for the same dimension that disagree are refused in one line.
+  const CliResult both =
+      run("predict --mode infer --batch 1 --seq 128 --dim sequence_length=64 --json --model " + bert);
+  EXPECT_EQ(both.code, 2) << both.err;
+  EXPECT_EQ(both.out, "");
+  EXPECT_EQ(std::count(both.err.begin(), both.err.end(), '\n'), 1) << both.err;
+  EXPECT_NE(both.err.find("--seq 128"), std::string::npos) << both.err;
 }
 
 TEST_F(OnnxCliTest, BadFilesAreOneLineErrors) {

@@ -188,7 +188,7 @@ std::string precision_reason(const Prediction& base, const Prediction& p) {
   switch (a.kind) {
     case PrecisionAccount::Kind::kNote:
       // An engine that keeps FP32 on this GPU changes no byte: the note is the whole story.
-      if (p.precision_note_code.id == "note.half_without_fast_fp16") return p.precision_note;
+      if (p.precision_note_code.id == kNoteHalfWithoutFastFp16) return p.precision_note;
       return fmt::format("{}; {} of the baseline step is DRAM-bound, that part shrinks", p.precision_note,
                          pct(a.dram_share));
     case PrecisionAccount::Kind::kDp4a:

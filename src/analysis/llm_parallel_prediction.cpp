@@ -194,7 +194,7 @@ void require_decoder_llm(const ModelSource& model, const std::string& id) {
 }
 
 TrainingSetup resolve_setup(const PredictRequest& request) {
-  TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model), {}, std::nullopt, {}, {}, 0, std::nullopt};
+  TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model, import_options(request)), {}, std::nullopt, {}, {}, 0, std::nullopt};
   PredictRequest& r = s.r;
   s.arch = architecture_for(s.device);
   require_decoder_llm(s.model, r.model);
@@ -410,7 +410,7 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
 }  // namespace
 
 void check_parallel_training_model(const PredictRequest& request) {
-  require_decoder_llm(resolve_model(request.model), request.model);
+  require_decoder_llm(resolve_model(request.model, import_options(request)), request.model);
 }
 
 bool wants_parallel_training(const PredictRequest& r) {

@@ -105,7 +105,7 @@ Prediction predict_lora(const PredictRequest& request) {
   const DeviceSpec device = device_for(r);
   const RuntimeProfile runtime = runtime_for(r);
   const ArchitectureProfile arch = architecture_for(device);
-  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims, r.seq});
+  const ModelSource model = resolve_model(r.model, import_options(r));
   if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, r.runtime_version, true);
   const AttentionPlan attention = attention_plan_for(r, runtime, device, true);
@@ -250,7 +250,7 @@ InferSetup resolve_inference(const PredictRequest& request) {
   RuntimeProfile& runtime = s.runtime;
   s.arch = architecture_for(device);
   const ArchitectureProfile& arch = s.arch;
-  s.model = resolve_model(r.model, ImportOptions{r.dims, r.seq});
+  s.model = resolve_model(r.model, import_options(r));
   const ModelSource& model = s.model;
   if (!model.decoder_llm)
     throw InputError("--mode " + mode_string(r.mode) + " needs a decoder language model; '" + r.model + "' (" + model.family +

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/request_resolution.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/parallel.h"
@@ -202,7 +203,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
   // embedding tables is instead sized at each fleet size, since each GPU's share of the tables shrinks as the fleet
   // grows (8 A100-40GB hold a 1/8 share of dlrm's 89.5 GiB where 2 cannot hold half).
   const bool batch_max = req.base.batch == 0;
-  const bool tables = resolve_model(req.base.model, ImportOptions{req.base.dims, req.base.seq})
+  const bool tables = resolve_model(req.base.model, import_options(req.base))
                           .build(ModelOptions{1, req.base.seq})
                           .table_params() > 0;
   std::vector<std::optional<Single>> singles(gpu_ids.size()), multis(gpu_ids.size());
@@ -210,7 +211,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
   const auto single_at = [](const PredictRequest& r) {
     Prediction p = wants_best_precision(r) ? predict_best_precision(r) : predict(r);
     if (!p.memory.fits) throw UnsupportedError("does not fit in memory at batch " + std::to_string(p.request.batch));
-    const ModelSource model = resolve_model(p.request.model, ImportOptions{p.request.dims, p.request.seq});
+    const ModelSource model = resolve_model(p.request.model, import_options(p.request));
     const Graph graph = model.build(ModelOptions{p.request.batch, p.request.seq});
     GradientProfile g = gradient_profile(p, graph);
     return Single{std::move(p), std::move(g)};

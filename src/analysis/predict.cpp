@@ -147,7 +147,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
                          GradientProfile* single_gradients) {
   PredictRequest r = request;
   DeviceSpec device = device_for(r);
-  const ModelSource model = resolve_model(r.model, ImportOptions{r.dims, r.seq});
+  const ModelSource model = resolve_model(r.model, import_options(r));
   RuntimeProfile runtime = runtime_for(r);
   // (nchw_tf32_tensor_core_transposes stays: TensorFlow's layout pass moves an NHWC FP32 graph to NCHW on the GPU.)
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;
@@ -324,7 +324,7 @@ Prediction predict_data_parallel(const PredictRequest& request, const DataParall
   // GPU's prediction is no replica of a GPU among several: it may even hold its tables in host memory. predict()
   // places the tables for the whole fleet; compare and plan take the same prediction.
   if (gpus * nodes > 1 &&
-      resolve_model(one.model, ImportOptions{one.dims, one.seq}).build(ModelOptions{1, one.seq}).table_params() > 0) {
+      resolve_model(one.model, import_options(one)).build(ModelOptions{1, one.seq}).table_params() > 0) {
     check_request(request);
     return predict_fixed(request, options, nullptr);
   }

@@ -86,6 +86,8 @@ void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
 
 }  // namespace
 
+ImportOptions import_options(const PredictRequest& r) { return ImportOptions{r.dims, r.seq}; }
+
 DeviceSpec device_for(const PredictRequest& r) {
   DeviceSpec device = find_device(r.gpu);
   if (r.power_limit_w > 0) {

@@ -15,6 +15,10 @@
 
 namespace perfcast {
 
+// What importing the request's model takes from it: its --dim values, and --seq for an ONNX model's symbolic
+// sequence dimension.
+ImportOptions import_options(const PredictRequest& r);
+
 // The request's GPU with --power-limit as its board limit; InputError when the limit is far above the TDP.
 DeviceSpec device_for(const PredictRequest& r);
 

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "analysis/request_resolution.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/output_file.h"
@@ -30,7 +31,7 @@ Command export_command() {
               const PredictRequest r = counts.to_request();
               if (r.batch == 0) throw InputError("--batch max does not apply to export; give a number");
               check_output_path(s->onnx);
-              const ModelSource model = resolve_model(s->model);
+              const ModelSource model = resolve_model(s->model, import_options(r));
               if (!model.sequence && r.seq != 0)
                 throw InputError("--seq applies to sequence models; '" + s->model + "' takes fixed-size inputs");
               const Graph graph = model.build(ModelOptions{r.batch, r.seq});

@@ -10,6 +10,7 @@
 
 #include "analysis/llm_parallel.h"
 #include "analysis/plan.h"
+#include "analysis/request_resolution.h"
 #include "cli/command.h"
 #include "core/output_file.h"
 #include "core/error.h"
@@ -96,7 +97,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   if (!deadline.empty()) check_deadline_hours(hours);
   const LayoutPlan plan = plan_layouts(base, hours, max_gpus);
   // Without --seq the layouts run at the model's default sequence length; the title says which.
-  const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, ImportOptions{base.dims}).default_seq;
+  const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, import_options(base)).default_seq;
   if (json) {
     nlohmann::json j;
     j["model"] = base.model;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "analysis/llm_parallel.h"
+#include "analysis/request_resolution.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "cost/attention_kernels.h"
@@ -40,9 +41,9 @@ double parse_number(const std::string& text, const char* flag) {
 
 // A model recorded at a batch (a profiler trace) is predicted at that batch unless --batch says otherwise. Only files
 // are resolved here: a zoo id has no recorded batch.
-std::int64_t default_batch(const std::string& model, const std::string& fallback) {
-  if (model.ends_with(".json") || model.ends_with(".json.gz")) {
-    const std::int64_t b = resolve_model(model).natural_batch;
+std::int64_t default_batch(const PredictRequest& r, const std::string& fallback) {
+  if (r.model.ends_with(".json") || r.model.ends_with(".json.gz")) {
+    const std::int64_t b = resolve_model(r.model, import_options(r)).natural_batch;
     if (b > 0) return b;
   }
   return parse_count(fallback, "--batch", false, true);
@@ -92,9 +93,15 @@ PredictRequest RequestFlags::to_request() const {
   const bool serving = is_serving(r.mode);
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
-  if (batch.empty()) r.batch = serving ? 1 : default_batch(r.model, d.train_batch);
-  else r.batch = parse_count(batch, "--batch", false, true);
+  // The model's import options (--dim, --seq) before the default batch, which may resolve the model.
   if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
+  for (const auto& d : dims) {
+    const auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
+    r.dims[d.substr(0, eq)] = parse_count(d.substr(eq + 1), "--dim value", false);
+  }
+  if (batch.empty()) r.batch = serving ? 1 : default_batch(r, d.train_batch);
+  else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq_mean.empty()) r.seq_mean = parse_count(seq_mean, "--seq-mean", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
   if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
@@ -143,11 +150,6 @@ PredictRequest RequestFlags::to_request() const {
   if (sequence_parallel || no_sequence_parallel) r.sequence_parallel = sequence_parallel;
   if (overlap_grad_reduce) r.overlap_grad_reduce = true;
   if (precision.empty() && r.mode == Mode::kTrain && wants_parallel_training(r)) r.precision = "amp-bf16";
-  for (const auto& d : dims) {
-    const auto eq = d.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
-    r.dims[d.substr(0, eq)] = parse_count(d.substr(eq + 1), "--dim value", false);
-  }
   return r;
 }
 

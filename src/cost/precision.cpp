@@ -110,23 +110,23 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     plan.note_code = {"note.int8_gemm_only", {{"runtime", runtime.id}}};
   }
   const bool slow_fp16 = device.peak(Pipe::kFp16) < device.peak(Pipe::kFp32);
+  // How many times FP16 math runs below FP32 (only when it does), and the sm, for the notes below.
+  const std::string factor =
+      slow_fp16 ? std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5)) : "";
+  const std::string sm = std::to_string(device.sm_version);
   if ((precision == "fp16" || precision == "amp") && runtime.half_needs_fast_fp16 &&
       !is_tensor_pipe(*pipe) && slow_fp16) {
     // The engine builder keeps FP32 kernels (and so FP32 tensors) on a GPU without fast FP16: nothing changes
     // (RuntimeProfile::half_needs_fast_fp16; its sources in data/runtimes/tensorrt.toml).
-    const std::string factor = std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5));
-    const std::string sm = std::to_string(device.sm_version);
     plan.mixed = false;
     plan.bytes.act = plan.bytes.weight = storage_bytes("fp32");
     plan.note = runtime.id + " builds FP16 kernels only on GPUs with fast FP16; FP16 on sm_" + sm + " runs " + factor +
                 "x below FP32, so the engine stays FP32: " + precision + " gains nothing here";
-    plan.note_code = {"note.half_without_fast_fp16",
+    plan.note_code = {std::string(kNoteHalfWithoutFastFp16),
                       {{"runtime", runtime.id}, {"sm", sm}, {"factor", factor}, {"precision", precision}}};
     return plan;
   }
   if (precision == "fp16" && slow_fp16) {
-    const std::string factor = std::to_string(static_cast<int>(device.peak(Pipe::kFp32) / device.peak(Pipe::kFp16) + 0.5));
-    const std::string sm = std::to_string(device.sm_version);
     if (*pipe == Pipe::kFp16) {
       plan.note = "native FP16 math on sm_" + sm + " runs at " + factor + "x below FP32";
       plan.note_code = {"note.fp16_slow", {{"sm", sm}, {"factor", factor}}};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -15,6 +16,10 @@ namespace perfcast {
 
 // Every precision name the CLI accepts.
 const std::vector<std::string>& precision_names();
+
+// The note code of a half precision that an engine builder keeps in FP32 on a GPU without fast FP16: nothing
+// changes, so the advisor's precision line is this note alone.
+inline constexpr std::string_view kNoteHalfWithoutFastFp16 = "note.half_without_fast_fp16";
 
 struct PrecisionPlan {
   std::string name;             // as requested: fp32, tf32, fp16, bf16, amp, amp-bf16, int8, fp8

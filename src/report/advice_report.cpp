@@ -4,6 +4,7 @@
 
 #include "analysis/cloud.h"
 #include "analysis/intervals.h"
+#include "cost/precision.h"
 #include "report/prediction_report.h"
 
 namespace perfcast {
@@ -31,7 +32,7 @@ std::string precision_reason_zh(const Prediction& base, const Prediction& p) {
   const std::string note = p.precision_note_code.id.empty() ? p.precision_note : reason_text(p.precision_note_code, Lang::kZh);
   switch (a.kind) {
     case PrecisionAccount::Kind::kNote:
-      if (p.precision_note_code.id == "note.half_without_fast_fp16") return note;
+      if (p.precision_note_code.id == kNoteHalfWithoutFastFp16) return note;
       return fmt::format("{}；基线中 {} 的时间受显存带宽限制，这部分会缩短", note, pct(a.dram_share));
     case PrecisionAccount::Kind::kDp4a:
       return "sm_61 的 dp4a 以 4 倍 FP32 速率执行 INT8 点积，激活也缩小 4 倍";

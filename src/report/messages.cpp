@@ -185,6 +185,11 @@ const std::map<std::string_view, Text>& table() {
        {"  no throughput, step time or bottleneck: the pass would run out of memory (try --batch max, a lower "
         "precision or a GPU with more memory)",
         "  没有吞吐量、单步时间和瓶颈：该次前向会显存不足（可试 --batch max、更低的精度或显存更大的 GPU）"}},
+      // No batch fits (batch 1 already, or the weights alone exceed memory): --batch max would fail as well.
+      {"p.no_fit_rest_infer_no_batch",
+       {"  no throughput, step time or bottleneck: the pass would run out of memory at any batch (try a lower "
+        "precision or a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：该次前向在任何批量下都会显存不足（可试更低的精度或显存更大的 GPU）"}},
       {"p.no_fit_rest_parallel",
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --zero 1-3 or --fsdp, "
         "--recompute selective or full, more GPUs for --tp/--pp, or plan --layouts for the layouts that fit)",

@@ -426,8 +426,11 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
                      format_bytes(p.memory.total));
   if (!fits) {
     // A parallel training layout sizes its micro-batch itself (--batch max does not apply); its memory levers differ.
+    // Inference at batch 1, or with weights alone past capacity, fits at no batch: --batch max would fail too.
+    const bool no_batch_fits = p.request.batch <= 1 || p.memory.weights >= p.memory.capacity;
     s += std::string(msg(p.parallel                        ? "p.no_fit_rest_parallel"
                          : p.request.mode == Mode::kTrain ? "p.no_fit_rest"
+                         : no_batch_fits                  ? "p.no_fit_rest_infer_no_batch"
                                                           : "p.no_fit_rest_infer",
                          lang)) +
          "\n";

@@ -309,6 +309,9 @@ void OnnxModel::resolve_inputs() {
       const std::string name = d.param.empty() ? fmt::format("{}:{}", gi.name, a) : d.param;
       if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
       if (options_.dims.count(name)) {
+        if (sequence_ && name == seq_param_ && options_.seq > 0 && options_.seq != options_.dims.at(name))
+          fail(fmt::format("has '{}' as its sequence dimension; --dim {}={} and --seq {} disagree: give one", name,
+                           name, options_.dims.at(name), options_.seq));
         dim_values_[name] = options_.dims.at(name);
       } else if (sequence_ && name == seq_param_ && options_.seq > 0) {
         dim_values_[name] = options_.seq;
