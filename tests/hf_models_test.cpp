@@ -256,8 +256,10 @@ TEST(HfModels, PythiaIsAParallelResidualDecoderWithLayerNorms) {
   EXPECT_EQ(count_ops(g, "ffn_norm"), 12);
   EXPECT_EQ(count_ops(g, "rope_q"), 12);
   EXPECT_EQ(count_ops(g, "ffn_gate"), 0);  // a plain GELU MLP, no gate
-  for (const auto& op : g.ops)
-    if (op.kind == OpKind::kNorm) EXPECT_EQ(op.norm, NormKind::kLayer) << op.name;
+  for (const auto& op : g.ops) {
+    if (op.kind != OpKind::kNorm) continue;
+    EXPECT_EQ(op.norm, NormKind::kLayer) << op.name;
+  }
 }
 
 // EleutherAI/gpt-j-6b model card: 6,053,381,344 parameters. The transformers GPTJForCausalLM of the card's
