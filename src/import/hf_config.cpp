@@ -1,5 +1,6 @@
 // Hugging Face config.json import: LLaMA-style decoders (LLaMA, Mistral, Mixtral, Qwen2, Qwen2-MoE and other
-// model types with the same fields), GPT-2 and BERT. The graph follows the transformers modeling code of each
+// model types with the same fields), GPT-2, BERT/RoBERTa, OPT, Falcon, Phi, GPT-NeoX (Pythia), GPT-J and the
+// T5 / mT5 / Switch Transformers encoder-decoders; families no builder here expresses are refused (unmodelled_types). The graph follows the transformers modeling code of each
 // family: the same graph the zoo builds for the published models (the zoo's LLMs are these configs, see
 // src/import/zoo/llm.cpp; GPT-2 and BERT are the zoo's own builders, src/import/zoo/transformer_blocks.cpp).
 //
@@ -27,7 +28,7 @@ namespace {
 
 using nlohmann::json;
 
-enum class Family { kLlama, kGpt2, kBert, kOpt, kSwitch, kFalcon, kPhi };
+enum class Family { kLlama, kGpt2, kBert, kOpt, kSwitch, kFalcon, kPhi, kNeox, kGptj };
 
 // What the families read by parse_more_families (OPT, Switch Transformers, Falcon, Phi) and the LLaMA-style
 // variants (Gemma) add to the common fields.
@@ -43,13 +44,14 @@ struct FamilyExtras {
   bool rotary = true;          // rotary positions (OPT: learned, ALiBi Falcon: none)
   bool embed_scale = false;    // Gemma: embeddings times sqrt(hidden)
   bool embed_dropout = false, resid_dropout = false, attn_dropout = false;  // dropout > 0 in training
-  std::int64_t positions_offset = 0;  // OPT: max_position_embeddings + 2 learned positions
+  std::int64_t positions_offset = 0;  // learned positions beyond the sequence limit (OPT, RoBERTa: 2)
   std::int64_t embed_proj = 0;        // OPT word_embed_proj_dim (project_in/out when it differs from hidden)
   // Switch Transformers (T5-style encoder-decoder).
   std::int64_t decoder_layers = 0;
   std::int64_t encoder_sparse_step = 0, decoder_sparse_step = 0;  // layer i is sparse when i % step == 1 (0: none)
   std::int64_t expert_capacity = 0;                               // tokens per expert per sequence (0: unlimited)
   std::int64_t relative_buckets = 32;
+  bool gated_ff = false;  // T5 v1.1 / mT5 feed_forward_proj "gated-gelu": act(wi_0) * wi_1 -> wo
 };
 
 struct HfConfig {
@@ -266,7 +268,11 @@ const std::set<std::string>& llama_like_types() {
 
 Family family_of_more_types(const std::string& model_type, Family fallback) {
   if (model_type == "opt") return Family::kOpt;
-  if (model_type == "switch_transformers") return Family::kSwitch;
+  // T5 and mT5 are Switch Transformers' encoder-decoder without experts (transformers' SwitchTransformers
+  // modeling code copies T5's attention, layer norm and dense feed-forward).
+  if (model_type == "switch_transformers" || model_type == "t5" || model_type == "mt5") return Family::kSwitch;
+  if (model_type == "gpt_neox") return Family::kNeox;
+  if (model_type == "gptj") return Family::kGptj;
   if (model_type == "falcon" || model_type == "RefinedWeb" || model_type == "RefinedWebModel") return Family::kFalcon;
   if (model_type == "phi") return Family::kPhi;
   return fallback;
@@ -297,7 +303,29 @@ bool decoder_like(const json& root) {
 }
 
 bool is_more_family(Family f) {
-  return f == Family::kOpt || f == Family::kSwitch || f == Family::kFalcon || f == Family::kPhi;
+  return f == Family::kOpt || f == Family::kSwitch || f == Family::kFalcon || f == Family::kPhi ||
+         f == Family::kNeox || f == Family::kGptj;
+}
+
+// Families of the Hub that no switch of the builders here expresses, with what each has that they lack (from the
+// transformers modeling code of each, models/<type>/modeling_<type>.py). They are refused rather than built as a
+// LLaMA-style decoder or a BERT of the wrong shape.
+const std::map<std::string, std::string>& unmodelled_types() {
+  static const std::map<std::string, std::string> types{
+      {"albert", "factorized embeddings and one layer shared by all blocks"},
+      {"bloom", "ALiBi position biases and a LayerNorm after the embedding"},
+      {"deberta-v2", "disentangled relative-position attention"},
+      {"deberta", "disentangled relative-position attention"},
+      {"distilbert", "a BERT without token types, pooler or next-sentence head, under its own field names"},
+      {"electra", "a generator and discriminator with their own embedding width"},
+      {"gemma2", "four norms per block, logit soft-capping and alternating sliding-window attention"},
+      {"gpt_bigcode", "multi-query attention in a GPT-2 block"},
+      {"gpt_neo", "local attention in alternating layers and unscaled attention scores"},
+      {"mpt", "ALiBi position biases and bias-free LayerNorm"},
+      {"olmo", "non-parametric LayerNorm and clipped q/k/v"},
+      {"starcoder2", "LayerNorm with a plain GELU MLP and sliding-window attention"},
+  };
+  return types;
 }
 
 // A probability or factor field (dropout, partial_rotary_factor): a number in [0, 1].
@@ -410,6 +438,47 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
       c.tied = f.flag_or("tie_word_embeddings", false);
       break;
+    case Family::kNeox: {
+      // transformers GPTNeoXConfig / GPTNeoXLayer (Pythia, GPT-NeoX-20B): LayerNorm, one fused query_key_value
+      // and dense projection with bias (attention_bias), rotary on rotary_pct of each head, a GELU MLP with bias
+      // (dense_h_to_4h, dense_4h_to_h); with use_parallel_residual attention reads input_layernorm(x) and the MLP
+      // post_attention_layernorm(x), both added to x; an untied embed_out without bias.
+      c.hidden = f.count("hidden_size", missing);
+      c.layers = f.count("num_hidden_layers", missing);
+      c.heads = c.kv_heads = f.count("num_attention_heads", missing);
+      c.intermediate = f.count("intermediate_size", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("max_position_embeddings", 0);
+      x.act = activation_of(f, {"hidden_act"}, "gelu", c.path);
+      x.parallel_attn = x.two_norms = f.flag_or("use_parallel_residual", true);
+      x.attn_bias = x.out_bias = f.flag_or("attention_bias", true);
+      c.mlp_bias = true;
+      if (fraction_or(f, "rotary_pct", 0.25, c.path) < 1)
+        c.notes.push_back("partial rotary embedding (rotary_pct) costed as a pass over all of q and k");
+      x.embed_dropout = x.resid_dropout = fraction_or(f, "hidden_dropout", 0.0, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", false);
+      break;
+    }
+    case Family::kGptj:
+      // transformers GPTJConfig / GPTJBlock (GPT-J-6B): one LayerNorm (ln_1) read by attention and MLP in
+      // parallel, q/k/v and out_proj without bias, rotary on rotary_dim of each head, fc_in/fc_out with bias,
+      // an untied lm_head with bias.
+      c.hidden = f.count("n_embd", missing);
+      c.layers = f.count("n_layer", missing);
+      c.heads = c.kv_heads = f.count("n_head", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("n_positions", 0);
+      if (c.hidden > 0) c.intermediate = f.count_or("n_inner", 4 * c.hidden);
+      x.act = activation_of(f, {"activation_function"}, "gelu", c.path);
+      x.parallel_attn = true;
+      c.mlp_bias = x.lm_head_bias = true;
+      if (f.has("rotary_dim")) c.notes.push_back("partial rotary embedding (rotary_dim) costed as a pass over all of q and k");
+      x.embed_dropout = fraction_or(f, "embd_pdrop", 0.0, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "resid_pdrop", 0.0, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attn_pdrop", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", false);
+      break;
     case Family::kSwitch: {
       // transformers SwitchTransformersConfig / SwitchTransformersForConditionalGeneration: a T5 encoder and
       // decoder (RMS layer norms, no biases, relative position buckets), every n-th feed-forward replaced by
@@ -425,10 +494,21 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       c.experts_per_tok = 1;  // SwitchTransformersTop1Router
       c.expert_ffn = c.intermediate;
       x.layer_norm = false;
-      x.act = activation_of(f, {"dense_act_fn", "feed_forward_proj"}, "relu", c.path);
-      if (f.flag_or("is_gated_act", false))
+      // T5Config: feed_forward_proj "relu", "gelu" or "gated-gelu" (T5 v1.1, mT5): a gated one has wi_0 and wi_1.
+      if (const std::string proj = f.text_or("feed_forward_proj", ""); proj.starts_with("gated-")) {
+        x.gated_ff = true;
+        const std::string act = proj.substr(6);
+        if (act != "gelu" && act != "relu" && act != "silu")
+          throw InputError("config '" + c.path + "': feed_forward_proj '" + proj +
+                           "' is not modelled (relu, gelu, gated-gelu, gated-relu, gated-silu)");
+        x.act = activation_of(f, {"dense_act_fn"}, act, c.path);
+      } else {
+        x.act = activation_of(f, {"dense_act_fn", "feed_forward_proj"}, "relu", c.path);
+      }
+      x.gated_ff = x.gated_ff || f.flag_or("is_gated_act", false);
+      if (x.gated_ff && c.experts > 0)
         throw UnsupportedError("config '" + c.path +
-                               "': gated feed-forward (is_gated_act) Switch Transformers are not modelled");
+                               "': gated feed-forward (is_gated_act) Switch Transformers experts are not modelled");
       x.decoder_layers = f.count_or("num_decoder_layers", c.layers);
       x.encoder_sparse_step =
           c.experts ? switch_sparse_step(f, "num_sparse_encoder_layers", "encoder_sparse_step", c.layers) : 0;
@@ -473,13 +553,17 @@ HfConfig parse_config(const std::string& path) {
   else if (is_bert_type(c.model_type)) c.family = Family::kBert;
   else c.family = Family::kLlama;
   c.family = family_of_more_types(c.model_type, c.family);
+  if (const auto it = unmodelled_types().find(c.model_type); it != unmodelled_types().end())
+    throw UnsupportedError("config '" + path + "' (" + c.model_type + ") is not modelled (" + it->second +
+                           "): export the model to ONNX and pass the .onnx file");
   if (c.family == Family::kBert && c.model_type != "bert")
     c.notes.push_back("model_type '" + c.model_type + "' is built as BERT with its pre-training heads (MLM and NSP)");
   if (c.family == Family::kLlama && !c.model_type.empty() && !llama_like_types().count(c.model_type)) {
     if (!decoder_like(root))
       throw UnsupportedError("config '" + path + "' (" + c.model_type +
                              ") is not a decoder LLM and its family is not modelled: perfcast reads LLaMA-style "
-                             "decoders, GPT-2, BERT/RoBERTa, OPT, Falcon, Phi and Switch Transformers configs; export "
+                             "decoders, GPT-2, GPT-NeoX/Pythia, GPT-J, BERT/RoBERTa, OPT, Falcon, Phi, T5/mT5 and "
+                             "Switch Transformers configs; export "
                              "the model to ONNX and pass the .onnx file");
     c.notes.push_back("model_type '" + c.model_type + "' is built as a LLaMA-style decoder (RMSNorm, rotary, SwiGLU)");
   }
@@ -506,6 +590,15 @@ HfConfig parse_config(const std::string& path) {
     c.vocab = f.count("vocab_size", missing);
     c.max_positions = f.count("max_position_embeddings", missing);
     c.type_vocab = f.count_or("type_vocab_size", 2);
+    if (c.model_type != "bert" && c.max_positions > 0) {
+      // RobertaEmbeddings numbers positions from padding_idx + 1 (pad_token_id 1): of the 514 learned positions
+      // the first two are never a token's, so the sequence limit is 512.
+      c.x.positions_offset = (f.has("pad_token_id") ? f.count_or_zero("pad_token_id") : 1) + 1;
+      if (c.max_positions <= c.x.positions_offset)
+        throw InputError("config '" + path + "': max_position_embeddings " + std::to_string(c.max_positions) +
+                         " leaves no position after the padding offset " + std::to_string(c.x.positions_offset));
+      c.max_positions -= c.x.positions_offset;
+    }
     c.kv_heads = c.heads;
     c.tied = true;  // the MLM decoder shares the word embeddings
   } else {
@@ -676,7 +769,7 @@ Graph build_gpt2(const HfConfig& c, const std::string& id, const ModelOptions& o
 // ---- BERT (as zoo bert_base/bert_large: BertForPreTraining with MLM and NSP heads) ---------------------------
 Graph build_bert(const HfConfig& c, const std::string& id, const ModelOptions& o) {
   const std::int64_t seq = o.seq == 0 ? std::min<std::int64_t>(128, c.max_positions) : sequence_length(c, id, o, true);
-  const BertDims d{.vocab = c.vocab, .positions = c.max_positions, .type_vocab = c.type_vocab, .layers = c.layers,
+  const BertDims d{.vocab = c.vocab, .positions = c.max_positions + c.x.positions_offset, .type_vocab = c.type_vocab, .layers = c.layers,
                    .hidden = c.hidden, .heads = c.heads, .intermediate = c.intermediate};
   return bert_pretraining_graph(id, d, seq, o.batch);
 }
@@ -797,6 +890,11 @@ Graph build_switch(const HfConfig& c, const std::string& id, const ModelOptions&
     Tensor f;
     if (sparse) {
       f = switch_sparse_mlp(b, h, c, expert_ops);
+    } else if (x_.gated_ff) {  // T5DenseGatedActDense
+      Tensor g = activation(b, b.linear(h, c.intermediate, false, "DenseReluDense.wi_0"), x_.act);
+      Tensor u = b.mul(g, b.linear(h, c.intermediate, false, "DenseReluDense.wi_1"), "DenseReluDense.gate");
+      if (x_.resid_dropout) u = b.dropout(u, "DenseReluDense.dropout");
+      f = b.linear(u, c.hidden, false, "DenseReluDense.wo");
     } else {
       Tensor u = activation(b, b.linear(h, c.intermediate, false, "DenseReluDense.wi"), x_.act);
       if (x_.resid_dropout) u = b.dropout(u, "DenseReluDense.dropout");
@@ -908,6 +1006,8 @@ ModelSource model_from_hf_config(const std::string& path) {
     case Family::kOpt:
     case Family::kFalcon:
     case Family::kPhi:
+    case Family::kNeox:
+    case Family::kGptj:
       m.family = "llm";
       m.decoder_llm = true;
       m.default_seq = std::min<std::int64_t>(c.max_positions ? c.max_positions : 2048, 2048);
@@ -917,7 +1017,7 @@ ModelSource model_from_hf_config(const std::string& path) {
       m.family = "transformer";
       m.default_seq = kSwitchDefaultSeq;
       m.eager_attention_only =
-          "Hugging Face's switch_transformers has eager attention only (its relative position bias is added to the "
+          "Hugging Face's " + c.model_type + " has eager attention only (its relative position bias is added to the "
           "scores; attn_implementation 'sdpa' and 'flash_attention_2' are refused)";
       m.build = [c, path](const ModelOptions& o) { return build_switch(c, path, o); };
       break;
