@@ -10,10 +10,10 @@
 //   run ~7 TFLOPS.
 // - Tesla P4 (75 W) against Tesla P40 (250 W), the same GP10x SM: P4 at n = 8192, 4.01 TFLOPS (issue #9, PyTorch
 //   2.2.2+cu121, stock clocks; 4.13 with the clock raised to 1500 MHz: the power limit, not the clock setting,
-//   holds it), P40 10.07 TFLOPS (database.md, best of the five sizes, PyTorch 2.8.0). Pascal's SGEMM efficiency
-//   fitted to NeuSight's PyTorch 2.1 kernels is ~0.7 of these CUDA 12 rates on every Pascal board (P100 PCIe too,
-//   docs/calibration.md), so the ratio of the two boards is the check: it is their clocks' ratio times their SM
-//   and peak ratio, the efficiency cancels.
+//   holds it), P40 10.07 TFLOPS (database.md, best of the five sizes, PyTorch 2.8.0). torch.mm is an "nn" cuBLAS
+//   call, which on Pascal runs maxwell_sgemm_128x64_nn (docs/calibration.md, session 33 h/gp102gemm33); the power
+//   model's GP10x clock under that load is not checked here, so the ratio of the two boards is the check: it is
+//   their clocks' ratio times their SM and peak ratio, the efficiency cancels.
 // - Tesla T4 FP16 tensor-core GEMM: "about 24" TFLOPS for cuBLAS 4096 x 4096 x 4096 run 100 times back to back,
 //   which NVIDIA's moderator attributes to the 70 W power cap (forums.developer.nvidia.com/t/264462); the tensor
 //   pipe's clock, which no constant here was set from.

@@ -91,6 +91,7 @@ struct TileCacheEntry {
   std::uint64_t context = 0;  // 0: empty
   std::int64_t m = 0, n = 0, k = 0, batch = 0;
   bool tensor = false;
+  bool weight_operand = true;  // picks the plain or the nn tile set of a single cuBLAS SGEMM (search_tile)
   GemmLibrary library = GemmLibrary::kAny;
   KernelCostModel::TileChoice choice;
 };
@@ -234,10 +235,10 @@ KernelCostModel::TileChoice KernelCostModel::choose_tile(const MatmulGeometry& g
   if (!cache) cache = std::make_unique<TileCacheEntry[]>(kTileCacheSlots);
   TileCacheEntry& e = cache[tile_cache_slot(tile_context_, g, tensor, library)];
   if (e.context == tile_context_ && e.m == g.m && e.n == g.n && e.k == g.k && e.batch == g.batch &&
-      e.tensor == tensor && e.library == library)
+      e.tensor == tensor && e.weight_operand == g.weight_operand && e.library == library)
     return e.choice;
   const TileChoice choice = search_tile(g, tensor, library);
-  e = TileCacheEntry{tile_context_, g.m, g.n, g.k, g.batch, tensor, library, choice};
+  e = TileCacheEntry{tile_context_, g.m, g.n, g.k, g.batch, tensor, g.weight_operand, library, choice};
   return choice;
 }
 
@@ -253,13 +254,20 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
   static const std::vector<std::pair<int, int>> kAnyTile;
   const bool cublas_sets = !tensor && library == GemmLibrary::kCublas;
   const auto& allowed = !cublas_sets ? kAnyTile : batched ? arch_.sgemm_tiles_batched : arch_.sgemm_tiles;
+  // The plain set is read off the fit's linear rows (x W^T: cuBLAS "tn" kernels), the batched one off its bmm rows
+  // (both operands activations: "nn" kernels). A single product of two activations is an "nn" call too, and the
+  // measured single-matrix nn calls (bmm rows with B = 1) ran tiles of either set: Pascal's maxwell_sgemm_128x64_nn,
+  // in the batched set only, on P100 and P4; Volta's and Ampere's 32x128_nn / 128x32_nn, in the plain set.
+  const bool nn_single = cublas_sets && !batched && !g.weight_operand;
+  const auto& also_allowed = nn_single ? arch_.sgemm_tiles_batched : kAnyTile;
   // cuDNN's CUDA-core implicit-GEMM forward kernels tile the output pixels (N x P x Q, the GEMM's m) by
   // implicit_gemm_tile_m whatever the shape ([conv] implicit_gemm_tile_m, read off their names and grids).
   const double cudnn_tile_m = !tensor && library == GemmLibrary::kCudnnNoSplit ? c_.implicit_gemm_tile_m : 0;
   const auto usable = [&](const GemmTile& t) {
     if (cudnn_tile_m > 0 && t.m != cudnn_tile_m) return false;
-    return allowed.empty() ||
-           std::find(allowed.begin(), allowed.end(), std::pair{static_cast<int>(t.m), static_cast<int>(t.n)}) != allowed.end();
+    const std::pair<int, int> mn{static_cast<int>(t.m), static_cast<int>(t.n)};
+    return allowed.empty() || std::find(allowed.begin(), allowed.end(), mn) != allowed.end() ||
+           std::find(also_allowed.begin(), also_allowed.end(), mn) != also_allowed.end();
   };
   // The best tile the library runs on this architecture (plain or batched) is the one its large GEMMs reach the
   // architecture's SGEMM efficiency with; the other tiles are relative to it (Pascal's cuBLAS runs no 128x128).
