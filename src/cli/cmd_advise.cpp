@@ -39,23 +39,25 @@ Command advise_command() {
               // The trace measured its own model: without --model, the default scenario's model (nodule3d at batch
               // 4) would be anchored to another model's step.
               RequestFlags flags = s->flags;
-              if (!s->trace.empty() && model_option->count() == 0) flags.request.model = s->trace;
-              const PredictRequest request = flags.to_request();
-              if (wants_parallel_training(request))
-                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not advise");
-              if (!s->trace.empty() && (!s->measured.empty() || !s->measured_step.empty()))
-                throw InputError("give one measurement: --trace, --measured or --measured-step");
               const bool model_is_trace = !s->trace.empty() && model_option->count() == 0;
-              Advice a = [&] {
+              if (model_is_trace) flags.request.model = s->trace;
+              // The other way to cost a trace without shapes: a model named by id, anchored to its step. Reading the
+              // request already builds the model (its default batch), so both steps carry the hint.
+              const auto with_trace_hint = [&](auto&& step) {
                 try {
-                  return advise(request);
+                  return step();
                 } catch (const InputError& e) {
-                  // The other way to cost a trace without shapes: a model named by id, anchored to its step.
                   if (!model_is_trace || e.reason().id != "trace.no_input_shapes") throw;
                   throw InputError(std::string(e.what()) + "; or give --model ID (perfcast models) to cost that "
                                    "model against the trace's measured step");
                 }
-              }();
+              };
+              const PredictRequest request = with_trace_hint([&] { return flags.to_request(); });
+              if (wants_parallel_training(request))
+                throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not advise");
+              if (!s->trace.empty() && (!s->measured.empty() || !s->measured_step.empty()))
+                throw InputError("give one measurement: --trace, --measured or --measured-step");
+              Advice a = with_trace_hint([&] { return advise(request); });
               a.baseline.anchor = s->trace.empty() ? make_anchor(a.baseline, s->measured, s->measured_step)
                                                    : anchor_from_trace(a.baseline, s->trace);
               const std::string page = s->report.html.empty() ? "" : advice_html(a, lang);

@@ -46,7 +46,7 @@ Command trace_command() {
                 if (!s->write_gpu.empty() || !s->html.empty())
                   throw InputError("--write-gpu and --html apply to one trace, not a folder");
                 const TraceFolder f = summarize_trace_folder(s->file);
-                std::cout << (s->json ? trace_folder_json(f).dump(2) + "\n" : trace_folder_text(f));
+                report_out() << (s->json ? trace_folder_json(f).dump(2) + "\n" : trace_folder_text(f));
                 return 0;
               }
               const KinetoTrace t = read_kineto_trace(s->file);
@@ -99,8 +99,8 @@ Command trace_command() {
               const std::string page = s->html.empty() ? "" : trace_html(sum, cmp, why);
               if (!gpu_file.empty()) write_output_file(s->write_gpu, gpu_file);
               if (!s->html.empty()) write_output_file(s->html, page);
-              std::cout << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
-              if (!wrote.empty()) (s->json ? std::cerr : std::cout) << wrote;
+              report_out() << (s->json ? trace_json(sum, cmp, why).dump(2) + "\n" : trace_text(sum, cmp, why));
+              if (!wrote.empty()) (s->json ? std::cerr : report_out()) << wrote;
               return 0;
             });
           }};

@@ -66,6 +66,7 @@ std::string toml_text(const toml::table& table) {
     out += c;
     ++i;
   }
+  if (!out.empty() && out.back() != '\n') out += '\n';  // a text file's last line ends with a newline
   return out;
 }
 
