@@ -346,13 +346,19 @@ TEST_F(CliConsistencyTest, JsonCountsAreIntegers) {
   EXPECT_TRUE(contains(run("predict --model resnet50 --json").out, "\"kernel_launches\": ")) << "as an integer";
   // Bytes and FLOPs are counts too (README): whole numbers, rounded where the model computes an expectation.
   EXPECT_TRUE(j["flops_per_sample"].is_number_integer()) << j["flops_per_sample"];
-  for (const auto& [key, value] : j["memory"].items())
-    if (key.ends_with("_bytes")) EXPECT_TRUE(value.is_number_integer()) << key << " " << value;
+  for (const auto& [key, value] : j["memory"].items()) {
+    if (key.ends_with("_bytes")) {
+      EXPECT_TRUE(value.is_number_integer()) << key << " " << value;
+    }
+  }
   for (const auto& op : j["ops"])
     EXPECT_TRUE(op["flops"].is_number_integer() && op["bytes"].is_number_integer()) << op.dump();
   const nlohmann::json adv = run_json("advise --model resnet50 --mode infer --json");
-  for (const auto& st : adv["strategies"])
-    if (st.contains("memory_delta_bytes")) EXPECT_TRUE(st["memory_delta_bytes"].is_number_integer()) << st.dump();
+  for (const auto& st : adv["strategies"]) {
+    if (st.contains("memory_delta_bytes")) {
+      EXPECT_TRUE(st["memory_delta_bytes"].is_number_integer()) << st.dump();
+    }
+  }
   for (const auto& c : adv["breakdown"])
     EXPECT_TRUE(c["flops"].is_number_integer() && c["bytes"].is_number_integer()) << c.dump();
   const nlohmann::json op = run_json("op --gpu a100-sxm4-40gb --op matmul --m 1000 --n 1000 --k 1000 --json");
