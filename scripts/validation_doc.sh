@@ -810,9 +810,9 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   echo "Gathered in session 34 before that session's model changes were merged, from two sources no other data file uses:"
   echo "dividiti's Collective Knowledge Caffe benchmark on one GTX 1080 (dividiti/ck-caffe-nvidia-gtx1080 experiment JSON:"
-  echo "BVLC Caffe master and NVIDIA Caffe 0.15, both on cuDNN 5.1, 'caffe time' forward pass of BVLC AlexNet and GoogLeNet at"
-  echo "batch 2-16, FP32) and a CNTK developer's ResNet-50 training figures in microsoft/CNTK issue #2848 (CNTK 2.4, V100 FP16"
-  echo "and P100 FP32, batch 32; the GPU parts assumed PCIe 16GB)."
+  echo "BVLC Caffe master and NVIDIA Caffe 0.15, both on cuDNN 5.1, 'caffe time' forward pass of BVLC AlexNet, GoogLeNet and"
+  echo "SqueezeNet 1.1 at batch 2-16, FP32) and a CNTK developer's ResNet-50 training figures in microsoft/CNTK issue #2848"
+  echo "(CNTK 2.4, V100 FP16 and P100 FP32, batch 32; the GPU parts assumed PCIe 16GB)."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s34.md"
