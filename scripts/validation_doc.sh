@@ -75,6 +75,7 @@ $bin validate data/validation/eval_gpu_s32c.csv --markdown "$tmp/eval_gpu_s32c.m
 $bin validate data/validation/eval_gpu_s33.csv --markdown "$tmp/eval_gpu_s33.md" >/dev/null
 $bin validate data/validation/eval_gpu_s33b.csv --markdown "$tmp/eval_gpu_s33b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s33c.csv --markdown "$tmp/eval_gpu_s33c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s34b.csv --markdown "$tmp/eval_gpu_s34b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -804,6 +805,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s33c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s34b.csv (frozen)"
+  echo
+  echo "Gathered in session 34 before that session's model changes were merged, from one source no other data file uses:"
+  echo "XTuner's full-parameter fine-tuning speed tables (InternLM/xtuner docs/zh_cn/acceleration/benchmark.rst and"
+  echo "xtuner/configs/llama/llama3_8b/README.md): Llama 2 7B at sequence 8192 and 32768 on 8 A100-SXM4-80GB, Llama 2 70B at"
+  echo "8192 on 32, Llama 3 8B at 8192 on 4 and 8, DeepSpeed ZeRO-3 in BF16 with activation checkpointing and packed"
+  echo "varlen flash attention (Hugging Face transformers, PyTorch 1.13), tokens/s per GPU; sequence-parallel rows left out."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s34b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
