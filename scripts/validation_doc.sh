@@ -809,10 +809,9 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "# Evaluation: eval_gpu_s34b.csv (frozen)"
   echo
   echo "Gathered in session 34 before that session's model changes were merged, from one source no other data file uses:"
-  echo "XTuner's full-parameter fine-tuning speed tables (InternLM/xtuner docs/zh_cn/acceleration/benchmark.rst and"
-  echo "xtuner/configs/llama/llama3_8b/README.md): Llama 2 7B at sequence 8192 and 32768 on 8 A100-SXM4-80GB, Llama 2 70B at"
-  echo "8192 on 32, Llama 3 8B at 8192 on 4 and 8, DeepSpeed ZeRO-3 in BF16 with activation checkpointing and packed"
-  echo "varlen flash attention (Hugging Face transformers, PyTorch 1.13), tokens/s per GPU; sequence-parallel rows left out."
+  echo "XTuner's Llama 3 8B full fine-tuning speed table (InternLM/xtuner xtuner/configs/llama/llama3_8b/README.md):"
+  echo "Llama 3 8B at sequence 8192 on 4, 8 and 16 A100-80G, DeepSpeed ZeRO-3 in BF16 with activation checkpointing and"
+  echo "packed varlen flash attention (Hugging Face transformers), tokens/s per GPU; sequence-parallel rows left out."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s34b.md"
