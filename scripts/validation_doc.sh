@@ -76,6 +76,7 @@ $bin validate data/validation/eval_gpu_s33.csv --markdown "$tmp/eval_gpu_s33.md"
 $bin validate data/validation/eval_gpu_s33b.csv --markdown "$tmp/eval_gpu_s33b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s33c.csv --markdown "$tmp/eval_gpu_s33c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s34.csv --markdown "$tmp/eval_gpu_s34.md" >/dev/null
+$bin validate data/validation/eval_gpu_s34b.csv --markdown "$tmp/eval_gpu_s34b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -816,6 +817,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s34.md"
+  echo
+  echo "# Evaluation: eval_gpu_s34b.csv (frozen)"
+  echo
+  echo "Gathered in session 34 before that session's model changes were merged, from one source no other data file uses:"
+  echo "XTuner's Llama 3 8B full fine-tuning speed table (InternLM/xtuner xtuner/configs/llama/llama3_8b/README.md):"
+  echo "Llama 3 8B at sequence 8192 on 4, 8 and 16 A100-80G, DeepSpeed ZeRO-3 in BF16 with activation checkpointing and"
+  echo "packed varlen flash attention (Hugging Face transformers), tokens/s per GPU; sequence-parallel rows left out."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s34b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
