@@ -77,6 +77,7 @@ $bin validate data/validation/eval_gpu_s33b.csv --markdown "$tmp/eval_gpu_s33b.m
 $bin validate data/validation/eval_gpu_s33c.csv --markdown "$tmp/eval_gpu_s33c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s34.csv --markdown "$tmp/eval_gpu_s34.md" >/dev/null
 $bin validate data/validation/eval_gpu_s34b.csv --markdown "$tmp/eval_gpu_s34b.md" >/dev/null
+$bin validate data/validation/eval_cpu_s34.csv --markdown "$tmp/eval_cpu_s34.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -827,6 +828,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s34b.md"
+  echo
+  echo "# Evaluation: eval_cpu_s34.csv (frozen)"
+  echo
+  echo "Gathered in session 34 before that session's model changes were merged, from one source no other data file uses:"
+  echo "philschmid/aws-neuron-samples' CPU baseline (benchmark/results/benchmmark_c6i.2xlarge_*.csv): batch-1 inference of"
+  echo "Hugging Face bert-base-uncased, bert-large-uncased and roberta-base (sequence classification, padded to 8-512 tokens)"
+  echo "and google/vit-base-patch16-224 in PyTorch 1.13 eager FP32 on an AWS c6i.2xlarge (4 cores of a Xeon Platinum 8375C),"
+  echo "mean latency of 100 calls after 10 warm-up calls."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s34.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
