@@ -170,6 +170,29 @@ TEST(LlmServing, LatencyTargetsGiveARateThatMeetsThem) {
   EXPECT_LE(p.slo->at_best_batch->tpot_p99_ms, 30);
 }
 
+TEST(LlmServing, AnOfferedRateAboveWhatMeetsTheTargetsIsSplitOverCopies) {
+  // A buyer asks for 20 requests/s within a p99 TTFT; one GPU meets it up to some lower rate. A Poisson stream sent at
+  // random to one of k copies is k Poisson streams of rate / k (thinning), so k copies meet the targets once rate / k
+  // is at most the rate one copy sustains within them: k = ceil(offered / that rate), and k - 1 copies would not do.
+  ServeRequest r = serve("h100-sxm5-80gb", "llama-3-8b", 1, 1024, 256);
+  r.num_requests = 300;
+  r.request_rate = 60;
+  r.slo_ttft_ms = 500;
+  const ServePrediction p = predict_serving(r);
+  ASSERT_TRUE(p.slo);
+  ASSERT_TRUE(p.slo->at_max_rate);
+  ASSERT_FALSE(p.slo->at_best_batch) << "one H100 serving Llama 3 8B at 60 requests/s of 1024 + 256 tokens";
+  const int k = p.slo->replicas_for_offered_rate;
+  ASSERT_GE(k, 2);
+  EXPECT_LE(r.request_rate / k, p.slo->at_max_rate->request_rate);
+  EXPECT_GT(r.request_rate / (k - 1), p.slo->at_max_rate->request_rate);
+  // At an offered rate that meets the targets one copy is enough.
+  r.request_rate = 1;
+  const ServePrediction one = predict_serving(r);
+  ASSERT_TRUE(one.slo);
+  EXPECT_EQ(one.slo->replicas_for_offered_rate, 1);
+}
+
 // The published serving benchmarks: output-throughput rows at most 15% off at the median (issue 16's target).
 TEST(LlmServingValidation, PublishedServingThroughput) {
   const auto checks = check_serving_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/llm_serving.csv");
@@ -209,6 +232,26 @@ TEST_F(LlmServingCli, ServeModeJsonAndOneLineErrors) {
     EXPECT_EQ(test::lines_of(r.err).size(), 1u) << bad << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << bad;
   }
+  // Latency targets read like --deadline: a bare number is milliseconds (--help), "500ms" and "0.5s" the same target;
+  // a unit it does not know is one line naming the flag.
+  for (const char* slo : {"500", "500ms", "0.5s"}) {
+    r = run(std::string("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 128 --output-len 32 "
+                        "--num-requests 30 --request-rate 2 --json --slo-ttft ") + slo);
+    ASSERT_EQ(r.code, 0) << slo << ": " << r.err;
+    EXPECT_NE(r.out.find("\"ttft_p99_target_ms\": 500"), std::string::npos) << slo;
+  }
+  for (const char* slo : {"5m", "ms", "-1ms", "0s"}) {
+    r = run(std::string("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 128 --output-len 32 "
+                        "--slo-tpot ") + slo);
+    EXPECT_EQ(r.code, 2) << slo;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("--slo-tpot"), std::string::npos) << r.err;
+  }
+  // A target not given reads "none", not "- ms".
+  r = run("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 128 --output-len 32 --num-requests 30 "
+          "--request-rate 2 --slo-ttft 500ms");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("TTFT 500 ms, TPOT none"), std::string::npos) << r.out;
   r = run("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 8000 --output-len 500");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("context of 8192"), std::string::npos) << r.err;

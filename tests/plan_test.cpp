@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/cloud.h"
 #include "analysis/plan.h"
 #include "cli_runner.h"
@@ -493,6 +495,47 @@ TEST_F(PlanCliTest, LayoutsTitleNamesTheSequenceLengthItRan) {
   const std::string title = r.out.substr(0, r.out.find('\n'));
   EXPECT_EQ(title.find("seq 0"), std::string::npos) << title;
   EXPECT_NE(title.find(", seq "), std::string::npos) << title;
+}
+
+TEST_F(PlanCliTest, LayoutsHonourTheBudgetAndNameTheInstanceTheyArePricedOn) {
+  // Session 34's buyer: a 1B-class decoder (OPT-1.3B's published config) on 20e9 tokens. --budget was read and left
+  // out: a run over it was listed as meeting the plan. The cost is time x GPUs x an instance's on-demand price per
+  // GPU-hour (data/cloud/prices.toml); the row names that instance so the buyer knows what to rent.
+  const std::string base = "plan --layouts --gpu h100-sxm5-80gb --model " + std::string(PERFCAST_SOURCE_DIR) +
+                           "/data/models/hf/opt-1.3b.json --gpus 8 --seq 2048 --train-tokens 2e10 --deadline 30d --top 1 --json";
+  const CliResult all = run(base);
+  ASSERT_EQ(all.code, 0) << all.err;
+  const auto j = nlohmann::json::parse(all.out);
+  ASSERT_FALSE(j["meeting"].is_null());
+  const double usd = j["meeting"]["train_usd"].get<double>();
+  const double hours = j["meeting"]["train_hours"].get<double>();
+  const int gpus = j["meeting"]["gpus"].get<int>();
+  // One node of 8 H100 SXM: the cheapest per GPU-hour in the catalog is Lambda's 8x H100 SXM, $23.92 an hour.
+  EXPECT_EQ(j["meeting"]["price_instance"], "lambda-8x-h100-sxm");
+  EXPECT_NEAR(j["meeting"]["usd_per_gpu_hour"].get<double>(), 23.92 / 8, 1e-9);
+  EXPECT_NEAR(usd, hours * gpus * 23.92 / 8, 1e-6 * usd);
+  // A budget below that cost leaves no count meeting the plan; one above it keeps the same answer.
+  const CliResult poor = run(base + " --budget " + std::to_string(0.5 * usd));
+  ASSERT_EQ(poor.code, 0) << poor.err;
+  EXPECT_TRUE(nlohmann::json::parse(poor.out)["meeting"].is_null()) << poor.out;
+  const CliResult rich = run(base + " --budget " + std::to_string(2 * usd));
+  ASSERT_EQ(rich.code, 0) << rich.err;
+  EXPECT_EQ(nlohmann::json::parse(rich.out)["meeting"]["layout"], j["meeting"]["layout"]);
+  // The text says which, names the instance and prints memory per GPU in GiB as predict and compare do.
+  std::string text_args = base.substr(0, base.size() - std::string(" --json").size()) + " --budget " + std::to_string(0.5 * usd);
+  const CliResult text = run(text_args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("meets the deadline and the budget"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("lambda-8x-h100-sxm at $2.99/GPU-h"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GiB"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(" GB "), std::string::npos) << text.out;
+  // Flags of the instance search that the layouts cannot honour are refused, not read and dropped.
+  const std::string layouts = "plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8";
+  expect_error(layouts + " --prices x.toml", "--prices does not apply to plan --layouts");
+  expect_error(layouts + " --spot", "--spot does not apply to plan --layouts");
+  expect_error(layouts + " --epochs 3", "--train-tokens");
+  expect_error(layouts + " --dataset-size 1000", "--train-tokens");
+  expect_error(layouts + " --budget 100", "--deadline");
 }
 
 TEST_F(PlanCliTest, PlanNeverPrintsARateAsZero) {

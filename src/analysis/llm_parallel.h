@@ -37,8 +37,11 @@ struct LayoutPlan {
   std::vector<ParallelTrainingCost> layouts;    // at request.gpus x request.nodes, fastest first
   std::vector<ParallelTrainingCost> by_count;   // deadline search: the fastest layout per node count
   std::optional<ParallelTrainingCost> meeting;  // the cheapest (fewest GPU-hours) count that meets the deadline
+                                                // (and, with a budget, costs no more than it)
 };
+// `budget_usd`: the most the run may cost (on demand); a count over it does not meet the plan. A GPU with no price in
+// the catalog meets no budget.
 LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus,
-                        const LayoutSearch& search = {});
+                        const LayoutSearch& search = {}, std::optional<double> budget_usd = std::nullopt);
 
 }  // namespace perfcast

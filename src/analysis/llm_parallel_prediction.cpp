@@ -481,7 +481,8 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
   return out;
 }
 
-LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus, const LayoutSearch& search) {
+LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus, const LayoutSearch& search,
+                        std::optional<double> budget_usd) {
   if (deadline_hours > 0 && request.train_tokens <= 0)
     throw InputError("--deadline with --layouts needs --train-tokens (the tokens the run must train)");
   LayoutPlan plan;
@@ -494,7 +495,8 @@ LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, in
     if (found.empty()) continue;
     plan.by_count.push_back(found.front());
     const auto& best = found.front();
-    if (best.train_hours <= deadline_hours &&
+    const bool within_budget = !budget_usd || (best.train_usd > 0 && best.train_usd <= *budget_usd);
+    if (best.train_hours <= deadline_hours && within_budget &&
         (!plan.meeting || best.train_hours * best.gpus < plan.meeting->train_hours * plan.meeting->gpus))
       plan.meeting = best;
   }

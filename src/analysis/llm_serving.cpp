@@ -312,6 +312,9 @@ ServePrediction predict_serving(const ServeRequest& request) {
       if (meets(m, r) && (!s.at_best_batch || m.output_tokens_per_s > s.at_best_batch->output_tokens_per_s)) s.at_best_batch = m;
     }
     if (!s.at_max_rate) s.note = "no request rate meets the targets at this layout";
+    if (r.request_rate > 0 && s.at_max_rate && s.at_max_rate->request_rate > 0)
+      s.replicas_for_offered_rate =
+          s.at_best_batch ? 1 : std::max(1, static_cast<int>(std::ceil(r.request_rate / s.at_max_rate->request_rate)));
     p.slo = s;
   }
   p.request = r;

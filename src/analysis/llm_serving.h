@@ -52,6 +52,10 @@ struct SloResult {
   double ttft_ms = 0, tpot_ms = 0;              // the targets (p99; 0 = none)
   std::optional<ServeMetrics> at_max_rate;      // the highest request rate meeting them (engine's batch limit)
   std::optional<ServeMetrics> at_best_batch;    // the batch limit with the most throughput meeting them
+  // Copies of this layout (tp x pp GPUs each) behind a load balancer that serve the offered rate within the targets:
+  // a Poisson stream split at random over k copies is k Poisson streams of rate / k, so k = ceil(offered rate /
+  // at_max_rate's rate); 1 when the offered rate meets them already, 0 without an offered rate or a rate that meets.
+  int replicas_for_offered_rate = 0;
   std::string note;
 };
 

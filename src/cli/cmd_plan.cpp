@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <iostream>
+#include <optional>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "analysis/llm_parallel.h"
@@ -79,23 +82,31 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
           {"step_ms", c.step.step_us / 1e3},
           {"memory_per_gpu_bytes", rounded_count_json(c.memory.total)},
           {"train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr)},
-          {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)}};
+          {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)},
+          {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? nlohmann::json(c.usd_per_gpu_hour) : nlohmann::json(nullptr)},
+          {"price_instance", c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance)}};
 }
 
+// Memory per GPU in GiB, as predict and compare print it (an "80GB" card holds 80 GiB).
 std::string layout_row(const ParallelTrainingCost& c) {
-  return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>12}\n", c.layout_text, c.gpus,
-                     c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total / 1e9,
+  return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>12}  {}\n", c.layout_text, c.gpus,
+                     c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total / (1024.0 * 1024 * 1024),
                      c.train_tokens > 0 ? format_hours(c.train_hours) : "-",
-                     c.train_usd > 0 ? format_usd(c.train_usd) : "-");
+                     c.train_usd > 0 ? format_usd(c.train_usd) : "-",
+                     c.train_usd > 0 ? fmt::format("{} at {}/GPU-h", c.price_instance, format_usd(c.usd_per_gpu_hour))
+                                     : std::string());
 }
 
 // `plan --layouts`: training layouts of a decoder language model for a GPU count, and with --deadline the
 // smallest count that meets it.
-int plan_layouts_command(const PredictRequest& base, const std::string& deadline, int max_gpus, std::size_t top,
-                         bool json) {
+int plan_layouts_command(const PredictRequest& base, const std::string& deadline, std::optional<double> budget_usd,
+                         int max_gpus, std::size_t top, bool json) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
   if (!deadline.empty()) check_deadline_hours(hours);
-  const LayoutPlan plan = plan_layouts(base, hours, max_gpus);
+  // The budget judges the node counts of the deadline search, as plan's instance search judges its options.
+  if (budget_usd && deadline.empty())
+    throw InputError("--budget with --layouts needs --deadline and --train-tokens (the node counts it judges)");
+  const LayoutPlan plan = plan_layouts(base, hours, max_gpus, {}, budget_usd);
   // Without --seq the layouts run at the model's default sequence length; the title says which.
   const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, import_options(base)).default_seq;
   if (json) {
@@ -105,6 +116,8 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
     j["gpu"] = base.gpu;
     j["gpus"] = base.gpus * base.nodes;
     j["train_tokens"] = base.train_tokens > 0 ? nlohmann::json(base.train_tokens) : nlohmann::json(nullptr);
+    j["deadline_hours"] = hours > 0 ? nlohmann::json(hours) : nlohmann::json(nullptr);
+    j["budget_usd"] = budget_usd ? nlohmann::json(*budget_usd) : nlohmann::json(nullptr);
     j["layouts"] = nlohmann::json::array();
     for (const auto& c : plan.layouts) j["layouts"].push_back(layout_json(c));
     j["by_count"] = nlohmann::json::array();
@@ -116,24 +129,29 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
                               base.model, base.gpus * base.nodes, base.gpu, base.gpus, base.nodes, base.precision,
                               seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
-  const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "layout", "GPUs",
-                                         "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "cost");
+  const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}  {}\n", "layout", "GPUs",
+                                         "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "cost",
+                                         base.train_tokens > 0 ? "priced on (on demand)" : "");
   const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "", "", "", "%", "ms",
-                                        "GB", "", "USD");
+                                        "GiB", "", "USD");
   if (plan.layouts.empty()) o += "  no layout fits in memory at this GPU count\n";
   else {
     o += fmt::format("{} layouts fit in memory; fastest first:\n", plan.layouts.size()) + header + units;
     for (std::size_t i = 0; i < plan.layouts.size() && (top == 0 || i < top); ++i) o += layout_row(plan.layouts[i]);
   }
   if (hours > 0) {
-    o += fmt::format("\nFastest layout per node count (deadline {}):\n", format_hours(hours)) + header + units;
+    const std::string budget_part = budget_usd ? fmt::format(", budget {}", format_usd(*budget_usd)) : std::string();
+    o += fmt::format("\nFastest layout per node count (deadline {}{}):\n", format_hours(hours), budget_part) + header +
+         units;
     for (const auto& c : plan.by_count) o += layout_row(c);
-    o += plan.meeting ? "meets the deadline with the fewest GPU-hours:\n" + layout_row(*plan.meeting)
-                      : fmt::format("no count up to {} GPUs meets the deadline\n", max_gpus);
+    const std::string what = budget_usd ? "the deadline and the budget" : "the deadline";
+    o += plan.meeting ? "meets " + what + " with the fewest GPU-hours:\n" + layout_row(*plan.meeting)
+                      : fmt::format("no count up to {} GPUs meets {}\n", max_gpus, what);
   }
   o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
-       "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances)\n";
+       "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances), the "
+       "instance named beside it; mem/GPU: GiB, what must fit in the card's memory\n";
   report_out() << o;
   return 0;
 }
@@ -194,9 +212,19 @@ Command plan_command() {
                 base.gpu = s->gpu;
                 base.mode = Mode::kTrain;
                 if (s->flags.precision.empty()) base.precision = "amp-bf16";
+                // The layouts price the run on data/cloud/prices.toml's on-demand rates and count tokens, not epochs:
+                // flags of the instance search would otherwise be read and silently left out.
+                for (const auto& [given, flag, why] : std::initializer_list<std::tuple<bool, const char*, const char*>>{
+                         {!s->prices.empty(), "--prices", "the layouts are priced on data/cloud/prices.toml's on-demand rates"},
+                         {s->spot, "--spot", "the layouts are priced on data/cloud/prices.toml's on-demand rates"},
+                         {!s->dataset_size.empty(), "--dataset-size", "the run's size is --train-tokens"},
+                         {s->epochs != "1", "--epochs", "the run's size is --train-tokens"}})
+                  if (given) throw InputError(fmt::format("{} does not apply to plan --layouts: {}", flag, why));
+                std::optional<double> budget;
+                if (!s->budget.empty()) budget = positive_number(s->budget, "--budget");
                 const auto max_gpus = whole_count(s->max_gpus, "--max-gpus", 1);
-                return plan_layouts_command(base, s->deadline, static_cast<int>(max_gpus), whole_count(s->top, "--top", 0),
-                                            s->report.json);
+                return plan_layouts_command(base, s->deadline, budget, static_cast<int>(max_gpus),
+                                            whole_count(s->top, "--top", 0), s->report.json);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
               // --gpu names the GPU of --layouts only: the instance search always covers every GPU type in the price

@@ -22,6 +22,25 @@ double number(const std::string& text, const char* flag, bool allow_zero, bool a
   return v;
 }
 
+// A latency target in milliseconds: a bare number is milliseconds (as --help says), or a number with a unit, "500ms"
+// or "0.5s", as --deadline takes one; InputError naming the flag otherwise.
+double latency_ms(const std::string& text, const char* flag) {
+  double scale = 1;
+  std::string digits = text;
+  if (digits.size() > 2 && digits.ends_with("ms")) {
+    digits.resize(digits.size() - 2);
+  } else if (digits.size() > 1 && digits.back() == 's') {
+    digits.pop_back();
+    scale = 1000;
+  }
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(v) || !(v > 0))
+    throw InputError(fmt::format("{} takes a positive latency in ms (500) or with a unit (500ms, 0.5s), got '{}'", flag,
+                                 text));
+  return v * scale;
+}
+
 std::int64_t count(const std::string& text, const char* flag) {
   std::int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -66,8 +85,8 @@ ServeRequest ServingFlags::to_request(const PredictRequest& base, bool runtime_g
   if (!num_requests.empty()) r.num_requests = count(num_requests, "--num-requests");
   if (!prefix_cache_hit.empty()) r.prefix_cache_hit = number(prefix_cache_hit, "--prefix-cache-hit", true);
   if (!max_batch.empty()) r.max_batch = count(max_batch, "--max-batch");
-  if (!slo_ttft.empty()) r.slo_ttft_ms = number(slo_ttft, "--slo-ttft", false);
-  if (!slo_tpot.empty()) r.slo_tpot_ms = number(slo_tpot, "--slo-tpot", false);
+  if (!slo_ttft.empty()) r.slo_ttft_ms = latency_ms(slo_ttft, "--slo-ttft");
+  if (!slo_tpot.empty()) r.slo_tpot_ms = latency_ms(slo_tpot, "--slo-tpot");
   return r;
 }
 
@@ -89,8 +108,8 @@ void add_serving_flags(CLI::App& app, ServingFlags& f) {
   add("--prefix-cache-hit", f.prefix_cache_hit,
       "--mode serve: share 0..1 of each prompt already in the prefix cache (default 0)");
   add("--max-batch", f.max_batch, "--mode serve: running requests per batch (default: the engine's)");
-  add("--slo-ttft", f.slo_ttft, "--mode serve: p99 time-to-first-token target, ms");
-  add("--slo-tpot", f.slo_tpot, "--mode serve: p99 time-per-output-token target, ms");
+  add("--slo-ttft", f.slo_ttft, "--mode serve: p99 time-to-first-token target: ms (500), or with a unit (500ms, 0.5s)");
+  add("--slo-tpot", f.slo_tpot, "--mode serve: p99 time-per-output-token target: ms (40), or with a unit (40ms, 0.04s)");
 }
 
 }  // namespace perfcast::cli

@@ -84,6 +84,8 @@ nlohmann::json serving_json(const ServePrediction& p) {
     s["tpot_p99_target_ms"] = p.slo->tpot_ms > 0 ? nlohmann::json(p.slo->tpot_ms) : nlohmann::json(nullptr);
     s["max_request_rate"] = p.slo->at_max_rate ? metrics_json(*p.slo->at_max_rate) : nlohmann::json(nullptr);
     s["best_max_batch"] = p.slo->at_best_batch ? metrics_json(*p.slo->at_best_batch) : nlohmann::json(nullptr);
+    s["replicas_for_offered_rate"] =
+        p.slo->replicas_for_offered_rate > 0 ? nlohmann::json(p.slo->replicas_for_offered_rate) : nlohmann::json(nullptr);
     if (!p.slo->note.empty()) s["note"] = p.slo->note;
     j["slo"] = s;
   }
@@ -109,8 +111,9 @@ std::string serving_text(const ServePrediction& p) {
                    p.allreduce_us_per_step / 1e3);
   s += metrics_lines(p.metrics, "  ");
   if (p.slo) {
-    s += fmt::format("latency targets (p99): TTFT {} ms, TPOT {} ms\n", p.slo->ttft_ms > 0 ? fmt::format("{:g}", p.slo->ttft_ms) : "-",
-                     p.slo->tpot_ms > 0 ? fmt::format("{:g}", p.slo->tpot_ms) : "-");
+    s += fmt::format("latency targets (p99): TTFT {}, TPOT {}\n",
+                     p.slo->ttft_ms > 0 ? fmt::format("{:g} ms", p.slo->ttft_ms) : "none",
+                     p.slo->tpot_ms > 0 ? fmt::format("{:g} ms", p.slo->tpot_ms) : "none");
     if (p.slo->at_max_rate) {
       s += fmt::format("  highest request rate meeting them: {:.3g} requests/s\n", p.slo->at_max_rate->request_rate);
       s += metrics_lines(*p.slo->at_max_rate, "    ");
@@ -124,6 +127,11 @@ std::string serving_text(const ServePrediction& p) {
       s += "  no batch limit meets them at the offered rate" +
            std::string(r.request_rate > 0 ? "" : " (all requests at once: give --request-rate)") + "\n";
     }
+    if (p.slo->replicas_for_offered_rate > 1)
+      s += fmt::format("  the offered {:g} requests/s within them: {} copies of this layout ({} GPUs), each taking {:.3g} "
+                       "requests/s of the stream\n",
+                       r.request_rate, p.slo->replicas_for_offered_rate, p.slo->replicas_for_offered_rate * p.gpus,
+                       r.request_rate / p.slo->replicas_for_offered_rate);
   }
   s += "legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per request;\n"
        "        output tokens/s = all output tokens / (last token - first arrival); p50/p99 over the requests\n";
