@@ -649,6 +649,8 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       c.vocab = f.count("vocab_size", missing);
       c.max_positions = f.count_or("max_seq_len", 0);
       c.intermediate = f.count_or("expansion_ratio", 4) * c.hidden;
+      check_limit("config '" + c.path + "': expansion_ratio x d_model", c.intermediate,
+                  input_limits().max_intermediate_size, "max_intermediate_size");
       x.attn_bias = x.out_bias = c.mlp_bias = !f.flag_or("no_bias", true);
       x.norm_bias = false;
       x.rotary = false;
