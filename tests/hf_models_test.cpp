@@ -10,7 +10,9 @@
 
 #include "analysis/predict.h"
 #include "core/error.h"
+#include "graph/op_arithmetic.h"
 #include "import/model_source.h"
+#include "import/onnx_export.h"
 
 namespace perfcast {
 namespace {
@@ -613,6 +615,30 @@ TEST(HfModels, AlbertBaseHas12MillionParametersAndSharesItsLayer) {
       EXPECT_EQ(op.mm.k, 768);
     }
   EXPECT_EQ(intermediate, 12);
+}
+
+// perfcast export of a config's graph, read back by the ONNX importer: the same parameters and forward FLOPs
+// (LayerNorms without bias or weight included). ALBERT's shared layers are refused in one line.
+TEST(HfModels, ExportedConfigGraphsReimportWithTheSameParametersAndFlops) {
+  if (!onnx_supported()) GTEST_SKIP() << "perfcast was built without ONNX support";
+  const auto flops = [](const Graph& g) {
+    double f = 0;
+    for (const auto& op : g.ops) f += forward_work(op, {}, false).flops;
+    return f;
+  };
+  const fs::path onnx = fs::temp_directory_path() / "perfcast_hf_roundtrip.onnx";
+  for (const char* file : {"starcoder2-3b.json", "olmo-1b.json", "olmo-2-7b.json", "bloom-560m.json", "mpt-7b.json",
+                           "santacoder.json", "gpt-neo-125m.json", "pythia-160m.json", "distilbert-base-uncased.json",
+                           "electra-small-discriminator.json"}) {
+    SCOPED_TRACE(file);
+    const Graph g = fixture(file, 32);
+    std::ofstream(onnx, std::ios::binary) << graph_to_onnx(g).bytes;
+    const Graph back = resolve_model(onnx.string()).build(ModelOptions{1, 32});
+    EXPECT_EQ(back.params(), g.params());
+    EXPECT_NEAR(flops(back), flops(g), flops(g) * 1e-9);
+  }
+  EXPECT_THROW(graph_to_onnx(fixture("albert-base-v2.json", 32)), UnsupportedError);
+  fs::remove(onnx);
 }
 
 TEST(HfModels, NewFamiliesPredictTraining) {
