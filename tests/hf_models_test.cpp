@@ -618,7 +618,8 @@ TEST(HfModels, AlbertBaseHas12MillionParametersAndSharesItsLayer) {
 }
 
 // perfcast export of a config's graph, read back by the ONNX importer: the same parameters and forward FLOPs
-// (LayerNorms without bias or weight included). ALBERT's shared layers are refused in one line.
+// (LayerNorms without bias or weight, Gemma 2's scales and soft-capping included). ALBERT's shared layers are
+// refused in one line.
 TEST(HfModels, ExportedConfigGraphsReimportWithTheSameParametersAndFlops) {
   if (!onnx_supported()) GTEST_SKIP() << "perfcast was built without ONNX support";
   const auto flops = [](const Graph& g) {
@@ -627,7 +628,7 @@ TEST(HfModels, ExportedConfigGraphsReimportWithTheSameParametersAndFlops) {
     return f;
   };
   const fs::path onnx = fs::temp_directory_path() / "perfcast_hf_roundtrip.onnx";
-  for (const char* file : {"starcoder2-3b.json", "olmo-1b.json", "olmo-2-7b.json", "bloom-560m.json", "mpt-7b.json",
+  for (const char* file : {"gemma-2-2b.json", "starcoder2-3b.json", "olmo-1b.json", "olmo-2-7b.json", "bloom-560m.json", "mpt-7b.json",
                            "santacoder.json", "gpt-neo-125m.json", "pythia-160m.json", "distilbert-base-uncased.json",
                            "electra-small-discriminator.json"}) {
     SCOPED_TRACE(file);

@@ -641,6 +641,11 @@ void Writer::elementwise(int id, const Op& op) {
   const double f = op.flops_per_out_elem;
   if (f == 1 && op.saves_output) {
     node("Relu", {x}, {name}, name);
+  } else if (f == 1 && !op.saves_input && !op.saves_output && !op.in_place) {
+    // The builder's scale (times a constant: Gemma's embedding scale, soft-capping's divide and multiply); the
+    // graph keeps no factor, the file writes 1.
+    auto* n = node("Mul", {x, scalar("factor", 1.0f)}, {name}, name);
+    n->set_doc_string("perfcast scale by a constant, factor not kept");
   } else if (f == 2 && op.in_place) {
     node("Clip", {x, scalar("min", 0), scalar("max", 6)}, {name}, name);
   } else if (f == 2 && op.saves_mask) {
