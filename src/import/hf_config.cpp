@@ -1,6 +1,7 @@
 // Hugging Face config.json import: LLaMA-style decoders (LLaMA, Mistral, Mixtral, Qwen2, Qwen2-MoE and other
 // model types with the same fields), GPT-2, BERT/RoBERTa, OPT, Falcon, Phi, GPT-NeoX (Pythia), GPT-J and the
-// T5 / mT5 / Switch Transformers encoder-decoders; families no builder here expresses are refused (unmodelled_types). The graph follows the transformers modeling code of each
+// T5 / mT5 / Switch Transformers encoder-decoders, Gemma 2, OLMo / OLMo 2, StarCoder2, GPT-BigCode, GPT-Neo, BLOOM,
+// MPT, DistilBERT, ELECTRA and ALBERT; families no builder here expresses are refused (unmodelled_types). The graph follows the transformers modeling code of each
 // family: the same graph the zoo builds for the published models (the zoo's LLMs are these configs, see
 // src/import/zoo/llm.cpp; GPT-2 and BERT are the zoo's own builders, src/import/zoo/transformer_blocks.cpp).
 //
@@ -28,7 +29,11 @@ namespace {
 
 using nlohmann::json;
 
-enum class Family { kLlama, kGpt2, kBert, kOpt, kSwitch, kFalcon, kPhi, kNeox, kGptj };
+enum class Family {
+  kLlama, kGpt2, kBert, kOpt, kSwitch, kFalcon, kPhi, kNeox, kGptj,
+  kStarcoder2, kBigcode, kGptNeo, kBloom, kMpt,  // GPT-style decoders (build_gpt_style)
+  kEncoder                                       // DistilBERT, ELECTRA, ALBERT (bert_encoder_graph)
+};
 
 // What the families read by parse_more_families (OPT, Switch Transformers, Falcon, Phi) and the LLaMA-style
 // variants (Gemma) add to the common fields.
@@ -44,6 +49,15 @@ struct FamilyExtras {
   bool rotary = true;          // rotary positions (OPT: learned, ALiBi Falcon: none)
   bool embed_scale = false;    // Gemma: embeddings times sqrt(hidden)
   bool embed_dropout = false, resid_dropout = false, attn_dropout = false;  // dropout > 0 in training
+  bool learned_positions = false;  // a learned position table (OPT, GPT-BigCode, GPT-Neo)
+  bool embed_norm = false;         // BLOOM word_embeddings_layernorm
+  bool norm_bias = true;           // MPT: LayerNorms without bias
+  bool norm_params = true;         // OLMo: non-parametric LayerNorms (no weight, no bias)
+  bool pre_norms = true;           // a norm before attention and MLP (OLMo 2: none)
+  bool post_norms = false;         // Gemma 2, OLMo 2: a norm on the attention and MLP outputs before the residual add
+  bool qk_norm = false;            // OLMo 2: RMSNorm over all of q and over all of k
+  bool final_softcap = false;      // Gemma 2 final_logit_softcapping: logits / cap, tanh, times cap
+  std::string eager_only;          // why transformers runs this family's own attention only ("": sdpa and flash too)
   std::int64_t positions_offset = 0;  // learned positions beyond the sequence limit (OPT, RoBERTa: 2)
   std::int64_t embed_proj = 0;        // OPT word_embed_proj_dim (project_in/out when it differs from hidden)
   // Switch Transformers (T5-style encoder-decoder).
@@ -52,6 +66,10 @@ struct FamilyExtras {
   std::int64_t expert_capacity = 0;                               // tokens per expert per sequence (0: unlimited)
   std::int64_t relative_buckets = 32;
   bool gated_ff = false;  // T5 v1.1 / mT5 feed_forward_proj "gated-gelu": act(wi_0) * wi_1 -> wo
+  // DistilBERT, ELECTRA, ALBERT.
+  EncoderHeads heads;
+  std::int64_t layer_groups = 0;  // ALBERT num_hidden_groups
+  std::string layer_code;         // data/graph_code id of the eager layer ("": none counted)
 };
 
 struct HfConfig {
@@ -259,8 +277,8 @@ json read_json(const std::string& path) {
 
 // Model types built as LLaMA-style decoders: RMSNorm, rotary positions, SwiGLU MLP, optional GQA and MoE.
 const std::set<std::string>& llama_like_types() {
-  static const std::set<std::string> types{"llama", "mistral",   "mixtral", "qwen2", "qwen2_moe",
-                                           "qwen3", "qwen3_moe", "gemma",   "phi3"};
+  static const std::set<std::string> types{"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+                                           "qwen3_moe", "gemma", "gemma2", "phi3", "olmo", "olmo2"};
   return types;
 }
 
@@ -275,6 +293,12 @@ Family family_of_more_types(const std::string& model_type, Family fallback) {
   if (model_type == "gptj") return Family::kGptj;
   if (model_type == "falcon" || model_type == "RefinedWeb" || model_type == "RefinedWebModel") return Family::kFalcon;
   if (model_type == "phi") return Family::kPhi;
+  if (model_type == "starcoder2") return Family::kStarcoder2;
+  if (model_type == "gpt_bigcode") return Family::kBigcode;
+  if (model_type == "gpt_neo") return Family::kGptNeo;
+  if (model_type == "bloom") return Family::kBloom;
+  if (model_type == "mpt") return Family::kMpt;
+  if (model_type == "distilbert" || model_type == "electra" || model_type == "albert") return Family::kEncoder;
   return fallback;
 }
 
@@ -304,7 +328,8 @@ bool decoder_like(const json& root) {
 
 bool is_more_family(Family f) {
   return f == Family::kOpt || f == Family::kSwitch || f == Family::kFalcon || f == Family::kPhi ||
-         f == Family::kNeox || f == Family::kGptj;
+         f == Family::kNeox || f == Family::kGptj || f == Family::kStarcoder2 || f == Family::kBigcode ||
+         f == Family::kGptNeo || f == Family::kBloom || f == Family::kMpt || f == Family::kEncoder;
 }
 
 // Families of the Hub that no switch of the builders here expresses, with what each has that they lack (from the
@@ -312,18 +337,8 @@ bool is_more_family(Family f) {
 // LLaMA-style decoder or a BERT of the wrong shape.
 const std::map<std::string, std::string>& unmodelled_types() {
   static const std::map<std::string, std::string> types{
-      {"albert", "factorized embeddings and one layer shared by all blocks"},
-      {"bloom", "ALiBi position biases and a LayerNorm after the embedding"},
       {"deberta-v2", "disentangled relative-position attention"},
       {"deberta", "disentangled relative-position attention"},
-      {"distilbert", "a BERT without token types, pooler or next-sentence head, under its own field names"},
-      {"electra", "a generator and discriminator with their own embedding width"},
-      {"gemma2", "four norms per block, logit soft-capping and alternating sliding-window attention"},
-      {"gpt_bigcode", "multi-query attention in a GPT-2 block"},
-      {"gpt_neo", "local attention in alternating layers and unscaled attention scores"},
-      {"mpt", "ALiBi position biases and bias-free LayerNorm"},
-      {"olmo", "non-parametric LayerNorm and clipped q/k/v"},
-      {"starcoder2", "LayerNorm with a plain GELU MLP and sliding-window attention"},
   };
   return types;
 }
@@ -366,6 +381,30 @@ std::int64_t switch_sparse_step(const Fields& f, const std::string& sparse_key, 
 
 bool switch_sparse_layer(std::int64_t l, std::int64_t step) { return step > 0 && (step == 1 || l % step == 1); }
 
+// Local (sliding-window) attention in `local` of the layers: costed as full causal attention, which eager and sdpa
+// attention run (every score computed, the far ones masked); flash_attention_2 skips the blocks beyond the window.
+void note_local_attention(HfConfig& c, std::int64_t window, std::int64_t local) {
+  if (window <= 0 || local <= 0) return;
+  c.notes.push_back("sliding-window attention (" + std::to_string(window) + " tokens) in " + std::to_string(local) +
+                    " of " + std::to_string(c.layers) +
+                    " layers costed as full causal attention beyond the window (as eager and sdpa run it; "
+                    "flash_attention_2 skips the masked blocks)");
+}
+
+// GPT-Neo attention_types, e.g. [[["global", "local"], 12]]: how many layers are local.
+std::int64_t gpt_neo_local_layers(const Fields& f, std::int64_t layers) {
+  const json* types = f.find("attention_types");
+  if (!types || !types->is_array()) return layers / 2;  // GPTNeoConfig's default: global and local alternate
+  std::int64_t local = 0;
+  for (const auto& entry : *types) {
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_array() || !entry[1].is_number_integer()) continue;
+    std::int64_t per = 0;
+    for (const auto& t : entry[0]) per += t.is_string() && t.get<std::string>() == "local";
+    local += per * std::clamp<std::int64_t>(entry[1].get<std::int64_t>(), 0, layers);
+  }
+  return std::min(local, layers);
+}
+
 void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>& missing) {
   auto& x = c.x;
   x.layer_norm = true;
@@ -385,6 +424,7 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       x.act = activation_of(f, {"activation_function"}, "relu", c.path);
       x.attn_bias = x.out_bias = c.mlp_bias = f.flag_or("enable_bias", true);
       x.rotary = false;
+      x.learned_positions = true;
       x.positions_offset = 2;
       x.embed_dropout = x.resid_dropout = fraction_or(f, "dropout", 0.1, c.path) > 0;
       x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
@@ -522,6 +562,164 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       if (f.flag_or("router_bias", false)) c.notes.push_back("router_bias: the router's bias is not counted");
       break;
     }
+    case Family::kStarcoder2:
+      // transformers Starcoder2Config / Starcoder2DecoderLayer: pre-LN (LayerNorm with bias), q/k/v/o with bias
+      // (use_bias) and grouped key/value heads, rotary, a plain GELU MLP (c_fc, c_proj, use_bias), a final LayerNorm
+      // and an LM head tied to the embedding by default.
+      c.hidden = f.count("hidden_size", missing);
+      c.layers = f.count("num_hidden_layers", missing);
+      c.heads = f.count("num_attention_heads", missing);
+      c.kv_heads = f.count_or("num_key_value_heads", c.heads);
+      c.intermediate = f.count("intermediate_size", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("max_position_embeddings", 0);
+      x.act = activation_of(f, {"hidden_act"}, "gelu", c.path);
+      x.attn_bias = x.out_bias = c.mlp_bias = f.flag_or("use_bias", true);
+      x.embed_dropout = fraction_or(f, "embedding_dropout", 0.0, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "residual_dropout", 0.0, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      note_local_attention(c, f.count_or_zero("sliding_window"), c.layers);
+      break;
+    case Family::kBigcode:
+      // transformers GPTBigCodeConfig / GPTBigCodeBlock (SantaCoder, StarCoder): GPT-2's block with multi-query
+      // attention (one key/value head, c_attn of hidden + 2 x head_dim outputs), biases everywhere, learned
+      // positions, the LM head tied to wte.
+      c.hidden = f.count_any({"n_embd", "hidden_size"}, missing);
+      c.layers = f.count_any({"n_layer", "num_hidden_layers"}, missing);
+      c.heads = f.count_any({"n_head", "num_attention_heads"}, missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_any({"n_positions", "max_position_embeddings"}, missing);
+      if (c.hidden > 0) c.intermediate = f.count_or("n_inner", 4 * c.hidden);
+      c.kv_heads = f.flag_or("multi_query", true) ? 1 : c.heads;
+      x.act = activation_of(f, {"activation_function"}, "gelu", c.path);
+      x.attn_bias = x.out_bias = c.mlp_bias = true;
+      x.rotary = false;
+      x.learned_positions = true;
+      x.embed_dropout = fraction_or(f, "embd_pdrop", 0.1, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "resid_pdrop", 0.1, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attn_pdrop", 0.1, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      break;
+    case Family::kGptNeo:
+      // transformers GPTNeoConfig / GPTNeoBlock: GPT-2's block with q/k/v projections without bias, out_proj and
+      // the MLP with bias, learned positions, a tied LM head; local attention (window_size) in the layers
+      // attention_types names, and unscaled scores (no cost of their own).
+      c.hidden = f.count("hidden_size", missing);
+      c.layers = f.count("num_layers", missing);
+      c.heads = c.kv_heads = f.count("num_heads", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count("max_position_embeddings", missing);
+      if (c.hidden > 0) c.intermediate = f.count_or("intermediate_size", 4 * c.hidden);
+      x.act = activation_of(f, {"activation_function"}, "gelu", c.path);
+      x.out_bias = c.mlp_bias = true;
+      x.rotary = false;
+      x.learned_positions = true;
+      x.embed_dropout = fraction_or(f, "embed_dropout", 0.0, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "resid_dropout", 0.0, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      if (c.layers > 0) note_local_attention(c, f.count_or("window_size", 256), gpt_neo_local_layers(f, c.layers));
+      break;
+    case Family::kBloom:
+      // transformers BloomConfig / BloomBlock: a LayerNorm after the word embedding, pre-LN blocks with one fused
+      // query_key_value and dense projection (bias), a GELU MLP of 4x hidden (bias), no position embedding: ALiBi
+      // biases enter the score GEMM (baddbmm), no pass of their own. Eager attention only; the LM head is tied.
+      c.hidden = f.count_any({"hidden_size", "n_embed"}, missing);
+      c.layers = f.count_any({"n_layer", "num_hidden_layers"}, missing);
+      c.heads = c.kv_heads = f.count_any({"n_head", "num_attention_heads"}, missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("seq_length", 0);
+      c.intermediate = 4 * c.hidden;
+      x.attn_bias = x.out_bias = c.mlp_bias = true;
+      x.rotary = false;
+      x.embed_norm = true;
+      x.resid_dropout = fraction_or(f, "hidden_dropout", 0.0, c.path) > 0;
+      x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
+      x.eager_only = "Hugging Face's bloom has eager attention only (ALiBi biases enter its baddbmm score GEMM)";
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      break;
+    case Family::kMpt: {
+      // transformers MptConfig / MptBlock: LayerNorms without bias, a fused Wqkv and out_proj, up_proj -> GELU ->
+      // down_proj of expansion_ratio x d_model (bias when no_bias is false), ALiBi added to the eager scores,
+      // no position embedding, the LM head tied to wte.
+      c.hidden = f.count("d_model", missing);
+      c.layers = f.count("n_layers", missing);
+      c.heads = c.kv_heads = f.count("n_heads", missing);
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("max_seq_len", 0);
+      c.intermediate = f.count_or("expansion_ratio", 4) * c.hidden;
+      check_limit("config '" + c.path + "': expansion_ratio x d_model", c.intermediate,
+                  input_limits().max_intermediate_size, "max_intermediate_size");
+      x.attn_bias = x.out_bias = c.mlp_bias = !f.flag_or("no_bias", true);
+      x.norm_bias = false;
+      x.rotary = false;
+      x.embed_dropout = fraction_or(f, "emb_pdrop", 0.0, c.path) > 0;
+      x.resid_dropout = fraction_or(f, "resid_pdrop", 0.0, c.path) > 0;
+      if (const json* a = f.find("attn_config"); a && a->is_object()) {
+        const Fields attn(*a, *a, c.path);
+        x.attn_dropout = fraction_or(attn, "attn_pdrop", 0.0, c.path) > 0;
+        if (attn.has("clip_qkv")) c.notes.push_back("clip_qkv: the clamp of q, k and v is not costed");
+        if (attn.flag_or("qk_ln", false))
+          throw UnsupportedError("config '" + c.path + "' (mpt): attn_config qk_ln is not modelled (transformers' "
+                                 "MptAttention has no q/k LayerNorm): export the model to ONNX and pass the .onnx file");
+      }
+      c.notes.push_back("ALiBi position biases: one add over the attention scores, not costed");
+      x.eager_only = "Hugging Face's mpt has eager attention only (ALiBi biases are added to the scores)";
+      c.tied = f.flag_or("tie_word_embeddings", true);
+      break;
+    }
+    case Family::kEncoder: {
+      // transformers DistilBertForMaskedLM (dim, n_layers, n_heads, hidden_dim; no token types, no pooler),
+      // ElectraForPreTraining / ElectraForMaskedLM (BERT's encoder under an embedding of embedding_size projected
+      // to hidden; the discriminator's or the generator's head) and AlbertForPreTraining / AlbertForMaskedLM
+      // (factorized embedding, layers sharing num_hidden_groups groups of weights, an MLM head at the embedding
+      // width, the sentence-order head on the pooler). Post-LN BERT layers with biases throughout.
+      auto& h = x.heads;
+      if (c.model_type == "distilbert") {
+        c.hidden = f.count("dim", missing);
+        c.layers = f.count("n_layers", missing);
+        c.heads = f.count("n_heads", missing);
+        c.intermediate = f.count("hidden_dim", missing);
+        c.type_vocab = 0;
+        h.sentence = false;
+        if (f.flag_or("sinusoidal_pos_embds", false))
+          c.notes.push_back("sinusoidal_pos_embds: the position table is fixed, counted as parameters");
+      } else {
+        c.hidden = f.count("hidden_size", missing);
+        c.layers = f.count("num_hidden_layers", missing);
+        c.heads = f.count("num_attention_heads", missing);
+        c.intermediate = f.count("intermediate_size", missing);
+        c.type_vocab = f.count_or("type_vocab_size", 2);
+        x.embed_proj = f.count_or("embedding_size", 128);  // ElectraConfig and AlbertConfig default
+        bool masked_lm = false;
+        if (const json* arch = f.find("architectures"); arch && arch->is_array())
+          for (const auto& a : *arch) masked_lm = masked_lm || (a.is_string() && a.get<std::string>().ends_with("ForMaskedLM"));
+        if (c.model_type == "electra") {
+          x.layer_code = "hf_bert";  // ElectraLayer is transformers' BertLayer, copied
+          h.sentence = false;
+          h.mlm = masked_lm;  // the generator
+          h.mlm_width = x.embed_proj;
+          h.discriminator = !masked_lm;
+        } else {
+          x.layer_groups = f.count_or("num_hidden_groups", 1);
+          if (f.count_or("inner_group_num", 1) != 1)
+            throw UnsupportedError("config '" + c.path + "' (albert): inner_group_num above 1 is not modelled: export "
+                                   "the model to ONNX and pass the .onnx file");
+          if (x.layer_groups > c.layers)
+            throw InputError("config '" + c.path + "': num_hidden_groups " + std::to_string(x.layer_groups) +
+                             " exceeds the " + std::to_string(c.layers) + " layers");
+          h.mlm_width = x.embed_proj;
+          h.sentence = !masked_lm;  // AlbertForMaskedLM has no pooler
+        }
+      }
+      c.kv_heads = c.heads;
+      c.vocab = f.count("vocab_size", missing);
+      c.max_positions = f.count_or("max_position_embeddings", 512);
+      x.act = activation_of(f, {"activation", "hidden_act"}, "gelu", c.path);
+      c.tied = true;  // the MLM decoder shares the word embeddings
+      break;
+    }
     default:
       break;
   }
@@ -530,11 +728,32 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
 
 // Model types built by build_llama with their own variations: Gemma's GeGLU MLP (gelu on the gate), embeddings
 // scaled by sqrt(hidden) and tied LM head by default (transformers GemmaConfig / GemmaModel).
+// Gemma 2 (transformers Gemma2DecoderLayer) adds a norm on the attention and MLP outputs (four RMSNorms a block),
+// soft-caps the final logits (divide, tanh, multiply) and the attention scores, and alternates sliding-window and
+// global attention. OLMo (OlmoDecoderLayer) uses LayerNorms without weight or bias; OLMo 2 (Olmo2DecoderLayer)
+// norms the attention and MLP outputs only (no pre-norm) and RMS-norms all of q and all of k.
 void apply_llama_variants(HfConfig& c, const Fields& f) {
-  if (c.model_type == "gemma") {
+  if (c.model_type == "gemma" || c.model_type == "gemma2") {
     c.x.act = activation_of(f, {"hidden_activation", "hidden_act"}, "gelu", c.path);
     c.x.embed_scale = true;
     c.tied = f.flag_or("tie_word_embeddings", true);
+  }
+  if (c.model_type == "gemma2") {
+    c.x.post_norms = true;
+    c.x.final_softcap = f.has("final_logit_softcapping");
+    if (f.has("attn_logit_softcapping"))
+      c.notes.push_back("attention logit soft-capping (tanh over the scores in eager attention) not costed");
+    // Gemma2DecoderLayer: even layers slide, odd layers attend globally.
+    note_local_attention(c, f.count_or_zero("sliding_window"), (c.layers + 1) / 2);
+  }
+  if (c.model_type == "olmo") {
+    c.x.layer_norm = true;
+    c.x.norm_params = false;
+    if (f.has("clip_qkv")) c.notes.push_back("clip_qkv: the clamp of q, k and v is not costed");
+  }
+  if (c.model_type == "olmo2") {
+    c.x.pre_norms = false;
+    c.x.post_norms = c.x.qk_norm = true;
   }
 }
 
@@ -562,7 +781,8 @@ HfConfig parse_config(const std::string& path) {
     if (!decoder_like(root))
       throw UnsupportedError("config '" + path + "' (" + c.model_type +
                              ") is not a decoder LLM and its family is not modelled: perfcast reads LLaMA-style "
-                             "decoders, GPT-2, GPT-NeoX/Pythia, GPT-J, BERT/RoBERTa, OPT, Falcon, Phi, T5/mT5 and "
+                             "decoders, GPT-2, GPT-NeoX/Pythia, GPT-J, GPT-Neo, GPT-BigCode, StarCoder2, BLOOM, MPT, "
+                             "BERT/RoBERTa, DistilBERT, ELECTRA, ALBERT, OPT, Falcon, Phi, T5/mT5 and "
                              "Switch Transformers configs; export "
                              "the model to ONNX and pass the .onnx file");
     c.notes.push_back("model_type '" + c.model_type + "' is built as a LLaMA-style decoder (RMSNorm, rotary, SwiGLU)");
@@ -674,6 +894,16 @@ std::int64_t sequence_length(const HfConfig& c, const std::string& id, const Mod
   return seq;
 }
 
+// The block's norm: RMSNorm, or LayerNorm (with bias; MPT's without; OLMo's without weight or bias either).
+Tensor norm_of(GraphBuilder& b, const Tensor& x, const HfConfig& c, const std::string& name) {
+  const Tensor y = c.x.layer_norm ? b.layer_norm(x, name) : b.rms_norm(x, name);
+  if (c.x.layer_norm && (!c.x.norm_bias || !c.x.norm_params)) {
+    Op& op = b.graph_for_update().ops[static_cast<std::size_t>(y.id)];
+    op.params = op.weight_elems = c.x.norm_params ? x.shape.back() : 0;
+  }
+  return y;
+}
+
 // ---- LLaMA-style decoder ---------------------------------------------------------------------------------
 // transformers LlamaForCausalLM / MistralForCausalLM / MixtralForCausalLM / Qwen2(Moe)ForCausalLM: token
 // embedding, per block RMSNorm -> q/k/v projections (bias for Qwen2) -> rotary embedding on q and k -> causal
@@ -717,18 +947,24 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
   std::vector<int> expert_ops;
   for (std::int64_t l = 0; l < c.layers; ++l) {
     b.set_scope("blk." + std::to_string(l) + ".");
-    Tensor h = b.rms_norm(x, "attn_norm");
+    Tensor h = c.x.pre_norms ? norm_of(b, x, c, "attn_norm") : x;
     Tensor q = b.linear(h, c.heads * c.head_dim, c.qkv_bias, "attn_q");
     Tensor k = b.linear(h, c.kv_heads * c.head_dim, c.qkv_bias, "attn_k");
     Tensor v = b.linear(h, c.kv_heads * c.head_dim, c.qkv_bias, "attn_v");
+    if (c.x.qk_norm) {
+      q = norm_of(b, q, c, "attn_q_norm");
+      k = norm_of(b, k, c, "attn_k_norm");
+    }
     // Rotary embedding: one elementwise pass over q and over k reading the cos/sin table (the builder has no
     // rotary op; an add of the same tensor has the same traffic and no saved state).
     q = b.add(q, q, "rope_q");
     k = b.add(k, k, "rope_k");
     Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn", false,
                                /*head_copies=*/true);
-    x = b.add(x, b.linear(a, c.hidden, false, "attn_output"), "attn_residual");
-    h = b.rms_norm(x, "ffn_norm");
+    Tensor o = b.linear(a, c.hidden, false, "attn_output");
+    if (c.x.post_norms) o = norm_of(b, o, c, "post_attention_norm");
+    x = b.add(x, o, "attn_residual");
+    h = c.x.pre_norms ? norm_of(b, x, c, "ffn_norm") : x;
     Tensor f;
     if (c.moe_layer(l)) {
       f = moe_ffn(b, h, c, expert_ops);
@@ -738,11 +974,14 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
       const Tensor act = c.x.act == "gelu" ? b.gelu(g, "ffn_gelu") : b.silu(g, "ffn_silu");
       f = b.linear(b.mul(act, u, "ffn_mul"), c.hidden, c.mlp_bias, "ffn_down");
     }
+    if (c.x.post_norms) f = norm_of(b, f, c, "post_ffw_norm");
     x = b.add(x, f, "ffn_residual");
   }
   b.set_scope("");
-  x = b.rms_norm(x, "output_norm");
+  x = norm_of(b, x, c, "output_norm");
   Tensor logits = b.linear(x, c.vocab, false, "output", /*tied_weight=*/c.tied);
+  if (c.x.final_softcap)  // Gemma2ForCausalLM: logits / cap, tanh, * cap, three passes over the logits
+    logits = b.scale(b.tanh(b.scale(logits, "output_softcap_div"), "output_softcap_tanh"), "output_softcap_mul");
   b.cross_entropy(logits);
   Graph g = b.finish();
   // Each expert GEMM above ran over all routed rows with one expert's weights; the experts own E times the
@@ -774,14 +1013,19 @@ Graph build_bert(const HfConfig& c, const std::string& id, const ModelOptions& o
   return bert_pretraining_graph(id, d, seq, o.batch);
 }
 
+// ---- DistilBERT, ELECTRA, ALBERT: BERT's encoder with their embeddings, layer sharing and heads ---------------
+Graph build_encoder(const HfConfig& c, const std::string& id, const ModelOptions& o) {
+  const std::int64_t seq = o.seq == 0 ? std::min<std::int64_t>(128, c.max_positions) : sequence_length(c, id, o, true);
+  const BertDims d{.vocab = c.vocab, .positions = c.max_positions, .type_vocab = c.type_vocab, .layers = c.layers,
+                   .hidden = c.hidden, .heads = c.heads, .intermediate = c.intermediate, .embedding = c.x.embed_proj,
+                   .layer_groups = c.x.layer_groups, .model_code = c.x.layer_code};
+  return bert_encoder_graph(id, d, c.x.heads, seq, o.batch);
+}
+
 // ---- OPT, Falcon, Phi: GPT-style decoders with LayerNorm -------------------------------------------------
 // transformers OPTDecoderLayer (sequential, pre- or post-LN), FalconDecoderLayer and PhiDecoderLayer (attention
 // and MLP in parallel from the same normed input). Op names follow llama.cpp's GGUF tensor names as in
 // build_llama, so that serving and quantized weights work the same; learned positions are "wpe" as in GPT-2.
-
-Tensor norm_of(GraphBuilder& b, const Tensor& x, const HfConfig& c, const std::string& name) {
-  return c.x.layer_norm ? b.layer_norm(x, name) : b.rms_norm(x, name);
-}
 
 Tensor activation(GraphBuilder& b, const Tensor& x, const std::string& act) {
   if (act == "relu") return b.relu(x, /*in_place=*/false, "ffn_relu");
@@ -796,7 +1040,7 @@ Tensor plain_mlp(GraphBuilder& b, const Tensor& h, const HfConfig& c) {
 
 Graph build_gpt_style(const HfConfig& c, const std::string& id, const ModelOptions& o) {
   const auto& x_ = c.x;
-  const bool learned = x_.positions_offset > 0;
+  const bool learned = x_.learned_positions;
   const std::int64_t seq = sequence_length(c, id, o, learned);
   GraphBuilder b(id, o.batch);
   b.set_sequence(seq);
@@ -805,6 +1049,7 @@ Graph build_gpt_style(const HfConfig& c, const std::string& id, const ModelOptio
   Tensor x = b.embedding(ids, c.vocab, embed_dim, "token_embd");
   if (embed_dim != c.hidden) x = b.linear(x, c.hidden, false, "project_in");
   if (learned) x = b.add(x, b.embedding(ids, c.max_positions + x_.positions_offset, c.hidden, "wpe"), "add_wpe");
+  if (x_.embed_norm) x = norm_of(b, x, c, "token_embd_norm");
   if (x_.embed_dropout) x = b.dropout(x, "embd_dropout");
   for (std::int64_t l = 0; l < c.layers; ++l) {
     b.set_scope("blk." + std::to_string(l) + ".");
@@ -1008,10 +1253,21 @@ ModelSource model_from_hf_config(const std::string& path) {
     case Family::kPhi:
     case Family::kNeox:
     case Family::kGptj:
+    case Family::kStarcoder2:
+    case Family::kBigcode:
+    case Family::kGptNeo:
+    case Family::kBloom:
+    case Family::kMpt:
       m.family = "llm";
       m.decoder_llm = true;
       m.default_seq = std::min<std::int64_t>(c.max_positions ? c.max_positions : 2048, 2048);
+      m.eager_attention_only = c.x.eager_only;
       m.build = [c, path](const ModelOptions& o) { return build_gpt_style(c, path, o); };
+      break;
+    case Family::kEncoder:
+      m.family = "transformer";
+      m.default_seq = std::min<std::int64_t>(128, c.max_positions);
+      m.build = [c, path](const ModelOptions& o) { return build_encoder(c, path, o); };
       break;
     case Family::kSwitch:
       m.family = "transformer";

@@ -470,6 +470,12 @@ void Writer::linear(int id, const Op& op) {
   if (tied)
     for (const auto& t : tables_)
       if (t.vocab == m.n && t.dim == m.k) table = t.name;
+  // Weights another layer holds (ALBERT's layers share one layer's): written per layer, the file would count them
+  // once per layer.
+  if (!tied && op.params < op.weight_elems)
+    throw UnsupportedError(fmt::format("cannot export '{}': its weights are shared with another layer (as ALBERT's "
+                                       "layers share theirs), which this exporter writes once per op",
+                                       op.name));
   const std::string bias = m.bias ? weight(op.name + ".bias", {m.n}) : "";
   if (xs.size() == 2) {
     std::vector<std::string> ins{x, table.empty() ? weight(op.name + ".weight", {m.n, m.k}) : table};
@@ -635,6 +641,11 @@ void Writer::elementwise(int id, const Op& op) {
   const double f = op.flops_per_out_elem;
   if (f == 1 && op.saves_output) {
     node("Relu", {x}, {name}, name);
+  } else if (f == 1 && !op.saves_input && !op.saves_output && !op.in_place) {
+    // The builder's scale (times a constant: Gemma's embedding scale, soft-capping's divide and multiply); the
+    // graph keeps no factor, the file writes 1.
+    auto* n = node("Mul", {x, scalar("factor", 1.0f)}, {name}, name);
+    n->set_doc_string("perfcast scale by a constant, factor not kept");
   } else if (f == 2 && op.in_place) {
     node("Clip", {x, scalar("min", 0), scalar("max", 6)}, {name}, name);
   } else if (f == 2 && op.saves_mask) {
@@ -684,8 +695,25 @@ void Writer::norm(int id, const Op& op) {
       break;
     }
     case NormKind::kLayer: {
+      // A LayerNorm without bias (MPT) leaves out the optional B; one without weight either (OLMo) reads a fixed
+      // scale of ones made by ConstantOfShape, not a learned tensor.
       const std::int64_t c = s.back();
-      auto* n = node("LayerNormalization", {x, weight(name + ".weight", {c}), weight(name + ".bias", {c})}, {name}, name);
+      std::vector<std::string> ins{x};
+      if (op.params == 0) {
+        const std::string ones = fresh(name + ".ones");
+        auto* fill = node("ConstantOfShape", {const_ints(name + ".scale_shape", {c})}, {ones}, name + "/ones");
+        auto* a = fill->add_attribute();
+        a->set_name("value");
+        a->set_type(ox::AttributeProto::TENSOR);
+        a->mutable_t()->set_data_type(ox::TensorProto::FLOAT);
+        a->mutable_t()->add_dims(1);
+        a->mutable_t()->add_float_data(1.0f);
+        ins.push_back(ones);
+      } else {
+        ins.push_back(weight(name + ".weight", {c}));
+        if (op.params != c) ins.push_back(weight(name + ".bias", {c}));
+      }
+      auto* n = node("LayerNormalization", ins, {name}, name);
       set_int(n, "axis", -1);
       set_float(n, "epsilon", 1e-5f);
       break;

@@ -8,7 +8,8 @@
 //   - Small constants the graph needs to be well defined (Reshape targets, axes, Resize scales, scalar factors)
 //     carry real data. Boolean masks (causal attention) are shape-only too.
 //   - Tied weights are one initializer read twice (Gather for the embedding, Gemm/MatMul through a Transpose
-//     for the output projection), so they count once.
+//     for the output projection), so they count once. Weights shared across layers (ALBERT) are refused.
+//   - A LayerNorm without bias (MPT) has no B input; one without weight (OLMo) reads a ConstantOfShape of ones.
 //   - The batch is the symbolic dimension "batch" unless a fixed batch is asked for; Reshape targets write 0
 //     ("copy the input dimension") for it, so a fixed-batch file can still be re-imported at another batch.
 //   - Builder ops without a single ONNX operator use the standard decompositions exporters emit (GELU as erf,

@@ -22,16 +22,26 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
 
   // Position and token-type ids index their tables with the same [N, S] shape as the token ids.
   b.set_scope("embeddings.");
-  Tensor x = b.embedding(ids, d.vocab, d.hidden, "word_embeddings");
-  x = b.add(x, b.embedding(ids, d.positions, d.hidden, "position_embeddings"), "add_position");
-  x = b.add(x, b.embedding(ids, d.type_vocab, d.hidden, "token_type_embeddings"), "add_token_type");
+  const std::int64_t e = d.embedding > 0 ? d.embedding : d.hidden;
+  Tensor x = b.embedding(ids, d.vocab, e, "word_embeddings");
+  x = b.add(x, b.embedding(ids, d.positions, e, "position_embeddings"), "add_position");
+  if (d.type_vocab > 0) x = b.add(x, b.embedding(ids, d.type_vocab, e, "token_type_embeddings"), "add_token_type");
   x = b.layer_norm(x, "LayerNorm");
   x = b.dropout(x, "dropout");
+  // ELECTRA's embeddings_project, ALBERT's embedding_hidden_mapping_in.
+  if (e != d.hidden) x = b.linear(x, d.hidden, true, "project");
   // Hugging Face BertLayer: the host model charges each layer's counted torch and module calls (data/graph_code).
-  b.set_model_code("hf_bert");
+  if (!d.model_code.empty()) b.set_model_code(d.model_code);
+  std::int64_t group = -1;
   for (std::int64_t l = 0; l < d.layers; ++l) {
     b.set_scope("encoder.layer." + std::to_string(l) + ".");
-    b.set_code_layer(static_cast<int>(l));
+    if (!d.model_code.empty()) b.set_code_layer(static_cast<int>(l));
+    // AlbertTransformer: layer l runs group int(l / (layers / groups)); a group's later layers reuse its weights
+    // (read again, one gradient each, held and updated once).
+    const std::size_t first_op = b.graph_for_update().ops.size();
+    const std::int64_t g = d.layer_groups > 0 ? l * d.layer_groups / d.layers : l;
+    const bool shared = d.layer_groups > 0 && g == group;
+    group = g;
     // BertSelfAttention (Hugging Face, NVIDIA DeepLearningExamples): transpose_for_scores, then torch.matmul.
     Tensor a = mha(b, x, x, d.heads, false, true, "attention", /*head_copies=*/true);
     a = b.dropout(a, "attention.dropout");
@@ -39,6 +49,8 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
     Tensor f = b.gelu(b.linear(x, d.intermediate, true, "intermediate.dense"), "intermediate.gelu");
     f = b.dropout(b.linear(f, d.hidden, true, "output.dense"), "output.dropout");
     x = b.layer_norm(b.add(f, x, "output.residual"), "output.LayerNorm");
+    if (shared)
+      for (std::size_t i = first_op; i < b.graph_for_update().ops.size(); ++i) b.graph_for_update().ops[i].params = 0;
   }
   b.set_code_layer(-1);
   return x;
@@ -46,28 +58,46 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
 
 }  // namespace
 
-Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {
+Graph bert_encoder_graph(const std::string& id, const BertDims& d, const EncoderHeads& heads, std::int64_t seq,
+                         std::int64_t batch) {
   GraphBuilder b(id, batch);
   b.set_sequence(seq);
   const Tensor x = bert_encoder(b, d, seq);
 
-  // Pooler on the first token. hidden[:, 0] is taken with a 1x1 window at stride seq over the [S, H] plane,
-  // which selects exactly row 0 (the builder has no slice op).
-  b.set_scope("pooler.");
-  Tensor cls = b.reshape(x, {1, seq, d.hidden}, "plane_view");
-  cls = b.avg_pool(cls, {1, 1}, {seq, 1}, {0}, false, "first_token");
-  cls = b.reshape(cls, {1, d.hidden}, "cls_view");
-  Tensor pooled = b.tanh(b.linear(cls, d.hidden, true, "dense"), "activation");
+  Tensor pooled;
+  if (heads.sentence) {
+    // Pooler on the first token. hidden[:, 0] is taken with a 1x1 window at stride seq over the [S, H] plane,
+    // which selects exactly row 0 (the builder has no slice op).
+    b.set_scope("pooler.");
+    Tensor cls = b.reshape(x, {1, seq, d.hidden}, "plane_view");
+    cls = b.avg_pool(cls, {1, 1}, {seq, 1}, {0}, false, "first_token");
+    cls = b.reshape(cls, {1, d.hidden}, "cls_view");
+    pooled = b.tanh(b.linear(cls, d.hidden, true, "dense"), "activation");
+  }
 
   b.set_scope("cls.");
-  Tensor t = b.gelu(b.linear(x, d.hidden, true, "predictions.transform.dense"), "predictions.transform.gelu");
-  t = b.layer_norm(t, "predictions.transform.LayerNorm");
-  Tensor mlm = b.linear(t, d.vocab, true, "predictions.decoder", /*tied_weight=*/true);
-  b.cross_entropy(mlm, "mlm_loss");
-  Tensor nsp = b.linear(pooled, 2, true, "seq_relationship");
+  if (heads.mlm) {
+    const std::int64_t w = heads.mlm_width > 0 ? heads.mlm_width : d.hidden;
+    Tensor t = b.gelu(b.linear(x, w, true, "predictions.transform.dense"), "predictions.transform.gelu");
+    t = b.layer_norm(t, "predictions.transform.LayerNorm");
+    Tensor mlm = b.linear(t, d.vocab, true, "predictions.decoder", /*tied_weight=*/true);
+    b.cross_entropy(mlm, heads.sentence ? "mlm_loss" : "loss");
+  }
+  if (heads.discriminator) {
+    Tensor t = b.gelu(b.linear(x, d.hidden, true, "discriminator.dense"), "discriminator.gelu");
+    b.cross_entropy(b.linear(t, 1, true, "discriminator.dense_prediction"), heads.mlm ? "rtd_loss" : "loss");
+  }
+  if (heads.sentence) {
+    Tensor nsp = b.linear(pooled, 2, true, "seq_relationship");
+    b.set_scope("");
+    b.cross_entropy(nsp, "loss");
+  }
   b.set_scope("");
-  b.cross_entropy(nsp, "loss");
   return b.finish();
+}
+
+Graph bert_pretraining_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {
+  return bert_encoder_graph(id, d, EncoderHeads{}, seq, batch);
 }
 
 Graph bert_squad_graph(const std::string& id, const BertDims& d, std::int64_t seq, std::int64_t batch) {

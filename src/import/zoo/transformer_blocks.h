@@ -27,7 +27,24 @@ struct BertDims {
   std::int64_t hidden = 768;
   std::int64_t heads = 12;
   std::int64_t intermediate = 3072;  // FFN width
+  std::int64_t embedding = 0;     // factorized embedding width, projected to hidden (ALBERT, ELECTRA); 0: hidden
+  std::int64_t layer_groups = 0;  // ALBERT num_hidden_groups: layers share the weights of their group; 0: none
+  std::string model_code = "hf_bert";  // the eager layer code charged per layer (data/graph_code); "": none
 };
+
+// The heads on an encoder (transformers' *ForPreTraining and *ForMaskedLM classes); the defaults are BERT's.
+struct EncoderHeads {
+  bool mlm = true;             // masked-LM head: dense, activation, LayerNorm, decoder tied to the word embeddings
+  std::int64_t mlm_width = 0;  // the MLM transform's width: 0 is hidden (BERT, DistilBERT), ALBERT and ELECTRA's
+                               // generator project to their embedding width
+  bool sentence = true;        // pooler on [CLS] (dense, tanh) and a 2-way classifier (BERT NSP, ALBERT SOP)
+  bool discriminator = false;  // ELECTRA replaced-token detection: dense, activation, one logit per token
+};
+
+// An encoder over `seq` tokens per sample with the given heads (type_vocab 0: no token-type embeddings, as
+// DistilBERT), each head with its loss.
+Graph bert_encoder_graph(const std::string& id, const BertDims& d, const EncoderHeads& heads, std::int64_t seq,
+                         std::int64_t batch);
 
 // BertForPreTraining over `seq` tokens per sample: word, position and token-type embeddings, post-LN encoder
 // layers with a GELU FFN, a tanh pooler on [CLS], the MLM head (decoder tied to the word embeddings) and the
