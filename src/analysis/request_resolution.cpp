@@ -12,32 +12,13 @@
 #include "cost/cost_constants.h"
 #include "device/catalog.h"
 #include "device/host_profile.h"
+#include "device/power_limit.h"
 #include "runtime/harness_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
 
 namespace {
-
-struct PowerLimitRange {
-  double min_fraction_of_tdp = 0;
-  double max_fraction_of_tdp = 0;
-};
-
-// data/power.toml [power_limit]: the range derived from TDP for boards whose file gives none.
-const PowerLimitRange& power_limit_range() {
-  static const PowerLimitRange range = [] {
-    const auto path = data_dir() / "power.toml";
-    const toml::table root = parse_toml_file(path);
-    TomlFields top(root, path.string());
-    TomlFields t(top.table("power_limit"), path.string() + " [power_limit]");
-    PowerLimitRange r{t.number("min_fraction_of_tdp"), t.number("max_fraction_of_tdp")};
-    if (!(r.min_fraction_of_tdp > 0 && r.min_fraction_of_tdp <= r.max_fraction_of_tdp))
-      t.fail("min_fraction_of_tdp", "must be positive and at most max_fraction_of_tdp");
-    return r;
-  }();
-  return range;
-}
 
 std::string watts(double w) { return fmt::format("{:g} W", w); }
 
@@ -92,9 +73,9 @@ DeviceSpec device_for(const PredictRequest& r) {
   DeviceSpec device = find_device(r.gpu);
   if (r.power_limit_w > 0) {
     // The driver refuses a limit outside the board's range (nvidia-smi -pl), so the what-if does too.
-    const bool own = device.power_limit_min_w > 0 && device.power_limit_max_w > 0;
-    const double lo = own ? device.power_limit_min_w : device.tdp_w * power_limit_range().min_fraction_of_tdp;
-    const double hi = own ? device.power_limit_max_w : device.tdp_w * power_limit_range().max_fraction_of_tdp;
+    const PowerLimitRange range = power_limit_range(device);
+    const bool own = range.from_board_file;
+    const double lo = range.min_w, hi = range.max_w;
     if (!(r.power_limit_w >= lo && r.power_limit_w <= hi))  // NaN included
       throw UnsupportedError(
           fmt::format("--power-limit {} is outside the range {} accepts: {} to {} ({})", watts(r.power_limit_w), device.id,

@@ -7,6 +7,7 @@
 #include "core/data_files.h"
 #include "core/nearest_sm.h"
 #include "core/toml_reader.h"
+#include "device/power_limit.h"
 
 namespace perfcast {
 
@@ -21,6 +22,8 @@ struct PowerConstants {
   std::map<int, double> idle_fraction;  // sm version -> fraction of rated TDP
   std::map<std::string, double> dram_pj_per_bit;
   bool whole_board_clock = false;       // [kernel_clock] whole_board_draw
+  double power_limit_min_fraction = 0;  // [power_limit] min_fraction_of_tdp
+  double power_limit_max_fraction = 0;  // [power_limit] max_fraction_of_tdp
 };
 
 std::map<std::string, double> numbers_of(const toml::table& t) {
@@ -52,6 +55,11 @@ PowerConstants load_constants() {
   c.memory_kernel_sm_activity_by_sm = sm_numbers_of(top.table("memory_kernel_sm_activity"));
   TomlFields k(top.table("kernel_clock"), path.string() + " [kernel_clock]");
   c.whole_board_clock = k.boolean("whole_board_draw");
+  TomlFields l(top.table("power_limit"), path.string() + " [power_limit]");
+  c.power_limit_min_fraction = l.number("min_fraction_of_tdp");
+  c.power_limit_max_fraction = l.number("max_fraction_of_tdp");
+  if (!(c.power_limit_min_fraction > 0 && c.power_limit_min_fraction <= c.power_limit_max_fraction))
+    l.fail("min_fraction_of_tdp", "must be positive and at most max_fraction_of_tdp");
   if (c.idle_fraction.empty()) top.fail("idle_fraction", "needs at least one sm_XX entry");
   return c;
 }
@@ -100,6 +108,13 @@ std::vector<std::string> priced_memory_types() {
   std::vector<std::string> out;
   for (const auto& [type, _] : power_constants().dram_pj_per_bit) out.push_back(type);
   return out;
+}
+
+PowerLimitRange power_limit_range(const DeviceSpec& device) {
+  if (device.power_limit_min_w > 0 && device.power_limit_max_w > 0)
+    return {device.power_limit_min_w, device.power_limit_max_w, true};
+  const PowerConstants& c = power_constants();
+  return {device.tdp_w * c.power_limit_min_fraction, device.tdp_w * c.power_limit_max_fraction, false};
 }
 
 double BoardPower::clocks_up_w(double clock) const {
