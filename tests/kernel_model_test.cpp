@@ -87,6 +87,25 @@ TEST(KernelModel, PascalBmmTileRunsAlongTheOutputColumns) {
   }
 }
 
+// cuBLAS picks a kernel by the call's orientation: a linear layer's forward (x W^T) is a "tn" call, its input
+// gradient (dY W) an "nn" call and its weight gradient (dY^T X) an "nt" call. On the P100 the measured tn calls
+// (NeuSight linear rows, CUDA 12.1) ran only maxwell_sgemm_32x128/64x64/128x32_tn, every measured single nn call above
+// the small-shape kernel maxwell_sgemm_128x64_nn, and published Pascal profiles name maxwell_sgemm_128x64_nt for nt
+// calls (docs/calibration.md, session 34 h/dgrad34). A large square layer takes the 128x64 tile only backward.
+TEST(KernelModel, PascalLinearBackwardRunsTheNnTile) {
+  const OpContext ctx = op_context("p100-pcie-16gb", "pytorch", "fp32");
+  OpSpec s;
+  s.op = "linear", s.m = 4096, s.n = 4096, s.k = 4096, s.bias = false;
+  const auto tile = [&](const char* direction) {
+    s.direction = direction;
+    const KernelCost c = predict_op(s, ctx).cost;
+    return std::pair{c.tile_m, c.tile_n};
+  };
+  EXPECT_NE(tile("fwd"), (std::pair{128, 64}));
+  EXPECT_EQ(tile("bwd_data"), (std::pair{128, 64}));
+  EXPECT_EQ(tile("bwd_filter"), (std::pair{128, 64}));
+}
+
 // The measured T4 GEMMs run slower the longer the call (the NeuSight harness repeats each call 25 times back to back;
 // docs/kernel-model.md, "Long kernels"), V100 GEMMs do not: `fit-kernels --soak` on the test subsample finds a
 // soaked rate share well under 1 on the T4 and none on the V100.

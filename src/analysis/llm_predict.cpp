@@ -169,7 +169,7 @@ Prediction predict_lora(const PredictRequest& request) {
       const double flops = matmul_flops(g);
       const double bytes = static_cast<double>(op.in_elems + op.out_elems) * plan.bytes.act +
                            static_cast<double>(op.weight_elems) * plan.bytes.weight;
-      const MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
+      const MatmulGeometry dg = data_grad_geometry(g, cc);
       // The same leading dimensions as the forward GEMM (cost_op), so the same alignment rule.
       const double lib = ctx.library_efficiency(plan.matmul_pipe) *
                          gemm_alignment_efficiency(g.n, g.k, plan.matmul_pipe, runtime, km);

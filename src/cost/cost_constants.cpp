@@ -117,6 +117,8 @@ CostConstants load() {
   for (const auto* m : {&c.misaligned_tensor_efficiency_2b, &c.misaligned_tensor_efficiency_4b, &c.misaligned_tensor_efficiency_8b})
     for (const auto& [sm, e] : *m)
       if (!(e > 0 && e <= 1)) g.fail("misaligned_tensor_efficiency_*", "entry sm_" + std::to_string(sm) + " must be in (0, 1]");
+  c.cublas_nn_backward_both_sets = g.raw().contains("cublas_nn_backward_both_sets") && g.boolean("cublas_nn_backward_both_sets");
+  c.cublas_nt_backward_both_sets = g.raw().contains("cublas_nt_backward_both_sets") && g.boolean("cublas_nt_backward_both_sets");
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");

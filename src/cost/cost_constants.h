@@ -57,6 +57,11 @@ struct CostConstants {
   // rate the library's under-aligned fallback kernel reaches ([gemm] misaligned_tensor_efficiency_*; an
   // architecture without an entry keeps the aligned rate).
   std::map<int, double> misaligned_tensor_efficiency_2b, misaligned_tensor_efficiency_4b, misaligned_tensor_efficiency_8b;
+  // A linear layer's input gradient (a cuBLAS "nn" call) / weight gradient ("nt") may run a tile of either
+  // name-derived SGEMM set, as a single product of two activations does ([gemm] cublas_nn_backward_both_sets,
+  // cublas_nt_backward_both_sets; off: the plain "tn" set).
+  bool cublas_nn_backward_both_sets = false;
+  bool cublas_nt_backward_both_sets = false;
   double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
   double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
   double winograd_fused_efficiency = 0;

@@ -71,6 +71,14 @@ void repeat(OpCost& entry, double times) {
 // Ampere-style kernels read 16-byte vectors; a smaller alignment runs a kernel built for it (cutlass_80_*_align2 /
 // _align4, cutlass_75_*_align1 on the H200: data/device_sessions/2026-12-04-h200). The alignment is the largest
 // power of two dividing both leading dimensions, in bytes of the pipe's operands, capped at 16.
+MatmulGeometry data_grad_geometry(const MatmulGeometry& g, const CostConstants& c) {
+  return {g.batch, g.m, g.k, g.n, !(g.weight_operand && c.cublas_nn_backward_both_sets), false};
+}
+
+MatmulGeometry weight_grad_geometry(const MatmulGeometry& g, const CostConstants& c) {
+  return {g.batch, g.k, g.n, g.m, g.weight_operand && !c.cublas_nt_backward_both_sets, false};
+}
+
 double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, const RuntimeProfile& runtime,
                                  const KernelCostModel& km) {
   if (!runtime.gemm_alignment_fallback || !is_tensor_pipe(pipe) || n <= 0 || k <= 0) return 1.0;
@@ -590,11 +598,10 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   // Every phase's GEMM has the same leading dimensions (the output's n and the input's k; m, the rows, never is one).
   const double lib = ctx.library_efficiency(pipe) * gemm_alignment_efficiency(g.n, g.k, pipe, ctx);
   if (phase == Phase::kForward) return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
-  // dB = A^T dY: [k x n] with depth m; dA = dY B^T: [m x k] with depth n.
-  MatmulGeometry wg{g.batch, g.k, g.n, g.m, g.weight_operand, false};
+  const MatmulGeometry wg = weight_grad_geometry(g, km.constants());
   KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().wgrad_efficiency, reps, GemmLibrary::kCublas);
   if (op.needs_input_grad) {
-    MatmulGeometry dg{g.batch, g.m, g.k, g.n, true, false};
+    const MatmulGeometry dg = data_grad_geometry(g, km.constants());
     accumulate(k, km.gemm(dg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().dgrad_efficiency, reps, GemmLibrary::kCublas));
   }
   if (g.bias && ctx.runtime.linear_bias_grad_kernel) {

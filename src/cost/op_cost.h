@@ -81,6 +81,15 @@ double pooled_elem_bytes(const Op& op, const PrecisionPlan& plan, const RuntimeP
 double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, const RuntimeProfile& runtime,
                                  const KernelCostModel& km);
 
+// The backward GEMMs of a matmul [m x k] x [k x n]: the data gradient dA = dY B^T ([m x k], depth n) and the weight
+// gradient dB = A^T dY ([k x n], depth m). Their weight_operand carries the cuBLAS call's orientation to the tile
+// search (false: either SGEMM tile set, KernelCostModel::search_tile): a linear layer's dA is an "nn" call and its
+// dB an "nt" call ([gemm] cublas_nn_backward_both_sets, cublas_nt_backward_both_sets); an activation product's dA
+// is "tn" (the plain set) and its dB "nt" (either set). The graph ops' backward (op_cost.cpp) and the frozen
+// projections' data gradient (analysis/llm_predict.cpp) take them from here.
+MatmulGeometry data_grad_geometry(const MatmulGeometry& g, const CostConstants& c);
+MatmulGeometry weight_grad_geometry(const MatmulGeometry& g, const CostConstants& c);
+
 // The entry run `times` times (fractions too: a Simpson weight over decode steps, or the share of an update that
 // runs once every few micro-batches): its time, work, launches and host time scale; the per-launch compute and
 // memory times stay, so what one launch keeps busy (power) does not change.
