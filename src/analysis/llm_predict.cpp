@@ -539,6 +539,11 @@ Prediction predict_inference(const PredictRequest& request) {
                            ? " (in memory; its config states a context of " + std::to_string(stated) + ")"
                            : ""));
   }
+  if (model.max_positions > model.trained_positions && model.trained_positions > 0)
+    p.notes.push_back("run at --max-positions " + std::to_string(model.max_positions) + ", past the " +
+                      std::to_string(model.trained_positions) + " positions " + model.id +
+                      "'s config states (RoPE scaling or a long-context fine-tune): cost and memory follow the "
+                      "positions run; the model's quality there is not modelled");
   if (model.max_positions > 0 && positions > model.max_positions)
     p.notes.push_back(std::to_string(positions) + " positions (--context + --seq) exceed the context of " +
                       std::to_string(model.max_positions) + " that " + model.id +

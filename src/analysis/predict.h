@@ -68,6 +68,9 @@ struct PredictRequest {
 
   // Language models (prefill/decode, fine-tuning).
   std::int64_t context = 0;         // decode: tokens already in the KV cache
+  // --max-positions: the context a rotary/ALiBi decoder LLM runs at past its config's max_position_embeddings
+  // (RoPE scaling or a long-context fine-tune); 0 = the config's.
+  std::int64_t max_positions = 0;
   std::string kv_precision;         // "" = the activation precision
   std::int64_t lora_rank = 0;       // 0 = full fine-tuning
   bool checkpointing = false;       // activation checkpointing (recompute in backward)

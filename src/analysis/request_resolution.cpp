@@ -67,7 +67,7 @@ void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
 
 }  // namespace
 
-ImportOptions import_options(const PredictRequest& r) { return ImportOptions{r.dims, r.seq}; }
+ImportOptions import_options(const PredictRequest& r) { return ImportOptions{r.dims, r.seq, r.max_positions}; }
 
 DeviceSpec device_for(const PredictRequest& r) {
   DeviceSpec device = find_device(r.gpu);
@@ -191,12 +191,15 @@ AttentionPlan attention_plan_for(const PredictRequest& r, const RuntimeProfile& 
         "pytorch-compile)" +
         std::string(runtime.framework == "tensorrt-llm" ? "; TensorRT-LLM takes --attention xqa or mmha" : "") + "; " +
         runtime.id + " runs attention its own way");
-  const auto& rules = attention_rules();
-  if (plan.impl != AttentionImpl::kEager && !r.runtime_version.empty() &&
-      compare_versions(r.runtime_version, rules.sdpa_min_version) < 0)
-    throw InputError("--attention " + std::string(attention_impl_name(plan.impl)) + " needs PyTorch " +
-                     rules.sdpa_min_version + " or newer (scaled_dot_product_attention); --runtime-version " +
-                     r.runtime_version + " has eager attention only");
+  const std::string min_version = attention_min_torch_version(plan.impl);
+  if (!min_version.empty() && !r.runtime_version.empty() && compare_versions(r.runtime_version, min_version) < 0)
+    throw InputError("--attention " + std::string(attention_impl_name(plan.impl)) + " needs PyTorch " + min_version +
+                     " or newer (" +
+                     (plan.impl == AttentionImpl::kSdpa
+                          ? "scaled_dot_product_attention; the flash_attn package runs from PyTorch " +
+                                attention_rules().flash_attn_min_version + " as --attention flash or flash1"
+                          : std::string("the flash_attn package's requirement")) +
+                     "); --runtime-version " + r.runtime_version);
   return plan;
 }
 
@@ -246,7 +249,7 @@ std::string attention_note(const AttentionPlan& attention, const Graph& graph) {
   const auto add = [&](int n, const char* what) {
     if (n > 0) kernels += (kernels.empty() ? "" : ", ") + std::string(what) + " for " + std::to_string(n);
   };
-  add(flash, "FlashAttention-2");
+  add(flash, attention.impl == AttentionImpl::kFlash1 ? "FlashAttention (flash_attn 1.x)" : "FlashAttention-2");
   add(efficient, "the memory-efficient kernel");
   add(unfused, attention.impl == AttentionImpl::kEager ? "the eager kernels" : "the math fallback (eager kernels)");
   if (kernels.empty()) return "";

@@ -96,6 +96,7 @@ struct RequestFlags {
   std::string precision;  // "" = fp32 for train/infer; serving: fp16 (f16 on llama.cpp, which runs GGUF types)
   std::string seq;
   std::string context;
+  std::string max_positions;
   std::string lora_rank;
   std::string host_cores;
   std::string instances;  // --instances: processes of the model on one CPU ("" = 1)

@@ -104,6 +104,7 @@ PredictRequest RequestFlags::to_request() const {
   else r.batch = parse_count(batch, "--batch", false, true);
   if (!seq_mean.empty()) r.seq_mean = parse_count(seq_mean, "--seq-mean", false);
   if (!context.empty()) r.context = parse_count(context, "--context", true);
+  if (!max_positions.empty()) r.max_positions = parse_count(max_positions, "--max-positions", false);
   if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
   if (!host_cores.empty()) r.host_cores = static_cast<int>(parse_count(host_cores, "--host-cores", false));
   // Clamped before narrowing to int: the library refuses counts past data/scale_limits.toml with the reason.
@@ -187,14 +188,21 @@ void add_request_flags(CLI::App& app, RequestFlags& f, const RequestDefaults& d,
       "mean real tokens per sequence for a runtime that runs without padding (TensorRT's variable-length "
       "BERT plugins): cost follows these tokens, --seq stays the longest"));
   step(app.add_option("--context", f.context, "decode: tokens already in the KV cache"));
+  app.add_option("--max-positions", f.max_positions,
+                      "run a rotary/ALiBi decoder LLM past the context its config states (max_position_embeddings), "
+                      "as with RoPE scaling (linear, dynamic NTK, YaRN) or a long-context fine-tune: --seq and "
+                      "--context + --seq (serve: --input-len + --output-len) may reach this many positions; cost and memory "
+                 "follow the sequence run");
   app.add_option("--kv-precision", r.kv_precision, "KV-cache precision (default: the activation precision)");
   app.add_option("--runtime", r.runtime, "runtime profile (perfcast runtimes)")->capture_default_str();
   app.add_option("--runtime-version", r.runtime_version,
                  "framework version, e.g. 2.3: applies the profile's version rules (TF32 defaults)");
   app.add_option(
       "--attention", r.attention,
-      "eager | sdpa | flash: Hugging Face's attn_implementation (eager kernels; PyTorch's "
-      "scaled_dot_product_attention dispatch; FlashAttention-2). Default: the runtime's (fused from PyTorch 2.0). "
+      "eager | sdpa | flash | flash1: Hugging Face's attn_implementation (eager kernels; PyTorch's "
+      "scaled_dot_product_attention dispatch, from PyTorch 2.0; the flash_attn 2.x package, FlashAttention-2, sm_80+; "
+      "the flash_attn 1.x package, sm_75..sm_90; both from PyTorch 1.12). Default: the runtime's (fused from PyTorch "
+      "2.0). "
       "TensorRT-LLM: xqa | mmha, its generation-phase kernel for grouped-query models (XQA, on with "
       "TRTLLM_ENABLE_XQA=1 before 0.9; masked MHA, which reads each KV head once per query head)");
   step(app.add_option(

@@ -41,12 +41,22 @@ AttentionRules load() {
   const TomlFields top(root, path.string());
   AttentionRules r;
   r.sdpa_min_version = top.text("sdpa_min_version");
+  r.flash_attn_min_version = top.text("flash_attn_min_version");
   const TomlFields fl(top.table("flash"), path.string() + " [flash]");
   r.flash_min_sm = fl.count("min_sm");
   r.flash_precisions = texts(fl, "precisions");
   r.flash_max_head_dim = fl.count("max_head_dim");
   r.flash_training_gap_sm = pair_of<int>(fl, "consumer_training_gap_sm");
   r.flash_training_gap_head_dim = pair_of<std::int64_t>(fl, "consumer_training_gap_head_dim");
+  const TomlFields f1(top.table("flash1"), path.string() + " [flash1]");
+  r.flash1_sms = f1.count_list("sms", 50, 200);
+  r.flash1_bf16_min_sm = f1.count("bf16_min_sm");
+  r.flash1_precisions = texts(f1, "precisions");
+  r.flash1_max_head_dim = f1.count("max_head_dim");
+  r.flash1_head_dim_multiple = f1.count("head_dim_multiple");
+  if (r.flash1_head_dim_multiple < 1) f1.fail("head_dim_multiple", "must be at least 1");
+  r.flash1_training_wide_head_sms = f1.count_list("training_wide_head_sms", 50, 200);
+  r.flash1_training_wide_head_dim = f1.count("training_wide_head_dim");
   const TomlFields me(top.table("memory_efficient"), path.string() + " [memory_efficient]");
   r.mem_efficient_min_sm = me.count("min_sm");
   r.mem_efficient_precisions_below_sm80 = texts(me, "precisions_below_sm80");
@@ -98,7 +108,8 @@ AttentionImpl parse_attention_impl(std::string_view name) {
   if (name == "eager") return AttentionImpl::kEager;
   if (name == "sdpa") return AttentionImpl::kSdpa;
   if (name == "flash" || name == "flash_attention_2") return AttentionImpl::kFlash;
-  throw_unknown("attention implementation", name, {"eager", "sdpa", "flash", "xqa", "mmha"});
+  if (name == "flash1") return AttentionImpl::kFlash1;
+  throw_unknown("attention implementation", name, {"eager", "sdpa", "flash", "flash1", "xqa", "mmha"});
 }
 
 std::optional<bool> parse_generation_kernel(std::string_view name) {
@@ -115,6 +126,8 @@ std::string_view attention_impl_name(AttentionImpl impl) {
       return "sdpa";
     case AttentionImpl::kFlash:
       return "flash";
+    case AttentionImpl::kFlash1:
+      return "flash1";
     case AttentionImpl::kRuntime:
       break;
   }
@@ -148,9 +161,50 @@ std::string flash_refusal(const AttentionGeometry& a, const AttentionTarget& t) 
   return "";
 }
 
+std::string flash1_refusal(const AttentionGeometry& a, const AttentionTarget& t) {
+  const auto& r = attention_rules();
+  const auto listed = [](const std::vector<int>& v, int sm) { return std::find(v.begin(), v.end(), sm) != v.end(); };
+  if (!listed(r.flash1_sms, t.sm_version))
+    return "flash_attn 1.x runs on Turing, Ampere, Ada and Hopper (sm_75, sm_80, sm_86, sm_89, sm_90); " + t.gpu +
+           " is " + sm_text(t.sm_version);
+  if (!contains(r.flash1_precisions, t.dtype))
+    return "flash_attn 1.x runs fp16 and bf16 only, not " + t.dtype + " (use --precision amp, amp-bf16, fp16 or bf16)";
+  if (t.dtype == "bf16" && t.sm_version < r.flash1_bf16_min_sm)
+    return "flash_attn 1.x runs bf16 from " + sm_text(r.flash1_bf16_min_sm) + " only; " + t.gpu + " is " +
+           sm_text(t.sm_version) + " (use fp16)";
+  if (a.head_dim > r.flash1_max_head_dim || a.head_dim % r.flash1_head_dim_multiple != 0)
+    return "flash_attn 1.x takes head dimensions that are multiples of " + std::to_string(r.flash1_head_dim_multiple) +
+           " up to " + std::to_string(r.flash1_max_head_dim) + ", not " + std::to_string(a.head_dim);
+  if (t.training && a.head_dim > r.flash1_training_wide_head_dim && !listed(r.flash1_training_wide_head_sms, t.sm_version))
+    return "flash_attn 1.x trains head dimensions above " + std::to_string(r.flash1_training_wide_head_dim) +
+           " on sm_80 and sm_90 (A100, H100) only; " + t.gpu + " is " + sm_text(t.sm_version) +
+           " and the head dimension " + std::to_string(a.head_dim);
+  return "";
+}
+
+std::string attention_min_torch_version(AttentionImpl impl) {
+  const auto& r = attention_rules();
+  switch (impl) {
+    case AttentionImpl::kSdpa:
+      return r.sdpa_min_version;
+    case AttentionImpl::kFlash:
+    case AttentionImpl::kFlash1:
+      return r.flash_attn_min_version;
+    case AttentionImpl::kEager:
+    case AttentionImpl::kRuntime:
+      break;
+  }
+  return "";
+}
+
 AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeometry& a, const AttentionTarget& t) {
   PERFCAST_ASSERT(impl != AttentionImpl::kRuntime, "the runtime's own attention is decided by its profile");
   if (impl == AttentionImpl::kEager) return AttentionKernel::kUnfused;
+  if (impl == AttentionImpl::kFlash1) {
+    const std::string why1 = flash1_refusal(a, t);
+    if (!why1.empty()) throw UnsupportedError("--attention flash1: " + why1);
+    return AttentionKernel::kFlash;
+  }
   const std::string why = flash_refusal(a, t);
   if (why.empty()) return AttentionKernel::kFlash;
   if (impl == AttentionImpl::kFlash) throw UnsupportedError("--attention flash: " + why);

@@ -1,6 +1,6 @@
 // Which kernel runs an attention core under --attention (Hugging Face's attn_implementation): the model's
 // eager code, PyTorch's scaled_dot_product_attention dispatch (FlashAttention-2, memory-efficient, math), or
-// the flash_attn package. The rules and the memory-efficient kernel's rate are in data/attention.toml.
+// the flash_attn package (2.x: FlashAttention-2; 1.x: FlashAttention). The rules and the memory-efficient kernel's rate are in data/attention.toml.
 #pragma once
 
 #include <cstdint>
@@ -14,12 +14,13 @@
 namespace perfcast {
 
 // The attention implementation a request asks for; kRuntime = the runtime profile's own behaviour.
-enum class AttentionImpl : std::uint8_t { kRuntime, kEager, kSdpa, kFlash };
+// kFlash: the flash_attn 2.x package; kFlash1: the flash_attn 1.x package.
+enum class AttentionImpl : std::uint8_t { kRuntime, kEager, kSdpa, kFlash, kFlash1 };
 
-// "" -> kRuntime; eager, sdpa, flash (or Hugging Face's "flash_attention_2"); InputError naming the nearest.
+// "" -> kRuntime; eager, sdpa, flash (or Hugging Face's "flash_attention_2"), flash1; InputError naming the nearest.
 AttentionImpl parse_attention_impl(std::string_view name);
 
-// "runtime", "eager", "sdpa", "flash".
+// "runtime", "eager", "sdpa", "flash", "flash1".
 std::string_view attention_impl_name(AttentionImpl impl);
 
 // TensorRT-LLM's generation-phase kernel named by --attention: "xqa" (the XQA kernels, TRTLLM_ENABLE_XQA=1 before
@@ -33,11 +34,20 @@ enum class AttentionKernel : std::uint8_t { kUnfused, kFlash, kMemoryEfficient }
 // data/attention.toml, loaded once.
 struct AttentionRules {
   std::string sdpa_min_version;  // PyTorch version that added scaled_dot_product_attention
+  std::string flash_attn_min_version;  // oldest PyTorch the flash_attn package (1.x and 2.x) builds against
   int flash_min_sm = 80;
   std::vector<std::string> flash_precisions;  // element types FlashAttention-2 takes
   std::int64_t flash_max_head_dim = 256;
   std::vector<int> flash_training_gap_sm;                 // [lo, hi]: architectures with the backward head_dim gap
   std::vector<std::int64_t> flash_training_gap_head_dim;  // (lo, hi] refused there in training
+  // The flash_attn 1.x package: [flash1].
+  std::vector<int> flash1_sms;
+  int flash1_bf16_min_sm = 80;
+  std::vector<std::string> flash1_precisions;
+  std::int64_t flash1_max_head_dim = 128;
+  std::int64_t flash1_head_dim_multiple = 8;
+  std::vector<int> flash1_training_wide_head_sms;  // where backward takes head_dim above the next field
+  std::int64_t flash1_training_wide_head_dim = 64;
   int mem_efficient_min_sm = 50;
   std::vector<std::string> mem_efficient_precisions_below_sm80;
   std::vector<std::string> mem_efficient_precisions_sm80;
@@ -68,9 +78,16 @@ struct AttentionTarget {
 // Why FlashAttention-2 cannot run this core here ("" when it can).
 std::string flash_refusal(const AttentionGeometry& a, const AttentionTarget& t);
 
+// Why the flash_attn 1.x package (FlashAttention v1) cannot run this core here ("" when it can).
+std::string flash1_refusal(const AttentionGeometry& a, const AttentionTarget& t);
+
+// The oldest PyTorch version `impl` runs on: sdpa -> sdpa_min_version, flash and flash1 -> flash_attn_min_version
+// (the package, not PyTorch's own kernel); "" for eager and the runtime's own.
+std::string attention_min_torch_version(AttentionImpl impl);
+
 // The kernel for one core under `impl` (not kRuntime): eager -> unfused; sdpa -> FlashAttention-2 where it
 // can run, else the memory-efficient kernel where it can, else the math fallback (unfused); flash ->
-// FlashAttention-2, or UnsupportedError saying why not.
+// FlashAttention-2, flash1 -> FlashAttention (costed as the same fused kernel), or UnsupportedError saying why not.
 AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeometry& a, const AttentionTarget& t);
 
 // The fused-attention kernel's rate relative to FlashAttention-2 (the memory-efficient kernel's is below 1).

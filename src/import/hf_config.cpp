@@ -1230,6 +1230,9 @@ ModelSource model_from_hf_config(const std::string& path) {
   m.description = describe(c);
   m.uncosted = c.notes;
   m.max_positions = c.max_positions;
+  m.trained_positions = c.max_positions;
+  // The families that build a learned position table ("wpe", BERT's position embeddings, OPT's offset table).
+  m.learned_positions = c.family == Family::kGpt2 || c.family == Family::kBert || c.x.positions_offset > 0;
   switch (c.family) {
     case Family::kBert:
       m.family = "transformer";

@@ -4,11 +4,14 @@
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "import/kineto_trace.h"
 
 namespace perfcast {
 
-ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options) {
+namespace {
+
+ModelSource resolve_source(const std::string& id_or_path, const ImportOptions& options) {
   if (id_or_path.ends_with(".json.gz") || id_or_path.ends_with(".pt.trace.json") ||
       (id_or_path.ends_with(".json") && looks_like_trace(id_or_path)))
     return model_from_trace(id_or_path);
@@ -27,8 +30,37 @@ ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& op
   // Zoo language models are their published configs (data/models/hf): their context limit comes from there.
   if (m.decoder_llm) {
     const auto config = data_dir() / "models" / "hf" / (z.id + ".json");
-    if (std::filesystem::exists(config)) m.max_positions = model_from_hf_config(config.string()).max_positions;
+    if (std::filesystem::exists(config)) {
+      const ModelSource hf = model_from_hf_config(config.string());
+      m.max_positions = hf.max_positions;
+      m.learned_positions = hf.learned_positions;
+    }
   }
+  m.trained_positions = m.max_positions;
+  return m;
+}
+
+// --max-positions: a decoder LLM without a learned position table run past the context its config states.
+void run_past_trained_context(ModelSource& m, std::int64_t positions) {
+  const std::string flag = "--max-positions " + std::to_string(positions);
+  if (!m.decoder_llm)
+    throw InputError(flag + ": it sets the context of a decoder language model; " + m.id + " is not one");
+  if (m.learned_positions)
+    throw InputError(flag + ": " + m.id + " has a learned position table of " + std::to_string(m.max_positions) +
+                     " rows and cannot run past it (the option is for rotary or ALiBi positions)");
+  if (positions < m.max_positions)
+    throw InputError(flag + " is below the context of " + std::to_string(m.max_positions) + " that " + m.id +
+                     "'s config states; it names a longer context to run past the trained one");
+  check_limit("--max-positions", positions, input_limits().max_seq, "max_seq");
+  m.max_positions = positions;
+}
+
+}  // namespace
+
+ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options) {
+  ModelSource m = resolve_source(id_or_path, options);
+  if (m.trained_positions == 0) m.trained_positions = m.max_positions;
+  if (options.max_positions > 0) run_past_trained_context(m, options.max_positions);
   return m;
 }
 

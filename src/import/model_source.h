@@ -17,7 +17,10 @@ struct ModelSource {
   bool sequence = false;    // takes --seq, reports tokens/s
   bool decoder_llm = false; // supports --mode prefill/decode
   std::int64_t default_seq = 0;
-  std::int64_t max_positions = 0;  // the context length its config states (max_position_embeddings); 0 = unknown
+  // The context it runs at: its config's max_position_embeddings, or --max-positions past it; 0 = unknown.
+  std::int64_t max_positions = 0;
+  std::int64_t trained_positions = 0;  // the context its config states, before any --max-positions
+  bool learned_positions = false;      // a learned position table (GPT-2, BERT, OPT): no context past its rows
   std::int64_t natural_batch = 0;  // the batch the source was recorded at (a trace), 0 when it has none
   std::function<Graph(const ModelOptions&)> build;
   std::vector<std::string> uncosted;  // importer notes: ops that could not be costed, with counts
@@ -32,11 +35,14 @@ struct ImportOptions {
   // --seq (0: not given): the value of an ONNX token-id input's symbolic sequence dimension when no --dim names it,
   // as Hugging Face exports name it (input_ids [batch_size, sequence_length]).
   std::int64_t seq = 0;
+  // --max-positions (0: not given): the context a decoder LLM with rotary or ALiBi positions is run at, past the
+  // max_position_embeddings of its config (RoPE scaling in its config.json, or a long-context fine-tune).
+  std::int64_t max_positions = 0;
 };
 
 // A zoo id, a path ending in .json (a Hugging Face config, or a PyTorch profiler trace: a Chrome trace with
 // traceEvents), .json.gz (a trace) or .onnx. InputError on unknown ids, unreadable or
-// malformed files (naming the problem).
+// malformed files (naming the problem), and on a --max-positions the model cannot take.
 ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options = {});
 
 // Importers (src/import/hf_config.cpp, src/import/onnx_import.cpp).
