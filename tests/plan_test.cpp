@@ -560,6 +560,14 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline 24h --dataset-size 0.5", "whole number of samples");
   expect_error("compare --model resnet50 --dataset-size 2.5", "whole number of samples");
   expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");
+  // "inf" and "infinity" parse as doubles; no dollar budget, size or count is infinite (an infinite budget printed
+  // "budget -" while saying the plan meets it).
+  for (const char* inf : {"inf", "infinity", "-inf"}) {
+    expect_error(std::string("plan --model resnet50 --deadline 24h --budget ") + inf, "positive finite number");
+    expect_error(std::string("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --deadline 24h --train-tokens 1e9 --budget ") + inf,
+                 "positive finite number");
+  }
+  expect_error("compare --model resnet50 --epochs inf", "positive finite number");
   expect_error("plan --model resnet50 --deadline 24h --gpus 0", "--gpus");
   expect_error("plan --model resnet50 --deadline 24h --max-gpus 0", "--max-gpus");
   expect_error("plan --model resnet50 --deadline 24h --prices nowhere.toml", "nowhere.toml");
