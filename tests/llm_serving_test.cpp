@@ -246,15 +246,15 @@ TEST_F(LlmServingCli, ServeModeJsonAndOneLineErrors) {
     EXPECT_EQ(test::lines_of(r.err).size(), 1u) << bad << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << bad;
   }
-  // Latency targets read like --deadline: a bare number is milliseconds (--help), "500ms" and "0.5s" the same target;
-  // a unit it does not know is one line naming the flag.
-  for (const char* slo : {"500", "500ms", "0.5s"}) {
+  // Latency targets read like --deadline (one duration parser): a bare number is milliseconds (--help), "500ms",
+  // "500 ms", "0.5s", "0.5 s" and "0.5sec" the same target; a unit it does not know is one line naming the flag.
+  for (const char* slo : {"500", "500ms", "'500 ms'", "0.5s", "'0.5 s'", "0.5sec"}) {
     r = run(std::string("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 128 --output-len 32 "
                         "--num-requests 30 --request-rate 2 --json --slo-ttft ") + slo);
     ASSERT_EQ(r.code, 0) << slo << ": " << r.err;
     EXPECT_NE(r.out.find("\"ttft_p99_target_ms\": 500"), std::string::npos) << slo;
   }
-  for (const char* slo : {"5m", "ms", "-1ms", "0s"}) {
+  for (const char* slo : {"5parsecs", "ms", "-1ms", "0s", "1e400", "1e306w"}) {
     r = run(std::string("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --input-len 128 --output-len 32 "
                         "--slo-tpot ") + slo);
     EXPECT_EQ(r.code, 2) << slo;

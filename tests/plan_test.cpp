@@ -134,6 +134,23 @@ TEST(Durations, ADeadlineWithoutAUnitIsRefusedNamingTheUnits) {
   EXPECT_THROW(parse_duration_hours("1.5"), InputError);
 }
 
+TEST(Durations, OneParserReadsDeadlinesAndLatencyTargets) {
+  // The serving latency targets read the same units as --deadline (in ms: 1 s = 1000 ms, 1 min = 60 s), with a bare
+  // number taken as milliseconds; "0.5 s" and "0.5sec" are deadlines' spellings too.
+  const auto ms = [](const std::string& t) { return parse_duration(t, "--slo-ttft", 1e-3, 1e-3, "500ms"); };
+  EXPECT_DOUBLE_EQ(ms("500"), 500);
+  EXPECT_DOUBLE_EQ(ms("500ms"), 500);
+  EXPECT_DOUBLE_EQ(ms("500 ms"), 500);
+  EXPECT_DOUBLE_EQ(ms("0.5s"), 500);
+  EXPECT_DOUBLE_EQ(ms("0.5 s"), 500);
+  EXPECT_DOUBLE_EQ(ms("0.5sec"), 500);
+  EXPECT_DOUBLE_EQ(ms("5m"), 300000);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("0.5 s"), 0.5 / 3600);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("30min"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("3600000ms"), 1);
+  for (const char* bad : {"", "ms", "0ms", "-1s", "5parsecs", "1e400", "1e306w"}) EXPECT_THROW(ms(bad), InputError) << bad;
+}
+
 TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
   // cloud.h: "36 h", "2.1 d", "45 min"; a 20-second run on 64 GPUs is 20 s, not "0 min".
   EXPECT_EQ(format_hours(36), "36.0 h");
