@@ -361,6 +361,30 @@ TEST(HfModels, BadFieldsAreInputErrors) {
   for (const auto& p : {missing, act, dropout, gated, huge, wide}) fs::remove(p);
 }
 
+// transformers GPTNeoConfig expands attention_types ([[types], repeat] pairs) to one type per layer and raises unless
+// that gives num_layers entries ("global" / "local" only): such a config is refused in one line, not predicted with
+// a guessed or clamped pattern.
+TEST(HfModels, GptNeoAttentionTypesMustGiveOneTypePerLayer) {
+  const std::string head = R"({"model_type":"gpt_neo","hidden_size":64,"num_layers":4,"num_heads":4,"vocab_size":100,)"
+                           R"("max_position_embeddings":32,"attention_types":)";
+  const auto good = write_config("perfcast_neo_good.json", head + R"([[["global","local"],2]]})");
+  EXPECT_NO_THROW(resolve_model(good.string()));
+  for (const std::string bad : {R"("x")", R"([[["global","local"],600000000000]])", R"([[["global","local"],1]])",
+                                R"([[["global","sparse"],2]])", R"([[["global","local"],-2]])", R"([["global",4]])"}) {
+    const auto path = write_config("perfcast_neo_bad.json", head + bad + "}");
+    try {
+      resolve_model(path.string());
+      ADD_FAILURE() << bad << ": no error";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("attention_types"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+    fs::remove(path);
+  }
+  fs::remove(good);
+}
+
 // The project's rule for bad input: one line naming the problem and, for a typo, the nearest name. A config.json
 // edited by hand with a misspelt field ("hidden_sizee") listed every field it lacked and no hint; it now names the
 // key it has. Another real field that merely contains the name (moe_intermediate_size) is no typo of it.

@@ -392,17 +392,43 @@ void note_local_attention(HfConfig& c, std::int64_t window, std::int64_t local) 
 }
 
 // GPT-Neo attention_types, e.g. [[["global", "local"], 12]]: how many layers are local.
-std::int64_t gpt_neo_local_layers(const Fields& f, std::int64_t layers) {
+// The local-attention layers of a GPT-Neo config. transformers GPTNeoConfig expands attention_types, a list of
+// [[types...], repeat] pairs, to one type per layer and raises unless the expansion has num_layers entries; its
+// attention module takes "global" or "local" only. The same refused here (InputError), so that a config transformers
+// cannot load is not predicted. Absent: global and local alternate (layers / 2 local).
+std::int64_t gpt_neo_local_layers(const Fields& f, std::int64_t layers, const std::string& path) {
   const json* types = f.find("attention_types");
-  if (!types || !types->is_array()) return layers / 2;  // GPTNeoConfig's default: global and local alternate
-  std::int64_t local = 0;
+  if (!types) return layers / 2;
+  const std::string where = "config '" + path + "': field 'attention_types'";
+  const std::string form = " must be a list of [[\"global\" or \"local\", ...], repeat] pairs";
+  if (!types->is_array()) throw InputError(where + form);
+  std::int64_t expanded = 0, local = 0;
   for (const auto& entry : *types) {
-    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_array() || !entry[1].is_number_integer()) continue;
-    std::int64_t per = 0;
-    for (const auto& t : entry[0]) per += t.is_string() && t.get<std::string>() == "local";
-    local += per * std::clamp<std::int64_t>(entry[1].get<std::int64_t>(), 0, layers);
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_array() || !entry[1].is_number_integer() ||
+        entry[1].get<std::int64_t>() < 0)
+      throw InputError(where + form);
+    std::int64_t per = 0, per_local = 0;
+    for (const auto& t : entry[0]) {
+      if (!t.is_string() || (t.get<std::string>() != "global" && t.get<std::string>() != "local"))
+        throw InputError(where + form);
+      ++per;
+      per_local += t.get<std::string>() == "local";
+    }
+    // Past num_layers the expansion cannot match: stop counting before a huge repeat overflows.
+    const std::int64_t repeat = entry[1].get<std::int64_t>();
+    if (per > 0 && repeat > layers) {
+      expanded = layers + 1;
+      break;
+    }
+    expanded += per * repeat;
+    local += per_local * repeat;
+    if (expanded > layers) break;
   }
-  return std::min(local, layers);
+  if (expanded != layers)
+    throw InputError(where + " expands to " + (expanded > layers ? "more than " + std::to_string(layers) :
+                     std::to_string(expanded)) + " layer types; num_layers is " + std::to_string(layers) +
+                     " (transformers GPTNeoConfig requires one per layer)");
+  return local;
 }
 
 void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>& missing) {
@@ -619,7 +645,7 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       x.resid_dropout = fraction_or(f, "resid_dropout", 0.0, c.path) > 0;
       x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
       c.tied = f.flag_or("tie_word_embeddings", true);
-      if (c.layers > 0) note_local_attention(c, f.count_or("window_size", 256), gpt_neo_local_layers(f, c.layers));
+      if (c.layers > 0) note_local_attention(c, f.count_or("window_size", 256), gpt_neo_local_layers(f, c.layers, c.path));
       break;
     case Family::kBloom:
       // transformers BloomConfig / BloomBlock: a LayerNorm after the word embedding, pre-LN blocks with one fused
