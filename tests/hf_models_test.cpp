@@ -4,11 +4,13 @@
 // figures, the structure the transformers modeling code gives each family, bad fields, and predictions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "analysis/predict.h"
+#include "core/data_files.h"
 #include "core/error.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
@@ -615,6 +617,23 @@ TEST(HfModels, DistilbertHas66MillionParametersUnderItsHead) {
   EXPECT_EQ(count_ops(g, "token_type_embeddings"), 0);
   EXPECT_EQ(count_ops(g, "pooler.dense"), 0);
   EXPECT_EQ(count_ops(g, "attention.core"), 6);
+  // No counted eager layer code for DistilBERT's TransformerBlock: said, not silently left at zero.
+  EXPECT_TRUE(std::any_of(m.uncosted.begin(), m.uncosted.end(),
+                          [](const std::string& n) { return n.find("TransformerBlock") != std::string::npos; }));
+}
+
+// transformers create_sinusoidal_embeddings (modeling_distilbert.py) sets the position table's requires_grad to
+// False: with sinusoidal_pos_embds the model trains max_position_embeddings x dim fewer parameters.
+TEST(HfModels, DistilbertSinusoidalPositionsAreHeldNotTrained) {
+  std::string text = read_text_file(kFixtures + "distilbert-base-uncased.json");
+  const std::string learned = "\"sinusoidal_pos_embds\": false";
+  ASSERT_NE(text.find(learned), std::string::npos);
+  text.replace(text.find(learned), learned.size(), "\"sinusoidal_pos_embds\": true");
+  const auto fixed = write_config("perfcast_distilbert_sinusoidal.json", text);
+  const Graph held = resolve_model(fixed.string()).build(ModelOptions{1, 128});
+  const Graph trained = fixture("distilbert-base-uncased.json", 128);
+  EXPECT_EQ(trained.params() - held.params(), 512LL * 768);
+  fs::remove(fixed);
 }
 
 // ELECTRA paper (arXiv:2003.10555) Table 1: ELECTRA-Small 14M parameters (the discriminator; its 128-wide embedding
@@ -631,6 +650,9 @@ TEST(HfModels, ElectraSmallHas14MillionParameters) {
 TEST(HfModels, AlbertBaseHas12MillionParametersAndSharesItsLayer) {
   const Graph g = fixture("albert-base-v2.json", 128);
   expect_rounds_to(static_cast<double>(g.params()), 12e6, 1e6, "albert-base");
+  const ModelSource m = resolve_model(kFixtures + "albert-base-v2.json");
+  EXPECT_TRUE(std::any_of(m.uncosted.begin(), m.uncosted.end(),
+                          [](const std::string& n) { return n.find("AlbertLayer") != std::string::npos; }));
   int intermediate = 0;
   for (const auto& op : g.ops)
     if (op.name.ends_with("intermediate.dense")) {
