@@ -527,10 +527,16 @@ TEST_F(PlanCliTest, LayoutsHonourTheBudgetAndNameTheInstanceTheyArePricedOn) {
   const double usd = j["meeting"]["train_usd"].get<double>();
   const double hours = j["meeting"]["train_hours"].get<double>();
   const int gpus = j["meeting"]["gpus"].get<int>();
-  // One node of 8 H100 SXM: the cheapest per GPU-hour in the catalog is Lambda's 8x H100 SXM, $23.92 an hour.
+  // One node of 8 H100 SXM: the cheapest per GPU-hour in the catalog is Lambda's 8x H100 SXM; its price is read from
+  // the catalog (data/cloud/prices.toml), so that a price update does not break the test.
   EXPECT_EQ(j["meeting"]["price_instance"], "lambda-8x-h100-sxm");
-  EXPECT_NEAR(j["meeting"]["usd_per_gpu_hour"].get<double>(), 23.92 / 8, 1e-9);
-  EXPECT_NEAR(usd, hours * gpus * 23.92 / 8, 1e-6 * usd);
+  const auto& instances = default_price_catalog().instances;
+  const auto lambda = std::find_if(instances.begin(), instances.end(),
+                                   [](const InstanceType& i) { return i.id == "lambda-8x-h100-sxm"; });
+  ASSERT_NE(lambda, instances.end());
+  const double per_gpu_hour = lambda->on_demand_usd_per_hour / lambda->gpus;
+  EXPECT_NEAR(j["meeting"]["usd_per_gpu_hour"].get<double>(), per_gpu_hour, 1e-9);
+  EXPECT_NEAR(usd, hours * gpus * per_gpu_hour, 1e-6 * usd);
   // A budget below that cost leaves no count meeting the plan; one above it keeps the same answer.
   const CliResult poor = run(base + " --budget " + std::to_string(0.5 * usd));
   ASSERT_EQ(poor.code, 0) << poor.err;
