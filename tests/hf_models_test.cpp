@@ -4,11 +4,13 @@
 // figures, the structure the transformers modeling code gives each family, bad fields, and predictions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "analysis/predict.h"
+#include "core/data_files.h"
 #include "core/error.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
@@ -361,6 +363,30 @@ TEST(HfModels, BadFieldsAreInputErrors) {
   for (const auto& p : {missing, act, dropout, gated, huge, wide}) fs::remove(p);
 }
 
+// transformers GPTNeoConfig expands attention_types ([[types], repeat] pairs) to one type per layer and raises unless
+// that gives num_layers entries ("global" / "local" only): such a config is refused in one line, not predicted with
+// a guessed or clamped pattern.
+TEST(HfModels, GptNeoAttentionTypesMustGiveOneTypePerLayer) {
+  const std::string head = R"({"model_type":"gpt_neo","hidden_size":64,"num_layers":4,"num_heads":4,"vocab_size":100,)"
+                           R"("max_position_embeddings":32,"attention_types":)";
+  const auto good = write_config("perfcast_neo_good.json", head + R"([[["global","local"],2]]})");
+  EXPECT_NO_THROW(resolve_model(good.string()));
+  for (const std::string bad : {R"("x")", R"([[["global","local"],600000000000]])", R"([[["global","local"],1]])",
+                                R"([[["global","sparse"],2]])", R"([[["global","local"],-2]])", R"([["global",4]])"}) {
+    const auto path = write_config("perfcast_neo_bad.json", head + bad + "}");
+    try {
+      resolve_model(path.string());
+      ADD_FAILURE() << bad << ": no error";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("attention_types"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+    fs::remove(path);
+  }
+  fs::remove(good);
+}
+
 // The project's rule for bad input: one line naming the problem and, for a typo, the nearest name. A config.json
 // edited by hand with a misspelt field ("hidden_sizee") listed every field it lacked and no hint; it now names the
 // key it has. Another real field that merely contains the name (moe_intermediate_size) is no typo of it.
@@ -591,6 +617,23 @@ TEST(HfModels, DistilbertHas66MillionParametersUnderItsHead) {
   EXPECT_EQ(count_ops(g, "token_type_embeddings"), 0);
   EXPECT_EQ(count_ops(g, "pooler.dense"), 0);
   EXPECT_EQ(count_ops(g, "attention.core"), 6);
+  // No counted eager layer code for DistilBERT's TransformerBlock: said, not silently left at zero.
+  EXPECT_TRUE(std::any_of(m.uncosted.begin(), m.uncosted.end(),
+                          [](const std::string& n) { return n.find("TransformerBlock") != std::string::npos; }));
+}
+
+// transformers create_sinusoidal_embeddings (modeling_distilbert.py) sets the position table's requires_grad to
+// False: with sinusoidal_pos_embds the model trains max_position_embeddings x dim fewer parameters.
+TEST(HfModels, DistilbertSinusoidalPositionsAreHeldNotTrained) {
+  std::string text = read_text_file(kFixtures + "distilbert-base-uncased.json");
+  const std::string learned = "\"sinusoidal_pos_embds\": false";
+  ASSERT_NE(text.find(learned), std::string::npos);
+  text.replace(text.find(learned), learned.size(), "\"sinusoidal_pos_embds\": true");
+  const auto fixed = write_config("perfcast_distilbert_sinusoidal.json", text);
+  const Graph held = resolve_model(fixed.string()).build(ModelOptions{1, 128});
+  const Graph trained = fixture("distilbert-base-uncased.json", 128);
+  EXPECT_EQ(trained.params() - held.params(), 512LL * 768);
+  fs::remove(fixed);
 }
 
 // ELECTRA paper (arXiv:2003.10555) Table 1: ELECTRA-Small 14M parameters (the discriminator; its 128-wide embedding
@@ -607,6 +650,9 @@ TEST(HfModels, ElectraSmallHas14MillionParameters) {
 TEST(HfModels, AlbertBaseHas12MillionParametersAndSharesItsLayer) {
   const Graph g = fixture("albert-base-v2.json", 128);
   expect_rounds_to(static_cast<double>(g.params()), 12e6, 1e6, "albert-base");
+  const ModelSource m = resolve_model(kFixtures + "albert-base-v2.json");
+  EXPECT_TRUE(std::any_of(m.uncosted.begin(), m.uncosted.end(),
+                          [](const std::string& n) { return n.find("AlbertLayer") != std::string::npos; }));
   int intermediate = 0;
   for (const auto& op : g.ops)
     if (op.name.ends_with("intermediate.dense")) {

@@ -134,6 +134,23 @@ TEST(Durations, ADeadlineWithoutAUnitIsRefusedNamingTheUnits) {
   EXPECT_THROW(parse_duration_hours("1.5"), InputError);
 }
 
+TEST(Durations, OneParserReadsDeadlinesAndLatencyTargets) {
+  // The serving latency targets read the same units as --deadline (in ms: 1 s = 1000 ms, 1 min = 60 s), with a bare
+  // number taken as milliseconds; "0.5 s" and "0.5sec" are deadlines' spellings too.
+  const auto ms = [](const std::string& t) { return parse_duration(t, "--slo-ttft", 1e-3, 1e-3, "500ms"); };
+  EXPECT_DOUBLE_EQ(ms("500"), 500);
+  EXPECT_DOUBLE_EQ(ms("500ms"), 500);
+  EXPECT_DOUBLE_EQ(ms("500 ms"), 500);
+  EXPECT_DOUBLE_EQ(ms("0.5s"), 500);
+  EXPECT_DOUBLE_EQ(ms("0.5 s"), 500);
+  EXPECT_DOUBLE_EQ(ms("0.5sec"), 500);
+  EXPECT_DOUBLE_EQ(ms("5m"), 300000);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("0.5 s"), 0.5 / 3600);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("30min"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_duration_hours("3600000ms"), 1);
+  for (const char* bad : {"", "ms", "0ms", "-1s", "5parsecs", "1e400", "1e306w"}) EXPECT_THROW(ms(bad), InputError) << bad;
+}
+
 TEST(Durations, RunTimesPrintInAUnitThatShowsThem) {
   // cloud.h: "36 h", "2.1 d", "45 min"; a 20-second run on 64 GPUs is 20 s, not "0 min".
   EXPECT_EQ(format_hours(36), "36.0 h");
@@ -510,10 +527,16 @@ TEST_F(PlanCliTest, LayoutsHonourTheBudgetAndNameTheInstanceTheyArePricedOn) {
   const double usd = j["meeting"]["train_usd"].get<double>();
   const double hours = j["meeting"]["train_hours"].get<double>();
   const int gpus = j["meeting"]["gpus"].get<int>();
-  // One node of 8 H100 SXM: the cheapest per GPU-hour in the catalog is Lambda's 8x H100 SXM, $23.92 an hour.
+  // One node of 8 H100 SXM: the cheapest per GPU-hour in the catalog is Lambda's 8x H100 SXM; its price is read from
+  // the catalog (data/cloud/prices.toml), so that a price update does not break the test.
   EXPECT_EQ(j["meeting"]["price_instance"], "lambda-8x-h100-sxm");
-  EXPECT_NEAR(j["meeting"]["usd_per_gpu_hour"].get<double>(), 23.92 / 8, 1e-9);
-  EXPECT_NEAR(usd, hours * gpus * 23.92 / 8, 1e-6 * usd);
+  const auto& instances = default_price_catalog().instances;
+  const auto lambda = std::find_if(instances.begin(), instances.end(),
+                                   [](const InstanceType& i) { return i.id == "lambda-8x-h100-sxm"; });
+  ASSERT_NE(lambda, instances.end());
+  const double per_gpu_hour = lambda->on_demand_usd_per_hour / lambda->gpus;
+  EXPECT_NEAR(j["meeting"]["usd_per_gpu_hour"].get<double>(), per_gpu_hour, 1e-9);
+  EXPECT_NEAR(usd, hours * gpus * per_gpu_hour, 1e-6 * usd);
   // A budget below that cost leaves no count meeting the plan; one above it keeps the same answer.
   const CliResult poor = run(base + " --budget " + std::to_string(0.5 * usd));
   ASSERT_EQ(poor.code, 0) << poor.err;
@@ -560,6 +583,14 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   expect_error("plan --model resnet50 --deadline 24h --dataset-size 0.5", "whole number of samples");
   expect_error("compare --model resnet50 --dataset-size 2.5", "whole number of samples");
   expect_error("plan --model resnet50 --deadline 24h --budget 0", "--budget");
+  // "inf" and "infinity" parse as doubles; no dollar budget, size or count is infinite (an infinite budget printed
+  // "budget -" while saying the plan meets it).
+  for (const char* inf : {"inf", "infinity", "-inf"}) {
+    expect_error(std::string("plan --model resnet50 --deadline 24h --budget ") + inf, "positive finite number");
+    expect_error(std::string("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --deadline 24h --train-tokens 1e9 --budget ") + inf,
+                 "positive finite number");
+  }
+  expect_error("compare --model resnet50 --epochs inf", "positive finite number");
   expect_error("plan --model resnet50 --deadline 24h --gpus 0", "--gpus");
   expect_error("plan --model resnet50 --deadline 24h --max-gpus 0", "--max-gpus");
   expect_error("plan --model resnet50 --deadline 24h --prices nowhere.toml", "nowhere.toml");

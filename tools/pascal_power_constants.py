@@ -7,7 +7,7 @@ with its pipes as busy as perfcast makes them there. Under the clock model in us
 whole_board_draw = false, KernelCostModel::clock_factor) a kernel draws
     sm_count x sm_power_w x (f / sm_power_clock_mhz)^e x a
 with a the pipes' busy share at boost (the SGEMM's rate at boost over the board's FP32 peak) and e the
-architecture's power_clock_exponent (absent: 3). At f = boost the draw equals tdp_w:
+architecture's power_clock_exponent (absent: the default of src/device/power_curve.h). At f = boost the draw equals tdp_w:
     sm_power_w = tdp_w / (sm_count x a x (boost / sm_power_clock_mhz)^e).
 The rate at boost is `perfcast op --op matmul` (torch.mm: cuBLAS's nn SGEMM) with its clock factor taken out, so
 the power constants do not enter it.
@@ -20,8 +20,10 @@ square n x n FP32; the issues and database.md named beside each). Prints; writes
 Usage: tools/pascal_power_constants.py [--perfcast build/release/perfcast] [--n 8192]
 """
 import argparse
+import csv
 import json
 import os
+import re
 import subprocess
 import tomllib
 
@@ -31,17 +33,38 @@ DATA = os.path.join(ROOT, "data")
 # (architecture, reference board) under the premise.
 REFERENCE = (("sm_61", "tesla-p40"), ("sm_60", "p100-sxm2-16gb"))
 
-# Published torch.mm FP32 rates, TFLOPS, by n (torch-performance-test-data; PyTorch and CUDA as the source says).
-PUBLISHED = {
-    "tesla-p40": ("database.md@078586871da3 best of n = 1024-10240, PyTorch 2.8.0 cu128", {"best": 10.07}),
-    "gtx-1080-ti": ("issue #60, PyTorch 2.7.1 cu126", {4096: 10.06, 8192: 9.24, 10240: 10.09}),
-    "titan-xp": ("none found", {}),
-    "gtx-1080": ("none found", {}),
-    "tesla-p4": ("issue #9, PyTorch 2.2.2 cu121, stock clocks", {4096: 4.55, 8192: 4.01, 10240: 4.19}),
-    "p100-sxm2-16gb": ("issue #180, PyTorch 2.7.0 cu128", {4096: 9.04, 8192: 9.50, 10240: 9.49}),
-    "p100-pcie-16gb": ("issues #164 / #177, PyTorch 2.7.0 cu128", {4096: (7.81, 8.21), 8192: (8.12, 8.63),
-                                                                   10240: (7.97, 8.56)}),
-}
+# Published torch.mm FP32 rates (roles record and check) are read from data/published_kernels/fp32_kernels.csv, the one place
+# they are kept: gpu -> (sources, {n: rate or (rate, rate) of two boards, "best": best-of-sizes rate}).
+PUBLISHED_CSV = os.path.join(DATA, "published_kernels", "fp32_kernels.csv")
+
+
+def published(boards):
+    out = {b: (set(), {}) for b in boards}
+    with open(PUBLISHED_CSV, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["gpu"] not in out or row["precision"] != "fp32":
+                continue
+            src, rates = out[row["gpu"]]
+            url = row["url"]
+            where = f"issue #{url.rsplit('/', 1)[-1]}" if "/issues/" in url else url.rsplit("/", 1)[-1]
+            src.add(f"{where}, {row['library']}")
+            key = "best" if row["statistic"].startswith("best_of") else int(row["n"])
+            rate = float(row["tflops"])
+            rates[key] = tuple(sorted((rates[key] if isinstance(rates[key], tuple) else (rates[key],)) + (rate,))) \
+                if key in rates else rate
+    return {b: ("; ".join(sorted(src)) or "none found", rates) for b, (src, rates) in out.items()}
+
+
+# The C++ default of power_clock_exponent where an architecture gives none (src/device/power_curve.h), read from
+# there rather than repeated; the tool stops when it cannot find it.
+def default_exponent():
+    with open(os.path.join(ROOT, "src", "device", "power_curve.h")) as f:
+        m = re.search(r"double clock_exponent = ([0-9.]+);", f.read())
+    if not m:
+        raise SystemExit("src/device/power_curve.h: no `double clock_exponent = N;` default found")
+    return float(m.group(1))
+
+
 CHECK = (("sm_61", ("tesla-p40", "gtx-1080-ti", "titan-xp", "gtx-1080", "tesla-p4")),
          ("sm_60", ("p100-sxm2-16gb", "p100-pcie-16gb")))
 
@@ -67,8 +90,11 @@ def at_boost(perfcast, board, n):
     return rate, rate / j["roofline"]["peak_tflops"]
 
 
+DEFAULT_EXPONENT = default_exponent()
+
+
 def exponent(sm):
-    return ARCH[sm].get("power_clock_exponent", 3.0)
+    return ARCH[sm].get("power_clock_exponent", DEFAULT_EXPONENT)
 
 
 def power_clock(sm, g, w, a):
@@ -98,11 +124,12 @@ def main():
               f"n = {args.n} at boost {rate:.2f} TFLOPS, a = {a:.4f}; sm_power_w = {g['tdp_w']} / "
               f"({g['sm_count']} x {a:.4f} x ({g['boost_clock_mhz']} / {ARCH[sm]['sm_power_clock_mhz']})^"
               f"{exponent(sm):g}) = {w:.3f} W (file: {ARCH[sm]['sm_power_w']})")
+    pub_all = published([b for _, boards in CHECK for b in boards])
     print("\nchecks (power-model clock with the file's value -> the derived one; rate at the derived clock):")
     for sm, boards in CHECK:
         for board in boards:
             g = gpu(board)
-            src, pub = PUBLISHED[board]
+            src, pub = pub_all[board]
             sizes = [4096, 8192, 10240]
             cells = []
             for n in sizes:

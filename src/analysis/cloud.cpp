@@ -92,7 +92,11 @@ const PriceCatalog& default_price_catalog() {
   return c;
 }
 
-double parse_duration_hours(const std::string& text, const std::string& name) {
+namespace {
+
+// A duration's number and its unit's length in seconds (0 for a bare number); InputError naming `examples` when the
+// text is not a positive finite number with a known unit or none.
+std::pair<double, double> duration_parts(const std::string& text, const std::string& name, const std::string& examples) {
   std::string s;
   for (char ch : text)
     if (ch != ' ') s += ch;
@@ -100,19 +104,42 @@ double parse_duration_hours(const std::string& text, const std::string& name) {
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   const std::string unit(ptr, static_cast<const char*>(s.data() + s.size()));
   double scale = -1;
-  // A bare number names no unit, and monitor's --interval reads one as seconds: "90" is refused with the units
-  // rather than guessed.
-  if (ec == std::errc() && ptr != s.data() && unit.empty() && v > 0 && std::isfinite(v))
-    throw InputError(name + " '" + text + "' has no unit: write it as " + std::string(s) + "h, " + std::string(s) +
-                     "d, " + std::string(s) + "m or " + std::string(s) + "s");
-  if (unit == "h" || unit == "hr" || unit == "hrs" || unit == "hours" || unit == "hour") scale = 1;
-  else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minutes") scale = 1.0 / 60;
-  else if (unit == "s" || unit == "sec" || unit == "seconds") scale = 1.0 / 3600;
-  else if (unit == "d" || unit == "day" || unit == "days") scale = 24;
-  else if (unit == "w" || unit == "week" || unit == "weeks") scale = 168;
+  if (unit.empty()) scale = 0;
+  else if (unit == "ms") scale = 1e-3;
+  else if (unit == "s" || unit == "sec" || unit == "seconds") scale = 1;
+  else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minutes") scale = 60;
+  else if (unit == "h" || unit == "hr" || unit == "hrs" || unit == "hours" || unit == "hour") scale = 3600;
+  else if (unit == "d" || unit == "day" || unit == "days") scale = 86400;
+  else if (unit == "w" || unit == "week" || unit == "weeks") scale = 604800;
   if (ec != std::errc() || ptr == s.data() || scale < 0 || !(v > 0) || !std::isfinite(v))
-    throw InputError(name + " takes a positive duration such as 24h, 90m, 2d or 3600s, got '" + text + "'");
-  return v * scale;
+    throw InputError(name + " takes a positive duration such as " + examples + ", got '" + text + "'");
+  return {v, scale};
+}
+
+// A bare number names no unit, and monitor's --interval reads one as seconds: where a flag has no rule for one, "90"
+// is refused with the units rather than guessed.
+[[noreturn]] void refuse_bare_number(const std::string& text, const std::string& name) {
+  std::string s;
+  for (char ch : text)
+    if (ch != ' ') s += ch;
+  throw InputError(name + " '" + text + "' has no unit: write it as " + s + "h, " + s + "d, " + s + "m or " + s + "s");
+}
+
+}  // namespace
+
+double parse_duration(const std::string& text, const std::string& name, double unit_s, double bare_unit_s,
+                      const std::string& examples) {
+  const auto [v, scale] = duration_parts(text, name, examples);
+  if (scale == 0 && bare_unit_s <= 0) refuse_bare_number(text, name);
+  // The ratio of units first (60.0 / 3600 rounds to 1.0 / 60, 1.0 / 1e-3 to 1000), so that "90m" is 1.5 h and "0.5s"
+  // 500 ms exactly.
+  const double out = v * ((scale > 0 ? scale : bare_unit_s) / unit_s);
+  if (!std::isfinite(out)) throw InputError(name + " takes a positive duration such as " + examples + ", got '" + text + "'");
+  return out;
+}
+
+double parse_duration_hours(const std::string& text, const std::string& name) {
+  return parse_duration(text, name, 3600, 0, "24h, 90m, 2d or 3600s");
 }
 
 std::string format_hours(double hours) {

@@ -42,9 +42,16 @@ PriceCatalog load_price_catalog(const std::filesystem::path& path);
 // data/cloud/prices.toml, loaded once.
 const PriceCatalog& default_price_catalog();
 
-// "24h", "90m", "2d", "1.5h", "3600s", "1w": a number with a unit (a bare number is refused, naming the units);
-// InputError otherwise. `name` opens the message: "deadline", which reads right from the command line (--deadline)
-// and from the Python and JSON API (deadline=...).
+// The one duration parser of every duration flag: a positive finite number and a unit, spaces ignored -- ms; s, sec,
+// seconds; m, min, mins, minutes; h, hr, hrs, hour, hours; d, day, days; w, week, weeks -- returned in units of
+// `unit_s` seconds. A bare number is `bare_unit_s` seconds each (--slo-ttft: 1e-3, milliseconds as its --help says),
+// or refused naming the units when 0 (--deadline: "90" could be minutes or hours). InputError opening with `name`,
+// giving `examples`, otherwise.
+double parse_duration(const std::string& text, const std::string& name, double unit_s, double bare_unit_s,
+                      const std::string& examples);
+// "24h", "90m", "2d", "1.5h", "3600s", "1w" in hours (parse_duration, a bare number refused). `name` opens the
+// message: "deadline", which reads right from the command line (--deadline) and from the Python and JSON API
+// (deadline=...).
 double parse_duration_hours(const std::string& text, const std::string& name = "deadline");
 // "36 h", "2.1 d", "45 min", "20 s".
 std::string format_hours(double hours);

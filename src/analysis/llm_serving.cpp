@@ -7,6 +7,8 @@
 #include <limits>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "analysis/llm_step_model.h"
 #include "core/error.h"
 #include "core/limits.h"
@@ -312,9 +314,20 @@ ServePrediction predict_serving(const ServeRequest& request) {
       if (meets(m, r) && (!s.at_best_batch || m.output_tokens_per_s > s.at_best_batch->output_tokens_per_s)) s.at_best_batch = m;
     }
     if (!s.at_max_rate) s.note = "no request rate meets the targets at this layout";
-    if (r.request_rate > 0 && s.at_max_rate && s.at_max_rate->request_rate > 0)
-      s.replicas_for_offered_rate =
-          s.at_best_batch ? 1 : std::max(1, static_cast<int>(std::ceil(r.request_rate / s.at_max_rate->request_rate)));
+    if (r.request_rate > 0 && s.at_max_rate && s.at_max_rate->request_rate > 0) {
+      // In double: a huge offered rate makes a quotient past any integer. More GPUs than the largest cluster the
+      // limits admit (max_nodes x max_gpus_per_node) is no answer: leave the count unset and say so.
+      const double copies = s.at_best_batch ? 1.0 : std::max(1.0, std::ceil(r.request_rate / s.at_max_rate->request_rate));
+      const auto& lim = input_limits();
+      const double most = std::floor(static_cast<double>(lim.max_nodes * lim.max_gpus_per_node) / std::max(1, p.gpus));
+      if (copies <= most) {
+        s.replicas_for_offered_rate = static_cast<std::int64_t>(copies);
+      } else {
+        s.note = fmt::format("the offered {:g} requests/s needs more than {:g} copies of this layout ({} GPUs, the largest "
+                             "cluster data/limits.toml admits)",
+                             r.request_rate, most, lim.max_nodes * lim.max_gpus_per_node);
+      }
+    }
     p.slo = s;
   }
   p.request = r;

@@ -54,8 +54,9 @@ struct SloResult {
   std::optional<ServeMetrics> at_best_batch;    // the batch limit with the most throughput meeting them
   // Copies of this layout (tp x pp GPUs each) behind a load balancer that serve the offered rate within the targets:
   // a Poisson stream split at random over k copies is k Poisson streams of rate / k, so k = ceil(offered rate /
-  // at_max_rate's rate); 1 when the offered rate meets them already, 0 without an offered rate or a rate that meets.
-  int replicas_for_offered_rate = 0;
+  // at_max_rate's rate); 1 when the offered rate meets them already, 0 without an offered rate or a rate that meets,
+  // or when more copies than the largest cluster of data/limits.toml would be needed (then `note` says so).
+  std::int64_t replicas_for_offered_rate = 0;
   std::string note;
 };
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -24,8 +25,9 @@ namespace {
 double positive_number(const std::string& text, const char* flag) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(v > 0))
-    throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
+  // "inf" parses as a double; no budget, size or count is infinite.
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || !(v > 0))
+    throw InputError(fmt::format("{} must be a positive finite number, got '{}'", flag, text));
   return v;
 }
 

@@ -31,8 +31,9 @@ double positive_number(const std::string& text, const char* flag) {
   if (!t.empty() && t.front() == '$') t.erase(0, 1);
   double v = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || ptr != t.data() + t.size() || !(v > 0))
-    throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
+  // "inf" parses as a double; no budget, size or count is infinite.
+  if (ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(v) || !(v > 0))
+    throw InputError(fmt::format("{} must be a positive finite number, got '{}'", flag, text));
   return v;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "analysis/cloud.h"
 #include "core/error.h"
 
 namespace perfcast::cli {
@@ -22,23 +23,10 @@ double number(const std::string& text, const char* flag, bool allow_zero, bool a
   return v;
 }
 
-// A latency target in milliseconds: a bare number is milliseconds (as --help says), or a number with a unit, "500ms"
-// or "0.5s", as --deadline takes one; InputError naming the flag otherwise.
+// A latency target in milliseconds, read by the duration parser --deadline uses (parse_duration): a bare number is
+// milliseconds (as --help says), or a number with any of its units, "500ms", "0.5 s", "0.5sec".
 double latency_ms(const std::string& text, const char* flag) {
-  double scale = 1;
-  std::string digits = text;
-  if (digits.size() > 2 && digits.ends_with("ms")) {
-    digits.resize(digits.size() - 2);
-  } else if (digits.size() > 1 && digits.back() == 's') {
-    digits.pop_back();
-    scale = 1000;
-  }
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(v) || !(v > 0))
-    throw InputError(fmt::format("{} takes a positive latency in ms (500) or with a unit (500ms, 0.5s), got '{}'", flag,
-                                 text));
-  return v * scale;
+  return parse_duration(text, flag, 1e-3, 1e-3, "500 (ms), 500ms or 0.5s");
 }
 
 std::int64_t count(const std::string& text, const char* flag) {

@@ -70,6 +70,7 @@ struct FamilyExtras {
   EncoderHeads heads;
   std::int64_t layer_groups = 0;  // ALBERT num_hidden_groups
   std::string layer_code;         // data/graph_code id of the eager layer ("": none counted)
+  bool fixed_positions = false;   // a held (untrained) position table: DistilBERT sinusoidal_pos_embds
 };
 
 struct HfConfig {
@@ -392,17 +393,43 @@ void note_local_attention(HfConfig& c, std::int64_t window, std::int64_t local) 
 }
 
 // GPT-Neo attention_types, e.g. [[["global", "local"], 12]]: how many layers are local.
-std::int64_t gpt_neo_local_layers(const Fields& f, std::int64_t layers) {
+// The local-attention layers of a GPT-Neo config. transformers GPTNeoConfig expands attention_types, a list of
+// [[types...], repeat] pairs, to one type per layer and raises unless the expansion has num_layers entries; its
+// attention module takes "global" or "local" only. The same refused here (InputError), so that a config transformers
+// cannot load is not predicted. Absent: global and local alternate (layers / 2 local).
+std::int64_t gpt_neo_local_layers(const Fields& f, std::int64_t layers, const std::string& path) {
   const json* types = f.find("attention_types");
-  if (!types || !types->is_array()) return layers / 2;  // GPTNeoConfig's default: global and local alternate
-  std::int64_t local = 0;
+  if (!types) return layers / 2;
+  const std::string where = "config '" + path + "': field 'attention_types'";
+  const std::string form = " must be a list of [[\"global\" or \"local\", ...], repeat] pairs";
+  if (!types->is_array()) throw InputError(where + form);
+  std::int64_t expanded = 0, local = 0;
   for (const auto& entry : *types) {
-    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_array() || !entry[1].is_number_integer()) continue;
-    std::int64_t per = 0;
-    for (const auto& t : entry[0]) per += t.is_string() && t.get<std::string>() == "local";
-    local += per * std::clamp<std::int64_t>(entry[1].get<std::int64_t>(), 0, layers);
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_array() || !entry[1].is_number_integer() ||
+        entry[1].get<std::int64_t>() < 0)
+      throw InputError(where + form);
+    std::int64_t per = 0, per_local = 0;
+    for (const auto& t : entry[0]) {
+      if (!t.is_string() || (t.get<std::string>() != "global" && t.get<std::string>() != "local"))
+        throw InputError(where + form);
+      ++per;
+      per_local += t.get<std::string>() == "local";
+    }
+    // Past num_layers the expansion cannot match: stop counting before a huge repeat overflows.
+    const std::int64_t repeat = entry[1].get<std::int64_t>();
+    if (per > 0 && repeat > layers) {
+      expanded = layers + 1;
+      break;
+    }
+    expanded += per * repeat;
+    local += per_local * repeat;
+    if (expanded > layers) break;
   }
-  return std::min(local, layers);
+  if (expanded != layers)
+    throw InputError(where + " expands to " + (expanded > layers ? "more than " + std::to_string(layers) :
+                     std::to_string(expanded)) + " layer types; num_layers is " + std::to_string(layers) +
+                     " (transformers GPTNeoConfig requires one per layer)");
+  return local;
 }
 
 void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>& missing) {
@@ -619,7 +646,7 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
       x.resid_dropout = fraction_or(f, "resid_dropout", 0.0, c.path) > 0;
       x.attn_dropout = fraction_or(f, "attention_dropout", 0.0, c.path) > 0;
       c.tied = f.flag_or("tie_word_embeddings", true);
-      if (c.layers > 0) note_local_attention(c, f.count_or("window_size", 256), gpt_neo_local_layers(f, c.layers));
+      if (c.layers > 0) note_local_attention(c, f.count_or("window_size", 256), gpt_neo_local_layers(f, c.layers, c.path));
       break;
     case Family::kBloom:
       // transformers BloomConfig / BloomBlock: a LayerNorm after the word embedding, pre-LN blocks with one fused
@@ -683,8 +710,12 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
         c.intermediate = f.count("hidden_dim", missing);
         c.type_vocab = 0;
         h.sentence = false;
-        if (f.flag_or("sinusoidal_pos_embds", false))
-          c.notes.push_back("sinusoidal_pos_embds: the position table is fixed, counted as parameters");
+        x.fixed_positions = f.flag_or("sinusoidal_pos_embds", false);
+        if (x.fixed_positions)
+          c.notes.push_back("sinusoidal_pos_embds: the position table is fixed (not trained: no gradient or optimizer "
+                            "state) and not counted in the parameters or the weight memory");
+        c.notes.push_back("DistilBERT's per-layer eager Python and torch calls (TransformerBlock) are not costed: no "
+                          "counted layer code (data/graph_code) for it yet, so host time at small batches is low");
       } else {
         c.hidden = f.count("hidden_size", missing);
         c.layers = f.count("num_hidden_layers", missing);
@@ -711,6 +742,8 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
                              " exceeds the " + std::to_string(c.layers) + " layers");
           h.mlm_width = x.embed_proj;
           h.sentence = !masked_lm;  // AlbertForMaskedLM has no pooler
+          c.notes.push_back("ALBERT's per-layer eager Python and torch calls (AlbertLayer) are not costed: no counted "
+                            "layer code (data/graph_code) for it yet, so host time at small batches is low");
         }
       }
       c.kv_heads = c.heads;
@@ -1018,7 +1051,8 @@ Graph build_encoder(const HfConfig& c, const std::string& id, const ModelOptions
   const std::int64_t seq = o.seq == 0 ? std::min<std::int64_t>(128, c.max_positions) : sequence_length(c, id, o, true);
   const BertDims d{.vocab = c.vocab, .positions = c.max_positions, .type_vocab = c.type_vocab, .layers = c.layers,
                    .hidden = c.hidden, .heads = c.heads, .intermediate = c.intermediate, .embedding = c.x.embed_proj,
-                   .layer_groups = c.x.layer_groups, .model_code = c.x.layer_code};
+                   .layer_groups = c.x.layer_groups, .model_code = c.x.layer_code,
+                   .fixed_positions = c.x.fixed_positions};
   return bert_encoder_graph(id, d, c.x.heads, seq, o.batch);
 }
 

@@ -131,7 +131,8 @@ std::string serving_text(const ServePrediction& p) {
       s += fmt::format("  the offered {:g} requests/s within them: {} copies of this layout ({} GPUs), each taking {:.3g} "
                        "requests/s of the stream\n",
                        r.request_rate, p.slo->replicas_for_offered_rate, p.slo->replicas_for_offered_rate * p.gpus,
-                       r.request_rate / p.slo->replicas_for_offered_rate);
+                       r.request_rate / static_cast<double>(p.slo->replicas_for_offered_rate));
+    if (p.slo->at_max_rate && !p.slo->note.empty()) s += "  " + p.slo->note + "\n";
   }
   s += "legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per request;\n"
        "        output tokens/s = all output tokens / (last token - first arrival); p50/p99 over the requests\n";

@@ -24,7 +24,11 @@ Tensor bert_encoder(GraphBuilder& b, const BertDims& d, std::int64_t seq) {
   b.set_scope("embeddings.");
   const std::int64_t e = d.embedding > 0 ? d.embedding : d.hidden;
   Tensor x = b.embedding(ids, d.vocab, e, "word_embeddings");
-  x = b.add(x, b.embedding(ids, d.positions, e, "position_embeddings"), "add_position");
+  const Tensor positions = b.embedding(ids, d.positions, e, "position_embeddings");
+  // DistilBERT's create_sinusoidal_embeddings sets the table's requires_grad to False: read each step (weight_elems
+  // kept) but owning no trained parameters, so no gradient or optimizer state, as ALBERT's shared layers.
+  if (d.fixed_positions) b.graph_for_update().ops.back().params = 0;
+  x = b.add(x, positions, "add_position");
   if (d.type_vocab > 0) x = b.add(x, b.embedding(ids, d.type_vocab, e, "token_type_embeddings"), "add_token_type");
   x = b.layer_norm(x, "LayerNorm");
   x = b.dropout(x, "dropout");

@@ -30,6 +30,7 @@ struct BertDims {
   std::int64_t embedding = 0;     // factorized embedding width, projected to hidden (ALBERT, ELECTRA); 0: hidden
   std::int64_t layer_groups = 0;  // ALBERT num_hidden_groups: layers share the weights of their group; 0: none
   std::string model_code = "hf_bert";  // the eager layer code charged per layer (data/graph_code); "": none
+  bool fixed_positions = false;   // DistilBERT sinusoidal_pos_embds: the position table is held, not trained
 };
 
 // The heads on an encoder (transformers' *ForPreTraining and *ForMaskedLM classes); the defaults are BERT's.
