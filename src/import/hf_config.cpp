@@ -388,8 +388,8 @@ void note_local_attention(HfConfig& c, std::int64_t window, std::int64_t local) 
   if (window <= 0 || local <= 0) return;
   c.notes.push_back("sliding-window attention (" + std::to_string(window) + " tokens) in " + std::to_string(local) +
                     " of " + std::to_string(c.layers) +
-                    " layers costed as full causal attention beyond the window (as eager and sdpa run it; "
-                    "flash_attention_2 skips the masked blocks)");
+                    " layers: a sequence longer than the window is costed as full causal attention (as eager and sdpa "
+                    "run it; flash_attention_2 skips the masked blocks); up to the window nothing differs");
 }
 
 // GPT-Neo attention_types, e.g. [[["global", "local"], 12]]: how many layers are local.
