@@ -78,6 +78,7 @@ $bin validate data/validation/eval_gpu_s33c.csv --markdown "$tmp/eval_gpu_s33c.m
 $bin validate data/validation/eval_gpu_s34.csv --markdown "$tmp/eval_gpu_s34.md" >/dev/null
 $bin validate data/validation/eval_gpu_s34b.csv --markdown "$tmp/eval_gpu_s34b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s34.csv --markdown "$tmp/eval_cpu_s34.md" >/dev/null
+$bin validate data/validation/eval_gpu_s35.csv --markdown "$tmp/eval_gpu_s35.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -839,6 +840,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s34.md"
+  echo
+  echo "# Evaluation: eval_gpu_s35.csv (frozen)"
+  echo
+  echo "Gathered in session 35 before that session's model changes were merged, from one source no other data file uses:"
+  echo "the per-step CSVs of yqtianust/pytorch-gpu-benchmark (a fork of ryujaehun/pytorch-gpu-benchmark with its own runs):"
+  echo "torchvision ResNet-18, ResNet-50, ResNet-152, DenseNet-121, VGG-16 and SqueezeNet 1.1 on one Tesla V100-DGXS-16GB"
+  echo "(DGX Station), batch 12, FP32 and pure FP16, training without optimizer step and inference, cudnn.benchmark on,"
+  echo "the batch copied from host memory inside each synchronised step; 12 / median of 50 timed steps."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s35.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
