@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """tools/pair_regimes.py's counterfactuals follow issue 13's definitions (data/what_if_pairs.toml): ratio error =
 |predicted / measured - 1|, wrong side = one ratio reaches the 1.15 gain and the other does not; a row's bias is its
-predicted / measured throughput - 1. Three hand-made pairs, the expected figures worked out by hand below.
+predicted / measured throughput - 1. Three hand-made pairs, the expected figures worked out by hand below; a fourth,
+at the batch each run chose, counts only under --each-runs-batch. The wrong-side floor: pairs whose rows agree but for
+data, host, source and notes form one setup, and a setup with measured ratios on both sides of 1.15 leaves
+min(above, below) of them on the wrong side under any one predicted ratio.
 
     tests/pair_regimes_test.py SOURCE_DIR
 """
@@ -32,6 +35,9 @@ def main():
     # P1: 20% off, right side; P2: 18.2% off, wrong side (1.10 measured, 1.30 predicted); P3: 5% off.
     pairs = [pair("a.csv", "t4", (2, 3), 2.0, 2.4, -10.0, 8.0), pair("a.csv", "t4", (4, 5), 1.10, 1.30, 0.0, 100 * (1.30 / 1.10 - 1)),
              pair("b.csv", "v100-pcie-16gb", (2, 3), 3.0, 3.15, 0.0, 5.0)]
+    each = pair("b.csv", "v100-pcie-16gb", (2, 3), 1.30, 1.10, 0.0, -15.4)
+    each["varied"] = "precision+batch"
+    pairs.append(each)
     js = os.path.join(tmp, "pairs.json")
     with open(js, "w") as f:
         json.dump({"pairs": pairs}, f)
@@ -49,7 +55,15 @@ def main():
     # Regime b exact: errors 20, 18.2, 0 -> 18.2, 1 wrong.
     assert "|  18.2 / 1 |" in b, b
     # The listing keeps pairs over 15% or on the wrong side: P1 and P2, not P3.
-    assert out.count("| a.csv |") == 2 and "| b.csv |" not in out, out
+    listing = out.split("Wrong-side floor")[0]
+    assert listing.count("| a.csv |") == 2 and "| b.csv |" not in listing, out
+    # P1 and P2 read identical rows of a.csv (one setup) and measure 2.0 and 1.10, either side of 1.15: one of them is
+    # on the wrong side whatever ratio the setup is given. P3 is a setup alone. Floor 1 of 3; P2 is wrong now.
+    assert "Wrong-side floor: 2 setups" in out and "at least 1 of 3 pairs on the wrong side (now 1)" in out, out
+    # The each-run's-batch pair alone: 1.30 measured, 1.10 predicted, 15.4% off and on the wrong side.
+    out = subprocess.run([sys.executable, os.path.join(root, "tools", "pair_regimes.py"), "--json", js, "--each-runs-batch",
+                          tmp], check=True, capture_output=True, text=True, env=env).stdout
+    assert "1 each-run's-batch precision pairs: median / wrong side  15.4 / 1" in out, out
     print("ok")
 
 
