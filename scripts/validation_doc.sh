@@ -79,6 +79,7 @@ $bin validate data/validation/eval_gpu_s34.csv --markdown "$tmp/eval_gpu_s34.md"
 $bin validate data/validation/eval_gpu_s34b.csv --markdown "$tmp/eval_gpu_s34b.md" >/dev/null
 $bin validate data/validation/eval_cpu_s34.csv --markdown "$tmp/eval_cpu_s34.md" >/dev/null
 $bin validate data/validation/eval_gpu_s35.csv --markdown "$tmp/eval_gpu_s35.md" >/dev/null
+$bin validate data/validation/eval_gpu_s35b.csv --markdown "$tmp/eval_gpu_s35b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -851,6 +852,19 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s35.md"
+  echo
+  echo "# Evaluation: eval_gpu_s35b.csv (frozen)"
+  echo
+  echo "Gathered in session 35 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "the Megatron-Bridge performance summary (NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, DGX-H100 tables of"
+  echo "the 25.09, 25.11 and 26.02 NeMo containers): Llama 3 8B (8 GPUs, Megatron-FSDP) and Llama 3 70B (64 GPUs, TP4 PP8 VP5)"
+  echo "pre-training at sequence 8192 in FP8 (current scaling; assumed for the 25.09 rows); and IBM/Meta's PyTorch FSDP"
+  echo "throughput table (PyTorch blog 'Maximizing training throughput using PyTorch FSDP', with fms-fsdp's README): Llama 2"
+  echo "7B (HSDP, no checkpointing) and 70B (FSDP, full checkpointing) at batch 2 x 4096 in BF16 with SDPA flash attention"
+  echo "on 128 A100 80GB (400 Gb/s per node) and 96 H100 80GB (800 Gb/s per node). Tokens/s per GPU throughout."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s35b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
