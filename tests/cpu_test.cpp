@@ -331,7 +331,8 @@ TEST(CpuPredict, OnnxRuntimeNchwcConvolutionKeepsAsManyCoresBusyAsMlasDealsRows)
   for (const auto& e : predict(r).step.entries) {
     if (e.name != "layer4.1.conv2") continue;
     EXPECT_EQ(std::string(e.cost.algorithm), "nchwc_conv");
-    EXPECT_NEAR(e.cost.shape_efficiency, 56.0 / 80.0 * 4608.0 / (4608.0 + 32.0), 1e-3);
+    const double k_half = cpu_cost_constants().gemm_k_half;  // the K ramp's constant (data/cpu_cost.toml)
+    EXPECT_NEAR(e.cost.shape_efficiency, 56.0 / 80.0 * 4608.0 / (4608.0 + k_half), 1e-3);
     return;
   }
   ADD_FAILURE() << "resnet50 has no op layer4.1.conv2";
@@ -482,6 +483,33 @@ TEST(CpuCost, ElementwiseLoopsSplitAsAtenParallelForDoes) {
   EXPECT_EQ(m.streaming_threads(64.0 * 56 * 56), 7.0);
   EXPECT_EQ(m.streaming_threads(64.0 * 112 * 112), 10.0);
   EXPECT_DOUBLE_EQ(m.fork_join_us(), cpu_cost_constants().omp_fork_join_us_per_thread * 10.0);
+}
+
+// Published single-thread FP32 GEMM timings on a Sapphire Rapids core (oneDNN 2.6 brgemm:avx512_core inner products
+// under TensorFlow 2.9, M = 200 rows, one thread; the verbose logs of uxlfoundation/oneDNN#1393 and
+// tensorflow/tensorflow#56350, data/published_kernels/cpu_gemm.csv): the deep product (K = 15680, N = 512) ran at
+// 98.2-111.9 GFLOPS in the three logs, and the shallow one (K = 128, N = 64) at 0.52-0.80 of the K = 512, N = 128
+// product's rate in the same log. One core of the catalogued Xeon Platinum 8480+ must give the deep product within
+// 15% of every log's rate, and the shallow-to-deeper ratio inside the logs' range (the K ramp, gemm_k_half).
+TEST(CpuCost, GemmRateOnOneCoreMatchesPublishedOneDnnKernels) {
+  const CpuSpec& part = cpu("xeon-platinum-8480plus");
+  const CpuSpec one = cpu_instance_share(part, cpu_instance_split(part, 1, 1));
+  ASSERT_EQ(one.total_cores(), 1);
+  const CpuRuntimeProfile& rt = find_cpu_runtime("pytorch");
+  const CpuCostModel model(one, rt, cpu_cost_constants(), "fp32");
+  const auto gflops = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    MatmulGeometry g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    const double flops = 2.0 * m * n * k;
+    const double bytes = 4.0 * (m * k + k * n + m * n);
+    return flops / model.gemm(g, flops, bytes, rt.matmul_efficiency).time_us / 1e3;
+  };
+  for (const double published : {101.6, 98.2, 111.9}) EXPECT_NEAR(gflops(200, 512, 15680) / published, 1.0, 0.15);
+  const double ratio = gflops(200, 64, 128) / gflops(200, 128, 512);
+  EXPECT_GE(ratio, 0.52);
+  EXPECT_LE(ratio, 0.80);
 }
 
 // oneDNN's primitive cache (PyTorch 1.8 on, oneDNN 1.8.1: pytorch/pytorch#51184) turns a per-call reorder's creation
