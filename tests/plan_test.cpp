@@ -229,7 +229,9 @@ TEST(Plan, OptionsMeetingTheDeadlineAreRankedByCostWithTheCheapestMarked) {
                                      [&](const InstanceType& i) { return i.id == o.instance; });
     const ProviderTerms& terms = cloud_terms().provider(inst.provider);
     EXPECT_NEAR(o.usd, o.billed_hours * inst.on_demand_usd_per_hour * o.count, 1e-9 * o.usd);
-    if (!terms.billing_rounds_down) EXPECT_GE(o.billed_hours, o.hours * (1 - 1e-12));
+    if (!terms.billing_rounds_down) {
+      EXPECT_GE(o.billed_hours, o.hours * (1 - 1e-12));
+    }
     EXPECT_LT(o.billed_hours, std::max(o.hours, terms.billing_minimum_s / 3600) + terms.billing_increment_s / 3600);
     EXPECT_EQ(o.gpus_total, inst.gpus * o.count);
     EXPECT_LE(o.gpus_total, 64);
@@ -727,8 +729,9 @@ TEST(Plan, ServerAndFacilityEnergyAndAShortJobCostsTheBillingMinimum) {
     const auto& inst = *std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
                                      [&](const InstanceType& i) { return i.id == o.instance; });
     const ProviderTerms& terms = cloud_terms().provider(inst.provider);
-    if (o.hours * 3600 < terms.billing_minimum_s)
+    if (o.hours * 3600 < terms.billing_minimum_s) {
       EXPECT_NEAR(o.usd, inst.on_demand_usd_per_hour * o.count * terms.billing_minimum_s / 3600, 1e-12);
+    }
     EXPECT_GT(o.server_energy_kwh, o.energy_kwh);
     EXPECT_EQ(o.pue, terms.pue);
     EXPECT_NEAR(o.facility_energy_kwh, o.server_energy_kwh * o.pue, 1e-12 * o.facility_energy_kwh);
@@ -770,18 +773,22 @@ TEST_F(PlanCliTest, LayoutsRankByCostWhenPricedAndSayWhich) {
   const auto j = nlohmann::json::parse(cost.out);
   EXPECT_EQ(j["rank_by"], "cost");
   // The meeting count is the cheapest of the counts that meet the deadline, its GPU-hours a column beside it.
-  for (const auto& c : j["by_count"])
-    if (c["train_hours"].get<double>() <= 30 * 24)
+  for (const auto& c : j["by_count"]) {
+    if (c["train_hours"].get<double>() <= 30 * 24) {
       EXPECT_LE(j["meeting"]["train_usd"].get<double>(), c["train_usd"].get<double>());
+    }
+  }
   EXPECT_NEAR(j["meeting"]["gpu_hours"].get<double>(),
               j["meeting"]["train_hours"].get<double>() * j["meeting"]["gpus"].get<int>(), 1e-6);
   const CliResult time = run(base + " --json --rank-by time");
   ASSERT_EQ(time.code, 0) << time.err;
   const auto jt = nlohmann::json::parse(time.out);
   EXPECT_EQ(jt["rank_by"], "time");
-  for (const auto& c : jt["by_count"])
-    if (c["train_hours"].get<double>() <= 30 * 24)
+  for (const auto& c : jt["by_count"]) {
+    if (c["train_hours"].get<double>() <= 30 * 24) {
       EXPECT_LE(jt["meeting"]["train_hours"].get<double>(), c["train_hours"].get<double>());
+    }
+  }
   const CliResult text = run(base);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("at the lowest on-demand cost (ranked by cost"), std::string::npos) << text.out;
