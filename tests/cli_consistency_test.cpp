@@ -196,7 +196,12 @@ TEST_F(CliConsistencyTest, CompareTakesIdCountAndPricesWholeInstances) {
   // Three cards rent as the cheapest instance holding three: vast-4x-gtx-1080-ti ($0.60/h for 4).
   EXPECT_EQ(rows[0]["run"]["priced_on"], "vast-4x-gtx-1080-ti");
   EXPECT_EQ(rows[0]["run"]["gpus_paid"], 4);
-  EXPECT_NEAR(rows[0]["run"]["usd_on_demand"].get<double>(), 0.60 * rows[0]["run"]["hours"].get<double>(), 1e-9);
+  // Paid for the hours billed (vast.ai: data/cloud/providers.toml [default], whole minutes): at least the run's
+  // hours, under a minute more.
+  const double billed = rows[0]["run"]["billed_hours"].get<double>(), hours = rows[0]["run"]["hours"].get<double>();
+  EXPECT_NEAR(rows[0]["run"]["usd_on_demand"].get<double>(), 0.60 * billed, 1e-9);
+  EXPECT_GE(billed, hours);
+  EXPECT_LT(billed, hours + 1.0 / 60);
   // One H100 SXM: the catalog rents them only in 8-GPU instances, so the whole instance is paid.
   EXPECT_EQ(rows[1]["gpus_per_node"], 1);
   EXPECT_EQ(rows[1]["run"]["gpus_paid"], 8);

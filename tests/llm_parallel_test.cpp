@@ -249,7 +249,8 @@ TEST(LlmParallel, PredictionReportsTokensPerGpuMfuAndTheRun) {
 TEST(LlmParallel, SeveralNodesArePricedOnInstancesJoinedByANetwork) {
   // data/cloud/prices.toml: lambda-8x-h100-sxm ($23.92/h) has no network between instances, so plan's instance search
   // uses it alone; the layouts priced 4 nodes of it anyway. One node may rent it; four rent 8-GPU instances that have
-  // a network, none of which costs under aws-p5.48xlarge's $98.32/h / 8 in the catalog's list.
+  // a network, none of which costs under gcp-a3-highgpu-8g's $88.25/h / 8 in the catalog's list (GCP's a3 price,
+  // below aws-p5.48xlarge's $98.32/h).
   PredictRequest r = llama70b_on(8, 4);
   r.recompute = "selective";
   r.zero_stage = 1;
@@ -257,7 +258,8 @@ TEST(LlmParallel, SeveralNodesArePricedOnInstancesJoinedByANetwork) {
   const Prediction four = predict(r);
   ASSERT_TRUE(four.parallel);
   EXPECT_NE(four.parallel->price_instance, "lambda-8x-h100-sxm");
-  EXPECT_NEAR(four.parallel->usd_per_gpu_hour, 98.32 / 8, 0.01);
+  EXPECT_EQ(four.parallel->price_instance, "gcp-a3-highgpu-8g");
+  EXPECT_NEAR(four.parallel->usd_per_gpu_hour, 88.25 / 8, 0.01);
   r.nodes = 1;
   r.pipeline_parallel = 1;
   r.global_batch = 32;

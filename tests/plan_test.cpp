@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -221,11 +222,17 @@ TEST(Plan, OptionsMeetingTheDeadlineAreRankedByCostWithTheCheapestMarked) {
       EXPECT_FALSE(res.meeting[i].cheapest);
     }
   }
-  // Every option's cost is its time x the instance price x the count.
+  // Every option's cost is its billed time (at least the time, less than one increment more) x the instance price x
+  // the count.
   for (const auto& o : res.options) {
     const auto& inst = *std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
                                      [&](const InstanceType& i) { return i.id == o.instance; });
-    EXPECT_NEAR(o.usd, o.hours * inst.on_demand_usd_per_hour * o.count, 1e-9 * o.usd);
+    const ProviderTerms& terms = cloud_terms().provider(inst.provider);
+    EXPECT_NEAR(o.usd, o.billed_hours * inst.on_demand_usd_per_hour * o.count, 1e-9 * o.usd);
+    if (!terms.billing_rounds_down) {
+      EXPECT_GE(o.billed_hours, o.hours * (1 - 1e-12));
+    }
+    EXPECT_LT(o.billed_hours, std::max(o.hours, terms.billing_minimum_s / 3600) + terms.billing_increment_s / 3600);
     EXPECT_EQ(o.gpus_total, inst.gpus * o.count);
     EXPECT_LE(o.gpus_total, 64);
     EXPECT_GT(o.energy_kwh, 0);
@@ -536,7 +543,12 @@ TEST_F(PlanCliTest, LayoutsHonourTheBudgetAndNameTheInstanceTheyArePricedOn) {
   ASSERT_NE(lambda, instances.end());
   const double per_gpu_hour = lambda->on_demand_usd_per_hour / lambda->gpus;
   EXPECT_NEAR(j["meeting"]["usd_per_gpu_hour"].get<double>(), per_gpu_hour, 1e-9);
-  EXPECT_NEAR(usd, hours * gpus * per_gpu_hour, 1e-6 * usd);
+  // Billed in the provider's increments: at least the run's hours, under one increment more.
+  const double billed = j["meeting"]["billed_hours"].get<double>();
+  const ProviderTerms& terms = cloud_terms().provider(lambda->provider);
+  EXPECT_GE(billed, hours * (1 - 1e-12));
+  EXPECT_LT(billed, hours + terms.billing_increment_s / 3600);
+  EXPECT_NEAR(usd, billed * gpus * per_gpu_hour, 1e-6 * usd);
   // A budget below that cost leaves no count meeting the plan; one above it keeps the same answer.
   const CliResult poor = run(base + " --budget " + std::to_string(0.5 * usd));
   ASSERT_EQ(poor.code, 0) << poor.err;
@@ -634,6 +646,165 @@ TEST_F(PlanCliTest, PlanAndCompareErrorsExitTwoWithOneLine) {
   fs::create_directory(dir_ / "prices_dir");
   expect_error("plan --model resnet50 --deadline 24h --prices prices_dir", "is a directory");
   expect_error("compare --model resnet50 --gpu gtx-1080-ti --prices prices_dir", "is a directory");
+}
+
+
+// ---------------------------------------------------------------- energy beyond the GPUs, billing, missing prices
+
+TEST(CloudTerms, ServerPowerIsTheVendorsPublishedMaximum) {
+  // NVIDIA's datasheets: DGX-1 (V100) 3.5 kW, DGX A100 6.5 kW, DGX H100 10.2 kW maximum system power, 8 GPUs each at
+  // 300, 400 and 700 W (the V100, A100 SXM4 and H100 SXM5 datasheets).
+  const CloudTerms& t = cloud_terms();
+  for (const auto& [id, max_w, tdp_w] : {std::tuple{"dgx-1-v100", 3500.0, 300.0}, std::tuple{"dgx-a100", 6500.0, 400.0},
+                                         std::tuple{"dgx-h100", 10200.0, 700.0}}) {
+    SCOPED_TRACE(id);
+    const ServerPower* s = t.server(id);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->gpus, 8);
+    EXPECT_EQ(s->max_system_w, max_w);
+    EXPECT_EQ(s->gpu_tdp_w, tdp_w);
+    EXPECT_FALSE(s->source.empty());
+  }
+  // The GPU files agree with the servers' GPU TDP.
+  EXPECT_EQ(find_gpu("a100-sxm4-40gb").tdp_w, 400);
+  EXPECT_EQ(find_gpu("h100-sxm5-80gb").tdp_w, 700);
+  // An 8-GPU A100 instance draws the DGX A100's host share: 6500 - 8 x 400 = 3300 W; one GPU of it an eighth.
+  const auto& instances = default_price_catalog().instances;
+  const auto by_id = [&](const std::string& id) {
+    const auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceType& i) { return i.id == id; });
+    EXPECT_NE(it, instances.end()) << id;
+    return &*it;
+  };
+  EXPECT_NEAR(host_power_w(find_gpu("a100-sxm4-40gb"), 8, by_id("aws-p4d.24xlarge")), 3300, 1e-9);
+  EXPECT_NEAR(host_power_w(find_gpu("a100-sxm4-40gb"), 1, by_id("gcp-a2-highgpu-1g")), 3300.0 / 8, 1e-9);
+  EXPECT_NEAR(host_power_w(find_gpu("h100-sxm5-80gb"), 8, by_id("aws-p5.48xlarge")), 10200 - 8 * 700, 1e-9);
+  // The generic rule is the median host watts per GPU watt of the three: 1100/2400, 3300/3200, 4600/5600 -> 4600/5600.
+  EXPECT_NEAR(t.host_w_per_gpu_tdp_w(), 4600.0 / 5600, 1e-12);
+  EXPECT_NEAR(host_power_w(find_gpu("t4"), 1, by_id("aws-g4dn.xlarge")), 4600.0 / 5600 * 70, 1e-9);
+}
+
+TEST(CloudTerms, ProvidersBillAsTheirPricingPagesSay) {
+  const CloudTerms& t = cloud_terms();
+  // AWS (2017 per-second billing announcement) and GCP (VM pricing page): one-second increments, 60 s minimum.
+  for (const char* id : {"aws", "gcp"}) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(t.provider(id).id, id);
+    EXPECT_EQ(t.provider(id).billing_increment_s, 1);
+    EXPECT_EQ(t.provider(id).billing_minimum_s, 60);
+    EXPECT_FALSE(t.provider(id).billing_source.empty());
+  }
+  // A 20 s job is billed the minute; 61.2 s is billed 62 s.
+  EXPECT_NEAR(billed_hours(t.provider("aws"), 20.0 / 3600), 60.0 / 3600, 1e-15);
+  EXPECT_NEAR(billed_hours(t.provider("gcp"), 61.2 / 3600), 62.0 / 3600, 1e-15);
+  // Azure's knowledge-centre example: a VM that ran 6 min 45 s is billed 6 minutes.
+  EXPECT_NEAR(billed_hours(t.provider("azure"), (6 * 60 + 45) / 3600.0), 6.0 / 60, 1e-15);
+  // Google's published fleet PUE (1.10) and AWS's (1.15); a provider with none takes the Uptime survey's 1.58.
+  EXPECT_EQ(t.provider("gcp").pue, 1.10);
+  EXPECT_EQ(t.provider("aws").pue, 1.15);
+  EXPECT_EQ(t.provider("no-such-provider").pue, 1.58);
+  EXPECT_EQ(pue_for("gcp", 1.3), 1.3);
+}
+
+TEST(PriceCatalog, GcpA3AndAwsP4deAreListedWithTheirGpus) {
+  const auto& instances = default_price_catalog().instances;
+  for (const auto& [id, gpu] : {std::pair{"gcp-a3-highgpu-8g", "h100-sxm5-80gb"}, std::pair{"aws-p4de.24xlarge", "a100-sxm4-80gb"}}) {
+    SCOPED_TRACE(id);
+    const auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceType& i) { return i.id == id; });
+    ASSERT_NE(it, instances.end());
+    EXPECT_EQ(it->gpu, gpu);
+    EXPECT_EQ(it->gpus, 8);
+    EXPECT_EQ(find_gpu(it->gpu).id, gpu);
+    EXPECT_FALSE(it->on_demand_date.empty());
+    EXPECT_NE(it->on_demand_source.find("https://"), std::string::npos);
+  }
+}
+
+TEST(Plan, ServerAndFacilityEnergyAndAShortJobCostsTheBillingMinimum) {
+  // 1000 samples of ResNet-50 finish in seconds on any of these: each is billed its provider's minimum.
+  PlanRequest r = resnet_plan(24);
+  r.size.dataset_samples = 1000;
+  const PlanResult res = plan(r, default_price_catalog());
+  for (const auto& o : res.options) {
+    SCOPED_TRACE(o.instance);
+    const auto& inst = *std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
+                                     [&](const InstanceType& i) { return i.id == o.instance; });
+    const ProviderTerms& terms = cloud_terms().provider(inst.provider);
+    if (o.hours * 3600 < terms.billing_minimum_s) {
+      EXPECT_NEAR(o.usd, inst.on_demand_usd_per_hour * o.count * terms.billing_minimum_s / 3600, 1e-12);
+    }
+    EXPECT_GT(o.server_energy_kwh, o.energy_kwh);
+    EXPECT_EQ(o.pue, terms.pue);
+    EXPECT_NEAR(o.facility_energy_kwh, o.server_energy_kwh * o.pue, 1e-12 * o.facility_energy_kwh);
+  }
+  // --pue replaces every provider's.
+  r.pue = 1.2;
+  for (const auto& o : plan(r, default_price_catalog()).options) EXPECT_EQ(o.pue, 1.2);
+}
+
+TEST_F(PlanCliTest, EnergyOfServerAndFacilityInPredictPlanAndCompare) {
+  const CliResult p = run("predict --model resnet50 --gpu a100-sxm4-40gb --json --pue 1.25");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto pj = nlohmann::json::parse(p.out)["power"];
+  EXPECT_EQ(pj["pue"].get<double>(), 1.25);
+  EXPECT_NEAR(pj["host_power_w"].get<double>(), 3300.0 / 8, 1e-9);  // the DGX A100's host share of one GPU
+  EXPECT_NEAR(pj["facility_energy_per_step_j"].get<double>(), 1.25 * pj["server_energy_per_step_j"].get<double>(), 1e-9);
+  EXPECT_GT(pj["server_energy_per_step_j"].get<double>(), pj["energy_per_step_j"].get<double>());
+  const CliResult t = run("predict --model resnet50 --gpu a100-sxm4-40gb");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("server energy"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("PUE 1.58"), std::string::npos) << t.out;
+  const CliResult pl = run("plan --model resnet50 --deadline 24h --json --top 1");
+  ASSERT_EQ(pl.code, 0) << pl.err;
+  const auto o = nlohmann::json::parse(pl.out)["shortlist"][0];
+  for (const char* k : {"energy_kwh", "server_energy_kwh", "facility_energy_kwh", "pue", "billed_hours", "host_power_w"})
+    EXPECT_TRUE(o.contains(k)) << k;
+  const CliResult c = run("compare --model resnet50 --gpu a100-sxm4-40gb --json --pue 1.1");
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto cj = nlohmann::json::parse(c.out)[0]["run"];
+  EXPECT_EQ(cj["pue"].get<double>(), 1.1);
+  EXPECT_NEAR(cj["facility_energy_kwh"].get<double>(), 1.1 * cj["server_energy_kwh"].get<double>(), 1e-9);
+}
+
+TEST_F(PlanCliTest, LayoutsRankByCostWhenPricedAndSayWhich) {
+  const std::string base = "plan --layouts --gpu h100-sxm5-80gb --model " + std::string(PERFCAST_SOURCE_DIR) +
+                           "/data/models/hf/opt-1.3b.json --gpus 8 --seq 2048 --train-tokens 2e10 --deadline 30d --top 1";
+  const CliResult cost = run(base + " --json");
+  ASSERT_EQ(cost.code, 0) << cost.err;
+  const auto j = nlohmann::json::parse(cost.out);
+  EXPECT_EQ(j["rank_by"], "cost");
+  // The meeting count is the cheapest of the counts that meet the deadline, its GPU-hours a column beside it.
+  for (const auto& c : j["by_count"]) {
+    if (c["train_hours"].get<double>() <= 30 * 24) {
+      EXPECT_LE(j["meeting"]["train_usd"].get<double>(), c["train_usd"].get<double>());
+    }
+  }
+  EXPECT_NEAR(j["meeting"]["gpu_hours"].get<double>(),
+              j["meeting"]["train_hours"].get<double>() * j["meeting"]["gpus"].get<int>(), 1e-6);
+  const CliResult time = run(base + " --json --rank-by time");
+  ASSERT_EQ(time.code, 0) << time.err;
+  const auto jt = nlohmann::json::parse(time.out);
+  EXPECT_EQ(jt["rank_by"], "time");
+  for (const auto& c : jt["by_count"]) {
+    if (c["train_hours"].get<double>() <= 30 * 24) {
+      EXPECT_LE(jt["meeting"]["train_hours"].get<double>(), c["train_hours"].get<double>());
+    }
+  }
+  const CliResult text = run(base);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("at the lowest on-demand cost (ranked by cost"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GPU-hours"), std::string::npos) << text.out;
+}
+
+TEST_F(PlanCliTest, BadPueAndRankByAreOneLineErrors) {
+  expect_error("plan --model resnet50 --deadline 24h --pue 0.5", "--pue");
+  expect_error("plan --model resnet50 --deadline 24h --pue abc", "--pue takes a number");
+  expect_error("predict --model resnet50 --pue 0.5", "from 1");
+  expect_error("compare --model resnet50 --pue abc", "--pue");
+  const std::string layouts = "plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --train-tokens 1e9 --deadline 30d";
+  expect_error(layouts + " --rank-by dollar", "dollar");
+  expect_error(layouts + " --rank-by gpu-hour", "gpu-hours");
+  expect_error("plan --model resnet50 --deadline 24h --rank-by cost", "--rank-by applies to plan --layouts");
+  expect_error("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --rank-by time", "--deadline");
 }
 
 }  // namespace

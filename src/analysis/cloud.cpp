@@ -21,6 +21,135 @@ std::filesystem::path default_prices_path() { return data_dir() / "cloud" / "pri
 
 namespace {
 
+ProviderTerms load_terms(const toml::table& t, const std::string& where, const ProviderTerms* fallback) {
+  TomlFields f(t, where);
+  ProviderTerms p;
+  if (fallback) p.id = f.text("id");
+  const std::string here = fallback ? where + " (provider '" + p.id + "')" : where;
+  TomlFields g(t, here);
+  // A provider names every field: a missing one would silently take the default's figure without its source.
+  p.billing_increment_s = g.number("billing_increment_s");
+  p.billing_minimum_s = g.number("billing_minimum_s");
+  if (!(p.billing_increment_s > 0)) g.fail("billing_increment_s", "must be a positive number of seconds");
+  if (!(p.billing_minimum_s >= 0)) g.fail("billing_minimum_s", "must be zero or a positive number of seconds");
+  const std::string rounding = g.text_or("billing_rounding", "up");
+  if (rounding != "up" && rounding != "down") g.fail("billing_rounding", "is \"up\" or \"down\"");
+  p.billing_rounds_down = rounding == "down";
+  p.billing_source = g.text("billing_source");
+  p.pue = g.number("pue");
+  if (!(p.pue >= 1)) g.fail("pue", "must be at least 1 (facility energy / IT energy)");
+  p.pue_source = g.text("pue_source");
+  return p;
+}
+
+CloudTerms load_cloud_terms() {
+  CloudTerms c;
+  const auto providers = data_dir() / "cloud" / "providers.toml";
+  const toml::table root = parse_toml_file(providers);
+  const std::string file = "'" + providers.string() + "'";
+  const auto* def = root["default"].as_table();
+  if (!def) throw InputError("provider file " + file + " has no [default] table");
+  c.fallback = load_terms(*def, "provider file " + file + " [default]", nullptr);
+  if (const auto* arr = root["provider"].as_array())
+    for (const auto& node : *arr) {
+      const auto* t = node.as_table();
+      if (!t) throw InputError("provider file " + file + ": a [[provider]] entry is not a table");
+      c.providers.push_back(load_terms(*t, "provider file " + file + " [[provider]]", &c.fallback));
+    }
+  const auto servers = data_dir() / "cloud" / "servers.toml";
+  const toml::table sroot = parse_toml_file(servers);
+  const auto* arr = sroot["server"].as_array();
+  if (!arr || arr->empty()) throw InputError("server file '" + servers.string() + "' has no [[server]] entries");
+  for (const auto& node : *arr) {
+    const auto* t = node.as_table();
+    const std::string where = "server file '" + servers.string() + "' [[server]]";
+    if (!t) throw InputError(where + " is not a table");
+    TomlFields f(*t, where);
+    ServerPower sv;
+    sv.id = f.text("id");
+    TomlFields g(*t, where + " (server '" + sv.id + "')");
+    sv.gpus = static_cast<int>(g.count("gpus", 1024));
+    sv.max_system_w = g.number("max_system_w");
+    sv.gpu_tdp_w = g.number("gpu_tdp_w");
+    sv.source = g.text("source");
+    if (sv.gpus < 1) g.fail("gpus", "must be at least 1");
+    if (!(sv.gpu_tdp_w > 0)) g.fail("gpu_tdp_w", "must be positive");
+    if (!(sv.host_w() > 0)) g.fail("max_system_w", "must exceed the GPUs' TDP (gpus x gpu_tdp_w)");
+    c.servers.push_back(std::move(sv));
+  }
+  return c;
+}
+
+}  // namespace
+
+const ProviderTerms& CloudTerms::provider(const std::string& id) const {
+  for (const auto& p : providers)
+    if (p.id == id) return p;
+  return fallback;
+}
+
+const ServerPower* CloudTerms::server(const std::string& id) const {
+  for (const auto& s : servers)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+double CloudTerms::host_w_per_gpu_tdp_w() const {
+  std::vector<double> r;
+  for (const auto& s : servers) r.push_back(s.host_w() / (s.gpus * s.gpu_tdp_w));
+  std::sort(r.begin(), r.end());
+  PERFCAST_ASSERT(!r.empty(), "load_cloud_terms refuses a server file with no [[server]] entries");
+  const std::size_t n = r.size();
+  return n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+const CloudTerms& cloud_terms() {
+  static const CloudTerms c = load_cloud_terms();
+  return c;
+}
+
+double billed_hours(const ProviderTerms& terms, double hours) {
+  if (!std::isfinite(hours)) return hours;
+  const double seconds = hours * 3600.0;
+  // A run a hair over a whole increment (a rounding error of the division) is not billed one more increment.
+  const double increments = seconds / terms.billing_increment_s;
+  const double whole = terms.billing_rounds_down ? std::floor(increments + 1e-9) : std::ceil(increments - 1e-9);
+  return std::max(terms.billing_minimum_s, whole * terms.billing_increment_s) / 3600.0;
+}
+
+double host_power_w(const DeviceSpec& device, int gpus, const InstanceType* inst) {
+  if (device.kind != DeviceKind::kGpu) return 0;
+  const CloudTerms& terms = cloud_terms();
+  const ServerPower* server = inst && !inst->server.empty() ? terms.server(inst->server) : nullptr;
+  if (!inst)
+    for (const auto& i : default_price_catalog().instances)
+      if (i.gpu == device.id && !i.server.empty()) {
+        server = terms.server(i.server);
+        break;
+      }
+  if (server) return server->host_w() / server->gpus * gpus;
+  const double tdp = device.rated_tdp_w > 0 ? device.rated_tdp_w : device.tdp_w;
+  return terms.host_w_per_gpu_tdp_w() * tdp * gpus;
+}
+
+double pue_for(const std::string& provider, std::optional<double> override) {
+  if (override) return *override;
+  return cloud_terms().provider(provider).pue;
+}
+
+double parse_pue(const std::string& text) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v))
+    throw InputError("--pue takes a number such as 1.1 or 1.58 (facility energy / IT energy), got '" + text + "'");
+  // 3 is above the 2.5 average of 2007, the first Uptime survey (data/cloud/providers.toml cites the latest).
+  if (v < 1 || v > 3)
+    throw InputError(fmt::format("--pue is facility energy / IT energy, from 1 (no overhead) to 3, got {}", text));
+  return v;
+}
+
+namespace {
+
 InstanceType load_instance(const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   InstanceType i;
@@ -29,6 +158,7 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   TomlFields g(t, here);
   i.provider = g.text("provider");
   i.gpu = g.text("gpu");
+  i.server = g.text_or("server", "");
   const double gpus = g.number("gpus");
   if (gpus < 1 || gpus != std::floor(gpus)) g.fail("gpus", "must be a positive whole number, got " + fmt::format("{}", gpus));
   i.gpus = static_cast<int>(gpus);
@@ -55,6 +185,15 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
     device = find_gpu(i.gpu);
   } catch (const InputError& e) {
     throw InputError(here + ": " + e.what());
+  }
+  if (!i.server.empty() && !cloud_terms().server(i.server)) {
+    std::vector<std::string> ids;
+    for (const auto& sv : cloud_terms().servers) ids.push_back(sv.id);
+    try {
+      throw_unknown("server", i.server, ids);
+    } catch (const InputError& e) {
+      throw InputError(here + ": " + e.what() + " (data/cloud/servers.toml)");
+    }
   }
   try {
     check_interconnect(device, i.interconnect);
@@ -203,16 +342,22 @@ std::string cpu_package_power_source(const Prediction& p) {
   return cpu ? cpu->source_of("tdp_w") : std::string();
 }
 
-RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, int instances) {
+RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, int instances, std::optional<double> pue) {
   RunCost r;
   r.samples = samples;
   r.hours = p.samples_per_s > 0 ? samples / p.samples_per_s / 3600.0 : INFINITY;
-  const double gpus = p.scale ? p.scale->gpus_total : 1;
+  const int gpus = p.scale ? p.scale->gpus_total : 1;
   r.avg_power_w = p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p);
   r.energy_kwh = r.avg_power_w * r.hours / 1000.0;
+  // A rented instance's whole host draws, whichever of its GPUs the run uses.
+  r.host_power_w = inst ? host_power_w(p.device, inst->gpus, inst) * instances : host_power_w(p.device, gpus);
+  r.server_energy_kwh = (r.avg_power_w + r.host_power_w) * r.hours / 1000.0;
+  r.pue = pue_for(inst ? inst->provider : "", pue);
+  r.facility_energy_kwh = r.server_energy_kwh * r.pue;
   if (inst) {
-    r.usd = inst->on_demand_usd_per_hour * instances * r.hours;
-    if (inst->spot_usd_per_hour) r.spot_usd = *inst->spot_usd_per_hour * instances * r.hours;
+    r.billed_hours = billed_hours(cloud_terms().provider(inst->provider), r.hours);
+    r.usd = inst->on_demand_usd_per_hour * instances * r.billed_hours;
+    if (inst->spot_usd_per_hour) r.spot_usd = *inst->spot_usd_per_hour * instances * r.billed_hours;
   }
   return r;
 }

@@ -16,6 +16,7 @@ struct InstanceType {
   std::string id;                 // unique in the catalog, e.g. "aws-p3.16xlarge"
   std::string provider;           // aws, gcp, azure, lambda, paperspace, vast ...
   std::string gpu;                // perfcast GPU id
+  std::string server;             // the server class it is a share of (data/cloud/servers.toml; "" = generic rule)
   int gpus = 1;                   // GPUs per instance
   std::string interconnect;       // between its GPUs (perfcast --interconnect id)
   std::string network;            // between instances ("" = cannot be combined)
@@ -34,6 +35,56 @@ struct PriceCatalog {
   std::string file;
   std::vector<InstanceType> instances;
 };
+
+// How a provider bills a run and how much its data centres draw beyond the IT load (data/cloud/providers.toml).
+struct ProviderTerms {
+  std::string id;                  // "" for the [default] terms
+  double billing_increment_s = 60; // a run's time is billed in whole increments
+  double billing_minimum_s = 60;   // the least any run is billed
+  bool billing_rounds_down = false;// only whole increments are billed (Azure); otherwise a started one is billed whole
+  std::string billing_source;
+  double pue = 1;                  // facility energy / IT energy
+  std::string pue_source;
+};
+
+// A GPU server's published maximum system power (data/cloud/servers.toml).
+struct ServerPower {
+  std::string id;
+  int gpus = 8;
+  double max_system_w = 0;
+  double gpu_tdp_w = 0;
+  std::string source;
+  // Everything but the GPUs at the system's maximum: max_system_w - gpus x gpu_tdp_w.
+  double host_w() const { return max_system_w - gpus * gpu_tdp_w; }
+};
+
+struct CloudTerms {
+  ProviderTerms fallback;               // [default]
+  std::vector<ProviderTerms> providers;
+  std::vector<ServerPower> servers;
+  // The provider's terms, or the [default] ones for a provider with none.
+  const ProviderTerms& provider(const std::string& id) const;
+  // nullptr when no server has this id.
+  const ServerPower* server(const std::string& id) const;
+  // The generic host rule: the median over the servers of host_w / (gpus x gpu_tdp_w).
+  double host_w_per_gpu_tdp_w() const;
+};
+// data/cloud/providers.toml and data/cloud/servers.toml, loaded once; InputError naming the file and field.
+const CloudTerms& cloud_terms();
+
+// Hours billed for a run of `hours` on one instance: at least the minimum, in whole increments (rounded up, or down
+// where the provider bills only whole increments). A 20 s job on AWS is billed 60 s.
+double billed_hours(const ProviderTerms& terms, double hours);
+
+// The host's power beside `gpus` GPUs of `device` (CPUs, DRAM, NICs, fans ...): the instance's server share when it
+// names one, else -- with no instance -- the server of an instance in the shipped catalog with this GPU, else the
+// generic rule (CloudTerms::host_w_per_gpu_tdp_w x the GPUs' TDP). 0 for a CPU device (its package is its power).
+double host_power_w(const DeviceSpec& device, int gpus, const InstanceType* inst = nullptr);
+
+// The PUE a run uses: `override` (--pue) when given, else the provider's ("" = [default]).
+double pue_for(const std::string& provider, std::optional<double> override);
+// InputError unless a --pue value is a finite number from 1 (no data centre uses less than its IT load) to 3.
+double parse_pue(const std::string& text);
 
 std::filesystem::path default_prices_path();
 // InputError naming the file, the instance and the field on a missing or bad field, an unknown GPU id or an
@@ -74,6 +125,11 @@ struct RunCost {
   std::optional<double> spot_usd;
   double energy_kwh = 0;          // GPU boards, or a CPU's package (cpu_package_power_w)
   double avg_power_w = 0;         // all GPUs together, or the CPU's sockets
+  double host_power_w = 0;        // the servers beside their GPUs (host_power_w), 0 for a CPU
+  double server_energy_kwh = 0;   // GPUs + host
+  double pue = 1;
+  double facility_energy_kwh = 0; // server x PUE
+  double billed_hours = 0;        // per instance, with the provider's minimum and increment (0: no instance)
 };
 
 // A CPU's package power under the load, taken as its TDP (data/cpus, per socket, x the entry's sockets): the
@@ -84,7 +140,9 @@ std::string cpu_package_power_source(const Prediction& p);
 
 // Time, money and energy of `samples` on prediction p (all its GPUs), renting `instances` of `inst` (none:
 // no price).
-RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst = nullptr, int instances = 1);
+// `pue`: --pue, else the instance's provider's (or the default's without one).
+RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst = nullptr, int instances = 1,
+                 std::optional<double> pue = std::nullopt);
 
 // The instance with this GPU, and at least `min_gpus` of them, whose on-demand price per GPU-hour is lowest;
 // nullptr when the catalog has none.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/predict.h"
@@ -33,15 +34,25 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
 // `perfcast plan --layouts`: the layouts at the request's GPU count, fastest first; with a deadline (and
 // --train-tokens) also the best layout at each node count 1, 2, 4 ... up to max_gpus and the cheapest count
 // that meets it.
+// What `plan --layouts --rank-by` picks the meeting node count by: on-demand dollars (billed hours x GPUs x the price
+// per GPU-hour), time to train, or GPU-hours.
+enum class LayoutRank { kCost, kTime, kGpuHours };
+// "cost", "time", "gpu-hours"; InputError with a suggestion for anything else.
+LayoutRank parse_layout_rank(const std::string& text);
+std::string layout_rank_name(LayoutRank rank);
+
 struct LayoutPlan {
   std::vector<ParallelTrainingCost> layouts;    // at request.gpus x request.nodes, fastest first
   std::vector<ParallelTrainingCost> by_count;   // deadline search: the fastest layout per node count
-  std::optional<ParallelTrainingCost> meeting;  // the cheapest (fewest GPU-hours) count that meets the deadline
-                                                // (and, with a budget, costs no more than it)
+  std::optional<ParallelTrainingCost> meeting;  // the count that meets the deadline (and, with a budget, costs no more
+                                                // than it) with the lowest `rank`
+  LayoutRank rank = LayoutRank::kCost;          // what `meeting` was chosen by
 };
 // `budget_usd`: the most the run may cost (on demand); a count over it does not meet the plan. A GPU with no price in
-// the catalog meets no budget.
+// the catalog meets no budget. `rank`: nullopt ranks by cost when every node count has a price, else by GPU-hours;
+// kCost with a count that has no price is an InputError.
 LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus,
-                        const LayoutSearch& search = {}, std::optional<double> budget_usd = std::nullopt);
+                        const LayoutSearch& search = {}, std::optional<double> budget_usd = std::nullopt,
+                        std::optional<LayoutRank> rank = std::nullopt);
 
 }  // namespace perfcast

@@ -364,7 +364,12 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
     if (s.price) {
       c.usd_per_gpu_hour = s.price->first;
       c.price_instance = s.price->second;
-      c.train_usd = c.train_hours * c.gpus * c.usd_per_gpu_hour;
+      // Every instance of the run is billed the same hours, with its provider's minimum and increment.
+      std::string provider;
+      for (const auto& inst : default_price_catalog().instances)
+        if (inst.id == c.price_instance) provider = inst.provider;
+      c.train_billed_hours = billed_hours(cloud_terms().provider(provider), c.train_hours);
+      c.train_usd = c.train_billed_hours * c.gpus * c.usd_per_gpu_hour;
     }
   }
   return c;
@@ -481,23 +486,57 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
   return out;
 }
 
+LayoutRank parse_layout_rank(const std::string& text) {
+  if (text == "cost") return LayoutRank::kCost;
+  if (text == "time") return LayoutRank::kTime;
+  if (text == "gpu-hours") return LayoutRank::kGpuHours;
+  throw_unknown("--rank-by", text, {"cost", "time", "gpu-hours"});
+}
+
+std::string layout_rank_name(LayoutRank rank) {
+  switch (rank) {
+    case LayoutRank::kCost: return "cost";
+    case LayoutRank::kTime: return "time";
+    case LayoutRank::kGpuHours: return "gpu-hours";
+  }
+  return "cost";
+}
+
 LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, int max_gpus, const LayoutSearch& search,
-                        std::optional<double> budget_usd) {
+                        std::optional<double> budget_usd, std::optional<LayoutRank> rank) {
   if (deadline_hours > 0 && request.train_tokens <= 0)
     throw InputError("--deadline with --layouts needs --train-tokens (the tokens the run must train)");
   LayoutPlan plan;
   plan.layouts = search_layouts(request, search);
-  if (deadline_hours <= 0) return plan;
+  if (deadline_hours <= 0) {
+    plan.rank = rank.value_or(LayoutRank::kCost);
+    return plan;
+  }
   for (int nodes = 1; static_cast<std::int64_t>(nodes) * request.gpus <= max_gpus; nodes *= 2) {
     PredictRequest r = request;
     r.nodes = nodes;
     const auto found = search_layouts(r, search);
     if (found.empty()) continue;
     plan.by_count.push_back(found.front());
-    const auto& best = found.front();
+  }
+  // Dollars when every count has a price (a count with none could not be ranked beside the others), else GPU-hours.
+  const bool priced = !plan.by_count.empty() &&
+                      std::all_of(plan.by_count.begin(), plan.by_count.end(), [](const ParallelTrainingCost& c) { return c.train_usd > 0; });
+  if (rank == LayoutRank::kCost && !priced)
+    throw InputError("--rank-by cost needs a price for " + request.gpu +
+                     " at every node count (data/cloud/prices.toml); use --rank-by gpu-hours or time");
+  plan.rank = rank.value_or(priced ? LayoutRank::kCost : LayoutRank::kGpuHours);
+  const auto key = [&](const ParallelTrainingCost& c) {
+    switch (plan.rank) {
+      case LayoutRank::kCost: return c.train_usd;
+      case LayoutRank::kTime: return c.train_hours;
+      case LayoutRank::kGpuHours: return c.train_hours * c.gpus;
+    }
+    return c.train_usd;
+  };
+  for (const auto& best : plan.by_count) {
     const bool within_budget = !budget_usd || (best.train_usd > 0 && best.train_usd <= *budget_usd);
-    if (best.train_hours <= deadline_hours && within_budget &&
-        (!plan.meeting || best.train_hours * best.gpus < plan.meeting->train_hours * plan.meeting->gpus))
+    if (best.train_hours <= deadline_hours && within_budget && (!plan.meeting || key(best) < key(*plan.meeting)))
       plan.meeting = best;
   }
   return plan;

@@ -94,11 +94,17 @@ struct Single {
 };
 
 // The costs of one option given its time per step, throughput, power of all GPUs and scaling.
-void price_option(PlanOption& o, const InstanceType& inst, int count, double samples, const PlanRequest& req) {
+void price_option(PlanOption& o, const DeviceSpec& device, const InstanceType& inst, int count, double samples,
+                  const PlanRequest& req) {
   o.hours = samples / o.samples_per_s / 3600.0;
   o.energy_kwh = o.power_w * o.hours / 1000.0;
-  o.usd = inst.on_demand_usd_per_hour * count * o.hours;
-  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.hours;
+  o.host_power_w = host_power_w(device, inst.gpus, &inst) * count;
+  o.server_energy_kwh = (o.power_w + o.host_power_w) * o.hours / 1000.0;
+  o.pue = pue_for(inst.provider, req.pue);
+  o.facility_energy_kwh = o.server_energy_kwh * o.pue;
+  o.billed_hours = billed_hours(cloud_terms().provider(inst.provider), o.hours);
+  o.usd = inst.on_demand_usd_per_hour * count * o.billed_hours;
+  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.billed_hours;
   o.meets_deadline = o.hours <= req.deadline_hours;
   const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
   o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
@@ -138,7 +144,7 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   double energy_step_j = 0;
   if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->wait_power_w * (step_us - p.step_us) * 1e-6;
   o.power_w = energy_step_j / (step_us * 1e-6) * o.gpus_total;
-  price_option(o, inst, count, samples, req);
+  price_option(o, p.device, inst, count, samples, req);
   return o;
 }
 
@@ -169,7 +175,7 @@ PlanOption fleet_option(const Prediction& f, const InstanceType& inst, int count
     o.comm_share = f.scale->comm_share;
   }
   o.power_w = f.power ? f.power->avg_power_w * o.gpus_total : 0;
-  price_option(o, inst, count, samples, req);
+  price_option(o, f.device, inst, count, samples, req);
   return o;
 }
 
@@ -433,7 +439,8 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
 }
 
 std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
-                                const PriceCatalog& catalog, const DataParallelOptions& options) {
+                                const PriceCatalog& catalog, const DataParallelOptions& options,
+                                std::optional<double> pue) {
   if (gpus.empty()) throw InputError("--gpu needs at least one GPU id");
   check_run_size(size);
   // One row per GPU, predicted on every worker thread, in the order given.
@@ -459,13 +466,9 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
       double samples = 0;
       if (p.memory.fits && (size.dataset_samples > 0 || default_dataset_samples(p))) samples = run_samples(p, size);
       if (samples > 0) {
-        RunCost run = run_cost(p, samples);
         row.rental = rent(catalog, p.device.id, r.gpus, r.nodes);
-        if (row.rental) {
-          run.usd = row.rental->usd_per_hour * run.hours;
-          if (row.rental->spot_usd_per_hour) run.spot_usd = *row.rental->spot_usd_per_hour * run.hours;
-        }
-        row.run = run;
+        row.run = row.rental ? run_cost(p, samples, row.rental->instance, row.rental->instances, pue)
+                             : run_cost(p, samples, nullptr, 1, pue);
       }
       row.prediction = std::move(p);
     } catch (const UnsupportedError& e) {

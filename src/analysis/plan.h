@@ -41,6 +41,7 @@ struct PlanRequest {
   double efficiency_threshold = 0.8;   // scaling stops paying where efficiency falls below this
   int max_gpus = 64;
   bool spot = false;                   // rank by spot price where known
+  std::optional<double> pue;           // --pue; else each instance's provider's (data/cloud/providers.toml)
   DataParallelOptions dp;
 };
 
@@ -57,10 +58,15 @@ struct PlanOption {
   double efficiency = 1;       // vs one GPU of this type
   double comm_share = 0;
   double hours = 0;
-  double usd = 0;              // on demand (or spot when ranked by spot)
+  double billed_hours = 0;     // per instance: hours with the provider's minimum and increment (billed_hours)
+  double usd = 0;              // on demand, of the billed hours
   std::optional<double> spot_usd;
-  double energy_kwh = 0;
+  double energy_kwh = 0;       // GPU boards
   double power_w = 0;          // all GPUs
+  double host_power_w = 0;     // the instances' hosts beside their GPUs (host_power_w)
+  double server_energy_kwh = 0;   // GPUs + hosts
+  double pue = 1;
+  double facility_energy_kwh = 0; // server x PUE
   bool meets_deadline = false;
   bool within_budget = true;
   bool cheapest = false;
@@ -117,8 +123,10 @@ struct CompareRow {
 
 // One row per entry at the request's precision, each with its own GPU count, and the run's time, energy and cost on
 // whole rentable instances (rent()).
+// `pue`: --pue, else the rented instance's provider's.
 std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<GpuCount>& gpus, const RunSize& size,
-                                const PriceCatalog& catalog, const DataParallelOptions& options = {});
+                                const PriceCatalog& catalog, const DataParallelOptions& options = {},
+                                std::optional<double> pue = std::nullopt);
 
 // A GPU's throughput over a CPU's for the same model and request (compare --device with both kinds), set beside the
 // seed question's claim that a GP102 trains "thousands of times faster than a traditional CPU"

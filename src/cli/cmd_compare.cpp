@@ -70,6 +70,11 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                 {"hours_per_epoch", r.run->hours / size.epochs},
                 {"energy_kwh", r.run->energy_kwh},
                 {"energy_kwh_per_epoch", r.run->energy_kwh / size.epochs},
+                {"host_power_w", r.run->host_power_w},
+                {"server_energy_kwh", r.run->server_energy_kwh},
+                {"pue", r.run->pue},
+                {"facility_energy_kwh", r.run->facility_energy_kwh},
+                {"billed_hours", r.rental ? nlohmann::json(r.run->billed_hours) : nlohmann::json(nullptr)},
                 {"usd_on_demand", r.rental ? nlohmann::json(r.run->usd) : nlohmann::json(nullptr)},
                 {"usd_spot", r.run->spot_usd ? nlohmann::json(*r.run->spot_usd) : nlohmann::json(nullptr)},
                 {"priced_on", r.rental ? r.rental->instance->id : ""},
@@ -161,7 +166,7 @@ Command compare_command() {
               ReportFlags report;
               std::string gpus = "gtx-1080-ti,v100-sxm2-16gb,a100-sxm4-40gb,h100-sxm5-80gb";
               std::string devices;  // --device: GPUs and CPUs
-              std::string dataset_size, epochs = "1", prices;
+              std::string dataset_size, epochs = "1", prices, pue;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, fleet_defaults(), false);
@@ -176,6 +181,9 @@ Command compare_command() {
             app.add_option("--dataset-size", s->dataset_size, "samples per epoch (default: the model's dataset)");
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
             app.add_option("--prices", s->prices, "price catalog TOML (default: data/cloud/prices.toml)");
+            app.add_option("--pue", s->pue,
+                           "power usage effectiveness for the facility energy, 1 to 3 (default: the rented instance's "
+                           "provider's, data/cloud/providers.toml)");
             add_report_flags(app, s->report);
             return std::function<int()>([s, gpu_option] {
               const Lang lang = parse_lang(s->report.lang);
@@ -201,7 +209,9 @@ Command compare_command() {
               size.epochs = positive_number(s->epochs, "--epochs");
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const DataParallelOptions dp = data_parallel_options(base);
-              const auto rows = compare(base, entries, size, catalog, dp);
+              std::optional<double> pue;
+              if (!s->pue.empty()) pue = parse_pue(s->pue);
+              const auto rows = compare(base, entries, size, catalog, dp, pue);
               const std::string text = compare_text(base, rows, size, catalog, lang);
               nlohmann::json out = nlohmann::json::array();
               const auto speedups = gpu_over_cpu(rows);

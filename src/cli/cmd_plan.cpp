@@ -54,16 +54,19 @@ std::string option_line(const PlanOption& o, Lang lang) {
   return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,
                      o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), format_rate(o.samples_per_s), format_usd(o.usd),
                      o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), format_usd(*o.spot_usd)) : std::string(),
-                     o.energy_kwh);
+                     o.energy_kwh, o.server_energy_kwh, o.facility_energy_kwh, o.pue);
 }
 
 nlohmann::json option_json(const PlanOption& o) {
   return {{"instance", o.instance},       {"provider", o.provider},   {"gpu", o.gpu},
           {"precision", o.precision},     {"batch", o.batch},         {"count", o.count},         {"gpus_total", o.gpus_total},
           {"samples_per_s", o.samples_per_s}, {"step_ms", o.step_ms}, {"scaling_efficiency", o.efficiency},
-          {"comm_share", o.comm_share},   {"hours", o.hours},         {"usd_on_demand", o.usd},
+          {"comm_share", o.comm_share},   {"hours", o.hours},         {"billed_hours", o.billed_hours},
+          {"usd_on_demand", o.usd},
           {"usd_spot", o.spot_usd ? nlohmann::json(*o.spot_usd) : nlohmann::json(nullptr)},
-          {"energy_kwh", o.energy_kwh},   {"power_w", o.power_w},     {"meets_deadline", o.meets_deadline},
+          {"energy_kwh", o.energy_kwh},   {"power_w", o.power_w},     {"host_power_w", o.host_power_w},
+          {"server_energy_kwh", o.server_energy_kwh}, {"pue", o.pue}, {"facility_energy_kwh", o.facility_energy_kwh},
+          {"meets_deadline", o.meets_deadline},
           {"within_budget", o.within_budget}, {"cheapest", o.cheapest}};
 }
 
@@ -83,6 +86,8 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
           {"step_ms", c.step.step_us / 1e3},
           {"memory_per_gpu_bytes", rounded_count_json(c.memory.total)},
           {"train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr)},
+          {"gpu_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours * c.gpus) : nlohmann::json(nullptr)},
+          {"billed_hours", c.train_usd > 0 ? nlohmann::json(c.train_billed_hours) : nlohmann::json(nullptr)},
           {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)},
           {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? nlohmann::json(c.usd_per_gpu_hour) : nlohmann::json(nullptr)},
           {"price_instance", c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance)}};
@@ -90,9 +95,10 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
 
 // Memory per GPU in GiB, as predict and compare print it (an "80GB" card holds 80 GiB).
 std::string layout_row(const ParallelTrainingCost& c) {
-  return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>12}  {}\n", c.layout_text, c.gpus,
+  return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>10} {:>12}  {}\n", c.layout_text, c.gpus,
                      c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total / (1024.0 * 1024 * 1024),
                      c.train_tokens > 0 ? format_hours(c.train_hours) : "-",
+                     c.train_tokens > 0 ? fmt::format("{:.0f}", c.train_hours * c.gpus) : "-",
                      c.train_usd > 0 ? format_usd(c.train_usd) : "-",
                      c.train_usd > 0 ? fmt::format("{} at {}/GPU-h", c.price_instance, format_usd(c.usd_per_gpu_hour))
                                      : std::string());
@@ -101,13 +107,16 @@ std::string layout_row(const ParallelTrainingCost& c) {
 // `plan --layouts`: training layouts of a decoder language model for a GPU count, and with --deadline the
 // smallest count that meets it.
 int plan_layouts_command(const PredictRequest& base, const std::string& deadline, std::optional<double> budget_usd,
-                         int max_gpus, std::size_t top, bool json) {
+                         int max_gpus, std::size_t top, bool json, std::optional<LayoutRank> rank) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
   if (!deadline.empty()) check_deadline_hours(hours);
   // The budget judges the node counts of the deadline search, as plan's instance search judges its options.
   if (budget_usd && deadline.empty())
     throw InputError("--budget with --layouts needs --deadline and --train-tokens (the node counts it judges)");
-  const LayoutPlan plan = plan_layouts(base, hours, max_gpus, {}, budget_usd);
+  // --rank-by judges the node counts of the deadline search: without it there is nothing to rank.
+  if (rank && deadline.empty())
+    throw InputError("--rank-by with --layouts needs --deadline and --train-tokens (the node counts it ranks)");
+  const LayoutPlan plan = plan_layouts(base, hours, max_gpus, {}, budget_usd, rank);
   // Without --seq the layouts run at the model's default sequence length; the title says which.
   const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, import_options(base)).default_seq;
   if (json) {
@@ -124,17 +133,18 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
     j["by_count"] = nlohmann::json::array();
     for (const auto& c : plan.by_count) j["by_count"].push_back(layout_json(c));
     j["meeting"] = plan.meeting ? layout_json(*plan.meeting) : nlohmann::json(nullptr);
+    j["rank_by"] = hours > 0 ? nlohmann::json(layout_rank_name(plan.rank)) : nlohmann::json(nullptr);
     report_out() << j.dump(2) << "\n";
     return 0;
   }
   std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
                               base.model, base.gpus * base.nodes, base.gpu, base.gpus, base.nodes, base.precision,
                               seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
-  const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}  {}\n", "layout", "GPUs",
-                                         "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "cost",
+  const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>10} {:>12}  {}\n", "layout",
+                                         "GPUs", "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "GPU-hours", "cost",
                                          base.train_tokens > 0 ? "priced on (on demand)" : "");
-  const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>12}\n", "", "", "", "%", "ms",
-                                        "GiB", "", "USD");
+  const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>10} {:>12}\n", "", "", "", "%",
+                                        "ms", "GiB", "", "GPU x h", "USD");
   if (plan.layouts.empty()) o += "  no layout fits in memory at this GPU count\n";
   else {
     o += fmt::format("{} layouts fit in memory; fastest first:\n", plan.layouts.size()) + header + units;
@@ -146,13 +156,21 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
          units;
     for (const auto& c : plan.by_count) o += layout_row(c);
     const std::string what = budget_usd ? "the deadline and the budget" : "the deadline";
-    o += plan.meeting ? "meets " + what + " with the fewest GPU-hours:\n" + layout_row(*plan.meeting)
+    const char* by = plan.rank == LayoutRank::kCost   ? "at the lowest on-demand cost"
+                     : plan.rank == LayoutRank::kTime ? "soonest"
+                                                      : "with the fewest GPU-hours";
+    const char* why = rank ? " (--rank-by)"
+                      : plan.rank == LayoutRank::kCost
+                          ? " (ranked by cost: every count has a price; --rank-by gpu-hours or time to change)"
+                          : " (ranked by GPU-hours: not every count has a price in data/cloud/prices.toml)";
+    o += plan.meeting ? fmt::format("meets {} {}{}:\n", what, by, why) + layout_row(*plan.meeting)
                       : fmt::format("no count up to {} GPUs meets {}\n", max_gpus, what);
   }
   o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
        "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances), the "
-       "instance named beside it; mem/GPU: GiB, what must fit in the card's memory\n";
+       "instance named beside it, of the time billed (the provider's minimum and increment, data/cloud/providers.toml); "
+       "GPU-hours = time x GPUs; mem/GPU: GiB, what must fit in the card's memory\n";
   report_out() << o;
   return 0;
 }
@@ -164,7 +182,7 @@ Command plan_command() {
             struct State {
               RequestFlags flags;
               std::string deadline, budget, dataset_size, epochs = "1", prices, threshold = "0.8";
-              std::string max_gpus = "64", top = "15";
+              std::string max_gpus = "64", top = "15", pue, rank_by;
               bool spot = false;
               bool layouts = false;
               std::string gpu;
@@ -190,6 +208,12 @@ Command plan_command() {
                            "option that meets the deadline)")
                 ->capture_default_str();
             app.add_flag("--spot", s->spot, "rank by spot price where the catalog has one");
+            app.add_option("--pue", s->pue,
+                           "power usage effectiveness for the facility energy, 1 to 3 (default: each provider's, "
+                           "data/cloud/providers.toml)");
+            app.add_option("--rank-by", s->rank_by,
+                           "with --layouts --deadline: pick the node count by cost, time or gpu-hours (default: cost "
+                           "when every count has a price, else gpu-hours)");
             add_report_flags(app, s->report);
             return std::function<int()>([s] {
               const Lang lang = parse_lang(s->report.lang);
@@ -219,15 +243,24 @@ Command plan_command() {
                          {!s->prices.empty(), "--prices", "the layouts are priced on data/cloud/prices.toml's on-demand rates"},
                          {s->spot, "--spot", "the layouts are priced on data/cloud/prices.toml's on-demand rates"},
                          {!s->dataset_size.empty(), "--dataset-size", "the run's size is --train-tokens"},
+                         {!s->pue.empty(), "--pue", "the layouts report no energy"},
                          {s->epochs != "1", "--epochs", "the run's size is --train-tokens"}})
                   if (given) throw InputError(fmt::format("{} does not apply to plan --layouts: {}", flag, why));
                 std::optional<double> budget;
                 if (!s->budget.empty()) budget = positive_number(s->budget, "--budget");
                 const auto max_gpus = whole_count(s->max_gpus, "--max-gpus", 1);
+                std::optional<LayoutRank> rank;
+                if (!s->rank_by.empty()) rank = parse_layout_rank(s->rank_by);
                 return plan_layouts_command(base, s->deadline, budget, static_cast<int>(max_gpus),
-                                            whole_count(s->top, "--top", 0), s->report.json);
+                                            whole_count(s->top, "--top", 0), s->report.json, rank);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
+              // The instance search ranks by cost (--spot: spot cost); --rank-by picks among --layouts' node counts.
+              if (!s->rank_by.empty()) {
+                parse_layout_rank(s->rank_by);  // a typo is named as a typo first
+                throw InputError("--rank-by applies to plan --layouts; the instance search ranks by on-demand cost "
+                                 "(--spot: spot cost)");
+              }
               // --gpu names the GPU of --layouts only: the instance search always covers every GPU type in the price
               // catalog, so a --gpu here would be ignored while the user reads the plan as one for that card.
               if (!s->gpu.empty())
@@ -251,6 +284,7 @@ Command plan_command() {
               req.max_gpus = static_cast<int>(whole_count(s->max_gpus, "--max-gpus", 1));
               const double top = static_cast<double>(whole_count(s->top, "--top", 0));
               req.spot = s->spot;
+              if (!s->pue.empty()) req.pue = parse_pue(s->pue);
               req.dp = data_parallel_options(req.base);
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const PlanResult res = plan(req, catalog);
@@ -280,21 +314,22 @@ Command plan_command() {
                 std::size_t batch_width = 6;
                 for (std::size_t i = 0; i < shown; ++i)
                   batch_width = std::max(batch_width, std::to_string(list[i].batch).size());
-                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10}\n",
+                o += fmt::format("{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>8} {:>6} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
                                  msg("plan.col.rank", lang), msg("plan.col.instance", lang), msg("plan.col.count", lang),
                                  msg("plan.col.gpus", lang), msg("plan.col.precision", lang), msg("plan.col.batch", lang),
                                  batch_width,
                                  msg("plan.col.samples", lang), msg("plan.col.scaling", lang), msg("plan.col.comm", lang),
                                  msg("plan.col.time", lang), msg("plan.col.on_demand", lang), msg("plan.col.spot", lang),
-                                 msg("plan.col.energy", lang));
+                                 msg("plan.col.energy", lang), msg("plan.col.server_energy", lang),
+                                 msg("plan.col.facility_energy", lang));
                 for (std::size_t i = 0; i < shown; ++i) {
                   const auto& x = list[i];
                   o += fmt::format(
-                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh{}\n",
+                      "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh {:>6.1f} kWh {:>6.1f} kWh{}\n",
                       i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, batch_width, format_rate(x.samples_per_s), 100 * x.efficiency,
                       100 * x.comm_share, format_hours(x.hours), format_usd(x.usd),
-                      x.spot_usd ? format_usd(*x.spot_usd) : std::string("-"), x.energy_kwh,
-                      x.cheapest ? msg("plan.cheapest_mark", lang) : "");
+                      x.spot_usd ? format_usd(*x.spot_usd) : std::string("-"), x.energy_kwh, x.server_energy_kwh,
+                      x.facility_energy_kwh, x.cheapest ? msg("plan.cheapest_mark", lang) : "");
                 }
                 if (shown < res.meeting.size()) o += fmt::format(m("plan.more"), res.meeting.size() - shown);
                 if (res.fastest) o += std::string(msg("plan.fastest_overall", lang)) + option_line(*res.fastest, lang) + "\n";
@@ -331,6 +366,7 @@ Command plan_command() {
                 j["deadline_hours"] = req.deadline_hours;
                 j["budget_usd"] = req.budget_usd ? nlohmann::json(*req.budget_usd) : nlohmann::json(nullptr);
                 j["prices"] = catalog.file;
+                j["pue"] = req.pue ? nlohmann::json(*req.pue) : nlohmann::json(nullptr);
                 j["meeting"] = nlohmann::json::array();
                 for (const auto& x : res.meeting) j["meeting"].push_back(option_json(x));
                 j["options"] = nlohmann::json::array();

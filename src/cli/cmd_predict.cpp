@@ -15,6 +15,7 @@
 
 #include "analysis/anchor.h"
 #include "analysis/batch_predict.h"
+#include "analysis/cloud.h"
 #include "analysis/llm_parallel.h"
 #include "cli/command.h"
 #include "cli/serving_flags.h"
@@ -41,7 +42,7 @@ Command predict_command() {
               ReportFlags report;
               ServingFlags serving;
               const CLI::Option* runtime_option = nullptr;
-              std::string configs, out, measured, measured_step;
+              std::string configs, out, measured, measured_step, pue;
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, predict_defaults());
@@ -52,6 +53,9 @@ Command predict_command() {
                            "CSV of configurations (columns of published.csv), one prediction per row; exit 1 when a "
                            "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
+            app.add_option("--pue", s->pue,
+                           "power usage effectiveness for the facility energy, 1 to 3 (default: data/cloud/providers.toml "
+                           "[default])");
             add_measured_flags(app, s->measured, s->measured_step, &s->flags.not_for_serving);
             return std::function<int()>([s, &app] {
               const Lang lang = parse_lang(s->report.lang);
@@ -108,6 +112,8 @@ Command predict_command() {
                 return failed > 0 ? 1 : 0;
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
+              std::optional<double> pue;
+              if (!s->pue.empty()) pue = parse_pue(s->pue);
               const PredictRequest request = s->flags.to_request();
               // A training layout's batch is --micro-batch per replica and --global-batch per step; a --batch beside
               // it changed nothing while the title showed it.
@@ -137,6 +143,7 @@ Command predict_command() {
                                    instead);
                 }
                 // Continuous batching under load: its own report (analysis/llm_serving.h).
+                if (pue) throw InputError("--pue applies to a training or inference step's energy, not --mode serve");
                 const ServeRequest serve = s->serving.to_request(request, s->runtime_option->count() > 0);
                 const ServePrediction p = predict_serving(serve);
                 const std::string text = serving_text(p);
@@ -149,7 +156,7 @@ Command predict_command() {
               p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
-              report_out() << (s->report.json ? prediction_json(p).dump(2) + "\n" : prediction_text(p, lang));
+              report_out() << (s->report.json ? prediction_json(p, pue).dump(2) + "\n" : prediction_text(p, lang, 25, pue));
               return 0;
             });
           }};

@@ -269,6 +269,10 @@ const std::map<std::string_view, Text>& table() {
        {"  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), {} J per "
         "sample\n",
         "  功耗            {:>12.0f} W 每块 GPU 平均（上限 {:.0f} W，持续频率为加速频率的 {:.0f}%），每样本 {} J\n"}},
+      {"p.site_energy",
+       {"  server energy   {:>12} J per sample with the host ({:.0f} W beside the GPUs, data/cloud/servers.toml); "
+        "facility {} J (PUE {:.2f})\n",
+        "  服务器能耗      {:>12} J 每样本，含主机（GPU 之外 {:.0f} W，data/cloud/servers.toml）；数据中心 {} J（PUE {:.2f}）\n"}},
       {"p.bottleneck", {"  bottleneck      {}\n", "  瓶颈            {}\n"}},
       {"p.bound_share", {"    {:<16} {:>6.1f}% of step\n", "    {:<16} 占单步 {:>6.1f}%\n"}},
       {"p.top_ops", {"top ops by time (forward + backward + update)", "耗时最多的算子（前向 + 反向 + 更新）"}},
@@ -350,7 +354,9 @@ const std::map<std::string_view, Text>& table() {
       {"plan.col.time", {"time", "时间"}},
       {"plan.col.on_demand", {"on demand", "按需"}},
       {"plan.col.spot", {"spot", "竞价"}},
-      {"plan.col.energy", {"energy", "能耗"}},
+      {"plan.col.energy", {"GPU energy", "GPU 能耗"}},
+      {"plan.col.server_energy", {"server", "服务器"}},
+      {"plan.col.facility_energy", {"facility", "数据中心"}},
       {"plan.cheapest_mark", {"  <- cheapest", "  <- 最便宜"}},
       {"plan.more", {"  ... {} more options meet it (--top 0 lists all)\n", "  ……另有 {} 个方案满足期限（--top 0 全部列出）\n"}},
       {"plan.fastest_overall", {"\nfastest overall: ", "\n总体最快："}},
@@ -372,15 +378,24 @@ const std::map<std::string_view, Text>& table() {
       {"plan.skipped", {"\nskipped:\n", "\n已跳过：\n"}},
       {"plan.legend",
        {"\nscaling: throughput / (GPUs x one GPU of the type); comm: share of the step waiting on gradient reduction; "
-        "energy: GPU boards only;\nspot: the catalog's spot or interruptible price for the same hours; interruptions are not "
+        "GPU energy: GPU boards;\nserver: GPUs + the host beside them (CPUs, DRAM, NICs, fans: the server's maximum system "
+        "power less its GPUs' TDP, data/cloud/servers.toml, an upper bound); facility: server x PUE (the provider's, "
+        "data/cloud/providers.toml, or --pue);\non demand / spot: price x instances x the hours billed (the provider's "
+        "minimum and increment, data/cloud/providers.toml);\n"
+        "spot: the catalog's spot or interruptible price for the same hours; interruptions are not "
         "modelled (a reclaimed instance loses the work since its last checkpoint and waits for capacity), so the time "
         "and the deadline hold for instances that run to the end.\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；能耗：仅 GPU 板卡；\n"
+        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；GPU 能耗：GPU 板卡；\n"
+        "服务器：GPU 加上主机（CPU、内存、网卡、风扇：服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限）；"
+        "数据中心：服务器 x PUE（云厂商公布值，data/cloud/providers.toml，或 --pue）；\n"
+        "按需 / 竞价：价格 x 实例数 x 计费时长（云厂商的最短计费时长与计费粒度，data/cloud/providers.toml）；\n"
         "竞价：价格目录中同样时长的竞价（可中断）价格；未对中断建模（被回收的实例会丢失上次检查点之后的工作并等待容量），"
         "因此时间与期限只对一直运行到结束的实例成立。\n"}},
       {"plan.option",
-       {"{} x{} ({} GPU{}, {}): {} at {} samples/s, {} on demand{}, {:.1f} kWh",
-        "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，{9:.1f} kWh"}},
+       {"{} x{} ({} GPU{}, {}): {} at {} samples/s, {} on demand{}, {:.1f} kWh GPUs, {:.1f} kWh server, {:.1f} kWh "
+        "facility (PUE {:.2f})",
+        "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，GPU {9:.1f} kWh，服务器 {10:.1f} kWh，数据中心 {11:.1f} kWh"
+        "（PUE {12:.2f}）"}},
       {"plan.spot_part", {", {} spot", "，竞价 {}"}},
       {"p.legend",
        {"  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/cloud.h"
 #include "analysis/intervals.h"
 #include "report/messages.h"
 #include "schedule/llm_parallel.h"
@@ -109,7 +110,34 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.2f} {}", bytes, units[u]);
 }
 
-nlohmann::json prediction_json(const Prediction& p) {
+namespace {
+
+// The energy of the whole server and of the data centre around it, beside the GPUs' (PowerCost).
+struct SiteEnergy {
+  double host_power_w = 0;             // the host beside all the GPUs (host_power_w)
+  double server_energy_per_step_j = 0; // all GPUs + host
+  double server_energy_per_sample_j = 0;
+  double pue = 1;
+  double facility_energy_per_step_j = 0;
+  double facility_energy_per_sample_j = 0;
+};
+
+SiteEnergy site_energy(const Prediction& p, std::optional<double> pue) {
+  SiteEnergy e;
+  const int gpus = p.scale ? p.scale->gpus_total : 1;
+  e.host_power_w = host_power_w(p.device, gpus);
+  const double step_s = p.step_us * 1e-6;
+  e.server_energy_per_step_j = p.power->energy_per_step_j * gpus + e.host_power_w * step_s;
+  e.server_energy_per_sample_j = p.samples_per_s > 0 ? (p.power->avg_power_w * gpus + e.host_power_w) / p.samples_per_s : 0;
+  e.pue = pue_for("", pue);
+  e.facility_energy_per_step_j = e.server_energy_per_step_j * e.pue;
+  e.facility_energy_per_sample_j = e.server_energy_per_sample_j * e.pue;
+  return e;
+}
+
+}  // namespace
+
+nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
   using nlohmann::json;
   const auto& r = p.request;
   json j;
@@ -257,10 +285,18 @@ nlohmann::json prediction_json(const Prediction& p) {
                       {"strategy", p.scale->strategy}};
   else
     j["scale_out"] = nullptr;
-  if (p.power && fits)
+  if (p.power && fits) {
+    const SiteEnergy e = site_energy(p, pue);
     j["power"] = {{"avg_power_w", p.power->avg_power_w},
                   {"energy_per_step_j", p.power->energy_per_step_j},
-                  {"clock_factor", p.power->clock_factor}};
+                  {"clock_factor", p.power->clock_factor},
+                  {"host_power_w", e.host_power_w},
+                  {"server_energy_per_step_j", e.server_energy_per_step_j},
+                  {"server_energy_per_sample_j", e.server_energy_per_sample_j},
+                  {"pue", e.pue},
+                  {"facility_energy_per_step_j", e.facility_energy_per_step_j},
+                  {"facility_energy_per_sample_j", e.facility_energy_per_sample_j}};
+  }
   else
     j["power"] = nullptr;
   if (p.parallel) {
@@ -362,7 +398,7 @@ std::string parallel_text(const ParallelTrainingCost& c, Lang lang) {
 
 }  // namespace
 
-std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
+std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::optional<double> pue) {
   const auto& r = p.request;
   const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
   const bool fits = p.memory.fits;
@@ -459,8 +495,13 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops) {
         p.scale->exposed_comm_ms,
         p.scale->bucket_copy_ms > 0 ? fmt::format(m("p.scale_buckets"), p.scale->bucket_copy_ms) : "");
   if (p.power)
+  {
     s += fmt::format(m("p.power"), p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor,
                      two_decimals_or_significant(p.power->energy_per_sample_j));
+    const SiteEnergy e = site_energy(p, pue);
+    s += fmt::format(m("p.site_energy"), two_decimals_or_significant(e.server_energy_per_sample_j), e.host_power_w,
+                     two_decimals_or_significant(e.facility_energy_per_sample_j), e.pue);
+  }
   const auto bound_label = [lang](Bound b) {
     return lang == Lang::kZh ? fmt::format("{}（{}）", msg("bound." + std::string(bound_name(b)), lang), bound_name(b))
                              : std::string(bound_name(b));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "analysis/predict.h"
@@ -9,11 +10,13 @@
 
 namespace perfcast {
 
-nlohmann::json prediction_json(const Prediction& p);
+// `pue`: --pue for the facility energy; without it data/cloud/providers.toml's [default] (predict rents nothing).
+nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue = std::nullopt);
 
 // The report for people, in English or Chinese. A configuration that does not fit in memory says "does not fit" where
 // the throughput would be, and stops after the memory lines.
-std::string prediction_text(const Prediction& p, Lang lang = Lang::kEn, int max_ops = 25);
+std::string prediction_text(const Prediction& p, Lang lang = Lang::kEn, int max_ops = 25,
+                            std::optional<double> pue = std::nullopt);
 // "perfcast prediction: <model> on <gpu> (...), <runtime> <mode> <precision>, batch N[, seq S]": the first line.
 std::string prediction_title(const Prediction& p, Lang lang = Lang::kEn);
 // "does not fit: needs X of Y" in `lang`.

@@ -164,7 +164,8 @@ struct ParallelTrainingCost {
   double mfu = 0;                 // tokens/s/GPU x model FLOPs per token / peak
   double train_tokens = 0;        // --train-tokens (0 = not asked)
   double train_hours = 0;
-  double train_usd = 0;           // 0 when no price is known for the GPU
+  double train_billed_hours = 0;  // per instance, with the provider's billing minimum and increment (0: no price)
+  double train_usd = 0;           // on demand, of the billed hours; 0 when no price is known for the GPU
   double usd_per_gpu_hour = 0;
   std::string price_instance;     // the cheapest on-demand instance with this GPU (data/cloud/prices.toml)
 };
