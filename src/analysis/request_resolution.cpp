@@ -69,6 +69,18 @@ void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
 
 ImportOptions import_options(const PredictRequest& r) { return ImportOptions{r.dims, r.seq, r.max_positions}; }
 
+ModelSource model_for(const PredictRequest& r) {
+  ModelSource m = resolve_model(r.model, import_options(r));
+  if (!m.sequence) return m;
+  const std::int64_t seq = r.seq > 0 ? r.seq : m.default_seq;
+  const std::string seq_flag = "--seq " + std::to_string(seq) + (r.seq > 0 ? "" : " (its default)");
+  check_context(m, r.context + seq,
+                r.context > 0 ? "--context " + std::to_string(r.context) + " + " + seq_flag + " = " +
+                                    std::to_string(r.context + seq) + " positions"
+                              : seq_flag);
+  return m;
+}
+
 DeviceSpec device_for(const PredictRequest& r) {
   DeviceSpec device = find_device(r.gpu);
   if (r.power_limit_w > 0) {

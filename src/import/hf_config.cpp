@@ -1265,8 +1265,11 @@ ModelSource model_from_hf_config(const std::string& path) {
   m.uncosted = c.notes;
   m.max_positions = c.max_positions;
   m.trained_positions = c.max_positions;
-  // The families that build a learned position table ("wpe", BERT's position embeddings, OPT's offset table).
-  m.learned_positions = c.family == Family::kGpt2 || c.family == Family::kBert || c.x.positions_offset > 0;
+  // The families that build a learned position table ("wpe", BERT's and the encoders' position embeddings, OPT's
+  // offset table, GPT-Neo's and GPT-BigCode's wpe). DistilBERT's sinusoidal table is a fixed table of
+  // max_position_embeddings rows too (create_sinusoidal_embeddings).
+  m.learned_positions = c.family == Family::kGpt2 || c.family == Family::kBert || c.family == Family::kEncoder ||
+                        c.x.learned_positions || c.x.positions_offset > 0;
   switch (c.family) {
     case Family::kBert:
       m.family = "transformer";
