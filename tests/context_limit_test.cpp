@@ -6,6 +6,7 @@
 // DistilBERT 512 (distilbert-base-uncased), GPT-Neo 2048 learned positions (EleutherAI/gpt-neo-125M).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -62,6 +63,26 @@ TEST(ContextLimit, EveryModeRefusesLlama2Past4096) {
   longer.max_positions = 8192;
   EXPECT_GT(predict(longer).samples_per_s, 0);
   EXPECT_EQ(error_of(request("llama-2-7b", 4096)), "");
+}
+
+TEST(ContextLimit, ATensorRtLlmEngineRunsTheSequenceItWasBuiltFor) {
+  // TensorRT-LLM's builder takes max_seq_len from the build (trtllm-build --max_seq_len) and only warns past
+  // max_position_embeddings (tensorrt_llm/builder.py _init_max_seq_len; data/engine_context.toml): its published
+  // Llama-70B runs of input 128, output 4096 went past Llama 2's 4096. vLLM refuses past its config's context.
+  PredictRequest r = request("llama-2-7b", 4096, Mode::kGenerate);
+  r.context = 128;
+  r.runtime = "tensorrt-llm";
+  const Prediction p = predict(r);
+  EXPECT_TRUE(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+    return n.find("run at 4224 positions") != std::string::npos && n.find("max_seq_len") != std::string::npos;
+  }));
+  r.runtime = "vllm";
+  EXPECT_NE(error_of(r).find("beyond its context of 4096"), std::string::npos) << error_of(r);
+  // A learned table is a hard limit for an engine too.
+  PredictRequest gpt2 = request("gpt2", 1000, Mode::kGenerate);
+  gpt2.context = 100;
+  gpt2.runtime = "tensorrt-llm";
+  EXPECT_NE(error_of(gpt2).find("learned position table"), std::string::npos) << error_of(gpt2);
 }
 
 TEST(ContextLimit, ConfigFilesStateTheirContext) {

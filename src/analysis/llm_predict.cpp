@@ -528,7 +528,7 @@ Prediction predict_inference(const PredictRequest& request) {
                                                       std::numeric_limits<std::int64_t>::max(),
                                                       [&](std::int64_t b) { return memory_at(b, positions).fits; });
     // Memory is not the only bound on a context: past the one its config states the model was never trained.
-    const std::int64_t stated = model.max_positions;
+    const std::int64_t stated = model.trained_positions > 0 ? model.trained_positions : model.max_positions;
     p.notes.push_back("fits up to " + std::to_string(most_positions) + " positions at batch " + std::to_string(B) +
                       " and up to batch " + std::to_string(most_batch) + " at " + std::to_string(positions) +
                       " positions" +
@@ -537,8 +537,10 @@ Prediction predict_inference(const PredictRequest& request) {
                            : ""));
   }
   if (model.max_positions > model.trained_positions && model.trained_positions > 0)
-    p.notes.push_back("run at --max-positions " + std::to_string(model.max_positions) + ", past the " +
-                      std::to_string(model.trained_positions) + " positions " + model.id +
+    p.notes.push_back("run at " + std::to_string(model.max_positions) + " positions" +
+                      (r.max_positions > 0 ? " (--max-positions)"
+                                           : " (the " + runtime.id + " engine's max_seq_len, data/engine_context.toml)") +
+                      ", past the " + std::to_string(model.trained_positions) + " positions " + model.id +
                       "'s config states (RoPE scaling or a long-context fine-tune): cost and memory follow the "
                       "positions run; the model's quality there is not modelled");
   std::ostringstream kv_gib;
