@@ -246,14 +246,15 @@ TEST(AttentionRuntime, AmpO2StepMovesWhatApexO2Moves) {
 
 TEST(AttentionRuntime, DecodeContextColumn) {
   const auto path = write_csv("perfcast_context_test.csv",
-                              "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,4096\n"
+                              // 3968 cached + 128 decoded (the default --seq) = Llama 2's 4096 positions
+                              "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,3968\n"
                               "a100-sxm4-80gb,llama-2-7b,vllm,decode,fp16,1,,,,,\n");
   const auto rows = read_config_csv(path, false);
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(request_from_row(rows[0]).context, 4096);
+  EXPECT_EQ(request_from_row(rows[0]).context, 3968);
   const auto results = predict_rows(rows);
   ASSERT_TRUE(results[0].prediction && results[1].prediction);
-  // A 4096-token KV cache is read at every step: slower than decoding from an empty cache.
+  // A 3968-token KV cache is read at every step: slower than decoding from an empty cache.
   EXPECT_LT(results[0].prediction->tokens_per_s.value_or(0), results[1].prediction->tokens_per_s.value_or(0));
   std::filesystem::remove(path);
 }

@@ -73,6 +73,79 @@ TEST(GraphModelCode, HfBertLayerCountsFromModelingBert) {
   EXPECT_EQ(bert.sources.size(), 6u);
 }
 
+// DistilBERT's TransformerBlock, read in huggingface/transformers@00b326f4caca2d1fbebe5c86e1693475fd4d0c9a
+// src/transformers/models/distilbert/modeling_distilbert.py (MultiHeadSelfAttention, FFN, TransformerBlock), and
+// DistilBertSdpaAttention from the later module (data/graph_code/hf_distilbert.toml [sources]).
+const std::vector<std::string> kDistilBertEagerCalls = {
+    // MultiHeadSelfAttention.forward
+    "q_lin", "q view", "q transpose", "k_lin", "k view", "k transpose", "v_lin", "v view", "v transpose",
+    "q / sqrt(dim_per_head)", "k.transpose(2, 3)", "torch.matmul", "mask == 0", "view", "expand_as",
+    "torch.tensor(finfo.min)", "masked_fill", "softmax", "self.dropout", "torch.matmul", "transpose", "contiguous",
+    "view", "out_lin",
+    // TransformerBlock.forward and FFN.ff_chunk
+    "sa_output + x", "sa_layer_norm", "lin1", "GELUActivation: nn.functional.gelu", "lin2", "dropout",
+    "ffn_output + sa_output", "output_layer_norm"};
+const std::vector<std::string> kDistilBertEagerKernels = {
+    "q GEMM", "k GEMM", "v GEMM", "divide", "q copy", "k copy", "scores bmm", "mask == 0", "masked_fill clone",
+    "masked_fill_", "softmax", "v copy", "context bmm", "contiguous copy", "out_lin GEMM", "residual add",
+    "LayerNorm", "lin1 GEMM", "gelu", "lin2 GEMM", "residual add", "LayerNorm"};
+const std::vector<std::string> kDistilBertEagerModules = {
+    "TransformerBlock", "MultiHeadSelfAttention", "q_lin", "k_lin", "v_lin", "attention dropout", "out_lin",
+    "sa_layer_norm", "FFN", "lin1", "GELUActivation", "lin2", "FFN dropout", "output_layer_norm"};
+const std::vector<std::string> kDistilBertSdpaCalls = {
+    "q_lin", "q view", "q transpose", "k_lin", "k view", "k transpose", "v_lin", "v view", "v transpose",
+    "scaled_dot_product_attention", "transpose", "contiguous", "view", "out_lin", "sa_output + x", "sa_layer_norm",
+    "lin1", "gelu", "lin2", "dropout", "ffn_output + sa_output", "output_layer_norm"};
+const std::vector<std::string> kDistilBertSdpaKernels = {
+    "q GEMM", "k GEMM", "v GEMM", "fused attention", "contiguous copy", "out_lin GEMM", "residual add",
+    "LayerNorm", "lin1 GEMM", "gelu", "lin2 GEMM", "residual add", "LayerNorm"};
+
+TEST(GraphModelCode, HfDistilBertBlockCountsFromModelingDistilBert) {
+  const GraphModelCode& d = find_graph_model_code("hf_distilbert");
+  EXPECT_EQ(d.eager.python_ops, static_cast<double>(kDistilBertEagerCalls.size()));
+  EXPECT_EQ(d.eager.kernels, static_cast<double>(kDistilBertEagerKernels.size()));
+  EXPECT_EQ(d.eager.module_calls, static_cast<double>(kDistilBertEagerModules.size()));
+  EXPECT_EQ(d.sdpa.python_ops, static_cast<double>(kDistilBertSdpaCalls.size()));
+  EXPECT_EQ(d.sdpa.kernels, static_cast<double>(kDistilBertSdpaKernels.size()));
+  EXPECT_EQ(d.sdpa.module_calls, static_cast<double>(kDistilBertEagerModules.size()) - 1);  // no attention dropout
+  EXPECT_EQ(d.sources.size(), 6u);
+}
+
+// AlbertLayer under AlbertLayerGroup with hidden_act gelu_new, read in
+// huggingface/transformers@3c354ea20e347edb9413ada30911e9fdc242719d src/transformers/models/albert/modeling_albert.py
+// (softmax as nn.functional.softmax, as in the releases with AlbertSdpaAttention) and activations.py's
+// NewGELUActivation (the eight calls of kGpt2NewGelu below).
+const std::vector<std::string> kAlbertEagerCalls = {
+    // AlbertAttention.forward
+    "query", "key", "value", "query view", "query permute", "key view", "key permute", "value view",
+    "value permute", "key_layer.transpose", "torch.matmul", "/ sqrt(head size)", "+ attention_mask", "softmax",
+    "attention_dropout", "torch.matmul", "transpose", "flatten", "dense", "output_dropout", "hidden_states +",
+    "LayerNorm",
+    // ff_chunk: ffn, NewGELUActivation (8), ffn_output; AlbertLayer.forward
+    "ffn", "0.5 * x", "torch.pow", "0.044715 *", "x +", "sqrt(2/pi) *", "torch.tanh", "1.0 +", "*", "ffn_output",
+    "ffn_output + attention_output", "full_layer_layer_norm"};
+const std::vector<std::string> kAlbertEagerKernels = {
+    "query GEMM", "key GEMM", "value GEMM", "Q copy", "K copy", "scores bmm", "divide", "mask add", "softmax",
+    "V copy", "context bmm", "flatten copy", "dense GEMM", "residual add", "LayerNorm", "ffn GEMM",
+    "gelu_new pow", "mul", "add", "mul", "tanh", "add", "mul", "mul", "ffn_output GEMM", "residual add",
+    "LayerNorm"};
+const std::vector<std::string> kAlbertEagerModules = {
+    "AlbertLayerGroup", "AlbertLayer", "AlbertAttention", "query", "key", "value", "attention_dropout", "dense",
+    "output_dropout", "LayerNorm", "ffn", "NewGELUActivation", "ffn_output", "full_layer_layer_norm"};
+
+TEST(GraphModelCode, HfAlbertLayerCountsFromModelingAlbert) {
+  const GraphModelCode& a = find_graph_model_code("hf_albert");
+  EXPECT_EQ(a.eager.python_ops, static_cast<double>(kAlbertEagerCalls.size()));
+  EXPECT_EQ(a.eager.kernels, static_cast<double>(kAlbertEagerKernels.size()));
+  EXPECT_EQ(a.eager.module_calls, static_cast<double>(kAlbertEagerModules.size()));
+  // AlbertSdpaAttention: key_layer.transpose, the two torch.matmul, the scaling, mask add, softmax and dropout (7
+  // calls) become one scaled_dot_product_attention call; the kernels lose the three copies, two bmms, divide, mask
+  // add and softmax (8) for one fused kernel; no attention_dropout module.
+  EXPECT_EQ(a.sdpa.python_ops, static_cast<double>(kAlbertEagerCalls.size()) - 6);
+  EXPECT_EQ(a.sdpa.kernels, static_cast<double>(kAlbertEagerKernels.size()) - 7);
+  EXPECT_EQ(a.sdpa.module_calls, static_cast<double>(kAlbertEagerModules.size()) - 1);
+}
+
 // GPT2Block on the eager path, a full sequence without a padding mask (eval).
 const std::vector<std::string> kGpt2Conv1d = {"view", "torch.addmm", "view"};
 const std::vector<std::string> kGpt2NewGelu = {"0.5 * x", "torch.pow", "0.044715 *", "x +", "sqrt(2/pi) *",

@@ -216,7 +216,7 @@ TEST(LlmParallel, BadLayoutsAreOneLineInputErrors) {
   EXPECT_NE(error_of(r).find("larger than the model's 64 attention heads"), std::string::npos) << error_of(r);
   r = llama70b_on(8, 4);
   r.seq = 8192;  // Llama 2 takes 4096 positions
-  EXPECT_NE(error_of(r).find("beyond the model's context of 4096"), std::string::npos) << error_of(r);
+  EXPECT_NE(error_of(r).find("beyond its context of 4096"), std::string::npos) << error_of(r);
   r = llama70b_on(8, 4);
   r.expert_parallel = 2;
   EXPECT_NE(error_of(r).find("mixture-of-experts"), std::string::npos) << error_of(r);

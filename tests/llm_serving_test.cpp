@@ -79,7 +79,7 @@ TEST(LlmServing, BadLayoutsAndLengthsAreOneLineInputErrors) {
   EXPECT_NE(e.find("larger than the attention heads"), std::string::npos) << e;
   // Llama 3's config says 8192 positions.
   e = input_error(serve("h100-sxm5-80gb", "llama-3-8b", 1, 8000, 500));
-  EXPECT_NE(e.find("exceed its context of 8192"), std::string::npos) << e;
+  EXPECT_NE(e.find("beyond its context of 8192"), std::string::npos) << e;
   // 141 GB of fp16 weights on one 80 GB GPU.
   e = input_error(serve("h100-sxm5-80gb", "llama-3-70b", 1, 128, 128));
   EXPECT_NE(e.find("does not fit on h100-sxm5-80gb at --tp 1"), std::string::npos) << e;

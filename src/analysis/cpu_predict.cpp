@@ -119,7 +119,7 @@ Prediction predict_cpu(const PredictRequest& request) {
     throw UnsupportedError(crt.name + " is an inference runtime: --mode train is not modelled for it");
   std::string math;
   const PrecisionPlan plan = cpu_precision(r, cpu, crt, training, math);
-  const ModelSource model = resolve_model(r.model, import_options(r));
+  const ModelSource model = model_for(r);
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)
     throw InputError("--seq applies to sequence models; '" + r.model + "' takes fixed-size inputs");

@@ -194,7 +194,7 @@ void require_decoder_llm(const ModelSource& model, const std::string& id) {
 }
 
 TrainingSetup resolve_setup(const PredictRequest& request) {
-  TrainingSetup s{request, device_for(request), runtime_for(request), {}, resolve_model(request.model, import_options(request)), {}, std::nullopt, {}, {}, 0, std::nullopt};
+  TrainingSetup s{request, device_for(request), runtime_for(request), {}, model_for(request), {}, std::nullopt, {}, {}, 0, std::nullopt};
   PredictRequest& r = s.r;
   s.arch = architecture_for(s.device);
   require_decoder_llm(s.model, r.model);
@@ -434,7 +434,7 @@ Prediction predict_llm_training(const PredictRequest& request) {
   const TransformerDims d = dims_of(probe, s.r.seq);
   const int gpus = s.r.gpus * s.r.nodes;
   const ParallelLayout l = layout_of(s.r, d, gpus);
-  check_layout(d, l, gpus, s.model.max_positions);
+  check_layout(d, l, gpus);
   return to_prediction(s, d, evaluate(s, d, l, nullptr));
 }
 
@@ -443,8 +443,7 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
   const Graph probe = graph_as_run(s.model, ModelOptions{1, s.r.seq}, s.runtime, s.attention);
   const TransformerDims d = dims_of(probe, s.r.seq);
   const int gpus = s.r.gpus * s.r.nodes;
-  check_layout(d, ParallelLayout{.dp = gpus, .global_batch = gpus}, gpus,
-               s.model.max_positions);
+  check_layout(d, ParallelLayout{.dp = gpus, .global_batch = gpus}, gpus);
   std::map<std::tuple<std::int64_t, int, int, int, bool>, LayerTimes> cache;
   std::vector<ParallelTrainingCost> out;
   const std::int64_t tokens_per_step = search.global_batch_tokens > 0 ? search.global_batch_tokens : 4 * 1024 * 1024;
@@ -471,7 +470,7 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
             const std::int64_t step = mb * dp;
             l.global_batch = std::max<std::int64_t>(step, (global + step - 1) / step * step);
             try {
-              check_layout(d, l, gpus, s.model.max_positions);
+              check_layout(d, l, gpus);
             } catch (const InputError&) {
               continue;
             }

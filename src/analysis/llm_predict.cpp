@@ -105,7 +105,7 @@ Prediction predict_lora(const PredictRequest& request) {
   const DeviceSpec device = device_for(r);
   const RuntimeProfile runtime = runtime_for(r);
   const ArchitectureProfile arch = architecture_for(device);
-  const ModelSource model = resolve_model(r.model, import_options(r));
+  const ModelSource model = model_for(r);
   if (!model.sequence) throw InputError("--lora-rank applies to sequence models; '" + r.model + "' is not one");
   const PrecisionPlan plan = resolve_precision(r.precision, device, arch, runtime, r.runtime_version, true);
   const AttentionPlan attention = attention_plan_for(r, runtime, device, true);
@@ -250,7 +250,7 @@ InferSetup resolve_inference(const PredictRequest& request) {
   RuntimeProfile& runtime = s.runtime;
   s.arch = architecture_for(device);
   const ArchitectureProfile& arch = s.arch;
-  s.model = resolve_model(r.model, import_options(r));
+  s.model = model_for(r);
   const ModelSource& model = s.model;
   if (!model.decoder_llm)
     throw InputError("--mode " + mode_string(r.mode) + " needs a decoder language model; '" + r.model + "' (" + model.family +
@@ -378,9 +378,6 @@ Prediction predict_inference(const PredictRequest& request) {
   const Graph& probe = s.probe;
   const LlmShape& shape = s.shape;
   std::vector<std::string>& notes = s.notes;
-  if (shape.positions > 0 && r.context + r.seq > shape.positions)
-    throw InputError(model.id + ": context " + std::to_string(r.context) + " + " + std::to_string(r.seq) +
-                     " tokens exceed its " + std::to_string(shape.positions) + " learned positions");
   const KernelCostModel km(device, arch);
   LlmKernelContext c{device, arch, km, runtime, weights, shape, s.plan, kv_bytes, float_pipe, half};
   c.code = s.code;
@@ -531,7 +528,7 @@ Prediction predict_inference(const PredictRequest& request) {
                                                       std::numeric_limits<std::int64_t>::max(),
                                                       [&](std::int64_t b) { return memory_at(b, positions).fits; });
     // Memory is not the only bound on a context: past the one its config states the model was never trained.
-    const std::int64_t stated = model.max_positions;
+    const std::int64_t stated = model.trained_positions > 0 ? model.trained_positions : model.max_positions;
     p.notes.push_back("fits up to " + std::to_string(most_positions) + " positions at batch " + std::to_string(B) +
                       " and up to batch " + std::to_string(most_batch) + " at " + std::to_string(positions) +
                       " positions" +
@@ -540,15 +537,12 @@ Prediction predict_inference(const PredictRequest& request) {
                            : ""));
   }
   if (model.max_positions > model.trained_positions && model.trained_positions > 0)
-    p.notes.push_back("run at --max-positions " + std::to_string(model.max_positions) + ", past the " +
-                      std::to_string(model.trained_positions) + " positions " + model.id +
+    p.notes.push_back("run at " + std::to_string(model.max_positions) + " positions" +
+                      (r.max_positions > 0 ? " (--max-positions)"
+                                           : " (the " + runtime.id + " engine's max_seq_len, data/engine_context.toml)") +
+                      ", past the " + std::to_string(model.trained_positions) + " positions " + model.id +
                       "'s config states (RoPE scaling or a long-context fine-tune): cost and memory follow the "
                       "positions run; the model's quality there is not modelled");
-  if (model.max_positions > 0 && positions > model.max_positions)
-    p.notes.push_back(std::to_string(positions) + " positions (--context + --seq) exceed the context of " +
-                      std::to_string(model.max_positions) + " that " + model.id +
-                      "'s config states (max_position_embeddings): predicted as asked, but the model was not trained "
-                      "that far (--mode serve refuses it)");
   std::ostringstream kv_gib;
   kv_gib.precision(3);
   kv_gib << llm.kv_cache_bytes / (1024.0 * 1024.0 * 1024.0);
@@ -751,6 +745,9 @@ double LlmStepModel::kv_bytes_per_token_per_gpu() const {
 double LlmStepModel::pass_buffer_bytes(double tokens) const { return activation_bytes(impl_->pass(tokens), 1, *impl_->c); }
 std::int64_t LlmStepModel::max_positions() const {
   return impl_->s.shape.positions > 0 ? impl_->s.shape.positions : impl_->s.model.max_positions;
+}
+void LlmStepModel::check_context(std::int64_t positions, const std::string& what) const {
+  perfcast::check_context(impl_->s.model, positions, what);
 }
 const std::string& LlmStepModel::model_id() const { return impl_->s.model.id; }
 const DeviceSpec& LlmStepModel::device() const { return impl_->s.device; }

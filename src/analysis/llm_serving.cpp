@@ -199,10 +199,9 @@ ServePrediction predict_serving(const ServeRequest& request) {
     throw InputError("--pp " + std::to_string(pp) + " does not divide the " + std::to_string(model.layers()) + " layers of " +
                      model.model_id());
   const std::int64_t positions = model.max_positions();
-  if (positions > 0 && r.input_len + r.output_len > positions)
-    throw InputError(model.model_id() + ": --input-len " + std::to_string(r.input_len) + " + --output-len " +
-                     std::to_string(r.output_len) + " = " + std::to_string(r.input_len + r.output_len) +
-                     " tokens exceed its context of " + std::to_string(positions));
+  model.check_context(r.input_len + r.output_len, "--input-len " + std::to_string(r.input_len) + " + --output-len " +
+                                                     std::to_string(r.output_len) + " = " +
+                                                     std::to_string(r.input_len + r.output_len) + " tokens");
 
   ServePrediction p;
   p.engine = runtime.id;

@@ -56,6 +56,7 @@ class LlmStepModel {
   double kv_bytes_per_token_per_gpu() const;  // K and V of every layer, at the KV precision, per GPU
   double pass_buffer_bytes(double tokens) const;  // working buffers of one pass over `tokens` tokens
   std::int64_t max_positions() const;         // the model's context length (0 = its config does not say)
+  void check_context(std::int64_t positions, const std::string& what) const;  // perfcast::check_context on its model
   const std::string& model_id() const;
   const DeviceSpec& device() const;
   const RuntimeProfile& runtime() const;

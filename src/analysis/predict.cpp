@@ -147,7 +147,7 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
                          GradientProfile* single_gradients) {
   PredictRequest r = request;
   DeviceSpec device = device_for(r);
-  const ModelSource model = resolve_model(r.model, import_options(r));
+  const ModelSource model = model_for(r);
   RuntimeProfile runtime = runtime_for(r);
   // (nchw_tf32_tensor_core_transposes stays: TensorFlow's layout pass moves an NHWC FP32 graph to NCHW on the GPU.)
   if (r.channels_last) runtime.nchw_tensor_core_transposes = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -68,6 +69,52 @@ void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
 }  // namespace
 
 ImportOptions import_options(const PredictRequest& r) { return ImportOptions{r.dims, r.seq, r.max_positions}; }
+
+namespace {
+
+// data/engine_context.toml: the runtimes whose engine takes its maximum sequence length from a build option.
+const std::set<std::string>& engine_context_runtimes() {
+  static const std::set<std::string> ids = [] {
+    const auto path = data_dir() / "engine_context.toml";
+    const toml::table root = parse_toml_file(path);
+    TomlFields top(root, path.string());
+    std::set<std::string> out;
+    for (const auto& [k, v] : top.table("runtimes")) {
+      if (!v.is_string()) top.fail("runtimes", "must map runtime ids to the source of the behaviour");
+      out.insert(std::string(k.str()));
+    }
+    return out;
+  }();
+  return ids;
+}
+
+bool runs_past_stated_context(const ModelSource& m, const std::string& runtime, std::int64_t positions) {
+  return m.max_positions > 0 && positions > m.max_positions && !m.learned_positions &&
+         engine_context_runtimes().count(runtime) > 0;
+}
+
+}  // namespace
+
+ModelSource model_for(const PredictRequest& r) {
+  ModelSource m = resolve_model(r.model, import_options(r));
+  if (!m.sequence) return m;
+  // The sequence the request runs when --seq is not given: llama-bench's pp512 / tg128 for the language-model
+  // passes (predict_llm), the model's own default otherwise.
+  const std::int64_t fallback = is_llm_pass(r.mode) ? (r.mode == Mode::kPrefill ? 512 : 128) : m.default_seq;
+  const std::int64_t seq = r.seq > 0 ? r.seq : fallback;
+  const std::int64_t positions = r.context + seq;
+  // An engine built for the longer sequence (its max_seq_len) runs it: the model's context is what it was built for.
+  if (runs_past_stated_context(m, r.runtime, positions)) {
+    m.max_positions = positions;
+    return m;
+  }
+  const std::string seq_flag = "--seq " + std::to_string(seq) + (r.seq > 0 ? "" : " (its default)");
+  check_context(m, positions,
+                r.context > 0 ? "--context " + std::to_string(r.context) + " + " + seq_flag + " = " +
+                                    std::to_string(positions) + " positions"
+                              : seq_flag);
+  return m;
+}
 
 DeviceSpec device_for(const PredictRequest& r) {
   DeviceSpec device = find_device(r.gpu);

@@ -19,6 +19,11 @@ namespace perfcast {
 // sequence dimension.
 ImportOptions import_options(const PredictRequest& r);
 
+// The request's model (resolve_model), its context checked (check_context) against the positions one sequence of
+// the request runs: --context + --seq, the model's default --seq when none is given. Every prediction path resolves
+// its model here, so that each refuses the same sequences with the same message.
+ModelSource model_for(const PredictRequest& r);
+
 // The request's GPU with --power-limit as its board limit; InputError when the limit is far above the TDP.
 DeviceSpec device_for(const PredictRequest& r);
 

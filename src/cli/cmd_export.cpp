@@ -16,22 +16,26 @@ namespace perfcast::cli {
 Command export_command() {
   return {"export", "write a zoo model as an ONNX file (shapes only)", [](CLI::App& app) {
             struct State {
-              std::string model, onnx, batch, seq;
+              std::string model, onnx, batch, seq, max_positions;
             };
             auto s = std::make_shared<State>();
             app.add_option("--model", s->model, "model id (perfcast models), a config.json, an .onnx file or a PyTorch profiler trace (.json[.gz], recorded with record_shapes=True)")->required();
             app.add_option("--onnx", s->onnx, "output .onnx file")->required();
             app.add_option("--batch", s->batch, "fixed batch size (default: a symbolic 'batch' dimension)");
             app.add_option("--seq", s->seq, "tokens per sample for sequence models (default: the model's)");
+            app.add_option("--max-positions", s->max_positions,
+                           "a decoder LLM with rotary or ALiBi positions run past its config's context (as predict)");
             return std::function<int()>([s] {
               // The shared request flags validate counts the same way.
               RequestFlags counts;
               counts.batch = s->batch.empty() ? "1" : s->batch;
               counts.seq = s->seq;
-              const PredictRequest r = counts.to_request();
+              counts.max_positions = s->max_positions;
+              PredictRequest r = counts.to_request();
+              r.model = s->model;
               if (r.batch == 0) throw InputError("--batch max does not apply to export; give a number");
               check_output_path(s->onnx);
-              const ModelSource model = resolve_model(s->model, import_options(r));
+              const ModelSource model = model_for(r);  // the context check of predict
               if (!model.sequence && r.seq != 0)
                 throw InputError("--seq applies to sequence models; '" + s->model + "' takes fixed-size inputs");
               const Graph graph = model.build(ModelOptions{r.batch, r.seq});

@@ -714,8 +714,7 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
         if (x.fixed_positions)
           c.notes.push_back("sinusoidal_pos_embds: the position table is fixed (not trained: no gradient or optimizer "
                             "state) and not counted in the parameters or the weight memory");
-        c.notes.push_back("DistilBERT's per-layer eager Python and torch calls (TransformerBlock) are not costed: no "
-                          "counted layer code (data/graph_code) for it yet, so host time at small batches is low");
+        x.layer_code = "hf_distilbert";  // TransformerBlock, not BertLayer (data/graph_code/hf_distilbert.toml)
       } else {
         c.hidden = f.count("hidden_size", missing);
         c.layers = f.count("num_hidden_layers", missing);
@@ -742,8 +741,14 @@ void parse_more_families(HfConfig& c, const Fields& f, std::vector<std::string>&
                              " exceeds the " + std::to_string(c.layers) + " layers");
           h.mlm_width = x.embed_proj;
           h.sentence = !masked_lm;  // AlbertForMaskedLM has no pooler
-          c.notes.push_back("ALBERT's per-layer eager Python and torch calls (AlbertLayer) are not costed: no counted "
-                            "layer code (data/graph_code) for it yet, so host time at small batches is low");
+          // AlbertLayer under its AlbertLayerGroup (data/graph_code/hf_albert.toml), counted with gelu_new
+          // (AlbertConfig's default, the v2 checkpoints); the v1 checkpoints' plain gelu is not counted.
+          if (f.text_or("hidden_act", "gelu_new") == "gelu_new")
+            x.layer_code = "hf_albert";
+          else
+            c.notes.push_back("ALBERT's per-layer eager Python and torch calls (AlbertLayer) are counted for "
+                              "hidden_act gelu_new only (data/graph_code/hf_albert.toml); with this config's "
+                              "activation they are not costed, so host time at small batches is low");
         }
       }
       c.kv_heads = c.heads;
@@ -1265,8 +1270,11 @@ ModelSource model_from_hf_config(const std::string& path) {
   m.uncosted = c.notes;
   m.max_positions = c.max_positions;
   m.trained_positions = c.max_positions;
-  // The families that build a learned position table ("wpe", BERT's position embeddings, OPT's offset table).
-  m.learned_positions = c.family == Family::kGpt2 || c.family == Family::kBert || c.x.positions_offset > 0;
+  // The families that build a learned position table ("wpe", BERT's and the encoders' position embeddings, OPT's
+  // offset table, GPT-Neo's and GPT-BigCode's wpe). DistilBERT's sinusoidal table is a fixed table of
+  // max_position_embeddings rows too (create_sinusoidal_embeddings).
+  m.learned_positions = c.family == Family::kGpt2 || c.family == Family::kBert || c.family == Family::kEncoder ||
+                        c.x.learned_positions || c.x.positions_offset > 0;
   switch (c.family) {
     case Family::kBert:
       m.family = "transformer";

@@ -26,6 +26,7 @@ ModelSource resolve_source(const std::string& id_or_path, const ImportOptions& o
   m.decoder_llm = z.family == "llm" || z.id == "gpt2";  // GPT-2 is a causal LM too
   m.default_seq = z.default_seq;
   m.max_positions = z.max_positions;
+  m.learned_positions = z.learned_positions;
   m.build = z.build;
   // Zoo language models are their published configs (data/models/hf): their context limit comes from there.
   if (m.decoder_llm) {
@@ -56,6 +57,18 @@ void run_past_trained_context(ModelSource& m, std::int64_t positions) {
 }
 
 }  // namespace
+
+void check_context(const ModelSource& m, std::int64_t positions, const std::string& what) {
+  if (m.max_positions <= 0 || positions <= m.max_positions) return;
+  const std::string context = std::to_string(m.max_positions);
+  const std::string head = m.id + ": " + what + ": beyond its context of " + context + " positions";
+  if (m.learned_positions)
+    throw InputError(head + " (a learned position table, which --max-positions cannot extend)");
+  if (m.max_positions > m.trained_positions && m.trained_positions > 0)
+    throw InputError(head + " (--max-positions " + context + "); a larger --max-positions runs it further");
+  throw InputError(head + " (max_position_embeddings of its config); --max-positions " + std::to_string(positions) +
+                   " runs it past that (RoPE scaling or a long-context fine-tune)");
+}
 
 ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options) {
   ModelSource m = resolve_source(id_or_path, options);

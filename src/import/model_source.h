@@ -45,6 +45,14 @@ struct ImportOptions {
 // malformed files (naming the problem), and on a --max-positions the model cannot take.
 ModelSource resolve_model(const std::string& id_or_path, const ImportOptions& options = {});
 
+// The one context check of every path (predict in each mode, compare, advise, plan, predict --configs, serving, the
+// training layouts, and every import: zoo, config.json, ONNX): one sequence of `positions` tokens, `what` naming the
+// flags that make them ("--seq 8192", "--context 4000 + --seq 200"), against the model's context. InputError past
+// it, naming the context and --max-positions: a learned position table has no rows past its own (transformers
+// fails the lookup); a rotary or ALiBi decoder runs past the context its config states only with --max-positions.
+// A model that states no context (0: relative or sinusoidal positions, a fixed-size graph) is not checked.
+void check_context(const ModelSource& m, std::int64_t positions, const std::string& what);
+
 // Importers (src/import/hf_config.cpp, src/import/onnx_import.cpp).
 ModelSource model_from_hf_config(const std::string& path);
 ModelSource model_from_onnx(const std::string& path, const ImportOptions& options);

@@ -219,7 +219,7 @@ class Writer {
   void write_op(std::size_t i);
   void conv(int id, const Op& op);
   void linear(int id, const Op& op);
-  void grouped_linear(int id, const Op& op, const std::string& x, const Shape& xs);
+  void grouped_linear(int id, const Op& op, const std::string& x, const Shape& xs, std::int64_t experts);
   void lstm(std::size_t i);
   void attention(int id, const Op& op);
   void elementwise(int id, const Op& op);
@@ -463,7 +463,11 @@ void Writer::linear(int id, const Op& op) {
   }
   const std::string x = input(op, 0);
   const Shape xs = input_shape(op, 0);
-  if (m.batch > 1) return grouped_linear(id, op, x, xs);
+  if (m.batch > 1) return grouped_linear(id, op, x, xs, m.batch);
+  // Switch Transformers' experts (build_switch): one op launched once per expert (repeats) that owns every expert's
+  // weights; written as the grouped experts above, so that the file holds all of them (not one expert's [k, n]).
+  if (op.repeats > 1 && op.params == op.repeats * (m.k * m.n + (m.bias ? m.n : 0)))
+    return grouped_linear(id, op, x, xs, op.repeats);
   const std::int64_t bias_elems = m.bias ? m.n : 0;
   const bool tied = op.params == bias_elems && op.weight_elems > bias_elems;
   std::string table;
@@ -502,12 +506,12 @@ void Writer::linear(int id, const Op& op) {
   produce(id, op.name, op.out_shape);
 }
 
-// Experts of a mixture-of-experts layer: `batch` weight matrices, each applied to its share of the rows. The rows
+// Experts of a mixture-of-experts layer: `experts` weight matrices, each applied to its share of the rows. The rows
 // are regrouped as [experts, rows per expert, k] (padded up to a multiple of the expert count) for one batched
 // MatMul with [experts, k, n] weights.
-void Writer::grouped_linear(int id, const Op& op, const std::string& x, const Shape& xs) {
+void Writer::grouped_linear(int id, const Op& op, const std::string& x, const Shape& xs, std::int64_t experts) {
   const auto& m = op.mm;
-  const std::int64_t e = m.batch, rows = numel(xs) / m.k;
+  const std::int64_t e = experts, rows = numel(xs) / m.k;
   std::string src = x;
   if (rows % e != 0) {
     src = reshape(x, {-1, m.k}, op.name + "/rows", false);

@@ -62,6 +62,9 @@ ModelSource model_from_onnx(const std::string& path, const ImportOptions& option
   m.sequence = model->sequence();
   m.default_seq = model->default_seq();
   m.uncosted = model->uncosted();
+  // A learned position table: its rows are the context (check_context), as transformers' lookup fails past them.
+  m.max_positions = model->position_table_rows();
+  m.learned_positions = m.max_positions > 0;
   std::shared_ptr<const onnx_import::OnnxModel> shared = model;
   m.build = [shared](const ModelOptions& opts) { return shared->build(opts); };
   return m;

@@ -85,7 +85,7 @@ const char* recompute_name(Recompute r) {
   }
 }
 
-void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_total, std::int64_t max_positions) {
+void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_total) {
   for (const auto& [flag, v] : {std::pair{"--tp", l.tp}, {"--pp", l.pp}, {"--dp", l.dp}, {"--cp", l.cp}, {"--ep", l.ep},
                                 {"--vpp", l.vpp}})
     if (v < 1) throw InputError(std::string(flag) + " must be at least 1, got " + std::to_string(v));
@@ -109,8 +109,6 @@ void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_to
     throw InputError("--pp " + str(l.pp) + (l.vpp > 1 ? " x --vpp " + str(l.vpp) : std::string()) +
                      " does not divide the model's " + str(d.layers) + " layers");
   if (l.vpp > 1 && l.pp == 1) throw InputError("--vpp (interleaved pipeline) needs --pp above 1");
-  if (max_positions > 0 && d.seq > max_positions)
-    throw InputError("--seq " + str(d.seq) + " is beyond the model's context of " + str(max_positions) + " positions");
   if (d.seq % l.cp != 0) throw InputError("--cp " + str(l.cp) + " does not divide --seq " + str(d.seq));
   if (l.sequence_parallel && (d.seq / l.cp) % l.tp != 0)
     throw InputError("sequence parallelism splits each sequence's " + str(d.seq / l.cp) + " tokens over --tp " +

@@ -80,9 +80,9 @@ struct LlmTrainingConstants {
 const LlmTrainingConstants& llm_training_constants();
 
 // One-line InputErrors for layouts the model or the GPU count cannot take: degrees that do not divide the GPUs,
-// the layers, the heads or the sequence; TP above the heads; a context beyond `max_positions` (0 = unknown);
-// expert parallelism on a dense model; a global batch that the replicas and micro-batches do not divide.
-void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_total, std::int64_t max_positions);
+// the layers, the heads or the sequence; TP above the heads; expert parallelism on a dense model; a global batch that the replicas and micro-batches do not divide.
+// (A sequence beyond the model's context is refused before, where the model is resolved: check_context.)
+void check_layout(const TransformerDims& d, const ParallelLayout& l, int gpus_total);
 
 // Parameters one GPU holds before ZeRO sharding (the largest pipeline stage).
 double params_per_gpu(const TransformerDims& d, const ParallelLayout& l);

@@ -255,6 +255,51 @@ void OnnxModel::check_structure() {
       fail(fmt::format("is truncated or malformed: graph output '{}' is never computed", out.name()));
 }
 
+void OnnxModel::find_position_table() {
+  if (!sequence_) return;
+  const auto& g = model_.graph();
+  const auto initializer = [&](const std::string& name) -> const ox::TensorProto* {
+    for (const auto& t : g.initializer())
+      if (t.name() == name) return &t;
+    return nullptr;
+  };
+  const auto elements = [](const auto& dims) {
+    std::int64_t n = 1;
+    for (const auto d : dims) n *= d;
+    return n;
+  };
+  for (const auto& node : g.node()) {
+    if (node.op_type() != "Gather" || !node.domain().empty() || node.input_size() < 2) continue;
+    const ox::TensorProto* table = initializer(node.input(0));
+    if (!table || table->dims_size() != 2) continue;
+    const std::int64_t rows = table->dims(0);
+    // Up the index chain through the ops that carry positions unchanged in value (a slice of them, a reshape, a cast).
+    std::string t = node.input(1);
+    for (int hops = 0; hops < 16; ++hops) {
+      if (const ox::TensorProto* buffer = initializer(t)) {
+        if (is_int_type(buffer->data_type()) && elements(buffer->dims()) == rows) position_rows_ = std::max(position_rows_, rows);
+        break;
+      }
+      const auto it = producer_.find(t);
+      if (it == producer_.end()) break;
+      const ox::NodeProto& p = g.node(it->second);
+      if (p.op_type() == "Range") {
+        position_rows_ = std::max(position_rows_, rows);
+        break;
+      }
+      if (p.op_type() == "Constant") {
+        const ox::AttributeProto* v = find_attr(p, "value");
+        if (v && v->has_t() && is_int_type(v->t().data_type()) && elements(v->t().dims()) == rows)
+          position_rows_ = std::max(position_rows_, rows);
+        break;
+      }
+      static const std::set<std::string> carriers{"Slice", "Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "Identity"};
+      if (!carriers.count(p.op_type()) || p.input_size() < 1) break;
+      t = p.input(0);
+    }
+  }
+}
+
 void OnnxModel::resolve_inputs() {
   const auto& g = model_.graph();
   for (const auto& in : g.input()) {

@@ -43,6 +43,7 @@ class OnnxModel {
     check_nodes();
     check_structure();
     resolve_inputs();
+    find_position_table();
     plan_fusions();
   }
 
@@ -57,6 +58,9 @@ class OnnxModel {
   std::int64_t default_seq() const { return default_seq_; }
   // The model's own batch: its fixed first dimension, else 1.
   std::int64_t natural_batch() const { return fixed_batch_ > 0 ? fixed_batch_ : 1; }
+  // Rows of a learned position table (a Gather from a 2-D initializer whose indices are positions: a Range, or a
+  // slice of a constant buffer with one index per row, as transformers' exports write position_ids); 0: none found.
+  std::int64_t position_table_rows() const { return position_rows_; }
   // "N x OpType not costed" notes from the first build.
   std::vector<std::string> uncosted() const {
     std::vector<std::string> out;
@@ -89,6 +93,7 @@ class OnnxModel {
   void check_nodes();
   void check_structure();
   void resolve_inputs();
+  void find_position_table();
   void plan_fusions();
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -109,6 +114,7 @@ class OnnxModel {
   std::string seq_param_;           // symbolic sequence dimension of a token-id input
   std::int64_t fixed_seq_ = 0;
   std::int64_t default_seq_ = 0;
+  std::int64_t position_rows_ = 0;
   std::vector<Plan> plans_;         // by node index
   std::map<std::string, int> producer_;  // tensor name -> node index
   std::string family_ = "onnx";

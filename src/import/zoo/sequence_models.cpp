@@ -185,29 +185,43 @@ void add(std::vector<ZooModel>& out, const std::string& id, const std::string& f
   out.push_back(ZooModel{id, family, desc, cite, true, default_seq, std::move(build)});
 }
 
+// The last model added reads a learned position table of `rows` rows: its context (check_context).
+void with_position_table(std::vector<ZooModel>& out, std::int64_t rows) {
+  out.back().max_positions = rows;
+  out.back().learned_positions = true;
+}
+
 }  // namespace
 
 void register_sequence_models(std::vector<ZooModel>& out) {
   const std::string devlin = "Devlin et al. 2019, arXiv:1810.04805; module layout as HF BertForPreTraining";
   add(out, "bert_base", "transformer", "BERT-base pre-training (MLM + NSP), L=12 H=768 A=12, vocab 30522", devlin,
       128, [](const ModelOptions& o) { return build_bert("bert_base", 12, 768, 12, o); });
+  with_position_table(out, BertDims{}.positions);
   add(out, "bert_large", "transformer", "BERT-large pre-training (MLM + NSP), L=24 H=1024 A=16, vocab 30522", devlin,
       128, [](const ModelOptions& o) { return build_bert("bert_large", 24, 1024, 16, o); });
+  with_position_table(out, BertDims{}.positions);
   add(out, "bert_base_squad", "transformer", "BERT-base for question answering (SQuAD span head, no pre-training heads)",
       devlin + "; HF BertForQuestionAnswering", 384,
       [](const ModelOptions& o) { return build_bert_squad("bert_base_squad", 12, 768, 12, o); });
+  with_position_table(out, BertDims{}.positions);
   add(out, "bert_large_squad", "transformer", "BERT-large for question answering (SQuAD span head, no pre-training heads)",
       devlin + "; HF BertForQuestionAnswering", 384,
       [](const ModelOptions& o) { return build_bert_squad("bert_large_squad", 24, 1024, 16, o); });
+  with_position_table(out, BertDims{}.positions);
   add(out, "gpt2", "transformer", "GPT-2 small (124M), 12 layers, d=768, 12 heads, causal LM, tied head",
       "Radford et al. 2019; shapes as openai/gpt-2 124M hparams / HF GPT2LMHeadModel", 1024, build_gpt2);
+  with_position_table(out, Gpt2Dims{}.positions);
   const std::string radford = "Radford et al. 2019; shapes as openai/gpt-2 hparams / HF GPT2LMHeadModel";
   add(out, "gpt2_medium", "transformer", "GPT-2 medium (355M), 24 layers, d=1024, 16 heads, causal LM, tied head",
       radford, 1024, [](const ModelOptions& o) { return build_gpt2_sized("gpt2_medium", 24, 1024, 16, o); });
+  with_position_table(out, Gpt2Dims{}.positions);
   add(out, "gpt2_large", "transformer", "GPT-2 large (774M), 36 layers, d=1280, 20 heads, causal LM, tied head",
       radford, 1024, [](const ModelOptions& o) { return build_gpt2_sized("gpt2_large", 36, 1280, 20, o); });
+  with_position_table(out, Gpt2Dims{}.positions);
   add(out, "gpt2_xl", "transformer", "GPT-2 XL (1558M), 48 layers, d=1600, 25 heads, causal LM, tied head", radford,
       1024, [](const ModelOptions& o) { return build_gpt2_sized("gpt2_xl", 48, 1600, 25, o); });
+  with_position_table(out, Gpt2Dims{}.positions);
   add(out, "transformer_base", "transformer",
       "Transformer base, 6+6 layers, d=512, ff=2048, 8 heads, shared 37000 BPE vocab; src len = tgt len = seq",
       "Vaswani et al. 2017, arXiv:1706.03762, Table 3 (base)", 128, build_transformer_base);

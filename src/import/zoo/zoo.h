@@ -26,6 +26,7 @@ struct ZooModel {
   std::int64_t default_seq = 0;
   std::function<Graph(const ModelOptions&)> build;  // forward graph ending in the training loss
   std::int64_t max_positions = 0;  // context length of its published config (decoder LLMs); 0 = not stated
+  bool learned_positions = false;  // max_positions is the rows of a learned position table (BERT, GPT-2)
 };
 
 // All zoo models, in a stable order.
