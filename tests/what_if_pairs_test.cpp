@@ -52,17 +52,23 @@ std::vector<WhatIfPair> pairs_of_csv(const std::string& name, const std::string&
   return pairs;
 }
 
+// The pairs that vary `varied`, as pointers into `pairs`.
 std::vector<const WhatIfPair*> of(const std::vector<WhatIfPair>& pairs, const std::string& varied) {
   std::vector<const WhatIfPair*> v;
   for (const auto& p : pairs)
     if (p.varied == varied) v.push_back(&p);
   return v;
 }
+// Not on a temporary: its pointers would dangle once the full expression ends. A range-for does not extend the
+// life of a temporary argument of its range expression before C++23, so `for (p : of(pairs_of_csv(...), ...))`
+// read freed memory, which failed as std::bad_alloc in some fresh processes (docs/calibration.md, session 35).
+std::vector<const WhatIfPair*> of(std::vector<WhatIfPair>&& pairs, const std::string& varied) = delete;
 
-// The precision pairs of a small CSV, by value (the pointers `of` returns point into a temporary).
+// The precision pairs of a small CSV, by value.
 std::vector<WhatIfPair> precision_pairs_of_csv(const std::string& name, const std::string& csv) {
+  const std::vector<WhatIfPair> pairs = pairs_of_csv(name, csv);
   std::vector<WhatIfPair> v;
-  for (const auto* p : of(pairs_of_csv(name, csv), "precision")) v.push_back(*p);
+  for (const auto* p : of(pairs, "precision")) v.push_back(*p);
   return v;
 }
 
@@ -172,8 +178,10 @@ TEST(WhatIfPairs, EachRunsBatchPairsAcrossTheLayoutItsPrecisionChose) {
 TEST(WhatIfPairs, FindsTheMultiGpuRowsTheReadmesCount) {
   // data/validation/README.md and docs/scale-out-validation.md: 88 multi-GPU rows of check_scaling.csv and 744 of
   // published_scaling.csv, each with its 1-GPU row.
-  EXPECT_EQ(of(what_if_pairs(validate_file(kValidation + "check_scaling.csv")), "gpus").size(), 88u);
-  EXPECT_EQ(of(what_if_pairs(validate_file(kValidation + "published_scaling.csv")), "gpus").size(), 744u);
+  const auto check = what_if_pairs(validate_file(kValidation + "check_scaling.csv"));
+  EXPECT_EQ(of(check, "gpus").size(), 88u);
+  const auto published = what_if_pairs(validate_file(kValidation + "published_scaling.csv"));
+  EXPECT_EQ(of(published, "gpus").size(), 744u);
 }
 
 TEST(WhatIfPairs, PublishedAmpSpeedupOfResNet50InferenceOnTheV100) {

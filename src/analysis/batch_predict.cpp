@@ -245,13 +245,7 @@ RowResult predict_row(const ConfigRow& row) {
 
 std::vector<RowResult> predict_rows(const std::vector<ConfigRow>& rows) {
   std::vector<RowResult> out(rows.size());
-  if (rows.empty()) return out;
-  // The first row alone, before the workers start: a fresh process's first prediction loads the data files and
-  // fills the lazily built tables, and two workers doing that at once failed about once in 150 fresh processes
-  // under load (std::bad_alloc; tests/what_if_pairs_test.cpp, session 34), while never with one worker. The
-  // racing table is not found yet (docs/calibration.md, session 34 lead); the rows after it run in parallel.
-  out[0] = predict_row(rows[0]);
-  parallel_for(rows.size() - 1, [&](std::size_t i) { out[i + 1] = predict_row(rows[i + 1]); });
+  parallel_for(rows.size(), [&](std::size_t i) { out[i] = predict_row(rows[i]); });
   return out;
 }
 
