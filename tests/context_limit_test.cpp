@@ -14,6 +14,7 @@
 #include "cli_runner.h"
 #include "core/error.h"
 #include "import/model_source.h"
+#include "predict_error.h"
 
 namespace perfcast {
 namespace {
@@ -33,14 +34,7 @@ PredictRequest request(const std::string& model, std::int64_t seq, Mode mode = M
   return r;
 }
 
-std::string error_of(const PredictRequest& r) {
-  try {
-    predict(r);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using predict_test::error_of;
 
 TEST(ContextLimit, EveryModeRefusesLlama2Past4096) {
   for (const Mode mode : {Mode::kTrain, Mode::kInfer, Mode::kPrefill}) {

@@ -10,6 +10,7 @@
 #include "analysis/validate.h"
 #include "core/error.h"
 #include "report/prediction_report.h"
+#include "predict_error.h"
 
 namespace perfcast {
 namespace {
@@ -170,14 +171,7 @@ PredictRequest llama70b_on(int gpus, int nodes) {
   return r;
 }
 
-std::string error_of(const PredictRequest& r) {
-  try {
-    predict(r);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using predict_test::error_of;
 
 TEST(LlmParallel, MegatronFusedSoftmaxSitsBetweenEagerAndFlashAttention) {
   // Megatron-LM's fused scale-mask-softmax keeps the score matrix in DRAM but reads and writes it once per pass
