@@ -707,8 +707,10 @@ TEST(CloudTerms, ProvidersBillAsTheirPricingPagesSay) {
 
 TEST(PriceCatalog, GcpA3AndAwsP4deAreListedWithTheirGpus) {
   const auto& instances = default_price_catalog().instances;
-  for (const auto& [id, gpu] : {std::pair{"gcp-a3-highgpu-8g", "h100-sxm5-80gb"}, std::pair{"aws-p4de.24xlarge", "a100-sxm4-80gb"}}) {
-    SCOPED_TRACE(id);
+  for (const auto& [instance, gpu] :
+       {std::pair{"gcp-a3-highgpu-8g", "h100-sxm5-80gb"}, std::pair{"aws-p4de.24xlarge", "a100-sxm4-80gb"}}) {
+    SCOPED_TRACE(instance);
+    const std::string id = instance;  // clang before 16 cannot capture a structured binding in a lambda
     const auto it = std::find_if(instances.begin(), instances.end(), [&](const InstanceType& i) { return i.id == id; });
     ASSERT_NE(it, instances.end());
     EXPECT_EQ(it->gpu, gpu);
