@@ -765,6 +765,13 @@ TEST_F(PlanCliTest, EnergyOfServerAndFacilityInPredictPlanAndCompare) {
   const auto cj = nlohmann::json::parse(c.out)[0]["run"];
   EXPECT_EQ(cj["pue"].get<double>(), 1.1);
   EXPECT_NEAR(cj["facility_energy_kwh"].get<double>(), 1.1 * cj["server_energy_kwh"].get<double>(), 1e-9);
+  // The page says what the terminal says: the PUE given, not the provider's.
+  const fs::path page = dir_ / "predict.html";
+  const CliResult h = run("predict --model resnet50 --gpu a100-sxm4-40gb --pue 1.3 --html " + page.string());
+  ASSERT_EQ(h.code, 0) << h.err;
+  const std::string html = test::slurp(page);
+  EXPECT_NE(html.find("\"pue\":1.3"), std::string::npos);
+  EXPECT_EQ(html.find("PUE 1.58"), std::string::npos);
 }
 
 TEST_F(PlanCliTest, LayoutsRankByCostWhenPricedAndSayWhich) {
@@ -802,6 +809,7 @@ TEST_F(PlanCliTest, BadPueAndRankByAreOneLineErrors) {
   expect_error("plan --model resnet50 --deadline 24h --pue abc", "--pue takes a number");
   expect_error("predict --model resnet50 --pue 0.5", "from 1");
   expect_error("compare --model resnet50 --pue abc", "--pue");
+  expect_error("predict --model resnet50 --device core-i7-8700 --pue 1.3", "CPU prediction reports no energy");
   const std::string layouts = "plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --train-tokens 1e9 --deadline 30d";
   expect_error(layouts + " --rank-by dollar", "dollar");
   expect_error(layouts + " --rank-by gpu-hour", "gpu-hours");

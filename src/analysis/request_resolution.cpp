@@ -15,6 +15,7 @@
 #include "device/host_profile.h"
 #include "device/power_limit.h"
 #include "runtime/harness_profile.h"
+#include "runtime/runtime_profile.h"
 #include "schedule/collectives.h"
 
 namespace perfcast {
@@ -81,6 +82,7 @@ const std::set<std::string>& engine_context_runtimes() {
     std::set<std::string> out;
     for (const auto& [k, v] : top.table("runtimes")) {
       if (!v.is_string()) top.fail("runtimes", "must map runtime ids to the source of the behaviour");
+      find_runtime(k.str());  // a typo'd id is an error naming the known ones, not a silent refusal later
       out.insert(std::string(k.str()));
     }
     return out;

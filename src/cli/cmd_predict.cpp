@@ -154,7 +154,10 @@ Command predict_command() {
               }
               Prediction p = predict(request);
               p.anchor = make_anchor(p, s->measured, s->measured_step);
-              const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang);
+              if (pue && !p.power)
+                throw InputError("--pue applies to a GPU step's energy; a CPU prediction reports no energy here "
+                                 "(compare --device gives a CPU package's energy at TDP)");
+              const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang, pue);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
               report_out() << (s->report.json ? prediction_json(p, pue).dump(2) + "\n" : prediction_text(p, lang, 25, pue));
               return 0;

@@ -71,9 +71,9 @@ std::string render_chart_page(ChartPage page, const nlohmann::json& data, Lang l
   return h + kHtmlPageEnd;
 }
 
-std::string render_predict_html(const Prediction& p, Lang lang) {
-  return render_chart_page(ChartPage::kPredict, prediction_json(p), lang, prediction_title(p, lang),
-                           preformatted_html(prediction_text(p, lang)));
+std::string render_predict_html(const Prediction& p, Lang lang, std::optional<double> pue) {
+  return render_chart_page(ChartPage::kPredict, prediction_json(p, pue), lang, prediction_title(p, lang),
+                           preformatted_html(prediction_text(p, lang, 25, pue)));
 }
 
 std::string render_advise_html(const Advice& a, Lang lang) { return advice_html(a, lang); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,7 +29,7 @@ std::string render_chart_page(ChartPage page, const nlohmann::json& data, Lang l
 std::string preformatted_html(const std::string& text);
 
 // `perfcast predict --html` and `perfcast advise --html`, for callers that hold the result.
-std::string render_predict_html(const Prediction& p, Lang lang);
+std::string render_predict_html(const Prediction& p, Lang lang, std::optional<double> pue = std::nullopt);
 std::string render_advise_html(const Advice& a, Lang lang);
 
 // JSON embedded in a <script type="application/json"> element: '<', '>' and '&' as \u escapes so that no input
