@@ -477,6 +477,26 @@ TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
   EXPECT_EQ(predict_with("{ sm_90 = 33554432 }").code, 0);
 }
 
+TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {
+  // A data folder whose cloud/providers.toml lists AWS twice: which terms a run was billed by would depend on the
+  // order of the entries, so one line names the file and the provider.
+  const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data";
+  const fs::path data = dir_ / "data", cloud = data / "cloud";
+  fs::create_directories(cloud);
+  for (const auto& e : fs::directory_iterator(source))
+    if (e.path().filename() != "cloud") fs::create_symlink(e.path(), data / e.path().filename());
+  for (const auto& e : fs::directory_iterator(source / "cloud"))
+    if (e.path().filename() != "providers.toml") fs::create_symlink(e.path(), cloud / e.path().filename());
+  const std::string shipped = test::slurp(source / "cloud" / "providers.toml");
+  const auto at = shipped.find("[[provider]]\nid = \"aws\"");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = shipped.find("[[provider]]", at + 1);
+  test::write_text(cloud / "providers.toml", shipped + "\n" + shipped.substr(at, end - at));
+  const CliResult r = test::run_perfcast(dir_, "plan --model resnet50 --deadline 24h",
+                                         "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
+  for (const char* piece : {"providers.toml", "'aws'", "listed twice"}) expect_one_line_error(r, piece);
+}
+
 TEST_F(HostileInputTest, TraceNumbersBeyondIntegersAreNotUndefined) {
   // Numbers beyond int64 in ids, devices and input dims were cast from double (undefined behaviour).
   const std::string path = write("t.json", R"({"traceEvents": [

@@ -27,7 +27,7 @@ ProviderTerms load_terms(const toml::table& t, const std::string& where, const P
   if (fallback) p.id = f.text("id");
   const std::string here = fallback ? where + " (provider '" + p.id + "')" : where;
   TomlFields g(t, here);
-  // A provider names every field: a missing one would silently take the default's figure without its source.
+  // A provider names every billing field: a missing one would silently take the default's figure without its source.
   p.billing_increment_s = g.number("billing_increment_s");
   p.billing_minimum_s = g.number("billing_minimum_s");
   if (!(p.billing_increment_s > 0)) g.fail("billing_increment_s", "must be a positive number of seconds");
@@ -36,6 +36,12 @@ ProviderTerms load_terms(const toml::table& t, const std::string& where, const P
   if (rounding != "up" && rounding != "down") g.fail("billing_rounding", "is \"up\" or \"down\"");
   p.billing_rounds_down = rounding == "down";
   p.billing_source = g.text("billing_source");
+  // A provider without a published PUE of its own leaves both fields out and takes the default's, with its source.
+  if (fallback && !t.contains("pue") && !t.contains("pue_source")) {
+    p.pue = fallback->pue;
+    p.pue_source = fallback->pue_source;
+    return p;
+  }
   p.pue = g.number("pue");
   if (!(p.pue >= 1)) g.fail("pue", "must be at least 1 (facility energy / IT energy)");
   p.pue_source = g.text("pue_source");
@@ -54,7 +60,10 @@ CloudTerms load_cloud_terms() {
     for (const auto& node : *arr) {
       const auto* t = node.as_table();
       if (!t) throw InputError("provider file " + file + ": a [[provider]] entry is not a table");
-      c.providers.push_back(load_terms(*t, "provider file " + file + " [[provider]]", &c.fallback));
+      ProviderTerms p = load_terms(*t, "provider file " + file + " [[provider]]", &c.fallback);
+      for (const auto& q : c.providers)
+        if (q.id == p.id) throw InputError("provider file " + file + ": provider '" + p.id + "' is listed twice");
+      c.providers.push_back(std::move(p));
     }
   const auto servers = data_dir() / "cloud" / "servers.toml";
   const toml::table sroot = parse_toml_file(servers);
