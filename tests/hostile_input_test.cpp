@@ -59,6 +59,22 @@ class HostileInputTest : public test::ScratchDirTest {
     test::write_text(dir_ / name, bytes);
     return (dir_ / name).string();
   }
+  // A data folder under the scratch dir: the shipped data/ linked file by file, but for `file` (a path inside
+  // data/, e.g. "cloud/providers.toml"), written as `text` (again on each call). Returns the folder, for PERFCAST_DATA.
+  fs::path data_with(const fs::path& file, const std::string& text) const {
+    const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data", data = dir_ / "data";
+    fs::path from = source, to = data;
+    for (const auto& part : file) {
+      fs::create_directories(to);
+      for (const auto& e : fs::directory_iterator(from))
+        if (e.path().filename() != part && !fs::exists(fs::symlink_status(to / e.path().filename())))
+          fs::create_symlink(e.path(), to / e.path().filename());
+      from /= part;
+      to /= part;
+    }
+    test::write_text(data / file, text);
+    return data;
+  }
 };
 
 // ---------------------------------------------------------------------------------------------- Hugging Face config
@@ -424,15 +440,11 @@ TEST_F(HostileInputTest, GpuAndNodeCountsHaveLimits) {
 TEST_F(HostileInputTest, TraceSizeLimitIsCheckedBeforeReadingFully) {
   // A data folder whose limits.toml allows 1000 bytes of trace: the shipped fixture (tens of kB decompressed) is
   // refused with the limit, through the same code path as a 3 GB trace under the shipped 2 GiB limit.
-  const fs::path data = dir_ / "data";
-  fs::create_directory(data);
-  for (const auto& e : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data"))
-    if (e.path().filename() != "limits.toml") fs::create_symlink(e.path(), data / e.path().filename());
   std::string limits = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "limits.toml");
   const auto at = limits.find("max_decompressed_bytes = ");
   ASSERT_NE(at, std::string::npos);
   limits.replace(at, limits.find('\n', at) - at, "max_decompressed_bytes = 1000");
-  test::write_text(data / "limits.toml", limits);
+  const fs::path data = data_with("limits.toml", limits);
   const std::string trace = (fs::path(PERFCAST_SOURCE_DIR) / "tests/data/kineto/benchmark_simple_add_trace.json.gz").string();
   const CliResult r = test::run_perfcast(dir_, "trace " + trace, "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
   expect_one_line_error(r, "max_decompressed_bytes");
@@ -450,21 +462,14 @@ TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
   EXPECT_EQ(shipped.cublas_workspace_bytes, 2 * 4096 * 1024 + 8 * 16 * 1024);
   ASSERT_EQ(shipped.cublas_workspace_bytes_by_sm.count(90), 1u);
   EXPECT_EQ(shipped.cublas_workspace_bytes_by_sm.at(90), 4096 * 1024 * 8);
-  const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data";
-  const fs::path data = dir_ / "data", runtimes = data / "runtimes";
-  fs::create_directories(runtimes);
-  for (const auto& e : fs::directory_iterator(source))
-    if (e.path().filename() != "runtimes") fs::create_symlink(e.path(), data / e.path().filename());
-  for (const auto& e : fs::directory_iterator(source / "runtimes"))
-    if (e.path().filename() != "pytorch.toml") fs::create_symlink(e.path(), runtimes / e.path().filename());
-  const std::string shipped_file = test::slurp(source / "runtimes" / "pytorch.toml");
+  const std::string shipped_file = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "runtimes" / "pytorch.toml");
   const std::string entry = "cublas_workspace_bytes_by_sm = { sm_90 = 33554432 }";
   ASSERT_NE(shipped_file.find(entry), std::string::npos);
   // Predicts with the shipped pytorch.toml but for its Hopper entry, written as `table`.
   const auto predict_with = [&](const std::string& table) {
     std::string edited = shipped_file;
     edited.replace(edited.find(entry), entry.size(), "cublas_workspace_bytes_by_sm = " + table);
-    test::write_text(runtimes / "pytorch.toml", edited);
+    const fs::path data = data_with("runtimes/pytorch.toml", edited);
     return test::run_perfcast(dir_, "predict --gpu h100-sxm5-80gb --model resnet50 --mode train",
                               "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
   };
@@ -480,18 +485,11 @@ TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
 TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {
   // A data folder whose cloud/providers.toml lists AWS twice: which terms a run was billed by would depend on the
   // order of the entries, so one line names the file and the provider.
-  const fs::path source = fs::path(PERFCAST_SOURCE_DIR) / "data";
-  const fs::path data = dir_ / "data", cloud = data / "cloud";
-  fs::create_directories(cloud);
-  for (const auto& e : fs::directory_iterator(source))
-    if (e.path().filename() != "cloud") fs::create_symlink(e.path(), data / e.path().filename());
-  for (const auto& e : fs::directory_iterator(source / "cloud"))
-    if (e.path().filename() != "providers.toml") fs::create_symlink(e.path(), cloud / e.path().filename());
-  const std::string shipped = test::slurp(source / "cloud" / "providers.toml");
+  const std::string shipped = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "cloud" / "providers.toml");
   const auto at = shipped.find("[[provider]]\nid = \"aws\"");
   ASSERT_NE(at, std::string::npos);
   const auto end = shipped.find("[[provider]]", at + 1);
-  test::write_text(cloud / "providers.toml", shipped + "\n" + shipped.substr(at, end - at));
+  const fs::path data = data_with("cloud/providers.toml", shipped + "\n" + shipped.substr(at, end - at));
   const CliResult r = test::run_perfcast(dir_, "plan --model resnet50 --deadline 24h",
                                          "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
   for (const char* piece : {"providers.toml", "'aws'", "listed twice"}) expect_one_line_error(r, piece);

@@ -152,11 +152,11 @@ Command predict_command() {
                 std::cout << (s->report.json ? serving_json(p).dump(2) + "\n" : text);
                 return 0;
               }
-              Prediction p = predict(request);
-              p.anchor = make_anchor(p, s->measured, s->measured_step);
-              if (pue && !p.power)
+              if (pue && is_cpu_device(request.gpu))
                 throw InputError("--pue applies to a GPU step's energy; a CPU prediction reports no energy here "
                                  "(compare --device gives a CPU package's energy at TDP)");
+              Prediction p = predict(request);
+              p.anchor = make_anchor(p, s->measured, s->measured_step);
               const std::string page = s->report.html.empty() ? "" : render_predict_html(p, lang, pue);
               if (!s->report.html.empty()) write_output_file(s->report.html, page);
               report_out() << (s->report.json ? prediction_json(p, pue).dump(2) + "\n" : prediction_text(p, lang, 25, pue));
