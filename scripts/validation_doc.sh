@@ -80,6 +80,7 @@ $bin validate data/validation/eval_gpu_s34b.csv --markdown "$tmp/eval_gpu_s34b.m
 $bin validate data/validation/eval_cpu_s34.csv --markdown "$tmp/eval_cpu_s34.md" >/dev/null
 $bin validate data/validation/eval_gpu_s35.csv --markdown "$tmp/eval_gpu_s35.md" >/dev/null
 $bin validate data/validation/eval_gpu_s35b.csv --markdown "$tmp/eval_gpu_s35b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s36.csv --markdown "$tmp/eval_gpu_s36.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -865,6 +866,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s35b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s36.csv (frozen)"
+  echo
+  echo "Gathered in session 36 before that session's model changes were merged, from one source no other data file uses:"
+  echo "JunhongXu/pytorch-benchmark-volta results/3090/ (one GeForce RTX 3090, CUDA 11.1, cuDNN 8.0.4, February 2021):"
+  echo "torchvision ResNet-18/50/152, DenseNet-121, VGG-16, MobileNetV2 and SqueezeNet 1.1 at batch 12, FP32 and pure FP16,"
+  echo "training without optimizer step and inference, cudnn.benchmark on, the batch copied from host memory inside each"
+  echo "synchronised step; 12 / median of the first 10 timed steps."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s36.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
