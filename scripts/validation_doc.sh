@@ -870,7 +870,8 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "# Evaluation: eval_gpu_s36.csv (frozen)"
   echo
   echo "Gathered in session 36 before that session's model changes were merged, from one source no other data file uses:"
-  echo "JunhongXu/pytorch-benchmark-volta results/3090/ (one GeForce RTX 3090, CUDA 11.1, cuDNN 8.0.4, February 2021):"
+  echo "JunhongXu/pytorch-benchmark-volta results/3090/ and results/TITANXP/ (one GeForce RTX 3090, CUDA 11.1, cuDNN 8.0.4,"
+  echo "February 2021; one TITAN Xp, CUDA 10.2, cuDNN 7.6.5, January 2021):"
   echo "torchvision ResNet-18/50/152, DenseNet-121, VGG-16, MobileNetV2 and SqueezeNet 1.1 at batch 12, FP32 and pure FP16,"
   echo "training without optimizer step and inference, cudnn.benchmark on, the batch copied from host memory inside each"
   echo "synchronised step; 12 / median of the first 10 timed steps."
