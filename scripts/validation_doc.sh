@@ -81,6 +81,7 @@ $bin validate data/validation/eval_cpu_s34.csv --markdown "$tmp/eval_cpu_s34.md"
 $bin validate data/validation/eval_gpu_s35.csv --markdown "$tmp/eval_gpu_s35.md" >/dev/null
 $bin validate data/validation/eval_gpu_s35b.csv --markdown "$tmp/eval_gpu_s35b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s36.csv --markdown "$tmp/eval_gpu_s36.md" >/dev/null
+$bin validate data/validation/eval_cpu_s36.csv --markdown "$tmp/eval_cpu_s36.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -878,6 +879,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s36.md"
+  echo
+  echo "# Evaluation: eval_cpu_s36.csv (frozen)"
+  echo
+  echo "Gathered in session 36 before that session's model changes were merged, from one source no other data file uses:"
+  echo "PaddleSlim's CPU deployment tutorial for quantized image classifiers (PaddlePaddle/PaddleSlim"
+  echo "demo/mkldnn_quant/quant_aware/PaddleCV_mkldnn_quantaware_tutorial_cn.md): the FP32 column of its single-core table"
+  echo "for one Xeon Gold 6148 (Paddle Inference with MKL-DNN and IR fuses, batch 1, one thread, Turbo Boost off):"
+  echo "MobileNetV2, ResNet-50, ResNet-101, VGG-16 and VGG-19, images/s over the ImageNet validation set held in memory."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s36.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
