@@ -82,6 +82,7 @@ $bin validate data/validation/eval_gpu_s35.csv --markdown "$tmp/eval_gpu_s35.md"
 $bin validate data/validation/eval_gpu_s35b.csv --markdown "$tmp/eval_gpu_s35b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s36.csv --markdown "$tmp/eval_gpu_s36.md" >/dev/null
 $bin validate data/validation/eval_cpu_s36.csv --markdown "$tmp/eval_cpu_s36.md" >/dev/null
+$bin validate data/validation/eval_gpu_s36b.csv --markdown "$tmp/eval_gpu_s36b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -890,6 +891,20 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s36.md"
+  echo
+  echo "# Evaluation: eval_gpu_s36b.csv (frozen)"
+  echo
+  echo "Gathered in session 36 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "the NeMo Framework Launcher README (NVIDIA/NeMo-Framework-Launcher README.md@003d7e63, section 7.1.2): GPT-3 5B"
+  echo "(24 layers, hidden 4096, 32 heads, sequence 2048; data/validation/models/nemo-gpt3-5b.json) pre-training in BF16 with"
+  echo "distributed Adam, TP 1 PP 1, on 1 to 32 DGX A100 80GB nodes (micro-batch 4, global batch 2048 and no recomputation"
+  echo "assumed from a later 5b.yaml); and ATorch's Llama 2 example (intelligent-machine-learning/dlrover"
+  echo "atorch/examples/llama2/README.md@11bf2fbf): Llama 2 7B pre-training with PyTorch FSDP, bf16 autocast, full activation"
+  echo "checkpointing and flash attention, batch 4 x 4096 per GPU, on 8 to 64 A100 80GB (its TFLOPs over its own FLOP count)."
+  echo "Tokens/s per GPU throughout."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s36b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
