@@ -26,17 +26,24 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def fail(message):
+    print(f"power_regimes.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--perfcast", default=os.path.join(ROOT, "build", "release", "perfcast"))
     ap.add_argument("file", nargs="?", default=os.path.join(ROOT, "data", "validation", "power.csv"))
     a = ap.parse_args()
     if os.path.basename(a.file).startswith("eval_"):
-        sys.exit("power_regimes.py: evaluation files are frozen; read calibration files only")
-    out = subprocess.run([a.perfcast, "validate", a.file, "--json"], check=True, capture_output=True, text=True)
+        fail("evaluation files are frozen; read calibration files only")
+    out = subprocess.run([a.perfcast, "validate", a.file, "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        fail((out.stderr.strip().splitlines() or [f"perfcast validate exited {out.returncode}"])[-1])
     rows = [r for r in json.loads(out.stdout)["rows"] if r.get("metric") == "board_power_w" and "power_terms" in r]
     if not rows:
-        sys.exit(f"power_regimes.py: no board_power_w rows with power terms in {a.file}")
+        fail(f"no board_power_w rows with power terms in {a.file}")
     print(f"{'line':>4} {'gpu':<16} {'model':<16} {'mode':<8} {'meas W':>7} {'pred W':>7} {'busy':>5} "
           f"{'wait W':>6} {'peak W':>6} {'limit':>5} {'kernels W':>9} {'implied':>7}  verdict")
     groups = collections.defaultdict(lambda: [0, 0, 0])
