@@ -13,6 +13,7 @@
 #include "analysis/what_if_pairs.h"
 #include "core/error.h"
 #include "device/catalog.h"
+#include "report/validation_report.h"
 
 namespace perfcast {
 namespace {
@@ -79,6 +80,30 @@ TEST(PowerValidation, PowerFileStaysWithinItsRatchet) {
   EXPECT_LT(rep.overall.median_ape, 35.0);
   EXPECT_LT(rep.overall.mean_ape, 29.7);
   EXPECT_EQ(rep.overall.with_interval, 0);
+}
+
+TEST(PowerValidation, JsonRowsCarryTheTermsOfTheAverage) {
+  // tools/power_regimes.py reads these terms to ask what a row's kernels would have to draw. The limit each row is
+  // held to is the board's rated TDP (no row sets a power limit): A100 PCIe 40GB, V100 PCIe 32GB and P100 PCIe
+  // 16GB 250 W, H200 SXM 700 W (NVIDIA datasheets; data/gpus). The busy share is a share of the step; the wait
+  // power lies above the board at rest, the H200's at-rest reading being 78 W
+  // (data/device_sessions/2026-12-04-h200/nvidia-smi.txt).
+  const nlohmann::json j = validation_json(validate_file(kPower));
+  ASSERT_EQ(j["rows"].size(), 36u);
+  for (const auto& r : j["rows"]) {
+    ASSERT_TRUE(r.contains("power_terms")) << r["line"];
+    const auto& t = r["power_terms"];
+    const std::string gpu = r["gpu"];
+    if (gpu == "a100-pcie-40gb" || gpu == "v100-pcie-32gb" || gpu == "p100-pcie-16gb")
+      EXPECT_DOUBLE_EQ(t["limit_w"].get<double>(), 250.0) << r["line"];
+    if (gpu == "h200-sxm-141gb") {
+      EXPECT_DOUBLE_EQ(t["limit_w"].get<double>(), 700.0);
+      EXPECT_GT(t["wait_power_w"].get<double>(), 78.0);
+    }
+    EXPECT_GT(t["busy_share"].get<double>(), 0.0) << r["line"];
+    EXPECT_LE(t["busy_share"].get<double>(), 1.0) << r["line"];
+    EXPECT_LE(t["peak_power_w"].get<double>(), t["limit_w"].get<double>()) << r["line"];
+  }
 }
 
 TEST(PowerValidation, WaitsInsideAStepDrawTheBoardWithItsClocksUp) {

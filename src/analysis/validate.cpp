@@ -118,6 +118,7 @@ PredictionFacts facts_of(const Prediction& p) {
   f.model_family = p.model_family;
   f.primary = p.primary;
   f.step = {p.step.host_us, p.step.gpu_us};
+  f.power = p.power;
   return f;
 }
 

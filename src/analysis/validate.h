@@ -48,6 +48,7 @@ struct PredictionFacts {
     double host_us = 0;  // the CPU's time issuing the step (docs/host-model.md)
     double gpu_us = 0;   // kernels and gaps
   } step;
+  std::optional<PowerCost> power;  // the step's board power terms (GPU predictions)
 };
 
 PredictionFacts facts_of(const Prediction& p);

@@ -368,6 +368,15 @@ nlohmann::json validation_json(const ValidationReport& rep) {
     x["host"] = r.result.prediction->request.host;
     x["runtime_version"] = r.result.prediction->request.runtime_version;
     x["filled_from_unstated"] = row.filled_from_unstated;
+    // A power row's average is busy_share x the kernels' mean draw + (1 - busy_share) x wait_power_w: these terms
+    // let a reader ask what the kernels would have to draw to meet the measurement (tools/power_regimes.py).
+    if (is_power_metric(row.metric) && r.result.prediction->power) {
+      const PowerCost& pc = *r.result.prediction->power;
+      x["power_terms"] = {{"busy_share", pc.busy_share},
+                          {"wait_power_w", pc.wait_power_w},
+                          {"peak_power_w", pc.peak_power_w},
+                          {"limit_w", pc.limit_w}};
+    }
     if (!rep.files.empty()) x["file"] = rep.files.at(static_cast<std::size_t>(r.file)).path;
     j["rows"].push_back(std::move(x));
   }
