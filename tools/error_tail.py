@@ -92,8 +92,13 @@ def load(csv_path, perfcast, json_dir):
     if name.startswith("eval_"):
         fail(f"{name} is a frozen evaluation file: its predictions are not read here")
     if json_dir:
-        report = json.load(open(os.path.join(json_dir, name[:-4] + ".json")))
+        path = os.path.join(json_dir, name[:-4] + ".json")
+        if not os.path.isfile(path):
+            fail(f"{path}: no `perfcast validate {name} --json` output there")
+        report = json.load(open(path))
     else:
+        if not os.path.isfile(perfcast):
+            fail(f"{perfcast}: no perfcast binary (build it, or pass --perfcast or --json-dir)")
         out = subprocess.run([perfcast, "validate", csv_path, "--json"], capture_output=True, text=True)
         if out.returncode != 0:
             fail(out.stderr.strip() or f"perfcast validate {csv_path} failed")
@@ -114,6 +119,8 @@ def load(csv_path, perfcast, json_dir):
             precision_class(r["precision"]), batch_class(r.get("batch")),
             r.get("bound") or "-", "multi-gpu" if r["n_gpus"] > 1 else "1-gpu"])
         rows.append(r)
+    if not rows:
+        fail(f"{name}: no predicted row to rank")
     return rows
 
 
