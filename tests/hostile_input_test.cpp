@@ -493,6 +493,16 @@ TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {
   const CliResult r = test::run_perfcast(dir_, "plan --model resnet50 --deadline 24h",
                                          "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
   for (const char* piece : {"providers.toml", "'aws'", "listed twice"}) expect_one_line_error(r, piece);
+  // Listed both with its own terms and among the providers on the default terms: the same ambiguity.
+  const std::string list = "providers = [\"lambda\", ";
+  const auto in_default = shipped.find(list);
+  ASSERT_NE(in_default, std::string::npos);
+  std::string both = shipped;
+  both.insert(in_default + list.size(), "\"aws\", ");
+  const fs::path data2 = data_with("cloud/providers.toml", both);
+  const CliResult r2 = test::run_perfcast(dir_, "plan --model resnet50 --deadline 24h",
+                                          "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data2.string());
+  for (const char* piece : {"providers.toml", "'aws'", "listed twice"}) expect_one_line_error(r2, piece);
 }
 
 TEST_F(HostileInputTest, TraceNumbersBeyondIntegersAreNotUndefined) {

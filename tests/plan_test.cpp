@@ -45,7 +45,7 @@ class PlanCliTest : public test::ScratchDirTest {
 
 const char* kOneInstance = R"([[instance]]
 id = "box"
-provider = "test"
+provider = "lambda"
 gpu = "gtx-1080-ti"
 gpus = 4
 interconnect = "pcie3"
@@ -701,8 +701,72 @@ TEST(CloudTerms, ProvidersBillAsTheirPricingPagesSay) {
   // Google's published fleet PUE (1.10) and AWS's (1.15); a provider with none takes the Uptime survey's 1.58.
   EXPECT_EQ(t.provider("gcp").pue, 1.10);
   EXPECT_EQ(t.provider("aws").pue, 1.15);
-  EXPECT_EQ(t.provider("no-such-provider").pue, 1.58);
+  EXPECT_EQ(t.provider("lambda").pue, 1.58);
   EXPECT_EQ(pue_for("gcp", 1.3), 1.3);
+}
+
+TEST_F(PlanCliTest, AProviderNoFileListsIsAnErrorWithTheNearestId) {
+  // providers.toml names the providers billed on its [default] terms; any other id -- a typo of "aws" here -- would
+  // be billed silently on those terms, so loading the price file refuses it, naming the instance and the nearest id.
+  const CloudTerms& t = cloud_terms();
+  for (const char* id : {"lambda", "oci", "paperspace", "vast.ai"}) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(t.provider(id).billing_source, t.fallback.billing_source);
+  }
+  EXPECT_THROW(t.provider("no-such-provider"), InputError);
+  std::string typo = kOneInstance;
+  typo.replace(typo.find("\"lambda\""), 8, "\"asw\"");
+  try {
+    load_price_catalog(write("typo.toml", typo));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    for (const char* piece : {"'box'", "unknown provider 'asw'", "did you mean 'aws'", "providers.toml"})
+      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos) << piece << ": " << e.what();
+  }
+  expect_error("plan --model resnet50 --deadline 24h --prices typo.toml", "unknown provider 'asw'");
+  expect_error("compare --model resnet50 --gpu gtx-1080-ti --prices typo.toml", "did you mean 'aws'");
+}
+
+TEST_F(PlanCliTest, HostPowerIsOneRuleAcrossPredictCompareAndPlan) {
+  // One H100 SXM: the catalog rents H100s only in 8-GPU instances (DGX H100 class: 10.2 kW max system power, 8 x
+  // 700 W GPUs, so 4600 W of host). compare rents the whole instance and powers it whole: the host beside all eight
+  // GPUs and the seven the run leaves idle, each at an H100's power at rest (~70-90 W, nvidia-smi on a DGX H100,
+  // data/power.toml). predict rents nothing: the one GPU's share of the server's host, an eighth.
+  const CliResult c = run("compare --model resnet50 --gpu h100-sxm5-80gb --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto cj = nlohmann::json::parse(c.out)[0]["run"];
+  EXPECT_EQ(cj["host_rule"], "whole_instances");
+  EXPECT_EQ(cj["host_server"], "dgx-h100");
+  EXPECT_EQ(cj["gpus_powered"], 8);
+  EXPECT_NEAR(cj["host_power_w"].get<double>(), 10200 - 8 * 700, 1e-9);
+  EXPECT_GE(cj["idle_gpu_power_w"].get<double>(), 7 * 70.0);
+  EXPECT_LE(cj["idle_gpu_power_w"].get<double>(), 7 * 90.0);
+  const CliResult p = run("predict --model resnet50 --gpu h100-sxm5-80gb --json");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto pj = nlohmann::json::parse(p.out)["power"];
+  EXPECT_EQ(pj["host_rule"], "gpu_share");
+  EXPECT_EQ(pj["host_server"], "dgx-h100");
+  EXPECT_NEAR(pj["host_power_w"].get<double>(), (10200 - 8 * 700) / 8.0, 1e-9);
+  // plan prices every option on whole instances too: one aws-p5.48xlarge draws the same host as compare's.
+  const CliResult pl = run("plan --model resnet50 --deadline 24h --json --top 0");
+  ASSERT_EQ(pl.code, 0) << pl.err;
+  bool seen = false;
+  const auto options = nlohmann::json::parse(pl.out)["options"];
+  for (const auto& o : options)
+    if (o["instance"] == "aws-p5.48xlarge" && o["count"] == 1) {
+      seen = true;
+      EXPECT_EQ(o["host_rule"], "whole_instances");
+      EXPECT_NEAR(o["host_power_w"].get<double>(), 10200 - 8 * 700, 1e-9);
+    }
+  EXPECT_TRUE(seen);
+  // Each text says which rule it used.
+  const CliResult ct = run("compare --model resnet50 --gpu h100-sxm5-80gb");
+  ASSERT_EQ(ct.code, 0) << ct.err;
+  for (const char* piece : {"facility", "whole instances, 8 GPUs of a dgx-h100 server, 7 GPUs idle at"})
+    EXPECT_NE(ct.out.find(piece), std::string::npos) << piece << "\n" << ct.out;
+  const CliResult pt = run("predict --model resnet50 --gpu h100-sxm5-80gb");
+  ASSERT_EQ(pt.code, 0) << pt.err;
+  EXPECT_NE(pt.out.find("the share of 1 GPU of a dgx-h100 server"), std::string::npos) << pt.out;
 }
 
 TEST(PriceCatalog, GcpA3AndAwsP4deAreListedWithTheirGpus) {

@@ -10,6 +10,8 @@
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
+#include "device/architecture.h"
+#include "device/board_power.h"
 #include "device/catalog.h"
 #include "device/cpu_catalog.h"
 #include "device/host_profile.h"
@@ -56,13 +58,28 @@ CloudTerms load_cloud_terms() {
   const auto* def = root["default"].as_table();
   if (!def) throw InputError("provider file " + file + " has no [default] table");
   c.fallback = load_terms(*def, "provider file " + file + " [default]", nullptr);
+  const auto listed = [&c](const std::string& id) {
+    const auto ids = c.provider_ids();
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  // The providers billed on the default terms are named, so that a provider id no file lists is an error.
+  if (const auto* arr = (*def)["providers"].as_array()) {
+    for (const auto& node : *arr) {
+      const auto id = node.value<std::string>();
+      if (!id || id->empty())
+        throw InputError("provider file " + file + " [default] providers: each entry is a provider id (a string)");
+      if (listed(*id)) throw InputError("provider file " + file + ": provider '" + *id + "' is listed twice");
+      c.on_default_terms.push_back(*id);
+    }
+  } else if ((*def)["providers"]) {
+    throw InputError("provider file " + file + " [default] providers: a list of provider ids, e.g. [\"lambda\"]");
+  }
   if (const auto* arr = root["provider"].as_array())
     for (const auto& node : *arr) {
       const auto* t = node.as_table();
       if (!t) throw InputError("provider file " + file + ": a [[provider]] entry is not a table");
       ProviderTerms p = load_terms(*t, "provider file " + file + " [[provider]]", &c.fallback);
-      for (const auto& q : c.providers)
-        if (q.id == p.id) throw InputError("provider file " + file + ": provider '" + p.id + "' is listed twice");
+      if (listed(p.id)) throw InputError("provider file " + file + ": provider '" + p.id + "' is listed twice");
       c.providers.push_back(std::move(p));
     }
   const auto servers = data_dir() / "cloud" / "servers.toml";
@@ -94,7 +111,21 @@ CloudTerms load_cloud_terms() {
 const ProviderTerms& CloudTerms::provider(const std::string& id) const {
   for (const auto& p : providers)
     if (p.id == id) return p;
-  return fallback;
+  if (id.empty() || std::find(on_default_terms.begin(), on_default_terms.end(), id) != on_default_terms.end())
+    return fallback;
+  try {
+    throw_unknown("provider", id, provider_ids());
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + " (data/cloud/providers.toml lists each provider: a [[provider]] entry "
+                                             "with its terms, or [default] providers for the default terms)");
+  }
+}
+
+std::vector<std::string> CloudTerms::provider_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& p : providers) ids.push_back(p.id);
+  ids.insert(ids.end(), on_default_terms.begin(), on_default_terms.end());
+  return ids;
 }
 
 const ServerPower* CloudTerms::server(const std::string& id) const {
@@ -126,19 +157,43 @@ double billed_hours(const ProviderTerms& terms, double hours) {
   return std::max(terms.billing_minimum_s, whole * terms.billing_increment_s) / 3600.0;
 }
 
+namespace {
+
+// The server class whose host a GPU of `device` shares: the instance's, else -- with no instance -- that of an
+// instance in the shipped catalog with this GPU; nullptr for the generic rule.
+const ServerPower* host_server(const DeviceSpec& device, const InstanceType* inst) {
+  const CloudTerms& terms = cloud_terms();
+  if (inst) return inst->server.empty() ? nullptr : terms.server(inst->server);
+  for (const auto& i : default_price_catalog().instances)
+    if (i.gpu == device.id && !i.server.empty()) return terms.server(i.server);
+  return nullptr;
+}
+
+}  // namespace
+
 double host_power_w(const DeviceSpec& device, int gpus, const InstanceType* inst) {
   if (device.kind != DeviceKind::kGpu) return 0;
-  const CloudTerms& terms = cloud_terms();
-  const ServerPower* server = inst && !inst->server.empty() ? terms.server(inst->server) : nullptr;
-  if (!inst)
-    for (const auto& i : default_price_catalog().instances)
-      if (i.gpu == device.id && !i.server.empty()) {
-        server = terms.server(i.server);
-        break;
-      }
-  if (server) return server->host_w() / server->gpus * gpus;
+  if (const ServerPower* server = host_server(device, inst)) return server->host_w() / server->gpus * gpus;
   const double tdp = device.rated_tdp_w > 0 ? device.rated_tdp_w : device.tdp_w;
-  return terms.host_w_per_gpu_tdp_w() * tdp * gpus;
+  return cloud_terms().host_w_per_gpu_tdp_w() * tdp * gpus;
+}
+
+const char* host_rule_name(HostRule rule) {
+  return rule == HostRule::kWholeInstances ? "whole_instances" : "gpu_share";
+}
+
+PoweredHardware powered_hardware(const DeviceSpec& device, int gpus_used, const InstanceType* inst, int instances) {
+  PoweredHardware h;
+  h.rule = inst ? HostRule::kWholeInstances : HostRule::kGpuShare;
+  h.gpus_used = gpus_used;
+  h.gpus_powered = inst ? inst->gpus * instances : gpus_used;
+  if (device.kind != DeviceKind::kGpu) return h;
+  if (const ServerPower* server = host_server(device, inst)) h.server = server->id;
+  h.host_w = inst ? host_power_w(device, inst->gpus, inst) * instances : host_power_w(device, gpus_used);
+  // The GPUs of a rented instance that the run leaves idle draw the board's power at rest (no process on them).
+  const int idle = std::max(0, h.gpus_powered - gpus_used);
+  if (idle > 0) h.idle_gpu_w = idle * BoardPower(device, architecture_of(device)).idle_w();
+  return h;
 }
 
 double pue_for(const std::string& provider, std::optional<double> override) {
@@ -166,6 +221,11 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   const std::string here = where + " (instance '" + i.id + "')";
   TomlFields g(t, here);
   i.provider = g.text("provider");
+  try {
+    cloud_terms().provider(i.provider);
+  } catch (const InputError& e) {
+    throw InputError(here + ": " + e.what());
+  }
   i.gpu = g.text("gpu");
   i.server = g.text_or("server", "");
   const double gpus = g.number("gpus");
@@ -358,9 +418,9 @@ RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, 
   const int gpus = p.scale ? p.scale->gpus_total : 1;
   r.avg_power_w = p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p);
   r.energy_kwh = r.avg_power_w * r.hours / 1000.0;
-  // A rented instance's whole host draws, whichever of its GPUs the run uses.
-  r.host_power_w = inst ? host_power_w(p.device, inst->gpus, inst) * instances : host_power_w(p.device, gpus);
-  r.server_energy_kwh = (r.avg_power_w + r.host_power_w) * r.hours / 1000.0;
+  r.powered = powered_hardware(p.device, gpus, inst, instances);
+  r.host_power_w = r.powered.host_w;
+  r.server_energy_kwh = (r.avg_power_w + r.powered.host_w + r.powered.idle_gpu_w) * r.hours / 1000.0;
   r.pue = pue_for(inst ? inst->provider : "", pue);
   r.facility_energy_kwh = r.server_energy_kwh * r.pue;
   if (inst) {

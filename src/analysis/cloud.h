@@ -60,10 +60,15 @@ struct ServerPower {
 
 struct CloudTerms {
   ProviderTerms fallback;               // [default]
+  std::vector<std::string> on_default_terms;  // [default] providers: providers known to bill on the [default] terms
   std::vector<ProviderTerms> providers;
   std::vector<ServerPower> servers;
-  // The provider's terms, or the [default] ones for a provider with none.
+  // The provider's terms; the [default] ones for "" (no provider: predict) and for a provider listed under [default]
+  // providers. InputError naming the id, with the nearest known one, for any other: a typo in a price file would
+  // otherwise be billed silently on the default terms.
   const ProviderTerms& provider(const std::string& id) const;
+  // Every provider id the file knows: the [[provider]] entries and [default] providers.
+  std::vector<std::string> provider_ids() const;
   // nullptr when no server has this id.
   const ServerPower* server(const std::string& id) const;
   // The generic host rule: the median over the servers of host_w / (gpus x gpu_tdp_w).
@@ -80,6 +85,28 @@ double billed_hours(const ProviderTerms& terms, double hours);
 // names one, else -- with no instance -- the server of an instance in the shipped catalog with this GPU, else the
 // generic rule (CloudTerms::host_w_per_gpu_tdp_w x the GPUs' TDP). 0 for a CPU device (its package is its power).
 double host_power_w(const DeviceSpec& device, int gpus, const InstanceType* inst = nullptr);
+
+// Which hardware a run powers beside the boards of the GPUs it uses (one rule for predict, compare and plan):
+// - on rented instances (compare, plan), each instance is powered whole, as it is billed whole: its share of its
+//   server's host (host_power_w for all of its GPUs) and, at the board's at-rest power, every GPU of it the run leaves
+//   idle (one GPU's job on an 8-GPU instance still powers the other seven and the host beside all eight);
+// - with no instance (predict, or a compare row the catalog cannot rent), the GPUs used and their share of their
+//   server's host: what a cloud instance of exactly that many GPUs is.
+enum class HostRule { kWholeInstances, kGpuShare };
+// "whole_instances" / "gpu_share", as the JSON reports name the rule.
+const char* host_rule_name(HostRule rule);
+
+struct PoweredHardware {
+  HostRule rule = HostRule::kGpuShare;
+  int gpus_used = 1;
+  int gpus_powered = 1;       // the instances' GPUs (whole), or the GPUs used
+  std::string server;         // the server class the host share is of ("" = the generic rule)
+  double host_w = 0;          // the host beside gpus_powered GPUs (host_power_w)
+  double idle_gpu_w = 0;      // all the powered GPUs the run leaves idle, at the board's at-rest power (data/power.toml)
+};
+// 0 hosts and GPUs for a CPU device (its package is its power).
+PoweredHardware powered_hardware(const DeviceSpec& device, int gpus_used, const InstanceType* inst = nullptr,
+                                 int instances = 1);
 
 // The PUE a run uses: `override` (--pue) when given, else the provider's ("" = [default]).
 double pue_for(const std::string& provider, std::optional<double> override);
@@ -125,8 +152,9 @@ struct RunCost {
   std::optional<double> spot_usd;
   double energy_kwh = 0;          // GPU boards, or a CPU's package (cpu_package_power_w)
   double avg_power_w = 0;         // all GPUs together, or the CPU's sockets
-  double host_power_w = 0;        // the servers beside their GPUs (host_power_w), 0 for a CPU
-  double server_energy_kwh = 0;   // GPUs + host
+  PoweredHardware powered;        // the rule, the host and the idle GPUs of the instances (powered_hardware)
+  double host_power_w = 0;        // powered.host_w: the servers beside their GPUs, 0 for a CPU
+  double server_energy_kwh = 0;   // GPUs used + the idle GPUs of the instances + host
   double pue = 1;
   double facility_energy_kwh = 0; // server x PUE
   double billed_hours = 0;        // per instance, with the provider's minimum and increment (0: no instance)

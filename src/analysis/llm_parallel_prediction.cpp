@@ -184,7 +184,7 @@ struct TrainingSetup {
   AttentionPlan attention;
   Fabric fabric;
   double peak_tflops = 0;   // the compute precision's dense tensor peak (MFU denominator)
-  std::optional<std::pair<double, std::string>> price;  // USD per GPU-hour and the instance it comes from
+  const InstanceType* price = nullptr;  // the cheapest on-demand instance per GPU-hour (none: no price)
 };
 
 void require_decoder_llm(const ModelSource& model, const std::string& id) {
@@ -194,7 +194,7 @@ void require_decoder_llm(const ModelSource& model, const std::string& id) {
 }
 
 TrainingSetup resolve_setup(const PredictRequest& request) {
-  TrainingSetup s{request, device_for(request), runtime_for(request), {}, model_for(request), {}, std::nullopt, {}, {}, 0, std::nullopt};
+  TrainingSetup s{request, device_for(request), runtime_for(request), {}, model_for(request), {}, std::nullopt, {}, {}, 0, nullptr};
   PredictRequest& r = s.r;
   s.arch = architecture_for(s.device);
   require_decoder_llm(s.model, r.model);
@@ -228,18 +228,11 @@ TrainingSetup resolve_setup(const PredictRequest& request) {
   const int nics = std::max(1, static_cast<int>(std::lround(c.nics_per_gpu * r.gpus)));
   s.fabric = resolve_fabric(s.device, r.gpus, r.nodes, r.interconnect, network, nics);
   s.peak_tflops = s.device.peak(s.fp8_linear ? s.fp8_linear->matmul_pipe : s.plan.matmul_pipe);
-  double best = 0;
-  std::string where;
   // Several nodes rent instance types the catalog joins by a network; one without (a single box) cannot be the price.
   for (const auto& inst : default_price_catalog().instances)
-    if (inst.gpu == s.device.id && inst.gpus > 0 && (r.nodes <= 1 || !inst.network.empty())) {
-      const double per_gpu = inst.on_demand_usd_per_hour / inst.gpus;
-      if (best == 0 || per_gpu < best) {
-        best = per_gpu;
-        where = inst.id;
-      }
-    }
-  if (best > 0) s.price = std::pair{best, where};
+    if (inst.gpu == s.device.id && inst.gpus > 0 && (r.nodes <= 1 || !inst.network.empty()) &&
+        (!s.price || inst.on_demand_usd_per_hour / inst.gpus < s.price->on_demand_usd_per_hour / s.price->gpus))
+      s.price = &inst;
   return s;
 }
 
@@ -362,13 +355,10 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
     c.train_tokens = s.r.train_tokens;
     c.train_hours = s.r.train_tokens / (c.tokens_per_s_per_gpu * c.gpus) / 3600.0;
     if (s.price) {
-      c.usd_per_gpu_hour = s.price->first;
-      c.price_instance = s.price->second;
+      c.usd_per_gpu_hour = s.price->on_demand_usd_per_hour / s.price->gpus;
+      c.price_instance = s.price->id;
       // Every instance of the run is billed the same hours, with its provider's minimum and increment.
-      std::string provider;
-      for (const auto& inst : default_price_catalog().instances)
-        if (inst.id == c.price_instance) provider = inst.provider;
-      c.train_billed_hours = billed_hours(cloud_terms().provider(provider), c.train_hours);
+      c.train_billed_hours = billed_hours(cloud_terms().provider(s.price->provider), c.train_hours);
       c.train_usd = c.train_billed_hours * c.gpus * c.usd_per_gpu_hour;
     }
   }

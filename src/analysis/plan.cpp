@@ -98,8 +98,12 @@ void price_option(PlanOption& o, const DeviceSpec& device, const InstanceType& i
                   const PlanRequest& req) {
   o.hours = samples / o.samples_per_s / 3600.0;
   o.energy_kwh = o.power_w * o.hours / 1000.0;
-  o.host_power_w = host_power_w(device, inst.gpus, &inst) * count;
-  o.server_energy_kwh = (o.power_w + o.host_power_w) * o.hours / 1000.0;
+  // The same rule as compare's and predict's (powered_hardware): the instances powered whole. An option runs on every
+  // GPU of its instances, so none is idle.
+  const PoweredHardware hw = powered_hardware(device, o.gpus_total, &inst, count);
+  o.host_rule = hw.rule;
+  o.host_power_w = hw.host_w;
+  o.server_energy_kwh = (o.power_w + hw.host_w + hw.idle_gpu_w) * o.hours / 1000.0;
   o.pue = pue_for(inst.provider, req.pue);
   o.facility_energy_kwh = o.server_energy_kwh * o.pue;
   o.billed_hours = billed_hours(cloud_terms().provider(inst.provider), o.hours);

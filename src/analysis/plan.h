@@ -63,7 +63,8 @@ struct PlanOption {
   std::optional<double> spot_usd;
   double energy_kwh = 0;       // GPU boards
   double power_w = 0;          // all GPUs
-  double host_power_w = 0;     // the instances' hosts beside their GPUs (host_power_w)
+  HostRule host_rule = HostRule::kWholeInstances;  // powered_hardware's rule (an option is whole instances)
+  double host_power_w = 0;     // the instances' hosts beside their GPUs (powered_hardware)
   double server_energy_kwh = 0;   // GPUs + hosts
   double pue = 1;
   double facility_energy_kwh = 0; // server x PUE

@@ -70,7 +70,11 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                 {"hours_per_epoch", r.run->hours / size.epochs},
                 {"energy_kwh", r.run->energy_kwh},
                 {"energy_kwh_per_epoch", r.run->energy_kwh / size.epochs},
+                {"host_rule", host_rule_name(r.run->powered.rule)},
+                {"host_server", r.run->powered.server.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.run->powered.server)},
+                {"gpus_powered", r.run->powered.gpus_powered},
                 {"host_power_w", r.run->host_power_w},
+                {"idle_gpu_power_w", r.run->powered.idle_gpu_w},
                 {"server_energy_kwh", r.run->server_energy_kwh},
                 {"pue", r.run->pue},
                 {"facility_energy_kwh", r.run->facility_energy_kwh},
@@ -101,10 +105,11 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   // The device column is as wide as its longest id (two-socket CPU ids run past 18 characters).
   std::size_t id_width = 18;
   for (const auto& r : rows) id_width = std::max(id_width, r.gpu.size());
-  o += fmt::format("{:<{}} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", msg("cmp.col.gpu", lang), id_width,
-                   msg("cmp.col.count", lang), msg("cmp.col.precision", lang), msg("cmp.col.samples", lang),
-                   msg("cmp.col.step", lang), msg("cmp.col.scaling", lang), msg("cmp.col.time", lang),
-                   msg("cmp.col.cost", lang), msg("cmp.col.energy", lang), msg("cmp.col.power", lang),
+  o += fmt::format("{:<{}} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
+                   msg("cmp.col.gpu", lang), id_width, msg("cmp.col.count", lang), msg("cmp.col.precision", lang),
+                   msg("cmp.col.samples", lang), msg("cmp.col.step", lang), msg("cmp.col.scaling", lang),
+                   msg("cmp.col.time", lang), msg("cmp.col.cost", lang), msg("cmp.col.energy", lang),
+                   msg("cmp.col.server_energy", lang), msg("cmp.col.facility_energy", lang), msg("cmp.col.power", lang),
                    msg("cmp.col.mem_free", lang), msg("cmp.col.best", lang));
   for (const auto& r : rows) {
     if (!r.prediction) {
@@ -121,12 +126,16 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
                        does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);
       continue;
     }
-    o += fmt::format("{:<{}} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>9} {:>11}  {}\n", r.gpu,
-                     id_width, r.gpus_per_node, p.request.precision, p.samples_per_s, p.step_us / 1e3,
+    // Server and facility energy are a GPU's (a CPU's energy is its package alone: cmp.cpu_energy says so).
+    const bool site = r.run && r.run->avg_power_w > 0 && p.device.kind == DeviceKind::kGpu;
+    o += fmt::format("{:<{}} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
+                     r.gpu, id_width, r.gpus_per_node, p.request.precision, p.samples_per_s, p.step_us / 1e3,
                      p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
                      r.run ? format_hours(r.run->hours) : std::string("-"),
                      r.run && r.rental ? money(r.run->usd) : std::string("-"),
                      r.run && r.run->avg_power_w > 0 ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
+                     site ? fmt::format("{:.2f} kWh", r.run->server_energy_kwh) : std::string("-"),
+                     site ? fmt::format("{:.2f} kWh", r.run->facility_energy_kwh) : std::string("-"),
                      p.power                       ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total)
                      : cpu_package_power_w(p) > 0 ? fmt::format("{:.0f} W", cpu_package_power_w(p))
                                                    : std::string("-"),
@@ -137,6 +146,11 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     if (r.rental && r.run)
       o += fmt::format(m("cmp.priced"), r.gpu, r.rental->instances, r.rental->instance->id, r.rental->instance->gpus,
                        money(r.rental->usd_per_hour), r.rental->gpus_paid);
+  // Which hardware each GPU row's server energy counts: the instances rented, powered whole, or with none the GPUs'
+  // share of their server (powered_hardware, the rule predict and plan use too).
+  for (const auto& r : rows)
+    if (r.run && r.prediction && r.prediction->device.kind == DeviceKind::kGpu && r.prediction->memory.fits)
+      o += fmt::format(m("cmp.host"), r.gpu, host_basis_text(r.run->powered, lang), r.run->host_power_w, r.run->pue);
   // A CPU row's energy is its package at TDP (the file's figure, not a measurement of the load), and the price catalog
   // rents GPU instances only: say both beside the row rather than leave the columns unexplained.
   for (const auto& r : rows) {

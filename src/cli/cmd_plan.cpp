@@ -64,7 +64,7 @@ nlohmann::json option_json(const PlanOption& o) {
           {"comm_share", o.comm_share},   {"hours", o.hours},         {"billed_hours", o.billed_hours},
           {"usd_on_demand", o.usd},
           {"usd_spot", o.spot_usd ? nlohmann::json(*o.spot_usd) : nlohmann::json(nullptr)},
-          {"energy_kwh", o.energy_kwh},   {"power_w", o.power_w},     {"host_power_w", o.host_power_w},
+          {"energy_kwh", o.energy_kwh},   {"power_w", o.power_w},     {"host_rule", host_rule_name(o.host_rule)}, {"host_power_w", o.host_power_w},
           {"server_energy_kwh", o.server_energy_kwh}, {"pue", o.pue}, {"facility_energy_kwh", o.facility_energy_kwh},
           {"meets_deadline", o.meets_deadline},
           {"within_budget", o.within_budget}, {"cheapest", o.cheapest}};

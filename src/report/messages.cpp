@@ -270,9 +270,17 @@ const std::map<std::string_view, Text>& table() {
         "sample\n",
         "  功耗            {:>12.0f} W 每块 GPU 平均（上限 {:.0f} W，持续频率为加速频率的 {:.0f}%），每样本 {} J\n"}},
       {"p.site_energy",
-       {"  server energy   {:>12} J per sample with the host ({:.0f} W beside the GPUs, data/cloud/servers.toml); "
+       {"  server energy   {:>12} J per sample with the host ({:.0f} W beside the GPUs: {}, data/cloud/servers.toml); "
         "facility {} J (PUE {:.2f})\n",
-        "  服务器能耗      {:>12} J 每样本，含主机（GPU 之外 {:.0f} W，data/cloud/servers.toml）；数据中心 {} J（PUE {:.2f}）\n"}},
+        "  服务器能耗      {:>12} J 每样本，含主机（GPU 之外 {:.0f} W：{}，data/cloud/servers.toml）；数据中心 {} J（PUE {:.2f}）\n"}},
+      // Which hardware the server energy counts (analysis/cloud.h powered_hardware; report/prediction_report.cpp).
+      {"host.server", {"a {} server", "{} 服务器"}},
+      {"host.generic",
+       {"a generic server ({:.2f} W of host per W of GPU TDP, the median of data/cloud/servers.toml)",
+        "通用服务器（每瓦 GPU TDP 对应 {:.2f} W 主机功率，data/cloud/servers.toml 的中位数）"}},
+      {"host.gpu_share", {"the share of {} GPU{} of {}", "{0} 块 GPU 在{2}中所占的份额"}},
+      {"host.whole", {"whole instances, {} GPU{} of {}{}", "整台实例，{0} 块 GPU，{2}{3}"}},
+      {"host.idle", {", {} GPU{} idle at {:.0f} W each", "，其中 {0} 块 GPU 空闲，每块 {2:.0f} W"}},
       {"p.bottleneck", {"  bottleneck      {}\n", "  瓶颈            {}\n"}},
       {"p.bound_share", {"    {:<16} {:>6.1f}% of step\n", "    {:<16} 占单步 {:>6.1f}%\n"}},
       {"p.top_ops", {"top ops by time (forward + backward + update)", "耗时最多的算子（前向 + 反向 + 更新）"}},
@@ -296,13 +304,18 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.col.scaling", {"scaling", "扩展效率"}},
       {"cmp.col.time", {"time", "时间"}},
       {"cmp.col.cost", {"cost", "成本"}},
-      {"cmp.col.energy", {"energy", "能耗"}},
+      {"cmp.col.energy", {"GPU energy", "GPU 能耗"}},
+      {"cmp.col.server_energy", {"server", "服务器"}},
+      {"cmp.col.facility_energy", {"facility", "数据中心"}},
       {"cmp.col.power", {"power", "功率"}},
       {"cmp.col.mem_free", {"mem free", "剩余显存"}},
       {"cmp.col.best", {"best precision", "最快精度"}},
       {"cmp.priced",
        {"  {}: priced on {} x {} ({} GPUs each) at {} per hour on demand, {} GPUs paid\n",
         "  {}：按 {} 台 {}（每台 {} 块 GPU）计价，按需每小时 {}，共付费 {} 块 GPU\n"}},
+      {"cmp.host",
+       {"  {}: server energy counts {} ({:.0f} W of host); facility: server x PUE {:.2f}\n",
+        "  {}：服务器能耗计入{}（主机 {:.0f} W）；数据中心：服务器 x PUE {:.2f}\n"}},
       {"cmp.gpu_over_cpu",
        {"{} over {}: {:.1f}x ({:.1f} vs {:.2f} samples/s); the claim \"thousands of times faster than a traditional "
         "CPU\" (>= {:.0f}x) is {}\n",
@@ -318,10 +331,16 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.claim_high", {"{:.0f}x too high for this workload", "对此负载高估了 {:.0f} 倍"}},
       {"cmp.claim_holds", {"met for this workload", "对此负载成立"}},
       {"cmp.legend",
-       {"\nscaling: throughput / (GPUs x one GPU); energy: GPU boards, or a CPU's package at TDP; power: all GPUs, average over the step (a CPU: its package's TDP); mem "
+       {"\nscaling: throughput / (GPUs x one GPU); GPU energy: GPU boards, or a CPU's package at TDP; server: the GPUs + "
+        "the host (the server's maximum system power less its GPUs' TDP, data/cloud/servers.toml, an upper bound) of the "
+        "instances rented, powered whole as they are billed (GPUs the run leaves idle at their power at rest), or with no "
+        "instance the GPUs' share of their server; facility: server x PUE (the provider's, data/cloud/providers.toml, or "
+        "--pue); power: all GPUs, average over the step (a CPU: its package's TDP); mem "
         "free: per GPU (a CPU: its host memory left, all sockets); cost: whole instances of the cheapest type that holds one node's GPUs.\nprices: {} (list "
         "prices with dates and sources in the file)\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；能耗：GPU 板卡，或 CPU 封装按 TDP 计；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU（CPU：主机内存剩余量，全部插槽）；成本：按能容纳单节点"
+        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；GPU 能耗：GPU 板卡，或 CPU 封装按 TDP 计；服务器：所租实例整台的 GPU 加主机"
+        "（服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限；本次运行未用的 GPU 按静息功率计），无实例时为这些 GPU "
+        "在其服务器中所占份额；数据中心：服务器 x PUE（云厂商公布值，data/cloud/providers.toml，或 --pue）；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU（CPU：主机内存剩余量，全部插槽）；成本：按能容纳单节点"
         "全部 GPU 的最便宜实例类型整台计价。\n价格：{}（文件中有各价格的日期和来源）\n"}},
       // perfcast plan (cli/cmd_plan.cpp).
       {"plan.title",
@@ -379,14 +398,15 @@ const std::map<std::string_view, Text>& table() {
       {"plan.legend",
        {"\nscaling: throughput / (GPUs x one GPU of the type); comm: share of the step waiting on gradient reduction; "
         "GPU energy: GPU boards;\nserver: GPUs + the host beside them (CPUs, DRAM, NICs, fans: the server's maximum system "
-        "power less its GPUs' TDP, data/cloud/servers.toml, an upper bound); facility: server x PUE (the provider's, "
+        "power less its GPUs' TDP, data/cloud/servers.toml, an upper bound), of each instance whole, as compare counts a "
+        "rented instance; facility: server x PUE (the provider's, "
         "data/cloud/providers.toml, or --pue);\non demand / spot: price x instances x the hours billed (the provider's "
         "minimum and increment, data/cloud/providers.toml);\n"
         "spot: the catalog's spot or interruptible price for the same hours; interruptions are not "
         "modelled (a reclaimed instance loses the work since its last checkpoint and waits for capacity), so the time "
         "and the deadline hold for instances that run to the end.\n",
         "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；GPU 能耗：GPU 板卡；\n"
-        "服务器：GPU 加上主机（CPU、内存、网卡、风扇：服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限）；"
+        "服务器：GPU 加上主机（CPU、内存、网卡、风扇：服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限），按整台实例计，与 compare 相同；"
         "数据中心：服务器 x PUE（云厂商公布值，data/cloud/providers.toml，或 --pue）；\n"
         "按需 / 竞价：价格 x 实例数 x 计费时长（云厂商的最短计费时长与计费粒度，data/cloud/providers.toml）；\n"
         "竞价：价格目录中同样时长的竞价（可中断）价格；未对中断建模（被回收的实例会丢失上次检查点之后的工作并等待容量），"

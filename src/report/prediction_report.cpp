@@ -100,6 +100,17 @@ nlohmann::json timeline_json(const Prediction& p) {
 
 }  // namespace
 
+std::string host_basis_text(const PoweredHardware& h, Lang lang) {
+  const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
+  const std::string server =
+      h.server.empty() ? fmt::format(m("host.generic"), cloud_terms().host_w_per_gpu_tdp_w()) : fmt::format(m("host.server"), h.server);
+  if (h.rule == HostRule::kGpuShare)
+    return fmt::format(m("host.gpu_share"), h.gpus_used, h.gpus_used == 1 ? "" : "s", server);
+  const int idle = h.gpus_powered - h.gpus_used;
+  return fmt::format(m("host.whole"), h.gpus_powered, h.gpus_powered == 1 ? "" : "s", server,
+                     idle > 0 ? fmt::format(m("host.idle"), idle, idle == 1 ? "" : "s", h.idle_gpu_w / idle) : "");
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -114,7 +125,8 @@ namespace {
 
 // The energy of the whole server and of the data centre around it, beside the GPUs' (PowerCost).
 struct SiteEnergy {
-  double host_power_w = 0;             // the host beside all the GPUs (host_power_w)
+  PoweredHardware powered;             // the GPUs' share of their server (powered_hardware: predict rents nothing)
+  double host_power_w = 0;             // the host beside all the GPUs (powered.host_w)
   double server_energy_per_step_j = 0; // all GPUs + host
   double server_energy_per_sample_j = 0;
   double pue = 1;
@@ -125,7 +137,8 @@ struct SiteEnergy {
 SiteEnergy site_energy(const Prediction& p, std::optional<double> pue) {
   SiteEnergy e;
   const int gpus = p.scale ? p.scale->gpus_total : 1;
-  e.host_power_w = host_power_w(p.device, gpus);
+  e.powered = powered_hardware(p.device, gpus);
+  e.host_power_w = e.powered.host_w;
   const double step_s = p.step_us * 1e-6;
   e.server_energy_per_step_j = p.power->energy_per_step_j * gpus + e.host_power_w * step_s;
   e.server_energy_per_sample_j = p.samples_per_s > 0 ? (p.power->avg_power_w * gpus + e.host_power_w) / p.samples_per_s : 0;
@@ -291,6 +304,8 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                   {"energy_per_step_j", p.power->energy_per_step_j},
                   {"clock_factor", p.power->clock_factor},
                   {"host_power_w", e.host_power_w},
+                  {"host_rule", host_rule_name(e.powered.rule)},
+                  {"host_server", e.powered.server.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.powered.server)},
                   {"server_energy_per_step_j", e.server_energy_per_step_j},
                   {"server_energy_per_sample_j", e.server_energy_per_sample_j},
                   {"pue", e.pue},
@@ -500,7 +515,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
                      two_decimals_or_significant(p.power->energy_per_sample_j));
     const SiteEnergy e = site_energy(p, pue);
     s += fmt::format(m("p.site_energy"), two_decimals_or_significant(e.server_energy_per_sample_j), e.host_power_w,
-                     two_decimals_or_significant(e.facility_energy_per_sample_j), e.pue);
+                     host_basis_text(e.powered, lang), two_decimals_or_significant(e.facility_energy_per_sample_j), e.pue);
   }
   const auto bound_label = [lang](Bound b) {
     return lang == Lang::kZh ? fmt::format("{}（{}）", msg("bound." + std::string(bound_name(b)), lang), bound_name(b))

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/cloud.h"
 #include "analysis/predict.h"
 #include "report/messages.h"
 
@@ -30,6 +31,10 @@ nlohmann::json rounded_count_json(double v);
 
 // Human-readable byte count ("9.81 GiB").
 std::string format_bytes(double bytes);
+
+// Which hardware a run's server energy counts (powered_hardware's rule), for a report line: "the share of 1 GPU of a
+// dgx-a100 server's host" or "8 GPUs of whole instances (dgx-h100 server class), 7 of them idle at 84 W each".
+std::string host_basis_text(const PoweredHardware& h, Lang lang = Lang::kEn);
 
 // "tensorflow" or, when the request names a framework version, "tensorflow 2.3".
 std::string runtime_label(const PredictRequest& r);
