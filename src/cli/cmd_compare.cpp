@@ -173,7 +173,7 @@ Command compare_command() {
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
             app.add_option("--prices", s->prices, "price catalog TOML (default: data/cloud/prices.toml)");
             app.add_option("--pue", s->pue,
-                           "power usage effectiveness for the facility energy, 1 or more (default: the rented instance's "
+                           "power usage effectiveness for the facility energy, from 1 (no overhead) (default: the rented instance's "
                            "provider's, data/cloud/providers.toml)");
             add_report_flags(app, s->report);
             return std::function<int()>([s, gpu_option] {

@@ -205,7 +205,7 @@ Command plan_command() {
                 ->capture_default_str();
             app.add_flag("--spot", s->spot, "rank by spot price where the catalog has one");
             app.add_option("--pue", s->pue,
-                           "power usage effectiveness for the facility energy, 1 or more (default: each provider's, "
+                           "power usage effectiveness for the facility energy, from 1 (no overhead) (default: each provider's, "
                            "data/cloud/providers.toml)");
             app.add_option("--rank-by", s->rank_by,
                            "with --layouts --deadline: pick the node count by cost, time or gpu-hours (default: cost "

@@ -55,7 +55,7 @@ Command predict_command() {
                            "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
             app.add_option("--pue", s->pue,
-                           "power usage effectiveness for the facility energy, 1 or more (default: data/cloud/providers.toml "
+                           "power usage effectiveness for the facility energy, from 1 (no overhead) (default: data/cloud/providers.toml "
                            "[default])");
             add_measured_flags(app, s->measured, s->measured_step, &s->flags.not_for_serving);
             return std::function<int()>([s, &app] {

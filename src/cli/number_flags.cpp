@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace perfcast::cli {
 
@@ -77,11 +78,14 @@ std::int64_t count_flag(std::string_view text, std::string_view flag, std::int64
 }
 
 double pue_flag(std::string_view text) {
-  // PUE is total facility energy over IT equipment energy (The Green Grid, White Paper #49, 2012; ISO/IEC
-  // 30134-2:2016): 1.0 is a facility with no overhead, and the metric has no upper bound.
-  return number_flag(text, "--pue",
-                     {1.0, false, std::numeric_limits<double>::max(),
-                      "a number from 1 (facility energy / IT energy; 1 is no overhead), such as 1.1 or 1.58"});
+  // PUE is total facility energy over IT equipment energy: 1 is a facility with no overhead. Its ceiling is a limit
+  // on hostile input, with its source (data/limits.toml max_pue).
+  const double most = input_limits().max_pue;
+  const std::string rule = fmt::format(
+      "a number from 1 (facility energy / IT energy; 1 is no overhead) to {:g} (data/limits.toml max_pue), such as 1.1 "
+      "or 1.58",
+      most);
+  return number_flag(text, "--pue", {1.0, false, most, rule});
 }
 
 CLI::Validator whole_number_check(std::string flag, std::int64_t least, std::int64_t most) {

@@ -38,7 +38,7 @@ std::int64_t count_flag(std::string_view text, std::string_view flag, std::int64
                         std::int64_t most = std::numeric_limits<std::int64_t>::max(),
                         std::string_view alternative = "");
 
-// --pue (predict, compare, plan): facility energy / IT energy, 1 or more.
+// --pue (predict, compare, plan): facility energy / IT energy, from 1 to data/limits.toml max_pue.
 double pue_flag(std::string_view text);
 
 // For a flag CLI11 converts itself (an integer or double member), given to Option::transform: refuses, before that
