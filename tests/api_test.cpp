@@ -103,7 +103,7 @@ TEST_F(ApiTest, HtmlIsThePageTheCommandWrites) {
 TEST_F(ApiTest, ServeRefusesABadPortInOneLine) {
   const test::CliResult r = run("serve --port 70000");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "perfcast: error: --port must be 0-65535, got '70000'\n");
+  EXPECT_EQ(r.err, "perfcast: error: --port takes a whole number (digits only) from 0 to 65535, got '70000'\n");
 }
 
 }  // namespace

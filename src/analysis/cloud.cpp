@@ -201,17 +201,6 @@ double pue_for(const std::string& provider, std::optional<double> override) {
   return cloud_terms().provider(provider).pue;
 }
 
-double parse_pue(const std::string& text) {
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v))
-    throw InputError("--pue takes a number such as 1.1 or 1.58 (facility energy / IT energy), got '" + text + "'");
-  // 3 is above the 2.5 average of 2007, the first Uptime survey (data/cloud/providers.toml cites the latest).
-  if (v < 1 || v > 3)
-    throw InputError(fmt::format("--pue is facility energy / IT energy, from 1 (no overhead) to 3, got {}", text));
-  return v;
-}
-
 namespace {
 
 InstanceType load_instance(const toml::table& t, const std::string& where) {

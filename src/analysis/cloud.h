@@ -110,8 +110,6 @@ PoweredHardware powered_hardware(const DeviceSpec& device, int gpus_used, const 
 
 // The PUE a run uses: `override` (--pue) when given, else the provider's ("" = [default]).
 double pue_for(const std::string& provider, std::optional<double> override);
-// InputError unless a --pue value is a finite number from 1 (no data centre uses less than its IT load) to 3.
-double parse_pue(const std::string& text);
 
 std::filesystem::path default_prices_path();
 // InputError naming the file, the instance and the field on a missing or bad field, an unknown GPU id or an

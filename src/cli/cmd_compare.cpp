@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "analysis/llm_parallel.h"
 #include "analysis/plan.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/output_file.h"
 #include "core/error.h"
 #include "report/chart_page.h"
@@ -21,15 +21,6 @@
 namespace perfcast::cli {
 
 namespace {
-
-double positive_number(const std::string& text, const char* flag) {
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  // "inf" parses as a double; no budget, size or count is infinite.
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || !(v > 0))
-    throw InputError(fmt::format("{} must be a positive finite number, got '{}'", flag, text));
-  return v;
-}
 
 std::string money(std::optional<double> usd) {
   if (!usd) return "-";
@@ -196,7 +187,7 @@ Command compare_command() {
             app.add_option("--epochs", s->epochs, "epochs in the run")->capture_default_str();
             app.add_option("--prices", s->prices, "price catalog TOML (default: data/cloud/prices.toml)");
             app.add_option("--pue", s->pue,
-                           "power usage effectiveness for the facility energy, 1 to 3 (default: the rented instance's "
+                           "power usage effectiveness for the facility energy, from 1 (no overhead) (default: the rented instance's "
                            "provider's, data/cloud/providers.toml)");
             add_report_flags(app, s->report);
             return std::function<int()>([s, gpu_option] {
@@ -219,12 +210,12 @@ Command compare_command() {
               if (wants_parallel_training(base))
                 throw InputError("the training-layout flags (--tp --pp --zero ...) apply to predict and plan --layouts, not compare");
               RunSize size;
-              if (!s->dataset_size.empty()) size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
-              size.epochs = positive_number(s->epochs, "--epochs");
+              if (!s->dataset_size.empty()) size.dataset_samples = number_flag(s->dataset_size, "--dataset-size");
+              size.epochs = number_flag(s->epochs, "--epochs");
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const DataParallelOptions dp = data_parallel_options(base);
               std::optional<double> pue;
-              if (!s->pue.empty()) pue = parse_pue(s->pue);
+              if (!s->pue.empty()) pue = pue_flag(s->pue);
               const auto rows = compare(base, entries, size, catalog, dp, pue);
               const std::string text = compare_text(base, rows, size, catalog, lang);
               nlohmann::json out = nlohmann::json::array();

@@ -1,8 +1,10 @@
 // perfcast fit-kernels: fits the kernel model to measured kernel latencies and writes data/kernel_fit.toml.
 #include <iostream>
+#include <limits>
 
 #include "analysis/kernel_fit.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/output_file.h"
 #include "core/error.h"
 
@@ -20,8 +22,10 @@ Command fit_kernels_command() {
                 ->required();
             app.add_option("--out", s->out, "write the fitted values here (data/kernel_fit.toml)");
             app.add_option("--markdown", s->markdown, "write the error tables here (markdown)");
-            app.add_option("--rows-per-group", s->options.rows_per_group, "subsample per GPU and op class (default: the setup file's)");
-            app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)");
+            app.add_option("--rows-per-group", s->options.rows_per_group, "subsample per GPU and op class (default: the setup file's)")
+                ->transform(whole_number_check("--rows-per-group"));
+            app.add_option("--max-evaluations", s->options.max_evaluations, "optimizer budget per fit (default: the setup file's)")
+                ->transform(whole_number_check("--max-evaluations", 0, std::numeric_limits<int>::max()));
             app.add_flag("!--no-leave-one-out", s->options.leave_one_out, "skip the leave-one-GPU-out fits");
             app.add_option("--leave-out", s->options.leave_out_archs,
                            "hold out only these architectures in the leave-one-GPU-out fits (e.g. sm_80; default: each measured one)");

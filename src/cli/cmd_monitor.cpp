@@ -5,13 +5,14 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
-#include <cmath>
 #include <iostream>
+#include <limits>
 #include <optional>
 
+#include "analysis/cloud.h"
 #include "analysis/monitor.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/data_files.h"
 #include "core/error.h"
 #include "core/output_file.h"
@@ -42,20 +43,9 @@ struct StopOnSignal {
   }
 };
 
-// "1s", "500ms", "2m", "1h" or a plain number of seconds.
+// "1s", "500ms", "2m", "1h" or a plain number of seconds: the duration parser of every duration flag.
 double parse_seconds(const std::string& text, const char* flag) {
-  double v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  const std::string unit(ptr, end);
-  double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1;
-  else if (unit == "ms") scale = 1e-3;
-  else if (unit == "m" || unit == "min") scale = 60;
-  else if (unit == "h") scale = 3600;
-  if (ec != std::errc() || ptr == text.data() || scale == 0 || !std::isfinite(v) || v <= 0)
-    throw InputError(std::string(flag) + " '" + text + "' is not a positive duration (500ms, 1s, 2m, 1h)");
-  return v * scale;
+  return parse_duration(text, flag, 1, 1, "500ms, 1s, 2m or 1h");
 }
 
 }  // namespace
@@ -69,13 +59,14 @@ Command monitor_command() {
               long count = 0;  // 0: no --count given
               bool json = false;
               const CLI::Option* compare_option = nullptr;
-              const CLI::Option* count_option = nullptr;
               const CLI::Option* interval_option = nullptr;
             };
             auto s = std::make_shared<State>();
             app.add_option("--interval", s->interval, "time between samples (500ms, 1s, 2m)")->capture_default_str();
             app.add_option("--duration", s->duration, "stop after this long (default: at Ctrl-C, or the recording's end)");
-            s->count_option = app.add_option("--count", s->count, "stop after this many samples per GPU");
+            // --count 0 would read as "no samples", not "no limit" (the default is no --count at all).
+            app.add_option("--count", s->count, "stop after this many samples per GPU")
+                ->transform(whole_number_check("--count", 1, std::numeric_limits<long>::max()));
             app.add_option("--csv", s->csv, "also write every sample to this CSV file (the session format --replay reads)");
             app.add_flag("--json", s->json, "print the session summary (and comparison) as JSON, no live view");
             app.add_option("--replay", s->replay, "read a session recorded with --csv instead of sampling the GPUs");
@@ -95,8 +86,6 @@ Command monitor_command() {
                 throw InputError("--interval sets how often the GPUs are sampled; --replay keeps the recording's own "
                                  "sample times (use --duration or --count to replay part of it)");
               if (!s->duration.empty()) o.duration_s = parse_seconds(s->duration, "--duration");
-              // --count 0 would read as "no samples", not "no limit" (the default is no --count at all).
-              if (s->count_option->count() > 0 && s->count <= 0) throw InputError("--count must be positive, got " + std::to_string(s->count));
               o.count = s->count;
               // The prediction first: a bad flag or file is reported before any sampling.
               std::optional<MonitorExpectation> expected;

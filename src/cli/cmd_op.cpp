@@ -11,6 +11,7 @@
 #include "analysis/op_batch.h"
 #include "analysis/single_op.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/output_file.h"
 #include "core/data_files.h"
 #include "core/error.h"
@@ -111,32 +112,37 @@ Command op_command() {
                            "autotune | heuristic: cuDNN convolution algorithm by timing (cudnn.benchmark = True) or by "
                            "cuDNN's heuristic (default: the runtime's documented default)");
             app.add_option("--direction", o.direction, "fwd | bwd | bwd_data | bwd_filter")->capture_default_str();
-            app.add_option("--m", o.m, "matmul rows of A and C (attention: query length)");
-            app.add_option("--n", o.n, "matmul columns of B and C (attention: key length)");
-            app.add_option("--k", o.k, "matmul depth (attention: head dimension)");
-            app.add_option("--batch-count", o.batch_count, "independent products (bmm) or attention batch")->capture_default_str();
-            app.add_option("--conv-n", o.conv_n, "conv2d/conv3d batch");
-            app.add_option("--conv-c", o.conv_c, "conv2d/conv3d input channels");
-            app.add_option("--conv-d", o.conv_d, "conv3d input depth");
-            app.add_option("--conv-h", o.conv_h, "conv2d/conv3d input height");
-            app.add_option("--conv-w", o.conv_w, "conv2d/conv3d input width");
-            app.add_option("--conv-k", o.conv_k, "conv2d/conv3d output channels");
-            app.add_option("--conv-t", o.conv_t, "conv3d filter depth");
-            app.add_option("--conv-r", o.conv_r, "conv2d/conv3d filter height");
-            app.add_option("--conv-s", o.conv_s, "conv2d/conv3d filter width");
-            app.add_option("--pad-d", o.pad_d, "conv3d depth padding")->capture_default_str();
-            app.add_option("--pad-h", o.pad_h, "conv2d/conv3d padding")->capture_default_str();
-            app.add_option("--pad-w", o.pad_w, "conv2d/conv3d padding")->capture_default_str();
-            app.add_option("--stride-d", o.stride_d, "conv3d depth stride")->capture_default_str();
-            app.add_option("--stride-h", o.stride_h, "conv2d/conv3d stride")->capture_default_str();
-            app.add_option("--stride-w", o.stride_w, "conv2d/conv3d stride")->capture_default_str();
-            app.add_option("--rows", o.rows, "elementwise/softmax/layernorm rows");
-            app.add_option("--cols", o.cols, "elementwise/softmax/layernorm columns (the reduced axis)");
+            // The shape flags are digits only: CLI11 would read "010" as 8 and "0x10" as 16 (cli/number_flags.h).
+            const auto shape = [&app](const char* flag, std::int64_t& value, const char* help) {
+              return app.add_option(flag, value, help)->transform(whole_number_check(flag));
+            };
+            shape("--m", o.m, "matmul rows of A and C (attention: query length)");
+            shape("--n", o.n, "matmul columns of B and C (attention: key length)");
+            shape("--k", o.k, "matmul depth (attention: head dimension)");
+            shape("--batch-count", o.batch_count, "independent products (bmm) or attention batch")->capture_default_str();
+            shape("--conv-n", o.conv_n, "conv2d/conv3d batch");
+            shape("--conv-c", o.conv_c, "conv2d/conv3d input channels");
+            shape("--conv-d", o.conv_d, "conv3d input depth");
+            shape("--conv-h", o.conv_h, "conv2d/conv3d input height");
+            shape("--conv-w", o.conv_w, "conv2d/conv3d input width");
+            shape("--conv-k", o.conv_k, "conv2d/conv3d output channels");
+            shape("--conv-t", o.conv_t, "conv3d filter depth");
+            shape("--conv-r", o.conv_r, "conv2d/conv3d filter height");
+            shape("--conv-s", o.conv_s, "conv2d/conv3d filter width");
+            shape("--pad-d", o.pad_d, "conv3d depth padding")->capture_default_str();
+            shape("--pad-h", o.pad_h, "conv2d/conv3d padding")->capture_default_str();
+            shape("--pad-w", o.pad_w, "conv2d/conv3d padding")->capture_default_str();
+            shape("--stride-d", o.stride_d, "conv3d depth stride")->capture_default_str();
+            shape("--stride-h", o.stride_h, "conv2d/conv3d stride")->capture_default_str();
+            shape("--stride-w", o.stride_w, "conv2d/conv3d stride")->capture_default_str();
+            shape("--rows", o.rows, "elementwise/softmax/layernorm rows");
+            shape("--cols", o.cols, "elementwise/softmax/layernorm columns (the reduced axis)");
             app.add_option("--function", o.function, "elementwise: add mul div pow (two tensors), relu gelu tanh scale")
                 ->capture_default_str();
-            app.add_option("--heads", o.heads, "attention heads")->capture_default_str();
+            shape("--heads", o.heads, "attention heads")->capture_default_str();
             app.add_flag("--causal", o.causal, "attention with a causal mask");
-            app.add_option("--power-limit", s->power_limit, "board power limit in W (default: the board's)");
+            app.add_option("--power-limit", s->power_limit, "board power limit in W (default: the board's)")
+                ->transform(number_check("--power-limit"));
             app.add_option("--configs", s->configs, "CSV of ops, one prediction per row (columns: docs/kernel-model.md)");
             app.add_option("--out", s->out, "with --configs: write the CSV here instead of standard output");
             app.add_flag("--json", s->json, "machine-readable output");

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <iostream>
 #include <optional>
 #include <tuple>
@@ -15,8 +15,10 @@
 #include "analysis/plan.h"
 #include "analysis/request_resolution.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/output_file.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "import/model_source.h"
 #include "report/chart_page.h"
 #include "report/messages.h"
@@ -26,28 +28,22 @@ namespace perfcast::cli {
 
 namespace {
 
-double positive_number(const std::string& text, const char* flag) {
-  std::string t = text;
-  if (!t.empty() && t.front() == '$') t.erase(0, 1);
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  // "inf" parses as a double; no budget, size or count is infinite.
-  if (ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(v) || !(v > 0))
-    throw InputError(fmt::format("{} must be a positive finite number, got '{}'", flag, text));
-  return v;
+// --budget in USD, "$500" or "500".
+double budget_flag(const std::string& text) {
+  return number_flag(!text.empty() && text.front() == '$' ? std::string_view(text).substr(1) : text, "--budget");
 }
 
-// A count flag: digits only (no sign, point or exponent: "1e3" and "2.0" are not counts), a whole number from `least`
-// to a million (more options or GPUs than any catalog lists), parsed as an integer so that 1e12 cannot wrap.
-std::size_t whole_count(const std::string& text, const char* flag, int least) {
-  std::size_t v = 0;
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (!digits || ec != std::errc() || ptr != text.data() + text.size() || v < static_cast<std::size_t>(least) ||
-      v > 1000000)
-    throw InputError(fmt::format("{} takes a whole number (digits only) from {} to 1000000{}, got '{}'", flag, least,
-                                 least == 0 ? " (0: every option)" : "", text.substr(0, 40)));
-  return v;
+// --max-gpus: a whole number up to the largest cluster perfcast predicts (data/limits.toml max_nodes x
+// max_gpus_per_node), so that no count wraps in the cast to int.
+int max_gpus_flag(const std::string& text) {
+  const InputLimits& lim = input_limits();
+  return static_cast<int>(count_flag(text, "--max-gpus", 1, lim.max_nodes * lim.max_gpus_per_node));
+}
+
+// --top: 0 lists every option; any count past the options lists them all.
+std::size_t top_flag(const std::string& text) {
+  return static_cast<std::size_t>(
+      count_flag(text, "--top", 0, std::numeric_limits<std::int64_t>::max(), " (0: every option)"));
 }
 
 std::string option_line(const PlanOption& o, Lang lang) {
@@ -209,7 +205,7 @@ Command plan_command() {
                 ->capture_default_str();
             app.add_flag("--spot", s->spot, "rank by spot price where the catalog has one");
             app.add_option("--pue", s->pue,
-                           "power usage effectiveness for the facility energy, 1 to 3 (default: each provider's, "
+                           "power usage effectiveness for the facility energy, from 1 (no overhead) (default: each provider's, "
                            "data/cloud/providers.toml)");
             app.add_option("--rank-by", s->rank_by,
                            "with --layouts --deadline: pick the node count by cost, time or gpu-hours (default: cost "
@@ -247,12 +243,11 @@ Command plan_command() {
                          {s->epochs != "1", "--epochs", "the run's size is --train-tokens"}})
                   if (given) throw InputError(fmt::format("{} does not apply to plan --layouts: {}", flag, why));
                 std::optional<double> budget;
-                if (!s->budget.empty()) budget = positive_number(s->budget, "--budget");
-                const auto max_gpus = whole_count(s->max_gpus, "--max-gpus", 1);
+                if (!s->budget.empty()) budget = budget_flag(s->budget);
+                const int max_gpus = max_gpus_flag(s->max_gpus);
                 std::optional<LayoutRank> rank;
                 if (!s->rank_by.empty()) rank = parse_layout_rank(s->rank_by);
-                return plan_layouts_command(base, s->deadline, budget, static_cast<int>(max_gpus),
-                                            whole_count(s->top, "--top", 0), s->report.json, rank);
+                return plan_layouts_command(base, s->deadline, budget, max_gpus, top_flag(s->top), s->report.json, rank);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
               // The instance search ranks by cost (--spot: spot cost); --rank-by picks among --layouts' node counts.
@@ -275,16 +270,15 @@ Command plan_command() {
               // Without --precision, each GPU type runs the fastest precision it supports (plan searches them).
               if (s->flags.precision.empty()) req.base.precision = "best";
               req.deadline_hours = parse_duration_hours(s->deadline);
-              if (!s->budget.empty()) req.budget_usd = positive_number(s->budget, "--budget");
-              if (!s->dataset_size.empty()) req.size.dataset_samples = positive_number(s->dataset_size, "--dataset-size");
-              req.size.epochs = positive_number(s->epochs, "--epochs");
-              req.efficiency_threshold = positive_number(s->threshold, "--efficiency-threshold");
-              if (req.efficiency_threshold > 1)
-                throw InputError("--efficiency-threshold is a fraction in (0, 1], got " + s->threshold);
-              req.max_gpus = static_cast<int>(whole_count(s->max_gpus, "--max-gpus", 1));
-              const double top = static_cast<double>(whole_count(s->top, "--top", 0));
+              if (!s->budget.empty()) req.budget_usd = budget_flag(s->budget);
+              if (!s->dataset_size.empty()) req.size.dataset_samples = number_flag(s->dataset_size, "--dataset-size");
+              req.size.epochs = number_flag(s->epochs, "--epochs");
+              req.efficiency_threshold =
+                  number_flag(s->threshold, "--efficiency-threshold", {0, true, 1, "a fraction in (0, 1]"});
+              req.max_gpus = max_gpus_flag(s->max_gpus);
+              const double top = static_cast<double>(top_flag(s->top));
               req.spot = s->spot;
-              if (!s->pue.empty()) req.pue = parse_pue(s->pue);
+              if (!s->pue.empty()) req.pue = pue_flag(s->pue);
               req.dp = data_parallel_options(req.base);
               const PriceCatalog catalog = s->prices.empty() ? default_price_catalog() : load_price_catalog(s->prices);
               const PlanResult res = plan(req, catalog);

@@ -18,6 +18,7 @@
 #include "analysis/cloud.h"
 #include "analysis/llm_parallel.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "cli/serving_flags.h"
 #include "core/error.h"
 #include "core/output_file.h"
@@ -54,7 +55,7 @@ Command predict_command() {
                            "row failed");
             app.add_option("--out", s->out, "output CSV for --configs (default: standard output)");
             app.add_option("--pue", s->pue,
-                           "power usage effectiveness for the facility energy, 1 to 3 (default: data/cloud/providers.toml "
+                           "power usage effectiveness for the facility energy, from 1 (no overhead) (default: data/cloud/providers.toml "
                            "[default])");
             add_measured_flags(app, s->measured, s->measured_step, &s->flags.not_for_serving);
             return std::function<int()>([s, &app] {
@@ -113,7 +114,7 @@ Command predict_command() {
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);
               std::optional<double> pue;
-              if (!s->pue.empty()) pue = parse_pue(s->pue);
+              if (!s->pue.empty()) pue = pue_flag(s->pue);
               const PredictRequest request = s->flags.to_request();
               // A training layout's batch is --micro-batch per replica and --global-batch per step; a --batch beside
               // it changed nothing while the title showed it.

@@ -2,10 +2,10 @@
 // the command says so and exits 2.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "cli/web_server.h"
 #include "core/error.h"
 
@@ -25,10 +25,8 @@ Command serve_command() {
                 ->capture_default_str();
             app.add_option("--port", s->port, "TCP port (0: any free port)")->capture_default_str();
             return std::function<int()>([s] {
-              int port = -1;
-              const auto [ptr, ec] = std::from_chars(s->port.data(), s->port.data() + s->port.size(), port);
-              if (ec != std::errc() || ptr != s->port.data() + s->port.size() || port < 0 || port > 65535)
-                throw InputError(fmt::format("--port must be 0-65535, got '{}'", s->port));
+              // A TCP port is a 16-bit field (RFC 793); 0 asks the system for any free one.
+              const int port = static_cast<int>(count_flag(s->port, "--port", 0, 65535));
 #ifdef PERFCAST_HAVE_HTTPLIB
               WebServer server({s->host, port, 0});
               const int bound = server.bind();

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <iostream>
 
 #include "analysis/trace_analysis.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "device/catalog.h"
@@ -31,7 +33,10 @@ Command trace_command() {
             app.add_option("--device", s->gpu, "the same as --gpu (a trace's GPU kernels are predicted on GPUs only)");
             app.add_option("--runtime", s->runtime, "runtime profile for the prediction")->capture_default_str();
             app.add_option("--runtime-version", s->runtime_version, "framework version for the prediction");
-            app.add_option("--top", s->top, "kernels to list")->capture_default_str();
+            // A count past the kernels lists them all; the most is the int it is kept in.
+            app.add_option("--top", s->top, "kernels to list")
+                ->capture_default_str()
+                ->transform(whole_number_check("--top", 0, std::numeric_limits<int>::max()));
             app.add_flag("--no-predict", s->no_predict, "only what the trace measured");
             app.add_flag("--json", s->json, "machine-readable output");
             app.add_option("--html", s->html, "also write the report as a self-contained HTML page to this file");
@@ -39,7 +44,6 @@ Command trace_command() {
                            "write a GPU file for --gpu: the catalog GPU with the GEMM and DRAM efficiencies this trace "
                            "measured (its [measured] table)");
             return std::function<int()>([s] {
-              if (s->top < 0) throw InputError("--top must be 0 or more, got " + std::to_string(s->top));
               std::error_code ec;
               if (std::filesystem::is_directory(s->file, ec)) {
                 // One trace per rank of a distributed run.

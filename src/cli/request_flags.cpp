@@ -1,8 +1,4 @@
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -10,6 +6,7 @@
 #include "analysis/llm_parallel.h"
 #include "analysis/request_resolution.h"
 #include "cli/command.h"
+#include "cli/number_flags.h"
 #include "core/error.h"
 #include "cost/attention_kernels.h"
 #include "import/model_source.h"
@@ -20,23 +17,9 @@ namespace perfcast::cli {
 
 namespace {
 
-std::int64_t parse_count(const std::string& text, const char* flag, bool allow_zero, bool allow_max = false) {
-  if (allow_max && text == "max") return 0;
-  std::int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size())
-    throw InputError(fmt::format("{} must be a {} integer{}, got '{}'", flag, allow_zero ? "non-negative" : "positive",
-                                 allow_max ? " or 'max'" : "", text));
-  if (v < 0 || (v == 0 && !allow_zero)) throw InputError(fmt::format("{} must be positive, got {}", flag, v));
-  return v;
-}
-
-double parse_number(const std::string& text, const char* flag) {
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(v > 0) || !std::isfinite(v))
-    throw InputError(fmt::format("{} must be a positive number, got '{}'", flag, text));
-  return v;
+// --batch: a count, or "max" (0) for the largest batch that fits.
+std::int64_t batch_flag(const std::string& text) {
+  return text == "max" ? 0 : count_flag(text, "--batch", 1, std::numeric_limits<std::int64_t>::max(), " or 'max'");
 }
 
 // A model recorded at a batch (a profiler trace) is predicted at that batch unless --batch says otherwise. Only files
@@ -46,7 +29,7 @@ std::int64_t default_batch(const PredictRequest& r, const std::string& fallback)
     const std::int64_t b = resolve_model(r.model, import_options(r)).natural_batch;
     if (b > 0) return b;
   }
-  return parse_count(fallback, "--batch", false, true);
+  return batch_flag(fallback);
 }
 
 }  // namespace
@@ -94,26 +77,26 @@ PredictRequest RequestFlags::to_request() const {
   if (!precision.empty()) r.precision = precision;
   else if (serving) r.precision = r.runtime == "llama.cpp" ? "f16" : "fp16";  // nobody serves LLM weights in fp32
   // The model's import options (--dim, --seq) before the default batch, which may resolve the model.
-  if (!seq.empty()) r.seq = parse_count(seq, "--seq", false);
+  if (!seq.empty()) r.seq = count_flag(seq, "--seq", 1);
   for (const auto& d : dims) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--dim takes name=value, got '" + d + "'");
-    r.dims[d.substr(0, eq)] = parse_count(d.substr(eq + 1), "--dim value", false);
+    r.dims[d.substr(0, eq)] = count_flag(d.substr(eq + 1), "--dim value", 1);
   }
   if (batch.empty()) r.batch = serving ? 1 : default_batch(r, d.train_batch);
-  else r.batch = parse_count(batch, "--batch", false, true);
-  if (!seq_mean.empty()) r.seq_mean = parse_count(seq_mean, "--seq-mean", false);
-  if (!context.empty()) r.context = parse_count(context, "--context", true);
-  if (!max_positions.empty()) r.max_positions = parse_count(max_positions, "--max-positions", false);
-  if (!lora_rank.empty()) r.lora_rank = parse_count(lora_rank, "--lora-rank", false);
-  if (!host_cores.empty()) r.host_cores = static_cast<int>(parse_count(host_cores, "--host-cores", false));
+  else r.batch = batch_flag(batch);
+  if (!seq_mean.empty()) r.seq_mean = count_flag(seq_mean, "--seq-mean", 1);
+  if (!context.empty()) r.context = count_flag(context, "--context", 0);
+  if (!max_positions.empty()) r.max_positions = count_flag(max_positions, "--max-positions", 1);
+  if (!lora_rank.empty()) r.lora_rank = count_flag(lora_rank, "--lora-rank", 1);
   // Clamped before narrowing to int: the library refuses counts past data/scale_limits.toml with the reason.
   constexpr std::int64_t kCountCap = std::numeric_limits<int>::max();
-  r.gpus = static_cast<int>(std::min(parse_count(gpus, "--gpus", false), kCountCap));
-  r.nodes = static_cast<int>(std::min(parse_count(nodes, "--nodes", false), kCountCap));
-  if (!power_limit.empty()) r.power_limit_w = parse_number(power_limit, "--power-limit");
-  if (!instances.empty()) r.instances = static_cast<int>(std::min(parse_count(instances, "--instances", false), kCountCap));
-  if (!cores.empty()) r.cores = static_cast<int>(std::min(parse_count(cores, "--cores", false), kCountCap));
+  if (!host_cores.empty()) r.host_cores = static_cast<int>(std::min(count_flag(host_cores, "--host-cores", 1), kCountCap));
+  r.gpus = static_cast<int>(std::min(count_flag(gpus, "--gpus", 1), kCountCap));
+  r.nodes = static_cast<int>(std::min(count_flag(nodes, "--nodes", 1), kCountCap));
+  if (!power_limit.empty()) r.power_limit_w = number_flag(power_limit, "--power-limit");
+  if (!instances.empty()) r.instances = static_cast<int>(std::min(count_flag(instances, "--instances", 1), kCountCap));
+  if (!cores.empty()) r.cores = static_cast<int>(std::min(count_flag(cores, "--cores", 1), kCountCap));
   r.numa_pages = numa_pages;
   if (!optimizer.empty()) r.optimizer = optimizer;
   if (!parse_generation_kernel(r.attention))
@@ -127,10 +110,10 @@ PredictRequest RequestFlags::to_request() const {
   if (fused_optimizer || unfused_optimizer) r.fused_optimizer = fused_optimizer;
   if (!grad_accum.empty())
     r.grad_accum =
-        static_cast<int>(std::min<std::int64_t>(parse_count(grad_accum, "--grad-accum", false), kMaxGradAccum + 1));
+        static_cast<int>(std::min<std::int64_t>(count_flag(grad_accum, "--grad-accum", 1), kMaxGradAccum + 1));
   // Training layout: counts clamped before narrowing; check_layout refuses what no model or GPU count takes.
   auto degree = [&](const std::string& text, const char* flag, int fallback) {
-    return text.empty() ? fallback : static_cast<int>(std::min(parse_count(text, flag, false), kCountCap));
+    return text.empty() ? fallback : static_cast<int>(std::min(count_flag(text, flag, 1), kCountCap));
   };
   r.tensor_parallel = degree(tp, "--tp", 1);
   r.pipeline_parallel = degree(pp, "--pp", 1);
@@ -139,13 +122,12 @@ PredictRequest RequestFlags::to_request() const {
   r.context_parallel = degree(cp, "--cp", 1);
   r.virtual_pipeline = degree(vpp, "--vpp", 1);
   if (!zero.empty()) {
-    const std::int64_t z = parse_count(zero, "--zero", true);
-    if (z > 3) throw InputError(fmt::format("--zero takes a stage 0-3, got {}", z));
-    r.zero_stage = static_cast<int>(z);
+    // ZeRO has stages 0 to 3 (Rajbhandari et al. 2020; DeepSpeed's zero_optimization.stage).
+    r.zero_stage = static_cast<int>(count_flag(zero, "--zero", 0, 3));
   }
-  if (!micro_batch.empty()) r.micro_batch = parse_count(micro_batch, "--micro-batch", false);
-  if (!global_batch.empty()) r.global_batch = parse_count(global_batch, "--global-batch", false);
-  if (!train_tokens.empty()) r.train_tokens = parse_number(train_tokens, "--train-tokens");
+  if (!micro_batch.empty()) r.micro_batch = count_flag(micro_batch, "--micro-batch", 1);
+  if (!global_batch.empty()) r.global_batch = count_flag(global_batch, "--global-batch", 1);
+  if (!train_tokens.empty()) r.train_tokens = number_flag(train_tokens, "--train-tokens");
   if (sequence_parallel && no_sequence_parallel)
     throw InputError("--sequence-parallel and --no-sequence-parallel exclude each other");
   if (sequence_parallel || no_sequence_parallel) r.sequence_parallel = sequence_parallel;

@@ -98,8 +98,16 @@ int run_command_line(const std::vector<std::string>& words) {
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());
   }
-  for (auto& [sub, run_it] : runners)
-    if (sub->parsed()) return run_it();
+  for (auto& [sub, run_it] : runners) {
+    if (!sub->parsed()) continue;
+    // An empty value ("--batch=", --pue '' from an unset shell variable) is no value: a flag kept as text would
+    // read it as not given and run its default, so it is refused naming the flag.
+    for (const CLI::Option* o : sub->get_options())
+      if (o->count() > 0 && o->get_expected_min() > 0)
+        for (const std::string& value : o->results())
+          if (value.empty()) throw InputError(o->get_name() + " takes a value, got ''");
+    return run_it();
+  }
   return 0;
 }
 

@@ -1,40 +1,26 @@
 #include "cli/serving_flags.h"
 
-#include <fmt/format.h>
-
-#include <charconv>
-#include <cmath>
+#include <limits>
 #include <utility>
 
 #include "analysis/cloud.h"
+#include "cli/number_flags.h"
 #include "core/error.h"
 
 namespace perfcast::cli {
 
 namespace {
 
-double number(const std::string& text, const char* flag, bool allow_zero, bool allow_inf = false) {
-  if (allow_inf && (text == "inf" || text == "max")) return 0;
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || v < 0 || (v == 0 && !allow_zero))
-    throw InputError(fmt::format("{} must be a {} number{}, got '{}'", flag, allow_zero ? "non-negative" : "positive",
-                                 allow_inf ? " or 'inf'" : "", text));
-  return v;
+// --request-rate: requests per second, or "inf" / "max" (0) for every request at once.
+double request_rate_flag(const std::string& text) {
+  if (text == "inf" || text == "max") return 0;
+  return number_flag(text, "--request-rate", {0, true, std::numeric_limits<double>::max(), "a positive finite number or 'inf'"});
 }
 
 // A latency target in milliseconds, read by the duration parser --deadline uses (parse_duration): a bare number is
 // milliseconds (as --help says), or a number with any of its units, "500ms", "0.5 s", "0.5sec".
 double latency_ms(const std::string& text, const char* flag) {
   return parse_duration(text, flag, 1e-3, 1e-3, "500 (ms), 500ms or 0.5s");
-}
-
-std::int64_t count(const std::string& text, const char* flag) {
-  std::int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v < 1)
-    throw InputError(fmt::format("{} must be a positive integer, got '{}'", flag, text));
-  return v;
 }
 
 }  // namespace
@@ -59,20 +45,14 @@ ServeRequest ServingFlags::to_request(const PredictRequest& base, bool runtime_g
   }
   if (input_len.empty() || output_len.empty())
     throw InputError("--mode serve needs --input-len and --output-len (prompt and output tokens per request)");
-  r.input_len = count(input_len, "--input-len");
-  r.output_len = count(output_len, "--output-len");
-  if (!request_rate.empty()) r.request_rate = number(request_rate, "--request-rate", false, true);
+  r.input_len = count_flag(input_len, "--input-len", 1);
+  r.output_len = count_flag(output_len, "--output-len", 1);
+  if (!request_rate.empty()) r.request_rate = request_rate_flag(request_rate);
   r.length_dist = length_dist;
-  {
-    std::uint64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), v);
-    if (ec != std::errc() || ptr != seed.data() + seed.size())
-      throw InputError("--seed must be a non-negative integer, got '" + seed + "'");
-    r.seed = v;
-  }
-  if (!num_requests.empty()) r.num_requests = count(num_requests, "--num-requests");
-  if (!prefix_cache_hit.empty()) r.prefix_cache_hit = number(prefix_cache_hit, "--prefix-cache-hit", true);
-  if (!max_batch.empty()) r.max_batch = count(max_batch, "--max-batch");
+  r.seed = whole_number_flag(seed, "--seed", 0, std::numeric_limits<std::uint64_t>::max());
+  if (!num_requests.empty()) r.num_requests = count_flag(num_requests, "--num-requests", 1);
+  if (!prefix_cache_hit.empty()) r.prefix_cache_hit = number_flag(prefix_cache_hit, "--prefix-cache-hit", {0, false, 1, "a share from 0 to 1"});
+  if (!max_batch.empty()) r.max_batch = count_flag(max_batch, "--max-batch", 1);
   if (!slo_ttft.empty()) r.slo_ttft_ms = latency_ms(slo_ttft, "--slo-ttft");
   if (!slo_tpot.empty()) r.slo_tpot_ms = latency_ms(slo_tpot, "--slo-tpot");
   return r;

@@ -56,6 +56,8 @@ InputLimits load_limits() {
   l.max_dataset_samples = count(run, "max_dataset_samples");
   l.max_epochs = count(run, "max_epochs");
   l.max_deadline_hours = count(run, "max_deadline_hours");
+  l.max_pue = run.number("max_pue");
+  if (!(l.max_pue >= 1) || !std::isfinite(l.max_pue)) run.fail("max_pue", "must be a finite number of at least 1");
   const auto anchor = section("anchor");
   l.max_measured_over_peak = anchor.number("max_measured_over_peak");
   if (!(l.max_measured_over_peak >= 1) || !std::isfinite(l.max_measured_over_peak))

@@ -44,6 +44,7 @@ struct InputLimits {
   std::int64_t max_dataset_samples = 0;   // --dataset-size
   std::int64_t max_epochs = 0;            // --epochs
   std::int64_t max_deadline_hours = 0;    // plan --deadline
+  double max_pue = 0;                     // --pue (facility energy / IT energy)
   // [anchor]: --measured / --measured-step
   double max_measured_over_peak = 0;      // implied FLOP/s over the fastest pipe's peak (Winograd's most saving)
 };
