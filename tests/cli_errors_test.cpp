@@ -211,6 +211,11 @@ TEST_F(CliTest, OpShapeFlagsOfAnotherOpAreInputErrors) {
     EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
     EXPECT_EQ(run("op --help").out.find(flag), std::string::npos) << flag;
   }
+  // --cores is a CPU device's (the op then runs on that many of its cores); on a GPU it would be ignored.
+  expect_input_error("op --gpu gtx-1080-ti --op matmul --m 64 --n 64 --k 64 --cores 4", {"--cores", "gtx-1080-ti"});
+  expect_input_error("op --device xeon-platinum-8380 --op matmul --m 64 --n 64 --k 64 --power-limit 200",
+                     {"--power-limit", "xeon-platinum-8380"});
+  EXPECT_EQ(run("op --device xeon-platinum-8380 --op linear --m 20 --n 768 --k 768 --cores 4").code, 0);
   // The README's two op examples still run.
   EXPECT_EQ(run("op --gpu h100-sxm5-80gb --op matmul --m 8192 --n 8192 --k 8192 --precision bf16").code, 0);
   EXPECT_EQ(run("op --gpu gtx-1080-ti --op conv2d --conv-n 32 --conv-c 64 --conv-h 56 --conv-w 56 --conv-k 64 --conv-r 3 "

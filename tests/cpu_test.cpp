@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/cpu_single_op.h"
 #include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "cli_runner.h"
@@ -510,6 +511,37 @@ TEST(CpuCost, GemmRateOnOneCoreMatchesPublishedOneDnnKernels) {
   const double ratio = gflops(200, 64, 128) / gflops(200, 128, 512);
   EXPECT_GE(ratio, 0.52);
   EXPECT_LE(ratio, 0.80);
+}
+
+// `perfcast op` on a CPU id costs one GEMM by the same path (tools/fit_cpu_gemm.py reads it there): one core of a
+// Sapphire Rapids part runs the deep inner product of uxlfoundation/oneDNN#1393 and tensorflow/tensorflow#56350
+// (M = 200, N = 512, K = 15680; oneDNN 2.6 brgemm:avx512_core, FP32) at 98.2-111.9 GFLOPS in the three published
+// logs; the catalogued 8480+ core must land within 15% of each, and the K = 128 / K = 512 rate ratio inside the logs'
+// 0.52-0.80, as through CpuCostModel::gemm above.
+TEST(CpuOp, OneCoreMatmulMatchesPublishedOneDnnKernels) {
+  const auto gflops = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    OpSpec s;
+    s.op = "matmul";
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    const CpuOpPrediction p = predict_cpu_op(s, "xeon-platinum-8480plus", "pytorch", "fp32", 1);
+    EXPECT_EQ(p.cpu.total_cores(), 1);
+    return 2.0 * m * n * k / p.time_us() / 1e3;
+  };
+  for (const double published : {101.6, 98.2, 111.9}) EXPECT_NEAR(gflops(200, 512, 15680) / published, 1.0, 0.15);
+  const double ratio = gflops(200, 64, 128) / gflops(200, 128, 512);
+  EXPECT_GE(ratio, 0.52);
+  EXPECT_LE(ratio, 0.80);
+  OpSpec bad;
+  bad.op = "linear";
+  bad.m = 20;
+  bad.n = 768;
+  bad.k = 768;
+  bad.direction = "bwd_data";
+  EXPECT_THROW(predict_cpu_op(bad, "xeon-platinum-8380", "pytorch", "fp32"), UnsupportedError);
+  bad.direction = "fwd";
+  EXPECT_THROW(predict_cpu_op(bad, "xeon-platinum-8380", "pytorch", "fp32", 41), InputError);  // one socket: 40 cores
 }
 
 // oneDNN's primitive cache (PyTorch 1.8 on, oneDNN 1.8.1: pytorch/pytorch#51184) turns a per-call reorder's creation

@@ -25,44 +25,6 @@ namespace {
   throw UnsupportedError(what + " does not apply to CPU '" + r.gpu + "' (perfcast models GPUs for it)");
 }
 
-// What the step's GEMMs run in and how tensors are stored, or UnsupportedError naming what the part lacks.
-PrecisionPlan cpu_precision(const PredictRequest& r, const CpuSpec& cpu, const CpuRuntimeProfile& runtime,
-                            bool training, std::string& math) {
-  PrecisionPlan plan;
-  plan.name = r.precision;
-  if (r.precision == "fp32") {
-    math = "fp32";
-    plan.bytes = {4, 4};
-  } else if (r.precision == "bf16") {
-    math = "bf16";
-    plan.bytes = {2, 2};
-  } else if (r.precision == "amp" || r.precision == "amp-bf16") {
-    // torch.autocast("cpu") casts to bfloat16 by default: bf16 GEMM inputs, fp32 master weights in training.
-    math = "bf16";
-    plan.bytes = {2, 2};
-    plan.mixed = training;
-  } else if (r.precision == "int8") {
-    if (training) throw UnsupportedError("int8 is an inference precision: --mode train runs fp32, bf16 or amp-bf16");
-    math = "int8";
-    plan.bytes = {1, 1};
-  } else {
-    throw UnsupportedError("precision '" + r.precision + "' is not modelled on CPUs (fp32, bf16, amp-bf16, int8): " +
-                           cpu.id + " has no " + r.precision + " GEMM units");
-  }
-  if (std::find(runtime.precisions.begin(), runtime.precisions.end(), r.precision) == runtime.precisions.end())
-    throw UnsupportedError(fmt::format("{} on CPU does not run --precision {} (its CPU kernels: {})", runtime.name,
-                                       r.precision, fmt::join(runtime.precisions, ", ")));
-  const std::string_view unit = cpu.math_unit(math);
-  if (unit.empty())
-    throw UnsupportedError(fmt::format("{} is not supported on {} ({}): it needs {}", r.precision, cpu.id,
-                                       cpu.microarchitecture,
-                                       math == "bf16" ? "AMX or AVX512_BF16" : "AMX or AVX-512 VNNI"));
-  plan.note = fmt::format("{} GEMMs on {} at {:.2f} T{}/s peak ({} cores x {:.2f} GHz all-core)", math, unit,
-                          cpu.peak_tflops(math), math == "int8" ? "OP" : "FLOP", cpu.total_cores(),
-                          unit == "amx" ? cpu.amx_allcore_ghz : cpu.vector_clock_ghz());
-  return plan;
-}
-
 // The memory of `instances` processes, each holding `one` (its own weights, activations, workspace and runtime),
 // against the part's `capacity_bytes`.
 MemoryBreakdown all_instances(MemoryBreakdown one, int instances, double capacity_bytes) {
@@ -78,6 +40,43 @@ MemoryBreakdown all_instances(MemoryBreakdown one, int instances, double capacit
 }
 
 }  // namespace
+
+PrecisionPlan cpu_precision_plan(const std::string& precision, const CpuSpec& cpu, const CpuRuntimeProfile& runtime,
+                                 bool training, std::string& math) {
+  PrecisionPlan plan;
+  plan.name = precision;
+  if (precision == "fp32") {
+    math = "fp32";
+    plan.bytes = {4, 4};
+  } else if (precision == "bf16") {
+    math = "bf16";
+    plan.bytes = {2, 2};
+  } else if (precision == "amp" || precision == "amp-bf16") {
+    // torch.autocast("cpu") casts to bfloat16 by default: bf16 GEMM inputs, fp32 master weights in training.
+    math = "bf16";
+    plan.bytes = {2, 2};
+    plan.mixed = training;
+  } else if (precision == "int8") {
+    if (training) throw UnsupportedError("int8 is an inference precision: --mode train runs fp32, bf16 or amp-bf16");
+    math = "int8";
+    plan.bytes = {1, 1};
+  } else {
+    throw UnsupportedError("precision '" + precision + "' is not modelled on CPUs (fp32, bf16, amp-bf16, int8): " +
+                           cpu.id + " has no " + precision + " GEMM units");
+  }
+  if (std::find(runtime.precisions.begin(), runtime.precisions.end(), precision) == runtime.precisions.end())
+    throw UnsupportedError(fmt::format("{} on CPU does not run --precision {} (its CPU kernels: {})", runtime.name,
+                                       precision, fmt::join(runtime.precisions, ", ")));
+  const std::string_view unit = cpu.math_unit(math);
+  if (unit.empty())
+    throw UnsupportedError(fmt::format("{} is not supported on {} ({}): it needs {}", precision, cpu.id,
+                                       cpu.microarchitecture,
+                                       math == "bf16" ? "AMX or AVX512_BF16" : "AMX or AVX-512 VNNI"));
+  plan.note = fmt::format("{} GEMMs on {} at {:.2f} T{}/s peak ({} cores x {:.2f} GHz all-core)", math, unit,
+                          cpu.peak_tflops(math), math == "int8" ? "OP" : "FLOP", cpu.total_cores(),
+                          unit == "amx" ? cpu.amx_allcore_ghz : cpu.vector_clock_ghz());
+  return plan;
+}
 
 bool is_cpu_device(const std::string& id) { return cpu_by_id(id) != nullptr; }
 
@@ -118,7 +117,7 @@ Prediction predict_cpu(const PredictRequest& request) {
   if (training && crt.inference_only)
     throw UnsupportedError(crt.name + " is an inference runtime: --mode train is not modelled for it");
   std::string math;
-  const PrecisionPlan plan = cpu_precision(r, cpu, crt, training, math);
+  const PrecisionPlan plan = cpu_precision_plan(r.precision, cpu, crt, training, math);
   const ModelSource model = model_for(r);
   if (model.sequence && r.seq == 0) r.seq = model.default_seq;
   if (!model.sequence && r.seq != 0)

@@ -24,6 +24,9 @@
 
 namespace perfcast {
 
+struct CpuSpec;             // device/cpu_spec.h
+struct CpuRuntimeProfile;   // runtime/cpu_runtime.h
+
 struct ModelSource;
 struct ParallelTrainingCost;  // schedule/llm_parallel.h
 
@@ -211,6 +214,10 @@ Prediction predict_llm(const PredictRequest& request);
 Prediction predict_cpu(const PredictRequest& request);
 // Whether `id` names a CPU of the catalog (data/cpus) rather than a GPU.
 bool is_cpu_device(const std::string& id);
+// What a CPU's GEMMs run in for `precision` under `runtime` and how tensors are stored (`math` set to the GEMM math:
+// fp32, bf16 or int8), or UnsupportedError naming what the part or the runtime lacks (analysis/cpu_predict.cpp).
+PrecisionPlan cpu_precision_plan(const std::string& precision, const CpuSpec& cpu, const CpuRuntimeProfile& runtime,
+                                 bool training, std::string& math);
 // Board power and energy per step (analysis/power.cpp).
 void apply_power(Prediction& p);
 

@@ -8,7 +8,9 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cpu_single_op.h"
 #include "analysis/op_batch.h"
+#include "analysis/predict.h"
 #include "analysis/single_op.h"
 #include "cli/command.h"
 #include "cli/number_flags.h"
@@ -68,6 +70,52 @@ nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& 
           {"roofline", {{"pipe", pipe_name(k.pipe)}, {"peak_tflops", c.device.peak(k.pipe)}, {"dram_gbps", c.device.mem_bw_gbps}}}};
 }
 
+// The same report for an op on a CPU: its cores and runtime in place of the GPU's launches and clock.
+std::string cpu_op_text(const OpSpec& s, const CpuOpPrediction& p) {
+  const KernelCost& k = p.cost;
+  const double flops_per_us = p.time_us() > 0 ? k.flops / p.time_us() : 0;
+  std::string out = fmt::format("{} {} on {} ({}), {} of its cores, {}, {} (CPU profile)\n", s.op, s.direction,
+                                p.cpu.id, p.cpu.name, p.cpu.total_cores(), p.plan.name, p.runtime);
+  out += fmt::format("  time            {:>10.2f} us   (the kernels, then the OpenMP fork and join of {} call{})\n", p.time_us(),
+                     k.launches, k.launches == 1 ? "" : "s");
+  out += fmt::format("  bound by        {:>10}      (the longer of compute and memory)\n", bound_name(k.bound));
+  out += fmt::format("  algorithm       {}\n", std::string(k.algorithm));
+  out += fmt::format("  work            {:>10.3f} GFLOP, {:.3f} MB moved\n", k.flops * 1e-9, k.bytes * 1e-6);
+  out += fmt::format("  achieved        {:>10.2f} GFLOPS, {:.0f} GB/s\n", flops_per_us * 1e-3,
+                     p.time_us() > 0 ? k.bytes / p.time_us() * 1e-3 : 0);
+  out += fmt::format("  compute time    {:>10.2f} us   at shape efficiency {:.2f} ({})\n", k.compute_us,
+                     k.shape_efficiency, p.plan.note);
+  out += fmt::format("  memory time     {:>10.2f} us   (bytes / the caches' or DRAM's rate)\n", k.memory_us);
+  out += fmt::format("  kernels         {:>10.2f} us   (compute or memory, with what runs serial to them: packing, reorders)\n",
+                     k.time_us);
+  out += fmt::format("  fork and join   {:>10.2f} us   ({} thread{} per call)\n", p.fork_join_us, p.cpu.total_cores(),
+                     p.cpu.total_cores() == 1 ? "" : "s");
+  return out;
+}
+
+nlohmann::json cpu_op_json(const OpSpec& s, const CpuOpPrediction& p) {
+  const KernelCost& k = p.cost;
+  return {{"device", p.cpu.id},
+          {"op", s.op},
+          {"direction", s.direction},
+          {"precision", p.plan.name},
+          {"runtime", p.runtime},
+          {"cores", p.cpu.total_cores()},
+          {"predicted_us", p.time_us()},
+          {"kernel_us", k.time_us},
+          {"fork_join_us", p.fork_join_us},
+          {"bound", bound_name(k.bound)},
+          {"algorithm", std::string(k.algorithm)},
+          {"launches", static_cast<std::int64_t>(k.launches)},
+          {"flops", rounded_count_json(k.flops)},
+          {"bytes", rounded_count_json(k.bytes)},
+          {"compute_us", k.compute_us},
+          {"memory_us", k.memory_us},
+          {"shape_efficiency", k.shape_efficiency},
+          {"roofline", {{"peak_tflops", p.cpu.peak_tflops(p.plan.name == "int8" ? "int8" : p.plan.name == "fp32" ? "fp32" : "bf16")},
+                        {"dram_gbps", p.cpu.mem_bw_gbps()}}}};
+}
+
 // The shape flags each op reads (OpSpec fields single_op.cpp's build() uses); a shape flag given for another op
 // would be ignored, so it is refused.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& shape_flags_of() {
@@ -95,6 +143,7 @@ Command op_command() {
             struct State {
               OpSpec spec;
               std::string gpu, precision = "fp32", runtime = "pytorch", configs, out, conv_algo;
+              int cores = 0;
               double power_limit = 0;
               bool json = false;
               std::string html;
@@ -103,7 +152,8 @@ Command op_command() {
             auto s = std::make_shared<State>();
             OpSpec& o = s->spec;
             app.add_option("--gpu", s->gpu, "GPU id from `perfcast gpus`, or a GPU .toml file");
-            app.add_option("--device", s->gpu, "the same as --gpu (one kernel is costed on GPUs only; a CPU id is refused)");
+            app.add_option("--device", s->gpu, "GPU id, or a CPU id from `perfcast cpus` (costed by the CPU path on --cores)");
+            app.add_option("--cores", s->cores, "CPU devices: the physical cores the op runs on, one thread each (default: every core)");
             app.add_option("--op", o.op, "matmul | linear | conv2d | conv3d | elementwise | softmax | layernorm | attention")
                 ->capture_default_str();
             app.add_option("--precision", s->precision, "fp32 tf32 fp16 bf16 amp int8 fp8")->capture_default_str();
@@ -182,6 +232,19 @@ Command op_command() {
               if (!s->out.empty()) throw InputError("--out applies with --configs");
               if (!s->html.empty()) check_output_path(s->html);
               if (s->gpu.empty()) throw InputError("op: --gpu is required (or --configs FILE)");
+              const bool on_cpu = is_cpu_device(s->gpu);
+              if (!on_cpu && app.get_option("--cores")->count() > 0)
+                throw InputError("--cores applies to a CPU device ('" + s->gpu + "' is not one: perfcast cpus)");
+              if (on_cpu) {
+                for (const char* flag : {"--html", "--power-limit", "--conv-algo"})
+                  if (app.get_option(flag)->count() > 0)
+                    throw InputError(std::string(flag) + " does not apply to an op on a CPU ('" + s->gpu + "')");
+                if (app.get_option("--cores")->count() > 0 && s->cores < 1)
+                  throw InputError("--cores must be at least 1");
+                const CpuOpPrediction p = predict_cpu_op(s->spec, s->gpu, s->runtime, s->precision, s->cores);
+                report_out() << (s->json ? cpu_op_json(s->spec, p).dump(2) + "\n" : cpu_op_text(s->spec, p));
+                return 0;
+              }
               check_conv_algo(s->conv_algo);
               OpContext ctx = op_context(s->gpu, s->runtime, s->precision, s->power_limit, s->spec.direction != "fwd");
               ctx.conv_autotune = conv_autotune_for(s->conv_algo, ctx.runtime);
