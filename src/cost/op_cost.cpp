@@ -168,6 +168,13 @@ double pooled_elem_bytes(const Op& op, const CostContext& ctx) {
 
 bool is_pointwise(const Op& op) { return op.kind == OpKind::kElementwise && op.repeats == 1; }
 
+// An add of two tensors that are both computed (not the graph input): a residual join, whose backward joins the
+// gradients of a fork.
+bool two_input_add(const Op& op) {
+  return op.kind == OpKind::kElementwise && op.pointwise == PointwiseKind::kAdd && op.inputs.size() == 2 &&
+         op.inputs[0] >= 0 && op.inputs[1] >= 0;
+}
+
 bool is_depthwise(const ConvGeometry& c) { return c.groups > 1 && c.groups == c.c_in && c.c_out / c.groups <= 4; }
 
 // Whether PyTorch's dispatch (aten/src/ATen/native/Convolution.cpp use_cudnn_depthwise with
@@ -1289,6 +1296,16 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     const double intermediate = static_cast<double>(ops[op.inputs[0]].out_elems) * bytes.act;
     w.bytes = std::max(0.0, w.bytes - 2.0 * intermediate);
     launches = 0;
+  }
+  // The backward of a two-input add stands for the sum of the two gradients at the fork that feeds it (dy in, a
+  // gradient out for each input: PyTorch's fork accumulation). A runtime that sums them in place
+  // (RuntimeProfile::residual_grad_addto) has the later gradient's producer add into the sum (cuDNN beta = 1): no
+  // kernel of its own, one more read of the gradient inside that producer's call.
+  if (phase == Phase::kBackward && launches > 0 && ctx.runtime.residual_grad_addto && two_input_add(op)) {
+    w.flops = static_cast<double>(op.out_elems);
+    w.bytes = static_cast<double>(op.out_elems) * bytes.act;
+    launches = 0;
+    out.fusion = Fusion::kIntoPrevious;
   }
   // A LayerNorm / RMSNorm whose input a pointwise op (the residual add) writes, in a runtime that fuses the
   // producer into the reduction (RuntimeProfile::fuse_pointwise_into_norm): the fused kernel computes the sum in

@@ -41,6 +41,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
   if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
   if (key == "cudnn_nchw_batch_norm") return &r.cudnn_nchw_batch_norm;
+  if (key == "residual_grad_addto") return &r.residual_grad_addto;
   if (key == "llm_decode_shared_kv") return &r.llm_decode_shared_kv;
   if (key == "llm_fp8_context_attention") return &r.llm_fp8_context_attention;
   return nullptr;
@@ -261,6 +262,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
   r.half_batch_norm_native = flag_or("half_batch_norm_native", r.half_batch_norm_native);
   r.cudnn_nchw_batch_norm = flag_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
+  r.residual_grad_addto = flag_or("residual_grad_addto", r.residual_grad_addto);
   r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
   if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");
   r.dropout_rng_bytes_per_value = f.number_or("dropout_rng_bytes_per_value", r.dropout_rng_bytes_per_value);

@@ -90,6 +90,11 @@ struct RuntimeProfile {
   // CUDNN_BATCHNORM_SPATIAL mode, whose per-channel kernels stream slower than the NHWC persistent ones
   // (PyTorch cudnn/BatchNorm.cpp getCudnnBatchNormMode: SPATIAL_PERSISTENT for channels-last training only).
   bool cudnn_nchw_batch_norm = false;
+  // Training sums the two gradients at a residual fork without a kernel: the later gradient's producer (the
+  // branch's first convolution's data gradient) adds into the sum's storage (MXNet's DetectInplaceAddTo: req
+  // kAddTo, cuDNN beta = 1) and the gradient add is skipped. A two-input add's backward then costs one more read
+  // of its output's size inside that producer's call, and no launch (cost/op_cost.cpp).
+  bool residual_grad_addto = false;
   // Passes that native kernel's forward makes over the input (2: statistics, then normalize; THCUNN's: 3).
   double native_batch_norm_forward_reads = 2;
   // DRAM bytes per 32-bit random value that a dropout's random bits cost outside its fused kernel, in training.
