@@ -277,6 +277,7 @@ Graph graph_as_run(const ModelSource& model, const ModelOptions& options, const 
       op.attn.fused = k != AttentionKernel::kUnfused;
       op.attn.memory_efficient = k == AttentionKernel::kMemoryEfficient;
     }
+    apply_window_rules(op.attn, attention.impl);
     op.saves_output = !op.attn.fused;  // as the builder marks attention: unfused keeps the probabilities
   }
   return g;

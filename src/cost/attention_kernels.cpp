@@ -73,6 +73,10 @@ AttentionRules load() {
   r.ort_fmha_head_dim_32_min_sm = ort.count("head_dim_32_min_sm");
   r.ort_fmha_max_seq = ort.count("max_seq");
   if (r.ort_fmha_max_seq < 1) ort.fail("max_seq", "must be at least 1");
+  const TomlFields sw(top.table("sliding_window"), path.string() + " [sliding_window]");
+  r.window_flash_skips = sw.boolean("flash_skips");
+  r.window_flash1_skips = sw.boolean("flash1_skips");
+  r.window_sdpa_explicit_mask = sw.boolean("sdpa_explicit_mask");
   return r;
 }
 
@@ -206,9 +210,33 @@ AttentionKernel select_attention_kernel(AttentionImpl impl, const AttentionGeome
     return AttentionKernel::kFlash;
   }
   const std::string why = flash_refusal(a, t);
-  if (why.empty()) return AttentionKernel::kFlash;
-  if (impl == AttentionImpl::kFlash) throw UnsupportedError("--attention flash: " + why);
+  if (impl == AttentionImpl::kFlash) {
+    if (!why.empty()) throw UnsupportedError("--attention flash: " + why);
+    return AttentionKernel::kFlash;
+  }
+  // sdpa: a window the sequence exceeds arrives as an explicit mask, which FlashAttention-2 does not take.
+  const bool masked = a.window_applies() && attention_rules().window_sdpa_explicit_mask;
+  if (why.empty() && !masked) return AttentionKernel::kFlash;
   return memory_efficient_runs(a, t) ? AttentionKernel::kMemoryEfficient : AttentionKernel::kUnfused;
+}
+
+void apply_window_rules(AttentionGeometry& a, AttentionImpl impl) {
+  if (!a.window_applies() || !a.fused) return;
+  const auto& r = attention_rules();
+  switch (impl) {
+    case AttentionImpl::kFlash:
+      if (!r.window_flash_skips) a.window = 0;
+      break;
+    case AttentionImpl::kFlash1:
+      if (!r.window_flash1_skips) a.window = 0;
+      break;
+    case AttentionImpl::kRuntime:  // the runtime's fused attention is Hugging Face's sdpa path
+    case AttentionImpl::kSdpa:
+      if (r.window_sdpa_explicit_mask) a.memory_efficient = true;
+      break;
+    case AttentionImpl::kEager:
+      break;
+  }
 }
 
 double fused_attention_rate(const AttentionGeometry& a) {

@@ -60,8 +60,16 @@ struct AttentionRules {
   std::vector<int> ort_fmha_head_dims;
   int ort_fmha_head_dim_32_min_sm = 75;
   std::int64_t ort_fmha_max_seq = 0;
+  // A sliding window beyond the sequence's reach of it: [sliding_window].
+  bool window_flash_skips = true;     // the flash_attn 2.x kernel skips the key blocks outside the window
+  bool window_flash1_skips = false;   // flash_attn 1.x takes no window: full causal
+  bool window_sdpa_explicit_mask = true;  // sdpa gets the window as a mask: no FlashAttention-2, every block computed
 };
 const AttentionRules& attention_rules();
+// A fused core's window as the chosen path runs it ([sliding_window]): kept where the kernel skips the blocks
+// outside it, dropped where it runs full causal (flash_attn 1.x), the memory-efficient kernel over every block
+// where it arrives as a mask (sdpa). Nothing changes while the keys fit in the window.
+void apply_window_rules(AttentionGeometry& a, AttentionImpl impl);
 
 // The element type attention runs in for a precision name: fp32 (fp32, tf32), bf16 (bf16, amp-bf16) or fp16
 // (fp16, amp; and int8, fp8 and weight-only or GGUF types, whose activations are half precision).

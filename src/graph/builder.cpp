@@ -229,7 +229,7 @@ Tensor GraphBuilder::matmul(const Tensor& a, const Tensor& b, const std::string&
 
 Tensor GraphBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads,
                                std::int64_t kv_heads, bool causal, bool fused, const std::string& name,
-                               bool dropout, bool head_copies) {
+                               bool dropout, bool head_copies, std::int64_t window) {
   Op op;
   op.kind = OpKind::kAttention;
   op.inputs = {q.id, k.id, v.id};
@@ -241,6 +241,7 @@ Tensor GraphBuilder::attention(const Tensor& q, const Tensor& k, const Tensor& v
   a.kv_len = k.shape[1];
   a.head_dim = q.shape.back() / heads;
   a.causal = causal;
+  a.window = window;
   a.fused = fused;
   a.dropout = dropout;
   a.head_copies = head_copies;

@@ -46,10 +46,11 @@ class GraphBuilder {
                 bool tied_weight = false);
   // Batched matmul of two activations: a [..., m, k] x b [..., k, n].
   Tensor matmul(const Tensor& a, const Tensor& b, const std::string& name = "");
-  // Attention core on q [N,Sq,heads*d], k/v [N,Skv,kv_heads*d]; returns [N,Sq,heads*d].
+  // Attention core on q [N,Sq,heads*d], k/v [N,Skv,kv_heads*d]; returns [N,Sq,heads*d]. window > 0: causal
+  // attention over the `window` latest keys (AttentionGeometry::window).
   Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t heads, std::int64_t kv_heads,
                    bool causal, bool fused = false, const std::string& name = "", bool dropout = false,
-                   bool head_copies = false);
+                   bool head_copies = false, std::int64_t window = 0);
   // LSTM layer over x [N,S,in] (time-major loop): input projection as one GEMM, the recurrent GEMM and the
   // gate elementwise kernels launched once per time step. Returns [N,S,hidden].
   Tensor lstm(const Tensor& x, std::int64_t hidden, const std::string& name = "");

@@ -88,6 +88,9 @@ struct AttentionGeometry {
   std::int64_t kv_len = 1;
   std::int64_t head_dim = 64;
   bool causal = false;
+  // Sliding-window (local) causal attention: each query sees the `window` latest keys, itself included (Mistral
+  // 7B v0.1: 4096); 0 = none. Only a sequence longer than the window differs from full causal attention.
+  std::int64_t window = 0;
   bool fused = false;  // flash-style kernel: no materialised score matrix
   bool memory_efficient = false;  // PyTorch's memory-efficient kernel, not FlashAttention (--attention sdpa)
   bool dropout = false;  // dropout on the probabilities in training (BERT/GPT-2 0.1; Llama-family 0: no kernel)
@@ -96,6 +99,7 @@ struct AttentionGeometry {
   // contiguous: Q, K, V and the context are each copied once per phase where the runtime says so
   // (RuntimeProfile::attention_head_copies). nn.MultiheadAttention and fairseq hand bmm strided views instead.
   bool head_copies = false;
+  bool window_applies() const { return causal && window > 0 && kv_len > window; }
 };
 
 // Table-batched embedding-bag geometry: one lookup op over all tables of a model, as FBGEMM and HugeCTR run them.

@@ -26,6 +26,23 @@ double attention_score_elems(const AttentionGeometry& a) {
 
 double gemm_flops(double rows, double n, double k) { return 2.0 * rows * n * k; }
 
+double windowed_causal_pairs(double q_len, double kv_len, double window) {
+  // Query i (0-based over all kv_len positions) sees min(i + 1, window) keys. Over positions 0..P-1 that sums to
+  // T(P) = P(P+1)/2 below the window and W(W+1)/2 + (P - W) W above it; the queries are positions kv_len - q_len on.
+  const auto upto = [window](double p) {
+    return p <= window ? 0.5 * p * (p + 1.0) : 0.5 * window * (window + 1.0) + (p - window) * window;
+  };
+  return upto(kv_len) - upto(kv_len - q_len);
+}
+
+double attention_computed_share(const AttentionGeometry& a) {
+  if (!a.fused || !a.causal) return 1.0;
+  if (!a.window_applies()) return 0.5;
+  if (a.memory_efficient) return 1.0;
+  const double q = static_cast<double>(a.q_len), kv = static_cast<double>(a.kv_len);
+  return windowed_causal_pairs(q, kv, static_cast<double>(a.window)) / (q * kv);
+}
+
 double matmul_flops(const MatmulGeometry& m) {
   return gemm_flops(static_cast<double>(m.batch) * static_cast<double>(m.m), static_cast<double>(m.n),
                     static_cast<double>(m.k));
@@ -116,7 +133,7 @@ Work forward_work(const Op& op, ElemBytes eb, bool training) {
     case OpKind::kAttention: {
       const auto& a = op.attn;
       const double scores = attention_score_elems(a);
-      const double causal_share = (a.fused && a.causal) ? 0.5 : 1.0;
+      const double causal_share = attention_computed_share(a);
       w.flops = (4.0 * scores * static_cast<double>(a.head_dim) + 5.0 * scores) * causal_share;
       // Unfused: scores written, read by softmax, probabilities written and read by the second GEMM.
       w.bytes = in + out + (a.fused ? 0.0 : 4.0 * scores * eb.act);
@@ -196,7 +213,7 @@ Work backward_work(const Op& op, ElemBytes eb) {
     case OpKind::kAttention: {
       const auto& a = op.attn;
       const double scores = attention_score_elems(a);
-      const double causal_share = (a.fused && a.causal) ? 0.5 : 1.0;
+      const double causal_share = attention_computed_share(a);
       // dV, dP, dQ, dK GEMMs (+ the QK^T recompute for fused kernels) and the softmax gradient.
       const double gemms = a.fused ? 5.0 : 4.0;
       w.flops = (gemms * 2.0 * scores * static_cast<double>(a.head_dim) + 5.0 * scores) * causal_share;

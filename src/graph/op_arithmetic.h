@@ -45,6 +45,14 @@ int unfused_optimizer_ops(OptimizerKind kind);
 // FLOPs of a GEMM: `rows` rows (every batch's together; an expected count may be fractional) of depth k times a
 // [k x n] matrix, a multiply-add counted as 2. Every GEMM-shaped kernel's FLOPs come from here.
 double gemm_flops(double rows, double n, double k);
+// (query, key) pairs one head of one sequence scores under a causal mask of `window` keys (itself included) when
+// the queries are the last q_len of kv_len positions: sum over queries of min(position + 1, window).
+double windowed_causal_pairs(double q_len, double kv_len, double window);
+// Share of the q_len x kv_len score matrix a kernel computes: 1 unfused (every score, the masked ones included);
+// a fused causal kernel skips the blocks above the diagonal (1/2); a flash kernel given the window also skips the
+// blocks left of it (windowed_causal_pairs); the memory-efficient kernel handed the window as an explicit mask
+// (Hugging Face's sdpa path) computes every block.
+double attention_computed_share(const AttentionGeometry& a);
 // The same for a matmul geometry (batch x m rows).
 double matmul_flops(const MatmulGeometry& m);
 

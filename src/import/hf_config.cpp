@@ -79,6 +79,7 @@ struct HfConfig {
   std::string path;
   std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
   std::int64_t max_positions = 0;  // 0 = not given
+  std::int64_t sliding_window = 0;  // causal attention over this many latest keys in every layer; 0 = none
   std::int64_t type_vocab = 2;     // BERT token types
   bool tied = false;
   bool qkv_bias = false;
@@ -784,6 +785,9 @@ void apply_llama_variants(HfConfig& c, const Fields& f) {
     // Gemma2DecoderLayer: even layers slide, odd layers attend globally.
     note_local_attention(c, f.count_or_zero("sliding_window"), (c.layers + 1) / 2);
   }
+  // transformers MistralAttention / MixtralAttention hand config.sliding_window (null = none) to every layer's
+  // attention (Mistral 7B v0.1: 4096; v0.2 on and Mixtral: null).
+  if (c.model_type == "mistral" || c.model_type == "mixtral") c.sliding_window = f.count_or_zero("sliding_window");
   if (c.model_type == "olmo") {
     c.x.layer_norm = true;
     c.x.norm_params = false;
@@ -998,7 +1002,7 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
     q = b.add(q, q, "rope_q");
     k = b.add(k, k, "rope_k");
     Tensor a = b.attention(q, k, v, c.heads, c.kv_heads, /*causal=*/true, /*fused=*/false, "attn", false,
-                               /*head_copies=*/true);
+                               /*head_copies=*/true, c.sliding_window);
     Tensor o = b.linear(a, c.hidden, false, "attn_output");
     if (c.x.post_norms) o = norm_of(b, o, c, "post_attention_norm");
     x = b.add(x, o, "attn_residual");
