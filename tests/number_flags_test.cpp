@@ -68,6 +68,8 @@ std::vector<FlagCase> flag_cases() {
   cases.push_back({{"fit-kernels", "--kernels", "no-such-folder", "--out", "FILE"}, "--rows-per-group"});
   cases.push_back({{"fit-kernels", "--kernels", "no-such-folder", "--out", "FILE"}, "--max-evaluations"});
   cases.push_back({{"serve"}, "--port"});
+  cases.push_back({{"op", "--device", "xeon-platinum-8380", "--op", "matmul", "--m", "64", "--n", "64", "--k", "64"},
+                   "--cores"});
   return cases;
 }
 
@@ -124,6 +126,44 @@ TEST_F(NumberFlagsTest, TheBinaryAnswersInOneLineWithExitCodeTwo) {
     EXPECT_NE(r.err.find(c.flag), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(file()));
   }
+}
+
+TEST_F(NumberFlagsTest, PlainNumbersPastWhatTheFlagMeansAreBadInput) {
+  // Values each flag's parser reads as numbers but that the run cannot mean: a request rate so low that arrival
+  // times swamp the step times (data/limits.toml min_request_rate), more training tokens than any training set
+  // (max_dataset_samples), a measurement in hexadecimal or with a leading space (std::stod's reading), a PUE for a
+  // parallel training layout, which reports no energy.
+  const std::vector<std::string> serve = {"predict", "--mode", "serve", "--model", "llama-3-8b", "--gpu",
+                                          "h100-sxm5-80gb", "--input-len", "64", "--output-len", "64"};
+  const auto with = [](std::vector<std::string> words, std::initializer_list<std::string> more) {
+    words.insert(words.begin(), "perfcast");
+    words.insert(words.end(), more);
+    return words;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {with(serve, {"--request-rate=1e-300"}), "--request-rate"},
+      {with({"predict", "--model", "llama-2-7b", "--gpu", "h100-sxm5-80gb", "--tp", "2"}, {"--train-tokens=1e308"}),
+       "--train-tokens"},
+      {with({"predict", "--model", "resnet50"}, {"--measured=0x10/s"}), "--measured"},
+      {with({"predict", "--model", "resnet50"}, {"--measured-step= 120ms"}), "--measured-step"},
+      {with({"predict", "--model", "llama-2-7b", "--gpu", "h100-sxm5-80gb", "--tp", "2"}, {"--pue=1.2"}), "--pue"},
+  };
+  std::ostringstream report;
+  std::ostream* previous = cli::set_report_out(&report);
+  for (const auto& [words, flag] : cases) {
+    SCOPED_TRACE(words.back());
+    std::string message;
+    try {
+      cli::run_command_line(words);
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find(flag), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_EQ(report.str(), "");
+  cli::set_report_out(previous);
 }
 
 TEST(NumberFlags, PlainDecimalNumbersAreRead) {

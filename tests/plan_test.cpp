@@ -709,7 +709,7 @@ TEST_F(PlanCliTest, AProviderNoFileListsIsAnErrorWithTheNearestId) {
   // providers.toml names the providers billed on its [default] terms; any other id -- a typo of "aws" here -- would
   // be billed silently on those terms, so loading the price file refuses it, naming the instance and the nearest id.
   const CloudTerms& t = cloud_terms();
-  for (const char* id : {"lambda", "oci", "paperspace", "vast.ai"}) {
+  for (const char* id : {"lambda", "oci", "paperspace", "vast.ai", "other"}) {
     SCOPED_TRACE(id);
     EXPECT_EQ(t.provider(id).billing_source, t.fallback.billing_source);
   }
@@ -725,6 +725,10 @@ TEST_F(PlanCliTest, AProviderNoFileListsIsAnErrorWithTheNearestId) {
   }
   expect_error("plan --model resnet50 --deadline 24h --prices typo.toml", "unknown provider 'asw'");
   expect_error("compare --model resnet50 --gpu gtx-1080-ti --prices typo.toml", "did you mean 'aws'");
+  // An empty provider is what predict (renting nothing) asks the terms for; a price file must name one.
+  std::string empty = kOneInstance;
+  empty.replace(empty.find("\"lambda\""), 8, "\"\"");
+  EXPECT_THROW(load_price_catalog(write("empty.toml", empty)), InputError);
 }
 
 TEST_F(PlanCliTest, HostPowerIsOneRuleAcrossPredictCompareAndPlan) {

@@ -38,7 +38,10 @@ def main():
     a = ap.parse_args()
     if os.path.basename(a.file).startswith("eval_"):
         fail("evaluation files are frozen; read calibration files only")
-    out = subprocess.run([a.perfcast, "validate", a.file, "--json"], capture_output=True, text=True)
+    try:
+        out = subprocess.run([a.perfcast, "validate", a.file, "--json"], capture_output=True, text=True)
+    except OSError as e:
+        fail(f"cannot run {a.perfcast}: {e.strerror}")
     if out.returncode != 0:
         fail((out.stderr.strip().splitlines() or [f"perfcast validate exited {out.returncode}"])[-1])
     rows = [r for r in json.loads(out.stdout)["rows"] if r.get("metric") == "board_power_w" and "power_terms" in r]
@@ -54,6 +57,8 @@ def main():
             continue
         kernels = (r["predicted"] - (1 - busy) * wait) / busy
         implied = (r["measured"] - (1 - busy) * wait) / busy
+        if kernels <= 0:
+            continue
         if implied > limit:
             verdict, k = "over the limit: busy share, wait power or board", 0
         elif implied > peak:

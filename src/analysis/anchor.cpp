@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string_view>
 #include <utility>
@@ -19,10 +20,14 @@ namespace {
 // `bare` is set. InputError naming the flag otherwise.
 double number_with_unit(const std::string& flag, const std::string& text,
                         const std::initializer_list<std::pair<std::string_view, double>>& units, bool bare) {
+  // Plain decimal, as the command line's other number flags (cli/number_flags.h): std::stod alone would also read
+  // leading spaces, a sign, "inf" and hexadecimal ("0x10", "0x1p-3").
+  const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') &&
+                     text.find_first_of("xX") == std::string::npos;
   std::size_t used = 0;
   double v = 0;
   try {
-    v = std::stod(text, &used);
+    if (plain) v = std::stod(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }

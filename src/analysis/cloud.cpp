@@ -117,7 +117,8 @@ const ProviderTerms& CloudTerms::provider(const std::string& id) const {
     throw_unknown("provider", id, provider_ids());
   } catch (const InputError& e) {
     throw InputError(std::string(e.what()) + " (data/cloud/providers.toml lists each provider: a [[provider]] entry "
-                                             "with its terms, or [default] providers for the default terms)");
+                                             "with its terms, or [default] providers for the default terms; provider = \"other\" in a --prices file takes "
+                                             "the default terms)");
   }
 }
 
@@ -210,6 +211,9 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   const std::string here = where + " (instance '" + i.id + "')";
   TomlFields g(t, here);
   i.provider = g.text("provider");
+  // An empty id is what predict (which rents nothing) asks the terms for: in a price file it would bill on the
+  // default terms without a word.
+  if (i.provider.empty()) g.fail("provider", "must name a provider of data/cloud/providers.toml");
   try {
     cloud_terms().provider(i.provider);
   } catch (const InputError& e) {

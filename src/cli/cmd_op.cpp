@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <utility>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -153,7 +154,8 @@ Command op_command() {
             OpSpec& o = s->spec;
             app.add_option("--gpu", s->gpu, "GPU id from `perfcast gpus`, or a GPU .toml file");
             app.add_option("--device", s->gpu, "GPU id, or a CPU id from `perfcast cpus` (costed by the CPU path on --cores)");
-            app.add_option("--cores", s->cores, "CPU devices: the physical cores the op runs on, one thread each (default: every core)");
+            app.add_option("--cores", s->cores, "CPU devices: the physical cores the op runs on, one thread each (default: every core)")
+                ->transform(whole_number_check("--cores", 1, std::numeric_limits<int>::max()));
             app.add_option("--op", o.op, "matmul | linear | conv2d | conv3d | elementwise | softmax | layernorm | attention")
                 ->capture_default_str();
             app.add_option("--precision", s->precision, "fp32 tf32 fp16 bf16 amp int8 fp8")->capture_default_str();
@@ -239,8 +241,6 @@ Command op_command() {
                 for (const char* flag : {"--html", "--power-limit", "--conv-algo"})
                   if (app.get_option(flag)->count() > 0)
                     throw InputError(std::string(flag) + " does not apply to an op on a CPU ('" + s->gpu + "')");
-                if (app.get_option("--cores")->count() > 0 && s->cores < 1)
-                  throw InputError("--cores must be at least 1");
                 const CpuOpPrediction p = predict_cpu_op(s->spec, s->gpu, s->runtime, s->precision, s->cores);
                 report_out() << (s->json ? cpu_op_json(s->spec, p).dump(2) + "\n" : cpu_op_text(s->spec, p));
                 return 0;

@@ -153,6 +153,9 @@ Command predict_command() {
                 std::cout << (s->report.json ? serving_json(p).dump(2) + "\n" : text);
                 return 0;
               }
+              if (pue && wants_parallel_training(request))
+                throw InputError("--pue applies to one replica's step energy; a parallel training layout (--tp --pp --dp --zero ...) "
+                                 "reports no energy (plan --layouts prices layouts)");
               if (pue && is_cpu_device(request.gpu))
                 throw InputError("--pue applies to a GPU step's energy; a CPU prediction reports no energy here "
                                  "(compare --device gives a CPU package's energy at TDP)");

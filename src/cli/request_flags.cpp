@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/number_flags.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "cost/attention_kernels.h"
 #include "import/model_source.h"
 #include "runtime/harness_profile.h"
@@ -127,7 +130,12 @@ PredictRequest RequestFlags::to_request() const {
   }
   if (!micro_batch.empty()) r.micro_batch = count_flag(micro_batch, "--micro-batch", 1);
   if (!global_batch.empty()) r.global_batch = count_flag(global_batch, "--global-batch", 1);
-  if (!train_tokens.empty()) r.train_tokens = number_flag(train_tokens, "--train-tokens");
+  // The training-set bound of data/limits.toml (max_dataset_samples, counted one token per sample there).
+  if (!train_tokens.empty()) {
+    const auto most = static_cast<double>(input_limits().max_dataset_samples);
+    const std::string rule = fmt::format("a positive number up to {:g} (data/limits.toml max_dataset_samples)", most);
+    r.train_tokens = number_flag(train_tokens, "--train-tokens", {0, true, most, rule});
+  }
   if (sequence_parallel && no_sequence_parallel)
     throw InputError("--sequence-parallel and --no-sequence-parallel exclude each other");
   if (sequence_parallel || no_sequence_parallel) r.sequence_parallel = sequence_parallel;

@@ -1,11 +1,14 @@
 #include "cli/serving_flags.h"
 
+#include <fmt/format.h>
+
 #include <limits>
 #include <utility>
 
 #include "analysis/cloud.h"
 #include "cli/number_flags.h"
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace perfcast::cli {
 
@@ -14,7 +17,11 @@ namespace {
 // --request-rate: requests per second, or "inf" / "max" (0) for every request at once.
 double request_rate_flag(const std::string& text) {
   if (text == "inf" || text == "max") return 0;
-  return number_flag(text, "--request-rate", {0, true, std::numeric_limits<double>::max(), "a positive finite number or 'inf'"});
+  // Below data/limits.toml min_request_rate no request waits for another, and the arrival times would swamp the
+  // step times in double precision.
+  const double least = input_limits().min_request_rate;
+  const std::string rule = fmt::format("a number of at least {:g} (data/limits.toml min_request_rate) or 'inf'", least);
+  return number_flag(text, "--request-rate", {least, false, std::numeric_limits<double>::max(), rule});
 }
 
 // A latency target in milliseconds, read by the duration parser --deadline uses (parse_duration): a bare number is

@@ -49,7 +49,11 @@ InputLimits load_limits() {
   l.max_batch = count(counts, "max_batch");
   l.max_seq = count(counts, "max_seq");
   l.max_config_rows = count(counts, "max_config_rows");
-  l.max_upload_bytes = count(section("serve"), "max_upload_bytes");
+  const auto serve = section("serve");
+  l.max_upload_bytes = count(serve, "max_upload_bytes");
+  l.min_request_rate = serve.number("min_request_rate");
+  if (!(l.min_request_rate > 0) || !std::isfinite(l.min_request_rate))
+    serve.fail("min_request_rate", "must be a positive finite number");
   l.max_serving_requests = count(counts, "max_serving_requests");
   l.max_serving_steps = count(counts, "max_serving_steps");
   const auto run = section("run");

@@ -38,6 +38,7 @@ struct InputLimits {
   std::int64_t max_config_rows = 0;
   // [serve]
   std::int64_t max_upload_bytes = 0;  // perfcast serve: largest request body
+  double min_request_rate = 0;        // --mode serve --request-rate, requests per second
   std::int64_t max_serving_requests = 0;  // requests one --mode serve simulation may generate
   std::int64_t max_serving_steps = 0;     // engine steps one simulation runs before it stops (reported as truncated)
   // [run]: the training run compare and plan price

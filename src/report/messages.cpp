@@ -222,8 +222,8 @@ const std::map<std::string_view, Text>& table() {
         "    每步（毫秒）：计算 {:.1f}（重算 {:.1f}），流水线气泡 {:.1f}（{:.0f}%），TP 通信 {:.1f}，PP 点对点 {:.1f}，"
         "CP {:.1f}，EP all-to-all {:.1f}，DP 未重叠 {:.1f} / 共 {:.1f}，优化器 {:.1f}\n"}},
       {"p.train_run",
-       {"  to train {:.3g} tokens: {:.1f} h on {} GPUs{}\n", "  训练 {:.3g} tokens：{} 个 GPU 上 {:.1f} 小时{}\n"}},
-      {"p.train_cost", {" = {:.0f} USD at {:.2f} USD/GPU-hour ({})", "，{:.0f} 美元（每 GPU 小时 {:.2f} 美元，{}）"}},
+       {"  to train {:.3g} tokens: {} on {} GPUs{}\n", "  训练 {:.3g} tokens：{} 个 GPU 上 {}{}\n"}},
+      {"p.train_cost", {" = {} at {:.2f} USD/GPU-hour ({})", "，{}（每 GPU 小时 {:.2f} 美元，{}）"}},
       {"p.memory", {"  memory          {:>12}   of {} -> {}\n", "  显存            {:>12}   共 {} -> {}\n"}},
       {"p.fits", {"fits", "可容纳"}},
       {"p.no_fit", {"DOES NOT FIT", "放不下"}},

@@ -406,9 +406,9 @@ std::string parallel_text(const ParallelTrainingCost& c, Lang lang) {
                               st.optimizer_us / 1e3);
   if (c.train_tokens <= 0) return s;
   const std::string cost =
-      c.train_usd > 0 ? fmt::format(m("p.train_cost"), c.train_usd, c.usd_per_gpu_hour, c.price_instance) : "";
-  if (lang == Lang::kZh) return s + fmt::format(m("p.train_run"), c.train_tokens, c.gpus, c.train_hours, cost);
-  return s + fmt::format(m("p.train_run"), c.train_tokens, c.train_hours, c.gpus, cost);
+      c.train_usd > 0 ? fmt::format(m("p.train_cost"), format_usd(c.train_usd), c.usd_per_gpu_hour, c.price_instance) : "";
+  if (lang == Lang::kZh) return s + fmt::format(m("p.train_run"), c.train_tokens, c.gpus, format_hours(c.train_hours), cost);
+  return s + fmt::format(m("p.train_run"), c.train_tokens, format_hours(c.train_hours), c.gpus, cost);
 }
 
 }  // namespace
