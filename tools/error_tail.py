@@ -27,7 +27,6 @@ import csv
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -36,24 +35,13 @@ from collections import Counter, defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scaling_efficiency  # noqa: E402  (the one definition of a multi-GPU row's one-GPU twin)
+from pair_regimes import architecture  # noqa: E402  (a GPU id's architecture, read from data/gpus)
 
 
 def fail(message):
     """Bad input: one line naming the problem, exit code 2."""
     print(f"error_tail.py: {message}", file=sys.stderr)
     sys.exit(2)
-
-
-def data_dir():
-    return os.environ.get("PERFCAST_DATA", os.path.join(ROOT, "data"))
-
-
-def architecture(gpu, cache={}):
-    if gpu not in cache:
-        path = os.path.join(data_dir(), "gpus", gpu + ".toml")
-        m = re.search(r'^architecture\s*=\s*"([^"]+)"', open(path).read(), re.M) if os.path.exists(path) else None
-        cache[gpu] = m.group(1) if m else "?"
-    return cache[gpu]
 
 
 def precision_class(p):
