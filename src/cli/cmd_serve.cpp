@@ -24,7 +24,7 @@ Command serve_command() {
             app.add_option("--host", s->host, "address to listen on (0.0.0.0: every interface; the API has no login)")
                 ->capture_default_str();
             app.add_option("--port", s->port, "TCP port (0: any free port)")->capture_default_str();
-            return std::function<int()>([s] {
+            return std::function<int()>([s]() -> int {
               // A TCP port is a 16-bit field (RFC 793); 0 asks the system for any free one.
               const int port = static_cast<int>(count_flag(s->port, "--port", 0, 65535));
 #ifdef PERFCAST_HAVE_HTTPLIB
