@@ -412,8 +412,7 @@ RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, 
   r.avg_power_w = p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p);
   r.energy_kwh = r.avg_power_w * r.hours / 1000.0;
   r.powered = powered_hardware(p.device, gpus, inst, instances);
-  r.host_power_w = r.powered.host_w;
-  r.server_energy_kwh = (r.avg_power_w + r.powered.host_w + r.powered.idle_gpu_w) * r.hours / 1000.0;
+  r.server_energy_kwh = r.powered.server_w(r.avg_power_w) * r.hours / 1000.0;
   r.pue = pue_for(inst ? inst->provider : "", pue);
   r.facility_energy_kwh = r.server_energy_kwh * r.pue;
   if (inst) {

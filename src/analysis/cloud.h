@@ -103,6 +103,8 @@ struct PoweredHardware {
   std::string server;         // the server class the host share is of ("" = the generic rule)
   double host_w = 0;          // the host beside gpus_powered GPUs (host_power_w)
   double idle_gpu_w = 0;      // all the powered GPUs the run leaves idle, at the board's at-rest power (data/power.toml)
+  // The server's draw with the used GPUs drawing `gpus_w` together: they, the idle GPUs and the host.
+  double server_w(double gpus_w) const { return gpus_w + host_w + idle_gpu_w; }
 };
 // 0 hosts and GPUs for a CPU device (its package is its power).
 PoweredHardware powered_hardware(const DeviceSpec& device, int gpus_used, const InstanceType* inst = nullptr,
@@ -151,7 +153,6 @@ struct RunCost {
   double energy_kwh = 0;          // GPU boards, or a CPU's package (cpu_package_power_w)
   double avg_power_w = 0;         // all GPUs together, or the CPU's sockets
   PoweredHardware powered;        // the rule, the host and the idle GPUs of the instances (powered_hardware)
-  double host_power_w = 0;        // powered.host_w: the servers beside their GPUs, 0 for a CPU
   double server_energy_kwh = 0;   // GPUs used + the idle GPUs of the instances + host
   double pue = 1;
   double facility_energy_kwh = 0; // server x PUE

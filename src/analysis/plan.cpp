@@ -103,7 +103,7 @@ void price_option(PlanOption& o, const DeviceSpec& device, const InstanceType& i
   const PoweredHardware hw = powered_hardware(device, o.gpus_total, &inst, count);
   o.host_rule = hw.rule;
   o.host_power_w = hw.host_w;
-  o.server_energy_kwh = (o.power_w + hw.host_w + hw.idle_gpu_w) * o.hours / 1000.0;
+  o.server_energy_kwh = hw.server_w(o.power_w) * o.hours / 1000.0;
   o.pue = pue_for(inst.provider, req.pue);
   o.facility_energy_kwh = o.server_energy_kwh * o.pue;
   o.billed_hours = billed_hours(cloud_terms().provider(inst.provider), o.hours);

@@ -64,7 +64,7 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                 {"host_rule", host_rule_name(r.run->powered.rule)},
                 {"host_server", r.run->powered.server.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.run->powered.server)},
                 {"gpus_powered", r.run->powered.gpus_powered},
-                {"host_power_w", r.run->host_power_w},
+                {"host_power_w", r.run->powered.host_w},
                 {"idle_gpu_power_w", r.run->powered.idle_gpu_w},
                 {"server_energy_kwh", r.run->server_energy_kwh},
                 {"pue", r.run->pue},
@@ -141,7 +141,7 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   // share of their server (powered_hardware, the rule predict and plan use too).
   for (const auto& r : rows)
     if (r.run && r.prediction && r.prediction->device.kind == DeviceKind::kGpu && r.prediction->memory.fits)
-      o += fmt::format(m("cmp.host"), r.gpu, host_basis_text(r.run->powered, lang), r.run->host_power_w, r.run->pue);
+      o += fmt::format(m("cmp.host"), r.gpu, host_basis_text(r.run->powered, lang), r.run->powered.host_w, r.run->pue);
   // A CPU row's energy is its package at TDP (the file's figure, not a measurement of the load), and the price catalog
   // rents GPU instances only: say both beside the row rather than leave the columns unexplained.
   for (const auto& r : rows) {

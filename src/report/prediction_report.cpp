@@ -126,7 +126,6 @@ namespace {
 // The energy of the whole server and of the data centre around it, beside the GPUs' (PowerCost).
 struct SiteEnergy {
   PoweredHardware powered;             // the GPUs' share of their server (powered_hardware: predict rents nothing)
-  double host_power_w = 0;             // the host beside all the GPUs (powered.host_w)
   double server_energy_per_step_j = 0; // all GPUs + host
   double server_energy_per_sample_j = 0;
   double pue = 1;
@@ -138,10 +137,10 @@ SiteEnergy site_energy(const Prediction& p, std::optional<double> pue) {
   SiteEnergy e;
   const int gpus = p.scale ? p.scale->gpus_total : 1;
   e.powered = powered_hardware(p.device, gpus);
-  e.host_power_w = e.powered.host_w;
   const double step_s = p.step_us * 1e-6;
-  e.server_energy_per_step_j = p.power->energy_per_step_j * gpus + e.host_power_w * step_s;
-  e.server_energy_per_sample_j = p.samples_per_s > 0 ? (p.power->avg_power_w * gpus + e.host_power_w) / p.samples_per_s : 0;
+  // Per step the GPUs' own energy (PowerCost) plus the rest of the server over the step.
+  e.server_energy_per_step_j = p.power->energy_per_step_j * gpus + e.powered.server_w(0) * step_s;
+  e.server_energy_per_sample_j = p.samples_per_s > 0 ? e.powered.server_w(p.power->avg_power_w * gpus) / p.samples_per_s : 0;
   e.pue = pue_for("", pue);
   e.facility_energy_per_step_j = e.server_energy_per_step_j * e.pue;
   e.facility_energy_per_sample_j = e.server_energy_per_sample_j * e.pue;
@@ -303,7 +302,7 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
     j["power"] = {{"avg_power_w", p.power->avg_power_w},
                   {"energy_per_step_j", p.power->energy_per_step_j},
                   {"clock_factor", p.power->clock_factor},
-                  {"host_power_w", e.host_power_w},
+                  {"host_power_w", e.powered.host_w},
                   {"host_rule", host_rule_name(e.powered.rule)},
                   {"host_server", e.powered.server.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.powered.server)},
                   {"server_energy_per_step_j", e.server_energy_per_step_j},
@@ -514,7 +513,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
     s += fmt::format(m("p.power"), p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor,
                      two_decimals_or_significant(p.power->energy_per_sample_j));
     const SiteEnergy e = site_energy(p, pue);
-    s += fmt::format(m("p.site_energy"), two_decimals_or_significant(e.server_energy_per_sample_j), e.host_power_w,
+    s += fmt::format(m("p.site_energy"), two_decimals_or_significant(e.server_energy_per_sample_j), e.powered.host_w,
                      host_basis_text(e.powered, lang), two_decimals_or_significant(e.facility_energy_per_sample_j), e.pue);
   }
   const auto bound_label = [lang](Bound b) {
