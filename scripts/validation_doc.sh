@@ -83,6 +83,7 @@ $bin validate data/validation/eval_gpu_s35b.csv --markdown "$tmp/eval_gpu_s35b.m
 $bin validate data/validation/eval_gpu_s36.csv --markdown "$tmp/eval_gpu_s36.md" >/dev/null
 $bin validate data/validation/eval_cpu_s36.csv --markdown "$tmp/eval_cpu_s36.md" >/dev/null
 $bin validate data/validation/eval_gpu_s36b.csv --markdown "$tmp/eval_gpu_s36b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s37b.csv --markdown "$tmp/eval_gpu_s37b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -905,6 +906,19 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s36b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s37b.csv (frozen)"
+  echo
+  echo "Gathered in session 37 before that session's model changes were merged, from one source no other data file uses:"
+  echo "the Lit-GPT benchmarks of the Thunder compiler's repository (Lightning-AI/lightning-thunder"
+  echo "examples/lit-gpt/README.md@adc2c556) on one A100-SXM4-40GB with a PyTorch 2.2 nightly: Lit-GPT's own GPT in bf16,"
+  echo "one forward of 10 x 2048 tokens of the LLaMA-7B shapes in eager PyTorch and torch.compile (prefill), 200-token"
+  echo "generation at batch 1 in eager PyTorch, and eager training of OpenLLaMA 3B (batch 2 x 2048, pure bf16, SGD);"
+  echo "and the same repository's README line for Llama 3.2 1B generation in Hugging Face transformers on an H100."
+  echo "Tokens/s throughout."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s37b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
