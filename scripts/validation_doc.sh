@@ -923,11 +923,8 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   echo "# Evaluation: eval_gpu_s37.csv (frozen)"
   echo
-  echo "Gathered in session 37 before that session's model changes were merged, from two sources no other data file uses:"
-  echo "Dell EMC's blog 'Deep Learning Inference on P40 GPUs' (HPC Innovation Lab, March 2017): TensorRT 2.0 EA engines of"
-  echo "BVLC GoogLeNet and AlexNet (two-tower Caffe net assumed) on one Tesla P40 (CUDA 8.0.44, dual Xeon E5-2690 v4),"
-  echo "FP32 at batch 128 and INT8 at batch 1 to 4096, images/s read from the charts' data labels in the page text (engine"
-  echo "execution on device buffers assumed); and tensorflow/benchmarks issue #359: tf_cnn_benchmarks AlexNet training on"
+  echo "Gathered in session 37 before that session's model changes were merged, from one source no other data file uses:"
+  echo "tensorflow/benchmarks issue #359: tf_cnn_benchmarks AlexNet training on"
   echo "one V100-SXM2-32GB, FP32, batch 512, ImageNet TFRecords without distortions, TensorFlow 1.13.1 (NGC 19.03)."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
