@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include <filesystem>
 
 #include "analysis/validate.h"
+#include "import/config_csv.h"
 #include "report/validation_report.h"
 
 namespace perfcast {
@@ -249,6 +252,33 @@ TEST(Validation, FrameworksCheckSetStaysWithinItsRatchet) {
   EXPECT_TRUE(rep.unpredicted.empty());
   // Ratchet at session 4's figure (19.3%) plus a margin.
   EXPECT_LE(s.median_ape, 21.0);
+}
+
+TEST(Validation, NoEvaluationRowRepeatsACalibrationRow) {
+  // data/validation/README.md: a file is calibration or evaluation, never both. One measurement copied into both
+  // (the same source read at another address) would make an evaluation row in-sample. The key is the setup and the
+  // measured figure: the same GPU, model, mode, precision, batch, GPU count, metric and value.
+  namespace fs = std::filesystem;
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::string, double>;
+  const auto key = [](const ConfigRow& r) {
+    return Key{r.gpu, r.model, r.mode, r.precision, r.batch, r.n_gpus, r.metric, r.measured.value_or(-1)};
+  };
+  std::map<Key, std::string> calibration;
+  std::vector<std::pair<std::string, ConfigRow>> evaluation;
+  for (const auto& entry : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data/validation")) {
+    if (entry.path().extension() != ".csv") continue;
+    const std::string name = entry.path().filename().string();
+    for (auto& r : read_config_csv(entry.path(), true)) {
+      if (!r.error.empty() || !r.measured) continue;
+      if (name.rfind("eval_", 0) == 0) evaluation.emplace_back(name, std::move(r));
+      else calibration.emplace(key(r), name + " line " + std::to_string(r.line));
+    }
+  }
+  ASSERT_GT(evaluation.size(), 1000u);
+  for (const auto& [name, r] : evaluation) {
+    const auto it = calibration.find(key(r));
+    if (it != calibration.end()) ADD_FAILURE() << name << " line " << r.line << " repeats " << it->second;
+  }
 }
 
 TEST(Validation, EvaluationFilesPredictEveryRow) {
