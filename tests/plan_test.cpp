@@ -986,5 +986,18 @@ TEST_F(PlanCliTest, IntervalBoundsPrintInTheThroughputsOwnDigits) {
   EXPECT_EQ(line.find("e+"), std::string::npos) << line;
 }
 
+
+TEST_F(PlanCliTest, ARequestThatReadsRightToAUserIsAnsweredInItsOwnTerms) {
+  // `plan --layouts` on a CNN answered about "--tp, --pp, --dp ... flags" the user never typed; the layout search is
+  // for decoder language models and plan without --layouts plans the CNN.
+  expect_error("plan --layouts --gpu h100-sxm5-80gb --model resnet152", "plan without --layouts");
+  // "--deadline 2 days" reaches perfcast as two words; the leftover "days" was "not expected" with no hint. The
+  // duration reader takes "2 days" as one word (spaces ignored), so the message shows it quoted.
+  expect_error("plan --model resnet152 --deadline 2 days --epochs 90", "--deadline '2 days'");
+  const CliResult quoted = run("plan --model resnet152 --deadline '2 days' --epochs 90 --json");
+  ASSERT_EQ(quoted.code, 0) << quoted.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(quoted.out)["deadline_hours"].get<double>(), 48.0);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -135,6 +135,11 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   // --rank-by judges the node counts of the deadline search: without it there is nothing to rank.
   if (rank && deadline.empty())
     throw InputError("--rank-by with --layouts needs --deadline and --train-tokens (the node counts it ranks)");
+  // The layout search is for decoder language models; another model is planned on cloud instances (plan without
+  // --layouts), which a user who never typed --tp should hear rather than a message about the layout flags.
+  if (const ModelSource model = resolve_model(base.model, import_options(base)); !model.decoder_llm)
+    throw InputError("plan --layouts searches the training layouts of decoder language models; '" + base.model + "' (" +
+                     model.family + ") is not one: plan without --layouts finds cloud instances for it");
   const LayoutPlan plan = plan_layouts(base, hours, max_gpus, search, budget_usd, rank);
   // Without --seq the layouts run at the model's default sequence length; the title says which.
   const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, import_options(base)).default_seq;
