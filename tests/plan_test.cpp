@@ -885,5 +885,119 @@ TEST_F(PlanCliTest, BadPueAndRankByAreOneLineErrors) {
   expect_error("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --rank-by time", "--deadline");
 }
 
+
+// ---------------------------------------------------------------- session 37: every command as a demanding user meets it
+
+// The `perfcast predict` flags of one layout of `plan --layouts --json` (its "layout" text names the same choices).
+std::string predict_flags_of(const nlohmann::json& l) {
+  std::string f = " --gpus " + std::to_string(l["gpus"].get<int>()) + " --tp " + std::to_string(l["tp"].get<int>()) +
+                  " --pp " + std::to_string(l["pp"].get<int>()) + " --zero " + std::to_string(l["zero"].get<int>()) +
+                  " --micro-batch " + std::to_string(l["micro_batch"].get<std::int64_t>()) + " --global-batch " +
+                  std::to_string(l["global_batch"].get<std::int64_t>()) + " --recompute " +
+                  l["recompute"].get<std::string>();
+  // The layout search overlaps the gradient reduction with backward (its text says "overlap").
+  if (l["layout"].get<std::string>().find("overlap") != std::string::npos) f += " --overlap-grad-reduce";
+  return f;
+}
+
+TEST_F(PlanCliTest, LayoutsReportTheEnergyPredictReportsForTheSameLayout) {
+  // plan --layouts priced each layout but printed no energy, where predict, compare and plan's instance search do.
+  // One rule for the host (powered_hardware): the layout's server energy over its GPUs' energy is predict's for the
+  // same layout, and its board power is predict's.
+  const std::string base = "plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --train-tokens 1e10 --top 1";
+  const CliResult r = run(base + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["layouts"].empty());
+  const auto& l = j["layouts"][0];
+  const int gpus = l["gpus"].get<int>();
+  const double w = l["avg_power_w"].get<double>();
+  // A training step's board power lies between nothing and the H100 SXM's 700 W limit (NVIDIA's datasheet).
+  EXPECT_GT(w, 0);
+  EXPECT_LE(w, 700.0 + 1e-9);
+  const double hours = l["train_hours"].get<double>();
+  // Energy is power x GPUs x time, in kWh.
+  EXPECT_NEAR(l["energy_kwh"].get<double>(), w * gpus * hours / 1000, 1e-9 * l["energy_kwh"].get<double>());
+  // The facility multiplies the server by the PUE the row names: the priced instance's provider's.
+  const std::string provider =
+      std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
+                   [&](const InstanceType& i) { return i.id == l["price_instance"].get<std::string>(); })
+          ->provider;
+  EXPECT_DOUBLE_EQ(l["pue"].get<double>(), cloud_terms().provider(provider).pue);
+  EXPECT_NEAR(l["facility_energy_kwh"].get<double>(), l["server_energy_kwh"].get<double>() * l["pue"].get<double>(),
+              1e-9 * l["facility_energy_kwh"].get<double>());
+  // Cost per million tokens: the price per GPU-hour over the tokens one GPU trains in an hour.
+  EXPECT_NEAR(l["usd_per_million_tokens"].get<double>(),
+              l["usd_per_gpu_hour"].get<double>() / (l["tokens_per_s_per_gpu"].get<double>() * 3600) * 1e6, 1e-9);
+
+  const CliResult p = run("predict --gpu h100-sxm5-80gb --model llama-3-8b --mode train --precision amp-bf16 --json" +
+                          predict_flags_of(l));
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto pj = nlohmann::json::parse(p.out);
+  ASSERT_TRUE(pj["power"].is_object()) << "predict printed no power for a training layout";
+  EXPECT_NEAR(pj["power"]["avg_power_w"].get<double>(), w, 1e-6 * w);
+  EXPECT_EQ(pj["power"]["host_rule"], l["host_rule"]);
+  EXPECT_NEAR(pj["power"]["host_power_w"].get<double>(), l["host_power_w"].get<double>(), 1e-9);
+  const double predict_server_over_gpus =
+      pj["power"]["server_energy_per_step_j"].get<double>() / (pj["power"]["energy_per_step_j"].get<double>() * gpus);
+  EXPECT_NEAR(l["server_energy_kwh"].get<double>() / l["energy_kwh"].get<double>(), predict_server_over_gpus, 1e-9);
+
+  // The text shows the same figures with their units, and --pue sets the facility's multiplier.
+  const CliResult text = run(base);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("W/GPU"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("kWh"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("per M tok"), std::string::npos) << text.out;
+  const CliResult pue = run(base + " --json --pue 1.2");
+  ASSERT_EQ(pue.code, 0) << pue.err;
+  const auto pj2 = nlohmann::json::parse(pue.out);
+  const auto& lp = pj2["layouts"][0];
+  EXPECT_DOUBLE_EQ(lp["pue"].get<double>(), 1.2);
+  EXPECT_NEAR(lp["facility_energy_kwh"].get<double>(), 1.2 * lp["server_energy_kwh"].get<double>(), 1e-9 * lp["facility_energy_kwh"].get<double>());
+}
+
+TEST_F(PlanCliTest, OneGpuIsNeverCountedInThePlural) {
+  // compare said "priced on 1 x vast-1x-gtx-1080-ti (1 GPUs each) ..., 1 GPUs paid"; plan --layouts on one GPU
+  // "on 1 x h100-sxm5-80gb GPUs (1 per node x 1 nodes)". English counts one GPU, node or micro-batch in the singular.
+  const CliResult c = run("compare --model resnet152 --gpu gtx-1080-ti --mode train --batch 32");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("(1 GPU each)"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("1 GPU paid"), std::string::npos) << c.out;
+  const CliResult l = run("plan --layouts --gpu h100-sxm5-80gb --model llama-3-8b --gpus 8 --top 1");
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.out.find("on 8 h100-sxm5-80gb GPUs (8 per node x 1 node)"), std::string::npos) << l.out;
+  const CliResult p = run("predict --gpu h100-sxm5-80gb --model llama-3-8b --mode train --precision amp-bf16 --gpus 8 "
+                          "--zero 2 --micro-batch 2 --global-batch 16");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("(8 per node x 1 node): 1 micro-batch per pipeline"), std::string::npos) << p.out;
+  for (const CliResult* x : {&c, &l, &p}) {
+    EXPECT_EQ(x->out.find(" 1 GPUs"), std::string::npos) << x->out;
+    EXPECT_EQ(x->out.find(" 1 nodes"), std::string::npos) << x->out;
+  }
+}
+
+TEST_F(PlanCliTest, IntervalBoundsPrintInTheThroughputsOwnDigits) {
+  // "throughput 508.4 samples/s (65073 tokens/s)" sat above "80% interval 3.843e+04 - 1.032e+05 tokens/s".
+  const CliResult r = run("predict --gpu a100-sxm4-40gb --model bert_base --mode infer --batch 64 --seq 128");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto at = r.out.find("% interval");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_EQ(line.find("e+"), std::string::npos) << line;
+}
+
+
+TEST_F(PlanCliTest, ARequestThatReadsRightToAUserIsAnsweredInItsOwnTerms) {
+  // `plan --layouts` on a CNN answered about "--tp, --pp, --dp ... flags" the user never typed; the layout search is
+  // for decoder language models and plan without --layouts plans the CNN.
+  expect_error("plan --layouts --gpu h100-sxm5-80gb --model resnet152", "plan without --layouts");
+  // "--deadline 2 days" reaches perfcast as two words; the leftover "days" was "not expected" with no hint. The
+  // duration reader takes "2 days" as one word (spaces ignored), so the message shows it quoted.
+  expect_error("plan --model resnet152 --deadline 2 days --epochs 90", "--deadline '2 days'");
+  const CliResult quoted = run("plan --model resnet152 --deadline '2 days' --epochs 90 --json");
+  ASSERT_EQ(quoted.code, 0) << quoted.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(quoted.out)["deadline_hours"].get<double>(), 48.0);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -26,6 +26,7 @@ Prediction predict_llm_training(const PredictRequest& request);
 struct LayoutSearch {
   std::int64_t max_micro_batch = 8;
   std::int64_t global_batch_tokens = 0;  // tokens per step when the request has no --global-batch (0: 4 Mi)
+  std::optional<double> pue;             // --pue for the facility energy, else the priced instance's provider's
 };
 // Every layout (tp x pp x dp x ZeRO stage x micro-batch x recomputation, tp inside a node, powers of two) of
 // gpus x nodes that fits in memory, fastest first.

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "analysis/cloud.h"
+#include "analysis/power.h"
 #include "analysis/request_resolution.h"
 #include "core/error.h"
 #include "cost/llm_kernels.h"
@@ -185,6 +186,7 @@ struct TrainingSetup {
   Fabric fabric;
   double peak_tflops = 0;   // the compute precision's dense tensor peak (MFU denominator)
   const InstanceType* price = nullptr;  // the cheapest on-demand instance per GPU-hour (none: no price)
+  std::optional<double> pue;            // --pue (LayoutSearch), else the priced instance's provider's
 };
 
 void require_decoder_llm(const ModelSource& model, const std::string& id) {
@@ -194,7 +196,7 @@ void require_decoder_llm(const ModelSource& model, const std::string& id) {
 }
 
 TrainingSetup resolve_setup(const PredictRequest& request) {
-  TrainingSetup s{request, device_for(request), runtime_for(request), {}, model_for(request), {}, std::nullopt, {}, {}, 0, nullptr};
+  TrainingSetup s{request, device_for(request), runtime_for(request), {}, model_for(request), {}, std::nullopt, {}, {}, 0, nullptr, std::nullopt};
   PredictRequest& r = s.r;
   s.arch = architecture_for(s.device);
   require_decoder_llm(s.model, r.model);
@@ -264,9 +266,31 @@ ParallelLayout layout_of(const PredictRequest& r, const TransformerDims& d, int 
   return l;
 }
 
-double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx) {
+// The board energy of kernels run `times` over a micro-batch (KernelDraw's per-kernel draw; the launch gaps at the
+// wait power), summed into LayerTimes' model_* terms.
+struct ModelEnergy {
+  const KernelDraw& draw;
+  LayerTimes& t;
+  // One kernel cost and the gaps after its launches; returns their time.
+  double add(const KernelCost& k, double gap_us, double times) {
+    if (k.time_us > 0) {
+      const double w = draw.kernel_w(k);
+      t.model_energy_uj += times * w * k.time_us;
+      t.model_busy_us += times * k.time_us;
+      t.model_clock_us += times * draw.board_clock(k.clock_factor) * k.time_us;
+      t.peak_w = std::max(t.peak_w, w);
+    }
+    t.model_energy_uj += times * draw.wait_w() * gap_us;
+    t.model_time_us += times * (std::max(0.0, k.time_us) + gap_us);
+    return k.time_us + gap_us;
+  }
+};
+
+// One op's kernels in `phase`, their launch gaps included, counted `times` into the model's energy.
+double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx, ModelEnergy& energy,
+                double times) {
   const OpCost e = cost_op(ops, i, phase, ctx);
-  return e.cost.time_us + e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us;
+  return energy.add(e.cost, e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us, times);
 }
 
 // The per-micro-batch kernel times of one GPU's shard.
@@ -285,6 +309,10 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       s.fp8_linear ? std::optional<CostContext>{CostContext{km, s.runtime, *s.fp8_linear, true}} : std::nullopt;
   const auto& c = llm_training_constants();
   LayerTimes t;
+  const KernelDraw draw(s.device, s.arch);
+  t.wait_w = draw.wait_w();
+  t.limit_w = draw.limit_w();
+  ModelEnergy energy{draw, t};
   int first_block = -1;
   std::vector<int> fp8_inputs;  // graph inputs of the block's FP8 linears already cast (Q, K and V share one)
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -293,9 +321,11 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     if (block > 0) continue;
     const Op& op = ops[i];
     const bool te_linear = fp8_ctx && block == 0 && op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0;
-    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx);
+    // The block's ops run in every layer; the embedding and the head once.
+    const double times = block == 0 ? static_cast<double>(d.layers) : 1.0;
+    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx, energy, times);
     // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
-    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx);
+    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times);
     if (te_linear) {
       // Transformer Engine's casts around the FP8 GEMMs: the input once per distinct input (a norm writes FP8
       // itself and only its transpose is built, in backward), the output gradient of every linear.
@@ -305,10 +335,10 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
         const bool from_norm = input >= 0 && ops[static_cast<std::size_t>(input)].kind == OpKind::kNorm;
         const double in = static_cast<double>(op.in_elems);
         const KernelCost cast = km.streaming(0, in * (from_norm ? c.fp8_norm_output_transpose_bytes : c.fp8_input_cast_transpose_bytes));
-        (from_norm ? b : f) += cast.time_us + cast.launches * s.runtime.gpu_gap_per_kernel_us;
+        (from_norm ? b : f) += energy.add(cast, cast.launches * s.runtime.gpu_gap_per_kernel_us, times);
       }
       const KernelCost grad = km.streaming(0, static_cast<double>(op.out_elems) * c.fp8_grad_cast_transpose_bytes);
-      b += grad.time_us + grad.launches * s.runtime.gpu_gap_per_kernel_us;
+      b += energy.add(grad, grad.launches * s.runtime.gpu_gap_per_kernel_us, times);
       t.fp8_amax_bytes_per_layer += c.fp8_amax_bytes_per_linear;
     }
     if (block == 0) {
@@ -326,7 +356,9 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   // The update: one fused multi-tensor Adam pass over the parameters (Megatron's and FSDP's fused Adam).
   const double n = 1e9;
   const Work w = optimizer_work(OptimizerKind::kAdamW, n);
-  t.optimizer_us_per_param = km.streaming(w.flops, w.bytes).time_us / n;
+  const KernelCost update = km.streaming(w.flops, w.bytes);
+  t.optimizer_us_per_param = update.time_us / n;
+  t.optimizer_w = draw.kernel_w(update);
   if (s.fp8_linear) t.fp8_weight_cast_us_per_param = km.streaming(0, n * c.fp8_weight_cast_transpose_bytes_per_param).time_us / n;
   if (cache) (*cache)[key] = t;
   return t;
@@ -351,12 +383,38 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   c.model_flops_per_token = model_flops_per_token(d);
   c.peak_tflops = s.peak_tflops;
   c.mfu = c.peak_tflops > 0 ? c.tokens_per_s_per_gpu * c.model_flops_per_token / (c.peak_tflops * 1e12) : 0;
+  // Board power per GPU: the compute at its kernels' mean draw, the update at its kernel's (on the host when
+  // offloaded), everything else in the step at the wait power.
+  const double step_us = c.step.step_us;
+  const double update_us = l.offload_optimizer ? 0.0 : c.step.optimizer_us;
+  const double compute_w = t.model_time_us > 0 ? t.model_energy_uj / t.model_time_us : t.wait_w;
+  const double busy_of_compute = t.model_time_us > 0 ? t.model_busy_us / t.model_time_us : 0.0;
+  const double energy_uj = compute_w * c.step.compute_us + t.optimizer_w * update_us +
+                           t.wait_w * std::max(0.0, step_us - c.step.compute_us - update_us);
+  c.energy_per_step_j = energy_uj * 1e-6;
+  c.avg_power_w = energy_uj / step_us;
+  c.busy_share = std::min(1.0, (busy_of_compute * c.step.compute_us + update_us) / step_us);
+  c.clock_factor = t.model_busy_us > 0 ? t.model_clock_us / t.model_busy_us : 1.0;
+  c.wait_power_w = t.wait_w;
+  c.peak_power_w = std::max({t.peak_w, update_us > 0 ? t.optimizer_w : 0.0, t.wait_w});
+  c.limit_w = t.limit_w;
+  if (s.price) {
+    c.usd_per_gpu_hour = s.price->on_demand_usd_per_hour / s.price->gpus;
+    c.price_instance = s.price->id;
+    c.usd_per_million_tokens = c.usd_per_gpu_hour / (c.tokens_per_s_per_gpu * 3600.0) * 1e6;
+  }
+  // The same rule as predict's (powered_hardware without an instance): the GPUs and their share of their server's host,
+  // as the cost bills the GPU-hours used.
+  const PoweredHardware hw = powered_hardware(s.device, c.gpus);
+  c.host_power_w = hw.host_w;
+  c.pue = pue_for(s.price ? s.price->provider : "", s.pue);
   if (s.r.train_tokens > 0) {
     c.train_tokens = s.r.train_tokens;
     c.train_hours = s.r.train_tokens / (c.tokens_per_s_per_gpu * c.gpus) / 3600.0;
+    c.train_energy_kwh = c.avg_power_w * c.gpus * c.train_hours / 1000.0;
+    c.train_server_energy_kwh = hw.server_w(c.avg_power_w * c.gpus) * c.train_hours / 1000.0;
+    c.train_facility_energy_kwh = c.train_server_energy_kwh * c.pue;
     if (s.price) {
-      c.usd_per_gpu_hour = s.price->on_demand_usd_per_hour / s.price->gpus;
-      c.price_instance = s.price->id;
       // Every instance of the run is billed the same hours, with its provider's minimum and increment.
       c.train_billed_hours = billed_hours(cloud_terms().provider(s.price->provider), c.train_hours);
       c.train_usd = c.train_billed_hours * c.gpus * c.usd_per_gpu_hour;
@@ -391,9 +449,21 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.samples_per_s = static_cast<double>(c.layout.global_batch) / (st.step_us * 1e-6);
   p.tokens_per_s = c.tokens_per_step / (st.step_us * 1e-6);
   p.memory = c.memory;
-  p.notes.push_back("layout " + c.layout_text + " on " + std::to_string(c.gpus) + " GPUs (" +
-                    std::to_string(s.r.gpus) + " per node x " + std::to_string(s.r.nodes) + " nodes): " +
-                    std::to_string(st.microbatches) + " micro-batches per pipeline, bubble " +
+  PowerCost& pw = p.power.emplace();
+  pw.avg_power_w = c.avg_power_w;
+  pw.energy_per_step_j = c.energy_per_step_j;
+  pw.clock_factor = c.clock_factor;
+  pw.limit_w = c.limit_w;
+  pw.wait_power_w = c.wait_power_w;
+  pw.peak_power_w = c.peak_power_w;
+  pw.busy_share = c.busy_share;
+  // Every GPU's step energy over the global batch (apply_power's per-GPU batch is one micro-batch here).
+  pw.energy_per_sample_j = c.energy_per_step_j * c.gpus / static_cast<double>(c.layout.global_batch);
+  pw.samples_per_joule = pw.energy_per_sample_j > 0 ? 1.0 / pw.energy_per_sample_j : 0;
+  p.notes.push_back("layout " + c.layout_text + " on " + std::to_string(c.gpus) + (c.gpus == 1 ? " GPU (" : " GPUs (") +
+                    std::to_string(s.r.gpus) + " per node x " + std::to_string(s.r.nodes) +
+                    (s.r.nodes == 1 ? " node): " : " nodes): ") +
+                    std::to_string(st.microbatches) + (st.microbatches == 1 ? " micro-batch" : " micro-batches") + " per pipeline, bubble " +
                     std::to_string(static_cast<int>(std::lround(100 * st.bubble_fraction))) + "%");
   if (const std::string note = attention_note(s.attention, graph_as_run(s.model, ModelOptions{1, 1}, s.runtime, s.attention));
       !note.empty())
@@ -429,7 +499,8 @@ Prediction predict_llm_training(const PredictRequest& request) {
 }
 
 std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, const LayoutSearch& search) {
-  const TrainingSetup s = resolve_setup(request);
+  TrainingSetup s = resolve_setup(request);
+  s.pue = search.pue;
   const Graph probe = graph_as_run(s.model, ModelOptions{1, s.r.seq}, s.runtime, s.attention);
   const TransformerDims d = dims_of(probe, s.r.seq);
   const int gpus = s.r.gpus * s.r.nodes;

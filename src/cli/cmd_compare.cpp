@@ -136,7 +136,8 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   for (const auto& r : rows)
     if (r.rental && r.run)
       o += fmt::format(m("cmp.priced"), r.gpu, r.rental->instances, r.rental->instance->id, r.rental->instance->gpus,
-                       money(r.rental->usd_per_hour), r.rental->gpus_paid);
+                       r.rental->instance->gpus == 1 ? "" : "s", money(r.rental->usd_per_hour), r.rental->gpus_paid,
+                       r.rental->gpus_paid == 1 ? "" : "s");
   // Which hardware each GPU row's server energy counts: the instances rented, powered whole, or with none the GPUs'
   // share of their server (powered_hardware, the rule predict and plan use too).
   for (const auto& r : rows)

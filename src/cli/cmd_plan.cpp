@@ -86,24 +86,47 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
           {"billed_hours", c.train_usd > 0 ? nlohmann::json(c.train_billed_hours) : nlohmann::json(nullptr)},
           {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)},
           {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? nlohmann::json(c.usd_per_gpu_hour) : nlohmann::json(nullptr)},
-          {"price_instance", c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance)}};
+          {"usd_per_million_tokens", c.usd_per_million_tokens > 0 ? nlohmann::json(c.usd_per_million_tokens) : nlohmann::json(nullptr)},
+          {"price_instance", c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance)},
+          // The power and energy keys as predict's "power" and plan's options name them.
+          {"avg_power_w", c.avg_power_w},
+          {"energy_per_step_j", c.energy_per_step_j},
+          {"host_rule", host_rule_name(HostRule::kGpuShare)},
+          {"host_power_w", c.host_power_w},
+          {"pue", c.pue},
+          {"energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_energy_kwh) : nlohmann::json(nullptr)},
+          {"server_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_server_energy_kwh) : nlohmann::json(nullptr)},
+          {"facility_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_facility_energy_kwh) : nlohmann::json(nullptr)}};
 }
 
-// Memory per GPU in GiB, as predict and compare print it (an "80GB" card holds 80 GiB).
+// One layout column set: the layout's own figures, then (with --train-tokens) the run's time, GPU-hours, cost and
+// energy, then the price it is costed on.
+constexpr const char* kLayoutColumns =
+    "  {:<58} {:>5} {:>9} {:>5} {:>8} {:>7} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9}  {}\n";
+
+// Memory per GPU in GiB, as predict and compare print it (an "80GB" card holds 80 GiB); energy in kWh, as plan's
+// instance table prints it.
 std::string layout_row(const ParallelTrainingCost& c) {
-  return fmt::format("  {:<58} {:>6} {:>10.0f} {:>6.1f} {:>9.0f} {:>8.1f} {:>10} {:>10} {:>12}  {}\n", c.layout_text, c.gpus,
-                     c.tokens_per_s_per_gpu, 100.0 * c.mfu, c.step.step_us / 1e3, c.memory.total / (1024.0 * 1024 * 1024),
-                     c.train_tokens > 0 ? format_hours(c.train_hours) : "-",
-                     c.train_tokens > 0 ? fmt::format("{:.0f}", c.train_hours * c.gpus) : "-",
+  const bool run = c.train_tokens > 0;
+  return fmt::format(fmt::runtime(kLayoutColumns), c.layout_text, c.gpus, fmt::format("{:.0f}", c.tokens_per_s_per_gpu),
+                     fmt::format("{:.1f}", 100.0 * c.mfu), fmt::format("{:.0f}", c.step.step_us / 1e3),
+                     fmt::format("{:.1f}", c.memory.total / (1024.0 * 1024 * 1024)),
+                     fmt::format("{:.0f}", c.avg_power_w),
+                     c.usd_per_million_tokens > 0 ? format_usd(c.usd_per_million_tokens) : "-",
+                     run ? format_hours(c.train_hours) : "-", run ? fmt::format("{:.0f}", c.train_hours * c.gpus) : "-",
                      c.train_usd > 0 ? format_usd(c.train_usd) : "-",
-                     c.train_usd > 0 ? fmt::format("{} at {}/GPU-h", c.price_instance, format_usd(c.usd_per_gpu_hour))
-                                     : std::string());
+                     run ? fmt::format("{:.0f}", c.train_energy_kwh) : "-",
+                     run ? fmt::format("{:.0f}", c.train_server_energy_kwh) : "-",
+                     run ? fmt::format("{:.0f}", c.train_facility_energy_kwh) : "-",
+                     c.usd_per_gpu_hour > 0 ? fmt::format("{} at {}/GPU-h", c.price_instance, format_usd(c.usd_per_gpu_hour))
+                                            : std::string());
 }
 
 // `plan --layouts`: training layouts of a decoder language model for a GPU count, and with --deadline the
 // smallest count that meets it.
 int plan_layouts_command(const PredictRequest& base, const std::string& deadline, std::optional<double> budget_usd,
-                         int max_gpus, std::size_t top, bool json, std::optional<LayoutRank> rank) {
+                         int max_gpus, std::size_t top, bool json, std::optional<LayoutRank> rank,
+                         const LayoutSearch& search) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
   if (!deadline.empty()) check_deadline_hours(hours);
   // The budget judges the node counts of the deadline search, as plan's instance search judges its options.
@@ -112,7 +135,12 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   // --rank-by judges the node counts of the deadline search: without it there is nothing to rank.
   if (rank && deadline.empty())
     throw InputError("--rank-by with --layouts needs --deadline and --train-tokens (the node counts it ranks)");
-  const LayoutPlan plan = plan_layouts(base, hours, max_gpus, {}, budget_usd, rank);
+  // The layout search is for decoder language models; another model is planned on cloud instances (plan without
+  // --layouts), which a user who never typed --tp should hear rather than a message about the layout flags.
+  if (const ModelSource model = resolve_model(base.model, import_options(base)); !model.decoder_llm)
+    throw InputError("plan --layouts searches the training layouts of decoder language models; '" + base.model + "' (" +
+                     model.family + ") is not one: plan without --layouts finds cloud instances for it");
+  const LayoutPlan plan = plan_layouts(base, hours, max_gpus, search, budget_usd, rank);
   // Without --seq the layouts run at the model's default sequence length; the title says which.
   const std::int64_t seq = base.seq > 0 ? base.seq : resolve_model(base.model, import_options(base)).default_seq;
   if (json) {
@@ -133,14 +161,16 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
     report_out() << j.dump(2) << "\n";
     return 0;
   }
-  std::string o = fmt::format("Training layouts for {} on {} x {} GPUs ({} per node x {} nodes), {} precision, seq {}{}\n",
-                              base.model, base.gpus * base.nodes, base.gpu, base.gpus, base.nodes, base.precision,
-                              seq, base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
-  const std::string header = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>10} {:>12}  {}\n", "layout",
-                                         "GPUs", "tok/s/GPU", "MFU", "step", "mem/GPU", "time", "GPU-hours", "cost",
-                                         base.train_tokens > 0 ? "priced on (on demand)" : "");
-  const std::string units = fmt::format("  {:<58} {:>6} {:>10} {:>6} {:>9} {:>8} {:>10} {:>10} {:>12}\n", "", "", "", "%",
-                                        "ms", "GiB", "", "GPU x h", "USD");
+  const int gpus = base.gpus * base.nodes;
+  std::string o = fmt::format("Training layouts for {} on {} {} GPU{} ({} per node x {} node{}), {} precision, seq {}{}\n",
+                              base.model, gpus, base.gpu, gpus == 1 ? "" : "s", base.gpus, base.nodes,
+                              base.nodes == 1 ? "" : "s", base.precision, seq,
+                              base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
+  const std::string header = fmt::format(fmt::runtime(kLayoutColumns), "layout", "GPUs", "tok/s/GPU", "MFU", "step",
+                                         "mem/GPU", "power", "cost/tok", "time", "GPU-hours", "cost", "energy", "server",
+                                         "facility", "priced on (on demand)");
+  const std::string units = fmt::format(fmt::runtime(kLayoutColumns), "", "", "", "%", "ms", "GiB", "W/GPU", "per M tok",
+                                        "", "GPU x h", "USD", "kWh", "kWh", "kWh", "");
   if (plan.layouts.empty()) o += "  no layout fits in memory at this GPU count\n";
   else {
     o += fmt::format("{} layouts fit in memory; fastest first:\n", plan.layouts.size()) + header + units;
@@ -166,7 +196,12 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
        "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances), the "
        "instance named beside it, of the time billed (the provider's minimum and increment, data/cloud/providers.toml); "
-       "GPU-hours = time x GPUs; mem/GPU: GiB, what must fit in the card's memory\n";
+       "cost/tok = that price per GPU-hour / (tokens/s/GPU x 3600 s) x 1e6, per million tokens, before the billing minimum; "
+       "GPU-hours = time x GPUs; mem/GPU: GiB, what must fit in the card's memory; power: average board power per GPU "
+       "over the step (the kernels at their draw, pipeline bubble and exposed communication at the clocks-up wait "
+       "power); energy = power x GPUs x time, the GPU boards; server: + the GPUs' share of their server's host "
+       "(data/cloud/servers.toml, an upper bound; the rule predict uses, as the cost bills the GPU-hours used); "
+       "facility = server x PUE (the priced instance's provider's, data/cloud/providers.toml, or --pue)\n";
   report_out() << o;
   return 0;
 }
@@ -239,7 +274,6 @@ Command plan_command() {
                          {!s->prices.empty(), "--prices", "the layouts are priced on data/cloud/prices.toml's on-demand rates"},
                          {s->spot, "--spot", "the layouts are priced on data/cloud/prices.toml's on-demand rates"},
                          {!s->dataset_size.empty(), "--dataset-size", "the run's size is --train-tokens"},
-                         {!s->pue.empty(), "--pue", "the layouts report no energy"},
                          {s->epochs != "1", "--epochs", "the run's size is --train-tokens"}})
                   if (given) throw InputError(fmt::format("{} does not apply to plan --layouts: {}", flag, why));
                 std::optional<double> budget;
@@ -247,7 +281,10 @@ Command plan_command() {
                 const int max_gpus = max_gpus_flag(s->max_gpus);
                 std::optional<LayoutRank> rank;
                 if (!s->rank_by.empty()) rank = parse_layout_rank(s->rank_by);
-                return plan_layouts_command(base, s->deadline, budget, max_gpus, top_flag(s->top), s->report.json, rank);
+                LayoutSearch search;
+                if (!s->pue.empty()) search.pue = pue_flag(s->pue);
+                return plan_layouts_command(base, s->deadline, budget, max_gpus, top_flag(s->top), s->report.json, rank,
+                                            search);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
               // The instance search ranks by cost (--spot: spot cost); --rank-by picks among --layouts' node counts.
@@ -339,13 +376,15 @@ Command plan_command() {
                 }
                 if (sc.always_pays)
                   o += fmt::format(m("plan.always"), sc.instance, sc.max_count, sc.max_count == 1 ? "" : "s",
-                                   sc.max_count * sc.gpus_per_instance);
+                                   sc.max_count * sc.gpus_per_instance, sc.max_count * sc.gpus_per_instance == 1 ? "" : "s");
                 else if (sc.last_paying_count == 0)
-                  o += fmt::format(m("plan.below"), sc.instance, sc.gpus_per_instance, 100 * sc.efficiency_after);
+                  o += fmt::format(m("plan.below"), sc.instance, sc.gpus_per_instance, 100 * sc.efficiency_after,
+                                   sc.gpus_per_instance == 1 ? "" : "s");
                 else
                   o += fmt::format(m("plan.pays"), sc.instance, sc.last_paying_count, sc.last_paying_count == 1 ? "" : "s",
                                    sc.last_paying_count * sc.gpus_per_instance, sc.last_paying_count + 1,
-                                   100 * sc.efficiency_after);
+                                   100 * sc.efficiency_after,
+                                   sc.last_paying_count * sc.gpus_per_instance == 1 ? "" : "s");
               }
               if (!res.skipped.empty()) {
                 o += msg("plan.skipped", lang);

@@ -94,6 +94,20 @@ int run_command_line(const std::vector<std::string>& words) {
                          "GPU) from `perfcast advise ... " + flag + " ...`");
       if (!known) throw_unknown("flag of 'perfcast " + sub->get_name() + "':", flag, flags);
     }
+    // A value typed with a space ("--deadline 2 days") reaches the parser as two words, and the second is left over:
+    // say so, and show the value quoted as one word.
+    const std::string extras = e.what();
+    for (int i = 3; sub && i < argc; ++i) {
+      const std::string word = argv[i], value = argv[i - 1], flag = argv[i - 2];
+      if (word.empty() || word[0] == '-' || value.empty() || value[0] == '-' || flag.rfind("--", 0) != 0 ||
+          extras.find(word) == std::string::npos)
+        continue;
+      const CLI::Option* o = sub->get_option_no_throw(flag);
+      if (!o || o->get_expected_min() < 1) continue;
+      throw InputError("'" + word + "' follows " + flag + " " + value + " but is no argument of perfcast " +
+                       sub->get_name() + ": a value with a space is one word, quoted: " + flag + " '" + value + " " +
+                       word + "'");
+    }
     throw InputError(e.what());
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());

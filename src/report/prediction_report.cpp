@@ -135,7 +135,8 @@ struct SiteEnergy {
 
 SiteEnergy site_energy(const Prediction& p, std::optional<double> pue) {
   SiteEnergy e;
-  const int gpus = p.scale ? p.scale->gpus_total : 1;
+  // A training layout's GPUs (its samples/s are all of theirs), else a data-parallel fleet's, else one.
+  const int gpus = p.parallel ? p.parallel->gpus : p.scale ? p.scale->gpus_total : 1;
   e.powered = powered_hardware(p.device, gpus);
   const double step_s = p.step_us * 1e-6;
   // Per step the GPUs' own energy (PowerCost) plus the rest of the server over the step.
@@ -431,7 +432,10 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
   if (const auto iv = prediction_interval(p)) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
-    s += fmt::format(m("p.interval"), iv->level * 100, v * iv->low, v * iv->high,
+    // Four significant digits, but never in exponent notation beside a throughput printed in plain digits
+    // ("1.109e+04 - 3.246e+04 tokens/s" under "17846 tokens/s").
+    const auto bound = [](double x) { return x >= 1000 ? fmt::format("{:.0f}", x) : fmt::format("{:.4g}", x); };
+    s += fmt::format(m("p.interval"), iv->level * 100, bound(v * iv->low), bound(v * iv->high),
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
     if (!iv->novel_components.empty())
       s += iv->widened ? fmt::format(m("p.thin_support"), fmt::join(iv->novel_components, ", "), 100 * (iv->width_ratio - 1))

@@ -108,6 +108,16 @@ struct LayerTimes {
   // layer times above; these are what runs once per step or as a collective.
   double fp8_weight_cast_us_per_param = 0;    // the BF16 -> FP8 weight cast and transpose, once per step
   double fp8_amax_bytes_per_layer = 0;        // amaxes of one block's FP8 tensors, all-reduced per micro-batch
+  // Board power of those kernels (analysis/power.h's per-kernel draw) over one micro-batch of the whole model on one
+  // GPU (every block, the embedding and the head, forward and backward; the gaps between kernels at the wait power):
+  // the step's compute draws model_energy_uj / model_time_us on average.
+  double model_energy_uj = 0, model_time_us = 0;
+  double model_busy_us = 0;                   // of model_time_us, kernels running (no gaps)
+  double model_clock_us = 0;                  // the kernels' board clock (of boost) x their time
+  double peak_w = 0;                          // the most any of those kernels draws
+  double optimizer_w = 0;                     // the update kernel's draw
+  double wait_w = 0;                          // the board between kernels: clocks up, no kernel
+  double limit_w = 0;                         // the board limit in force
 };
 
 // The collective groups' links: tensor parallel innermost, then context, data (expert parallel inside it) and
@@ -168,6 +178,21 @@ struct ParallelTrainingCost {
   double train_usd = 0;           // on demand, of the billed hours; 0 when no price is known for the GPU
   double usd_per_gpu_hour = 0;
   std::string price_instance;     // the cheapest on-demand instance with this GPU (data/cloud/prices.toml)
+  // Board power per GPU: the compute at its kernels' mean draw, the update at its kernel's (none with the optimizer
+  // offloaded), the rest of the step (pipeline bubble, exposed communication, FP8 scaling) at the wait power, as
+  // plan prices a data-parallel step's exposed communication.
+  double avg_power_w = 0;
+  double energy_per_step_j = 0;   // per GPU
+  double busy_share = 0;          // of the step, kernels running
+  double clock_factor = 1;        // the kernels' board clock over their busy time, of boost
+  double wait_power_w = 0, peak_power_w = 0, limit_w = 0;
+  // With --train-tokens, the run's energy: the GPU boards; the server, the GPUs and their share of their server's host
+  // (powered_hardware's rule without an instance, as the cost bills GPU-hours); the facility, server x pue.
+  double train_energy_kwh = 0, train_server_energy_kwh = 0, train_facility_energy_kwh = 0;
+  double host_power_w = 0;        // the host beside the GPUs (powered_hardware)
+  double pue = 1;                 // --pue, else the priced instance's provider's (data/cloud/providers.toml)
+  // On-demand dollars per million tokens at the priced rate (before the billing minimum and increment); 0: no price.
+  double usd_per_million_tokens = 0;
 };
 
 }  // namespace perfcast
