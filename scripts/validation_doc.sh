@@ -85,6 +85,7 @@ $bin validate data/validation/eval_cpu_s36.csv --markdown "$tmp/eval_cpu_s36.md"
 $bin validate data/validation/eval_gpu_s36b.csv --markdown "$tmp/eval_gpu_s36b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37b.csv --markdown "$tmp/eval_gpu_s37b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37.csv --markdown "$tmp/eval_gpu_s37.md" >/dev/null
+$bin validate data/validation/eval_gpu_s37c.csv --markdown "$tmp/eval_gpu_s37c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -929,6 +930,20 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s37.md"
+  echo
+  echo "# Evaluation: eval_gpu_s37c.csv (frozen)"
+  echo
+  echo "Gathered in session 37 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "MosaicML's MosaicGPT training-throughput sweep (mosaicml/examples examples/llm/throughput/README.md@3bbda73b,"
+  echo "its uncommented 'A100 80GB' table): Composer with PyTorch FSDP FULL_SHARD (PURE bf16 mixed precision), Triton"
+  echo "FlashAttention, MosaicGPT 125M-70B (the mpt-* model files) at sequence 512-8192 on 8 to 64 A100 80GB GPUs,"
+  echo "activation checkpointing on for 7B and larger (tokens/s per GPU); and the vanilla Hugging Face baselines of"
+  echo "DeepSpeed's autotuning showcase (microsoft/DeepSpeedExamples autotuning/hf/README.md@55694cde): transformers 4.12"
+  echo "under DDP on one node of 16 V100, BERT-base/large MNLI fine-tuning (FP32, sequence 128) and GPT-2 small/medium/large"
+  echo "on wikitext-2 (AMP, 1024 tokens) (samples/s)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s37c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
