@@ -49,10 +49,25 @@ double activation_bytes(const Graph& g, std::int64_t kv_len, const LlmKernelCont
     if (is_weight_matmul(op)) widest = std::max(widest, static_cast<double>(op.mm.n * op.mm.k));
   double bytes = live_buffer_elems(g) * c.runtime.llm_activation_bytes;
   if (!c.runtime.llm_fused_attention)
-    bytes += static_cast<double>(g.batch * c.shape.heads * g.seq * kv_len) * 4.0;
+    bytes += static_cast<double>(g.batch * c.shape.heads * g.seq * attended_keys(g.seq, kv_len, c.shape.window, c.runtime)) * 4.0;
   if (c.runtime.llm_gguf && c.half_pipe && static_cast<double>(g.batch * g.seq) > c.runtime.llm_int8_tile_max_batch)
     bytes += widest * 2.0;
   return bytes;
+}
+
+// What the engine does with a sliding-window model's window past it (runtime llm_window_attention and
+// llm_window_kv_cache, or the eager code's kv_cache_window).
+std::string window_note(std::int64_t window, const RuntimeProfile& runtime, const LlmModelCode* code) {
+  const std::string w = std::to_string(window);
+  const std::string reads = attended_keys(1, window + 1, window, runtime) <= window
+                                ? "a decode step reads at most the window's " + w + " keys"
+                                : "every cached key is scored and masked (its kernels do not skip the keys outside it)";
+  const std::string cache = runtime.llm_window_kv_cache ? "the KV cache keeps at most " + w + " positions per sequence"
+                                                        : "the KV cache keeps every position";
+  return "sliding-window attention, window " + w + " (config sliding_window) on " + runtime.id + ": " + reads + "; " +
+         cache + (runtime.llm_window_attention ? "; its flash prefill computes only the window's blocks" : "") +
+         " (data/runtimes/" + runtime.id + ".toml llm_window_attention" +
+         (code ? "; the cache: data/llm_code/" + code->id + ".toml kv_cache_window)" : ", llm_window_kv_cache)");
 }
 
 // ---- request resolution -------------------------------------------------------------------------------------
@@ -303,6 +318,8 @@ InferSetup resolve_inference(const PredictRequest& request) {
                      "' runs no Python per op");
   if (!code_id.empty() && code_id != "none") {
     s.code = &find_llm_model_code(code_id);
+    // The eager code owns the cache: it keeps a sliding window's positions or all of them (data/llm_code).
+    runtime.llm_window_kv_cache = s.code->kv_cache_window;
     notes.push_back("eager " + s.code->id + " code: " + fmt_count(s.code->python_ops_per_layer) +
                     " torch calls and " + fmt_count(s.code->kernels_per_layer) + " kernels per layer on the host (" +
                     "data/llm_code/" + s.code->id + ".toml; --llm-code none for the graph's ops alone)");
@@ -406,7 +423,8 @@ Prediction predict_inference(const PredictRequest& request) {
     const Graph& g = it->second;
     MemoryOptions::Serving m;
     m.weight_bytes = wbytes;
-    m.kv_cache_bytes = kv_cache_bytes(shape, static_cast<double>(batch), static_cast<double>(positions), kv_bytes);
+    m.kv_cache_bytes = kv_cache_bytes(shape, static_cast<double>(batch),
+                                      static_cast<double>(cached_positions(positions, shape.window, runtime)), kv_bytes);
     m.buffer_bytes = activation_bytes(g, positions, c);
     if (prompt_pass_tokens > 0) {
       auto pit = prompt_graphs.find(batch);
@@ -467,11 +485,24 @@ Prediction predict_inference(const PredictRequest& request) {
     // generate: the prompt's prefill first (its --context tokens), as serving benchmarks time a request.
     if (r.mode == Mode::kGenerate && r.context > 0)
       prompt = schedule_pass(prefill_entries(0, r.context), runtime, pass_syncs, c.host_scale);
-    // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context.
-    const double n = static_cast<double>(r.seq);
+    // seq decode steps at kv = context+1 ... context+seq: Simpson's rule over the linear growth in context. Where
+    // the engine bounds a sliding-window model's reads by the window, the cost stops growing there: one rule on
+    // each side of it.
     std::vector<std::pair<std::int64_t, double>> at;
-    if (r.seq == 1) at = {{r.context + 1, 1.0}};
-    else at = {{r.context + 1, n / 6}, {r.context + (r.seq + 1) / 2, 4 * n / 6}, {r.context + r.seq, n / 6}};
+    auto simpson = [&](std::int64_t first, std::int64_t last) {
+      const std::int64_t count = last - first + 1;
+      const double n = static_cast<double>(count);
+      if (count == 1) at.push_back({first, 1.0});
+      else at.insert(at.end(), {{first, n / 6}, {first - 1 + (count + 1) / 2, 4 * n / 6}, {last, n / 6}});
+    };
+    const std::int64_t last = r.context + r.seq;
+    const std::int64_t bend = attended_keys(1, last, shape.window, runtime) < last ? shape.window : 0;
+    if (bend > r.context + 1 && bend < last) {
+      simpson(r.context + 1, bend);
+      simpson(bend + 1, last);
+    } else {
+      simpson(r.context + 1, last);
+    }
     for (const auto& [kv, w] : at) {
       auto e = decode_entries(kv);
       if (pass_syncs > 0) synced_decode_us += w * schedule_pass(e, runtime, pass_syncs, c.host_scale).step_us;
@@ -500,7 +531,8 @@ Prediction predict_inference(const PredictRequest& request) {
   finalize_prediction(p);
   apply_power(p);
 
-  llm.kv_cache_bytes = kv_cache_bytes(shape, static_cast<double>(B), static_cast<double>(positions), kv_bytes);
+  llm.kv_cache_bytes =
+      kv_cache_bytes(shape, static_cast<double>(B), static_cast<double>(cached_positions(positions, shape.window, runtime)), kv_bytes);
   if (prefill) {
     llm.time_to_first_token_ms = p.step_us / 1e3;
   } else {
@@ -522,17 +554,23 @@ Prediction predict_inference(const PredictRequest& request) {
   // The largest context at this batch and the largest batch at this context that fit.
   if (p.memory.fits) {
     const std::int64_t limit = shape.positions > 0 ? shape.positions : (std::int64_t{1} << 24);
-    const std::int64_t most_positions = largest_that_fits(positions, std::min(positions * 2, limit + 1), limit, limit + 1,
-                                                          [&](std::int64_t n) { return memory_at(B, n).fits; });
+    // A cache that stops at a sliding window stops the memory's growth there: no context length is bounded by it.
+    const bool cache_stops = cached_positions(limit, shape.window, runtime) < limit;
+    const std::int64_t most_positions =
+        cache_stops ? limit
+                    : largest_that_fits(positions, std::min(positions * 2, limit + 1), limit, limit + 1,
+                                        [&](std::int64_t n) { return memory_at(B, n).fits; });
     const std::int64_t most_batch = largest_that_fits(B, B * 2, (std::int64_t{1} << 16) - 1,
                                                       std::numeric_limits<std::int64_t>::max(),
                                                       [&](std::int64_t b) { return memory_at(b, positions).fits; });
     // Memory is not the only bound on a context: past the one its config states the model was never trained.
     const std::int64_t stated = model.trained_positions > 0 ? model.trained_positions : model.max_positions;
-    p.notes.push_back("fits up to " + std::to_string(most_positions) + " positions at batch " + std::to_string(B) +
+    p.notes.push_back((cache_stops ? "fits any context at batch " + std::to_string(B) + " (the KV cache stops at the " +
+                                         std::to_string(shape.window) + "-position window)"
+                                   : "fits up to " + std::to_string(most_positions) + " positions at batch " + std::to_string(B)) +
                       " and up to batch " + std::to_string(most_batch) + " at " + std::to_string(positions) +
                       " positions" +
-                      (stated > 0 && most_positions > stated
+                      (stated > 0 && (cache_stops || most_positions > stated)
                            ? " (in memory; its config states a context of " + std::to_string(stated) + ")"
                            : ""));
   }
@@ -543,6 +581,8 @@ Prediction predict_inference(const PredictRequest& request) {
                       ", past the " + std::to_string(model.trained_positions) + " positions " + model.id +
                       "'s config states (RoPE scaling or a long-context fine-tune): cost and memory follow the "
                       "positions run; the model's quality there is not modelled");
+  if (shape.window > 0 && positions > shape.window)
+    p.notes.push_back(window_note(shape.window, runtime, s.code));
   std::ostringstream kv_gib;
   kv_gib.precision(3);
   kv_gib << llm.kv_cache_bytes / (1024.0 * 1024.0 * 1024.0);
@@ -741,6 +781,24 @@ double LlmStepModel::weight_bytes_per_gpu() const { return impl_->weights; }
 double LlmStepModel::kv_bytes_per_token_per_gpu() const {
   const Impl& m = *impl_;
   return static_cast<double>(m.s.shape.layers) * 2.0 * static_cast<double>(m.kv_per_gpu * m.s.shape.head_dim) * m.s.kv_bytes;
+}
+std::int64_t LlmStepModel::kv_cache_window() const {
+  const Impl& m = *impl_;
+  return cached_positions(std::numeric_limits<std::int64_t>::max(), m.s.shape.window, m.s.runtime) <
+                 std::numeric_limits<std::int64_t>::max()
+             ? m.s.shape.window
+             : 0;
+}
+std::int64_t LlmStepModel::decode_window() const {
+  const Impl& m = *impl_;
+  return m.s.shape.window > 0 && attended_keys(1, m.s.shape.window + 1, m.s.shape.window, m.s.runtime) <= m.s.shape.window
+             ? m.s.shape.window
+             : 0;
+}
+std::string LlmStepModel::window_note(std::int64_t positions) const {
+  const Impl& m = *impl_;
+  return m.s.shape.window > 0 && positions > m.s.shape.window ? perfcast::window_note(m.s.shape.window, m.s.runtime, m.s.code)
+                                                               : "";
 }
 double LlmStepModel::pass_buffer_bytes(double tokens) const { return activation_bytes(impl_->pass(tokens), 1, *impl_->c); }
 std::int64_t LlmStepModel::max_positions() const {

@@ -47,6 +47,14 @@ double percentile(std::vector<double> v, double q) {
   return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
 }
 
+// The most KV blocks one request holds: a sliding window's where the engine frees the blocks that leave it (its
+// whole blocks plus serving.window_extra_blocks partly filled at its ends); 0 = no cap.
+std::int64_t window_blocks(const LlmStepModel& model, const ServingProfile& profile) {
+  const std::int64_t window = model.kv_cache_window();
+  if (window <= 0) return 0;
+  return window / static_cast<std::int64_t>(profile.block_tokens) + static_cast<std::int64_t>(profile.window_extra_blocks);
+}
+
 // Everything one simulation needs, resolved once.
 struct Engine {
   const LlmStepModel& model;
@@ -110,6 +118,8 @@ ServeMetrics run(const Engine& e, const ServeRequest& r, const std::vector<Serve
   lim.mixed_batches = e.profile.mixed_batches;
   lim.lanes = e.pp;
   lim.max_steps = input_limits().max_serving_steps;
+  lim.max_blocks_per_request = window_blocks(e.model, e.profile);
+  lim.decode_window = e.model.decode_window();
   const BatchingResult b = simulate_continuous_batching(reqs, lim, [&](const BatchShape& s) { return e.step_us(s) / 1e6; });
 
   ServeMetrics m;
@@ -212,6 +222,7 @@ ServePrediction predict_serving(const ServeRequest& request) {
   p.kv_precision = model.kv_name();
   p.gpus = tp * pp;
   p.notes = model.notes();
+  if (const std::string w = model.window_note(r.input_len + r.output_len); !w.empty()) p.notes.push_back(w);
 
   // Links: the tensor-parallel group and the pipeline stages inside one node.
   Engine e{model, profile, tp, pp, {}, {}, false};
@@ -245,7 +256,9 @@ ServePrediction predict_serving(const ServeRequest& request) {
   p.kv_block_tokens = static_cast<std::int64_t>(profile.block_tokens);
   p.kv_blocks = static_cast<std::int64_t>(p.kv_cache_bytes_per_gpu / (p.kv_bytes_per_token_per_gpu * profile.block_tokens));
   p.kv_capacity_tokens = p.kv_blocks * p.kv_block_tokens;
-  const std::int64_t per_request_blocks = (r.input_len + r.output_len + p.kv_block_tokens - 1) / p.kv_block_tokens;
+  const std::int64_t cap_blocks = window_blocks(model, profile);
+  const std::int64_t all_blocks = (r.input_len + r.output_len + p.kv_block_tokens - 1) / p.kv_block_tokens;
+  const std::int64_t per_request_blocks = cap_blocks > 0 ? std::min(all_blocks, cap_blocks) : all_blocks;
   p.kv_max_concurrency = p.kv_blocks / per_request_blocks;
   if (p.kv_max_concurrency < 1)
     throw InputError("one request of " + std::to_string(r.input_len + r.output_len) + " tokens needs " +
@@ -259,7 +272,9 @@ ServePrediction predict_serving(const ServeRequest& request) {
   // hold for one request), prefix-cache hits as whole blocks of the prompt.
   std::vector<ServedRequest> reqs(static_cast<std::size_t>(r.num_requests));
   std::mt19937_64 g(r.seed);
-  const std::int64_t most = std::min(positions > 0 ? positions : std::numeric_limits<std::int64_t>::max(), p.kv_capacity_tokens);
+  // A request whose cache stops at the window needs no more of the pool past it.
+  const std::int64_t most = std::min(positions > 0 ? positions : std::numeric_limits<std::int64_t>::max(),
+                                     cap_blocks > 0 ? std::numeric_limits<std::int64_t>::max() : p.kv_capacity_tokens);
   bool clamped = false;
   for (auto& q : reqs) {
     q.input_tokens = sample_length(r.length_dist, r.input_len, g);

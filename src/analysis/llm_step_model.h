@@ -55,6 +55,12 @@ class LlmStepModel {
   double weight_bytes_per_gpu() const;        // the whole model's layers, sharded tp ways
   double kv_bytes_per_token_per_gpu() const;  // K and V of every layer, at the KV precision, per GPU
   double pass_buffer_bytes(double tokens) const;  // working buffers of one pass over `tokens` tokens
+  // A sliding-window model on an engine that rolls or frees its cache: the most positions one sequence holds; 0 = all.
+  std::int64_t kv_cache_window() const;
+  // The most keys a decode step reads per sequence (the window where the engine bounds them); 0 = all cached.
+  std::int64_t decode_window() const;
+  // What the engine does with the model's sliding window once a sequence of `positions` passes it ("" otherwise).
+  std::string window_note(std::int64_t positions) const;
   std::int64_t max_positions() const;         // the model's context length (0 = its config does not say)
   void check_context(std::int64_t positions, const std::string& what) const;  // perfcast::check_context on its model
   const std::string& model_id() const;

@@ -73,6 +73,7 @@ LlmShape llm_shape_of(const Graph& g) {
         s.kv_heads = op.attn.kv_heads;
         s.head_dim = op.attn.head_dim;
       }
+      if (s.layers == 0) s.window = op.attn.causal ? op.attn.window : 0;
       ++s.layers;
     } else if (is_weight_matmul(op)) {
       const TensorRole role = tensor_role(op.name, &layer);
@@ -208,11 +209,24 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
   return out;
 }
 
-// Attention of `q` new tokens per sequence against `kv` cached positions (the new ones included).
-std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, const LlmKernelContext& c) {
+std::int64_t attended_keys(std::int64_t q, std::int64_t kv_len, std::int64_t window, const RuntimeProfile& runtime) {
+  if (window <= 0 || !(runtime.llm_window_attention || runtime.llm_window_kv_cache)) return kv_len;
+  // The last query sees the window (itself included); the q - 1 before it reach one key further back each.
+  return std::min(kv_len, window - 1 + std::max<std::int64_t>(1, q));
+}
+
+std::int64_t cached_positions(std::int64_t positions, std::int64_t window, const RuntimeProfile& runtime) {
+  return window > 0 && runtime.llm_window_kv_cache ? std::min(positions, window) : positions;
+}
+
+// Attention of `q` new tokens per sequence against `kv` cached positions (the new ones included). A sliding window
+// the engine applies bounds the keys read (attended_keys) and, in a flash prefill, the query-key pairs computed.
+std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_positions, const LlmKernelContext& c) {
   std::vector<OpCost> out;
   const auto& km = c.km;
   const auto& a = op.attn;
+  const std::int64_t window = a.causal ? a.window : 0;
+  const std::int64_t kv_len = attended_keys(a.q_len, kv_positions, window, c.runtime);
   const double B = static_cast<double>(a.batch), q = static_cast<double>(a.q_len), L = static_cast<double>(kv_len);
   const double H = static_cast<double>(a.heads), Hk = static_cast<double>(a.kv_heads), d = static_cast<double>(a.head_dim);
   const double act = c.runtime.llm_activation_bytes;
@@ -246,8 +260,12 @@ std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, cons
       out.push_back(kernel_entry(name, OpKind::kAttention, km.timed(compute_us, qkv_flops, 2.0 * cache + 2.0 * q_bytes,
                                                                    Pipe::kFp32, 1, clock)));
     } else {
-      // Flash attention: causal blocks above the diagonal are skipped.
-      const double causal = a.causal ? (L - 0.5 * q) / L : 1.0;
+      // Flash attention: causal blocks above the diagonal are skipped, and with the engine's window the blocks
+      // before it (windowed_causal_pairs over the queries' positions, as the training kernel's share).
+      const bool windowed = c.runtime.llm_window_attention && window > 0 && kv_positions > window;
+      const double causal = windowed ? windowed_causal_pairs(q, static_cast<double>(kv_positions), static_cast<double>(window)) / (q * L)
+                            : a.causal ? (L - 0.5 * q) / L
+                                       : 1.0;
       const MatmulGeometry g{a.batch * a.heads, a.q_len, kv_len, a.head_dim, false, false};
       // FP8 GEMMs with a half-precision context FMHA (llm_fp8_context_attention false): its products run on
       // the half tensor pipe.
@@ -324,7 +342,9 @@ std::vector<OpCost> llm_forward_pass(const Graph& graph, std::int64_t kv_len, bo
   // The graph's launches per block and outside the blocks, to count what the eager code launches beyond them.
   int block = -1;
   double block_launches = 0, outside_launches = 0;
-  const double cache_positions = static_cast<double>(code && code->kv_cache_static ? std::max(c.static_kv_len, kv_len) : kv_len);
+  // A cache that keeps only a sliding window copies only the window's positions.
+  const double cache_positions = static_cast<double>(code && code->kv_cache_static ? std::max(c.static_kv_len, kv_len)
+                                                                                    : cached_positions(kv_len, c.shape.window, c.runtime));
   // Grouped-query attention: code that expands K and V to every query head copies heads / kv_heads times more.
   const double extra_groups =
       c.shape.kv_heads > 0 ? std::max(0.0, static_cast<double>(c.shape.heads) / static_cast<double>(c.shape.kv_heads) - 1.0) : 0.0;

@@ -31,6 +31,7 @@ struct LlmShape {
   double experts_per_tok = 0;
   bool tied = false;              // LM head shares the token embedding
   std::int64_t positions = 0;     // learned positions (GPT-2); 0 = rotary
+  std::int64_t window = 0;        // sliding-window attention's window (AttentionGeometry::window); 0 = none
 };
 
 // What the kernels of one inference pass depend on: the device and its cost model, the runtime, the weights'
@@ -75,6 +76,13 @@ WeightFormat weight_format(const Op& op, const LlmKernelContext& c);
 // Kernels of one weight matmul: `tokens` rows over `groups` weight matrices of [k x n] (the experts touched).
 std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, double tokens, double groups,
                                           const LlmKernelContext& c);
+// A sliding-window model (window > 0) on an engine that skips the keys outside the window or no longer caches them
+// (RuntimeProfile llm_window_attention / llm_window_kv_cache): q new tokens per sequence after kv_len - q cached
+// positions read the last window - 1 + q keys at most (a decode step: the window); kv_len otherwise.
+std::int64_t attended_keys(std::int64_t q, std::int64_t kv_len, std::int64_t window, const RuntimeProfile& runtime);
+// Positions one sequence's KV cache holds after `positions` tokens: at most the window where the engine's cache rolls
+// or frees the positions that leave it (llm_window_kv_cache); all of them otherwise.
+std::int64_t cached_positions(std::int64_t positions, std::int64_t window, const RuntimeProfile& runtime);
 // Attention of an op's q new tokens per sequence against `kv_len` cached positions (the new ones included).
 std::vector<OpCost> kv_attention_kernels(const Op& op, std::int64_t kv_len, const LlmKernelContext& c);
 // One forward pass of `graph` (its seq tokens per sequence) against `kv_len` cached positions; `all_logits` runs

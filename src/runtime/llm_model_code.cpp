@@ -31,6 +31,7 @@ LlmModelCode load_code(const std::filesystem::path& path) {
       {"kv_cache_copies_per_layer", &c.kv_cache_copies_per_layer},
       {"kv_cache_copies_per_extra_group", &c.kv_cache_copies_per_extra_group}};
   c.kv_cache_static = f.boolean("kv_cache_static");
+  c.kv_cache_window = f.boolean("kv_cache_window");
   c.sources = f.sourced_counts(counts, 1e5);
   return c;
 }

@@ -27,6 +27,9 @@ struct LlmModelCode {
   double kv_cache_copies_per_layer = 0; // full read-and-write passes over the layer's K and V cache per pass
   double kv_cache_copies_per_extra_group = 0; // more copies per query head beyond one per KV head (GQA expansions)
   bool kv_cache_static = false;         // the copies run over the preallocated length, not the positions so far
+  // Its cache keeps at most a sliding-window model's window per layer (transformers' DynamicSlidingWindowLayer);
+  // false: every position (a static cache, or a cache that only grows).
+  bool kv_cache_window = false;
   std::map<std::string, std::string> sources;
 };
 

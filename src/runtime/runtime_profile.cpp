@@ -44,6 +44,8 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "residual_grad_addto") return &r.residual_grad_addto;
   if (key == "llm_decode_shared_kv") return &r.llm_decode_shared_kv;
   if (key == "llm_fp8_context_attention") return &r.llm_fp8_context_attention;
+  if (key == "llm_window_attention") return &r.llm_window_attention;
+  if (key == "llm_window_kv_cache") return &r.llm_window_kv_cache;
   return nullptr;
 }
 
@@ -284,6 +286,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_decode_shared_kv = flag_or("llm_decode_shared_kv", r.llm_decode_shared_kv);
   r.llm_masked_mha_decode = flag_or("llm_masked_mha_decode", r.llm_masked_mha_decode);
   r.llm_fp8_context_attention = flag_or("llm_fp8_context_attention", r.llm_fp8_context_attention);
+  r.llm_window_attention = flag_or("llm_window_attention", r.llm_window_attention);
+  r.llm_window_kv_cache = flag_or("llm_window_kv_cache", r.llm_window_kv_cache);
   r.llm_matvec_max_batch = f.number_or("llm_matvec_max_batch", r.llm_matvec_max_batch);
   r.llm_int8_tile_max_batch = f.number_or("llm_int8_tile_max_batch", r.llm_int8_tile_max_batch);
   r.llm_ubatch = f.number_or("llm_ubatch", r.llm_ubatch);

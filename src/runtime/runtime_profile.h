@@ -239,6 +239,13 @@ struct RuntimeProfile {
   // The fused context-phase (prefill) attention runs in FP8 when the GEMMs do; false: it stays in the half
   // precision the attention plugin is built in (TensorRT-LLM before `--use_fp8_context_fmha`).
   bool llm_fp8_context_attention = true;
+  // Sliding-window models (AttentionGeometry::window): the engine's prefill and decode attention kernels skip the
+  // keys outside the window (flash window_size, a paged decode over the window's blocks); false: every cached key
+  // is scored and masked.
+  bool llm_window_attention = false;
+  // The engine's KV cache holds at most the window's positions per sequence (a rolling buffer, or paged blocks
+  // freed once they leave the window); false: every position stays cached.
+  bool llm_window_kv_cache = false;
   double llm_matvec_max_batch = 1;        // tokens per matmul that still run as mat-vec kernels
   double llm_int8_tile_max_batch = 32;    // llama.cpp: int8 tile (MMQ) kernels up to this many tokens on tensor-core GPUs
   double llm_ubatch = 0;                  // prompt tokens per forward pass (0 = the whole prompt at once)

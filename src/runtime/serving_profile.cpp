@@ -28,6 +28,8 @@ std::optional<ServingProfile> read_serving_table(const toml::table& runtime_file
   s.kv_memory_fraction = f.number("kv_memory_fraction");
   s.custom_allreduce_max_bytes = f.number("custom_allreduce_max_bytes");
   s.custom_allreduce_latency_us = f.number("custom_allreduce_latency_us");
+  s.window_extra_blocks = f.number_or("window_extra_blocks", s.window_extra_blocks);
+  if (!(s.window_extra_blocks >= 0 && s.window_extra_blocks <= 1e3)) f.fail("window_extra_blocks", "must be 0 to 1000");
   if (s.scheduler_us_per_step < 0 || s.scheduler_overlap < 0 || s.scheduler_overlap > 1)
     f.fail("scheduler_overlap", "scheduler_us_per_step must be >= 0 and scheduler_overlap within 0..1");
   if (s.cuda_graph_max_tokens < 0 || s.eager_host_us_per_kernel < 0 || s.custom_allreduce_max_bytes < 0 ||

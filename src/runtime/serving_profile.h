@@ -25,6 +25,9 @@ struct ServingProfile {
   double kv_memory_fraction = 0;
   double custom_allreduce_max_bytes = 0;  // all-reduces up to this size use the engine's one-kernel NVLink all-reduce
   double custom_allreduce_latency_us = 0; // its fixed cost per call
+  // Blocks a sequence holds beyond window / block_tokens where the engine frees the blocks that leave a sliding
+  // window (runtime llm_window_kv_cache): the partly filled blocks at the window's two ends.
+  double window_extra_blocks = 0;
   bool operator==(const ServingProfile&) const = default;
 };
 

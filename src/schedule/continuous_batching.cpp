@@ -27,8 +27,11 @@ struct Live {
   bool first_token = false;
 };
 
-std::int64_t blocks_for(std::int64_t positions, std::int64_t shared, std::int64_t block) {
-  return (positions + block - 1) / block - shared / block;
+// Blocks a request owns at `positions`: all it has filled, or the window's cap where the engine frees the blocks
+// that leave it (the prefix-cache blocks it shares are not its own).
+std::int64_t blocks_for(std::int64_t positions, std::int64_t shared, std::int64_t block, std::int64_t cap) {
+  const std::int64_t held = (positions + block - 1) / block;
+  return std::max<std::int64_t>(0, (cap > 0 ? std::min(held, cap) : held) - shared / block);
 }
 
 }  // namespace
@@ -104,7 +107,7 @@ BatchingResult simulate_continuous_batching(const std::vector<ServedRequest>& re
         const std::size_t r = lane.running[i];
         Live& x = live[r];
         if (x.cache < x.target) continue;  // still prefilling
-        const std::int64_t need = blocks_for(x.cache + 1, x.shared, block) - x.blocks;
+        const std::int64_t need = blocks_for(x.cache + 1, x.shared, block, limits.max_blocks_per_request) - x.blocks;
         bool preempted_self = false;
         while (need > free_blocks) {
           preempted_self = lane.running.back() == r;
@@ -115,7 +118,8 @@ BatchingResult simulate_continuous_batching(const std::vector<ServedRequest>& re
         free_blocks -= need;
         x.blocks += need;
         decodes.push_back(r);
-        shape.decode_kv_tokens += static_cast<double>(x.cache + 1);
+        const std::int64_t keys = x.cache + 1;
+        shape.decode_kv_tokens += static_cast<double>(limits.decode_window > 0 ? std::min(keys, limits.decode_window) : keys);
         --budget;
       }
       shape.decode_seqs = static_cast<std::int64_t>(decodes.size());
@@ -132,7 +136,7 @@ BatchingResult simulate_continuous_batching(const std::vector<ServedRequest>& re
       if (!chunked && remaining > budget) return false;
       const std::int64_t chunk = chunked ? std::min(remaining, budget) : remaining;
       if (chunk <= 0) return false;
-      const std::int64_t need = blocks_for(x.cache + chunk, x.shared, block) - x.blocks;
+      const std::int64_t need = blocks_for(x.cache + chunk, x.shared, block, limits.max_blocks_per_request) - x.blocks;
       if (need > free_blocks) return false;
       free_blocks -= need;
       x.blocks += need;

@@ -23,7 +23,7 @@ struct ServedRequest {
 // What one engine step computes: the decodes (one token each) and the prefill chunks of one lane's batch.
 struct BatchShape {
   std::int64_t decode_seqs = 0;
-  double decode_kv_tokens = 0;  // sum over the decoding sequences of their cached positions
+  double decode_kv_tokens = 0;  // sum over the decoding sequences of the cached positions they read
   struct Chunk {
     std::int64_t tokens = 0;   // prompt tokens computed this step
     std::int64_t kv_end = 0;   // the sequence's positions after the step
@@ -43,6 +43,10 @@ struct BatchingLimits {
   bool mixed_batches = true;            // prompts and decodes share a step (else prompt steps come first, alone)
   int lanes = 1;                        // batches in flight (pipeline stages)
   std::int64_t max_steps = 10000000;    // the simulation stops here (reported as truncated)
+  // A sliding-window model on an engine that frees the blocks leaving the window: the most blocks one request
+  // holds (0 = no cap).
+  std::int64_t max_blocks_per_request = 0;
+  std::int64_t decode_window = 0;       // keys a decode step reads per sequence at most (0 = every cached one)
 };
 
 struct RequestTimes {
