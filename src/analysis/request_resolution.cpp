@@ -195,6 +195,8 @@ MemoryOptions memory_options(const PredictRequest& r, OptimizerKind optimizer) {
   m.optimizer = optimizer;
   m.checkpointing = r.checkpointing;
   m.amp_o2 = r.amp_o2;
+  m.fused_optimizer = r.fused_optimizer;
+  m.grad_accum = r.grad_accum;
   // Several GPUs: the gradient reduction's buffers take memory (data/interconnects.toml bucket_copies).
   if (m.training && r.gpus * r.nodes > 1) {
     m.reduction = r.strategy.empty() ? &strategy_for_runtime(r.runtime) : &find_strategy(r.strategy);

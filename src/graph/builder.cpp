@@ -365,7 +365,9 @@ Tensor GraphBuilder::relu6(const Tensor& x, const std::string& name) {
   return elementwise(x, 2, false, true, true, name, "relu6");
 }
 Tensor GraphBuilder::gelu(const Tensor& x, const std::string& name) {
-  return elementwise(x, 8, true, false, false, name, "gelu");
+  Tensor y = elementwise(x, 8, true, false, false, name, "gelu");
+  graph_.ops[static_cast<std::size_t>(y.id)].pointwise = PointwiseKind::kGelu;
+  return y;
 }
 Tensor GraphBuilder::silu(const Tensor& x, const std::string& name) {
   return elementwise(x, 5, true, false, false, name, "silu");

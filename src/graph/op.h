@@ -49,8 +49,9 @@ enum class OptimizerKind : std::uint8_t { kSgdMomentum, kAdam, kAdamW, kLamb };
 // gradients).
 enum class EmbeddingOptimizer : std::uint8_t { kSgd, kRowwiseAdagrad, kAdamDense, kAdamLazy };
 // Which elementwise op, where a runtime's fusion rules depend on it (TF fuses batch norm + add + ReLU; TensorRT runs
-// local response normalization, a window across channels, as a layer of its own).
-enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd, kLrn };
+// local response normalization, a window across channels, as a layer of its own) or its memory does (a graph
+// framework that runs GELU as a chain of primitive ops keeps the chain's intermediates: schedule/memory.cpp).
+enum class PointwiseKind : std::uint8_t { kOther, kRelu, kAdd, kLrn, kGelu };
 
 // Convolution geometry. Spatial arrays hold `spatial_dims` entries (1, 2 or 3); unused entries are 1.
 struct ConvGeometry {

@@ -46,6 +46,9 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "llm_fp8_context_attention") return &r.llm_fp8_context_attention;
   if (key == "llm_window_attention") return &r.llm_window_attention;
   if (key == "llm_window_kv_cache") return &r.llm_window_kv_cache;
+  // TensorFlow 1.x graph mode holds its step's gradients and update products as graph tensors.
+  if (key == "step_scoped_gradients") return &r.step_scoped_gradients;
+  if (key == "update_products_at_step_start") return &r.update_products_at_step_start;
   return nullptr;
 }
 
@@ -79,6 +82,10 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "dropout_rng_bytes_per_value") return &r.dropout_rng_bytes_per_value;
   // XLA releases that predate an architecture ran their fused half convolutions off its tensor cores.
   if (key == "fused_conv_half_cuda_cores_from_sm") return &r.fused_conv_half_cuda_cores_from_sm;
+  // What a release's graph code keeps for backward (TensorFlow 1.x runs GELU and layer norm as primitive ops).
+  if (key == "dropout_mask_bytes") return &r.dropout_mask_bytes;
+  if (key == "gelu_saved_intermediates") return &r.gelu_saved_intermediates;
+  if (key == "layer_norm_saved_intermediates") return &r.layer_norm_saved_intermediates;
   return nullptr;
 }
 
@@ -190,6 +197,15 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.context_bytes = f.number("context_bytes");
   r.workspace_bytes = f.number("workspace_bytes");
   r.allocator_overhead = f.number("allocator_overhead");
+  r.dropout_mask_bytes = f.number_or("dropout_mask_bytes", r.dropout_mask_bytes);
+  r.gelu_saved_intermediates = f.number_or("gelu_saved_intermediates", r.gelu_saved_intermediates);
+  r.layer_norm_saved_intermediates = f.number_or("layer_norm_saved_intermediates", r.layer_norm_saved_intermediates);
+  r.allocator_reserve_fraction = f.number_or("allocator_reserve_fraction", r.allocator_reserve_fraction);
+  r.allocator_reserve_min_bytes = f.number_or("allocator_reserve_min_bytes", r.allocator_reserve_min_bytes);
+  if (!(r.dropout_mask_bytes >= 1) || r.gelu_saved_intermediates < 0 || r.layer_norm_saved_intermediates < 0)
+    f.fail("dropout_mask_bytes", "dropout_mask_bytes must be >= 1 and the saved intermediates >= 0");
+  if (r.allocator_reserve_fraction < 0 || r.allocator_reserve_fraction >= 1 || r.allocator_reserve_min_bytes < 0)
+    f.fail("allocator_reserve_fraction", "must be in [0, 1), and allocator_reserve_min_bytes >= 0");
   r.cublas_workspace_bytes = f.number_or("cublas_workspace_bytes", 0);
   r.cublaslt_workspace_bytes = f.number_or("cublaslt_workspace_bytes", 0);
   r.blas_threads_training = f.number_or("blas_threads_training", 1);
@@ -251,6 +267,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");
   r.amp_sync_before_update = flag_or("amp_sync_before_update", r.amp_sync_before_update);
   r.gradients_at_cluster_end = flag_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
+  r.step_scoped_gradients = flag_or("step_scoped_gradients", r.step_scoped_gradients);
+  r.update_products_at_step_start = flag_or("update_products_at_step_start", r.update_products_at_step_start);
   if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
     f.fail("unsupported_precisions", "must be an array of precision names");
   if (const auto* list = t["unsupported_precisions"].as_array())

@@ -221,6 +221,21 @@ struct RuntimeProfile {
   double cublaslt_workspace_bytes = 0;            // per handle (cuBLASLt's own pool)
   double blas_threads_training = 1;               // threads holding a handle in a training step
   double allocator_overhead = 1.0;
+  // What a graph executor keeps for backward beside the graph's saved tensors, and how it holds the step's state
+  // (TensorFlow 1.x graph mode: data/runtimes/tensorflow.toml, docs/memory.md). The defaults are eager PyTorch's.
+  double dropout_mask_bytes = 1;              // per element of a dropout mask kept for backward (a bool: 1; float: 4)
+  double gelu_saved_intermediates = 0;        // GELU run as primitive ops: extra output-sized tensors kept
+  double layer_norm_saved_intermediates = 0;  // layer norm run as primitive ops: extra output-sized tensors kept
+  // Gradients are tensors of the step, made in backward and freed by the update (graph mode), not .grad buffers
+  // held between steps: the peak walks backward with the gradients made so far.
+  bool step_scoped_gradients = false;
+  // An unfused update's products that do not read the gradient (beta1 * m, beta2 * v, decay * w) run as soon as the
+  // step starts, as a dataflow executor runs every ready node, and are held until the gradient arrives.
+  bool update_products_at_step_start = false;
+  // The allocator's region leaves this much of the memory free after the context to the system: max(fraction x
+  // free, min bytes) (TensorFlow's gpu_device.cc MinSystemMemory); 0 = the whole card.
+  double allocator_reserve_fraction = 0;
+  double allocator_reserve_min_bytes = 0;
   // Language-model serving (prefill/decode, src/analysis/llm_predict.cpp). The defaults describe a framework
   // running the Hugging Face model eagerly, so runtime files without these keys stay valid.
   bool llm_gguf = false;                  // runs GGUF block types with llama.cpp's kernels (MMVQ, MMQ, dequant + cuBLAS)

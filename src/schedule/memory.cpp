@@ -165,13 +165,14 @@ double attention_score_bytes(const Op& op, const PrecisionPlan& plan, const Runt
   const double a = plan.bytes.act;
   const auto& at = op.attn;
   // What autograd holds per score element. The softmax output (its backward reads it): FP32 under autocast
-  // where softmax runs in FP32. In eager frameworks with dropout, the one-byte mask and the dropped
-  // probabilities the PV GEMM saves (at the activation precision: under autocast the FP16 copy it read);
+  // where softmax runs in FP32. In eager frameworks with dropout, the mask (one byte; TF 1.x graph mode: a float
+  // tensor, dropout_mask_bytes) and the dropped probabilities the PV GEMM saves (at the activation precision: under
+  // autocast the FP16 copy it read);
   // without dropout, under autocast, the FP16 copy of the FP32 probabilities the GEMM saves.
   const bool fp32_probs = runtime.autocast_softmax_fp32 && plan.mixed && a < 4.0;
   double per = fp32_probs ? 4.0 : a;
   if (!runtime.fuse_elementwise_chains && at.dropout)
-    per += 1.0 + a;
+    per += runtime.dropout_mask_bytes + a;
   else if (!runtime.fuse_elementwise_chains && fp32_probs)
     per += a;
   return per * static_cast<double>(at.batch * at.heads * at.q_len * at.kv_len);
@@ -251,6 +252,38 @@ double blas_workspace_bytes(const RuntimeProfile& runtime, const DeviceSpec& dev
   return (training ? runtime.blas_threads_training : 1.0) * (cublas + runtime.cublaslt_workspace_bytes);
 }
 
+namespace {
+
+// Bytes per trained parameter of an unfused update's products that read no gradient, which a dataflow executor
+// computes as soon as the step starts and holds until the gradient arrives (update_products_at_step_start).
+// google-research/bert optimization.py AdamWeightDecayOptimizer.apply_gradients: next_m = tf.multiply(beta_1, m) +
+// ..., next_v = tf.multiply(beta_2, v) + ..., update += weight_decay_rate * param: three FP32 products per weight
+// (LayerNorm and bias weights skip the decay: under 0.2% of BERT's parameters, counted as decayed). Adam without
+// decay keeps the two moment products, momentum SGD its momentum * accumulator.
+double early_update_product_bytes(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgdMomentum:
+      return 4;
+    case OptimizerKind::kAdam:
+      return 8;
+    case OptimizerKind::kAdamW:
+    case OptimizerKind::kLamb:
+      return 12;
+  }
+  return 0;
+}
+
+// Output-sized intermediates a runtime that runs an op as a chain of primitive ops keeps for backward beside what
+// the graph's op saves (data/runtimes/tensorflow.toml [sources]: GELU's erf input and cdf, layer norm's broadcast
+// inverse deviation).
+double chain_intermediates(const Op& op, const RuntimeProfile& runtime) {
+  if (op.kind == OpKind::kElementwise && op.pointwise == PointwiseKind::kGelu) return runtime.gelu_saved_intermediates;
+  if (op.kind == OpKind::kNorm && op.norm == NormKind::kLayer) return runtime.layer_norm_saved_intermediates;
+  return 0;
+}
+
+}  // namespace
+
 MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime,
                                 const DeviceSpec& device, const MemoryOptions& o) {
   const AllocatorGranularity& gran = allocator_granularity();
@@ -306,10 +339,16 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
         saved += bytes;
         if (bytes >= gran.min_large_alloc_bytes) rounding += round_up(bytes, gran.round_large_bytes) - bytes;
       }
-      for (std::size_t i = 0; i < ops.size(); ++i)
-        freed_at[i] += (ops[i].saves_mask ? static_cast<double>(ops[i].out_elems) : 0.0) +
-                       attention_score_bytes(ops[i], plan, runtime);
-      const double side = saved_mask_bytes(graph) + saved_attention_score_bytes(graph, plan, runtime);
+      // Beside them: masks at the runtime's bytes per element, and the intermediates of ops it runs as chains.
+      double side = 0;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const double out = static_cast<double>(ops[i].out_elems);
+        const double kept_here = (ops[i].saves_mask ? out * runtime.dropout_mask_bytes : 0.0) +
+                                 attention_score_bytes(ops[i], plan, runtime) +
+                                 chain_intermediates(ops[i], runtime) * round_up(out * a, gran.min_block_bytes);
+        freed_at[i] += kept_here;
+        side += kept_here;
+      }
       const double full = saved + side;
       // Checkpointed: the recomputed segment also holds its share of masks and attention scores (one of about
       // sqrt(n) segments).
@@ -335,6 +374,30 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
         pair = std::max(pair, pair_at(i));
       }
       m.transient = o.checkpointing ? pair : std::max(0.0, peak - full);
+      // A graph runtime's gradients are tensors of the step (step_scoped_gradients): none exist at the start of
+      // backward, each op's backward makes its weights' gradients, and all of them are held after backward, when
+      // the update (and a global-norm clip, which needs every gradient first) reads them. The buckets are then those
+      // of the peak: the saved buffers, the gradients made so far and the pair in flight at the worst backward op,
+      // or all gradients with nothing saved after backward. Gradient accumulation keeps accumulators across
+      // micro-batches (persistent, as counted above); checkpointing and LoRA keep the persistent model.
+      if (runtime.step_scoped_gradients && o.grad_accum <= 1 && !o.checkpointing && !o.lora) {
+        std::vector<double> grad_from(ops.size() + 1, 0.0);  // gradient bytes of ops i..n-1's weights
+        for (std::size_t i = ops.size(); i-- > 0;)
+          grad_from[i] = grad_from[i + 1] + (ops[i].kind == OpKind::kEmbeddingBag
+                                                 ? 0.0
+                                                 : static_cast<double>(ops[i].params) * per_param.gradients);
+        double best = grad_from[0], best_saved = 0, best_grads = grad_from[0], best_pair = 0;
+        double saved_so_far = 0;
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          saved_so_far += freed_at[i];
+          const double at = saved_so_far + grad_from[i] + pair_at(i);
+          if (at > best) best = at, best_saved = saved_so_far, best_grads = grad_from[i], best_pair = pair_at(i);
+        }
+        m.activations = best_saved;
+        m.gradients = best_grads;
+        m.transient = best_pair;
+        segment_rounding = full > 0 ? rounding * m.activations / full : 0;
+      }
       // apex amp O2 makes the FP32 master gradients after backward, once the activations are freed
       // (apex/amp/_process_optimizer.py post_backward_with_master_weights: torch.empty_like of each master, the
       // half gradients unscaled into them; the patched step() sets them to None again). That phase holds the
@@ -342,6 +405,9 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
       if (plan.mixed && o.amp_o2 && o.optimizer_step)
         m.transient = std::max(m.transient, 4.0 * trained - m.activations);
       if (o.lora && !o.checkpointing) m.activations += o.lora->saved_elems * plan.bytes.act;
+      if (o.optimizer_step && runtime.update_products_at_step_start &&
+          !o.fused_optimizer.value_or(runtime.optimizer_fused))
+        m.optimizer_state += trained * early_update_product_bytes(o.optimizer);
     } else {
       // Unfused attention also holds score-sized tensors while it runs: eager frameworks make each elementwise step
       // (scale, mask, softmax) a new tensor, so two are alive at once; fused chains keep one.
@@ -367,8 +433,15 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
   m.workspace = runtime.workspace_bytes + blas_workspace_bytes(runtime, device, o.training);
   m.runtime = runtime.context_bytes;
   if (o.training && o.reduction) m.comm_buffers = reduction_buffer_bytes(*o.reduction, o.precision, params);
-  finish_measures(m, segment_rounding, runtime.allocator_overhead,
-                  device.memory_bytes() * (o.serving ? o.serving->capacity_fraction : 1.0));
+  // The allocator's region is the memory free after the context less what it leaves to the system (TensorFlow:
+  // max(5% of it, 300 MiB)): the step fits when the context plus what the region must hold stay within the rest.
+  const double card = device.memory_bytes() * (o.serving ? o.serving->capacity_fraction : 1.0);
+  const double free_after_context = std::max(0.0, card - runtime.context_bytes);
+  const double reserve =
+      runtime.allocator_reserve_fraction > 0 || runtime.allocator_reserve_min_bytes > 0
+          ? std::max(runtime.allocator_reserve_fraction * free_after_context, runtime.allocator_reserve_min_bytes)
+          : 0.0;
+  finish_measures(m, segment_rounding, runtime.allocator_overhead, card - reserve);
   return m;
 }
 

@@ -37,7 +37,7 @@ struct MemoryBreakdown {
   double allocated = 0;        // peak bytes held by tensors: the sum above (without runtime), blocks rounded
   double reserved = 0;         // allocated with the caching allocator's segment rounding and slack
   double total = 0;            // reserved plus the runtime's context (nvidia-smi)
-  double capacity = 0;         // the GPU's memory
+  double capacity = 0;         // the GPU's memory (less what the runtime's allocator leaves to the system)
   bool fits = true;
 };
 
@@ -87,6 +87,10 @@ struct MemoryOptions {
   // Mixed precision as apex amp O2 (the model cast to half, FP32 masters held by the optimizer): the gradients
   // autograd accumulates are the model's half ones; the FP32 master gradients exist only after backward.
   bool amp_o2 = false;
+  // The update as one fused kernel per tensor (true) or one op per operation (false); empty: the runtime's default.
+  // A graph runtime that starts an unfused update's gradient-free products early holds them (update_products_...).
+  std::optional<bool> fused_optimizer;
+  int grad_accum = 1;  // micro-batches per update: above 1 the gradients are accumulated in buffers held across them
   // Data-parallel training: the gradient reduction whose buffers take memory (reduction_buffer_bytes in
   // schedule/collectives.h), and the training precision; none on one GPU. Points into the strategy catalog.
   const StrategySpec* reduction = nullptr;
