@@ -178,7 +178,9 @@ TEST(Validation, PascalCheckSetStaysWithinItsRatchet) {
   EXPECT_LE(s.median_ape, 26.0);
   // Session 13: the Dell P40 TensorRT 2.0 INT8 batch-1 rows (594 and 791 img/s measured) were 4x too fast; with
   // the dp4a kernels costed as the non-split implicit GEMMs TensorRT runs, mean 28.7 -> 22.5%, plus a margin.
-  EXPECT_LE(s.mean_ape, 25.0);
+  // Session 37: TensorRT's INT8 fully connected layers on sm_61 through the 128-row int8x4 convolution tile (AlexNet
+  // b1 +184% -> +67%), mean 17.1 -> 14.5%, plus a margin.
+  EXPECT_LE(s.mean_ape, 16.0);
 }
 
 // data/validation/check_hostbound.csv: PyTorch eager inference at batch 1-64 from the eager baselines of AITemplate

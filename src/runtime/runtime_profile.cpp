@@ -245,6 +245,8 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
   r.inference_only = flag_or("inference_only", r.inference_only);
   r.int8_convolution = flag_or("int8_convolution", r.int8_convolution);
+  r.dp4a_fully_connected_as_convolution =
+      flag_or("dp4a_fully_connected_as_convolution", r.dp4a_fully_connected_as_convolution);
   r.half_needs_fast_fp16 = flag_or("half_needs_fast_fp16", r.half_needs_fast_fp16);
   r.native_depthwise_conv = flag_or("native_depthwise_conv", r.native_depthwise_conv);
   r.cudnn_depthwise_half = flag_or("cudnn_depthwise_half", r.cudnn_depthwise_half);

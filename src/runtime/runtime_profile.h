@@ -123,6 +123,9 @@ struct RuntimeProfile {
   std::vector<std::string> unsupported_precisions;  // precisions this runtime's kernels do not run (not modelled)
   bool inference_only = false;             // an inference engine: --mode train is an input error
   bool int8_convolution = false;           // has CUDA INT8 convolution kernels (--precision int8 on a CNN)
+  // An INT8 fully connected layer on dp4a (sm_61) runs as the engine's int8x4 implicit-GEMM convolution kernel, a 1x1
+  // convolution whose output pixels are the batch rows, or as its FP32 GEMM where that is faster (the builder's pick).
+  bool dp4a_fully_connected_as_convolution = false;
   // --precision fp16/amp builds half kernels only where the GPU has fast FP16 (TensorRT's platformHasFastFp16): on a
   // GPU whose FP16 math runs below FP32 (sm_61) the engine keeps its FP32 kernels and tensors (resolve_precision).
   bool half_needs_fast_fp16 = false;
