@@ -50,7 +50,8 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
     j["step_ms"] = fits ? nlohmann::json(p.step_us / 1e3) : nlohmann::json(nullptr);
     if (token_mode(p.request.mode)) {
       j["tokens_per_s"] = fits && p.tokens_per_s ? nlohmann::json(*p.tokens_per_s) : nlohmann::json(nullptr);
-      j["ms_per_output_token"] = fits && p.llm ? nlohmann::json(p.llm->time_per_output_token_ms) : nlohmann::json(nullptr);
+      j["ms_per_output_token"] =
+          fits && p.llm ? nlohmann::json(p.llm->time_per_output_token_ms) : nlohmann::json(nullptr);
     }
     j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;
     j["scaling_efficiency"] = p.scale ? p.scale->efficiency : 1.0;
@@ -59,8 +60,9 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
       j["scaling_baseline"] = "one GPU keeps the embedding tables in host memory (read over PCIe); scaling_efficiency "
                               "is against a one-GPU step with this run's placement";
       j["one_gpu_samples_per_s"] = r.one_gpu_samples_per_s;
-      j["speedup_over_one_gpu"] = r.one_gpu_samples_per_s > 0 ? nlohmann::json(p.samples_per_s / r.one_gpu_samples_per_s)
-                                                              : nlohmann::json(nullptr);
+      j["speedup_over_one_gpu"] = r.one_gpu_samples_per_s > 0
+                                      ? nlohmann::json(p.samples_per_s / r.one_gpu_samples_per_s)
+                                      : nlohmann::json(nullptr);
     }
     j["memory_headroom_bytes"] = rounded_count_json(r.memory_headroom_bytes);
     j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
@@ -140,7 +142,8 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     const std::string best =
         r.best_precision.empty() ? "-"
         : per_sample > 0
-            ? fmt::format("{} ({} {})", r.best_precision, format_rate(r.best_samples_per_s * per_sample), msg("cmp.tokens_unit", lang))
+            ? fmt::format("{} ({} {})", r.best_precision, format_rate(r.best_samples_per_s * per_sample),
+                          msg("cmp.tokens_unit", lang))
             : fmt::format("{} ({}/s)", r.best_precision, format_rate(r.best_samples_per_s));
     if (!p.memory.fits) {
       o += fmt::format("{:<{}} {:>5} {:>9} {}; {}: {}\n", r.gpu, id_width, r.gpus_per_node, p.request.precision,

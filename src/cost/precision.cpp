@@ -50,8 +50,8 @@ void set_tf32_default_note(PrecisionPlan& plan, const RuntimeProfile& runtime, b
     return;
   }
   const bool both = convs && matmuls;
-  plan.note = runtime.id + " runs fp32 " + std::string(both ? "convolutions and matmuls" : convs ? "convolutions" : "matmuls") +
-              " as TF32 on tensor cores by default";
+  const std::string what = both ? "convolutions and matmuls" : convs ? "convolutions" : "matmuls";
+  plan.note = runtime.id + " runs fp32 " + what + " as TF32 on tensor cores by default";
   plan.note_code = {both ? "note.tf32_default_all" : convs ? "note.tf32_default_conv" : "note.tf32_default_matmul",
                     {{"runtime", runtime.id}}};
 }

@@ -98,7 +98,8 @@ bool reads_tables_from_host(const StepCost& step) {
 }
 
 bool looks_up_tables(const StepCost& step) {
-  return std::any_of(step.entries.begin(), step.entries.end(), [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; });
+  return std::any_of(step.entries.begin(), step.entries.end(),
+                     [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; });
 }
 
 void add_placement_costs(StepCost& step, const EmbeddingPlacement& placement, double gpu_gap_per_kernel_us,
