@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "cost/llm_kernels.h"
 #include "cost/precision.h"
+#include "cost/precision_note.h"
 #include "device/architecture.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
@@ -428,8 +429,11 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.request.batch = c.layout.micro_batch;
   p.request.seq = d.seq;
   p.params = static_cast<std::int64_t>(d.params_total);
-  p.precision_note = s.plan.note;
-  p.precision_note_code = s.plan.note_code;
+  // A decoder-only transformer's math is GEMMs and attention: the note names no convolution.
+  PrecisionPlan shown = s.plan;
+  note_only_present_ops(shown, s.runtime, MathOpsPresent{.convolutions = false, .matmuls = true});
+  p.precision_note = shown.note;
+  p.precision_note_code = shown.note_code;
   const ParallelStepCost& st = c.step;
   p.step.gpu_us = st.compute_us;
   p.step.step_us = st.step_us;

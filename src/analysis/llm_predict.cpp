@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "cost/cost_constants.h"
 #include "cost/llm_kernels.h"
+#include "cost/precision_note.h"
 #include "cost/quantization.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
@@ -211,8 +212,11 @@ Prediction predict_lora(const PredictRequest& request) {
 
   Prediction p = prediction_for(r, device, runtime, model);
   p.params = graph.params() + adapter_params;
-  p.precision_note = plan.note;
-  p.precision_note_code = plan.note_code;
+  // The precision's note names only the op kinds this graph runs (a transformer has no convolution).
+  PrecisionPlan shown = plan;
+  note_only_present_ops(shown, p.runtime, math_ops_present(graph));
+  p.precision_note = shown.note;
+  p.precision_note_code = shown.note_code;
   p.notes.push_back("LoRA rank " + std::to_string(rank) + " on every attention and MLP projection: " +
                     fmt_count(static_cast<double>(adapter_params)) + " trainable of " +
                     fmt_count(static_cast<double>(p.params)) + " parameters; frozen weights get no gradients or optimizer state");

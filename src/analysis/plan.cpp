@@ -15,6 +15,7 @@
 #include "core/parallel.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
+#include "schedule/embedding_placement.h"
 
 namespace perfcast {
 
@@ -473,6 +474,22 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
         row.rental = rent(catalog, p.device.id, r.gpus, r.nodes);
         row.run = row.rental ? run_cost(p, samples, row.rental->instance, row.rental->instances, pue)
                              : run_cost(p, samples, nullptr, 1, pue);
+      }
+      if (p.scale && p.scale->gpus_total > 1 && looks_up_tables(p.step) && !reads_tables_from_host(p.step) &&
+          p.memory.fits) {
+        PredictRequest one = r;
+        one.gpus = 1;
+        one.nodes = 1;
+        one.precision = p.request.precision;  // "best" resolved: the same precision on one GPU
+        try {
+          const Prediction single = predict_data_parallel(one, options);
+          if (reads_tables_from_host(single.step) && single.memory.fits) {
+            row.scaling_baseline_differs = true;
+            row.one_gpu_samples_per_s = single.samples_per_s;
+          }
+        } catch (const UnsupportedError&) {
+          // No one-GPU run to set beside it: the efficiency stays as computed.
+        }
       }
       row.prediction = std::move(p);
     } catch (const UnsupportedError& e) {

@@ -120,6 +120,11 @@ struct CompareRow {
   double memory_headroom_bytes = 0;
   std::string best_precision;
   double best_samples_per_s = 0;
+  // Several GPUs whose run places the embedding tables otherwise than one GPU of the same kind does (one A100 keeps
+  // DLRM's tables in host memory and reads them over PCIe; eight shard them in HBM): the scaling efficiency is then
+  // against a one-GPU step that no one GPU runs, so the row gives the speedup over the real one-GPU run instead.
+  bool scaling_baseline_differs = false;
+  double one_gpu_samples_per_s = 0;  // that one-GPU run's throughput (set with scaling_baseline_differs)
 };
 
 // One row per entry at the request's precision, each with its own GPU count, and the run's time, energy and cost on

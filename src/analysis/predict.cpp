@@ -8,6 +8,7 @@
 #include "analysis/request_resolution.h"
 #include "core/error.h"
 #include "core/limits.h"
+#include "cost/precision_note.h"
 #include "device/architecture.h"
 #include "device/host_profile.h"
 #include "import/model_source.h"
@@ -266,8 +267,11 @@ Prediction predict_fixed(const PredictRequest& request, const DataParallelOption
   if (const std::string note = attention_note(attention, graph); !note.empty()) p.notes.push_back(note);
   if (placement && !placement->note.empty()) p.notes.push_back(placement->note);
   p.params = graph.params();
-  p.precision_note = plan.note;
-  p.precision_note_code = plan.note_code;
+  // The precision's note names only the op kinds this graph runs (BERT has no convolution to run as TF32).
+  PrecisionPlan shown = plan;
+  note_only_present_ops(shown, p.runtime, math_ops_present(graph));
+  p.precision_note = shown.note;
+  p.precision_note_code = shown.note_code;
   p.step = std::move(step);
   p.memory = memory;
   p.flops_per_sample = p.step.flops / static_cast<double>(r.batch);

@@ -27,6 +27,15 @@ std::string money(std::optional<double> usd) {
   return format_usd(*usd);
 }
 
+// Decode and generate report what a user of a language model reads: tokens/s and ms per output token, the words
+// predict prints for the same mode (its "tokens/s" beside the throughput and its serving line), not sequences/s.
+bool token_mode(Mode m) { return m == Mode::kDecode || m == Mode::kGenerate; }
+
+// Output tokens per sample of this prediction (the ratio predict's own tokens/s sets), 0 where it has none.
+double tokens_per_sample(const Prediction& p) {
+  return p.tokens_per_s && p.samples_per_s > 0 ? *p.tokens_per_s / p.samples_per_s : 0.0;
+}
+
 nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
   nlohmann::json j{{"gpu", r.gpu}, {"gpus_per_node", r.gpus_per_node}, {"status", r.status}};
   if (r.prediction) j["device_kind"] = r.prediction->device.kind == DeviceKind::kCpu ? "cpu" : "gpu";
@@ -39,8 +48,22 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
     // Not fitting: no throughput or step time (README, "Every command that reports").
     j["samples_per_s"] = fits ? nlohmann::json(p.samples_per_s) : nlohmann::json(nullptr);
     j["step_ms"] = fits ? nlohmann::json(p.step_us / 1e3) : nlohmann::json(nullptr);
+    if (token_mode(p.request.mode)) {
+      j["tokens_per_s"] = fits && p.tokens_per_s ? nlohmann::json(*p.tokens_per_s) : nlohmann::json(nullptr);
+      j["ms_per_output_token"] =
+          fits && p.llm ? nlohmann::json(p.llm->time_per_output_token_ms) : nlohmann::json(nullptr);
+    }
     j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;
     j["scaling_efficiency"] = p.scale ? p.scale->efficiency : 1.0;
+    if (r.scaling_baseline_differs) {
+      // scaling_efficiency is against this run's own per-GPU step; one GPU alone places the tables in host memory.
+      j["scaling_baseline"] = "one GPU keeps the embedding tables in host memory (read over PCIe); scaling_efficiency "
+                              "is against a one-GPU step with this run's placement";
+      j["one_gpu_samples_per_s"] = r.one_gpu_samples_per_s;
+      j["speedup_over_one_gpu"] = r.one_gpu_samples_per_s > 0
+                                      ? nlohmann::json(p.samples_per_s / r.one_gpu_samples_per_s)
+                                      : nlohmann::json(nullptr);
+    }
     j["memory_headroom_bytes"] = rounded_count_json(r.memory_headroom_bytes);
     j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
     j["samples_per_joule"] = fits && p.power ? nlohmann::json(p.power->samples_per_joule) : nlohmann::json(nullptr);
@@ -78,6 +101,10 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
   }
   j["best_precision"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_precision);
   j["best_samples_per_s"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_samples_per_s);
+  if (r.prediction && token_mode(r.prediction->request.mode))
+    j["best_tokens_per_s"] = r.best_precision.empty() || tokens_per_sample(*r.prediction) <= 0
+                                 ? nlohmann::json(nullptr)
+                                 : nlohmann::json(r.best_samples_per_s * tokens_per_sample(*r.prediction));
   return j;
 }
 
@@ -96,9 +123,11 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   // The device column is as wide as its longest id (two-socket CPU ids run past 18 characters).
   std::size_t id_width = 18;
   for (const auto& r : rows) id_width = std::max(id_width, r.gpu.size());
+  const bool tokens = token_mode(base.mode);
   o += fmt::format("{:<{}} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
                    msg("cmp.col.gpu", lang), id_width, msg("cmp.col.count", lang), msg("cmp.col.precision", lang),
-                   msg("cmp.col.samples", lang), msg("cmp.col.step", lang), msg("cmp.col.scaling", lang),
+                   msg(tokens ? "cmp.col.tokens" : "cmp.col.samples", lang),
+                   msg(tokens ? "cmp.col.ms_per_token" : "cmp.col.step", lang), msg("cmp.col.scaling", lang),
                    msg("cmp.col.time", lang), msg("cmp.col.cost", lang), msg("cmp.col.energy", lang),
                    msg("cmp.col.server_energy", lang), msg("cmp.col.facility_energy", lang), msg("cmp.col.power", lang),
                    msg("cmp.col.mem_free", lang), msg("cmp.col.best", lang));
@@ -109,9 +138,13 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     }
     const Prediction& p = *r.prediction;
     const double gpus_total = p.scale ? p.scale->gpus_total : 1;
+    const double per_sample = tokens ? tokens_per_sample(p) : 0.0;
     const std::string best =
         r.best_precision.empty() ? "-"
-        : fmt::format("{} ({}/s)", r.best_precision, format_rate(r.best_samples_per_s));
+        : per_sample > 0
+            ? fmt::format("{} ({} {})", r.best_precision, format_rate(r.best_samples_per_s * per_sample),
+                          msg("cmp.tokens_unit", lang))
+            : fmt::format("{} ({}/s)", r.best_precision, format_rate(r.best_samples_per_s));
     if (!p.memory.fits) {
       o += fmt::format("{:<{}} {:>5} {:>9} {}; {}: {}\n", r.gpu, id_width, r.gpus_per_node, p.request.precision,
                        does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);
@@ -120,8 +153,12 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
     // Server and facility energy are a GPU's (a CPU's energy is its package alone: cmp.cpu_energy says so).
     const bool site = r.run && r.run->avg_power_w > 0 && p.device.kind == DeviceKind::kGpu;
     o += fmt::format("{:<{}} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
-                     r.gpu, id_width, r.gpus_per_node, p.request.precision, p.samples_per_s, p.step_us / 1e3,
-                     p.scale ? fmt::format("{:.0f}%", 100 * p.scale->efficiency) : std::string("-"),
+                     r.gpu, id_width, r.gpus_per_node, p.request.precision,
+                     per_sample > 0 ? *p.tokens_per_s : p.samples_per_s,
+                     per_sample > 0 && p.llm ? p.llm->time_per_output_token_ms : p.step_us / 1e3,
+                     r.scaling_baseline_differs ? std::string(msg("cmp.scaling_na", lang))
+                     : p.scale                  ? fmt::format("{:.0f}%", 100 * p.scale->efficiency)
+                                                : std::string("-"),
                      r.run ? format_hours(r.run->hours) : std::string("-"),
                      r.run && r.rental ? money(r.run->usd) : std::string("-"),
                      r.run && r.run->avg_power_w > 0 ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
@@ -143,6 +180,12 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   for (const auto& r : rows)
     if (r.run && r.prediction && r.prediction->device.kind == DeviceKind::kGpu && r.prediction->memory.fits)
       o += fmt::format(m("cmp.host"), r.gpu, host_basis_text(r.run->powered, lang), r.run->powered.host_w, r.run->pue);
+  // A scaling column of n/a: one GPU runs another table placement, so say what that one GPU does and the speedup.
+  for (const auto& r : rows)
+    if (r.scaling_baseline_differs && r.prediction && r.one_gpu_samples_per_s > 0)
+      o += fmt::format(m("cmp.scaling_baseline"), r.gpu, r.prediction->scale ? r.prediction->scale->gpus_total : 1,
+                       r.prediction->samples_per_s / r.one_gpu_samples_per_s, r.one_gpu_samples_per_s,
+                       100 * (r.prediction->scale ? r.prediction->scale->efficiency : 1.0));
   // A CPU row's energy is its package at TDP (the file's figure, not a measurement of the load), and the price catalog
   // rents GPU instances only: say both beside the row rather than leave the columns unexplained.
   for (const auto& r : rows) {

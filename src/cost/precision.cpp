@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "cost/precision_note.h"
 
 namespace perfcast {
 
@@ -41,7 +42,37 @@ UnsupportedError precision_unsupported(const std::string& p, const DeviceSpec& d
                           std::move(why));
 }
 
+// The note of a runtime that runs fp32 `convs` and/or `matmuls` as TF32 by default (neither: no note).
+void set_tf32_default_note(PrecisionPlan& plan, const RuntimeProfile& runtime, bool convs, bool matmuls) {
+  if (!convs && !matmuls) {
+    plan.note.clear();
+    plan.note_code = ReasonCode{};
+    return;
+  }
+  const bool both = convs && matmuls;
+  const std::string what = both ? "convolutions and matmuls" : convs ? "convolutions" : "matmuls";
+  plan.note = runtime.id + " runs fp32 " + what + " as TF32 on tensor cores by default";
+  plan.note_code = {both ? "note.tf32_default_all" : convs ? "note.tf32_default_conv" : "note.tf32_default_matmul",
+                    {{"runtime", runtime.id}}};
+}
+
 }  // namespace
+
+MathOpsPresent math_ops_present(const Graph& graph) {
+  MathOpsPresent present{false, false};
+  for (const Op& op : graph.ops) {
+    if (op.kind == OpKind::kConv) present.convolutions = true;
+    if (op.kind == OpKind::kMatmul || op.kind == OpKind::kAttention || op.kind == OpKind::kInteraction)
+      present.matmuls = true;
+  }
+  return present;
+}
+
+void note_only_present_ops(PrecisionPlan& plan, const RuntimeProfile& runtime, MathOpsPresent present) {
+  if (!plan.note_code.id.starts_with("note.tf32_default")) return;
+  set_tf32_default_note(plan, runtime, runtime.tf32_conv_default && present.convolutions,
+                        runtime.tf32_matmul_default && present.matmuls);
+}
 
 PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& device,
                                 const ArchitectureProfile& arch, const RuntimeProfile& runtime,
@@ -85,14 +116,7 @@ PrecisionPlan resolve_precision(const std::string& precision, const DeviceSpec& 
     const bool has_tf32 = tf32 && device.peak(*tf32) > 0;
     if (has_tf32 && runtime.tf32_conv_default) plan.conv_pipe = *tf32;
     if (has_tf32 && runtime.tf32_matmul_default) plan.matmul_pipe = *tf32;
-    if (has_tf32 && (runtime.tf32_conv_default || runtime.tf32_matmul_default)) {
-      const bool both = runtime.tf32_conv_default && runtime.tf32_matmul_default;
-      plan.note = runtime.id + " runs fp32 " +
-                  std::string(both ? "convolutions and matmuls" : runtime.tf32_conv_default ? "convolutions" : "matmuls") +
-                  " as TF32 on tensor cores by default";
-      plan.note_code = {both ? "note.tf32_default_all" : runtime.tf32_conv_default ? "note.tf32_default_conv" : "note.tf32_default_matmul",
-                        {{"runtime", runtime.id}}};
-    }
+    if (has_tf32) set_tf32_default_note(plan, runtime, runtime.tf32_conv_default, runtime.tf32_matmul_default);
   }
   if (plan.mixed && !is_tensor_pipe(*pipe)) {
     plan.note = "no tensor cores on sm_" + std::to_string(device.sm_version) +

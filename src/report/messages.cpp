@@ -301,6 +301,18 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.col.precision", {"precision", "精度"}},
       {"cmp.col.samples", {"samples/s", "样本/秒"}},
       {"cmp.col.step", {"step ms", "单步 ms"}},
+      // Decode and generate: output tokens per second and ms per output token (predict's words for these modes).
+      {"cmp.col.tokens", {"tokens/s", "词元/秒"}},
+      {"cmp.col.ms_per_token", {"ms/token", "ms/词元"}},
+      {"cmp.tokens_unit", {"tokens/s", "词元/秒"}},
+      // Several GPUs against one that places the embedding tables otherwise (one GPU: in host memory, over PCIe).
+      {"cmp.scaling_na", {"n/a", "不适用"}},
+      {"cmp.scaling_baseline",
+       {"  {0} x {1}: scaling n/a: one GPU holds the embedding tables in host memory and reads them over PCIe, no "
+        "like-for-like baseline; {1} GPUs run {2:.1f}x one GPU's {3:.1f} samples/s (efficiency {4:.0f}% against one "
+        "GPU with this run's table placement)\n",
+        "  {0} x {1}：扩展效率不适用：单个 GPU 把嵌入表放在主机内存中并经 PCIe 读取，不是同等条件的基准；{1} 个 GPU 的吞吐量是单个 "
+        "GPU（{3:.1f} 样本/秒）的 {2:.1f} 倍（按本次运行的嵌入表放置，相对单个 GPU 的效率为 {4:.0f}%）\n"}},
       {"cmp.col.scaling", {"scaling", "扩展效率"}},
       {"cmp.col.time", {"time", "时间"}},
       {"cmp.col.cost", {"cost", "成本"}},

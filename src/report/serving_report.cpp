@@ -9,6 +9,12 @@
 
 namespace perfcast {
 
+// Why serve prints no power or energy (docs/serving.md): the engine's steps are timed from the step model's GPU time
+// and launches (LlmStepModel's StepPart), which keep no kernel's cost, so KernelDraw has nothing to price.
+constexpr std::string_view kServePowerNote =
+    "not predicted for --mode serve: its engine steps keep GPU time and launches, not each kernel's cost that the "
+    "power rule prices; predict --mode decode --batch N gives the power and energy of decoding at one batch size";
+
 namespace {
 
 nlohmann::json metrics_json(const ServeMetrics& m) {
@@ -76,6 +82,8 @@ nlohmann::json serving_json(const ServePrediction& p) {
                    {"max_batch", p.max_batch}};
   j["decode_step_ms"] = p.decode_step_ms;
   j["allreduce_us_per_step"] = p.allreduce_us_per_step;
+  j["power"] = nullptr;
+  j["power_note"] = std::string(kServePowerNote);
   const nlohmann::json m = metrics_json(p.metrics);
   for (const auto& [k, v] : m.items()) j[k] = v;
   if (p.slo) {
@@ -109,6 +117,7 @@ std::string serving_text(const ServePrediction& p) {
                    p.max_batch);
   s += fmt::format("decode step at the mean batch: {:.2f} ms (all-reduces {:.2f} ms)\n", p.decode_step_ms,
                    p.allreduce_us_per_step / 1e3);
+  s += fmt::format("power: {}\n", kServePowerNote);
   s += metrics_lines(p.metrics, "  ");
   if (p.slo) {
     s += fmt::format("latency targets (p99): TTFT {}, TPOT {}\n",

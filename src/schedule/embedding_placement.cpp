@@ -14,6 +14,10 @@ namespace {
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / 1073741824.0); }
 
+// The host placement's PCIe row transfers, as add_placement_costs names them in the step.
+constexpr const char* kHostRowsForward = "embedding.host_rows.forward";
+constexpr const char* kHostRowsBackward = "embedding.host_rows.backward";
+
 }  // namespace
 
 EmbeddingPlacement place_embeddings(const Graph& graph, const DeviceSpec& device, const Fabric& fabric, bool training,
@@ -88,6 +92,16 @@ EmbeddingPlacement place_embeddings(const Graph& graph, const DeviceSpec& device
   return p;
 }
 
+bool reads_tables_from_host(const StepCost& step) {
+  return std::any_of(step.entries.begin(), step.entries.end(),
+                     [](const OpCost& e) { return e.name == kHostRowsForward || e.name == kHostRowsBackward; });
+}
+
+bool looks_up_tables(const StepCost& step) {
+  return std::any_of(step.entries.begin(), step.entries.end(),
+                     [](const OpCost& e) { return e.kind == OpKind::kEmbeddingBag; });
+}
+
 void add_placement_costs(StepCost& step, const EmbeddingPlacement& placement, double gpu_gap_per_kernel_us,
                          double host_overhead_per_kernel_us) {
   const auto entry = [&](const char* name, double us, Bound bound, Phase phase) {
@@ -112,8 +126,8 @@ void add_placement_costs(StepCost& step, const EmbeddingPlacement& placement, do
   };
   entry("embedding.all_to_all.forward", placement.all_to_all_forward_us, Bound::kCommunication, Phase::kForward);
   entry("embedding.all_to_all.backward", placement.all_to_all_backward_us, Bound::kCommunication, Phase::kBackward);
-  entry("embedding.host_rows.forward", placement.host_forward_us, Bound::kHostToDevice, Phase::kForward);
-  entry("embedding.host_rows.backward", placement.host_backward_us, Bound::kHostToDevice, Phase::kBackward);
+  entry(kHostRowsForward, placement.host_forward_us, Bound::kHostToDevice, Phase::kForward);
+  entry(kHostRowsBackward, placement.host_backward_us, Bound::kHostToDevice, Phase::kBackward);
   step.step_us = std::max(step.gpu_us, step.host_us);
 }
 

@@ -40,4 +40,9 @@ EmbeddingPlacement place_embeddings(const Graph& graph, const DeviceSpec& device
 void add_placement_costs(StepCost& step, const EmbeddingPlacement& placement, double gpu_gap_per_kernel_us,
                          double host_overhead_per_kernel_us);
 
+// Whether `step` reads embedding rows from host memory over PCIe (the transfers add_placement_costs adds for
+// TablePlacement::kHost), and whether it looks rows up in embedding tables at all.
+bool reads_tables_from_host(const StepCost& step);
+bool looks_up_tables(const StepCost& step);
+
 }  // namespace perfcast
