@@ -106,5 +106,20 @@ TEST(SlidingWindowServing, VllmHoldsAWindowOfBlocksPerRequest) {
   EXPECT_EQ(s.kv_max_concurrency, s.kv_blocks / ((2500 + 15) / 16));
 }
 
+TEST(SlidingWindowServing, APrefixLongerThanTheWindowFreesNoBlocksInsideIt) {
+  // block_manager.py keeps a sequence's last sliding_window // block_size + 2 blocks and frees the rest; the shared
+  // prefix (0.8 of 12000 = 9600 positions, 600 16-token blocks) is the start of the sequence, so at its first output
+  // token (12001 positions, 751 blocks) only 600 - (751 - 258) = 107 shared blocks are inside its window and it owns
+  // at least 258 - 107 = 151 blocks. 200 such requests need more blocks than the pool has, so they cannot all run.
+  ServeRequest r = serve("vllm", 12000, 1000);
+  r.num_requests = 200;
+  r.prefix_cache_hit = 0.8;
+  const ServePrediction p = predict_serving(r);
+  const std::int64_t window_blocks = kWindow / 16 + 2;
+  const std::int64_t owned_at_first_token = window_blocks - (600 - (751 - window_blocks));
+  ASSERT_GT(200 * owned_at_first_token, p.kv_blocks);
+  EXPECT_LT(p.metrics.peak_running, 200);
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -27,11 +27,14 @@ struct Live {
   bool first_token = false;
 };
 
-// Blocks a request owns at `positions`: all it has filled, or the window's cap where the engine frees the blocks
-// that leave it (the prefix-cache blocks it shares are not its own).
+// Blocks a request owns at `positions`: all it has filled, or the window's cap (its last `cap` blocks) where the
+// engine frees the blocks that leave it. The prefix-cache blocks it shares are not its own; they are its first
+// blocks, so only those still inside the window come off the count.
 std::int64_t blocks_for(std::int64_t positions, std::int64_t shared, std::int64_t block, std::int64_t cap) {
   const std::int64_t held = (positions + block - 1) / block;
-  return std::max<std::int64_t>(0, (cap > 0 ? std::min(held, cap) : held) - shared / block);
+  const std::int64_t kept = cap > 0 ? std::min(held, cap) : held;
+  const std::int64_t shared_kept = std::max<std::int64_t>(0, shared / block - (held - kept));
+  return std::max<std::int64_t>(0, kept - shared_kept);
 }
 
 }  // namespace
