@@ -573,6 +573,7 @@ TEST_F(PlanCliTest, LayoutsHonourTheBudgetAndNameTheInstanceTheyArePricedOn) {
   expect_error(layouts + " --epochs 3", "--train-tokens");
   expect_error(layouts + " --dataset-size 1000", "--train-tokens");
   expect_error(layouts + " --budget 100", "--deadline");
+  expect_error(layouts + " --pue 1.2", "--train-tokens");
 }
 
 TEST_F(PlanCliTest, PlanNeverPrintsARateAsZero) {

@@ -135,6 +135,9 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
   // --rank-by judges the node counts of the deadline search: without it there is nothing to rank.
   if (rank && deadline.empty())
     throw InputError("--rank-by with --layouts needs --deadline and --train-tokens (the node counts it ranks)");
+  // --pue scales the run's facility energy, which only --train-tokens asks for: refused rather than read and unused.
+  if (search.pue && base.train_tokens <= 0)
+    throw InputError("--pue with --layouts needs --train-tokens (it scales the run's facility energy)");
   // The layout search is for decoder language models; another model is planned on cloud instances (plan without
   // --layouts), which a user who never typed --tp should hear rather than a message about the layout flags.
   if (const ModelSource model = resolve_model(base.model, import_options(base)); !model.decoder_llm)
