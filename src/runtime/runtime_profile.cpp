@@ -270,6 +270,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.amp_sync_before_update = flag_or("amp_sync_before_update", r.amp_sync_before_update);
   r.gradients_at_cluster_end = flag_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
   r.step_scoped_gradients = flag_or("step_scoped_gradients", r.step_scoped_gradients);
+  r.dropout_mask_in_activation_dtype = flag_or("dropout_mask_in_activation_dtype", r.dropout_mask_in_activation_dtype);
   r.update_products_at_step_start = flag_or("update_products_at_step_start", r.update_products_at_step_start);
   if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
     f.fail("unsupported_precisions", "must be an array of precision names");

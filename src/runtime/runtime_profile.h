@@ -227,6 +227,8 @@ struct RuntimeProfile {
   // What a graph executor keeps for backward beside the graph's saved tensors, and how it holds the step's state
   // (TensorFlow 1.x graph mode: data/runtimes/tensorflow.toml, docs/memory.md). The defaults are eager PyTorch's.
   double dropout_mask_bytes = 1;              // per element of a dropout mask kept for backward (a bool: 1; float: 4)
+  bool dropout_mask_in_activation_dtype = false;  // the mask is a tensor of the activation's dtype (TF: x's), not
+                                               // dropout_mask_bytes wide
   double gelu_saved_intermediates = 0;        // GELU run as primitive ops: extra output-sized tensors kept
   double layer_norm_saved_intermediates = 0;  // layer norm run as primitive ops: extra output-sized tensors kept
   // Gradients are tensors of the step, made in backward and freed by the update (graph mode), not .grad buffers

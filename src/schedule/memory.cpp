@@ -172,7 +172,7 @@ double attention_score_bytes(const Op& op, const PrecisionPlan& plan, const Runt
   const bool fp32_probs = runtime.autocast_softmax_fp32 && plan.mixed && a < 4.0;
   double per = fp32_probs ? 4.0 : a;
   if (!runtime.fuse_elementwise_chains && at.dropout)
-    per += runtime.dropout_mask_bytes + a;
+    per += (runtime.dropout_mask_in_activation_dtype ? a : runtime.dropout_mask_bytes) + a;
   else if (!runtime.fuse_elementwise_chains && fp32_probs)
     per += a;
   return per * static_cast<double>(at.batch * at.heads * at.q_len * at.kv_len);
@@ -343,7 +343,8 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
       double side = 0;
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const double out = static_cast<double>(ops[i].out_elems);
-        const double kept_here = (ops[i].saves_mask ? out * runtime.dropout_mask_bytes : 0.0) +
+        const double mask_bytes = runtime.dropout_mask_in_activation_dtype ? a : runtime.dropout_mask_bytes;
+        const double kept_here = (ops[i].saves_mask ? out * mask_bytes : 0.0) +
                                  attention_score_bytes(ops[i], plan, runtime) +
                                  chain_intermediates(ops[i], runtime) * round_up(out * a, gran.min_block_bytes);
         freed_at[i] += kept_here;
