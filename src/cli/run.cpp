@@ -105,8 +105,8 @@ int run_command_line(const std::vector<std::string>& words) {
       const CLI::Option* o = sub->get_option_no_throw(flag);
       if (!o || o->get_expected_min() < 1) continue;
       throw InputError("'" + word + "' follows " + flag + " " + value + " but is no argument of perfcast " +
-                       sub->get_name() + ": a value with a space is one word, quoted: " + flag + " '" + value + " " +
-                       word + "'");
+                       sub->get_name() + ": if it is part of the value, quote the value as one word (" + flag + " '" +
+                       value + " " + word + "'); else it lacks its flag");
     }
     throw InputError(e.what());
   } catch (const CLI::ParseError& e) {
