@@ -605,20 +605,18 @@ KernelCost matmul_cost(const Op& op, Phase phase, const CostContext& ctx) {
   // Every phase's GEMM has the same leading dimensions (the output's n and the input's k; m, the rows, never is one).
   const double lib = ctx.library_efficiency(pipe) * gemm_alignment_efficiency(g.n, g.k, pipe, ctx);
   if (phase == Phase::kForward) {
-    KernelCost k = km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
-    if (pipe == Pipe::kDp4a && ctx.runtime.dp4a_fully_connected_as_convolution) {
-      // TensorRT's sm_61 INT8 kernels are its int8x4 implicit-GEMM convolutions (RuntimeProfile::
-      // dp4a_fully_connected_as_convolution): the layer is a 1x1 convolution whose output pixels are the rows, so the
-      // 128-row tile computes a whole tile at batch 1 and the K loop takes its step floor. The builder keeps the
-      // layer's FP32 GEMM instead where that is faster (FP32 weights and activations).
-      k = km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCudnnNoSplit);
-      const double fp32_bytes = static_cast<double>(op.in_elems + op.out_elems) * 4.0 +
-                                static_cast<double>(op.weight_elems) * 4.0 * reps;
-      const KernelCost fp32 =
-          km.gemm(g, Pipe::kFp32, flops * reps, fp32_bytes, ctx.library_efficiency(Pipe::kFp32), reps, GemmLibrary::kCublas);
-      if (fp32.time_us < k.time_us) k = fp32;
-    }
-    return k;
+    if (pipe != Pipe::kDp4a || !ctx.runtime.dp4a_fully_connected_as_convolution)
+      return km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCublas);
+    // TensorRT's sm_61 INT8 kernels are its int8x4 implicit-GEMM convolutions (RuntimeProfile::
+    // dp4a_fully_connected_as_convolution): the layer is a 1x1 convolution whose output pixels are the rows, so the
+    // 128-row tile computes a whole tile at batch 1 and the K loop takes its step floor. The builder keeps the
+    // layer's FP32 GEMM instead where that is faster (FP32 weights and activations).
+    KernelCost k = km.gemm(g, pipe, flops * reps, a_b + out_b + w_b * reps, lib, reps, GemmLibrary::kCudnnNoSplit);
+    const double fp32_bytes = static_cast<double>(op.in_elems + op.out_elems) * 4.0 +
+                              static_cast<double>(op.weight_elems) * 4.0 * reps;
+    const double fp32_lib = ctx.library_efficiency(Pipe::kFp32) * gemm_alignment_efficiency(g.n, g.k, Pipe::kFp32, ctx);
+    const KernelCost fp32 = km.gemm(g, Pipe::kFp32, flops * reps, fp32_bytes, fp32_lib, reps, GemmLibrary::kCublas);
+    return fp32.time_us < k.time_us ? fp32 : k;
   }
   const MatmulGeometry wg = weight_grad_geometry(g, km.constants());
   KernelCost k = km.gemm(wg, pipe, flops * reps, a_b + out_b + w_b * reps, lib * km.constants().wgrad_efficiency, reps, GemmLibrary::kCublas);
