@@ -60,7 +60,7 @@ double activation_bytes(const Graph& g, std::int64_t kv_len, const LlmKernelCont
 // llm_window_kv_cache, or the eager code's kv_cache_window).
 std::string window_note(std::int64_t window, const RuntimeProfile& runtime, const LlmModelCode* code) {
   const std::string w = std::to_string(window);
-  const std::string reads = attended_keys(1, window + 1, window, runtime) <= window
+  const std::string reads = window_bounds_reads(window, runtime)
                                 ? "a decode step reads at most the window's " + w + " keys"
                                 : "every cached key is scored and masked (its kernels do not skip the keys outside it)";
   const std::string cache = runtime.llm_window_kv_cache ? "the KV cache keeps at most " + w + " positions per sequence"
@@ -500,7 +500,7 @@ Prediction predict_inference(const PredictRequest& request) {
       else at.insert(at.end(), {{first, n / 6}, {first - 1 + (count + 1) / 2, 4 * n / 6}, {last, n / 6}});
     };
     const std::int64_t last = r.context + r.seq;
-    const std::int64_t bend = attended_keys(1, last, shape.window, runtime) < last ? shape.window : 0;
+    const std::int64_t bend = window_bounds_reads(shape.window, runtime) ? shape.window : 0;
     if (bend > r.context + 1 && bend < last) {
       simpson(r.context + 1, bend);
       simpson(bend + 1, last);
@@ -559,7 +559,7 @@ Prediction predict_inference(const PredictRequest& request) {
   if (p.memory.fits) {
     const std::int64_t limit = shape.positions > 0 ? shape.positions : (std::int64_t{1} << 24);
     // A cache that stops at a sliding window stops the memory's growth there: no context length is bounded by it.
-    const bool cache_stops = cached_positions(limit, shape.window, runtime) < limit;
+    const bool cache_stops = window_caps_cache(shape.window, runtime) && shape.window < limit;
     const std::int64_t most_positions =
         cache_stops ? limit
                     : largest_that_fits(positions, std::min(positions * 2, limit + 1), limit, limit + 1,
@@ -788,16 +788,11 @@ double LlmStepModel::kv_bytes_per_token_per_gpu() const {
 }
 std::int64_t LlmStepModel::kv_cache_window() const {
   const Impl& m = *impl_;
-  return cached_positions(std::numeric_limits<std::int64_t>::max(), m.s.shape.window, m.s.runtime) <
-                 std::numeric_limits<std::int64_t>::max()
-             ? m.s.shape.window
-             : 0;
+  return window_caps_cache(m.s.shape.window, m.s.runtime) ? m.s.shape.window : 0;
 }
 std::int64_t LlmStepModel::decode_window() const {
   const Impl& m = *impl_;
-  return m.s.shape.window > 0 && attended_keys(1, m.s.shape.window + 1, m.s.shape.window, m.s.runtime) <= m.s.shape.window
-             ? m.s.shape.window
-             : 0;
+  return window_bounds_reads(m.s.shape.window, m.s.runtime) ? m.s.shape.window : 0;
 }
 std::string LlmStepModel::window_note(std::int64_t positions) const {
   const Impl& m = *impl_;

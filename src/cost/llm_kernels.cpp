@@ -209,14 +209,22 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
   return out;
 }
 
+bool window_bounds_reads(std::int64_t window, const RuntimeProfile& runtime) {
+  return window > 0 && (runtime.llm_window_attention || runtime.llm_window_kv_cache);
+}
+
+bool window_caps_cache(std::int64_t window, const RuntimeProfile& runtime) {
+  return window > 0 && runtime.llm_window_kv_cache;
+}
+
 std::int64_t attended_keys(std::int64_t q, std::int64_t kv_len, std::int64_t window, const RuntimeProfile& runtime) {
-  if (window <= 0 || !(runtime.llm_window_attention || runtime.llm_window_kv_cache)) return kv_len;
+  if (!window_bounds_reads(window, runtime)) return kv_len;
   // The last query sees the window (itself included); the q - 1 before it reach one key further back each.
   return std::min(kv_len, window - 1 + std::max<std::int64_t>(1, q));
 }
 
 std::int64_t cached_positions(std::int64_t positions, std::int64_t window, const RuntimeProfile& runtime) {
-  return window > 0 && runtime.llm_window_kv_cache ? std::min(positions, window) : positions;
+  return window_caps_cache(window, runtime) ? std::min(positions, window) : positions;
 }
 
 // Attention of `q` new tokens per sequence against `kv` cached positions (the new ones included). A sliding window

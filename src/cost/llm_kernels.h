@@ -76,8 +76,12 @@ WeightFormat weight_format(const Op& op, const LlmKernelContext& c);
 // Kernels of one weight matmul: `tokens` rows over `groups` weight matrices of [k x n] (the experts touched).
 std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, double tokens, double groups,
                                           const LlmKernelContext& c);
-// A sliding-window model (window > 0) on an engine that skips the keys outside the window or no longer caches them
-// (RuntimeProfile llm_window_attention / llm_window_kv_cache): q new tokens per sequence after kv_len - q cached
+// Whether the engine bounds a sliding-window model's (window > 0) reads by the window: it skips the keys outside it
+// or no longer caches them (RuntimeProfile llm_window_attention / llm_window_kv_cache).
+bool window_bounds_reads(std::int64_t window, const RuntimeProfile& runtime);
+// Whether its KV cache stops at the window (llm_window_kv_cache: the engine rolls or frees the positions leaving it).
+bool window_caps_cache(std::int64_t window, const RuntimeProfile& runtime);
+// A sliding-window model on an engine that bounds its reads (window_bounds_reads): q new tokens per sequence after kv_len - q cached
 // positions read the last window - 1 + q keys at most (a decode step: the window); kv_len otherwise.
 std::int64_t attended_keys(std::int64_t q, std::int64_t kv_len, std::int64_t window, const RuntimeProfile& runtime);
 // Positions one sequence's KV cache holds after `positions` tokens: at most the window where the engine's cache rolls

@@ -150,14 +150,13 @@ double saved_activation_elems(const Graph& graph) {
   return elems;
 }
 
-double saved_mask_bytes(const Graph& graph) {
-  double bytes = 0;
-  for (const auto& op : graph.ops)
-    if (op.saves_mask) bytes += static_cast<double>(op.out_elems);
-  return bytes;
-}
-
 namespace {
+
+// Bytes per element of a dropout mask kept for backward: a tensor of the activation's dtype where the runtime makes
+// it so (TensorFlow's x-dtype mask), else dropout_mask_bytes (PyTorch's bool: 1).
+double dropout_mask_elem_bytes(const RuntimeProfile& runtime, double act_bytes) {
+  return runtime.dropout_mask_in_activation_dtype ? act_bytes : runtime.dropout_mask_bytes;
+}
 
 // Bytes of unfused attention's score-sized tensors one attention op keeps for backward (0 for other ops).
 double attention_score_bytes(const Op& op, const PrecisionPlan& plan, const RuntimeProfile& runtime) {
@@ -165,28 +164,17 @@ double attention_score_bytes(const Op& op, const PrecisionPlan& plan, const Runt
   const double a = plan.bytes.act;
   const auto& at = op.attn;
   // What autograd holds per score element. The softmax output (its backward reads it): FP32 under autocast
-  // where softmax runs in FP32. In eager frameworks with dropout, the mask (one byte; TF 1.x graph mode: a float
-  // tensor, dropout_mask_bytes) and the dropped probabilities the PV GEMM saves (at the activation precision: under
-  // autocast the FP16 copy it read);
+  // where softmax runs in FP32. In eager frameworks with dropout, the mask (dropout_mask_elem_bytes) and the dropped
+  // probabilities the PV GEMM saves (at the activation precision: under autocast the FP16 copy it read);
   // without dropout, under autocast, the FP16 copy of the FP32 probabilities the GEMM saves.
   const bool fp32_probs = runtime.autocast_softmax_fp32 && plan.mixed && a < 4.0;
   double per = fp32_probs ? 4.0 : a;
   if (!runtime.fuse_elementwise_chains && at.dropout)
-    per += (runtime.dropout_mask_in_activation_dtype ? a : runtime.dropout_mask_bytes) + a;
+    per += dropout_mask_elem_bytes(runtime, a) + a;
   else if (!runtime.fuse_elementwise_chains && fp32_probs)
     per += a;
   return per * static_cast<double>(at.batch * at.heads * at.q_len * at.kv_len);
 }
-
-}  // namespace
-
-double saved_attention_score_bytes(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime) {
-  double bytes = 0;
-  for (const auto& op : graph.ops) bytes += attention_score_bytes(op, plan, runtime);
-  return bytes;
-}
-
-namespace {
 
 // Checkpointing in sqrt(n) segments (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"):
 // keep each segment's input, recompute the segment in backward; the peak is the boundaries plus the largest
@@ -341,9 +329,9 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
       }
       // Beside them: masks at the runtime's bytes per element, and the intermediates of ops it runs as chains.
       double side = 0;
+      const double mask_bytes = dropout_mask_elem_bytes(runtime, a);
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const double out = static_cast<double>(ops[i].out_elems);
-        const double mask_bytes = runtime.dropout_mask_in_activation_dtype ? a : runtime.dropout_mask_bytes;
         const double kept_here = (ops[i].saves_mask ? out * mask_bytes : 0.0) +
                                  attention_score_bytes(ops[i], plan, runtime) +
                                  chain_intermediates(ops[i], runtime) * round_up(out * a, gran.min_block_bytes);

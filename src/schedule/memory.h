@@ -134,16 +134,9 @@ MemoryBreakdown estimate_memory(const Graph& graph, const PrecisionPlan& plan, c
 // producer/consumer pair (a concat's inputs held together).
 double live_buffer_elems(const Graph& graph);
 
-// Activation elements kept for backward (no checkpointing): every distinct buffer some op saves. The attention
-// score matrices are not included: see saved_attention_score_bytes.
+// Activation elements kept for backward (no checkpointing): every distinct buffer some op saves. The dropout masks
+// and unfused attention's score matrices are not included (estimate_memory counts them beside the buffers).
 double saved_activation_elems(const Graph& graph);
-
-// Bytes of the one-byte masks ops keep for backward (dropout).
-double saved_mask_bytes(const Graph& graph);
-
-// Bytes of unfused attention's score-sized tensors kept for backward, as the runtime runs it (probabilities, and
-// in eager frameworks the dropout mask and the FP16 copy the second GEMM read).
-double saved_attention_score_bytes(const Graph& graph, const PrecisionPlan& plan, const RuntimeProfile& runtime);
 
 // The largest size for which `fits` holds (fits must hold up to some size and not beyond): from `lo` (known to
 // fit, or 0) it tries `hi`, doubling it while it fits and is at most `max_probe` (never past `ceiling`), then
