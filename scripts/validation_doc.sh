@@ -953,7 +953,8 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "90% of its maximal batch (259); libingwei/AI-Infer-Acc docs/TEST_RECORD.md@35714cd5: torchvision ResNet-18 TensorRT 10.4"
   echo "engines (FP32, FP16, INT8) at batch 32 on a Kaggle T4, 100 back-to-back enqueues between CUDA events; and the TorchRec"
   echo "DLRM example's results (facebookresearch/dlrm torchrec_dlrm/README.MD@045094c5): the MLPerf-shaped DLRM in FP32 on"
-  echo "1, 4 and 8 A100 40GB of an AWS p4d, Criteo 1TB from host memory, local batch 256-16384 (records/s)."
+  echo "1, 4 and 8 A100 40GB of an AWS p4d, Criteo 1TB from host memory, local batch 256-16384, and the README's later"
+  echo "MLPerf-table configuration (@3d2148a8, 8 GPUs x 8192) (records/s)."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s38.md"
