@@ -86,6 +86,7 @@ $bin validate data/validation/eval_gpu_s36b.csv --markdown "$tmp/eval_gpu_s36b.m
 $bin validate data/validation/eval_gpu_s37b.csv --markdown "$tmp/eval_gpu_s37b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37.csv --markdown "$tmp/eval_gpu_s37.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37c.csv --markdown "$tmp/eval_gpu_s37c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s38.csv --markdown "$tmp/eval_gpu_s38.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -944,6 +945,19 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s37c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s38.csv (frozen)"
+  echo
+  echo "Gathered in session 38 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "the TResNet authors' README (Alibaba-MIIL/TResNet README.md@0e39f2e8): timm's ResNet-50 AMP training on one V100 at"
+  echo "90% of its maximal batch (259); libingwei/AI-Infer-Acc docs/TEST_RECORD.md@35714cd5: torchvision ResNet-18 TensorRT 10.4"
+  echo "engines (FP32, FP16, INT8) at batch 32 on a Kaggle T4, 100 back-to-back enqueues between CUDA events; and the TorchRec"
+  echo "DLRM example's results (facebookresearch/dlrm torchrec_dlrm/README.MD@045094c5): the MLPerf-shaped DLRM in FP32 on"
+  echo "1, 4 and 8 A100 40GB of an AWS p4d, Criteo 1TB from host memory, local batch 256-16384, and the README's later"
+  echo "MLPerf-table configuration (@3d2148a8, 8 GPUs x 8192) (records/s)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s38.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
