@@ -87,6 +87,7 @@ $bin validate data/validation/eval_gpu_s37b.csv --markdown "$tmp/eval_gpu_s37b.m
 $bin validate data/validation/eval_gpu_s37.csv --markdown "$tmp/eval_gpu_s37.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37c.csv --markdown "$tmp/eval_gpu_s37c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s38.csv --markdown "$tmp/eval_gpu_s38.md" >/dev/null
+$bin validate data/validation/eval_cpu_s38.csv --markdown "$tmp/eval_cpu_s38.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -958,6 +959,19 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s38.md"
+  echo
+  echo "# Evaluation: eval_cpu_s38.csv (frozen)"
+  echo
+  echo "Gathered in session 38 from three sources no other data file uses, on CPUs added to the catalog in the same"
+  echo "session for them (xeon-w-2123, xeon-gold-6334, epyc-7v13): the 'nnopt' book's BERT page (nightr.gitbook.io; ONNX"
+  echo "Runtime 1.2 BERT-base at sequence 128 on a Xeon W-2123, fully fused graph, 1 and 8 threads); BlindAI's benchmark page"
+  echo "(mithril-security/blindai docs/docs/Benchmarks.md with its harness mithril-security/inference_backends_benchmarks:"
+  echo "onnxruntime 1.12.1 BERT-base at sequence 8, one thread, Xeon Gold 6334); amd/ZenDNN-onnxruntime issue #5 (the default"
+  echo "CPU execution provider of onnxruntime-zendnn 1.17.0, BERT-large at batch 24 and sequence 16, 96 threads on an Azure"
+  echo "EPYC 7V13 VM, taken as two sockets). Samples/s throughout."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_cpu_s38.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo

@@ -170,6 +170,47 @@ TEST(CpuCatalog, GoldRefreshPartMatchesItsSystemDescription) {
   EXPECT_LT(g.avx2_allcore_ghz, 4.0);
 }
 
+TEST(CpuCatalog, SessionThirtyEightPartsMatchTheirPublishedFigures) {
+  // Xeon W-2123 (The Tech Report's Xeon W table): 4 cores / 8 threads, 3.6 GHz base, 8.25 MB L3, single socket;
+  // every Xeon W: four channels of DDR4-2666 and two AVX-512 FMA units per core.
+  const CpuSpec& w = cpu("xeon-w-2123");
+  EXPECT_EQ(w.total_cores(), 4);
+  EXPECT_EQ(w.threads, 8);
+  EXPECT_DOUBLE_EQ(w.base_clock_ghz, 3.6);
+  EXPECT_DOUBLE_EQ(w.l3_bytes, 8.25 * 1024 * 1024);
+  EXPECT_NEAR(w.mem_bw_gbps(), 4 * 2666 * 8 / 1000.0, 0.05);
+  EXPECT_DOUBLE_EQ(w.fp32_flops_per_clk(), 64.0);
+  EXPECT_EQ(cpu_by_id("xeon-w-2123-2s"), nullptr);  // a workstation part: one socket
+  EXPECT_EQ(w.math_unit("int8"), "");                // Skylake server core: no VNNI
+  // Derived licence clocks: AVX-512 under AVX2 under the base clock taken as the all-core one.
+  EXPECT_LT(w.avx512_allcore_ghz, w.avx2_allcore_ghz);
+  EXPECT_LE(w.avx2_allcore_ghz, w.base_clock_ghz);
+  // Xeon Gold 6334 ('8C/16T 3.60GHz 18M 165W'; two-socket Dell R650 nodes), Ice Lake-SP platform: 8 x DDR4-3200,
+  // 3 UPI links at 11.2 GT/s, VNNI without BF16.
+  const CpuSpec& g = cpu("xeon-gold-6334");
+  EXPECT_EQ(g.total_cores(), 8);
+  EXPECT_EQ(g.threads, 16);
+  EXPECT_EQ(cpu("xeon-gold-6334-2s").total_cores(), 16);
+  EXPECT_DOUBLE_EQ(g.l3_bytes, 18.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(g.tdp_w, 165);
+  EXPECT_NEAR(g.mem_bw_gbps(), 204.8, 0.05);
+  EXPECT_NEAR(g.socket_link_gbps, 3 * 11.2 * 2, 0.05);
+  EXPECT_EQ(g.math_unit("int8"), "vnni");
+  EXPECT_EQ(g.math_unit("bf16"), "");
+  EXPECT_LT(g.avx512_allcore_ghz, g.avx2_allcore_ghz);
+  EXPECT_LE(g.avx2_allcore_ghz, g.base_clock_ghz);
+  // EPYC 7V13 (Azure's 'AMD EPYC 7V13 64-Core Processor', 2.44-2.45 GHz): Milan, 8 chiplets of 8 cores sharing a
+  // 32 MB L3 each, 8 x DDR4-3200, two-socket hosts.
+  const CpuSpec& m = cpu("epyc-7v13");
+  EXPECT_EQ(m.total_cores(), 64);
+  EXPECT_EQ(cpu("epyc-7v13-2s").total_cores(), 128);
+  EXPECT_NEAR(m.base_clock_ghz, 2.44, 0.011);
+  EXPECT_DOUBLE_EQ(m.l3_bytes, 256.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(m.l3_reach_bytes(8), 32.0 * 1024 * 1024);
+  EXPECT_NEAR(m.mem_bw_gbps(), 204.8, 0.05);
+  EXPECT_DOUBLE_EQ(m.fp32_flops_per_clk(), 32.0);
+}
+
 TEST(CpuCatalog, DeviceLookupSpansBothCatalogsAndSuggestsAcrossThem) {
   EXPECT_EQ(find_device("xeon-platinum-8380").kind, DeviceKind::kCpu);
   EXPECT_EQ(find_device("gtx-1080-ti").kind, DeviceKind::kGpu);
