@@ -2,10 +2,12 @@
 """Fit the CPU GEMM shape constants of data/cpu_cost.toml on published CPU GEMM kernel timings (calibration).
 
 Reads data/published_kernels/cpu_gemm.csv (one measured GEMM per row: C[m x n] = A[m x k] B[k x n] on `threads`
-cores of `cpu`, one library call) and predicts each row with the binary: `perfcast op --device CPU --op matmul
+cores of `cpu`, one library call) and predicts each row with the binary: `perfcast op --device CPU --op OP
 --m --n --k --cores THREADS --json`, which costs the GEMM by src/cost/cpu_cost.cpp (CpuCostModel::gemm through
-cost_cpu_op, two activation operands: no per-call weight packing) plus its one OpenMP region, so the formula lives in
-the C++ alone. A swept value is written into a copy of the data folder (PERFCAST_DATA), as tools/fit_cpu_constant.py
+cost_cpu_op) plus its one OpenMP region, so the formula lives in the C++ alone. OP is the row's `perfcast_op`:
+`matmul` (two activation operands, no per-call weight packing: oneDNN inner products on weights already in the
+kernel's layout) or `linear` (a BLAS call handed the plain [out, in] weight as its transposed operand, packed on
+every call, as PyTorch's nn.Linear does). A swept value is written into a copy of the data folder (PERFCAST_DATA), as tools/fit_cpu_constant.py
 does for end-to-end rows.
 
 Scoring. `fit` rows are fitted; `record` rows are printed beside them. A run (the `run` column: one verbose log or
@@ -42,8 +44,8 @@ def load(data):
 
 def predict_us(perfcast, row, data):
     """The binary's prediction of one row (us) and what bounds it, with PERFCAST_DATA = data."""
-    cmd = [perfcast, "op", "--device", row["cpu"], "--op", "matmul", "--m", row["m"], "--n", row["n"], "--k", row["k"],
-           "--cores", row["threads"], "--precision", row["precision"], "--json"]
+    cmd = [perfcast, "op", "--device", row["cpu"], "--op", row["perfcast_op"], "--m", row["m"], "--n", row["n"],
+           "--k", row["k"], "--cores", row["threads"], "--precision", row["precision"], "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PERFCAST_DATA=data))
     if out.returncode != 0:
         sys.exit(f"cpu_gemm.csv row {row['run']} {row['m']}x{row['n']}x{row['k']}: {out.stderr.strip()}")
