@@ -86,6 +86,7 @@ $bin validate data/validation/eval_gpu_s36b.csv --markdown "$tmp/eval_gpu_s36b.m
 $bin validate data/validation/eval_gpu_s37b.csv --markdown "$tmp/eval_gpu_s37b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37.csv --markdown "$tmp/eval_gpu_s37.md" >/dev/null
 $bin validate data/validation/eval_gpu_s37c.csv --markdown "$tmp/eval_gpu_s37c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s38b.csv --markdown "$tmp/eval_gpu_s38b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -944,6 +945,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s37c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s38b.csv (frozen)"
+  echo
+  echo "Gathered in session 38 before that session's model changes were merged, from one source no other data file uses:"
+  echo "karpathy/nanoGPT's GitHub threads (pull request #225 and issue #110): nanoGPT train.py pre-training GPT-2 124M on"
+  echo "OpenWebText with torch.compile, bf16 autocast and AdamW, batch 12 x 1024 tokens, on one GeForce RTX 4090"
+  echo "(PyTorch 2.0, 40 micro-batches per step) and on 8 A100 under DDP (a PyTorch 2.0 nightly, 5 micro-batches per step)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s38b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
