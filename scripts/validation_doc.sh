@@ -88,6 +88,7 @@ $bin validate data/validation/eval_gpu_s37.csv --markdown "$tmp/eval_gpu_s37.md"
 $bin validate data/validation/eval_gpu_s37c.csv --markdown "$tmp/eval_gpu_s37c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s38.csv --markdown "$tmp/eval_gpu_s38.md" >/dev/null
 $bin validate data/validation/eval_cpu_s38.csv --markdown "$tmp/eval_cpu_s38.md" >/dev/null
+$bin validate data/validation/eval_gpu_s38b.csv --markdown "$tmp/eval_gpu_s38b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -972,6 +973,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_cpu_s38.md"
+  echo
+  echo "# Evaluation: eval_gpu_s38b.csv (frozen)"
+  echo
+  echo "Gathered in session 38 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "Sebastian Raschka's LLM training-speed tips (rasbt/LLMs-from-scratch ch05/10_llm-training-speed/README.md@06361583):"
+  echo "the book's GPT-2 124M trained on one A100 with PyTorch 2.6, step by step (FP32, TF32, fused AdamW, pure bf16, SDPA,"
+  echo "torch.compile, vocabulary 50304, batch 32) and on 4 A100 under DDP; and karpathy/nanoGPT's GitHub threads (pull"
+  echo "request #225 and issue #110): nanoGPT train.py pre-training GPT-2 124M with torch.compile, bf16 autocast and AdamW,"
+  echo "12 x 1024 tokens per micro-batch, on one GeForce RTX 4090 (PyTorch 2.0) and on 8 A100 under DDP (tokens/s)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s38b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
