@@ -4,6 +4,8 @@
 // (data/validation/llm_parallel*.csv) under ratchets that only go down.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "analysis/llm_parallel.h"
@@ -361,6 +363,23 @@ TEST(LlmParallel, CalibrationRunsStayWithinTheirRatchet) {
   const ErrorStats s = error_stats(all);
   EXPECT_EQ(s.rows, 15);
   EXPECT_LE(s.median_ape, kLlmParallelCalibrationMedian);
+}
+
+// A per-GPU token rate on a data-parallel row (no LLM layout) is the all-GPU token rate over the GPUs, the way
+// nanoGPT-style logs report it; an MFU row without a layout is refused, never compared with samples/s.
+TEST(LlmParallel, PerGpuMetricsOnDataParallelRowsAreInTheirOwnUnits) {
+  const auto path = std::filesystem::temp_directory_path() / "perfcast_per_gpu_metric_test.csv";
+  std::ofstream(path) << "gpu,model,runtime,mode,precision,batch,seq,n_gpus,strategy,metric,value\n"
+                         "a100-sxm4-40gb,gpt2,pytorch,train,amp-bf16,8,1024,8,ddp,tokens_per_s,800000\n"
+                         "a100-sxm4-40gb,gpt2,pytorch,train,amp-bf16,8,1024,8,ddp,tokens_per_s_per_gpu,100000\n"
+                         "a100-sxm4-40gb,gpt2,pytorch,train,amp-bf16,8,1024,8,ddp,mfu,0.4\n";
+  const ValidationReport rep = validate_file(path.string());
+  std::filesystem::remove(path);
+  ASSERT_EQ(rep.rows.size(), 2u);
+  ASSERT_EQ(rep.unpredicted.size(), 1u);
+  EXPECT_NE(rep.unpredicted[0].status.find("mfu"), std::string::npos) << rep.unpredicted[0].status;
+  // Eight GPUs: the per-GPU figure is an eighth of the all-GPU one, both in tokens (1024 per sample).
+  EXPECT_NEAR(rep.rows[1].predicted * 8.0, rep.rows[0].predicted, 1e-6 * rep.rows[0].predicted);
 }
 
 TEST(LlmParallel, EvaluationRunsAreAllPredicted) {

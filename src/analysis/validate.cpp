@@ -217,11 +217,24 @@ ValidationReport validate_file(const std::string& path) {
       rep.unpredicted.push_back({{std::move(res.row), std::move(res.status), std::nullopt}});
       return;
     }
-    ValidationRow v;
     const auto& p = *res.prediction;
+    // A per-GPU or MFU figure needs a rate in those units; without one the row is refused, never compared with
+    // samples/s.
+    const bool per_gpu = res.row.metric == "tokens_per_s_per_gpu", mfu = res.row.metric == "mfu";
+    if ((per_gpu && !p.parallel && !p.tokens_per_s) || (mfu && !p.parallel)) {
+      const std::string reason = per_gpu ? "no tokens/s predicted for a tokens_per_s_per_gpu row"
+                                         : "mfu is predicted for LLM layouts only (a `parallel` column)";
+      rep.unpredicted_reasons[reason] += 1;
+      rep.unpredicted.push_back({{std::move(res.row), "unsupported: " + reason, std::nullopt}});
+      return;
+    }
+    ValidationRow v;
     v.predicted = res.row.metric == "tokens_per_s" && p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
-    if (res.row.metric == "tokens_per_s_per_gpu" && p.parallel) v.predicted = p.parallel->tokens_per_s_per_gpu;
-    if (res.row.metric == "mfu" && p.parallel) v.predicted = p.parallel->mfu;
+    // Data parallel (no LLM layout): the all-GPU token rate over every GPU of every node.
+    if (per_gpu)
+      v.predicted = p.parallel ? p.parallel->tokens_per_s_per_gpu
+                               : *p.tokens_per_s / static_cast<double>(p.request.gpus * p.request.nodes);
+    if (mfu) v.predicted = p.parallel->mfu;
     if (power) v.predicted = p.power->avg_power_w;
     v.ratio = v.predicted / *res.row.measured;
     v.ape = std::fabs(v.ratio - 1.0) * 100.0;
