@@ -465,11 +465,12 @@ TEST(KernelModel, TensorGemmRuleFromCuda117SquaresMatchesCuda9) {
 // The same rule on Ampere: an A100's cuBLAS column of the Triton matmul tutorial (triton-lang/triton#3551, torch.matmul
 // FP16 squares, data/published_kernels/tensor_gemm_sm80.csv). The squares whose 128x128 grid holds fewer CTAs than
 // the 108 SMs (n = 384-1280) run at 11-158 TFLOPS, where a grid-filling model predicts 0.34-0.81 of their time;
-// fit-tensor-gemm gives 3.5 CTAs per SM, the value data/architectures.toml [sm_80] carries. Every square from
-// n = 384 is then within 1.4x of its measured time: the band of the published data itself, whose neighbouring sizes
+// fit-tensor-gemm gives 3.5 CTAs per SM (not set in data/architectures.toml: as the model splits K today, it would
+// charge deep-K GEMMs with few output tiles the part-idle rate; docs/calibration.md). Every square from n = 384 is
+// within 1.4x of its measured time under the fitted rule: the band of the published data itself, whose neighbouring sizes
 // zigzag by 10-25% (n = 1792: 173 TFLOPS between 180 and 209) and whose second A100 run of the same tutorial
 // (triton-lang/triton#7085) differs by up to 10% at one size (docs/calibration.md, session 38, h/a100h38).
-TEST(KernelModel, TensorGemmRuleFromA100SquaresIsShippedForSm80) {
+TEST(KernelModel, TensorGemmRuleFromA100SquaresFitsSmallGrids) {
   const fs::path csv = fs::path(PERFCAST_SOURCE_DIR) / "data" / "published_kernels" / "tensor_gemm_sm80.csv";
   const TensorGemmFit fit = fit_tensor_gemm(read_published_gemms(csv.string()));
   EXPECT_EQ(fit.sm_version, 80);
@@ -477,7 +478,6 @@ TEST(KernelModel, TensorGemmRuleFromA100SquaresIsShippedForSm80) {
   EXPECT_LE(fit.ctas_per_sm, 4.5);
   EXPECT_GT(fit.before_error, 0.4);  // without the rule: about 2x too fast on the small grids
   EXPECT_LT(fit.held_out_error, 0.2);
-  EXPECT_DOUBLE_EQ(architecture_of(find_device("a100-sxm4-40gb")).cublas_tensor_ctas_per_sm, fit.ctas_per_sm);
   int small = 0;
   for (const auto& r : fit.rows) {
     const auto shape = std::to_string(r.gemm.m) + "^3";
