@@ -194,7 +194,7 @@ TEST_F(CliConsistencyTest, CompareTakesIdCountAndPricesWholeInstances) {
   EXPECT_EQ(rows[0]["gpus_per_node"], 3);
   EXPECT_EQ(rows[0]["gpus_total"], 3);
   // Three cards rent as the cheapest instance holding three: vast-4x-gtx-1080-ti ($0.60/h for 4).
-  EXPECT_EQ(rows[0]["run"]["priced_on"], "vast-4x-gtx-1080-ti");
+  EXPECT_EQ(rows[0]["run"]["instance"], "vast-4x-gtx-1080-ti");
   EXPECT_EQ(rows[0]["run"]["gpus_paid"], 4);
   // Paid for the hours billed (vast.ai: data/cloud/providers.toml [default], whole minutes): at least the run's
   // hours, under a minute more.

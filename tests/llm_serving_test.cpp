@@ -235,7 +235,7 @@ TEST_F(LlmServingCli, ServeModeJsonAndOneLineErrors) {
                "--num-requests 50 --request-rate 4 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* key : {"\"output_tokens_per_s\"", "\"requests_per_s\"", "\"ttft_p50\"", "\"ttft_p99\"", "\"tpot_p50\"",
-                          "\"tpot_p99\"", "\"max_concurrency\"", "\"tensor_parallel\""})
+                          "\"tpot_p99\"", "\"max_concurrency\"", "\"tp\""})
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
   for (const std::string bad :
        {"--tp 3", "--tp 64", "--request-rate nan", "--request-rate -1", "--prefix-cache-hit 2", "--engine nosuch",

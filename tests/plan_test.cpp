@@ -216,9 +216,9 @@ TEST(Plan, OptionsMeetingTheDeadlineAreRankedByCostWithTheCheapestMarked) {
   EXPECT_NEAR(res.samples, 90 * 1281167.0, 1);
   EXPECT_TRUE(res.meeting.front().cheapest);
   for (std::size_t i = 0; i < res.meeting.size(); ++i) {
-    EXPECT_LE(res.meeting[i].hours, 24);
+    EXPECT_LE(res.meeting[i].run.hours, 24);
     if (i > 0) {
-      EXPECT_LE(res.meeting[i - 1].usd, res.meeting[i].usd);
+      EXPECT_LE(res.meeting[i - 1].run.usd, res.meeting[i].run.usd);
       EXPECT_FALSE(res.meeting[i].cheapest);
     }
   }
@@ -228,17 +228,17 @@ TEST(Plan, OptionsMeetingTheDeadlineAreRankedByCostWithTheCheapestMarked) {
     const auto& inst = *std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
                                      [&](const InstanceType& i) { return i.id == o.instance; });
     const ProviderTerms& terms = cloud_terms().provider(inst.provider);
-    EXPECT_NEAR(o.usd, o.billed_hours * inst.on_demand_usd_per_hour * o.count, 1e-9 * o.usd);
+    EXPECT_NEAR(o.run.usd, o.run.billed_hours * inst.on_demand_usd_per_hour * o.count, 1e-9 * o.run.usd);
     if (!terms.billing_rounds_down) {
-      EXPECT_GE(o.billed_hours, o.hours * (1 - 1e-12));
+      EXPECT_GE(o.run.billed_hours, o.run.hours * (1 - 1e-12));
     }
-    EXPECT_LT(o.billed_hours, std::max(o.hours, terms.billing_minimum_s / 3600) + terms.billing_increment_s / 3600);
+    EXPECT_LT(o.run.billed_hours, std::max(o.run.hours, terms.billing_minimum_s / 3600) + terms.billing_increment_s / 3600);
     EXPECT_EQ(o.gpus_total, inst.gpus * o.count);
     EXPECT_LE(o.gpus_total, 64);
-    EXPECT_GT(o.energy_kwh, 0);
+    EXPECT_GT(o.run.energy_kwh, 0);
   }
   ASSERT_TRUE(res.fastest);
-  for (const auto& o : res.options) EXPECT_GE(o.hours, res.fastest->hours);
+  for (const auto& o : res.options) EXPECT_GE(o.run.hours, res.fastest->run.hours);
 }
 
 TEST(Plan, ABudgetFiltersAndNothingMeetingStillNamesTheFastest) {
@@ -250,7 +250,7 @@ TEST(Plan, ABudgetFiltersAndNothingMeetingStillNamesTheFastest) {
   const PlanResult impossible = plan(resnet_plan(0.01), default_price_catalog());
   EXPECT_TRUE(impossible.meeting.empty());
   ASSERT_TRUE(impossible.fastest);
-  EXPECT_GT(impossible.fastest->hours, 0.01);
+  EXPECT_GT(impossible.fastest->run.hours, 0.01);
 }
 
 TEST(Plan, ScalingStopsPayingWhereEfficiencyFallsBelowTheThreshold) {
@@ -533,12 +533,12 @@ TEST_F(PlanCliTest, LayoutsHonourTheBudgetAndNameTheInstanceTheyArePricedOn) {
   ASSERT_EQ(all.code, 0) << all.err;
   const auto j = nlohmann::json::parse(all.out);
   ASSERT_FALSE(j["meeting"].is_null());
-  const double usd = j["meeting"]["train_usd"].get<double>();
-  const double hours = j["meeting"]["train_hours"].get<double>();
-  const int gpus = j["meeting"]["gpus"].get<int>();
+  const double usd = j["meeting"]["usd_on_demand"].get<double>();
+  const double hours = j["meeting"]["hours"].get<double>();
+  const int gpus = j["meeting"]["gpus_total"].get<int>();
   // One node of 8 H100 SXM: the cheapest per GPU-hour in the catalog is Lambda's 8x H100 SXM; its price is read from
   // the catalog (data/cloud/prices.toml), so that a price update does not break the test.
-  EXPECT_EQ(j["meeting"]["price_instance"], "lambda-8x-h100-sxm");
+  EXPECT_EQ(j["meeting"]["instance"], "lambda-8x-h100-sxm");
   const auto& instances = default_price_catalog().instances;
   const auto lambda = std::find_if(instances.begin(), instances.end(),
                                    [](const InstanceType& i) { return i.id == "lambda-8x-h100-sxm"; });
@@ -802,16 +802,16 @@ TEST(Plan, ServerAndFacilityEnergyAndAShortJobCostsTheBillingMinimum) {
     const auto& inst = *std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
                                      [&](const InstanceType& i) { return i.id == o.instance; });
     const ProviderTerms& terms = cloud_terms().provider(inst.provider);
-    if (o.hours * 3600 < terms.billing_minimum_s) {
-      EXPECT_NEAR(o.usd, inst.on_demand_usd_per_hour * o.count * terms.billing_minimum_s / 3600, 1e-12);
+    if (o.run.hours * 3600 < terms.billing_minimum_s) {
+      EXPECT_NEAR(o.run.usd, inst.on_demand_usd_per_hour * o.count * terms.billing_minimum_s / 3600, 1e-12);
     }
-    EXPECT_GT(o.server_energy_kwh, o.energy_kwh);
-    EXPECT_EQ(o.pue, terms.pue);
-    EXPECT_NEAR(o.facility_energy_kwh, o.server_energy_kwh * o.pue, 1e-12 * o.facility_energy_kwh);
+    EXPECT_GT(o.run.server_energy_kwh, o.run.energy_kwh);
+    EXPECT_EQ(o.run.pue, terms.pue);
+    EXPECT_NEAR(o.run.facility_energy_kwh, o.run.server_energy_kwh * o.run.pue, 1e-12 * o.run.facility_energy_kwh);
   }
   // --pue replaces every provider's.
   r.pue = 1.2;
-  for (const auto& o : plan(r, default_price_catalog()).options) EXPECT_EQ(o.pue, 1.2);
+  for (const auto& o : plan(r, default_price_catalog()).options) EXPECT_EQ(o.run.pue, 1.2);
 }
 
 TEST_F(PlanCliTest, EnergyOfServerAndFacilityInPredictPlanAndCompare) {
@@ -854,19 +854,19 @@ TEST_F(PlanCliTest, LayoutsRankByCostWhenPricedAndSayWhich) {
   EXPECT_EQ(j["rank_by"], "cost");
   // The meeting count is the cheapest of the counts that meet the deadline, its GPU-hours a column beside it.
   for (const auto& c : j["by_count"]) {
-    if (c["train_hours"].get<double>() <= 30 * 24) {
-      EXPECT_LE(j["meeting"]["train_usd"].get<double>(), c["train_usd"].get<double>());
+    if (c["hours"].get<double>() <= 30 * 24) {
+      EXPECT_LE(j["meeting"]["usd_on_demand"].get<double>(), c["usd_on_demand"].get<double>());
     }
   }
   EXPECT_NEAR(j["meeting"]["gpu_hours"].get<double>(),
-              j["meeting"]["train_hours"].get<double>() * j["meeting"]["gpus"].get<int>(), 1e-6);
+              j["meeting"]["hours"].get<double>() * j["meeting"]["gpus_total"].get<int>(), 1e-6);
   const CliResult time = run(base + " --json --rank-by time");
   ASSERT_EQ(time.code, 0) << time.err;
   const auto jt = nlohmann::json::parse(time.out);
   EXPECT_EQ(jt["rank_by"], "time");
   for (const auto& c : jt["by_count"]) {
-    if (c["train_hours"].get<double>() <= 30 * 24) {
-      EXPECT_LE(jt["meeting"]["train_hours"].get<double>(), c["train_hours"].get<double>());
+    if (c["hours"].get<double>() <= 30 * 24) {
+      EXPECT_LE(jt["meeting"]["hours"].get<double>(), c["hours"].get<double>());
     }
   }
   const CliResult text = run(base);
@@ -893,7 +893,7 @@ TEST_F(PlanCliTest, BadPueAndRankByAreOneLineErrors) {
 
 // The `perfcast predict` flags of one layout of `plan --layouts --json` (its "layout" text names the same choices).
 std::string predict_flags_of(const nlohmann::json& l) {
-  std::string f = " --gpus " + std::to_string(l["gpus"].get<int>()) + " --tp " + std::to_string(l["tp"].get<int>()) +
+  std::string f = " --gpus " + std::to_string(l["gpus_total"].get<int>()) + " --tp " + std::to_string(l["tp"].get<int>()) +
                   " --pp " + std::to_string(l["pp"].get<int>()) + " --zero " + std::to_string(l["zero"].get<int>()) +
                   " --micro-batch " + std::to_string(l["micro_batch"].get<std::int64_t>()) + " --global-batch " +
                   std::to_string(l["global_batch"].get<std::int64_t>()) + " --recompute " +
@@ -913,18 +913,18 @@ TEST_F(PlanCliTest, LayoutsReportTheEnergyPredictReportsForTheSameLayout) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j["layouts"].empty());
   const auto& l = j["layouts"][0];
-  const int gpus = l["gpus"].get<int>();
+  const int gpus = l["gpus_total"].get<int>();
   const double w = l["avg_power_w"].get<double>();
   // A training step's board power lies between nothing and the H100 SXM's 700 W limit (NVIDIA's datasheet).
   EXPECT_GT(w, 0);
   EXPECT_LE(w, 700.0 + 1e-9);
-  const double hours = l["train_hours"].get<double>();
+  const double hours = l["hours"].get<double>();
   // Energy is power x GPUs x time, in kWh.
   EXPECT_NEAR(l["energy_kwh"].get<double>(), w * gpus * hours / 1000, 1e-9 * l["energy_kwh"].get<double>());
   // The facility multiplies the server by the PUE the row names: the priced instance's provider's.
   const std::string provider =
       std::find_if(default_price_catalog().instances.begin(), default_price_catalog().instances.end(),
-                   [&](const InstanceType& i) { return i.id == l["price_instance"].get<std::string>(); })
+                   [&](const InstanceType& i) { return i.id == l["instance"].get<std::string>(); })
           ->provider;
   EXPECT_DOUBLE_EQ(l["pue"].get<double>(), cloud_terms().provider(provider).pue);
   EXPECT_NEAR(l["facility_energy_kwh"].get<double>(), l["server_energy_kwh"].get<double>() * l["pue"].get<double>(),

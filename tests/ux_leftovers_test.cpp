@@ -79,7 +79,7 @@ TEST_F(UxCliTest, CompareSaysTokensPerSecondForDecode) {
   const auto j = nlohmann::json::parse(json.out)[0];
   const double tokens_per_s = j["tokens_per_s"].get<double>();
   EXPECT_NEAR(tokens_per_s, 64 * j["samples_per_s"].get<double>(), 1e-6 * tokens_per_s);
-  EXPECT_GT(j["ms_per_output_token"].get<double>(), 0);
+  EXPECT_GT(j["time_per_output_token_ms"].get<double>(), 0);
   const test::CliResult text = run("compare --model llama-2-7b --mode decode --seq 64 --gpu a100-sxm4-80gb");
   ASSERT_EQ(text.code, 0) << text.err;
   const std::string header = text.out.substr(text.out.find("device"), text.out.find('\n', text.out.find("device")) -

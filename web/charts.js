@@ -299,17 +299,21 @@
     const ok = (rows || []).filter((r) => r.fits && r.run);
     pareto(ok.map((r) => ({gpu: r.gpu, gpus: r.gpus_total, hours: r.run.hours, usd: r.run.usd_on_demand,
                            label: `${r.gpu} x${r.gpus_total}`})));
-    const tp = ok.filter((r) => num(r.samples_per_s) !== null);
+    // Decode and generate rows carry tokens_per_s (output tokens), what the text table and predict print for them.
+    const tokens = ok.some((r) => "tokens_per_s" in r);
+    const rate = tokens ? "tokens_per_s" : "samples_per_s";
+    const unit = tokens ? L["ax.tokens"] : L["ax.throughput"];
+    const tp = ok.filter((r) => num(r[rate]) !== null);
     if (tp.length) {
-      const f = figure("throughput", L["ax.throughput"]);
+      const f = figure("throughput", unit);
       f.appendChild(Plot.plot({
         width: width(),
         height: 40 + 26 * tp.length,
         marginLeft: 170,
-        x: {label: L["ax.throughput"], grid: true},
+        x: {label: unit, grid: true},
         y: {label: null, domain: tp.map((r) => `${r.gpu} x${r.gpus_total}`)},
-        marks: [Plot.barX(tp, {x: "samples_per_s", y: (r) => `${r.gpu} x${r.gpus_total}`, fill: "#4e79a7",
-                               title: (r) => `${fmt(r.samples_per_s, 1)} samples/s`, ariaDescription: "throughput-bar"}),
+        marks: [Plot.barX(tp, {x: rate, y: (r) => `${r.gpu} x${r.gpus_total}`, fill: "#4e79a7",
+                               title: (r) => `${fmt(r[rate], 1)} ${unit}`, ariaDescription: "throughput-bar"}),
                 Plot.ruleX([0])]
       }));
     }
@@ -317,8 +321,8 @@
     const en = ok.filter((r) => num(r.run.energy_kwh) !== null && r.run.energy_kwh > 0);
     if (en.length) {
       const f = figure("energy", L.energy, L.energy_note);
-      const watts = (r) => r.device_kind === "cpu" ? `${fmt(r.package_power_w, 0)} W package TDP`
-                                                   : `${fmt(r.avg_power_w_per_gpu * r.gpus_total, 0)} W boards`;
+      const watts = (r) => r.device_kind === "cpu" ? `${fmt(r.package_power_w, 0)} ${L.package_tdp}`
+                                                   : `${fmt(r.avg_power_w * r.gpus_total, 0)} ${L.boards}`;
       f.appendChild(Plot.plot({
         width: width(),
         height: 40 + 26 * en.length,

@@ -405,14 +405,20 @@ std::string cpu_package_power_source(const Prediction& p) {
 }
 
 RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, int instances, std::optional<double> pue) {
+  const int gpus = p.scale ? p.scale->gpus_total : 1;
+  return cost_of_run(p.device, gpus, samples, p.samples_per_s,
+                     p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p), inst, instances, pue);
+}
+
+RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double samples_per_s, double power_w,
+                    const InstanceType* inst, int instances, std::optional<double> pue) {
   RunCost r;
   r.samples = samples;
-  r.hours = p.samples_per_s > 0 ? samples / p.samples_per_s / 3600.0 : INFINITY;
-  const int gpus = p.scale ? p.scale->gpus_total : 1;
-  r.avg_power_w = p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p);
-  r.energy_kwh = r.avg_power_w * r.hours / 1000.0;
-  r.powered = powered_hardware(p.device, gpus, inst, instances);
-  r.server_energy_kwh = r.powered.server_w(r.avg_power_w) * r.hours / 1000.0;
+  r.hours = samples_per_s > 0 ? samples / samples_per_s / 3600.0 : INFINITY;
+  r.power_w = power_w;
+  r.energy_kwh = r.power_w * r.hours / 1000.0;
+  r.powered = powered_hardware(device, gpus, inst, instances);
+  r.server_energy_kwh = r.powered.server_w(r.power_w) * r.hours / 1000.0;
   r.pue = pue_for(inst ? inst->provider : "", pue);
   r.facility_energy_kwh = r.server_energy_kwh * r.pue;
   if (inst) {

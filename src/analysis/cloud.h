@@ -145,13 +145,14 @@ std::string format_rate(double samples_per_s);
 // vision models, CT crops for 3D ones); nullopt for models with no default dataset (sequence models).
 std::optional<double> default_dataset_samples(const Prediction& p);
 
+// A run's time, money and energy: compare's rows (run_cost) and plan's options (PlanOption::run) hold one each.
 struct RunCost {
   double samples = 0;             // processed in the whole run (all epochs)
   double hours = 0;
-  double usd = 0;                 // on demand
+  double usd = 0;                 // on demand, of the billed hours
   std::optional<double> spot_usd;
   double energy_kwh = 0;          // GPU boards, or a CPU's package (cpu_package_power_w)
-  double avg_power_w = 0;         // all GPUs together, or the CPU's sockets
+  double power_w = 0;             // all GPUs together, or the CPU's sockets
   PoweredHardware powered;        // the rule, the host and the idle GPUs of the instances (powered_hardware)
   double server_energy_kwh = 0;   // GPUs used + the idle GPUs of the instances + host
   double pue = 1;
@@ -170,6 +171,10 @@ std::string cpu_package_power_source(const Prediction& p);
 // `pue`: --pue, else the instance's provider's (or the default's without one).
 RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst = nullptr, int instances = 1,
                  std::optional<double> pue = std::nullopt);
+// The one rule behind run_cost and plan's options: `samples` at `samples_per_s` on `gpus` GPUs of `device` that draw
+// `power_w` together, renting `instances` of `inst` (none: no price; the host rule is powered_hardware's).
+RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double samples_per_s, double power_w,
+                    const InstanceType* inst, int instances, std::optional<double> pue);
 
 // The instance with this GPU, and at least `min_gpus` of them, whose on-demand price per GPU-hour is lowest;
 // nullptr when the catalog has none.

@@ -392,13 +392,17 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   const double busy_of_compute = t.model_time_us > 0 ? t.model_busy_us / t.model_time_us : 0.0;
   const double energy_uj = compute_w * c.step.compute_us + t.optimizer_w * update_us +
                            t.wait_w * std::max(0.0, step_us - c.step.compute_us - update_us);
-  c.energy_per_step_j = energy_uj * 1e-6;
-  c.avg_power_w = energy_uj / step_us;
-  c.busy_share = std::min(1.0, (busy_of_compute * c.step.compute_us + update_us) / step_us);
-  c.clock_factor = t.model_busy_us > 0 ? t.model_clock_us / t.model_busy_us : 1.0;
-  c.wait_power_w = t.wait_w;
-  c.peak_power_w = std::max({t.peak_w, update_us > 0 ? t.optimizer_w : 0.0, t.wait_w});
-  c.limit_w = t.limit_w;
+  PowerCost& pw = c.power;
+  pw.energy_per_step_j = energy_uj * 1e-6;
+  pw.avg_power_w = energy_uj / step_us;
+  pw.busy_share = std::min(1.0, (busy_of_compute * c.step.compute_us + update_us) / step_us);
+  pw.clock_factor = t.model_busy_us > 0 ? t.model_clock_us / t.model_busy_us : 1.0;
+  pw.wait_power_w = t.wait_w;
+  pw.peak_power_w = std::max({t.peak_w, update_us > 0 ? t.optimizer_w : 0.0, t.wait_w});
+  pw.limit_w = t.limit_w;
+  // Every GPU's step energy over the global batch (apply_power's per-GPU batch is one micro-batch here).
+  pw.energy_per_sample_j = pw.energy_per_step_j * c.gpus / static_cast<double>(l.global_batch);
+  pw.samples_per_joule = pw.energy_per_sample_j > 0 ? 1.0 / pw.energy_per_sample_j : 0;
   if (s.price) {
     c.usd_per_gpu_hour = s.price->on_demand_usd_per_hour / s.price->gpus;
     c.price_instance = s.price->id;
@@ -412,8 +416,8 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   if (s.r.train_tokens > 0) {
     c.train_tokens = s.r.train_tokens;
     c.train_hours = s.r.train_tokens / (c.tokens_per_s_per_gpu * c.gpus) / 3600.0;
-    c.train_energy_kwh = c.avg_power_w * c.gpus * c.train_hours / 1000.0;
-    c.train_server_energy_kwh = hw.server_w(c.avg_power_w * c.gpus) * c.train_hours / 1000.0;
+    c.train_energy_kwh = pw.avg_power_w * c.gpus * c.train_hours / 1000.0;
+    c.train_server_energy_kwh = hw.server_w(pw.avg_power_w * c.gpus) * c.train_hours / 1000.0;
     c.train_facility_energy_kwh = c.train_server_energy_kwh * c.pue;
     if (s.price) {
       // Every instance of the run is billed the same hours, with its provider's minimum and increment.
@@ -453,17 +457,7 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.samples_per_s = static_cast<double>(c.layout.global_batch) / (st.step_us * 1e-6);
   p.tokens_per_s = c.tokens_per_step / (st.step_us * 1e-6);
   p.memory = c.memory;
-  PowerCost& pw = p.power.emplace();
-  pw.avg_power_w = c.avg_power_w;
-  pw.energy_per_step_j = c.energy_per_step_j;
-  pw.clock_factor = c.clock_factor;
-  pw.limit_w = c.limit_w;
-  pw.wait_power_w = c.wait_power_w;
-  pw.peak_power_w = c.peak_power_w;
-  pw.busy_share = c.busy_share;
-  // Every GPU's step energy over the global batch (apply_power's per-GPU batch is one micro-batch here).
-  pw.energy_per_sample_j = c.energy_per_step_j * c.gpus / static_cast<double>(c.layout.global_batch);
-  pw.samples_per_joule = pw.energy_per_sample_j > 0 ? 1.0 / pw.energy_per_sample_j : 0;
+  p.power = c.power;
   p.notes.push_back("layout " + c.layout_text + " on " + std::to_string(c.gpus) + (c.gpus == 1 ? " GPU (" : " GPUs (") +
                     std::to_string(s.r.gpus) + " per node x " + std::to_string(s.r.nodes) +
                     (s.r.nodes == 1 ? " node): " : " nodes): ") +

@@ -94,24 +94,13 @@ struct Single {
   GradientProfile g;
 };
 
-// The costs of one option given its time per step, throughput, power of all GPUs and scaling.
-void price_option(PlanOption& o, const DeviceSpec& device, const InstanceType& inst, int count, double samples,
-                  const PlanRequest& req) {
-  o.hours = samples / o.samples_per_s / 3600.0;
-  o.energy_kwh = o.power_w * o.hours / 1000.0;
-  // The same rule as compare's and predict's (powered_hardware): the instances powered whole. An option runs on every
-  // GPU of its instances, so none is idle.
-  const PoweredHardware hw = powered_hardware(device, o.gpus_total, &inst, count);
-  o.host_rule = hw.rule;
-  o.host_power_w = hw.host_w;
-  o.server_energy_kwh = hw.server_w(o.power_w) * o.hours / 1000.0;
-  o.pue = pue_for(inst.provider, req.pue);
-  o.facility_energy_kwh = o.server_energy_kwh * o.pue;
-  o.billed_hours = billed_hours(cloud_terms().provider(inst.provider), o.hours);
-  o.usd = inst.on_demand_usd_per_hour * count * o.billed_hours;
-  if (inst.spot_usd_per_hour) o.spot_usd = *inst.spot_usd_per_hour * count * o.billed_hours;
-  o.meets_deadline = o.hours <= req.deadline_hours;
-  const double ranked = req.spot && o.spot_usd ? *o.spot_usd : o.usd;
+// The costs of one option given its throughput, the power of all its GPUs and its scaling: compare's rule
+// (cost_of_run), the instances powered whole; an option runs on every GPU of its instances, so none is idle.
+void price_option(PlanOption& o, double power_w, const DeviceSpec& device, const InstanceType& inst, int count,
+                  double samples, const PlanRequest& req) {
+  o.run = cost_of_run(device, o.gpus_total, samples, o.samples_per_s, power_w, &inst, count, req.pue);
+  o.meets_deadline = o.run.hours <= req.deadline_hours;
+  const double ranked = req.spot && o.run.spot_usd ? *o.run.spot_usd : o.run.usd;
   o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
 }
 
@@ -148,8 +137,7 @@ PlanOption evaluate(const Single& s, const InstanceType& inst, int count, double
   // kernels cost the same energy, the extra time costs the wait power.
   double energy_step_j = 0;
   if (p.power) energy_step_j = p.power->energy_per_step_j + p.power->wait_power_w * (step_us - p.step_us) * 1e-6;
-  o.power_w = energy_step_j / (step_us * 1e-6) * o.gpus_total;
-  price_option(o, p.device, inst, count, samples, req);
+  price_option(o, energy_step_j / (step_us * 1e-6) * o.gpus_total, p.device, inst, count, samples, req);
   return o;
 }
 
@@ -179,8 +167,7 @@ PlanOption fleet_option(const Prediction& f, const InstanceType& inst, int count
     o.efficiency = f.scale->efficiency;
     o.comm_share = f.scale->comm_share;
   }
-  o.power_w = f.power ? f.power->avg_power_w * o.gpus_total : 0;
-  price_option(o, f.device, inst, count, samples, req);
+  price_option(o, f.power ? f.power->avg_power_w * o.gpus_total : 0, f.device, inst, count, samples, req);
   return o;
 }
 
@@ -190,7 +177,7 @@ struct Fleet {
   std::string unsupported;
 };
 
-double rank_cost(const PlanOption& o, bool spot) { return spot && o.spot_usd ? *o.spot_usd : o.usd; }
+double rank_cost(const PlanOption& o, bool spot) { return spot && o.run.spot_usd ? *o.run.spot_usd : o.run.usd; }
 
 }  // namespace
 
@@ -383,24 +370,24 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
     throw UnsupportedError("no instance type can run this model (" + why + ")");
   }
   for (const auto& o : res.options) {
-    if (!res.fastest || o.hours < res.fastest->hours) res.fastest = o;
+    if (!res.fastest || o.run.hours < res.fastest->run.hours) res.fastest = o;
     if (!res.cheapest_any || rank_cost(o, req.spot) < rank_cost(*res.cheapest_any, req.spot)) res.cheapest_any = o;
     if (o.meets_deadline && o.within_budget) res.meeting.push_back(o);
   }
   std::stable_sort(res.meeting.begin(), res.meeting.end(), [&](const PlanOption& a, const PlanOption& b) {
     const double ca = rank_cost(a, req.spot), cb = rank_cost(b, req.spot);
-    return ca != cb ? ca < cb : a.hours < b.hours;
+    return ca != cb ? ca < cb : a.run.hours < b.run.hours;
   });
   // Per GPU type its cheapest option and, when clearly faster, its fastest: the choices that differ.
   std::map<std::string, const PlanOption*> cheapest_of, fastest_of;
   for (const auto& o : res.meeting) {
     if (!cheapest_of.count(o.gpu)) cheapest_of[o.gpu] = &o;
-    if (!fastest_of.count(o.gpu) || o.hours < fastest_of[o.gpu]->hours) fastest_of[o.gpu] = &o;
+    if (!fastest_of.count(o.gpu) || o.run.hours < fastest_of[o.gpu]->run.hours) fastest_of[o.gpu] = &o;
   }
   constexpr double kClearlyFaster = 0.9;  // a "faster" variant must save at least 10% of the time to be listed
   for (const auto& o : res.meeting) {
     const bool cheapest = cheapest_of[o.gpu] == &o;
-    const bool fastest = fastest_of[o.gpu] == &o && o.hours < kClearlyFaster * cheapest_of[o.gpu]->hours;
+    const bool fastest = fastest_of[o.gpu] == &o && o.run.hours < kClearlyFaster * cheapest_of[o.gpu]->run.hours;
     if (cheapest || fastest) res.shortlist.push_back(o);
   }
   if (!res.meeting.empty()) {

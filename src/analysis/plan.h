@@ -57,17 +57,9 @@ struct PlanOption {
   double step_ms = 0;
   double efficiency = 1;       // vs one GPU of this type
   double comm_share = 0;
-  double hours = 0;
-  double billed_hours = 0;     // per instance: hours with the provider's minimum and increment (billed_hours)
-  double usd = 0;              // on demand, of the billed hours
-  std::optional<double> spot_usd;
-  double energy_kwh = 0;       // GPU boards
-  double power_w = 0;          // all GPUs
-  HostRule host_rule = HostRule::kWholeInstances;  // powered_hardware's rule (an option is whole instances)
-  double host_power_w = 0;     // the instances' hosts beside their GPUs (powered_hardware)
-  double server_energy_kwh = 0;   // GPUs + hosts
-  double pue = 1;
-  double facility_energy_kwh = 0; // server x PUE
+  // Time, dollars and energy of the run (cost_of_run, compare's rule): the instances powered whole, every GPU of
+  // them running (none idle).
+  RunCost run;
   bool meets_deadline = false;
   bool within_budget = true;
   bool cheapest = false;

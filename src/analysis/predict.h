@@ -20,6 +20,7 @@
 #include "schedule/data_parallel.h"
 #include "schedule/input_pipeline.h"
 #include "schedule/memory.h"
+#include "schedule/power_cost.h"
 #include "schedule/step.h"
 
 namespace perfcast {
@@ -143,19 +144,6 @@ struct CpuInstancesCost {
   double instance_samples_per_s = 0; // one process's throughput (samples_per_s = instances x this)
   double dram_gbps_per_instance = 0; // its share of the channels (datasheet peak)
   double l3_bytes_per_instance = 0;  // its share of the L3
-};
-
-// Board power and energy.
-struct PowerCost {
-  double avg_power_w = 0;           // per GPU, averaged over the step
-  double energy_per_step_j = 0;     // per GPU
-  double clock_factor = 1;          // sustained clock / boost: the kernels' clocks averaged over their busy time
-  double limit_w = 0;               // board power limit in force (TDP or --power-limit)
-  double wait_power_w = 0;          // board power while waiting (communication, host, input): clocks up, no kernel
-  double peak_power_w = 0;          // the most any kernel of the step draws (after the cap)
-  double energy_per_sample_j = 0;   // all GPUs
-  double samples_per_joule = 0;     // performance per watt: samples/s per W of all GPUs
-  double busy_share = 0;            // share of the step the GPU runs kernels
 };
 
 // LLM serving metrics (prefill/decode).

@@ -15,6 +15,7 @@
 #include "core/output_file.h"
 #include "core/error.h"
 #include "report/chart_page.h"
+#include "report/json_vocabulary.h"
 #include "report/messages.h"
 #include "report/prediction_report.h"
 
@@ -50,8 +51,8 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
     j["step_ms"] = fits ? nlohmann::json(p.step_us / 1e3) : nlohmann::json(nullptr);
     if (token_mode(p.request.mode)) {
       j["tokens_per_s"] = fits && p.tokens_per_s ? nlohmann::json(*p.tokens_per_s) : nlohmann::json(nullptr);
-      j["ms_per_output_token"] =
-          fits && p.llm ? nlohmann::json(p.llm->time_per_output_token_ms) : nlohmann::json(nullptr);
+      put_with_alias(j, "time_per_output_token_ms", "ms_per_output_token",
+                     fits && p.llm ? nlohmann::json(p.llm->time_per_output_token_ms) : nlohmann::json(nullptr));
     }
     j["gpus_total"] = p.scale ? p.scale->gpus_total : 1;
     j["scaling_efficiency"] = p.scale ? p.scale->efficiency : 1.0;
@@ -65,7 +66,7 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                                       : nlohmann::json(nullptr);
     }
     j["memory_headroom_bytes"] = rounded_count_json(r.memory_headroom_bytes);
-    j["avg_power_w_per_gpu"] = p.power ? p.power->avg_power_w : 0.0;
+    put_with_alias(j, "avg_power_w", "avg_power_w_per_gpu", p.power ? p.power->avg_power_w : 0.0);
     j["samples_per_joule"] = fits && p.power ? nlohmann::json(p.power->samples_per_joule) : nlohmann::json(nullptr);
     if (p.device.kind == DeviceKind::kCpu) {
       // The package at TDP: not DRAM, fans or the rest of the server.
@@ -95,9 +96,10 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                 {"billed_hours", r.rental ? nlohmann::json(r.run->billed_hours) : nlohmann::json(nullptr)},
                 {"usd_on_demand", r.rental ? nlohmann::json(r.run->usd) : nlohmann::json(nullptr)},
                 {"usd_spot", r.run->spot_usd ? nlohmann::json(*r.run->spot_usd) : nlohmann::json(nullptr)},
-                {"priced_on", r.rental ? r.rental->instance->id : ""},
                 {"instances", r.rental ? r.rental->instances : 0},
                 {"gpus_paid", r.rental ? r.rental->gpus_paid : 0}};
+    put_with_alias(j["run"], "instance", "priced_on",
+                   r.rental ? nlohmann::json(r.rental->instance->id) : nlohmann::json(nullptr));
   }
   j["best_precision"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_precision);
   j["best_samples_per_s"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_samples_per_s);
@@ -151,7 +153,7 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
       continue;
     }
     // Server and facility energy are a GPU's (a CPU's energy is its package alone: cmp.cpu_energy says so).
-    const bool site = r.run && r.run->avg_power_w > 0 && p.device.kind == DeviceKind::kGpu;
+    const bool site = r.run && r.run->power_w > 0 && p.device.kind == DeviceKind::kGpu;
     o += fmt::format("{:<{}} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
                      r.gpu, id_width, r.gpus_per_node, p.request.precision,
                      per_sample > 0 ? *p.tokens_per_s : p.samples_per_s,
@@ -161,7 +163,7 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
                                                 : std::string("-"),
                      r.run ? format_hours(r.run->hours) : std::string("-"),
                      r.run && r.rental ? money(r.run->usd) : std::string("-"),
-                     r.run && r.run->avg_power_w > 0 ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
+                     r.run && r.run->power_w > 0 ? fmt::format("{:.2f} kWh", r.run->energy_kwh) : std::string("-"),
                      site ? fmt::format("{:.2f} kWh", r.run->server_energy_kwh) : std::string("-"),
                      site ? fmt::format("{:.2f} kWh", r.run->facility_energy_kwh) : std::string("-"),
                      p.power                       ? fmt::format("{:.0f} W", p.power->avg_power_w * gpus_total)

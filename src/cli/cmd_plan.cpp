@@ -21,6 +21,7 @@
 #include "core/limits.h"
 #include "import/model_source.h"
 #include "report/chart_page.h"
+#include "report/json_vocabulary.h"
 #include "report/messages.h"
 #include "report/prediction_report.h"
 
@@ -48,55 +49,60 @@ std::size_t top_flag(const std::string& text) {
 
 std::string option_line(const PlanOption& o, Lang lang) {
   return fmt::format(fmt::runtime(msg("plan.option", lang)), o.instance, o.count, o.gpus_total,
-                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.hours), format_rate(o.samples_per_s), format_usd(o.usd),
-                     o.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), format_usd(*o.spot_usd)) : std::string(),
-                     o.energy_kwh, o.server_energy_kwh, o.facility_energy_kwh, o.pue);
+                     o.gpus_total == 1 ? "" : "s", o.precision, format_hours(o.run.hours), format_rate(o.samples_per_s),
+                     format_usd(o.run.usd),
+                     o.run.spot_usd ? fmt::format(fmt::runtime(msg("plan.spot_part", lang)), format_usd(*o.run.spot_usd)) : std::string(),
+                     o.run.energy_kwh, o.run.server_energy_kwh, o.run.facility_energy_kwh, o.run.pue);
 }
 
 nlohmann::json option_json(const PlanOption& o) {
   return {{"instance", o.instance},       {"provider", o.provider},   {"gpu", o.gpu},
           {"precision", o.precision},     {"batch", o.batch},         {"count", o.count},         {"gpus_total", o.gpus_total},
           {"samples_per_s", o.samples_per_s}, {"step_ms", o.step_ms}, {"scaling_efficiency", o.efficiency},
-          {"comm_share", o.comm_share},   {"hours", o.hours},         {"billed_hours", o.billed_hours},
-          {"usd_on_demand", o.usd},
-          {"usd_spot", o.spot_usd ? nlohmann::json(*o.spot_usd) : nlohmann::json(nullptr)},
-          {"energy_kwh", o.energy_kwh},   {"power_w", o.power_w},     {"host_rule", host_rule_name(o.host_rule)}, {"host_power_w", o.host_power_w},
-          {"server_energy_kwh", o.server_energy_kwh}, {"pue", o.pue}, {"facility_energy_kwh", o.facility_energy_kwh},
+          {"comm_share", o.comm_share},   {"hours", o.run.hours},     {"billed_hours", o.run.billed_hours},
+          {"usd_on_demand", o.run.usd},
+          {"usd_spot", o.run.spot_usd ? nlohmann::json(*o.run.spot_usd) : nlohmann::json(nullptr)},
+          {"energy_kwh", o.run.energy_kwh}, {"power_w", o.run.power_w}, {"avg_power_w", o.run.power_w / o.gpus_total},
+          {"host_rule", host_rule_name(o.run.powered.rule)}, {"host_power_w", o.run.powered.host_w},
+          {"server_energy_kwh", o.run.server_energy_kwh}, {"pue", o.run.pue}, {"facility_energy_kwh", o.run.facility_energy_kwh},
           {"meets_deadline", o.meets_deadline},
           {"within_budget", o.within_budget}, {"cheapest", o.cheapest}};
 }
 
 nlohmann::json layout_json(const ParallelTrainingCost& c) {
   const auto& l = c.layout;
-  return {{"layout", c.layout_text},
-          {"gpus", c.gpus},
-          {"tp", l.tp},
-          {"pp", l.pp},
-          {"dp", l.dp},
-          {"zero", l.zero},
-          {"micro_batch", l.micro_batch},
-          {"global_batch", l.global_batch},
-          {"recompute", recompute_name(l.recompute)},
-          {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
-          {"mfu", c.mfu},
-          {"step_ms", c.step.step_us / 1e3},
-          {"memory_per_gpu_bytes", rounded_count_json(c.memory.total)},
-          {"train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr)},
-          {"gpu_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours * c.gpus) : nlohmann::json(nullptr)},
-          {"billed_hours", c.train_usd > 0 ? nlohmann::json(c.train_billed_hours) : nlohmann::json(nullptr)},
-          {"train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr)},
-          {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? nlohmann::json(c.usd_per_gpu_hour) : nlohmann::json(nullptr)},
-          {"usd_per_million_tokens", c.usd_per_million_tokens > 0 ? nlohmann::json(c.usd_per_million_tokens) : nlohmann::json(nullptr)},
-          {"price_instance", c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance)},
-          // The power and energy keys as predict's "power" and plan's options name them.
-          {"avg_power_w", c.avg_power_w},
-          {"energy_per_step_j", c.energy_per_step_j},
-          {"host_rule", host_rule_name(HostRule::kGpuShare)},
-          {"host_power_w", c.host_power_w},
-          {"pue", c.pue},
-          {"energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_energy_kwh) : nlohmann::json(nullptr)},
-          {"server_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_server_energy_kwh) : nlohmann::json(nullptr)},
-          {"facility_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_facility_energy_kwh) : nlohmann::json(nullptr)}};
+  nlohmann::json j = {{"layout", c.layout_text},
+                      {"tp", l.tp},
+                      {"pp", l.pp},
+                      {"dp", l.dp},
+                      {"zero", l.zero},
+                      {"micro_batch", l.micro_batch},
+                      {"global_batch", l.global_batch},
+                      {"recompute", recompute_name(l.recompute)},
+                      {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
+                      {"mfu", c.mfu},
+                      {"step_ms", c.step.step_us / 1e3},
+                      {"memory_per_gpu_bytes", rounded_count_json(c.memory.total)},
+                      {"gpu_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours * c.gpus) : nlohmann::json(nullptr)},
+                      {"billed_hours", c.train_usd > 0 ? nlohmann::json(c.train_billed_hours) : nlohmann::json(nullptr)},
+                      {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? nlohmann::json(c.usd_per_gpu_hour) : nlohmann::json(nullptr)},
+                      {"usd_per_million_tokens", c.usd_per_million_tokens > 0 ? nlohmann::json(c.usd_per_million_tokens) : nlohmann::json(nullptr)},
+                      // The power and energy keys as predict's "power" and plan's options name them.
+                      {"avg_power_w", c.power.avg_power_w},
+                      {"energy_per_step_j", c.power.energy_per_step_j},
+                      {"host_rule", host_rule_name(HostRule::kGpuShare)},
+                      {"host_power_w", c.host_power_w},
+                      {"pue", c.pue},
+                      {"energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_energy_kwh) : nlohmann::json(nullptr)},
+                      {"server_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_server_energy_kwh) : nlohmann::json(nullptr)},
+                      {"facility_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_facility_energy_kwh) : nlohmann::json(nullptr)}};
+  // The run's size, time, dollars and instance as compare and plan's options name them (the old names beside).
+  put_with_alias(j, "gpus_total", "gpus", c.gpus);
+  put_with_alias(j, "hours", "train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr));
+  put_with_alias(j, "usd_on_demand", "train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr));
+  put_with_alias(j, "instance", "price_instance",
+                 c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance));
+  return j;
 }
 
 // One layout column set: the layout's own figures, then (with --train-tokens) the run's time, GPU-hours, cost and
@@ -106,19 +112,20 @@ constexpr const char* kLayoutColumns =
 
 // Memory per GPU in GiB, as predict and compare print it (an "80GB" card holds 80 GiB); energy in kWh, as plan's
 // instance table prints it.
-std::string layout_row(const ParallelTrainingCost& c) {
+std::string layout_row(const ParallelTrainingCost& c, Lang lang) {
   const bool run = c.train_tokens > 0;
   return fmt::format(fmt::runtime(kLayoutColumns), c.layout_text, c.gpus, fmt::format("{:.0f}", c.tokens_per_s_per_gpu),
                      fmt::format("{:.1f}", 100.0 * c.mfu), fmt::format("{:.0f}", c.step.step_us / 1e3),
                      fmt::format("{:.1f}", c.memory.total / (1024.0 * 1024 * 1024)),
-                     fmt::format("{:.0f}", c.avg_power_w),
+                     fmt::format("{:.0f}", c.power.avg_power_w),
                      c.usd_per_million_tokens > 0 ? format_usd(c.usd_per_million_tokens) : "-",
                      run ? format_hours(c.train_hours) : "-", run ? fmt::format("{:.0f}", c.train_hours * c.gpus) : "-",
                      c.train_usd > 0 ? format_usd(c.train_usd) : "-",
                      run ? fmt::format("{:.0f}", c.train_energy_kwh) : "-",
                      run ? fmt::format("{:.0f}", c.train_server_energy_kwh) : "-",
                      run ? fmt::format("{:.0f}", c.train_facility_energy_kwh) : "-",
-                     c.usd_per_gpu_hour > 0 ? fmt::format("{} at {}/GPU-h", c.price_instance, format_usd(c.usd_per_gpu_hour))
+                     c.usd_per_gpu_hour > 0 ? fmt::format(fmt::runtime(msg("lay.priced", lang)), c.price_instance,
+                                                          format_usd(c.usd_per_gpu_hour))
                                             : std::string());
 }
 
@@ -126,7 +133,7 @@ std::string layout_row(const ParallelTrainingCost& c) {
 // smallest count that meets it.
 int plan_layouts_command(const PredictRequest& base, const std::string& deadline, std::optional<double> budget_usd,
                          int max_gpus, std::size_t top, bool json, std::optional<LayoutRank> rank,
-                         const LayoutSearch& search) {
+                         const LayoutSearch& search, Lang lang) {
   const double hours = deadline.empty() ? 0.0 : parse_duration_hours(deadline);
   if (!deadline.empty()) check_deadline_hours(hours);
   // The budget judges the node counts of the deadline search, as plan's instance search judges its options.
@@ -151,7 +158,7 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
     j["model"] = base.model;
     j["seq"] = seq;
     j["gpu"] = base.gpu;
-    j["gpus"] = base.gpus * base.nodes;
+    put_with_alias(j, "gpus_total", "gpus", base.gpus * base.nodes);
     j["train_tokens"] = base.train_tokens > 0 ? nlohmann::json(base.train_tokens) : nlohmann::json(nullptr);
     j["deadline_hours"] = hours > 0 ? nlohmann::json(hours) : nlohmann::json(nullptr);
     j["budget_usd"] = budget_usd ? nlohmann::json(*budget_usd) : nlohmann::json(nullptr);
@@ -164,47 +171,41 @@ int plan_layouts_command(const PredictRequest& base, const std::string& deadline
     report_out() << j.dump(2) << "\n";
     return 0;
   }
+  const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
   const int gpus = base.gpus * base.nodes;
-  std::string o = fmt::format("Training layouts for {} on {} {} GPU{} ({} per node x {} node{}), {} precision, seq {}{}\n",
-                              base.model, gpus, base.gpu, gpus == 1 ? "" : "s", base.gpus, base.nodes,
+  std::string o = fmt::format(m("lay.title"), base.model, gpus, base.gpu, gpus == 1 ? "" : "s", base.gpus, base.nodes,
                               base.nodes == 1 ? "" : "s", base.precision, seq,
-                              base.train_tokens > 0 ? fmt::format(", {:.3g} tokens to train", base.train_tokens) : "");
-  const std::string header = fmt::format(fmt::runtime(kLayoutColumns), "layout", "GPUs", "tok/s/GPU", "MFU", "step",
-                                         "mem/GPU", "power", "cost/tok", "time", "GPU-hours", "cost", "energy", "server",
-                                         "facility", "priced on (on demand)");
-  const std::string units = fmt::format(fmt::runtime(kLayoutColumns), "", "", "", "%", "ms", "GiB", "W/GPU", "per M tok",
-                                        "", "GPU x h", "USD", "kWh", "kWh", "kWh", "");
-  if (plan.layouts.empty()) o += "  no layout fits in memory at this GPU count\n";
+                              base.train_tokens > 0 ? fmt::format(m("lay.tokens"), base.train_tokens) : "");
+  const std::string header =
+      fmt::format(fmt::runtime(kLayoutColumns), msg("lay.col.layout", lang), msg("lay.col.gpus", lang),
+                  msg("lay.col.tokens", lang), msg("lay.col.mfu", lang), msg("lay.col.step", lang),
+                  msg("lay.col.mem", lang), msg("lay.col.power", lang), msg("lay.col.cost_per_tok", lang),
+                  msg("lay.col.time", lang), msg("lay.col.gpu_hours", lang), msg("lay.col.cost", lang),
+                  msg("lay.col.energy", lang), msg("lay.col.server", lang), msg("lay.col.facility", lang),
+                  msg("lay.col.priced", lang));
+  const std::string units = fmt::format(fmt::runtime(kLayoutColumns), "", "", "", "%", "ms", "GiB", "W/GPU",
+                                        msg("lay.unit.per_m_tok", lang), "", "GPU x h", msg("lay.unit.usd", lang), "kWh",
+                                        "kWh", "kWh", "");
+  if (plan.layouts.empty()) o += msg("lay.none", lang);
   else {
-    o += fmt::format("{} layouts fit in memory; fastest first:\n", plan.layouts.size()) + header + units;
-    for (std::size_t i = 0; i < plan.layouts.size() && (top == 0 || i < top); ++i) o += layout_row(plan.layouts[i]);
+    o += fmt::format(m("lay.fit"), plan.layouts.size()) + header + units;
+    for (std::size_t i = 0; i < plan.layouts.size() && (top == 0 || i < top); ++i) o += layout_row(plan.layouts[i], lang);
   }
   if (hours > 0) {
-    const std::string budget_part = budget_usd ? fmt::format(", budget {}", format_usd(*budget_usd)) : std::string();
-    o += fmt::format("\nFastest layout per node count (deadline {}{}):\n", format_hours(hours), budget_part) + header +
-         units;
-    for (const auto& c : plan.by_count) o += layout_row(c);
-    const std::string what = budget_usd ? "the deadline and the budget" : "the deadline";
-    const char* by = plan.rank == LayoutRank::kCost   ? "at the lowest on-demand cost"
-                     : plan.rank == LayoutRank::kTime ? "soonest"
-                                                      : "with the fewest GPU-hours";
-    const char* why = rank ? " (--rank-by)"
-                      : plan.rank == LayoutRank::kCost
-                          ? " (ranked by cost: every count has a price; --rank-by gpu-hours or time to change)"
-                          : " (ranked by GPU-hours: not every count has a price in data/cloud/prices.toml)";
-    o += plan.meeting ? fmt::format("meets {} {}{}:\n", what, by, why) + layout_row(*plan.meeting)
-                      : fmt::format("no count up to {} GPUs meets {}\n", max_gpus, what);
+    const std::string budget_part = budget_usd ? fmt::format(m("plan.budget"), format_usd(*budget_usd)) : std::string();
+    o += fmt::format(m("lay.by_count"), format_hours(hours), budget_part) + header + units;
+    for (const auto& c : plan.by_count) o += layout_row(c, lang);
+    const std::string_view what = msg(budget_usd ? "lay.what.deadline_budget" : "lay.what.deadline", lang);
+    const std::string_view by = msg(plan.rank == LayoutRank::kCost   ? "lay.by.cost"
+                                    : plan.rank == LayoutRank::kTime ? "lay.by.time"
+                                                                     : "lay.by.gpu_hours",
+                                    lang);
+    const std::string_view why = msg(rank ? "lay.why.flag" : plan.rank == LayoutRank::kCost ? "lay.why.cost" : "lay.why.gpu_hours",
+                                     lang);
+    o += plan.meeting ? fmt::format(m("lay.meets"), what, by, why) + layout_row(*plan.meeting, lang)
+                      : fmt::format(m("lay.none_meets"), max_gpus, what);
   }
-  o += "\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
-       "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
-       "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances), the "
-       "instance named beside it, of the time billed (the provider's minimum and increment, data/cloud/providers.toml); "
-       "cost/tok = that price per GPU-hour / (tokens/s/GPU x 3600 s) x 1e6, per million tokens, before the billing minimum; "
-       "GPU-hours = time x GPUs; mem/GPU: GiB, what must fit in the card's memory; power: average board power per GPU "
-       "over the step (the kernels at their draw, pipeline bubble and exposed communication at the clocks-up wait "
-       "power); energy = power x GPUs x time, the GPU boards; server: + the GPUs' share of their server's host "
-       "(data/cloud/servers.toml, an upper bound; the rule predict uses, as the cost bills the GPU-hours used); "
-       "facility = server x PUE (the priced instance's provider's, data/cloud/providers.toml, or --pue)\n";
+  o += msg("lay.legend", lang);
   report_out() << o;
   return 0;
 }
@@ -287,7 +288,7 @@ Command plan_command() {
                 LayoutSearch search;
                 if (!s->pue.empty()) search.pue = pue_flag(s->pue);
                 return plan_layouts_command(base, s->deadline, budget, max_gpus, top_flag(s->top), s->report.json, rank,
-                                            search);
+                                            search, lang);
               }
               if (s->deadline.empty()) throw InputError("plan needs --deadline (or --layouts)");
               // The instance search ranks by cost (--spot: spot cost); --rank-by picks among --layouts' node counts.
@@ -361,9 +362,9 @@ Command plan_command() {
                   o += fmt::format(
                       "{:>4}  {:<24} {:>5} {:>5} {:>9} {:>{}} {:>11} {:>7.0f}% {:>5.0f}% {:>9} {:>10} {:>10} {:>6.1f} kWh {:>6.1f} kWh {:>6.1f} kWh{}\n",
                       i + 1, x.instance, x.count, x.gpus_total, x.precision, x.batch, batch_width, format_rate(x.samples_per_s), 100 * x.efficiency,
-                      100 * x.comm_share, format_hours(x.hours), format_usd(x.usd),
-                      x.spot_usd ? format_usd(*x.spot_usd) : std::string("-"), x.energy_kwh, x.server_energy_kwh,
-                      x.facility_energy_kwh, x.cheapest ? msg("plan.cheapest_mark", lang) : "");
+                      100 * x.comm_share, format_hours(x.run.hours), format_usd(x.run.usd),
+                      x.run.spot_usd ? format_usd(*x.run.spot_usd) : std::string("-"), x.run.energy_kwh,
+                      x.run.server_energy_kwh, x.run.facility_energy_kwh, x.cheapest ? msg("plan.cheapest_mark", lang) : "");
                 }
                 if (shown < res.meeting.size()) o += fmt::format(m("plan.more"), res.meeting.size() - shown);
                 if (res.fastest) o += std::string(msg("plan.fastest_overall", lang)) + option_line(*res.fastest, lang) + "\n";

@@ -147,7 +147,7 @@ Command predict_command() {
                 if (pue) throw InputError("--pue applies to a training or inference step's energy, not --mode serve");
                 const ServeRequest serve = s->serving.to_request(request, s->runtime_option->count() > 0);
                 const ServePrediction p = predict_serving(serve);
-                const std::string text = serving_text(p);
+                const std::string text = serving_text(p, lang);
                 if (!s->report.html.empty())
                   write_output_file(s->report.html, text_report_html(lang_code(lang), "perfcast serving: " + p.model, text));
                 std::cout << (s->report.json ? serving_json(p).dump(2) + "\n" : text);

@@ -20,6 +20,7 @@ constexpr std::array kChartKeys = {
     "chart.ax.measured", "chart.ax.predicted", "chart.capacity", "chart.size_note",    "chart.band_note",
     "chart.front",     "chart.dram",          "chart.ax.throughput", "chart.step",     "chart.ax.share",
     "chart.kernel_classes", "chart.ax.kwh",   "chart.energy",    "chart.energy_note",
+    "chart.ax.tokens", "chart.boards",        "chart.package_tdp",
 };
 
 }  // namespace

@@ -47,6 +47,10 @@ const std::map<std::string_view, Text>& table() {
       {"chart.ax.measured", {"measured", "实测"}},
       {"chart.ax.predicted", {"predicted", "预测"}},
       {"chart.ax.throughput", {"samples/s", "样本/秒"}},
+      // Language models in decode and generate: throughput in output tokens (compare's tokens_per_s).
+      {"chart.ax.tokens", {"tokens/s", "词元/秒"}},
+      {"chart.boards", {"W boards", "W 板卡"}},
+      {"chart.package_tdp", {"W package TDP", "W 封装 TDP"}},
       {"chart.ax.share", {"share of the step (%)", "占单步时间（%）"}},
       {"chart.ax.kwh", {"energy of the run (kWh)", "运行能耗（kWh）"}},
       {"chart.energy", {"Energy of the run", "运行能耗"}},
@@ -429,6 +433,115 @@ const std::map<std::string_view, Text>& table() {
         "{0} x{1}（{2} 块 GPU，{4}）：{5}，{6} 样本/秒，按需 {7}{8}，GPU {9:.1f} kWh，服务器 {10:.1f} kWh，数据中心 {11:.1f} kWh"
         "（PUE {12:.2f}）"}},
       {"plan.spot_part", {", {} spot", "，竞价 {}"}},
+      // predict --mode serve (report/serving_report.cpp).
+      {"srv.title",
+       {"perfcast serving: {} on {} x {} (tp {} x pp {}, {}), {} {}, {} KV cache\n",
+        "perfcast 服务预测：{0} 在 {1} x {2} 上（tp {3} x pp {4}，{5}），{6} {7}，{8} KV 缓存\n"}},
+      {"srv.workload",
+       {"workload: {} requests, {} arrivals, input {} / output {} tokens ({}), seed {}, prefix-cache hit {:.0f}%\n",
+        "负载：{} 个请求，{} 到达，输入 {} / 输出 {} 词元（{}），随机种子 {}，前缀缓存命中 {:.0f}%\n"}},
+      {"srv.poisson", {"Poisson {:.3g}/s", "泊松 {:.3g}/秒"}},
+      {"srv.all_at_once", {"all-at-once", "同时"}},
+      {"srv.memory",
+       {"memory per GPU: {} weights + {} context/workspace/step buffers, {} KV cache of {}\n",
+        "每块 GPU 显存：权重 {} + 上下文/工作区/单步缓冲区 {}，KV 缓存 {}，共 {}\n"}},
+      {"srv.kv",
+       {"KV cache: {} blocks of {} tokens = {} tokens; holds {} requests of {} tokens at once; batch limit {}\n",
+        "KV 缓存：{} 块，每块 {} 词元 = {} 词元；可同时容纳 {} 个 {} 词元的请求；批大小上限 {}\n"}},
+      {"srv.decode_step",
+       {"decode step at the mean batch: {:.2f} ms (all-reduces {:.2f} ms)\n",
+        "平均批大小下的解码单步：{:.2f} ms（all-reduce {:.2f} ms）\n"}},
+      {"srv.power", {"power: {}\n", "功耗：{}\n"}},
+      {"srv.power_note",
+       {"not predicted for --mode serve: its engine steps keep GPU time and launches, not each kernel's cost that the "
+        "power rule prices; predict --mode decode --batch N gives the power and energy of decoding at one batch size",
+        "--mode serve 不预测功耗：其引擎单步只保留 GPU 时间和内核启动，没有功耗规则所需的每个内核的开销；"
+        "predict --mode decode --batch N 给出某一批大小下解码的功耗与能耗"}},
+      {"srv.throughput",
+       {"{}throughput   {:>10.1f} output tokens/s  {:>8.2f} requests/s  {:>10.1f} total tokens/s\n",
+        "{}吞吐量       {:>10.1f} 输出词元/秒  {:>8.2f} 请求/秒  {:>10.1f} 总词元/秒\n"}},
+      {"srv.ttft", {"{}TTFT         {:>10.1f} ms p50  {:>10.1f} ms p99\n", "{}首词元延迟   {:>10.1f} ms p50  {:>10.1f} ms p99\n"}},
+      {"srv.tpot", {"{}TPOT         {:>10.2f} ms p50  {:>10.2f} ms p99\n", "{}每词元延迟   {:>10.2f} ms p50  {:>10.2f} ms p99\n"}},
+      {"srv.e2e", {"{}end to end   {:>10.1f} ms p50  {:>10.1f} ms p99\n", "{}端到端       {:>10.1f} ms p50  {:>10.1f} ms p99\n"}},
+      {"srv.batch",
+       {"{}batch        {:>10.1f} running on average, {} at most, {} preemptions, {} steps{}\n",
+        "{}批大小       {:>10.1f} 平均运行中，最多 {}，抢占 {} 次，{} 步{}\n"}},
+      {"srv.truncated", {" (stopped at the step limit)", "（在步数上限处停止）"}},
+      {"srv.none", {"none", "无"}},
+      {"srv.targets", {"latency targets (p99): TTFT {}, TPOT {}\n", "延迟目标（p99）：首词元 {}，每词元 {}\n"}},
+      {"srv.max_rate", {"  highest request rate meeting them: {:.3g} requests/s\n", "  满足目标的最高请求速率：{:.3g} 请求/秒\n"}},
+      {"srv.best_batch", {"  best batch limit at the offered rate: {}\n", "  给定速率下最佳的批大小上限：{}\n"}},
+      {"srv.no_batch", {"  no batch limit meets them at the offered rate", "  给定速率下没有批大小上限能满足目标"}},
+      {"srv.give_rate", {" (all requests at once: give --request-rate)", "（请求同时到达：请给出 --request-rate）"}},
+      {"srv.replicas",
+       {"  the offered {:g} requests/s within them: {} copies of this layout ({} GPUs), each taking {:.3g} requests/s of "
+        "the stream\n",
+        "  在目标内承担给定的 {:g} 请求/秒：此布局 {} 份（{} 块 GPU），每份承担 {:.3g} 请求/秒\n"}},
+      {"srv.legend",
+       {"legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per "
+        "request;\n        output tokens/s = all output tokens / (last token - first arrival); p50/p99 over the requests\n",
+        "说明：首词元延迟（TTFT）= 从到达到第一个输出词元；每词元延迟（TPOT）=（最后词元 - 第一个词元）/（输出词元数 - 1），按请求计；\n"
+        "      输出词元/秒 = 全部输出词元 /（最后词元 - 最早到达）；p50/p99 取自全部请求\n"}},
+      {"srv.note", {"note: ", "注："}},
+      // perfcast plan --layouts (cli/cmd_plan.cpp): the column texts keep the widths of kLayoutColumns.
+      {"lay.title",
+       {"Training layouts for {} on {} {} GPU{} ({} per node x {} node{}), {} precision, seq {}{}\n",
+        "{0} 的训练布局：{2} 上 {1} 块 GPU（每节点 {4} 块 x {5} 个节点），{7} 精度，序列长度 {8}{9}\n"}},
+      {"lay.tokens", {", {:.3g} tokens to train", "，训练 {:.3g} 个词元"}},
+      {"lay.col.layout", {"layout", "布局"}},
+      {"lay.col.gpus", {"GPUs", "GPU 数"}},
+      {"lay.col.tokens", {"tok/s/GPU", "词元/秒/卡"}},
+      {"lay.col.mfu", {"MFU", "MFU"}},
+      {"lay.col.step", {"step", "单步"}},
+      {"lay.col.mem", {"mem/GPU", "显存/卡"}},
+      {"lay.col.power", {"power", "功率"}},
+      {"lay.col.cost_per_tok", {"cost/tok", "词元成本"}},
+      {"lay.col.time", {"time", "时间"}},
+      {"lay.col.gpu_hours", {"GPU-hours", "GPU 小时"}},
+      {"lay.col.cost", {"cost", "成本"}},
+      {"lay.col.energy", {"energy", "GPU 能耗"}},
+      {"lay.col.server", {"server", "服务器"}},
+      {"lay.col.facility", {"facility", "数据中心"}},
+      {"lay.col.priced", {"priced on (on demand)", "计价实例（按需）"}},
+      {"lay.unit.per_m_tok", {"per M tok", "每百万词元"}},
+      {"lay.unit.usd", {"USD", "美元"}},
+      {"lay.priced", {"{} at {}/GPU-h", "{}，每 GPU 小时 {}"}},
+      {"lay.none", {"  no layout fits in memory at this GPU count\n", "  此 GPU 数量下没有能放进显存的布局\n"}},
+      {"lay.fit", {"{} layouts fit in memory; fastest first:\n", "{} 个布局能放进显存；从快到慢：\n"}},
+      {"lay.by_count", {"\nFastest layout per node count (deadline {}{}):\n", "\n每种节点数下最快的布局（期限 {}{}）：\n"}},
+      {"lay.what.deadline", {"the deadline", "期限"}},
+      {"lay.what.deadline_budget", {"the deadline and the budget", "期限和预算"}},
+      {"lay.by.cost", {"at the lowest on-demand cost", "按需成本最低"}},
+      {"lay.by.time", {"soonest", "最早完成"}},
+      {"lay.by.gpu_hours", {"with the fewest GPU-hours", "GPU 小时最少"}},
+      {"lay.why.flag", {" (--rank-by)", "（--rank-by）"}},
+      {"lay.why.cost",
+       {" (ranked by cost: every count has a price; --rank-by gpu-hours or time to change)",
+        "（按成本排序：每种数量都有价格；--rank-by gpu-hours 或 time 可改变）"}},
+      {"lay.why.gpu_hours",
+       {" (ranked by GPU-hours: not every count has a price in data/cloud/prices.toml)",
+        "（按 GPU 小时排序：data/cloud/prices.toml 并非每种数量都有价格）"}},
+      {"lay.meets", {"meets {} {}{}:\n", "满足{0}且{1}{2}：\n"}},
+      {"lay.none_meets", {"no count up to {} GPUs meets {}\n", "不超过 {} 块 GPU 的数量都不满足{}\n"}},
+      {"lay.legend",
+       {"\nMFU = tokens/s/GPU x (6 x active parameters + 12 x layers x hidden x seq) / the precision's dense peak; "
+        "time = train tokens / (tokens/s/GPU x GPUs); cost = time x GPUs x the cheapest on-demand price per GPU-hour "
+        "in data/cloud/prices.toml (over several nodes, of an instance type with a network between instances), the "
+        "instance named beside it, of the time billed (the provider's minimum and increment, data/cloud/providers.toml); "
+        "cost/tok = that price per GPU-hour / (tokens/s/GPU x 3600 s) x 1e6, per million tokens, before the billing minimum; "
+        "GPU-hours = time x GPUs; mem/GPU: GiB, what must fit in the card's memory; power: average board power per GPU "
+        "over the step (the kernels at their draw, pipeline bubble and exposed communication at the clocks-up wait "
+        "power); energy = power x GPUs x time, the GPU boards; server: + the GPUs' share of their server's host "
+        "(data/cloud/servers.toml, an upper bound; the rule predict uses, as the cost bills the GPU-hours used); "
+        "facility = server x PUE (the priced instance's provider's, data/cloud/providers.toml, or --pue)\n",
+        "\nMFU = 每卡词元/秒 x（6 x 激活参数量 + 12 x 层数 x 隐藏维度 x 序列长度）/ 该精度的稠密峰值；"
+        "时间 = 训练词元数 /（每卡词元/秒 x GPU 数）；成本 = 时间 x GPU 数 x data/cloud/prices.toml 中最便宜的每 GPU 小时按需价格"
+        "（多节点时为实例之间有网络的实例类型），即旁边所列实例，按计费时长计（云厂商的最短计费时长与计费粒度，"
+        "data/cloud/providers.toml）；词元成本 = 该每 GPU 小时价格 /（每卡词元/秒 x 3600 秒）x 1e6，即每百万词元，未计最短计费时长；"
+        "GPU 小时 = 时间 x GPU 数；显存/卡：GiB，须放进显卡显存的量；功率：每块 GPU 在单步内的平均板卡功率"
+        "（内核按其功耗，流水线气泡与未重叠的通信按保持高频的等待功率）；GPU 能耗 = 功率 x GPU 数 x 时间，即 GPU 板卡；"
+        "服务器：+ 这些 GPU 在其服务器主机中所占份额（data/cloud/servers.toml，为上限；与 predict 规则相同，因为成本按所用 GPU 小时计）；"
+        "数据中心 = 服务器 x PUE（计价实例所属云厂商的值，data/cloud/providers.toml，或 --pue）\n"}},
       {"p.legend",
        {"  legend: bound = what limits the kernel: tensor_compute/cuda_compute (achievable pipe rate x tile and\n"
         "  wave efficiency), dram_bandwidth (bytes / achievable bandwidth), latency (launch floor and gaps),\n"

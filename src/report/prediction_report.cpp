@@ -9,6 +9,7 @@
 
 #include "analysis/cloud.h"
 #include "analysis/intervals.h"
+#include "report/json_vocabulary.h"
 #include "report/messages.h"
 #include "schedule/llm_parallel.h"
 
@@ -302,6 +303,8 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
     const SiteEnergy e = site_energy(p, pue);
     j["power"] = {{"avg_power_w", p.power->avg_power_w},
                   {"energy_per_step_j", p.power->energy_per_step_j},
+                  {"energy_per_sample_j", p.power->energy_per_sample_j},
+                  {"samples_per_joule", p.power->samples_per_joule},
                   {"clock_factor", p.power->clock_factor},
                   {"host_power_w", e.powered.host_w},
                   {"host_rule", host_rule_name(e.powered.rule)},
@@ -324,7 +327,6 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                     {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
                     {"microbatches_per_pipeline", st.microbatches}, {"recompute", recompute_name(l.recompute)},
                     {"offload_optimizer", l.offload_optimizer}}},
-        {"gpus", c.gpus},
         {"model_flops_per_token", rounded_count_json(c.model_flops_per_token)},
         {"peak_tflops", c.peak_tflops},
         {"step_parts_ms", {{"compute", st.compute_us / 1e3}, {"recompute", st.recompute_us / 1e3},
@@ -340,10 +342,13 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                                   {"comm_buffers", rounded_count_json(c.memory.comm_buffers)}, {"runtime", rounded_count_json(c.memory.runtime)},
                                   {"total", rounded_count_json(c.memory.total)}}},
         {"train_tokens", c.train_tokens > 0 ? json(c.train_tokens) : json(nullptr)},
-        {"train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr)},
-        {"train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr)},
-        {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? json(c.usd_per_gpu_hour) : json(nullptr)},
-        {"price_instance", c.price_instance}};
+        {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? json(c.usd_per_gpu_hour) : json(nullptr)}};
+    // The run's size, time, dollars and instance as compare and plan name them (the old names beside).
+    json& pt = j["parallel_training"];
+    put_with_alias(pt, "gpus_total", "gpus", c.gpus);
+    put_with_alias(pt, "hours", "train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr));
+    put_with_alias(pt, "usd_on_demand", "train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr));
+    put_with_alias(pt, "instance", "price_instance", c.price_instance.empty() ? json(nullptr) : json(c.price_instance));
   } else {
     j["parallel_training"] = nullptr;
   }

@@ -5,15 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "report/json_vocabulary.h"
+#include "report/messages.h"
 #include "report/prediction_report.h"
 
 namespace perfcast {
-
-// Why serve prints no power or energy (docs/serving.md): the engine's steps are timed from the step model's GPU time
-// and launches (LlmStepModel's StepPart), which keep no kernel's cost, so KernelDraw has nothing to price.
-constexpr std::string_view kServePowerNote =
-    "not predicted for --mode serve: its engine steps keep GPU time and launches, not each kernel's cost that the "
-    "power rule prices; predict --mode decode --batch N gives the power and energy of decoding at one batch size";
 
 namespace {
 
@@ -36,15 +32,15 @@ nlohmann::json metrics_json(const ServeMetrics& m) {
   return j;
 }
 
-std::string metrics_lines(const ServeMetrics& m, const std::string& indent) {
+std::string metrics_lines(const ServeMetrics& m, const std::string& indent, Lang lang) {
+  const auto t = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
   std::string s;
-  s += fmt::format("{}throughput   {:>10.1f} output tokens/s  {:>8.2f} requests/s  {:>10.1f} total tokens/s\n", indent,
-                   m.output_tokens_per_s, m.requests_per_s, m.total_tokens_per_s);
-  s += fmt::format("{}TTFT         {:>10.1f} ms p50  {:>10.1f} ms p99\n", indent, m.ttft_p50_ms, m.ttft_p99_ms);
-  s += fmt::format("{}TPOT         {:>10.2f} ms p50  {:>10.2f} ms p99\n", indent, m.tpot_p50_ms, m.tpot_p99_ms);
-  s += fmt::format("{}end to end   {:>10.1f} ms p50  {:>10.1f} ms p99\n", indent, m.e2e_p50_ms, m.e2e_p99_ms);
-  s += fmt::format("{}batch        {:>10.1f} running on average, {} at most, {} preemptions, {} steps{}\n", indent,
-                   m.mean_running, m.peak_running, m.preemptions, m.steps, m.truncated ? " (stopped at the step limit)" : "");
+  s += fmt::format(t("srv.throughput"), indent, m.output_tokens_per_s, m.requests_per_s, m.total_tokens_per_s);
+  s += fmt::format(t("srv.ttft"), indent, m.ttft_p50_ms, m.ttft_p99_ms);
+  s += fmt::format(t("srv.tpot"), indent, m.tpot_p50_ms, m.tpot_p99_ms);
+  s += fmt::format(t("srv.e2e"), indent, m.e2e_p50_ms, m.e2e_p99_ms);
+  s += fmt::format(t("srv.batch"), indent, m.mean_running, m.peak_running, m.preemptions, m.steps,
+                   m.truncated ? msg("srv.truncated", lang) : "");
   return s;
 }
 
@@ -59,9 +55,10 @@ nlohmann::json serving_json(const ServePrediction& p) {
   j["engine"] = p.engine;
   j["precision"] = r.base.precision;
   j["kv_precision"] = p.kv_precision;
-  j["tensor_parallel"] = r.tensor_parallel;
-  j["pipeline_parallel"] = r.pipeline_parallel;
-  j["gpus"] = p.gpus;
+  // The layout and GPU count as plan --layouts and predict's parallel_training name them (the old names beside).
+  put_with_alias(j, "tp", "tensor_parallel", r.tensor_parallel);
+  put_with_alias(j, "pp", "pipeline_parallel", r.pipeline_parallel);
+  put_with_alias(j, "gpus_total", "gpus", p.gpus);
   j["interconnect"] = p.interconnect;
   j["workload"] = {{"request_rate_per_s", r.request_rate > 0 ? nlohmann::json(r.request_rate) : nlohmann::json(nullptr)},
                    {"num_requests", r.num_requests},
@@ -83,7 +80,9 @@ nlohmann::json serving_json(const ServePrediction& p) {
   j["decode_step_ms"] = p.decode_step_ms;
   j["allreduce_us_per_step"] = p.allreduce_us_per_step;
   j["power"] = nullptr;
-  j["power_note"] = std::string(kServePowerNote);
+  // Why serve prints no power or energy (docs/serving.md): the engine's steps are timed from the step model's GPU
+  // time and launches (LlmStepModel's StepPart), which keep no kernel's cost, so KernelDraw has nothing to price.
+  j["power_note"] = std::string(msg("srv.power_note", Lang::kEn));
   const nlohmann::json m = metrics_json(p.metrics);
   for (const auto& [k, v] : m.items()) j[k] = v;
   if (p.slo) {
@@ -101,51 +100,46 @@ nlohmann::json serving_json(const ServePrediction& p) {
   return j;
 }
 
-std::string serving_text(const ServePrediction& p) {
+std::string serving_text(const ServePrediction& p, Lang lang) {
   const ServeRequest& r = p.request;
+  const auto t = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
   std::string s;
-  s += fmt::format("perfcast serving: {} on {} x {} (tp {} x pp {}, {}), {} {}, {} KV cache\n", p.model, p.gpus, p.gpu,
-                   r.tensor_parallel, r.pipeline_parallel, p.interconnect, p.engine, r.base.precision, p.kv_precision);
-  s += fmt::format("workload: {} requests, {} arrivals, input {} / output {} tokens ({}), seed {}, prefix-cache hit {:.0f}%\n",
-                   r.num_requests, r.request_rate > 0 ? fmt::format("Poisson {:.3g}/s", r.request_rate) : std::string("all-at-once"),
+  s += fmt::format(t("srv.title"), p.model, p.gpus, p.gpu, r.tensor_parallel, r.pipeline_parallel, p.interconnect, p.engine,
+                   r.base.precision, p.kv_precision);
+  s += fmt::format(t("srv.workload"), r.num_requests,
+                   r.request_rate > 0 ? fmt::format(t("srv.poisson"), r.request_rate) : std::string(msg("srv.all_at_once", lang)),
                    r.input_len, r.output_len, r.length_dist, r.seed, r.prefix_cache_hit * 100);
-  s += fmt::format("memory per GPU: {} weights + {} context/workspace/step buffers, {} KV cache of {}\n",
-                   format_bytes(p.weights_bytes_per_gpu), format_bytes(p.buffers_bytes_per_gpu),
+  s += fmt::format(t("srv.memory"), format_bytes(p.weights_bytes_per_gpu), format_bytes(p.buffers_bytes_per_gpu),
                    format_bytes(p.kv_cache_bytes_per_gpu), format_bytes(p.memory_bytes_per_gpu));
-  s += fmt::format("KV cache: {} blocks of {} tokens = {} tokens; holds {} requests of {} tokens at once; batch limit {}\n",
-                   p.kv_blocks, p.kv_block_tokens, p.kv_capacity_tokens, p.kv_max_concurrency, r.input_len + r.output_len,
-                   p.max_batch);
-  s += fmt::format("decode step at the mean batch: {:.2f} ms (all-reduces {:.2f} ms)\n", p.decode_step_ms,
-                   p.allreduce_us_per_step / 1e3);
-  s += fmt::format("power: {}\n", kServePowerNote);
-  s += metrics_lines(p.metrics, "  ");
+  s += fmt::format(t("srv.kv"), p.kv_blocks, p.kv_block_tokens, p.kv_capacity_tokens, p.kv_max_concurrency,
+                   r.input_len + r.output_len, p.max_batch);
+  s += fmt::format(t("srv.decode_step"), p.decode_step_ms, p.allreduce_us_per_step / 1e3);
+  s += fmt::format(t("srv.power"), msg("srv.power_note", lang));
+  s += metrics_lines(p.metrics, "  ", lang);
   if (p.slo) {
-    s += fmt::format("latency targets (p99): TTFT {}, TPOT {}\n",
-                     p.slo->ttft_ms > 0 ? fmt::format("{:g} ms", p.slo->ttft_ms) : "none",
-                     p.slo->tpot_ms > 0 ? fmt::format("{:g} ms", p.slo->tpot_ms) : "none");
+    const std::string none(msg("srv.none", lang));
+    s += fmt::format(t("srv.targets"), p.slo->ttft_ms > 0 ? fmt::format("{:g} ms", p.slo->ttft_ms) : none,
+                     p.slo->tpot_ms > 0 ? fmt::format("{:g} ms", p.slo->tpot_ms) : none);
     if (p.slo->at_max_rate) {
-      s += fmt::format("  highest request rate meeting them: {:.3g} requests/s\n", p.slo->at_max_rate->request_rate);
-      s += metrics_lines(*p.slo->at_max_rate, "    ");
+      s += fmt::format(t("srv.max_rate"), p.slo->at_max_rate->request_rate);
+      s += metrics_lines(*p.slo->at_max_rate, "    ", lang);
     } else {
       s += "  " + p.slo->note + "\n";
     }
     if (p.slo->at_best_batch) {
-      s += fmt::format("  best batch limit at the offered rate: {}\n", p.slo->at_best_batch->max_batch);
-      s += metrics_lines(*p.slo->at_best_batch, "    ");
+      s += fmt::format(t("srv.best_batch"), p.slo->at_best_batch->max_batch);
+      s += metrics_lines(*p.slo->at_best_batch, "    ", lang);
     } else {
-      s += "  no batch limit meets them at the offered rate" +
-           std::string(r.request_rate > 0 ? "" : " (all requests at once: give --request-rate)") + "\n";
+      s += std::string(msg("srv.no_batch", lang)) + std::string(r.request_rate > 0 ? "" : msg("srv.give_rate", lang)) + "\n";
     }
     if (p.slo->replicas_for_offered_rate > 1)
-      s += fmt::format("  the offered {:g} requests/s within them: {} copies of this layout ({} GPUs), each taking {:.3g} "
-                       "requests/s of the stream\n",
-                       r.request_rate, p.slo->replicas_for_offered_rate, p.slo->replicas_for_offered_rate * p.gpus,
+      s += fmt::format(t("srv.replicas"), r.request_rate, p.slo->replicas_for_offered_rate,
+                       p.slo->replicas_for_offered_rate * p.gpus,
                        r.request_rate / static_cast<double>(p.slo->replicas_for_offered_rate));
     if (p.slo->at_max_rate && !p.slo->note.empty()) s += "  " + p.slo->note + "\n";
   }
-  s += "legend: TTFT = arrival to first output token; TPOT = (last token - first token) / (output tokens - 1), per request;\n"
-       "        output tokens/s = all output tokens / (last token - first arrival); p50/p99 over the requests\n";
-  for (const auto& n : p.notes) s += "note: " + n + "\n";
+  s += msg("srv.legend", lang);
+  for (const auto& n : p.notes) s += std::string(msg("srv.note", lang)) + n + "\n";
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "report/chart_page.h"
 #include "report/html_page.h"
+#include "report/json_vocabulary.h"
 #include "report/prediction_report.h"
 #include "schedule/llm_parallel.h"
 
@@ -358,13 +359,14 @@ nlohmann::json validation_json(const ValidationReport& rep) {
                      {"ape_pct", r.ape},
                      {"fits", r.result.prediction->memory.fits},
                      {"bound", bound_name(r.result.prediction->primary)},
-                     {"host_ms", r.result.prediction->step.host_us / 1e3},
-                     {"gpu_ms", r.result.prediction->step.gpu_us / 1e3},
                      {"interval_regime", r.regime.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.regime)},
                      {"inside_interval", r.inside ? nlohmann::json(*r.inside) : nlohmann::json(nullptr)}};
     // The setup the row was predicted with where `perfcast predict` would take another default: the host and
     // runtime version (an empty column takes data/defaults.toml [unstated_in_measurements], the defaults of the
     // files' era), and which columns were so filled. `predict --host H --runtime-version V` repeats the row.
+    // The step's parts as predict names them (the old names beside).
+    put_with_alias(x, "host_dispatch_ms", "host_ms", r.result.prediction->step.host_us / 1e3);
+    put_with_alias(x, "gpu_busy_ms", "gpu_ms", r.result.prediction->step.gpu_us / 1e3);
     x["host"] = r.result.prediction->request.host;
     x["runtime_version"] = r.result.prediction->request.runtime_version;
     x["filled_from_unstated"] = row.filled_from_unstated;

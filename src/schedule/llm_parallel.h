@@ -15,6 +15,7 @@
 
 #include "schedule/collectives.h"
 #include "schedule/memory.h"
+#include "schedule/power_cost.h"
 
 namespace perfcast {
 
@@ -180,12 +181,9 @@ struct ParallelTrainingCost {
   std::string price_instance;     // the cheapest on-demand instance with this GPU (data/cloud/prices.toml)
   // Board power per GPU: the compute at its kernels' mean draw, the update at its kernel's (none with the optimizer
   // offloaded), the rest of the step (pipeline bubble, exposed communication, FP8 scaling) at the wait power, as
-  // plan prices a data-parallel step's exposed communication.
-  double avg_power_w = 0;
-  double energy_per_step_j = 0;   // per GPU
-  double busy_share = 0;          // of the step, kernels running
-  double clock_factor = 1;        // the kernels' board clock over their busy time, of boost
-  double wait_power_w = 0, peak_power_w = 0, limit_w = 0;
+  // plan prices a data-parallel step's exposed communication. Per sample: every GPU's step energy over the global
+  // batch.
+  PowerCost power;
   // With --train-tokens, the run's energy: the GPU boards; the server, the GPUs and their share of their server's host
   // (powered_hardware's rule without an instance, as the cost bills GPU-hours); the facility, server x pue.
   double train_energy_kwh = 0, train_server_energy_kwh = 0, train_facility_energy_kwh = 0;
