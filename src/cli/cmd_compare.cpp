@@ -66,7 +66,9 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                                       : nlohmann::json(nullptr);
     }
     j["memory_headroom_bytes"] = rounded_count_json(r.memory_headroom_bytes);
-    put_with_alias(j, "avg_power_w", "avg_power_w_per_gpu", p.power ? p.power->avg_power_w : 0.0);
+    put_with_alias(j, "avg_power_w", "avg_power_w_per_gpu",
+                   p.power ? nlohmann::json(p.power->avg_power_w) : nlohmann::json(nullptr),
+                   p.power ? p.power->avg_power_w : 0.0);
     j["samples_per_joule"] = fits && p.power ? nlohmann::json(p.power->samples_per_joule) : nlohmann::json(nullptr);
     if (p.device.kind == DeviceKind::kCpu) {
       // The package at TDP: not DRAM, fans or the rest of the server.
@@ -99,7 +101,8 @@ nlohmann::json row_json(const CompareRow& r, const RunSize& size) {
                 {"instances", r.rental ? r.rental->instances : 0},
                 {"gpus_paid", r.rental ? r.rental->gpus_paid : 0}};
     put_with_alias(j["run"], "instance", "priced_on",
-                   r.rental ? nlohmann::json(r.rental->instance->id) : nlohmann::json(nullptr));
+                   r.rental ? nlohmann::json(r.rental->instance->id) : nlohmann::json(nullptr),
+                   r.rental ? r.rental->instance->id : std::string());
   }
   j["best_precision"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_precision);
   j["best_samples_per_s"] = r.best_precision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.best_samples_per_s);

@@ -30,13 +30,18 @@ constexpr std::array kDeprecated = {
 std::span<const DeprecatedKey> deprecated_keys() { return kDeprecated; }
 
 void put_with_alias(nlohmann::json& j, std::string_view key, std::string_view old_key, const nlohmann::json& value) {
+  put_with_alias(j, key, old_key, value, value);
+}
+
+void put_with_alias(nlohmann::json& j, std::string_view key, std::string_view old_key, const nlohmann::json& value,
+                    const nlohmann::json& old_value) {
   bool listed = false;
   for (const DeprecatedKey& d : kDeprecated) listed = listed || (d.key == key && d.old_key == old_key);
   // Every alias written is one the docs list (tests/json_vocabulary_test.cpp reads docs/json.md against the table).
   assert(listed && "put_with_alias: an alias not in kDeprecated");
   (void)listed;
   j[std::string(key)] = value;
-  j[std::string(old_key)] = value;
+  j[std::string(old_key)] = old_value;
 }
 
 }  // namespace perfcast

@@ -23,5 +23,9 @@ std::span<const DeprecatedKey> deprecated_keys();
 // j[key] = value, and j[old_key] = value where deprecated_keys() lists old_key as an alias of key (an assertion
 // holds that it does, so no alias is written that the docs do not list).
 void put_with_alias(nlohmann::json& j, std::string_view key, std::string_view old_key, const nlohmann::json& value);
+// The same where the new key writes null for a figure that does not exist and the alias keeps the value it had
+// before the rename (0 or ""), so that readers of the old name see what they saw (docs/json.md).
+void put_with_alias(nlohmann::json& j, std::string_view key, std::string_view old_key, const nlohmann::json& value,
+                    const nlohmann::json& old_value);
 
 }  // namespace perfcast

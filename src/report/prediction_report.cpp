@@ -348,7 +348,8 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
     put_with_alias(pt, "gpus_total", "gpus", c.gpus);
     put_with_alias(pt, "hours", "train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr));
     put_with_alias(pt, "usd_on_demand", "train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr));
-    put_with_alias(pt, "instance", "price_instance", c.price_instance.empty() ? json(nullptr) : json(c.price_instance));
+    put_with_alias(pt, "instance", "price_instance", c.price_instance.empty() ? json(nullptr) : json(c.price_instance),
+                   c.price_instance);
   } else {
     j["parallel_training"] = nullptr;
   }
