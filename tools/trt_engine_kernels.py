@@ -65,7 +65,8 @@ def predicted_by_kind(perfcast, gpu_file):
         if op["launches"] > 0:
             k = perfcast_kind(op["name"])
             out[k][1] += op["launches"]
-        out[k][0] += op["time_ms"] * 1000
+        if k is not None:  # an op ahead of the first kernel (none in this engine) has no kernel to join
+            out[k][0] += op["time_ms"] * 1000
     return out, p["gpu_busy_ms"] * 1000, p["kernel_launches"]
 
 
