@@ -4,13 +4,13 @@
 When data/defaults.toml's default host moved from desktop-6c to a cloud host (session 11), the calibration rows that
 had relied on the old default were made to state it. A file without a `host` column gets one (appended last).
 Usage: tools/pin_defaults.py HOST FILE...   (e.g. tools/pin_defaults.py desktop-6c data/validation/published.csv)
-Every other byte of the file is kept; frozen evaluation files (FROZEN below, the list data/validation/README.md gives) are refused.
+Every other byte of the file is kept; evaluation files (every data/validation/eval_*.csv: frozen when added, data/validation/README.md) are refused.
 """
 import csv
 import io
+import os
 import sys
 
-FROZEN = ("eval_torchvision_b12.csv", "eval_cpu.csv", "eval_gpu_fresh.csv", "eval_cpu_fresh.csv", "eval_gpu_s12.csv", "eval_cpu_s12.csv", "eval_gpu_s13.csv", "eval_gpu_s16.csv", "eval_gpu_s17.csv", "eval_gpu_s18.csv", "eval_gpu_s18b.csv", "eval_gpu_s19.csv", "eval_gpu_s20.csv", "eval_gpu_s21.csv", "eval_cpu_s21.csv", "eval_gpu_s22.csv", "eval_gpu_s23.csv", "eval_gpu_s24.csv", "eval_gpu_s24b.csv", "eval_gpu_s25.csv", "eval_gpu_s26.csv", "eval_gpu_s26b.csv", "eval_gpu_s27.csv", "eval_gpu_s27b.csv", "eval_cpu_s27.csv", "eval_gpu_s27c.csv", "eval_gpu_s28.csv", "eval_gpu_s28c.csv", "eval_gpu_s28b.csv", "eval_cpu_s28.csv", "eval_gpu_s28d.csv", "eval_gpu_s29.csv", "eval_gpu_s29b.csv", "eval_cpu_s29.csv", "eval_gpu_s29c.csv", "eval_gpu_s30.csv", "eval_gpu_s30b.csv", "eval_gpu_s30c.csv", "eval_gpu_s31.csv", "eval_gpu_s31b.csv", "eval_gpu_s31c.csv", "eval_gpu_s32.csv", "eval_gpu_s32b.csv", "eval_gpu_s32c.csv", "eval_gpu_s33.csv", "eval_gpu_s33b.csv", "eval_gpu_s33c.csv", "eval_gpu_s34.csv", "eval_gpu_s34b.csv", "eval_cpu_s34.csv", "eval_gpu_s35.csv", "eval_gpu_s35b.csv", "eval_gpu_s36.csv", "eval_cpu_s36.csv", "eval_gpu_s36b.csv", "eval_gpu_s37b.csv", "eval_gpu_s37.csv", "eval_gpu_s37c.csv", "eval_gpu_s38.csv", "eval_cpu_s38.csv", "eval_gpu_s38b.csv")
 
 
 def rows_of(text):
@@ -23,8 +23,13 @@ def write(rows, lineterminator):
     return out.getvalue()
 
 
+def frozen(path):
+    name = os.path.basename(path)
+    return name.startswith("eval_") and name.endswith(".csv")
+
+
 def pin(path, host):
-    if path.endswith(FROZEN):
+    if frozen(path):
         sys.exit(f"{path}: a frozen evaluation file is never edited")
     with open(path, newline="") as f:
         text = f.read()
