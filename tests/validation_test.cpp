@@ -256,6 +256,28 @@ TEST(Validation, FrameworksCheckSetStaysWithinItsRatchet) {
   EXPECT_LE(s.median_ape, 21.0);
 }
 
+TEST(Validation, NoEvaluationFileReadsOneMeasurementTwice) {
+  // data/validation/README.md: each evaluation row is one measurement. Two rows of one file with the same setup (every
+  // input column and the metric: import/config_csv.h setup_key) read at the same place of the same source are one
+  // measurement counted twice, which would weight its setup double in every figure. Rows of one setup from two
+  // places (two runs, two revisions of a README, two model variants perfcast reads as one shape) are two
+  // measurements and stay.
+  namespace fs = std::filesystem;
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data/validation")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".csv" || name.rfind("eval_", 0) != 0) continue;
+    ++files;
+    std::map<std::string, int> first_line;
+    for (const auto& r : read_config_csv(entry.path(), true)) {
+      if (!r.error.empty()) continue;
+      const auto [it, inserted] = first_line.emplace(setup_key(r, {}) + "\n" + r.source, r.line);
+      if (!inserted) ADD_FAILURE() << name << " line " << r.line << " reads the measurement of line " << it->second;
+    }
+  }
+  EXPECT_GT(files, 50u);
+}
+
 TEST(Validation, NoEvaluationRowRepeatsACalibrationRow) {
   // data/validation/README.md: a file is calibration or evaluation, never both. One measurement copied into both
   // (the same source read at another address) would make an evaluation row in-sample. The key is the setup: the same
