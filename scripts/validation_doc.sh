@@ -89,6 +89,7 @@ $bin validate data/validation/eval_gpu_s37c.csv --markdown "$tmp/eval_gpu_s37c.m
 $bin validate data/validation/eval_gpu_s38.csv --markdown "$tmp/eval_gpu_s38.md" >/dev/null
 $bin validate data/validation/eval_cpu_s38.csv --markdown "$tmp/eval_cpu_s38.md" >/dev/null
 $bin validate data/validation/eval_gpu_s38b.csv --markdown "$tmp/eval_gpu_s38b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s39.csv --markdown "$tmp/eval_gpu_s39.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -985,6 +986,19 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s38b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s39.csv (frozen)"
+  echo
+  echo "Gathered in session 39 before that session's model changes were merged, from sources no other data file uses: the"
+  echo "MLPerf Training v0.6, v0.7 and v1.0 closed-division result logs (mlcommons/training_results_v0.6, _v0.7, _v1.0):"
+  echo "NVIDIA's MXNet ResNet-50 v1.5 (FP16, NHWC, DALI GPU decoding, Horovod, batch 208 or 408 per GPU) on one node of"
+  echo "4 to 16 GPUs (DGX-1, DGX-2, DGX A100 40GB and 80GB, Dell C4140 and DSS 8440, Fujitsu GX2570 M5 and GX2460 M1,"
+  echo "Inspur NF5488, GIGABYTE G492: V100 SXM2/SXM3, A100 SXM4 and PCIe), value = images / epoch time or the log's own"
+  echo "throughput; NVIDIA's PyTorch DLRM on one DGX A100 (global batch 55296, FP16); and NVIDIA/DALI issue #2242 (the"
+  echo "DeepLearningExamples TF1 ResNet-50 v1.5 with AMP, XLA and DALI on one V100 PCIe 32GB). Samples/s throughout."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s39.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
