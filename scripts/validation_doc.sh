@@ -90,6 +90,7 @@ $bin validate data/validation/eval_gpu_s38.csv --markdown "$tmp/eval_gpu_s38.md"
 $bin validate data/validation/eval_cpu_s38.csv --markdown "$tmp/eval_cpu_s38.md" >/dev/null
 $bin validate data/validation/eval_gpu_s38b.csv --markdown "$tmp/eval_gpu_s38b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s39.csv --markdown "$tmp/eval_gpu_s39.md" >/dev/null
+$bin validate data/validation/eval_gpu_s39b.csv --markdown "$tmp/eval_gpu_s39b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -999,6 +1000,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s39.md"
+  echo
+  echo "# Evaluation: eval_gpu_s39b.csv (frozen)"
+  echo
+  echo "Gathered in session 39 before that session's model changes were merged, from a source no other data file uses:"
+  echo "the BigCode project's inference benchmark (bigcode-project/bigcode-inference-benchmark README.md@0253839c): Hugging"
+  echo "Face transformers generate() on one A100 80GB, 100 greedy new tokens after short padded prompts, randomly initialised"
+  echo "1.3B-parameter BLOOM and GPT-2 configurations (d 2048, 24 layers, 16 heads; model files in data/validation/models),"
+  echo "FP32 and BF16, batch 1 to 512 (tokens/s)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s39b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
