@@ -91,6 +91,7 @@ $bin validate data/validation/eval_cpu_s38.csv --markdown "$tmp/eval_cpu_s38.md"
 $bin validate data/validation/eval_gpu_s38b.csv --markdown "$tmp/eval_gpu_s38b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s39.csv --markdown "$tmp/eval_gpu_s39.md" >/dev/null
 $bin validate data/validation/eval_gpu_s39b.csv --markdown "$tmp/eval_gpu_s39b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s39c.csv --markdown "$tmp/eval_gpu_s39c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -1011,6 +1012,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s39b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s39c.csv (frozen)"
+  echo
+  echo "Gathered in session 39 before that session's model changes were merged, from one source no other data file uses:"
+  echo "the GPU benchmark of Baidu's Anakin inference engine (PaddlePaddle/Anakin benchmark/README_GPU.md@0875f38a), whose"
+  echo "counterpart column is NVIDIA TensorRT 3 on one Tesla P4 (cuDNN v7, Xeon E5-2620 v2 host): latency of one batch at"
+  echo "batch 1, 2, 4, 8 and 32 for the Caffe VGG-16, ResNet-50 and ResNet-101 (KaimingHe's v1) models, FP32 assumed;"
+  echo "images/s = batch x 1000 / ms."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s39c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
