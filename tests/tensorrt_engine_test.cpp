@@ -10,6 +10,10 @@
 //   real tokens per sequence; runtimes that pad refuse --seq-mean.
 #include <gtest/gtest.h>
 
+#include <libfccp/csv.h>
+
+#include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +21,7 @@
 #include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "core/error.h"
+#include "core/toml_reader.h"
 
 namespace perfcast {
 namespace {
@@ -293,76 +298,127 @@ TEST(TensorRtEngine, Int8OverFp16AtBatchOneOnAdaMatchesAMeasuredEngine) {
   }
 }
 
+// A measured TensorRT engine (data/published_kernels/tensorrt_engine.toml, its kernels in tensorrt_engine_kernels.csv
+// beside it, README there): the kernel time an inference by kind, the kernels an inference, the CUDA-graph replay, the
+// GPU files at the two ends of the board's unrecorded boost clock, and the kinds' rule for perfcast's ops.
+struct MeasuredEngine {
+  struct Kind {
+    std::string name;
+    std::vector<std::string> kernels;  // values of the kernels file's `kind` column
+    std::vector<std::string> ops;      // perfcast's op names: exact, "*suffix" or "*"
+  };
+  std::string model, precision;
+  std::int64_t batch = 1;
+  double graph_replay_us = 0;
+  std::string gpu_low_clock, gpu_high_clock;  // paths
+  std::vector<Kind> kinds;
+  std::map<std::string, double> kernel_us;  // an inference, by kind (the summary's total over its inferences)
+  double kernels = 0;                       // an inference
+
+  // The first kind that names this op.
+  std::string kind_of_op(const std::string& op) const {
+    for (const auto& k : kinds)
+      for (const auto& pattern : k.ops)
+        if (op == pattern || (!pattern.empty() && pattern[0] == '*' && op.size() >= pattern.size() - 1 &&
+                              op.compare(op.size() - (pattern.size() - 1), std::string::npos, pattern, 1) == 0))
+          return k.name;
+    ADD_FAILURE() << "op " << op << " is in no [[kind]] of tensorrt_engine.toml";
+    return "";
+  }
+};
+
+MeasuredEngine measured_engine() {
+  const std::string root = std::string(PERFCAST_SOURCE_DIR) + "/";
+  const toml::table t = parse_toml_file(root + "data/published_kernels/tensorrt_engine.toml");
+  const TomlFields f(t, "tensorrt_engine.toml");
+  MeasuredEngine m;
+  m.model = f.text("model");
+  m.precision = f.text("precision");
+  m.batch = f.count("batch");
+  m.graph_replay_us = f.number("graph_replay_us");
+  m.gpu_low_clock = root + f.text("gpu_file_low_clock");
+  m.gpu_high_clock = root + f.text("gpu_file_high_clock");
+  const auto texts = [](const toml::node_view<const toml::node>& node) {
+    std::vector<std::string> out;
+    if (const auto* a = node.as_array())
+      for (const auto& e : *a) out.push_back(e.value_or(std::string()));
+    return out;
+  };
+  for (const auto& node : *t["kind"].as_array()) {
+    const toml::table& k = *node.as_table();
+    m.kinds.push_back({k["name"].value_or(std::string()), texts(k["kernels"]), texts(k["ops"])});
+  }
+  io::CSVReader<4, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+      root + "data/published_kernels/tensorrt_engine_kernels.csv");
+  in.read_header(io::ignore_extra_column, "kind", "instances", "inferences", "total_ns");
+  std::string kernel_kind;
+  double instances = 0, inferences = 0, total_ns = 0;
+  while (in.read_row(kernel_kind, instances, inferences, total_ns)) {
+    const auto kind = std::find_if(m.kinds.begin(), m.kinds.end(), [&](const MeasuredEngine::Kind& k) {
+      return std::find(k.kernels.begin(), k.kernels.end(), kernel_kind) != k.kernels.end();
+    });
+    EXPECT_NE(kind, m.kinds.end()) << "kernel kind " << kernel_kind << " is in no [[kind]] of tensorrt_engine.toml";
+    if (kind == m.kinds.end()) continue;
+    m.kernel_us[kind->name] += total_ns / inferences / 1000;
+    m.kernels += instances / inferences;
+  }
+  return m;
+}
+
 // A whole INT8 TensorRT engine at batch 1, kernel by kernel: ResNet-50 through TensorRT 10.14 on a GeForce RTX 4050
 // Laptop GPU (sm_89, 20 SMs), Nsight Systems kernel summary of 320 inferences (Techn08055/tensorrt-precision-lab,
-// commit 56a0f0e, profiling/nsys/int8_cuda_gpu_kern_sum.csv): 56 kernels an inference, the shortest instance 3.5 us.
-// The board's boost clock is set by the laptop's power limit, 1605 MHz at 35 W to 2370 MHz at 115 W, and the run did
-// not record it, so the measurement brackets perfcast rather than pins it: costed at the top clock the engine's
-// kernels may not be slower than measured, costed at the bottom clock not faster. A per-kernel floor perfcast lacked
-// would show as the second; one it overstated, or a K-loop wait too long, as the first. The two boards are test
-// fixtures (tests/data/gpus). The kernels by kind and the CUDA-graph replay against perfcast's GPU time:
-// data/published_kernels/tensorrt_engine_kernels.csv and README there (tools/trt_engine_kernels.py prints the
-// table). Measured, an inference (the summary's Total Time over 320): the 36 1x1
-// convolutions 236.48 us, the 16 3x3 ones 145.88 us, stem + input reformat 9.12 + 5.79 us, the classifier 14.84 us;
-// all 56 kernels 417.92 us; the engine replayed from a CUDA graph 347.16 us (benchmarks/int8.csv, events around each
-// replay). The board's clock was not recorded: 1605-2370 MHz by its power limit, the two fixtures. Tolerances:
-// +-10% for run-to-run and build-to-build tactic spread (the bracket test above); the 3x3 convolutions, which perfcast
-// costs 30% slow at the top clock (tensor-bound at batch 1 where TensorRT's avdt / t1r3s3 tactics take 6.8-8.8 us),
-// hold a ratchet at 1.35. The global pool (5.8 us measured, perfcast's 2.5 us kernel floor) is the one kernel below
-// the bracket and is not asserted.
+// commit 56a0f0e, profiling/nsys/int8_cuda_gpu_kern_sum.csv), read by kind from the engine's files (MeasuredEngine
+// above; tools/trt_engine_kernels.py prints the table). The board's boost clock is set by the laptop's power limit and
+// the run did not record it, so the measurement brackets perfcast rather than pins it: costed at the top of the boost
+// range the engine's kernels may not be slower than measured, costed at the bottom not faster. A per-kernel floor
+// perfcast lacked would show as the second; one it overstated, or a K-loop wait too long, as the first. Tolerances:
+// +-10% for run-to-run and build-to-build tactic spread; the 3x3 convolutions, which perfcast costs 30% slow at the
+// top clock (tensor-bound at batch 1 where TensorRT's avdt / t1r3s3 tactics take 6.8-8.8 us), hold a ratchet at 1.35.
+// The global pool (5.8 us measured, perfcast's 2.5 us kernel floor) is the one kernel below the bracket and is not
+// asserted.
 TEST(TensorRtEngine, Int8EngineKernelsByKindAndItsGraphReplayAtBatchOne) {
-  const std::string fixtures = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/";
-  const std::vector<std::pair<std::string, double>> measured = {
-      {"conv1x1", 236.48}, {"conv3x3", 145.88}, {"stem+reformat", 9.12 + 5.79}, {"fc", 14.84}};
-  // perfcast's per-kind time: an op without a launch of its own (ReLU, the residual add read by the 1x1
-  // convolution's epilogue, the INT8 stem's max pool) counts with the kernel before it.
-  const auto by_kind = [](const Prediction& p) {
-    std::vector<std::pair<std::string, double>> out;
-    const auto add = [&](const std::string& kind, double us) {
-      for (auto& [k, v] : out)
-        if (k == kind) return void(v += us);
-      out.emplace_back(kind, us);
-    };
+  const MeasuredEngine m = measured_engine();
+  ASSERT_EQ(m.kernel_us.size(), m.kinds.size()) << "a [[kind]] with no kernel in the summary";
+  // perfcast's per-kind time: an op without a launch of its own counts with the kernel before it.
+  const auto by_kind = [&](const Prediction& p) {
+    std::map<std::string, double> out;
     std::string kind;
     for (const auto& e : p.step.entries) {
-      if (e.cost.launches > 0) {
-        const bool three_by_three = e.name.size() > 6 && e.name.substr(e.name.size() - 6) == ".conv2";
-        kind = e.name == "conv1" ? "stem+reformat"
-               : e.name == "fc" || e.name == "avgpool" ? e.name
-               : three_by_three ? "conv3x3"
-                                : "conv1x1";
-      }
-      if (!kind.empty()) add(kind, e.cost.time_us);
+      if (e.cost.launches > 0) kind = m.kind_of_op(e.name);
+      if (!kind.empty()) out[kind] += e.cost.time_us;
     }
     return out;
   };
-  const auto kind_us = [](const std::vector<std::pair<std::string, double>>& kinds, const std::string& kind) {
-    for (const auto& [k, v] : kinds)
-      if (k == kind) return v;
-    ADD_FAILURE() << "no " << kind;
-    return 0.0;
+  const auto measured_engine_on = [&](const std::string& gpu_file) {
+    PredictRequest r = engine(gpu_file, m.model, m.batch);
+    r.precision = m.precision;
+    return predict(r);
   };
-  const Prediction top = predict(engine(fixtures + "rtx-4050-laptop-2370.toml", "resnet50_v1_5", 1));
-  const Prediction bottom = predict(engine(fixtures + "rtx-4050-laptop-1605.toml", "resnet50_v1_5", 1));
-  const auto top_kinds = by_kind(top), bottom_kinds = by_kind(bottom);
-  EXPECT_DOUBLE_EQ(top.step.launches, 56);
-  for (const auto& [kind, us] : measured) {
-    EXPECT_GE(kind_us(bottom_kinds, kind), 0.90 * us) << kind << " at 1605 MHz";
-    EXPECT_LE(kind_us(top_kinds, kind), (kind == "conv3x3" ? 1.35 : 1.10) * us) << kind << " at 2370 MHz";
+  const Prediction top = measured_engine_on(m.gpu_high_clock);
+  const Prediction bottom = measured_engine_on(m.gpu_low_clock);
+  auto top_kinds = by_kind(top), bottom_kinds = by_kind(bottom);
+  EXPECT_DOUBLE_EQ(top.step.launches, m.kernels);
+  for (const auto& [kind, us] : m.kernel_us) {
+    if (kind == "avgpool") continue;
+    EXPECT_GE(bottom_kinds[kind], 0.90 * us) << kind << " at the bottom clock";
+    EXPECT_LE(top_kinds[kind], (kind == "conv3x3" ? 1.35 : 1.10) * us) << kind << " at the top clock";
   }
-  // All 56 kernels (417.92 us measured), every op counted with its kernel: the same bracket, with the 3x3
-  // convolutions' excess carried into the top bound as a ratchet (1.15: at 2370 MHz perfcast charges 473.9 us).
-  double top_all = 0, bottom_all = 0;
+  // All the kernels, every op counted with its kernel: the same bracket, with the 3x3 convolutions' excess carried
+  // into the top bound as a ratchet (1.15: at the top clock perfcast charges 1.13 x the measured sum).
+  double measured_all = 0, top_all = 0, bottom_all = 0;
+  for (const auto& [k, v] : m.kernel_us) measured_all += v;
   for (const auto& [k, v] : top_kinds) top_all += v;
   for (const auto& [k, v] : bottom_kinds) bottom_all += v;
-  EXPECT_LE(top_all, 1.15 * 417.92) << "at 2370 MHz";
-  EXPECT_GE(bottom_all, 0.90 * 417.92) << "at 1605 MHz";
+  EXPECT_LE(top_all, 1.15 * measured_all) << "at the top clock";
+  EXPECT_GE(bottom_all, 0.90 * measured_all) << "at the bottom clock";
   // The replay is every kernel and every gap between them: perfcast's GPU time at the top clock is not shorter.
-  const double replay_us = 347.16;
-  EXPECT_GE(top.step.gpu_us, 0.90 * replay_us);
+  EXPECT_GE(top.step.gpu_us, 0.90 * m.graph_replay_us);
   // The launch-to-launch gap the replay leaves room for: the summary's kernels ran at some clock of the range, and a
-  // kernel's time scales at most with the clock, so at the replay's clock they take at least 417.92 x 1605 / 2370 us.
-  const double gap_bound_us = (replay_us - 417.92 * 1605.0 / 2370.0) / 56;
+  // kernel's time scales at most with the clock, so at the replay's clock they take at least the measured sum x
+  // bottom / top.
+  const double clock_ratio = top.device.boost_clock_mhz / bottom.device.boost_clock_mhz;
+  ASSERT_GT(clock_ratio, 1.0) << "the high-clock GPU file's boost clock is not above the low one's";
+  const double gap_bound_us = (m.graph_replay_us - measured_all / clock_ratio) / m.kernels;
   EXPECT_LE(top.runtime.gpu_gap_per_kernel_us, gap_bound_us);
 }
 
@@ -372,7 +428,7 @@ TEST(TensorRtEngine, Int8EngineKernelsByKindAndItsGraphReplayAtBatchOne) {
 // channel-padded vectorized layout of the RGB layer); the INT8 engine runs the stem as one CaskConvActPool layer,
 // 'node_Conv_754 + node_relu + node_max_pool2d', the FP16 engine its max pool as a CaskPooling layer of its own.
 TEST(TensorRtEngine, StemLayersOfMeasuredEnginesReformatTheInputAndFuseTheMaxPoolUnderInt8Only) {
-  const std::string fixture = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/gpus/rtx-4050-laptop-2370.toml";
+  const std::string fixture = measured_engine().gpu_high_clock;
   const auto launches_named = [](const Prediction& p, const std::string& name) {
     double n = 0;
     for (const auto& e : p.step.entries)

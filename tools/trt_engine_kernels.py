@@ -2,22 +2,18 @@
 """Put a measured TensorRT engine's kernels against perfcast's per-kernel costs, and bound the engine's
 launch-to-launch gap from the measured CUDA-graph replay.
 
-The engine (data/published_kernels/tensorrt_engine_kernels.csv, README there): ResNet-50 INT8 at batch 1, TensorRT
-10.14, GeForce RTX 4050 Laptop (sm_89, 20 SMs, boost clock 1605-2370 MHz by its power limit, not recorded). Two
-measurements of it: the Nsight Systems kernel summary (56 kernels an inference, their GPU durations, taken in a
-free-running loop without a CUDA graph) and the latency of the same enqueue captured in a CUDA graph and replayed
-(events on the stream around each replay: every kernel and every gap between them, nothing of the host).
+The engine: data/published_kernels/tensorrt_engine_kernels.csv (its Nsight Systems kernel summary, taken in a
+free-running loop without a CUDA graph) and tensorrt_engine.toml beside it (the same enqueue's CUDA-graph replay,
+the two GPU files at the ends of the board's boost range, and the kinds both sides are grouped into); README.md
+there gives the runs and their sources. The replay is timed with events on the stream around each replay: every
+kernel and every gap between them, nothing of the host.
 
-1. By kind (the 36 1x1 convolutions, the 16 3x3 ones, stem + input reformat, global pool, classifier): the
-   measured kernel time an inference against `perfcast predict --json`'s per-op GPU time for the same layers, at
-   either end of the clock range (tests/data/gpus/rtx-4050-laptop-1605.toml, -2370.toml). perfcast's op names are
-   the model's (resnet50_v1_5: layerN.M.conv2 is the 3x3 convolution of a bottleneck; conv1 carries the stem and
-   TensorRT's input reformat, two launches). An op perfcast fuses into the kernel before it (the ReLU, the residual
-   add whose read the 1x1 convolution's epilogue makes, the INT8 stem's max pool) counts with that kernel.
+1. By kind: the measured kernel time an inference against `perfcast predict --json`'s per-op GPU time for the same
+   layers, on either GPU file. An op perfcast fuses into the kernel before it counts with that kernel.
 2. The gap. The graph replay is T = sum of kernel durations at the replay's clock + N x gap. The summary's kernels
    ran at some clock of the same range; a kernel's duration scales with the SM clock at most linearly (DRAM-bound
-   kernels less), so at the replay's clock their sum is at least sum_nsys / (2370 / 1605). Hence
-      gap <= (T - sum_nsys x 1605 / 2370) / N,
+   kernels less), so at the replay's clock their sum is at least sum_nsys x low / high. Hence
+      gap <= (T - sum_nsys x low / high) / N,
    an upper bound on the launch-to-launch time that the kernels leave idle on the stream, whatever the two clocks
    were. It is printed beside data/runtimes/tensorrt.toml's gpu_gap_per_kernel_us.
 
@@ -31,39 +27,52 @@ import subprocess
 import sys
 import tomllib
 
-GRAPH_REPLAY_US = 347.16  # benchmarks/int8.csv latency_ms_mean 0.34716 (README beside the kernels file)
-KINDS = ("conv1x1", "conv3x3", "stem+reformat", "avgpool", "fc")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def measured_by_kind(path):
+def load_engine(path):
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def kind_of_kernel(engine, kernel_kind):
+    """The engine file's kind whose `kernels` lists this value of the kernels file's `kind` column."""
+    for k in engine["kind"]:
+        if kernel_kind in k["kernels"]:
+            return k["name"]
+    raise SystemExit(f"kernel kind '{kernel_kind}' is in no [[kind]] of the engine file")
+
+
+def kind_of_op(engine, op_name):
+    """The first of the engine file's kinds that names this op: an exact name, or "*suffix"."""
+    for k in engine["kind"]:
+        for pattern in k["ops"]:
+            if op_name == pattern or (pattern.startswith("*") and op_name.endswith(pattern[1:])):
+                return k["name"]
+    raise SystemExit(f"op '{op_name}' is in no [[kind]] of the engine file")
+
+
+def measured_by_kind(engine, path):
     """Kernel time an inference (us) and kernels an inference, by kind, from the summary's rows."""
-    out = {k: [0.0, 0.0] for k in KINDS}
+    out = {k["name"]: [0.0, 0.0] for k in engine["kind"]}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
-            kind = "stem+reformat" if r["kind"] in ("stem", "reformat") else r["kind"]
+            kind = kind_of_kernel(engine, r["kind"])
             n = float(r["inferences"])
             out[kind][0] += float(r["total_ns"]) / n / 1000
             out[kind][1] += float(r["instances"]) / n
     return out
 
 
-def perfcast_kind(op_name):
-    if op_name == "conv1":
-        return "stem+reformat"
-    if op_name in ("avgpool", "fc"):
-        return op_name
-    return "conv3x3" if op_name.endswith(".conv2") else "conv1x1"
-
-
-def predicted_by_kind(perfcast, gpu_file):
-    cmd = [perfcast, "predict", "--gpu", gpu_file, "--model", "resnet50_v1_5", "--runtime", "tensorrt",
-           "--precision", "int8", "--batch", "1", "--mode", "infer", "--json"]
+def predicted_by_kind(engine, perfcast, gpu_file):
+    cmd = [perfcast, "predict", "--gpu", gpu_file, "--model", engine["model"], "--runtime", "tensorrt",
+           "--precision", engine["precision"], "--batch", str(engine["batch"]), "--mode", "infer", "--json"]
     p = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    out = {k: [0.0, 0.0] for k in KINDS}
+    out = {k["name"]: [0.0, 0.0] for k in engine["kind"]}
     k = None
     for op in p["ops"]:  # graph order: an op without a launch of its own is fused into the kernel before it
         if op["launches"] > 0:
-            k = perfcast_kind(op["name"])
+            k = kind_of_op(engine, op["name"])
             out[k][1] += op["launches"]
         if k is not None:  # an op ahead of the first kernel (none in this engine) has no kernel to join
             out[k][0] += op["time_ms"] * 1000
@@ -71,41 +80,44 @@ def predicted_by_kind(perfcast, gpu_file):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.join(here, "..")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--perfcast", default=os.path.join(root, "build", "release", "perfcast"))
-    ap.add_argument("--kernels", default=os.path.join(root, "data", "published_kernels", "tensorrt_engine_kernels.csv"))
+    ap.add_argument("--perfcast", default=os.path.join(ROOT, "build", "release", "perfcast"))
+    kernels_dir = os.path.join(ROOT, "data", "published_kernels")
+    ap.add_argument("--kernels", default=os.path.join(kernels_dir, "tensorrt_engine_kernels.csv"))
+    ap.add_argument("--engine", default=os.path.join(kernels_dir, "tensorrt_engine.toml"))
     args = ap.parse_args()
-    fixtures = {c: os.path.join(root, "tests", "data", "gpus", f"rtx-4050-laptop-{c}.toml") for c in ("1605", "2370")}
+    engine = load_engine(args.engine)
+    replay_us = engine["graph_replay_us"]
+    gpu_files = {end: os.path.join(ROOT, engine[f"gpu_file_{end}_clock"]) for end in ("low", "high")}
     clocks = {}
-    for c, path in fixtures.items():
+    for end, path in gpu_files.items():
         with open(path, "rb") as f:
-            clocks[c] = float(tomllib.load(f)["boost_clock_mhz"])
-    measured = measured_by_kind(args.kernels)
-    predicted = {c: predicted_by_kind(args.perfcast, path) for c, path in fixtures.items()}
+            clocks[end] = float(tomllib.load(f)["boost_clock_mhz"])
+    lo_mhz, hi_mhz = f"@{clocks['low']:.0f}", f"@{clocks['high']:.0f}"
+    measured = measured_by_kind(engine, args.kernels)
+    predicted = {end: predicted_by_kind(engine, args.perfcast, path) for end, path in gpu_files.items()}
 
-    print("kind            kernels  measured us   perfcast us @1605 / @2370   ratio @1605 / @2370")
+    print(f"kind            kernels  measured us   perfcast us {lo_mhz} / {hi_mhz}   ratio {lo_mhz} / {hi_mhz}")
     print("                (meas/pc)  (nsys sum)   (per-op GPU time)          (perfcast / measured)")
-    for k in KINDS:
+    for k in measured:
         m, n = measured[k]
-        lo, hi = predicted["1605"][0][k][0], predicted["2370"][0][k][0]
-        print(f"{k:15s} {n:3.0f}/{predicted['2370'][0][k][1]:<3.0f}   {m:9.1f}   {lo:9.1f} / {hi:7.1f}          "
+        lo, hi = predicted["low"][0][k][0], predicted["high"][0][k][0]
+        print(f"{k:15s} {n:3.0f}/{predicted['high'][0][k][1]:<3.0f}   {m:9.1f}   {lo:9.1f} / {hi:7.1f}          "
               f"{lo / m:5.2f} / {hi / m:5.2f}")
     total_m = sum(v[0] for v in measured.values())
     kernels = sum(v[1] for v in measured.values())
-    for c in ("1605", "2370"):
-        by_kind, busy, launches = predicted[c]
-        print(f"@{c} MHz: perfcast kernels {sum(v[0] for v in by_kind.values()):.1f} us, GPU time of the step "
-              f"(kernels + gaps) {busy:.1f} us over {launches} launches")
+    for end in ("low", "high"):
+        by_kind, busy, launches = predicted[end]
+        print(f"@{clocks[end]:.0f} MHz: perfcast kernels {sum(v[0] for v in by_kind.values()):.1f} us, GPU time of the "
+              f"step (kernels + gaps) {busy:.1f} us over {launches} launches")
     print(f"measured: kernels {total_m:.1f} us over {kernels:.0f} (free-running loop), "
-          f"CUDA-graph replay {GRAPH_REPLAY_US:.1f} us")
+          f"CUDA-graph replay {replay_us:.1f} us")
 
-    ratio = clocks["2370"] / clocks["1605"]
-    bound = (GRAPH_REPLAY_US - total_m / ratio) / kernels
-    with open(os.path.join(root, "data", "runtimes", "tensorrt.toml"), "rb") as f:
+    ratio = clocks["high"] / clocks["low"]
+    bound = (replay_us - total_m / ratio) / kernels
+    with open(os.path.join(ROOT, "data", "runtimes", "tensorrt.toml"), "rb") as f:
         gap = tomllib.load(f)["gpu_gap_per_kernel_us"]
-    print(f"launch-to-launch gap <= ({GRAPH_REPLAY_US:.1f} - {total_m:.1f} / {ratio:.3f}) / {kernels:.0f} = "
+    print(f"launch-to-launch gap <= ({replay_us:.1f} - {total_m:.1f} / {ratio:.3f}) / {kernels:.0f} = "
           f"{bound:.2f} us (data/runtimes/tensorrt.toml gpu_gap_per_kernel_us = {gap})")
     if gap > bound:
         print("the runtime file's gap is above what the replay allows", file=sys.stderr)

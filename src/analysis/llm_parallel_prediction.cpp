@@ -408,22 +408,20 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
     c.price_instance = s.price->id;
     c.usd_per_million_tokens = c.usd_per_gpu_hour / (c.tokens_per_s_per_gpu * 3600.0) * 1e6;
   }
-  // The same rule as predict's (powered_hardware without an instance): the GPUs and their share of their server's host,
-  // as the cost bills the GPU-hours used.
-  const PoweredHardware hw = powered_hardware(s.device, c.gpus);
-  c.host_power_w = hw.host_w;
-  c.pue = pue_for(s.price ? s.price->provider : "", s.pue);
+  // The GPUs used, their share of their server's host (as predict counts it) and their GPU-hours (cost_of_run's
+  // kGpusUsed); with no --train-tokens only the host and the PUE are read.
+  const RunCost run = cost_of_run(s.device, c.gpus, s.r.train_tokens, c.tokens_per_s_per_gpu * c.gpus,
+                                  pw.avg_power_w * c.gpus, s.price, 1, s.pue, kGpusUsed);
+  c.host_power_w = run.powered.host_w;
+  c.pue = run.pue;
   if (s.r.train_tokens > 0) {
     c.train_tokens = s.r.train_tokens;
-    c.train_hours = s.r.train_tokens / (c.tokens_per_s_per_gpu * c.gpus) / 3600.0;
-    c.train_energy_kwh = pw.avg_power_w * c.gpus * c.train_hours / 1000.0;
-    c.train_server_energy_kwh = hw.server_w(pw.avg_power_w * c.gpus) * c.train_hours / 1000.0;
-    c.train_facility_energy_kwh = c.train_server_energy_kwh * c.pue;
-    if (s.price) {
-      // Every instance of the run is billed the same hours, with its provider's minimum and increment.
-      c.train_billed_hours = billed_hours(cloud_terms().provider(s.price->provider), c.train_hours);
-      c.train_usd = c.train_billed_hours * c.gpus * c.usd_per_gpu_hour;
-    }
+    c.train_hours = run.hours;
+    c.train_energy_kwh = run.energy_kwh;
+    c.train_server_energy_kwh = run.server_energy_kwh;
+    c.train_facility_energy_kwh = run.facility_energy_kwh;
+    c.train_billed_hours = run.billed_hours;
+    c.train_usd = run.usd;
   }
   return c;
 }
