@@ -287,6 +287,10 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
     j["input_pipeline"] = nullptr;
   if (p.scale)
     j["scale_out"] = {{"gpus_total", p.scale->gpus_total},
+                      {"nodes", p.scale->nodes},
+                      {"gpus_per_node", p.scale->gpus_per_node},
+                      {"interconnect", p.scale->interconnect},
+                      {"network", p.scale->network.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.scale->network)},
                       {"allreduce_ms", p.scale->allreduce_ms},
                       {"exposed_comm_ms", p.scale->exposed_comm_ms},
                       {"exposed_parts_ms", {{"collectives", p.scale->comm_wait_ms},
@@ -438,9 +442,13 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
   if (const auto iv = prediction_interval(p)) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
-    // Four significant digits, but never in exponent notation beside a throughput printed in plain digits
-    // ("1.109e+04 - 3.246e+04 tokens/s" under "17846 tokens/s").
-    const auto bound = [](double x) { return x >= 1000 ? fmt::format("{:.0f}", x) : fmt::format("{:.4g}", x); };
+    // Both bounds to the same decimals, three significant digits of the upper one ("161 - 438", "27.9 - 78.0",
+    // "0.172 - 0.530"), never in exponent notation beside a throughput printed in plain digits ("1.109e+04 -
+    // 3.246e+04 tokens/s" under "17846 tokens/s"); each bound's own four digits read "160.6 - 438", "27.94 - 78".
+    const double upper = v * iv->high;
+    const int decimals =
+        upper >= 100 || !(upper > 0) ? 0 : std::clamp(2 - static_cast<int>(std::floor(std::log10(upper))), 0, 6);
+    const auto bound = [decimals](double x) { return fmt::format("{:.{}f}", x, decimals); };
     s += fmt::format(m("p.interval"), iv->level * 100, bound(v * iv->low), bound(v * iv->high),
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
     if (!iv->novel_components.empty())
