@@ -441,3 +441,26 @@ TEST_F(CliConsistencyTest, ChineseAdviceHasChineseHeadersAndFullWidthPunctuation
 }
 
 }  // namespace
+
+// Session 39's walk-through: predict's text names the layout of a data-parallel run ("3 GPUs (1 x 3), ddp: ring over
+// pcie3") where its JSON's scale_out had the GPU total only; the README promises the same content in --json. The
+// GTX 1080 Ti is a PCIe 3.0 x16 board (NVIDIA's specifications), so three of them in one server talk over pcie3;
+// two nodes add the network asked for.
+TEST_F(CliConsistencyTest, ScaleOutJsonNamesTheLayoutTheTextPrints) {
+  const CliResult text = run("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("3 GPUs (1 x 3)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("over pcie3"), std::string::npos) << text.out;
+  const nlohmann::json one = run_json("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3 --json");
+  EXPECT_EQ(one["scale_out"]["gpus_total"], 3);
+  EXPECT_EQ(one["scale_out"]["nodes"], 1);
+  EXPECT_EQ(one["scale_out"]["gpus_per_node"], 3);
+  EXPECT_EQ(one["scale_out"]["interconnect"], "pcie3");
+  EXPECT_TRUE(one["scale_out"]["network"].is_null());
+  const nlohmann::json two =
+      run_json("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 4 --nodes 2 --network 100gbe --json");
+  EXPECT_EQ(two["scale_out"]["gpus_total"], 8);
+  EXPECT_EQ(two["scale_out"]["nodes"], 2);
+  EXPECT_EQ(two["scale_out"]["gpus_per_node"], 4);
+  EXPECT_EQ(two["scale_out"]["network"], "100gbe");
+}

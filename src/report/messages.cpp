@@ -93,6 +93,9 @@ const std::map<std::string_view, Text>& table() {
       {"breakdown", {"Where the step goes (by op class and bound)", "时间分布（按算子类别与瓶颈）"}},
       {"strategies", {"Strategies: the software ones combined first, then each alone, ranked by predicted gain",
                       "优化策略：首行为软件策略的组合，其余各项按预测收益排序"}},
+      // No combination: fewer than two software strategies help together (advisor.cpp, "Combination").
+      {"strategies_alone", {"Strategies: each alone, ranked by predicted gain (no two software ones gain more together)",
+                            "优化策略：各项单独应用，按预测收益排序（没有两项软件策略合用收益更高）"}},
       {"combined", {"Combined", "组合"}},
       {"not_applicable", {"Not applicable here", "此处不适用"}},
       {"baseline_cost",
