@@ -4,6 +4,7 @@
 // board's range, INT8 convolutions in PyTorch eager, more GPUs than a server holds) refused with the reason;
 // compare's id:count priced on whole instances; plan's shortlist; "does not fit" instead of a throughput; integer
 // JSON counts; the Chinese report's headers and punctuation.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -457,6 +458,15 @@ TEST_F(CliConsistencyTest, ScaleOutJsonNamesTheLayoutTheTextPrints) {
   EXPECT_EQ(one["scale_out"]["gpus_per_node"], 3);
   EXPECT_EQ(one["scale_out"]["interconnect"], "pcie3");
   EXPECT_TRUE(one["scale_out"]["network"].is_null());
+  // The text names the exposed time's parts the JSON lists, in the same milliseconds: the wait for the slowest GPU
+  // (the larger here) and the bucket copies.
+  const auto& parts = one["scale_out"]["exposed_parts_ms"];
+  ASSERT_GT(parts["stragglers"].get<double>(), parts["bucket_copies"].get<double>());
+  ASSERT_GT(parts["bucket_copies"].get<double>(), 0.0);
+  EXPECT_NE(text.out.find(fmt::format("({:.2f} ms of it waiting for the slowest GPU, {:.2f} ms copying gradients",
+                                      parts["stragglers"].get<double>(), parts["bucket_copies"].get<double>())),
+            std::string::npos)
+      << text.out;
   const nlohmann::json two =
       run_json("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 4 --nodes 2 --network 100gbe --json");
   EXPECT_EQ(two["scale_out"]["gpus_total"], 8);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "analysis/cloud.h"
 #include "analysis/intervals.h"
@@ -518,14 +519,24 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   else if (p.input)
     s += fmt::format(m("p.input"), p.input->host_samples_per_s, p.input->host, p.input->cores,
                      p.input->decode_ms_per_sample, p.input->limited_by, p.input->bound ? msg("p.bounds_step", lang) : "");
-  if (p.scale)
+  if (p.scale) {
+    // The parts of the exposed time a reader would not guess from the all-reduce: the wait for the slowest GPU and
+    // the bucket copies, the larger first.
+    std::vector<std::pair<double, std::string>> parts;
+    if (p.scale->sync_wait_ms > 0) parts.emplace_back(p.scale->sync_wait_ms, std::string(msg("p.scale_stragglers", lang)));
+    if (p.scale->bucket_copy_ms > 0) parts.emplace_back(p.scale->bucket_copy_ms, std::string(msg("p.scale_buckets", lang)));
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string named;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      named += fmt::format(m(i == 0 ? "p.scale_first_part" : "p.scale_next_part"), parts[i].first, parts[i].second);
+    if (!named.empty()) named = fmt::format(m("p.scale_parts"), named);
     s += fmt::format(
         m("p.scale"), p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
         p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
         p.scale->allreduce_ms,
         r.mode == Mode::kTrain && r.grad_accum > 1 ? fmt::format(m("p.scale_accum"), r.grad_accum) : "",
-        p.scale->exposed_comm_ms,
-        p.scale->bucket_copy_ms > 0 ? fmt::format(m("p.scale_buckets"), p.scale->bucket_copy_ms) : "");
+        p.scale->exposed_comm_ms, named);
+  }
   if (p.power)
   {
     s += fmt::format(m("p.power"), p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor,
