@@ -195,3 +195,59 @@ TEST_F(AdviseCliTest, UnknownHostIsAOneLineErrorWithASuggestion) {
 }
 
 }  // namespace
+
+namespace {
+
+class AdviseGpuCountTest : public perfcast::test::ScratchDirTest {
+ protected:
+  AdviseGpuCountTest() : ScratchDirTest("perfcast-advise-count") {}
+};
+
+}  // namespace
+
+// Session 39's walk-through: with --gpus 3 on GP102 cards, "gpu:h100-sxm5-80gb 8.20x" read as one H100 beating three
+// 1080 Tis eightfold; the strategy keeps the request's three GPUs. Its line says so, and its throughput is predict's
+// for three of that card (the README: "advise and predict agree on the same flags").
+TEST_F(AdviseGpuCountTest, AnotherGpuKeepsTheCountAndSaysIt) {
+  const CliResult a = run("advise --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3 --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  const auto j = nlohmann::json::parse(a.out);
+  int seen = 0;
+  for (const auto& s : j["strategies"]) {
+    if (s["category"] != "hardware" || !s["applicable"].get<bool>()) continue;
+    ++seen;
+    EXPECT_EQ(s["reason"].get<std::string>().rfind("3 x ", 0), 0u) << s["reason"];
+    const std::string gpu = s["gpu"];
+    const CliResult p = run("predict --gpu " + gpu + " --model resnet152 --precision amp --gpus 3 --json");
+    ASSERT_EQ(p.code, 0) << p.err;
+    const double predicted = nlohmann::json::parse(p.out)["throughput"]["samples_per_s"];
+    EXPECT_NEAR(s["samples_per_s"].get<double>(), predicted, 1e-6 * predicted) << gpu;
+  }
+  EXPECT_GT(seen, 0);
+  // One GPU: no count in front of the card's name.
+  const CliResult one = run("advise --gpu gtx-1080-ti --model resnet152 --precision amp --json");
+  ASSERT_EQ(one.code, 0) << one.err;
+  for (const auto& s : nlohmann::json::parse(one.out)["strategies"])
+    if (s["category"] == "hardware" && s["applicable"].get<bool>())
+      EXPECT_EQ(s["reason"].get<std::string>().rfind("NVIDIA ", 0), 0u) << s["reason"];
+}
+
+// Session 39's walk-through: ResNet-50 inference on a GTX 1080 Ti printed "Strategies: the software ones combined
+// first" over a table with no combined row (TensorRT + INT8 alone; nothing gains beside it), which the JSON's
+// empty `combinations` shows. The heading says what the table holds, in both languages.
+TEST_F(AdviseGpuCountTest, StrategiesHeadingSaysWhetherACombinationLeads) {
+  const std::string alone = "advise --gpu gtx-1080-ti --model resnet50 --mode infer --batch 32";
+  const CliResult j = run(alone + " --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  ASSERT_TRUE(nlohmann::json::parse(j.out)["combinations"].empty());
+  const CliResult text = run(alone);
+  EXPECT_EQ(text.out.find("combined first"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Strategies: each alone"), std::string::npos) << text.out;
+  const CliResult zh = run(alone + " --lang zh");
+  EXPECT_EQ(zh.out.find("首行为软件策略的组合"), std::string::npos) << zh.out;
+  // The default scenario combines torch.compile with AMP: its heading keeps "combined first".
+  const CliResult def = run("advise");
+  ASSERT_EQ(def.code, 0) << def.err;
+  ASSERT_FALSE(nlohmann::json::parse(run("advise --json").out)["combinations"].empty());
+  EXPECT_NE(def.out.find("combined first"), std::string::npos) << def.out;
+}

@@ -279,3 +279,33 @@ TEST(PrecisionPlan, UnsupportedCombinationsThrowUnsupportedError) {
 
 }  // namespace
 }  // namespace perfcast
+
+namespace perfcast {
+namespace {
+
+// The first whole number after `marker` in README.md, or -1.
+int readme_count_after(const std::string& marker) {
+  const std::string readme = slurp(fs::path(PERFCAST_SOURCE_DIR) / "README.md");
+  const auto at = readme.find(marker);
+  if (at == std::string::npos) return -1;
+  const auto digit = readme.find_first_of("0123456789", at + marker.size());
+  return digit == std::string::npos ? -1 : std::stoi(readme.substr(digit));
+}
+
+std::size_t toml_files_in(const fs::path& folder) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(folder)) n += e.path().extension() == ".toml" ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+// Session 39's walk-through: the README said "25 parts in data/cpus/" after session 38 had added three (Xeon W-2123,
+// Gold 6334, EPYC 7V13). The counts a new user reads first are the shipped catalog's.
+TEST(ReadmeCatalogCounts, MatchTheShippedFiles) {
+  const fs::path data = fs::path(PERFCAST_SOURCE_DIR) / "data";
+  EXPECT_EQ(readme_count_after("**Catalog of"), static_cast<int>(toml_files_in(data / "gpus")));
+  EXPECT_EQ(readme_count_after("(`perfcast cpus`, `docs/cpus.md`):"), static_cast<int>(toml_files_in(data / "cpus")));
+}
+
+}  // namespace perfcast

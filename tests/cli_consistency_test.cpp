@@ -4,6 +4,7 @@
 // board's range, INT8 convolutions in PyTorch eager, more GPUs than a server holds) refused with the reason;
 // compare's id:count priced on whole instances; plan's shortlist; "does not fit" instead of a throughput; integer
 // JSON counts; the Chinese report's headers and punctuation.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -441,3 +442,35 @@ TEST_F(CliConsistencyTest, ChineseAdviceHasChineseHeadersAndFullWidthPunctuation
 }
 
 }  // namespace
+
+// Session 39's walk-through: predict's text names the layout of a data-parallel run ("3 GPUs (1 x 3), ddp: ring over
+// pcie3") where its JSON's scale_out had the GPU total only; the README promises the same content in --json. The
+// GTX 1080 Ti is a PCIe 3.0 x16 board (NVIDIA's specifications), so three of them in one server talk over pcie3;
+// two nodes add the network asked for.
+TEST_F(CliConsistencyTest, ScaleOutJsonNamesTheLayoutTheTextPrints) {
+  const CliResult text = run("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("3 GPUs (1 x 3)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("over pcie3"), std::string::npos) << text.out;
+  const nlohmann::json one = run_json("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3 --json");
+  EXPECT_EQ(one["scale_out"]["gpus_total"], 3);
+  EXPECT_EQ(one["scale_out"]["nodes"], 1);
+  EXPECT_EQ(one["scale_out"]["gpus_per_node"], 3);
+  EXPECT_EQ(one["scale_out"]["interconnect"], "pcie3");
+  EXPECT_TRUE(one["scale_out"]["network"].is_null());
+  // The text names the exposed time's parts the JSON lists, in the same milliseconds: the wait for the slowest GPU
+  // (the larger here) and the bucket copies.
+  const auto& parts = one["scale_out"]["exposed_parts_ms"];
+  ASSERT_GT(parts["stragglers"].get<double>(), parts["bucket_copies"].get<double>());
+  ASSERT_GT(parts["bucket_copies"].get<double>(), 0.0);
+  EXPECT_NE(text.out.find(fmt::format("({:.2f} ms of it waiting for the slowest GPU, {:.2f} ms copying gradients",
+                                      parts["stragglers"].get<double>(), parts["bucket_copies"].get<double>())),
+            std::string::npos)
+      << text.out;
+  const nlohmann::json two =
+      run_json("predict --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 4 --nodes 2 --network 100gbe --json");
+  EXPECT_EQ(two["scale_out"]["gpus_total"], 8);
+  EXPECT_EQ(two["scale_out"]["nodes"], 2);
+  EXPECT_EQ(two["scale_out"]["gpus_per_node"], 4);
+  EXPECT_EQ(two["scale_out"]["network"], "100gbe");
+}

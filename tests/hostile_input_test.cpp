@@ -13,6 +13,7 @@
 #include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "cli_runner.h"
+#include "core/echoed_values.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "fuzz/fuzz_readers.h"
@@ -435,6 +436,59 @@ TEST_F(HostileInputTest, GpuAndNodeCountsHaveLimits) {
   EXPECT_GE(input_limits().max_gpus_per_node, 8);
   EXPECT_GE(input_limits().max_nodes, 2048);
   EXPECT_EQ(run("predict --gpu a100-sxm4-40gb --model resnet50 --gpus 8 --nodes 2048").code, 0);
+}
+
+// Session 39's walk-through: a 10 MB id in a --configs cell took the "did you mean" search minutes and 1.9 GB
+// (an edit-distance table of 10 MB x each catalog id), and its message echoed the 10 MB twice. The project's rule
+// (helper brief: one line naming the problem) asks for a line a person can read; a typo still gets its suggestion.
+TEST_F(HostileInputTest, HugeIdsGetNoSuggestionSearchAndAShortLine) {
+  const std::vector<std::string> ids{"resnet50", "resnet152", "gtx-1080-ti"};
+  EXPECT_EQ(nearest(std::string(10'000'000, 'r'), ids), "");
+  EXPECT_EQ(nearest("resnt152", ids), "resnet152");
+  EXPECT_EQ(nearest("1080ti", ids), "gtx-1080-ti");  // contained, as before
+
+  write("huge.csv", "gpu,model,batch\ngtx-1080-ti," + std::string(10'000'000, 'r') + ",64\n");
+  const CliResult r = run("predict --configs huge.csv");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto rows = test::lines_of(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  const std::string status = rows[1].substr(rows[1].rfind(',') + 1);
+  EXPECT_EQ(status.rfind("error: line 2: unknown model 'rrrr", 0), 0u) << status.substr(0, 200);
+  EXPECT_LT(status.size(), 1000u);
+  EXPECT_NE(status.find("more bytes)"), std::string::npos) << status.substr(0, 300);
+
+  // On the command line (an argument may be up to 128 kB on Linux): one line, exit 2, the value cut.
+  const CliResult g = run("predict --model resnet50 --gpu " + std::string(100'000, 'x'));
+  expect_one_line_error(g, "unknown device 'xxxx");
+  EXPECT_LT(g.err.size(), 1000u);
+  // A message of ordinary length is untouched.
+  expect_one_line_error(run("predict --model resnet50 --gpu gtx-108-ti"),
+                        "unknown device 'gtx-108-ti'; did you mean 'gtx-1080-ti'?");
+}
+
+TEST(EchoedValues, ClippingKeepsShortMessagesAndIsStable) {
+  EXPECT_EQ(clip_echoed_values("unknown model 'x'"), "unknown model 'x'");
+  const std::string huge = "batch '" + std::string(50'000, '9') + "' is not an integer";
+  const std::string once = clip_echoed_values(huge);
+  EXPECT_LT(once.size(), 400u);
+  EXPECT_NE(once.find("' is not an integer"), std::string::npos) << once;
+  EXPECT_EQ(clip_echoed_values(once), once);
+  // Without quotes to clip (a value made of apostrophes), the message is cut whole, and stays cut.
+  const std::string quotes = clip_echoed_values("row '" + std::string(20'000, '\'') + "'");
+  EXPECT_LE(quotes.size(), 4000u);
+  EXPECT_EQ(clip_echoed_values(quotes), quotes);
+  // Never inside a UTF-8 character.
+  const std::string cjk = clip_echoed_values("model '" + [] { std::string s; for (int i = 0; i < 1000; ++i) s += "显"; return s; }() + "'");
+  EXPECT_EQ(escape_control_bytes(cjk), cjk);
+}
+
+// --interval / --duration past any job's length (data/limits.toml max_deadline_hours, the plan deadline's limit):
+// --interval 1e30 overflowed the 64-bit nanoseconds of the sleep between rounds and would sample without pause.
+TEST_F(HostileInputTest, MonitorDurationsHaveTheDeadlineLimit) {
+  expect_one_line_error(run("monitor --interval 1e30 --count 1"), "max_deadline_hours");
+  expect_one_line_error(run("monitor --duration 1e30"), "max_deadline_hours");
+  const std::string replay = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/monitor/h200-sxm-141gb_resnet50_amp_b128_host.csv";
+  EXPECT_EQ(run("monitor --replay " + replay + " --duration 87600h").code, 0);
 }
 
 TEST_F(HostileInputTest, TraceSizeLimitIsCheckedBeforeReadingFully) {

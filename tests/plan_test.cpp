@@ -989,6 +989,32 @@ TEST_F(PlanCliTest, IntervalBoundsPrintInTheThroughputsOwnDigits) {
   EXPECT_EQ(line.find("e+"), std::string::npos) << line;
 }
 
+TEST_F(PlanCliTest, IntervalBoundsShareTheirDecimals) {
+  // Session 39's walk-through on GP102 read "80% interval  160.6 - 438 samples/s" and "27.94 - 78 tokens/s": each
+  // bound kept its own four digits, so one showed a decimal the other dropped. Both now carry the same decimals,
+  // three significant digits of the upper bound, as a reader compares them.
+  for (const std::string args : {"predict --gpu gtx-1080-ti --model resnet152 --batch max --precision amp --gpus 3",
+                                 "predict --gpu gtx-1080-ti --model llama-2-7b --mode decode --precision q4_k_m "
+                                 "--runtime llama.cpp --context 512 --seq 128",
+                                 "predict --gpu gtx-1080-ti --model nodule3d --batch 4"}) {
+    const CliResult r = run(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto at = r.out.find("% interval  ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::istringstream line(r.out.substr(at + 12, r.out.find('\n', at) - at - 12));
+    std::string low, dash, high;
+    line >> low >> dash >> high;
+    ASSERT_EQ(dash, "-") << line.str();
+    const auto decimals = [](const std::string& x) { return x.find('.') == std::string::npos ? 0 : x.size() - x.find('.') - 1; };
+    EXPECT_EQ(decimals(low), decimals(high)) << line.str();
+    // Three significant digits of the upper bound: its digits less leading zeros.
+    std::string digits = high;
+    std::erase(digits, '.');
+    digits.erase(0, digits.find_first_not_of('0'));
+    EXPECT_TRUE(digits.size() == 3 || (digits.size() > 3 && decimals(high) == 0)) << line.str();
+  }
+}
+
 
 TEST_F(PlanCliTest, ARequestThatReadsRightToAUserIsAnsweredInItsOwnTerms) {
   // `plan --layouts` on a CNN answered about "--tp, --pp, --dp ... flags" the user never typed; the layout search is

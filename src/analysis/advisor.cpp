@@ -691,7 +691,9 @@ void add_hardware(const Baseline& on, std::vector<StrategyResult>& s) {
     PredictRequest t = r;
     t.gpu = d.id;
     StrategyResult g = evaluate("gpu:" + d.id, "hardware", base, t, [&](const Prediction& p) {
-      std::string why = fmt::format("{}: {:.0f} GB at {:.0f} GB/s, {:.1f} FP32 TFLOPS", p.device.name,
+      // The request's GPU count carries over (--gpus 3: three of the other card), so the line says how many.
+      std::string why = fmt::format("{}{}: {:.0f} GB at {:.0f} GB/s, {:.1f} FP32 TFLOPS",
+                                    t.gpus * t.nodes > 1 ? fmt::format("{} x ", t.gpus * t.nodes) : "", p.device.name,
                                     p.device.memory_gb, p.device.mem_bw_gbps, p.device.peak(Pipe::kFp32));
       if (p.device.launch_price_usd > 0) why += fmt::format(", launch price ${:.0f}", p.device.launch_price_usd);
       if (p.primary == Bound::kInputPipeline)

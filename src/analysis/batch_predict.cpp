@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/data_files.h"
+#include "core/echoed_values.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/toml_reader.h"
@@ -233,10 +234,10 @@ RowResult predict_row(const ConfigRow& row) {
     res.prediction = predict(request_from_row(row));
   } catch (const UnsupportedError& e) {
     // A valid setup perfcast does not model (an unknown precision on this architecture, an engine's training).
-    res.status = std::string("unsupported: ") + e.what();
+    res.status = std::string("unsupported: ") + clip_echoed_values(e.what());
   } catch (const InputError& e) {
     // The row's own input is wrong (a typo'd id, a bad value): named as op --configs names it.
-    res.status = "error: line " + std::to_string(row.line) + ": " + e.what();
+    res.status = "error: line " + std::to_string(row.line) + ": " + clip_echoed_values(e.what());
   }
   return res;
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/single_op.h"
+#include "core/echoed_values.h"
 #include "core/error.h"
 
 namespace perfcast {
@@ -135,10 +136,10 @@ OpBatchResult predict_op_configs(const std::string& csv_text) {
       bound = std::string(bound_name(p.cost.bound));
       ++res.ok;
     } catch (const UnsupportedError& e) {
-      status = std::string("unsupported: ") + e.what();
+      status = std::string("unsupported: ") + clip_echoed_values(e.what());
       ++res.failed;
     } catch (const InputError& e) {
-      status = fmt::format("error: line {}: {}", line_no, e.what());
+      status = fmt::format("error: line {}: {}", line_no, clip_echoed_values(e.what()));
       ++res.failed;
     }
     out << line << "," << predicted << "," << csv_escape(algorithm) << "," << bound << "," << csv_escape(status) << "\n";

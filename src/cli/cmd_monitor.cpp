@@ -15,6 +15,7 @@
 #include "cli/number_flags.h"
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/output_file.h"
 #include "report/monitor_report.h"
 
@@ -43,9 +44,17 @@ struct StopOnSignal {
   }
 };
 
-// "1s", "500ms", "2m", "1h" or a plain number of seconds: the duration parser of every duration flag.
+// "1s", "500ms", "2m", "1h" or a plain number of seconds: the duration parser of every duration flag. No longer
+// than the longest run a deadline may name (data/limits.toml max_deadline_hours): a session longer than any job
+// watches nothing, and the sleep to the next round counts nanoseconds in 64 bits (--interval 1e30 would overflow
+// that count and sample without pause).
 double parse_seconds(const std::string& text, const char* flag) {
-  return parse_duration(text, flag, 1, 1, "500ms, 1s, 2m or 1h");
+  const double seconds = parse_duration(text, flag, 1, 1, "500ms, 1s, 2m or 1h");
+  const auto most_hours = input_limits().max_deadline_hours;
+  if (seconds > static_cast<double>(most_hours) * 3600)
+    throw InputError(fmt::format("{} of {:.3g} s is longer than any job runs (limit {} h, data/limits.toml "
+                                 "max_deadline_hours)", flag, seconds, most_hours));
+  return seconds;
 }
 
 }  // namespace

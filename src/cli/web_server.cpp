@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "cli/api.h"
+#include "core/echoed_values.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/private_temp_dir.h"
@@ -168,7 +169,7 @@ void run_command(const httplib::Request& req, httplib::Response& res, const std:
     if (page) res.set_content(without_upload_dir(api::run_html(command, options), uploads), "text/html; charset=utf-8");
     else res.set_content(without_upload_dir(api::run_json(command, options), uploads), "application/json");
   } catch (const InputError& e) {
-    set_error(res, 400, without_upload_dir(e.what(), uploads), !page);
+    set_error(res, 400, without_upload_dir(clip_echoed_values(e.what()), uploads), !page);
   } catch (const std::exception& e) {
     set_error(res, 500, without_upload_dir(std::string("internal error: ") + e.what(), uploads), !page);
   }

@@ -66,7 +66,8 @@ std::string advice_html(const Advice& a, Lang lang) {
   }
   h += "</table></div>\n";
 
-  h += "<h2>" + html_escape(msg("strategies", lang)) + "</h2>\n<div class=\"scroll\"><table>\n";
+  h += "<h2>" + html_escape(msg(j.at("combinations").empty() ? "strategies_alone" : "strategies", lang)) +
+       "</h2>\n<div class=\"scroll\"><table>\n";
   h += fmt::format("<tr><th>{}</th><th>{}</th><th></th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
                    m("col.strategy"), m("col.speedup"), m("col.memory"), m("col.energy"), m("col.cost"), m("col.why"));
   h += fmt::format("<tr class=\"units\"><td></td><td>{}</td><td></td><td>GiB</td><td>{}</td><td>{}</td><td></td></tr>\n",

@@ -238,7 +238,7 @@ std::string advice_text(const Advice& a, Lang lang) {
                        st.energy_ratio ? fmt::format("{:.2f}x", *st.energy_ratio) : "-",
                        st.usd_per_million_samples ? format_usd(*st.usd_per_million_samples) : "-", reason(st));
   };
-  s += fmt::format("\n{}\n", msg("strategies", lang));
+  s += fmt::format("\n{}\n", msg(a.combinations.empty() ? "strategies_alone" : "strategies", lang));
   if (a.baseline_usd_per_million_samples)
     s += fmt::format(fmt::runtime(msg("baseline_cost", lang)), format_usd(*a.baseline_usd_per_million_samples)) + "\n";
   s += fmt::format("  {:<40} {:>9} {:>9} {:>8} {:>8}  {}\n", msg("col.strategy", lang), msg("col.speedup", lang),

@@ -93,6 +93,9 @@ const std::map<std::string_view, Text>& table() {
       {"breakdown", {"Where the step goes (by op class and bound)", "时间分布（按算子类别与瓶颈）"}},
       {"strategies", {"Strategies: the software ones combined first, then each alone, ranked by predicted gain",
                       "优化策略：首行为软件策略的组合，其余各项按预测收益排序"}},
+      // No combination: fewer than two software strategies help together (advisor.cpp, "Combination").
+      {"strategies_alone", {"Strategies: each alone, ranked by predicted gain (no two software ones gain more together)",
+                            "优化策略：各项单独应用，按预测收益排序（没有两项软件策略合用收益更高）"}},
       {"combined", {"Combined", "组合"}},
       {"not_applicable", {"Not applicable here", "此处不适用"}},
       {"baseline_cost",
@@ -267,8 +270,13 @@ const std::map<std::string_view, Text>& table() {
         "  多卡扩展        {:>12} 块 GPU（{} x {}），{}：{} 经 {}{}：扩展效率 {:.0f}%，all-reduce {:.2f} ms{}，每步未被掩盖 "
         "{:.2f} ms{}\n"}},
       {"p.scale_accum", {" once per {} micro-batches", "（每 {} 个微批次一次）"}},
-      {"p.scale_buckets",
-       {" ({:.2f} ms of it copying gradients into and out of buckets)", "（其中 {:.2f} ms 用于把梯度拷入和拷出梯度桶）"}},
+      // The exposed time's parts the text names (JSON scale_out.exposed_parts_ms has them all): "(19.17 ms of it
+      // waiting for the slowest GPU, 2.73 ms copying gradients into and out of buckets)".
+      {"p.scale_parts", {" ({})", "（其中 {}）"}},
+      {"p.scale_first_part", {"{:.2f} ms of it {}", "{:.2f} ms {}"}},
+      {"p.scale_next_part", {", {:.2f} ms {}", "，{:.2f} ms {}"}},
+      {"p.scale_stragglers", {"waiting for the slowest GPU", "等待最慢的 GPU"}},
+      {"p.scale_buckets", {"copying gradients into and out of buckets", "把梯度拷入和拷出梯度桶"}},
       {"p.power",
        {"  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), {} J per "
         "sample\n",

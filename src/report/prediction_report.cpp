@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "analysis/cloud.h"
 #include "analysis/intervals.h"
@@ -287,6 +288,10 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
     j["input_pipeline"] = nullptr;
   if (p.scale)
     j["scale_out"] = {{"gpus_total", p.scale->gpus_total},
+                      {"nodes", p.scale->nodes},
+                      {"gpus_per_node", p.scale->gpus_per_node},
+                      {"interconnect", p.scale->interconnect},
+                      {"network", p.scale->network.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.scale->network)},
                       {"allreduce_ms", p.scale->allreduce_ms},
                       {"exposed_comm_ms", p.scale->exposed_comm_ms},
                       {"exposed_parts_ms", {{"collectives", p.scale->comm_wait_ms},
@@ -438,9 +443,13 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
   if (const auto iv = prediction_interval(p)) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
-    // Four significant digits, but never in exponent notation beside a throughput printed in plain digits
-    // ("1.109e+04 - 3.246e+04 tokens/s" under "17846 tokens/s").
-    const auto bound = [](double x) { return x >= 1000 ? fmt::format("{:.0f}", x) : fmt::format("{:.4g}", x); };
+    // Both bounds to the same decimals, three significant digits of the upper one ("161 - 438", "27.9 - 78.0",
+    // "0.172 - 0.530"), never in exponent notation beside a throughput printed in plain digits ("1.109e+04 -
+    // 3.246e+04 tokens/s" under "17846 tokens/s"); each bound's own four digits read "160.6 - 438", "27.94 - 78".
+    const double upper = v * iv->high;
+    const int decimals =
+        upper >= 100 || !(upper > 0) ? 0 : std::clamp(2 - static_cast<int>(std::floor(std::log10(upper))), 0, 6);
+    const auto bound = [decimals](double x) { return fmt::format("{:.{}f}", x, decimals); };
     s += fmt::format(m("p.interval"), iv->level * 100, bound(v * iv->low), bound(v * iv->high),
                      msg(p.tokens_per_s ? "p.interval_tokens" : "p.interval_samples", lang), iv->rows, iv->regime);
     if (!iv->novel_components.empty())
@@ -510,14 +519,24 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   else if (p.input)
     s += fmt::format(m("p.input"), p.input->host_samples_per_s, p.input->host, p.input->cores,
                      p.input->decode_ms_per_sample, p.input->limited_by, p.input->bound ? msg("p.bounds_step", lang) : "");
-  if (p.scale)
+  if (p.scale) {
+    // The parts of the exposed time a reader would not guess from the all-reduce: the wait for the slowest GPU and
+    // the bucket copies, the larger first.
+    std::vector<std::pair<double, std::string>> parts;
+    if (p.scale->sync_wait_ms > 0) parts.emplace_back(p.scale->sync_wait_ms, std::string(msg("p.scale_stragglers", lang)));
+    if (p.scale->bucket_copy_ms > 0) parts.emplace_back(p.scale->bucket_copy_ms, std::string(msg("p.scale_buckets", lang)));
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string named;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      named += fmt::format(m(i == 0 ? "p.scale_first_part" : "p.scale_next_part"), parts[i].first, parts[i].second);
+    if (!named.empty()) named = fmt::format(m("p.scale_parts"), named);
     s += fmt::format(
         m("p.scale"), p.scale->gpus_total, p.scale->nodes, p.scale->gpus_per_node, p.scale->strategy, p.scale->algorithm,
         p.scale->interconnect, p.scale->network.empty() ? "" : " + " + p.scale->network, 100.0 * p.scale->efficiency,
         p.scale->allreduce_ms,
         r.mode == Mode::kTrain && r.grad_accum > 1 ? fmt::format(m("p.scale_accum"), r.grad_accum) : "",
-        p.scale->exposed_comm_ms,
-        p.scale->bucket_copy_ms > 0 ? fmt::format(m("p.scale_buckets"), p.scale->bucket_copy_ms) : "");
+        p.scale->exposed_comm_ms, named);
+  }
   if (p.power)
   {
     s += fmt::format(m("p.power"), p.power->avg_power_w, p.power->limit_w, 100.0 * p.power->clock_factor,
