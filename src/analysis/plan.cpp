@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/intervals.h"
 #include "analysis/request_resolution.h"
 #include "core/error.h"
 #include "core/limits.h"
@@ -21,7 +22,8 @@ namespace perfcast {
 
 bool wants_best_precision(const PredictRequest& request) { return request.precision == "best"; }
 
-Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options) {
+Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options,
+                                  PrecisionChoice choice) {
   const bool training = request.mode == Mode::kTrain;
   const bool serving = is_llm_pass(request.mode);
   // Serving a language model: the candidates are weight types (GGUF block types on llama.cpp), as in advise.
@@ -31,7 +33,13 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
                      : std::vector<std::string>{"fp16", "bf16", "int8", "int4", "fp8"})
       : training ? std::vector<std::string>{"fp32", "tf32", "amp", "amp-bf16"}
                  : std::vector<std::string>{"fp32", "tf32", "fp16", "amp", "int8", "fp8"};
-  std::optional<Prediction> best, best_unfit;
+  // kFastestTellable: the first candidate (the full precision: FP32, or FP16 weights when serving) stays when the
+  // fastest beats it by no more than the model can tell apart, the 80% spread of measured precision what-ifs
+  // (data/intervals.toml [[what_if]] kind "precision", fitted by `perfcast fit-intervals`). FP16 that the model
+  // puts 0.04% ahead of FP32 on a GTX 1080 Ti is not a reason to leave FP32.
+  const auto spread = what_if_spread_of_kind("precision");
+  const double margin = choice == PrecisionChoice::kFastestTellable && spread ? spread->spread : 1.0;
+  std::optional<Prediction> best, best_unfit, first;
   // The reason shown when no candidate runs: the first that is not a precision the GPU lacks (a memory fit, say),
   // since a later candidate's missing hardware support would hide why the supported ones failed.
   std::string reason, precision_reason;
@@ -41,6 +49,7 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
     try {
       Prediction p = predict_data_parallel(r, options);
       auto& slot = p.memory.fits ? best : best_unfit;
+      if (c == candidates.front() && p.memory.fits) first = p;
       if (!slot || p.samples_per_s > slot->samples_per_s) slot = std::move(p);
     } catch (const UnsupportedError& e) {
       const bool lacks_precision = e.reason().id.rfind("precision.", 0) == 0;
@@ -48,6 +57,7 @@ Prediction predict_best_precision(const PredictRequest& request, const DataParal
       if (slot.empty()) slot = e.what();
     }
   }
+  if (best && first && best->samples_per_s <= margin * first->samples_per_s) return *first;
   if (best) return *best;
   if (best_unfit) return *best_unfit;
   if (reason.empty()) reason = precision_reason;
@@ -486,7 +496,7 @@ std::vector<CompareRow> compare(const PredictRequest& base, const std::vector<Gp
     try {
       PredictRequest b = r;
       b.precision = "best";
-      const Prediction best = predict_best_precision(b, options);
+      const Prediction best = predict_best_precision(b, options, PrecisionChoice::kFastestTellable);
       if (best.memory.fits) {
         row.best_precision = best.request.precision;
         row.best_samples_per_s = best.samples_per_s;

@@ -12,9 +12,15 @@
 
 namespace perfcast {
 
+// How a precision is chosen: the fastest (a search for the cheapest or quickest run: plan, `--precision best`), or
+// the fastest only when it gains more over the full precision than the model can tell from no gain (compare's
+// "best precision" column, read as advice: the 80% spread of measured precision what-ifs, data/intervals.toml).
+enum class PrecisionChoice { kFastest, kFastestTellable };
+
 // The precision that trains (or infers) fastest on this GPU among those it supports; with its prediction.
 // Candidates: fp32, tf32, amp, amp-bf16 (train); also fp16, int8, fp8 (infer).
-Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options = {});
+Prediction predict_best_precision(const PredictRequest& request, const DataParallelOptions& options = {},
+                                  PrecisionChoice choice = PrecisionChoice::kFastest);
 
 // Precision "best" is resolved per GPU with predict_best_precision.
 bool wants_best_precision(const PredictRequest& request);
