@@ -4,6 +4,8 @@
 // (data/validation/llm_parallel*.csv) under ratchets that only go down.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -317,6 +319,36 @@ TEST(LlmParallel, PlanSearchFindsLayoutsThatFitFastestFirst) {
   for (const auto& c : found) {
     EXPECT_TRUE(c.memory.fits);
     EXPECT_EQ(c.gpus, 16);
+  }
+}
+
+TEST(LlmParallel, PlanSearchListsSelectiveRecomputationOnlyWhereItRecomputesSomething) {
+  // Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models" (2022): selective
+  // recomputation recomputes the attention core (scores, softmax, dropout) to drop its activations. Attention that
+  // keeps no score matrix (FlashAttention, the Megatron default here) leaves it nothing to drop or recompute, so a
+  // recompute-selective layout is the recompute-none one: the search lists it once, not as a second row of the same
+  // figures (Llama 2 7B on 8 A100s listed 7 distinct layouts in its top 15).
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "llama-2-7b";
+  r.mode = Mode::kTrain;
+  r.precision = "amp-bf16";
+  r.gpus = 8;
+  const auto found = search_layouts(r, LayoutSearch{.max_micro_batch = 4});
+  ASSERT_FALSE(found.empty());
+  std::map<std::string, std::pair<double, double>> none;
+  const auto key = [](const ParallelLayout& l) {
+    return std::to_string(l.tp) + "/" + std::to_string(l.pp) + "/" + std::to_string(l.dp) + "/" +
+           std::to_string(l.zero) + "/" + std::to_string(l.micro_batch) + "/" + std::to_string(l.global_batch);
+  };
+  for (const auto& c : found)
+    if (c.layout.recompute == Recompute::kNone) none[key(c.layout)] = {c.step.step_us, c.memory.total};
+  ASSERT_FALSE(none.empty());
+  for (const auto& c : found) {
+    if (c.layout.recompute != Recompute::kSelective) continue;
+    const auto it = none.find(key(c.layout));
+    if (it != none.end())
+      EXPECT_NE(it->second, std::make_pair(c.step.step_us, c.memory.total)) << c.layout_text;
   }
 }
 

@@ -511,7 +511,11 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
     for (int pp = 1; pp <= gpus / tp; pp *= 2) {
       if (d.layers % pp != 0 || gpus % (tp * pp) != 0) continue;
       const int dp = gpus / (tp * pp);
-      for (const int zero : {0, 1, 2, 3})
+      for (const int zero : {0, 1, 2, 3}) {
+        // The step time and memory of each micro-batch size without recomputation: selective recomputation that
+        // recomputes nothing here (attention that keeps no score matrix, as flash attention does) is the same run,
+        // listed once as recompute-none.
+        std::map<std::int64_t, std::pair<double, double>> without_recompute;
         for (const Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
           for (std::int64_t mb = 1; mb <= search.max_micro_batch; mb *= 2) {
             if (zero > 0 && dp == 1) continue;
@@ -532,8 +536,15 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
               continue;
             }
             ParallelTrainingCost c = evaluate(s, d, l, &cache);
+            const std::pair<double, double> figures{c.step.step_us, c.memory.total};
+            if (rc == Recompute::kNone) without_recompute[mb] = figures;
+            if (rc == Recompute::kSelective) {
+              const auto it = without_recompute.find(mb);
+              if (it != without_recompute.end() && it->second == figures) continue;
+            }
             if (c.memory.fits) out.push_back(std::move(c));
           }
+      }
     }
   }
   std::sort(out.begin(), out.end(), [](const ParallelTrainingCost& a, const ParallelTrainingCost& b) {
