@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/api.h"
+#include "core/echoed_values.h"
 #include "core/error.h"
 
 namespace py = pybind11;
@@ -92,8 +93,16 @@ py::object run(const std::string& command, const py::args& args, const py::kwarg
 PYBIND11_MODULE(perfcast, m) {
   m.doc() = "perfcast: predicted deep-learning performance on NVIDIA GPUs. Each function returns what "
             "`perfcast <command> ... --json` prints, as Python objects.";
-  // perfcast.InputError (a ValueError) carries the message the CLI prints after "perfcast: error: ".
-  py::register_exception<perfcast::InputError>(m, "InputError", PyExc_ValueError);
+  // perfcast.InputError (a ValueError) carries the message the CLI prints after "perfcast: error: ", its echoed
+  // values clipped as the CLI clips them (core/echoed_values.h): a 100 kB id is not a 100 kB exception message.
+  static py::exception<perfcast::InputError> input_error(m, "InputError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const perfcast::InputError& e) {
+      input_error(perfcast::clip_echoed_values(e.what()).c_str());
+    }
+  });
   for (const std::string command : {"predict", "advise", "compare", "plan", "op", "validate", "trace"}) {
     m.def(command.c_str(), [command](const py::args& args, const py::kwargs& kwargs) { return run(command, args, kwargs); },
           ("`perfcast " + command + " --json`: flags as keyword arguments (or an argv list), the JSON as a dict/list")

@@ -10,7 +10,9 @@
 #include <functional>
 #include <string>
 
+#include "analysis/plan.h"
 #include "analysis/predict.h"
+#include "analysis/single_op.h"
 #include "analysis/validate.h"
 #include "cli_runner.h"
 #include "core/echoed_values.h"
@@ -464,6 +466,49 @@ TEST_F(HostileInputTest, HugeIdsGetNoSuggestionSearchAndAShortLine) {
   // A message of ordinary length is untouched.
   expect_one_line_error(run("predict --model resnet50 --gpu gtx-108-ti"),
                         "unknown device 'gtx-108-ti'; did you mean 'gtx-1080-ti'?");
+}
+
+// The second walk-through's leftovers (docs/calibration.md, session 39, h/qa39b), each against the brief's rule for
+// bad input: one line naming the problem, exit code 2, nothing half-written on standard output.
+TEST(CompareGpuList, AnEmptyEntryOrTheSameGpuTwiceIsAnInputError) {
+  // "a,,b" and a trailing comma are a GPU left out by a slip: the entry is named, not skipped.
+  EXPECT_NE(input_error([] { parse_gpu_counts("gtx-1080-ti,,a100-sxm4-80gb"); }).find("entry 2 of"), std::string::npos);
+  EXPECT_NE(input_error([] { parse_gpu_counts("gtx-1080-ti,"); }).find("is empty"), std::string::npos);
+  // The same GPU at the same count twice would be one row printed twice; the flag's own form for two is id:2.
+  const std::string twice = input_error([] { parse_gpu_counts("gtx-1080-ti, gtx-1080-ti"); });
+  EXPECT_NE(twice.find("gtx-1080-ti is listed twice; use gtx-1080-ti:2"), std::string::npos) << twice;
+  EXPECT_NE(input_error([] { parse_gpu_counts("gtx-1080-ti:2,gtx-1080-ti:2"); }).find("listed twice"), std::string::npos);
+  // At two counts it is a scaling comparison: two rows.
+  EXPECT_EQ(parse_gpu_counts("gtx-1080-ti,gtx-1080-ti:2").size(), 2u);
+}
+
+TEST_F(HostileInputTest, WalkThroughLeftoversAreOneLineErrors) {
+  for (const char* gpus : {"gtx-1080-ti,,a100-sxm4-80gb", "gtx-1080-ti,gtx-1080-ti"}) {
+    const CliResult r = run(std::string("compare --model resnet50 --gpu ") + gpus);
+    expect_one_line_error(r, "--gpu: ");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // A folder where a file is expected says so, for the flags that take a file.
+  fs::create_directories(dir_ / "folder");
+  fs::create_directories(dir_ / "config.json");
+  expect_one_line_error(run("predict --gpu a100-sxm4-80gb --model folder"), "'folder' is a directory");
+  expect_one_line_error(run("predict --gpu a100-sxm4-80gb --model config.json"), "'config.json' is a directory");
+  expect_one_line_error(run("predict --configs folder"), "'folder': is a directory");
+  expect_one_line_error(run("op --configs folder"), "'folder': is a directory");
+  // A zoo id stays the id where a folder of that name lies in the working directory.
+  fs::create_directories(dir_ / "resnet50");
+  EXPECT_EQ(run("predict --gpu a100-sxm4-80gb --model resnet50 --batch 8").code, 0);
+  // One rule, one message: a GEMM dimension refused by the flag (0, a sign, past 2^31 - 1, as cuBLAS takes int) and
+  // by the library read the same.
+  const std::string rule = "--m takes a whole number (digits only) from 1 to 2147483647, got '";
+  for (const char* m : {"0", "-1", "2147483648"})
+    expect_one_line_error(run(std::string("op --gpu a100-sxm4-80gb --op matmul --n 8 --k 8 --m ") + m), rule + m + "'");
+  OpSpec huge;
+  huge.op = "matmul", huge.m = 3'000'000'000LL, huge.n = huge.k = 8;
+  EXPECT_NE(input_error([&] { prepare_op(huge); }).find(rule + "3000000000'"), std::string::npos);
+  expect_one_line_error(run("op --gpu a100-sxm4-80gb --op matmul --n 8 --k 8"), "--m is needed: a whole number");
+  EXPECT_EQ(run("op --gpu a100-sxm4-80gb --op conv2d --conv-n 1 --conv-c 3 --conv-h 8 --conv-w 8 --conv-k 4 --conv-r 3 "
+                "--conv-s 3 --pad-h 0 --pad-w 0").code, 0);
 }
 
 TEST(EchoedValues, ClippingKeepsShortMessagesAndIsStable) {

@@ -73,6 +73,15 @@ class PythonModuleTest(unittest.TestCase):
         with self.assertRaises(perfcast.InputError) as dangling:
             perfcast.predict(["--model"])
         self.assertEqual("perfcast: error: " + str(dangling.exception) + "\n", r.stderr)
+        # A 100 kB id comes back clipped, as the CLI prints it (core/echoed_values.h), not as a 100 kB message.
+        long_id = "x" * 100000
+        r = subprocess.run([BINARY, "predict", "--model", "resnet50", "--gpu", long_id], capture_output=True, text=True,
+                           check=False)
+        self.assertEqual(r.returncode, 2)
+        with self.assertRaises(perfcast.InputError) as clipped:
+            perfcast.predict(model="resnet50", gpu=long_id)
+        self.assertLess(len(str(clipped.exception)), 1000)
+        self.assertEqual("perfcast: error: " + str(clipped.exception) + "\n", r.stderr)
 
 
 if __name__ == "__main__":

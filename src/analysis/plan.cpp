@@ -411,6 +411,7 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
 }
 
 std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
+  if (text.find_first_not_of(' ') == std::string::npos) throw InputError("--gpu needs at least one GPU id");
   std::vector<GpuCount> out;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -418,7 +419,11 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
     std::string part = text.substr(start, comma - start);
     start = comma + 1;
     const auto b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
-    if (b == std::string::npos) continue;
+    if (b == std::string::npos) {
+      // "a,,b" or a trailing comma: a GPU left out by a slip, not an entry to skip.
+      throw InputError("--gpu: entry " + std::to_string(out.size() + 1) + " of '" + text +
+                       "' is empty; list GPU ids separated by single commas (a100-sxm4-80gb,gtx-1080-ti:2)");
+    }
     part = part.substr(b, e - b + 1);
     GpuCount g;
     const auto colon = part.rfind(':');
@@ -435,6 +440,11 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
       g.gpu = part;
     }
     if (g.gpu.empty()) throw InputError("--gpu: an entry has no GPU id ('" + part + "')");
+    // The same GPU twice at the same count would be the same row twice; at two counts it is a scaling comparison.
+    for (const GpuCount& seen : out)
+      if (seen.gpu == g.gpu && seen.count == g.count)
+        throw InputError("--gpu: " + g.gpu + (g.count > 0 ? ":" + std::to_string(g.count) : std::string()) +
+                         " is listed twice; use " + g.gpu + ":2 for two of them on each node, or list it once");
     out.push_back(g);
   }
   if (out.empty()) throw InputError("--gpu needs at least one GPU id");

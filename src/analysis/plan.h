@@ -104,8 +104,8 @@ struct GpuCount {
   int count = 0;
 };
 
-// "a,b:3, c" -> {a, 0}, {b, 3}, {c, 0}; InputError on an empty list, an empty id or a count that is not a positive
-// whole number.
+// "a,b:3, c" -> {a, 0}, {b, 3}, {c, 0}; InputError on an empty list, an empty entry ("a,,b", "a,"), an empty id, a
+// count that is not a positive whole number, or the same GPU at the same count twice ("a,a"; "a,a:2" is two rows).
 std::vector<GpuCount> parse_gpu_counts(const std::string& text);
 
 struct CompareRow {

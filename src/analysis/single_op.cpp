@@ -15,10 +15,14 @@ namespace {
 constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 constexpr double kMaxElems = 1099511627776.0;
 
+// The rule in the words of the command line's own check of the flag (cli/number_flags.h, cmd_op.cpp's shape flags),
+// so that one rule reads as one message; 0 is a flag not given (a CSV cell left empty).
 std::int64_t dim(std::int64_t v, const char* name, std::int64_t min = 1) {
+  const std::string rule =
+      "a whole number (digits only) from " + std::to_string(min) + " to " + std::to_string(kMaxDim);
+  if (v == 0 && min > 0) throw InputError(std::string("op: --") + name + " is needed: " + rule);
   if (v < min || v > kMaxDim)
-    throw InputError(std::string("op: --") + name + " must be between " + std::to_string(min) + " and " +
-                     std::to_string(kMaxDim) + ", got " + std::to_string(v));
+    throw InputError(std::string("--") + name + " takes " + rule + ", got '" + std::to_string(v) + "'");
   return v;
 }
 

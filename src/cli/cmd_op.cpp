@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <limits>
+#include <string_view>
 #include <utility>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -165,8 +166,12 @@ Command op_command() {
                            "cuDNN's heuristic (default: the runtime's documented default)");
             app.add_option("--direction", o.direction, "fwd | bwd | bwd_data | bwd_filter")->capture_default_str();
             // The shape flags are digits only: CLI11 would read "010" as 8 and "0x10" as 16 (cli/number_flags.h).
+            // Their range is the library's (analysis/single_op.cpp): a dimension from 1, a padding from 0, each
+            // below 2^31; the same rule and words whether the flag or the library refuses it.
             const auto shape = [&app](const char* flag, std::int64_t& value, const char* help) {
-              return app.add_option(flag, value, help)->transform(whole_number_check(flag));
+              const std::int64_t least = std::string_view(flag).starts_with("--pad-") ? 0 : 1;
+              return app.add_option(flag, value, help)
+                  ->transform(whole_number_check(flag, least, std::numeric_limits<std::int32_t>::max()));
             };
             shape("--m", o.m, "matmul rows of A and C (attention: query length)");
             shape("--n", o.n, "matmul columns of B and C (attention: key length)");

@@ -84,6 +84,9 @@ void check_header_typos(const std::filesystem::path& path) {
 
 void for_each_config_row(const std::filesystem::path& path, bool with_measurements,
                          const std::function<void(ConfigRow&&)>& fn) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError("cannot read configurations file '" + path.string() + "': is a directory, not a CSV file");
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   check_header_typos(path);
   try {

@@ -11,13 +11,30 @@ namespace perfcast {
 
 namespace {
 
+// --model names a model id or a file; a folder is neither (a zoo id that is also a folder's name stays the id).
+[[noreturn]] void refuse_folder(const std::string& path) {
+  throw InputError("model '" + path + "' is a directory, not a file: --model takes a model id (`perfcast models`), a "
+                   "config.json, an .onnx file or a profiler trace (.json or .json.gz)");
+}
+
 ModelSource resolve_source(const std::string& id_or_path, const ImportOptions& options) {
+  std::error_code ec;
+  const bool folder = std::filesystem::is_directory(id_or_path, ec);
+  if (folder && (id_or_path.ends_with(".json") || id_or_path.ends_with(".json.gz") || id_or_path.ends_with(".onnx")))
+    refuse_folder(id_or_path);
   if (id_or_path.ends_with(".json.gz") || id_or_path.ends_with(".pt.trace.json") ||
       (id_or_path.ends_with(".json") && looks_like_trace(id_or_path)))
     return model_from_trace(id_or_path);
   if (id_or_path.ends_with(".json")) return model_from_hf_config(id_or_path);
   if (id_or_path.ends_with(".onnx")) return model_from_onnx(id_or_path, options);
-  const ZooModel& z = find_zoo_model(id_or_path);
+  const ZooModel& z = [&]() -> const ZooModel& {
+    try {
+      return find_zoo_model(id_or_path);
+    } catch (const InputError&) {
+      if (folder) refuse_folder(id_or_path);
+      throw;
+    }
+  }();
   ModelSource m;
   m.id = z.id;
   m.family = z.family;
