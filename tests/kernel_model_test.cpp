@@ -493,15 +493,16 @@ TEST(KernelModel, TensorGemmRuleFromA100SquaresFitsSmallGrids) {
   EXPECT_EQ(small, 8);
 }
 
-// A deep-K GEMM with few output tiles on an A100 is split along K, not run at the part-idle rate of its few CTAs:
-// BERT-base's weight gradient at 320 x 384 tokens (768 x 768 x 122880, FP16) has 36 output tiles of 128 x 128 for the
-// 108 SMs. cuBLAS splits K of half-precision GEMMs (cublasLt's algorithm configuration carries SPLITK_NUM and
-// REDUCTION_SCHEME; PyTorch's cuBLAS settings control those split-K reductions, pytorch/pytorch#164766), so the GEMM
-// runs at no less than the published rate of the same source's largest one-wave square (n = 1280, 100 CTAs, K = 1280:
-// 157.5 TFLOPS, tensor_gemm_sm80.csv), within that source's 1.4x band. Unsplit under the few-CTA rule as
-// fit-tensor-gemm fits it (3.5 CTAs per SM, split-K off) it would run at about 58 TFLOPS: the rule stays off on sm_80
-// until the model splits such GEMMs as cuBLAS does (docs/calibration.md, session 39, h/splitk39).
-TEST(KernelModel, DeepKFewTileA100HalfGemmIsSplitNotPartIdle) {
+// A guard for switching the few-CTA rule on for sm_80, not a measurement of this GEMM: BERT-base's weight gradient
+// at 320 x 384 tokens (768 x 768 x 122880, FP16, 36 output tiles of 128 x 128 for the 108 SMs) is held to a rate
+// no lower than the same source's largest one-wave square (n = 1280, 100 CTAs, K = 1280: 157.5 TFLOPS published,
+// tensor_gemm_sm80.csv), within that source's 1.4x band: a bound carried over from another shape, since no measured
+// cuBLAS time of a deep-K few-tile half GEMM on sm_80 was found. Whether cuBLAS splits K there is not settled
+// (cublasLt's configurations carry SPLITK_NUM; pytorch/pytorch#164766 adds the switch for split-K reductions, and
+// #153095 notes that the 1 MiB default cuBLASLt workspace tends to prevent them), so the test leaves the kernel's
+// choice alone. Unsplit under the rule as fit-tensor-gemm fits it (3.5 CTAs per SM, split-K off) the GEMM would run
+// at about 58 TFLOPS (docs/calibration.md, session 39, h/splitk39).
+TEST(KernelModel, DeepKFewTileA100HalfGemmIsNotChargedThePartIdleRate) {
   const fs::path csv = fs::path(PERFCAST_SOURCE_DIR) / "data" / "published_kernels" / "tensor_gemm_sm80.csv";
   double one_wave_tflops = 0;
   for (const auto& r : read_published_gemms(csv.string()))
@@ -511,7 +512,6 @@ TEST(KernelModel, DeepKFewTileA100HalfGemmIsSplitNotPartIdle) {
   g.op = "matmul", g.m = g.n = 768, g.k = 122880;
   const OpPrediction p = predict_op(g, op_context("a100-sxm4-40gb", "pytorch", "fp16"));
   const double tflops = 2.0 * 768.0 * 768.0 * 122880.0 / (p.cost.time_us * 1e6);
-  EXPECT_GT(p.cost.split_k, 1);
   EXPECT_GT(tflops, one_wave_tflops / 1.4);
 }
 
