@@ -224,6 +224,19 @@ TEST_F(AdviseGpuCountTest, AnotherGpuKeepsTheCountAndSaysIt) {
     EXPECT_NEAR(s["samples_per_s"].get<double>(), predicted, 1e-6 * predicted) << gpu;
   }
   EXPECT_GT(seen, 0);
+  // The titles of advise and predict name the count too (review of session 39: "on gtx-1080-ti ... 252.5
+  // samples/s" read as one card's throughput), in both languages; one card is named without a count.
+  for (const std::string cmd : {"advise", "predict"}) {
+    const CliResult three = run(cmd + " --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3");
+    ASSERT_EQ(three.code, 0) << three.err;
+    EXPECT_NE(three.out.substr(0, three.out.find('\n')).find(" on 3 x gtx-1080-ti ("), std::string::npos) << three.out;
+    const CliResult zh = run(cmd + " --gpu gtx-1080-ti --model resnet152 --precision amp --gpus 3 --lang zh");
+    ASSERT_EQ(zh.code, 0) << zh.err;
+    EXPECT_NE(zh.out.substr(0, zh.out.find('\n')).find("3 x gtx-1080-ti"), std::string::npos) << zh.out;
+    const CliResult single = run(cmd + " --gpu gtx-1080-ti --model resnet152 --precision amp");
+    ASSERT_EQ(single.code, 0) << single.err;
+    EXPECT_NE(single.out.substr(0, single.out.find('\n')).find(" on gtx-1080-ti ("), std::string::npos) << single.out;
+  }
   // One GPU: no count in front of the card's name.
   const CliResult one = run("advise --gpu gtx-1080-ti --model resnet152 --precision amp --json");
   ASSERT_EQ(one.code, 0) << one.err;

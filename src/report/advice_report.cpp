@@ -176,7 +176,7 @@ std::string advice_verdict(const Advice& a, Lang lang) {
 std::string advice_title(const Advice& a, Lang lang) {
   const Prediction& p = a.baseline;
   const auto& r = p.request;
-  return fmt::format(fmt::runtime(msg("title", lang)), p.model_id, p.device.id, p.device.name, runtime_label(r), mode_name(r.mode),
+  return fmt::format(fmt::runtime(msg("title", lang)), p.model_id, titled_device(p), p.device.name, runtime_label(r), mode_name(r.mode),
                      r.precision, r.batch) +
          (r.data != "synthetic" ? fmt::format(fmt::runtime(msg("title_data", lang)), r.data) : "");
 }

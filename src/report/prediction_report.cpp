@@ -395,9 +395,14 @@ std::string does_not_fit_text(const Prediction& p, Lang lang) {
                      format_bytes(p.memory.capacity));
 }
 
+std::string titled_device(const Prediction& p) {
+  const std::int64_t gpus = static_cast<std::int64_t>(p.request.gpus) * p.request.nodes;
+  return gpus > 1 ? fmt::format("{} x {}", gpus, p.device.id) : p.device.id;
+}
+
 std::string prediction_title(const Prediction& p, Lang lang) {
   const auto& r = p.request;
-  return fmt::format(fmt::runtime(msg("p.title", lang)), r.model, p.device.id, p.device.name, runtime_label(r), mode_name(r.mode),
+  return fmt::format(fmt::runtime(msg("p.title", lang)), r.model, titled_device(p), p.device.name, runtime_label(r), mode_name(r.mode),
                      r.precision, r.batch) +
          (p.sequence ? fmt::format(fmt::runtime(msg("p.title_seq", lang)), r.seq) : "") +
          (p.sequence && r.seq_mean > 0 ? fmt::format(fmt::runtime(msg("p.title_seq_mean", lang)), r.seq_mean) : "") +

@@ -19,6 +19,9 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue = 
 std::string prediction_text(const Prediction& p, Lang lang = Lang::kEn, int max_ops = 25,
                             std::optional<double> pue = std::nullopt);
 // "perfcast prediction: <model> on <gpu> (...), <runtime> <mode> <precision>, batch N[, seq S]": the first line.
+// The device a title names: its id, counted when the run spans several ("3 x gtx-1080-ti"), so that a throughput of
+// three cards is not read as one card's.
+std::string titled_device(const Prediction& p);
 std::string prediction_title(const Prediction& p, Lang lang = Lang::kEn);
 // "does not fit: needs X of Y" in `lang`.
 std::string does_not_fit_text(const Prediction& p, Lang lang = Lang::kEn);
