@@ -458,13 +458,19 @@ TEST_F(CliConsistencyTest, ScaleOutJsonNamesTheLayoutTheTextPrints) {
   EXPECT_EQ(one["scale_out"]["gpus_per_node"], 3);
   EXPECT_EQ(one["scale_out"]["interconnect"], "pcie3");
   EXPECT_TRUE(one["scale_out"]["network"].is_null());
-  // The text names the exposed time's parts the JSON lists, in the same milliseconds: the wait for the slowest GPU
-  // (the larger here) and the bucket copies.
+  // The text names every part of the exposed time the JSON lists that is not zero, in the same milliseconds, the
+  // largest first, so that the parts it names add up to the exposed total it prints (review of session 39: the
+  // 3.56 ms of compute slowed by overlapping communication was left out).
   const auto& parts = one["scale_out"]["exposed_parts_ms"];
+  double named_sum = 0;
+  for (const auto& [name, ms] : parts.items())
+    if (ms.get<double>() > 0) {
+      named_sum += ms.get<double>();
+      EXPECT_NE(text.out.find(fmt::format("{:.2f} ms", ms.get<double>())), std::string::npos) << name << "\n" << text.out;
+    }
+  EXPECT_NEAR(named_sum, one["scale_out"]["exposed_comm_ms"].get<double>(), 0.01);
   ASSERT_GT(parts["stragglers"].get<double>(), parts["bucket_copies"].get<double>());
-  ASSERT_GT(parts["bucket_copies"].get<double>(), 0.0);
-  EXPECT_NE(text.out.find(fmt::format("({:.2f} ms of it waiting for the slowest GPU, {:.2f} ms copying gradients",
-                                      parts["stragglers"].get<double>(), parts["bucket_copies"].get<double>())),
+  EXPECT_NE(text.out.find(fmt::format("({:.2f} ms of it waiting for the slowest GPU, ", parts["stragglers"].get<double>())),
             std::string::npos)
       << text.out;
   const nlohmann::json two =

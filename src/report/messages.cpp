@@ -270,12 +270,16 @@ const std::map<std::string_view, Text>& table() {
         "  多卡扩展        {:>12} 块 GPU（{} x {}），{}：{} 经 {}{}：扩展效率 {:.0f}%，all-reduce {:.2f} ms{}，每步未被掩盖 "
         "{:.2f} ms{}\n"}},
       {"p.scale_accum", {" once per {} micro-batches", "（每 {} 个微批次一次）"}},
-      // The exposed time's parts the text names (JSON scale_out.exposed_parts_ms has them all): "(19.17 ms of it
-      // waiting for the slowest GPU, 2.73 ms copying gradients into and out of buckets)".
+      // The exposed time's parts, every one that is not zero (JSON scale_out.exposed_parts_ms): "(19.17 ms of it
+      // waiting for the slowest GPU, 3.56 ms of compute slowed by the communication beside it, 2.73 ms copying
+      // gradients into and out of buckets)".
       {"p.scale_parts", {" ({})", "（其中 {}）"}},
       {"p.scale_first_part", {"{:.2f} ms of it {}", "{:.2f} ms {}"}},
       {"p.scale_next_part", {", {:.2f} ms {}", "，{:.2f} ms {}"}},
+      {"p.scale_collectives", {"in collectives the backward pass does not hide", "用于反向传播未能掩盖的集合通信"}},
       {"p.scale_stragglers", {"waiting for the slowest GPU", "等待最慢的 GPU"}},
+      {"p.scale_overlap", {"of compute slowed by the communication beside it", "是计算被并行的通信拖慢"}},
+      {"p.scale_replicas", {"of per-replica overhead", "是每个副本的额外开销"}},
       {"p.scale_buckets", {"copying gradients into and out of buckets", "把梯度拷入和拷出梯度桶"}},
       {"p.power",
        {"  power           {:>12.0f} W per GPU average (limit {:.0f} W, sustained clock {:.0f}% of boost), {} J per "

@@ -525,11 +525,15 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
     s += fmt::format(m("p.input"), p.input->host_samples_per_s, p.input->host, p.input->cores,
                      p.input->decode_ms_per_sample, p.input->limited_by, p.input->bound ? msg("p.bounds_step", lang) : "");
   if (p.scale) {
-    // The parts of the exposed time a reader would not guess from the all-reduce: the wait for the slowest GPU and
-    // the bucket copies, the larger first.
+    // Every part of the exposed time that is not zero, the largest first, so that the parts add up to the total
+    // (the JSON's exposed_parts_ms holds the same five).
     std::vector<std::pair<double, std::string>> parts;
-    if (p.scale->sync_wait_ms > 0) parts.emplace_back(p.scale->sync_wait_ms, std::string(msg("p.scale_stragglers", lang)));
-    if (p.scale->bucket_copy_ms > 0) parts.emplace_back(p.scale->bucket_copy_ms, std::string(msg("p.scale_buckets", lang)));
+    for (const auto& [ms, key] : {std::pair{p.scale->comm_wait_ms, "p.scale_collectives"},
+                                  std::pair{p.scale->sync_wait_ms, "p.scale_stragglers"},
+                                  std::pair{p.scale->overlap_slowdown_ms, "p.scale_overlap"},
+                                  std::pair{p.scale->replica_overhead_ms, "p.scale_replicas"},
+                                  std::pair{p.scale->bucket_copy_ms, "p.scale_buckets"}})
+      if (ms > 0) parts.emplace_back(ms, std::string(msg(key, lang)));
     std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     std::string named;
     for (std::size_t i = 0; i < parts.size(); ++i)
