@@ -480,6 +480,12 @@ TEST(CompareGpuList, AnEmptyEntryOrTheSameGpuTwiceIsAnInputError) {
   EXPECT_NE(input_error([] { parse_gpu_counts("gtx-1080-ti:2,gtx-1080-ti:2"); }).find("listed twice"), std::string::npos);
   // At two counts it is a scaling comparison: two rows.
   EXPECT_EQ(parse_gpu_counts("gtx-1080-ti,gtx-1080-ti:2").size(), 2u);
+  // A bare id runs at --gpus (review of session 39): "a,a:1" under --gpus 1 is the same row twice, under --gpus 2
+  // two counts.
+  EXPECT_NE(input_error([] { parse_gpu_counts("gtx-1080-ti,gtx-1080-ti:1"); }).find("listed twice"), std::string::npos);
+  EXPECT_EQ(parse_gpu_counts("gtx-1080-ti,gtx-1080-ti:1", "--gpu", 2).size(), 2u);
+  // The message names the flag the list came from.
+  EXPECT_EQ(input_error([] { parse_gpu_counts(",", "--device"); }).rfind("--device: entry 1", 0), 0u);
 }
 
 TEST_F(HostileInputTest, WalkThroughLeftoversAreOneLineErrors) {
@@ -532,6 +538,9 @@ TEST(EchoedValues, ClippingKeepsShortMessagesAndIsStable) {
 TEST_F(HostileInputTest, MonitorDurationsHaveTheDeadlineLimit) {
   expect_one_line_error(run("monitor --interval 1e30 --count 1"), "max_deadline_hours");
   expect_one_line_error(run("monitor --duration 1e30"), "max_deadline_hours");
+  // And at the other end (review of session 39): an interval whose sleep rounds to nothing samples without pause.
+  expect_one_line_error(run("monitor --interval 0.000001 --count 1"), "min_interval_ms");
+  expect_one_line_error(run("monitor --interval 1e-300 --count 1"), "min_interval_ms");
   const std::string replay = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/monitor/h200-sxm-141gb_resnet50_amp_b128_host.csv";
   EXPECT_EQ(run("monitor --replay " + replay + " --duration 87600h").code, 0);
 }

@@ -410,8 +410,8 @@ PlanResult plan(const PlanRequest& req, const PriceCatalog& catalog) {
   return res;
 }
 
-std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
-  if (text.find_first_not_of(' ') == std::string::npos) throw InputError("--gpu needs at least one GPU id");
+std::vector<GpuCount> parse_gpu_counts(const std::string& text, const std::string& flag, int default_count) {
+  if (text.find_first_not_of(' ') == std::string::npos) throw InputError(flag + " needs at least one GPU id");
   std::vector<GpuCount> out;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -421,7 +421,7 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
     const auto b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
     if (b == std::string::npos) {
       // "a,,b" or a trailing comma: a GPU left out by a slip, not an entry to skip.
-      throw InputError("--gpu: entry " + std::to_string(out.size() + 1) + " of '" + text +
+      throw InputError(flag + ": entry " + std::to_string(out.size() + 1) + " of '" + text +
                        "' is empty; list GPU ids separated by single commas (a100-sxm4-80gb,gtx-1080-ti:2)");
     }
     part = part.substr(b, e - b + 1);
@@ -434,20 +434,21 @@ std::vector<GpuCount> parse_gpu_counts(const std::string& text) {
       int v = 0;
       const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
       if (ec != std::errc() || ptr != n.data() + n.size() || v <= 0)
-        throw InputError("--gpu takes id or id:count with a positive whole count, got '" + part + "'");
+        throw InputError(flag + " takes id or id:count with a positive whole count, got '" + part + "'");
       g.count = v;
     } else {
       g.gpu = part;
     }
-    if (g.gpu.empty()) throw InputError("--gpu: an entry has no GPU id ('" + part + "')");
+    if (g.gpu.empty()) throw InputError(flag + ": an entry has no GPU id ('" + part + "')");
     // The same GPU twice at the same count would be the same row twice; at two counts it is a scaling comparison.
+    const auto resolved = [default_count](int count) { return count > 0 ? count : default_count; };
     for (const GpuCount& seen : out)
-      if (seen.gpu == g.gpu && seen.count == g.count)
-        throw InputError("--gpu: " + g.gpu + (g.count > 0 ? ":" + std::to_string(g.count) : std::string()) +
+      if (seen.gpu == g.gpu && resolved(seen.count) == resolved(g.count))
+        throw InputError(flag + ": " + g.gpu + (g.count > 0 ? ":" + std::to_string(g.count) : std::string()) +
                          " is listed twice; use " + g.gpu + ":2 for two of them on each node, or list it once");
     out.push_back(g);
   }
-  if (out.empty()) throw InputError("--gpu needs at least one GPU id");
+  if (out.empty()) throw InputError(flag + " needs at least one GPU id");
   return out;
 }
 

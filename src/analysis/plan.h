@@ -105,8 +105,10 @@ struct GpuCount {
 };
 
 // "a,b:3, c" -> {a, 0}, {b, 3}, {c, 0}; InputError on an empty list, an empty entry ("a,,b", "a,"), an empty id, a
-// count that is not a positive whole number, or the same GPU at the same count twice ("a,a"; "a,a:2" is two rows).
-std::vector<GpuCount> parse_gpu_counts(const std::string& text);
+// count that is not a positive whole number, or the same GPU at the same count twice ("a,a"; "a,a:2" is two rows;
+// "a,a:N" is one row twice when N is `default_count`, the --gpus a bare id takes). Messages name `flag`.
+std::vector<GpuCount> parse_gpu_counts(const std::string& text, const std::string& flag = "--gpu",
+                                       int default_count = 1);
 
 struct CompareRow {
   std::string gpu;

@@ -244,12 +244,13 @@ Command compare_command() {
               if (!s->report.html.empty()) check_output_path(s->report.html);
               if (!s->devices.empty() && gpu_option->count() > 0)
                 throw InputError("--gpu and --device name the same thing: give one");
-              const auto entries = parse_gpu_counts(s->devices.empty() ? s->gpus : s->devices);
+              const PredictRequest base = s->flags.to_request();
+              const auto entries = parse_gpu_counts(s->devices.empty() ? s->gpus : s->devices,
+                                                    s->devices.empty() ? "--gpu" : "--device", base.gpus);
               if (s->devices.empty())
                 for (const auto& e : entries)
                   if (is_cpu_device(e.gpu))
                     throw InputError("'" + e.gpu + "' is a CPU (perfcast cpus): compare CPUs with --device");
-              const PredictRequest base = s->flags.to_request();
               if (base.instances > 1 &&
                   std::none_of(entries.begin(), entries.end(), [](const GpuCount& e) { return is_cpu_device(e.gpu); }))
                 throw InputError("--instances splits a CPU into processes: compare has no CPU in --device (perfcast cpus)");

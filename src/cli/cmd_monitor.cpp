@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/output_file.h"
+#include "core/toml_reader.h"
 #include "report/monitor_report.h"
 
 namespace perfcast::cli {
@@ -57,6 +58,20 @@ double parse_seconds(const std::string& text, const char* flag) {
   return seconds;
 }
 
+// The shortest --interval (data/monitor.toml [sample] min_interval_ms): a sleep that rounds to nothing would sample
+// without pause.
+double min_interval_seconds() {
+  static const double s = [] {
+    const auto path = data_dir() / "monitor.toml";
+    const toml::table doc = parse_toml_file(path);
+    const TomlFields f(TomlFields(doc, path.string()).table("sample"), path.string() + " [sample]");
+    const double ms = f.number("min_interval_ms");
+    if (!(ms > 0 && ms <= 1000)) f.fail("min_interval_ms", "must be in (0, 1000]");
+    return ms / 1000;
+  }();
+  return s;
+}
+
 }  // namespace
 
 Command monitor_command() {
@@ -89,6 +104,10 @@ Command monitor_command() {
             return std::function<int()>([s] {
               MonitorOptions o;
               o.interval_s = parse_seconds(s->interval, "--interval");
+              if (o.interval_s < min_interval_seconds())
+                throw InputError(fmt::format("--interval of {:.3g} s is below the shortest sampling interval ({:.3g} s, "
+                                             "data/monitor.toml min_interval_ms)",
+                                             o.interval_s, min_interval_seconds()));
               // A replay keeps its recording's sample times: an interval would change nothing, and --csv would
               // label the copy with it.
               if (!s->replay.empty() && s->interval_option->count() > 0)
