@@ -364,12 +364,15 @@ const std::map<std::string_view, Text>& table() {
         "instances rented, powered whole as they are billed (GPUs the run leaves idle at their power at rest), or with no "
         "instance the GPUs' share of their server; facility: server x PUE (the provider's, data/cloud/providers.toml, or "
         "--pue); power: all GPUs, average over the step (a CPU: its package's TDP); mem "
-        "free: per GPU (a CPU: its host memory left, all sockets); cost: whole instances of the cheapest type that holds one node's GPUs.\nprices: {} (list "
+        "free: per GPU (a CPU: its host memory left, all sockets); cost: whole instances of the cheapest type that holds one node's GPUs; "
+        "best precision: the fastest, but FP32 unless it gains more than the measured precision what-ifs' 80% spread "
+        "(data/intervals.toml; --precision best runs the fastest).\nprices: {} (list "
         "prices with dates and sources in the file)\n",
         "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；GPU 能耗：GPU 板卡，或 CPU 封装按 TDP 计；服务器：所租实例整台的 GPU 加主机"
         "（服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限；本次运行未用的 GPU 按静息功率计），无实例时为这些 GPU "
         "在其服务器中所占份额；数据中心：服务器 x PUE（云厂商公布值，data/cloud/providers.toml，或 --pue）；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU（CPU：主机内存剩余量，全部插槽）；成本：按能容纳单节点"
-        "全部 GPU 的最便宜实例类型整台计价。\n价格：{}（文件中有各价格的日期和来源）\n"}},
+        "全部 GPU 的最便宜实例类型整台计价；最佳精度：最快者，但除非其增益超过实测精度对比的 80% 区间（data/intervals.toml）否则为 FP32"
+        "（--precision best 取最快者）。\n价格：{}（文件中有各价格的日期和来源）\n"}},
       // perfcast plan (cli/cmd_plan.cpp).
       {"plan.title",
        {"perfcast plan: {}, {} {} {}, batch {} per GPU; run: {:.0f} samples ({:g} epoch{}); deadline {}{}\n",
