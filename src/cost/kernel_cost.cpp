@@ -303,7 +303,8 @@ KernelCostModel::TileChoice KernelCostModel::search_tile(const MatmulGeometry& g
     // Batched GEMMs fill the SMs with their batch instead (no split-K kernel in any measured cuBLAS bmm).
     // cuBLAS's CUDA-core SGEMMs split grids of more than one wave too, up to split_k_waves_cublas_cuda waves.
     // The depth is the architecture's own where its measured grids gave one (cublas_sgemm_split_k_waves).
-    const double split_waves = !cublas_sets                          ? 1.0
+    // Other GEMMs split to one wave (to the few-CTA rule's waves under cublas_tensor_split_to_rule_waves, off).
+    const double split_waves = !cublas_sets ? (arch_.cublas_tensor_split_to_rule_waves ? grid.fill_ctas : 1.0)
                                : arch_.cublas_sgemm_split_k_waves > 0 ? arch_.cublas_sgemm_split_k_waves
                                                                       : c_.split_k_waves_cublas_cuda;
     if (ctas < slots * split_waves && !batched && library != GemmLibrary::kCudnnNoSplit && grid.split_k)

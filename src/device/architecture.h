@@ -53,6 +53,10 @@ struct ArchitectureProfile {
   // leaves SMs part-idle; 0 = cost_model.toml's ctas_per_sm), and whether cuBLAS splits K to fill the SMs.
   double cublas_tensor_ctas_per_sm = 0;
   bool cublas_tensor_split_k = true;
+  // Split a GEMM's K (other than a cuBLAS CUDA-core SGEMM's) until the grid fills the few-CTA rule's waves rather
+  // than one wave. Tried with the sm_80 rule in session 39 and not kept (docs/calibration.md, h/splitk39): off
+  // everywhere; the key keeps that experiment rerunnable from a copy of data/.
+  bool cublas_tensor_split_to_rule_waves = false;
   // The main loop of a tensor-core GEMM or implicit-GEMM convolution here: bytes of K per operand row one step
   // loads (0 = no K-loop floor) and the shared-memory stages in flight (a step's loads are issued stages - 1 steps
   // ahead); with them a CTA alone on its SM waits a global round trip per (stages - 1) steps
