@@ -408,7 +408,7 @@ RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst, 
   const int gpus = p.scale ? p.scale->gpus_total : 1;
   return cost_of_run(p.device, gpus, samples, p.samples_per_s,
                      p.power ? p.power->avg_power_w * gpus : cpu_package_power_w(p), inst, instances, pue,
-                     kWholeInstancesRented);
+                     RunBasis::kWholeInstancesRented);
 }
 
 RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double samples_per_s, double power_w,
@@ -418,7 +418,8 @@ RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double s
   r.hours = samples_per_s > 0 ? samples / samples_per_s / 3600.0 : INFINITY;
   r.power_w = power_w;
   r.energy_kwh = r.power_w * r.hours / 1000.0;
-  r.powered = powered_hardware(device, gpus, basis.host == HostRule::kWholeInstances ? inst : nullptr, instances);
+  const bool whole = basis == RunBasis::kWholeInstancesRented;
+  r.powered = powered_hardware(device, gpus, whole ? inst : nullptr, instances);
   r.server_energy_kwh = r.powered.server_w(r.power_w) * r.hours / 1000.0;
   r.pue = pue_for(inst ? inst->provider : "", pue);
   r.facility_energy_kwh = r.server_energy_kwh * r.pue;
@@ -426,7 +427,7 @@ RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double s
     // Every instance of the run is billed the same hours, with its provider's minimum and increment.
     r.billed_hours = billed_hours(cloud_terms().provider(inst->provider), r.hours);
     const auto bill = [&](double usd_per_instance_hour) {
-      return basis.billing == Billing::kWholeInstances ? usd_per_instance_hour * instances * r.billed_hours
+      return whole ? usd_per_instance_hour * instances * r.billed_hours
                                                        : r.billed_hours * gpus * (usd_per_instance_hour / inst->gpus);
     };
     r.usd = bill(inst->on_demand_usd_per_hour);

@@ -171,24 +171,16 @@ std::string cpu_package_power_source(const Prediction& p);
 // `pue`: --pue, else the instance's provider's (or the default's without one).
 RunCost run_cost(const Prediction& p, double samples, const InstanceType* inst = nullptr, int instances = 1,
                  std::optional<double> pue = std::nullopt);
-// What a run on `inst` is billed for: the whole instances it rents, each billed hour at the instance's price
-// (compare, plan's options), or only the GPUs it uses, each billed hour at the instance's price per GPU (the
-// training layouts: a layout of 24 GPUs priced on 8-GPU instances pays for 24).
-enum class Billing { kWholeInstances, kGpuHours };
-
-// What of its instances a run pays for: the hardware it powers (HostRule) and the hours it is billed (Billing).
-struct RunBasis {
-  HostRule host = HostRule::kWholeInstances;
-  Billing billing = Billing::kWholeInstances;
-};
-// compare and plan's options: whole instances, powered and billed whole.
-inline constexpr RunBasis kWholeInstancesRented{HostRule::kWholeInstances, Billing::kWholeInstances};
-// The training layouts: the GPUs used, their share of their server's host (as predict counts it) and their GPU-hours.
-inline constexpr RunBasis kGpusUsed{HostRule::kGpuShare, Billing::kGpuHours};
+// What of its instances a run pays for. kWholeInstancesRented (compare, plan's options): the whole instances it
+// rents, powered whole (HostRule::kWholeInstances) and each billed hour at the instance's price.
+// kGpusUsed (the training layouts): only the GPUs it uses, with their share of their server's host
+// (HostRule::kGpuShare, as predict counts it) and each billed hour at the instance's price per GPU (a layout of 24
+// GPUs priced on 8-GPU instances pays for 24).
+enum class RunBasis { kWholeInstancesRented, kGpusUsed };
 
 // The one rule behind run_cost, plan's options and the training layouts: `samples` at `samples_per_s` on `gpus` GPUs
 // of `device` that draw `power_w` together, renting `instances` of `inst` (none: no price, and the GPUs' share of
-// their server's host whatever the basis) on `basis`. With HostRule::kGpuShare the host is powered_hardware's with no
+// their server's host whatever the basis) on `basis`. With kGpusUsed the host is powered_hardware's with no
 // instance (the server of the catalog's instance with this GPU), as predict counts it.
 RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double samples_per_s, double power_w,
                     const InstanceType* inst, int instances, std::optional<double> pue, RunBasis basis);

@@ -409,9 +409,9 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
     c.usd_per_million_tokens = c.usd_per_gpu_hour / (c.tokens_per_s_per_gpu * 3600.0) * 1e6;
   }
   // The GPUs used, their share of their server's host (as predict counts it) and their GPU-hours (cost_of_run's
-  // kGpusUsed); with no --train-tokens only the host and the PUE are read.
+  // RunBasis::kGpusUsed); with no --train-tokens only the host and the PUE are read.
   const RunCost run = cost_of_run(s.device, c.gpus, s.r.train_tokens, c.tokens_per_s_per_gpu * c.gpus,
-                                  pw.avg_power_w * c.gpus, s.price, 1, s.pue, kGpusUsed);
+                                  pw.avg_power_w * c.gpus, s.price, 1, s.pue, RunBasis::kGpusUsed);
   c.host_power_w = run.powered.host_w;
   c.pue = run.pue;
   if (s.r.train_tokens > 0) {

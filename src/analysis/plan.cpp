@@ -109,7 +109,7 @@ struct Single {
 void price_option(PlanOption& o, double power_w, const DeviceSpec& device, const InstanceType& inst, int count,
                   double samples, const PlanRequest& req) {
   o.run = cost_of_run(device, o.gpus_total, samples, o.samples_per_s, power_w, &inst, count, req.pue,
-                      kWholeInstancesRented);
+                      RunBasis::kWholeInstancesRented);
   o.meets_deadline = o.run.hours <= req.deadline_hours;
   const double ranked = req.spot && o.run.spot_usd ? *o.run.spot_usd : o.run.usd;
   o.within_budget = !req.budget_usd || ranked <= *req.budget_usd;
