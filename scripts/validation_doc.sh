@@ -92,6 +92,7 @@ $bin validate data/validation/eval_gpu_s38b.csv --markdown "$tmp/eval_gpu_s38b.m
 $bin validate data/validation/eval_gpu_s39.csv --markdown "$tmp/eval_gpu_s39.md" >/dev/null
 $bin validate data/validation/eval_gpu_s39b.csv --markdown "$tmp/eval_gpu_s39b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s39c.csv --markdown "$tmp/eval_gpu_s39c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -1023,6 +1024,18 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s39c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s40.csv (frozen)"
+  echo
+  echo "Gathered in session 40 before that session's model changes were merged, from sources no other data file uses:"
+  echo "training throughput. (1) QwenLM/Qwen README 'Profiling of Memory and Speed' (@03cd81f5): full-parameter fine-tuning"
+  echo "of Qwen-1.8B on one A100-SXM4-80G and Qwen-7B on two (DeepSpeed, bf16, flash attention 2, batch 1 x 8 accumulated,"
+  echo "sequence 256-8192; tokens/s per GPU = 8 x seq / (s/it)). (2) MLPerf Training v3.0 and v2.0 ResNet-50 MXNet result"
+  echo "logs (tracked_stats throughput of epoch 4): DGX H100, GIGABYTE G593-SD0 (8x H100 SXM), Lenovo SR670 V2 (8x H100"
+  echo "PCIe 310 W), ASUS ESC4000-E11 (4x A100 PCIe 80GB with and without NVLink bridges), H3C R4900 G5 (1x A100 PCIe 80GB)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s40.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
