@@ -93,6 +93,7 @@ $bin validate data/validation/eval_gpu_s39.csv --markdown "$tmp/eval_gpu_s39.md"
 $bin validate data/validation/eval_gpu_s39b.csv --markdown "$tmp/eval_gpu_s39b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s39c.csv --markdown "$tmp/eval_gpu_s39c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md" >/dev/null
+$bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -1036,6 +1037,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s40.md"
+  echo
+  echo "# Evaluation: eval_gpu_s40c.csv (frozen)"
+  echo
+  echo "Gathered in session 40 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "aizvorski/vgg-benchmarks (VGG-16 training at batch 16, one full SGD step: Caffe and Keras/TensorFlow on one GTX 1080,"
+  echo "TensorFlow, Keras/TensorFlow and MXNet on one V100-SXM2-16GB of an AWS p3.2xlarge) and facebookarchive/caffe2 issue"
+  echo "#2519 (Caffe and Caffe2 forward time of AlexNet and GoogLeNet at batch 1 on one GTX 1080 Ti); images/s = batch x 1000 / ms."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s40c.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
