@@ -40,6 +40,9 @@ CpuCostConstants load_constants() {
   c.fresh_page_gbps_per_socket = positive("fresh_page_gbps_per_socket");
   c.fresh_page_free_share = positive("fresh_page_free_share");
   c.munmap_gbps_one_thread = positive("munmap_gbps_one_thread");
+  c.blas_pack_gbps_per_core = f.number("blas_pack_gbps_per_core");
+  if (!(c.blas_pack_gbps_per_core >= 0) || !std::isfinite(c.blas_pack_gbps_per_core))
+    f.fail("blas_pack_gbps_per_core", "must be 0 (off) or positive");
   {
     const auto& r = f.table("onednn_reorder");
     const TomlFields rf(r, "'" + path.string() + "' [onednn_reorder]");
@@ -130,6 +133,13 @@ double CpuCostModel::weight_relayout_us(const MatmulGeometry& g, double weight_b
   const double warm = weight_bytes - cold_bytes;
   return cold_bytes / cold_rate + warm / bandwidth_bytes_per_us(weight_bytes) +
          (passes - 1.0) * weight_bytes / bandwidth_bytes_per_us(written_set_bytes);
+}
+
+double CpuCostModel::blas_pack_floor_us(double weight_bytes) const {
+  if (!(c_.blas_pack_gbps_per_core > 0) || !(weight_bytes > 0)) return 0.0;
+  // Every thread of the team packs its share of the weight's columns (a small-M call is split over N), each at
+  // the per-core rate; a floor under the roofline of the read and the panel write.
+  return weight_bytes / (cpu_.total_cores() * c_.blas_pack_gbps_per_core * 1e3);
 }
 
 double CpuCostModel::onednn_reorder_us(double bytes, bool to_blocked, const MatmulGeometry& g,
@@ -465,7 +475,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         out.cost = m.gemm(g, w.flops, w.bytes + unfold_passes * unfolded, rt.matmul_efficiency * phase_eff);
         out.cost.algorithm = "aten_native_gemm";
         if (rt.gemm_packs_weights_per_call)
-          add_serial(out.cost, calls * m.weight_relayout_us(g, weights_bytes, cold, 2.0, 0.0));
+          add_serial(out.cost, calls * std::max(m.weight_relayout_us(g, weights_bytes, cold, 2.0, 0.0),
+                                                m.blas_pack_floor_us(weights_bytes)));
         add_serial(out.cost, calls * conv_cross_socket_us(g));
       } else if (rt.conv_reorders_per_call && !rt.conv_im2col_per_image) {
         // Dense tensors into a oneDNN convolution: every call reorders the plain weights to the blocked layout the
@@ -520,7 +531,8 @@ OpCost cost_cpu_op(const std::vector<Op>& ops, std::size_t index, Phase phase, c
         const double reps = static_cast<double>(std::max<std::int64_t>(1, op.repeats));
         const double weights = static_cast<double>(op.params) * ctx.plan.bytes.weight;
         // Packed a panel at a time (Goto's K_c x N_c blocks, sized for L2/L3): the packed copy stays in the caches.
-        const double pack_us = reps * m.weight_relayout_us(op.mm, weights, cold, 2.0, 0.0);
+        const double pack_us = reps * std::max(m.weight_relayout_us(op.mm, weights, cold, 2.0, 0.0),
+                                               m.blas_pack_floor_us(weights));
         out.cost = m.gemm(op.mm, w.flops, w.bytes, rt.matmul_efficiency * phase_eff);
         add_serial(out.cost, pack_us);
       } else {

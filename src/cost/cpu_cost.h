@@ -35,6 +35,7 @@ struct CpuCostConstants {
   double fresh_page_gbps_per_socket = 0;    // bytes of fresh 4 KiB pages one socket faults in, zeroes and frees per second
   double fresh_page_free_share = 0;         // share of fresh_page_gbps_per_socket's per-page time spent freeing the page
   double munmap_gbps_one_thread = 0;        // bytes of mapped 4 KiB pages one thread's munmap zaps and frees per second
+  double blas_pack_gbps_per_core = 0;       // weight bytes one core packs per second in a per-call BLAS pack; 0: off
   // [onednn_reorder]: oneDNN reorder primitives as timed on a measuring host (PyTorch eager's per-call reorders).
   struct OnednnReorder {
     double host_cores = 0;             // cores of the measuring host
@@ -66,6 +67,9 @@ class CpuCostModel {
   // What a GEMM's working cores stream of weights evicted from the caches (one NUMA node's channels at most).
   double cold_weight_bytes_per_us(const MatmulGeometry& g) const;
   // `written_set_bytes`: the buffer the new layout is written to (a cache-sized panel, or a whole copy).
+  // A BLAS call's per-call pack of its weight operand, split over every thread of the team at
+  // blas_pack_gbps_per_core each: a floor under weight_relayout_us's memory roofline (0 when the key is off).
+  double blas_pack_floor_us(double weight_bytes) const;
   double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes,
                             double written_set_bytes) const;
   // The attention products (QK^T and PV) of `products` = batch x heads independent small GEMMs, `flops` in all:
