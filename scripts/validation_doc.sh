@@ -94,6 +94,7 @@ $bin validate data/validation/eval_gpu_s39b.csv --markdown "$tmp/eval_gpu_s39b.m
 $bin validate data/validation/eval_gpu_s39c.csv --markdown "$tmp/eval_gpu_s39c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
@@ -1047,6 +1048,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s40c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
+  echo
+  echo "Gathered in session 40 before that session's model changes were merged, from two MLPerf Inference rounds no other"
+  echo "data file's GPU rows use: NVIDIA's closed-division one-GPU TensorRT results of v2.1 (2022: A100 PCIe 80GB, one A100"
+  echo "SXM 80GB of a DGX A100, the H100 SXM preview) and v4.0 (2024: one H100 SXM of a DGX H100), ResNet-50 v1.5 INT8"
+  echo "(Offline, SingleStream, MultiStream) and BERT-Large SQuAD (Offline INT8 and FP8, SingleStream INT8); samples/s."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s40b.md"
   echo
   echo "# CPUs as devices: cpu.csv"
   echo
