@@ -15,6 +15,7 @@
 #include "analysis/advisor.h"
 #include "analysis/validate.h"
 #include "report/advice_report.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

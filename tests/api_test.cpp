@@ -8,6 +8,7 @@
 #include "cli/api.h"
 #include "cli_runner.h"
 #include "core/error.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "cost/attention_kernels.h"
 #include "import/config_csv.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

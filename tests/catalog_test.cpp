@@ -15,6 +15,7 @@
 #include "device/architecture.h"
 #include "device/catalog.h"
 #include "runtime/runtime_profile.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -13,6 +13,7 @@
 #include "report/chart_library.h"
 #include "report/chart_page.h"
 #include "report/prediction_report.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

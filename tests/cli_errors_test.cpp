@@ -14,6 +14,7 @@
 
 #include "cli_runner.h"
 #include "issue_ids.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "test_paths.h"
 
 namespace perfcast::test {
 

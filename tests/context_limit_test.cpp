@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "import/model_source.h"
 #include "predict_error.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -25,6 +25,7 @@
 #include "device/catalog.h"
 #include "graph/builder.h"
 #include "runtime/runtime_profile.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

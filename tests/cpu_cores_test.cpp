@@ -13,6 +13,7 @@
 #include "cli_runner.h"
 #include "core/error.h"
 #include "device/cpu_catalog.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

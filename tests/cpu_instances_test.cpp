@@ -13,6 +13,7 @@
 #include "cli_runner.h"
 #include "device/cpu_catalog.h"
 #include "import/config_csv.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -17,6 +17,7 @@
 #include "device/catalog.h"
 #include "device/cpu_catalog.h"
 #include "runtime/cpu_runtime.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

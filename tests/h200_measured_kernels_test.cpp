@@ -14,6 +14,7 @@
 #include "analysis/single_op.h"
 #include "core/error.h"
 #include "import/measured_kernels.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

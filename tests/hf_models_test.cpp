@@ -15,6 +15,7 @@
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
 #include "import/onnx_export.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

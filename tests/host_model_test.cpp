@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "import/config_csv.h"
 #include "runtime/runtime_profile.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -23,6 +23,7 @@
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
 #include "runtime/runtime_profile.h"
+#include "test_paths.h"
 
 #ifdef PERFCAST_HAVE_ONNX
 #include <onnx/onnx_pb.h>

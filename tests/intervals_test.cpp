@@ -14,6 +14,7 @@
 
 #include "analysis/intervals.h"
 #include "cli_runner.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

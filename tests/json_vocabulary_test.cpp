@@ -18,6 +18,7 @@
 
 #include "cli_runner.h"
 #include "report/json_vocabulary.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

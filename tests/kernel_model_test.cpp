@@ -20,6 +20,7 @@
 #include "device/architecture.h"
 #include "device/catalog.h"
 #include "import/measured_kernels.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -12,6 +12,7 @@
 #include "analysis/serving_validation.h"
 #include "cli_runner.h"
 #include "core/error.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "cost/quantization.h"
 #include "import/model_source.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

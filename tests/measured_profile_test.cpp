@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "device/architecture.h"
 #include "device/catalog.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

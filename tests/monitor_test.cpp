@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/output_file.h"
 #include "import/gpu_sampler.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include "import/model_source.h"
 #include "import/onnx_export.h"
 #include "import/zoo/zoo.h"
+#include "test_paths.h"
 
 #ifdef PERFCAST_HAVE_ONNX
 #include <onnx/onnx_pb.h>

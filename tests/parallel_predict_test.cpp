@@ -13,6 +13,7 @@
 #include "core/parallel.h"
 #include "import/config_csv.h"
 #include "report/validation_report.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

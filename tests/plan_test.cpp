@@ -17,6 +17,7 @@
 #include "analysis/plan.h"
 #include "cli_runner.h"
 #include "device/catalog.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "analysis/single_op.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "device/catalog.h"
 #include "report/validation_report.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -20,6 +20,7 @@
 
 #include "analysis/single_op.h"
 #include "device/catalog.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -22,6 +22,7 @@
 #include "import/model_source.h"
 #include "import/onnx_export.h"
 #include "import/zoo/zoo.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -26,6 +26,7 @@
 #include "import/config_csv.h"
 #include "import/serving_csv.h"
 #include "runtime/runtime_profile.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

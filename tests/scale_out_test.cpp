@@ -19,6 +19,7 @@
 #include "import/model_source.h"
 #include "schedule/collectives.h"
 #include "schedule/data_parallel.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "cli/web_server.h"
 #include "cli_runner.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -8,6 +8,7 @@
 #include "cost/attention_kernels.h"
 #include "graph/op_arithmetic.h"
 #include "import/model_source.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

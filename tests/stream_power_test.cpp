@@ -10,6 +10,7 @@
 
 #include "analysis/predict.h"
 #include "analysis/single_op.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -22,6 +22,7 @@
 #include "analysis/validate.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

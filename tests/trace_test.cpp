@@ -19,6 +19,7 @@
 #include "graph/op_arithmetic.h"
 #include "import/kineto_trace.h"
 #include "import/model_source.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include "analysis/validate.h"
 #include "cli_runner.h"
 #include "report/validation_report.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

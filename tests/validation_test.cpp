@@ -19,6 +19,7 @@
 #include "analysis/validate.h"
 #include "import/config_csv.h"
 #include "report/validation_report.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {

@@ -14,6 +14,7 @@
 #include "analysis/validate.h"
 #include "cli_runner.h"
 #include "import/config_csv.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {
