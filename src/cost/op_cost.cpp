@@ -578,9 +578,11 @@ KernelCost conv_cost_library(const Op& op, Phase phase, const CostContext& ctx);
 
 // The convolution, plus the framework's own bias pass after it where the runtime adds the bias outside the library
 // call (RuntimeProfile::conv_bias_separate_pass): an in-place broadcast add over the output, read and written once.
+// PyTorch's own depthwise kernel (conv_depthwise2d) takes the bias itself.
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
   KernelCost k = conv_cost_library(op, phase, ctx);
-  if (phase == Phase::kForward && op.conv.bias && ctx.runtime.conv_bias_separate_pass) {
+  const bool library_call = !is_depthwise(op.conv) || cudnn_runs_depthwise(op.conv, ctx);
+  if (phase == Phase::kForward && op.conv.bias && library_call && ctx.runtime.conv_bias_separate_pass) {
     const double out = static_cast<double>(op.out_elems);
     const double bias_b = static_cast<double>(op.conv.c_out) * ctx.plan.bytes.act;
     accumulate(k, ctx.kernels.streaming(out, 2.0 * out * ctx.plan.bytes.act + bias_b, 1));
