@@ -64,6 +64,7 @@ struct CostConstants {
   bool cublas_nt_backward_both_sets = false;
   double conv_efficiency_tensor = 0;        // convolutions with more than one filter tap
   double conv_efficiency_tensor_1x1 = 0;     // pointwise (1x1) convolutions: a plain GEMM
+  bool conv_gather_hidden_at_reduced_rate = false;  // half-rate FP32-accumulate MMAs hide the tap gathering
   double winograd_fused_efficiency = 0;
   // cuDNN's fused Winograd kernel (scudnn_winograd_128x128_*): output channels per CTA, its variants' Winograd-tile
   // blocks per CTA as {images, tile rows, tile columns}, CTAs one SM holds, and the cycles one input-channel step

@@ -379,6 +379,22 @@ MatmulGeometry packed_groups(MatmulGeometry g, std::int64_t pack, bool weight_gr
   return g;
 }
 
+// The share of the pipe a tensor-core convolution with more than one filter tap reaches. conv_efficiency_tensor is
+// the gathering penalty where the MMA runs at the SM's full half-precision rate: each tap's shifted input tile has
+// to be fetched and staged while the MMAs run, and at full rate the fetch keeps them waiting. GeForce boards run
+// FP32-accumulate (and BF16) MMAs at half the FP16-accumulate rate on the same SM, the same load path and the same
+// kernels, so the MMAs take twice as long per staged tile and the fetch hides behind them: the kernel is bound by
+// whichever is slower, the pipe at its own rate or the fetch at the rate that holds the full-rate pipe to
+// conv_efficiency_tensor (a roofline on the operand feed; data/cost_model.toml [conv] says where it comes from).
+double conv_gather_efficiency(const CostConstants& cc, const DeviceSpec& dev, Pipe pipe) {
+  if (!cc.conv_gather_hidden_at_reduced_rate || (pipe != Pipe::kTcFp16Fp32Acc && pipe != Pipe::kTcBf16))
+    return cc.conv_efficiency_tensor;
+  const double own = dev.peak(pipe);
+  const double full = dev.peak(Pipe::kTcFp16Fp16Acc);
+  if (!(own > 0) || !(full > own)) return cc.conv_efficiency_tensor;
+  return std::min(1.0, cc.conv_efficiency_tensor * full / own);
+}
+
 // One convolution pass (forward, data gradient or weight gradient) as implicit GEMM, or, when the runtime
 // autotunes a floating-point convolution on CUDA cores, as the fastest of fused Winograd, FFT and non-fused
 // Winograd, as cuDNN's autotuner picks.
@@ -396,7 +412,8 @@ KernelCost conv_pass(const ConvGeometry& c, const MatmulGeometry& g, std::int64_
     // Each filter tap gathers its own shifted input tile; a 1x1 convolution reads its operand as a plain GEMM.
     const bool pointwise = c.kernel[0] * c.kernel[1] * c.kernel[2] == 1;
     const auto& cc = ctx.kernels.constants();
-    efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : cc.conv_efficiency_tensor) * ctx.tensor_library_efficiency;
+    efficiency *= (pointwise ? cc.conv_efficiency_tensor_1x1 : conv_gather_efficiency(cc, ctx.kernels.device(), pipe)) *
+                  ctx.tensor_library_efficiency;
   }
   const bool cuda_fp = !is_tensor_pipe(pipe) && pipe != Pipe::kDp4a;
   // Without autotuning cuDNN runs its heuristic's algorithm ([conv] heuristic_fwd, read off measured kernel
@@ -557,7 +574,23 @@ KernelCost channel_padded_conv_cost(const Op& op, Phase phase, const CostContext
   return k;
 }
 
+KernelCost conv_cost_library(const Op& op, Phase phase, const CostContext& ctx);
+
+// The convolution, plus the framework's own bias pass after it where the runtime adds the bias outside the library
+// call (RuntimeProfile::conv_bias_separate_pass): an in-place broadcast add over the output, read and written once.
+// PyTorch's own depthwise kernel (conv_depthwise2d) takes the bias itself.
 KernelCost conv_cost(const Op& op, Phase phase, const CostContext& ctx) {
+  KernelCost k = conv_cost_library(op, phase, ctx);
+  const bool library_call = !is_depthwise(op.conv) || cudnn_runs_depthwise(op.conv, ctx);
+  if (phase == Phase::kForward && op.conv.bias && library_call && ctx.runtime.conv_bias_separate_pass) {
+    const double out = static_cast<double>(op.out_elems);
+    const double bias_b = static_cast<double>(op.conv.c_out) * ctx.plan.bytes.act;
+    accumulate(k, ctx.kernels.streaming(out, 2.0 * out * ctx.plan.bytes.act + bias_b, 1));
+  }
+  return k;
+}
+
+KernelCost conv_cost_library(const Op& op, Phase phase, const CostContext& ctx) {
   const auto& c = op.conv;
   // Tensor-core convolution kernels need input channels in multiples of 8; layers with fewer (the RGB input
   // layer) run on CUDA cores in FP32 math (cuDNN 7/8 tensor-op requirements), unless the runtime reformats the

@@ -30,6 +30,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "nhwc_conv_transposes") return &r.nhwc_conv_transposes;
   if (key == "fuse_bn_activation_inference") return &r.fuse_bn_activation_inference;
   if (key == "fuse_conv_bias_relu_fp32") return &r.fuse_conv_bias_relu_fp32;
+  if (key == "conv_bias_separate_pass") return &r.conv_bias_separate_pass;
   if (key == "autocast_softmax_fp32") return &r.autocast_softmax_fp32;
   if (key == "autocast_per_op_casts") return &r.autocast_per_op_casts;
   if (key == "amp_fp32_layer_norm") return &r.amp_fp32_layer_norm;
@@ -220,6 +221,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.nchw_tf32_tensor_core_transposes = flag_or("nchw_tf32_tensor_core_transposes", r.nchw_tf32_tensor_core_transposes);
   r.cublas_cuda9_tensor_grid = flag_or("cublas_cuda9_tensor_grid", r.cublas_cuda9_tensor_grid);
   r.fuse_conv_max_pool_int8 = flag_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
+  r.conv_bias_separate_pass = flag_or("conv_bias_separate_pass", r.conv_bias_separate_pass);
   r.lrn_own_kernel = flag_or("lrn_own_kernel", r.lrn_own_kernel);
   r.tf32_available = flag_or("tf32_available", r.tf32_available);
   r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);

@@ -78,6 +78,9 @@ struct RuntimeProfile {
   // FP32 2-D convolution with bias, not 1x1, + ReLU runs as one kernel (TF grappler remapper _FusedConv2D); resolved
   // off for other precisions by runtime_for
   bool fuse_conv_bias_relu_fp32 = false;
+  // The framework adds a convolution's bias in a pass of its own after the library call (eager PyTorch's
+  // ConvBackend::Cudnn: output.add_(bias)), reading and writing the output once more
+  bool conv_bias_separate_pass = false;
   bool fuse_conv_max_pool_int8 = false;  // an INT8 engine runs a max pool in the kernel of the convolution before it
   bool lrn_own_kernel = false;  // local response normalization is a layer of its own, never a fused epilogue
   // Thread instructions per element of that fused kernel (0 = bandwidth-bound like any streaming kernel).
