@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "test_paths.h"
 
 namespace perfcast {
 namespace {
