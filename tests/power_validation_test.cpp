@@ -19,6 +19,21 @@
 namespace perfcast {
 namespace {
 
+// Batch-1 FP16 decode of Llama 2 7B in eager PyTorch (64 new tokens after 256): a step whose host waits between
+// kernels, so most of its time draws the clocks-up wait power.
+PredictRequest eager_llama_decode(const std::string& gpu) {
+  PredictRequest r;
+  r.gpu = gpu;
+  r.model = "llama-2-7b";
+  r.runtime = "pytorch";
+  r.mode = Mode::kDecode;
+  r.precision = "fp16";
+  r.batch = 1;
+  r.seq = 64;
+  r.context = 256;
+  return r;
+}
+
 const std::string kPower = std::string(PERFCAST_SOURCE_DIR) + "/data/validation/power.csv";
 
 std::filesystem::path write_csv(const std::string& name, const std::string& text) {
@@ -112,16 +127,7 @@ TEST(PowerValidation, WaitsInsideAStepDrawTheBoardWithItsClocksUp) {
   // process the board reads 78.5-78.7 W at 345 MHz; with a CUDA context open and no kernel running (0%
   // utilization) it keeps its 1980 MHz boost clock and reads 121.2-149.7 W. A batch-1 decode step in eager
   // PyTorch waits on the host between kernels, and those waits draw the second figure, not the first.
-  PredictRequest r;
-  r.gpu = "h200-sxm-141gb";
-  r.model = "llama-2-7b";
-  r.runtime = "pytorch";
-  r.mode = Mode::kDecode;
-  r.precision = "fp16";
-  r.batch = 1;
-  r.seq = 64;
-  r.context = 256;
-  const Prediction p = predict(r);
+  const Prediction p = predict(eager_llama_decode("h200-sxm-141gb"));
   ASSERT_TRUE(p.power);
   EXPECT_GE(p.power->wait_power_w, 121.2);
   EXPECT_LE(p.power->wait_power_w, 149.7);
@@ -137,16 +143,7 @@ TEST(PowerValidation, WaitsInsideAStepDrawTheBoardWithItsClocksUp) {
 // waits are not what the ML.ENERGY decode rows of power.csv miss: this test holds the wait term to those readings.
 TEST(PowerValidation, WaitPowerMatchesPublishedIdleAtP0Readings) {
   const auto wait_w = [](const std::string& gpu) {
-    PredictRequest r;
-    r.gpu = gpu;
-    r.model = "llama-2-7b";
-    r.runtime = "pytorch";
-    r.mode = Mode::kDecode;
-    r.precision = "fp16";
-    r.batch = 1;
-    r.seq = 64;
-    r.context = 256;
-    const Prediction p = predict(r);
+    const Prediction p = predict(eager_llama_decode(gpu));
     EXPECT_TRUE(p.power) << gpu;
     return p.power ? p.power->wait_power_w : 0.0;
   };

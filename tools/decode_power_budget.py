@@ -27,12 +27,13 @@ Usage: tools/decode_power_budget.py [--perfcast build/release/perfcast] [data/va
 import argparse
 import collections
 import csv
-import json
 import os
 import re
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/calibration_rows.py
+import calibration_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,8 +71,7 @@ WEIGHT_GB = {"7b": 6.61e9 * 2 / 1e9, "13b": 12.85e9 * 2 / 1e9}
 
 
 def fail(message):
-    print(f"decode_power_budget.py: {message}", file=sys.stderr)
-    sys.exit(2)
+    calibration_rows.fail("decode_power_budget.py", message)
 
 
 def solve3(rows):
@@ -106,17 +106,10 @@ def main():
     ap.add_argument("--perfcast", default=os.path.join(ROOT, "build", "release", "perfcast"))
     ap.add_argument("file", nargs="?", default=os.path.join(ROOT, "data", "validation", "power.csv"))
     a = ap.parse_args()
-    if os.path.basename(a.file).startswith("eval_"):
-        fail("evaluation files are frozen; read calibration files only")
-    try:
-        out = subprocess.run([a.perfcast, "validate", a.file, "--json"], capture_output=True, text=True)
-    except OSError as e:
-        fail(f"cannot run {a.perfcast}: {e.strerror}")
-    if out.returncode != 0:
-        fail((out.stderr.strip().splitlines() or [f"perfcast validate exited {out.returncode}"])[-1])
+    rows = calibration_rows.validated_rows("decode_power_budget.py", a.perfcast, a.file)
     with open(a.file, newline="") as f:
         by_line = {i + 2: r for i, r in enumerate(csv.DictReader(f))}
-    rows = [r for r in json.loads(out.stdout)["rows"] if r.get("metric") == "board_power_w" and r.get("mode") == "generate"]
+    rows = [r for r in rows if r.get("metric") == "board_power_w" and r.get("mode") == "generate"]
     if not rows:
         fail(f"no generate board_power_w rows in {a.file}")
 

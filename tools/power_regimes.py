@@ -18,17 +18,17 @@ Usage: tools/power_regimes.py [--perfcast build/release/perfcast] [data/validati
 """
 import argparse
 import collections
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/calibration_rows.py
+import calibration_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def fail(message):
-    print(f"power_regimes.py: {message}", file=sys.stderr)
-    sys.exit(2)
+    calibration_rows.fail("power_regimes.py", message)
 
 
 def main():
@@ -36,15 +36,7 @@ def main():
     ap.add_argument("--perfcast", default=os.path.join(ROOT, "build", "release", "perfcast"))
     ap.add_argument("file", nargs="?", default=os.path.join(ROOT, "data", "validation", "power.csv"))
     a = ap.parse_args()
-    if os.path.basename(a.file).startswith("eval_"):
-        fail("evaluation files are frozen; read calibration files only")
-    try:
-        out = subprocess.run([a.perfcast, "validate", a.file, "--json"], capture_output=True, text=True)
-    except OSError as e:
-        fail(f"cannot run {a.perfcast}: {e.strerror}")
-    if out.returncode != 0:
-        fail((out.stderr.strip().splitlines() or [f"perfcast validate exited {out.returncode}"])[-1])
-    rows = [r for r in json.loads(out.stdout)["rows"] if r.get("metric") == "board_power_w" and "power_terms" in r]
+    rows = [r for r in calibration_rows.validated_rows("power_regimes.py", a.perfcast, a.file) if r.get("metric") == "board_power_w" and "power_terms" in r]
     if not rows:
         fail(f"no board_power_w rows with power terms in {a.file}")
     print(f"{'line':>4} {'gpu':<16} {'model':<16} {'mode':<8} {'meas W':>7} {'pred W':>7} {'busy':>5} "
