@@ -34,7 +34,7 @@ def main():
     out = subprocess.run([sys.executable, path, "--perfcast", "/nonexistent", os.path.join(root, "data", "validation",
                                                                                           "eval_x.csv")],
                          capture_output=True, text=True)
-    if out.returncode != 2 or "evaluation files are frozen" not in out.stderr:
+    if out.returncode != 2 or "is an evaluation file: frozen" not in out.stderr:
         failures.append(f"an eval_ file was not refused with exit code 2: {out.returncode} {out.stderr.strip()}")
     for f in failures:
         print("FAIL:", f)

@@ -135,12 +135,11 @@ TEST(PowerValidation, WaitsInsideAStepDrawTheBoardWithItsClocksUp) {
 }
 
 // The clocks-up wait power on two boards other than the H200 it was derived from (data/power.toml
-// clocks_up_activity), against nvidia-smi readings published with the model resident, the board at P0 and no kernel
+// clocks_up_activity), against nvidia-smi readings published of boards at P0 with a process holding memory and no kernel
 // running: a Tesla V100-SXM2 32GB at 53 W of 300 W, 0% utilization, 20 GB in use (its neighbour, 100% busy with a
 // spinning kernel, reads 66 W: the upper end here) (github.com/zai-org/GLM-130B issue #32, driver 470.82.01); an
-// H100 80GB HBM3 (SXM5) at 109-145 W of 700 W, 0-4% utilization, 72.8 GB in use (github.com/wilicc/gpu-burn issue
-// #114, two nvidia-smi snapshots of its idle boards, driver 550.90.07). Session 40 (h/power40) checked that the
-// waits are not what the ML.ENERGY decode rows of power.csv miss: this test holds the wait term to those readings.
+// H100 80GB HBM3 (SXM5) at 109-145 W of 700 W, 0-4% utilization, 72.8 GB held by gpu-burn's own buffers
+// (github.com/wilicc/gpu-burn issue #114, two nvidia-smi snapshots of its idle boards, driver 550.90.07).
 TEST(PowerValidation, WaitPowerMatchesPublishedIdleAtP0Readings) {
   const auto wait_w = [](const std::string& gpu) {
     const Prediction p = predict(eager_llama_decode(gpu));
@@ -148,7 +147,7 @@ TEST(PowerValidation, WaitPowerMatchesPublishedIdleAtP0Readings) {
     return p.power ? p.power->wait_power_w : 0.0;
   };
   const double v100 = wait_w("v100-sxm2-32gb");
-  EXPECT_GE(v100, 53.0 * 0.85);
+  EXPECT_GE(v100, 53.0);
   EXPECT_LE(v100, 66.0);
   const double h100 = wait_w("h100-sxm5-80gb");
   EXPECT_GE(h100, 109.0);

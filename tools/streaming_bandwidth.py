@@ -23,6 +23,7 @@ import gzip
 import json
 import os
 import re
+import sys
 import statistics
 import subprocess
 
@@ -64,6 +65,12 @@ def main():
     ap.add_argument("--kernels", default=os.path.join(root, "..", "shared", "kernels", "neusight_train"))
     ap.add_argument("--perfcast", help="also compare `perfcast op` per size bin (slow: one call per sampled row)")
     args = ap.parse_args()
+    missing = [os.path.join(args.kernels, op, board + ".csv.gz") for op in TENSORS for board in BOARDS
+               if not os.path.isfile(os.path.join(args.kernels, op, board + ".csv.gz"))]
+    if missing:
+        print(f"streaming_bandwidth.py: measured kernels not found: {missing[0]} (--kernels names the neusight_train "
+              "folder)", file=sys.stderr)
+        sys.exit(2)
     for board, (gpu, arch) in BOARDS.items():
         peak = datasheet_gbps(root, gpu)
         xs, ys, per_op, rows = [], [], {}, []
