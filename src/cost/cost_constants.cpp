@@ -122,8 +122,8 @@ CostConstants load() {
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
-  c.conv_gather_hidden_at_reduced_rate =
-      cv.raw().contains("conv_gather_hidden_at_reduced_rate") && cv.boolean("conv_gather_hidden_at_reduced_rate");
+  // Required, not defaulted: the switch is off in the shipped file, and a misspelt key must not leave it off silently.
+  c.conv_gather_hidden_at_reduced_rate = cv.boolean("conv_gather_hidden_at_reduced_rate");
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
   c.winograd_nonfused_efficiency = cv.number("winograd_nonfused_efficiency");
   c.winograd_nonfused_filter_transform = cv.raw().contains("winograd_nonfused_filter_transform") && cv.boolean("winograd_nonfused_filter_transform");
