@@ -15,6 +15,7 @@
 
 #include <filesystem>
 
+#include "analysis/intervals.h"
 #include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "import/config_csv.h"
@@ -328,12 +329,15 @@ TEST(Validation, NoEvaluationRowRepeatsACalibrationRow) {
   const std::set<std::string> known = {"eval_gpu_s32.csv line 33"};
   std::multimap<Key, std::pair<double, std::string>> calibration;
   std::vector<std::pair<std::string, ConfigRow>> evaluation;
+  // The eval_-named files that count as calibration (data/interval_setup.toml eval_named_calibration_files).
+  const std::vector<std::string> named = interval_setup().eval_named_calibration_files;
+  const std::set<std::string> calibration_named(named.begin(), named.end());
   for (const auto& entry : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data/validation")) {
     if (entry.path().extension() != ".csv") continue;
     const std::string name = entry.path().filename().string();
     for (auto& r : read_config_csv(entry.path(), true)) {
       if (!r.error.empty() || !r.measured) continue;
-      if (name.rfind("eval_", 0) == 0) evaluation.emplace_back(name, std::move(r));
+      if (name.rfind("eval_", 0) == 0 && !calibration_named.contains(name)) evaluation.emplace_back(name, std::move(r));
       else calibration.emplace(key(r), std::pair{*r.measured, name + " line " + std::to_string(r.line)});
     }
   }
@@ -373,12 +377,15 @@ TEST(Validation, NoEvaluationRowIsAnotherRunOfACalibrationSetup) {
   const std::vector<std::string_view> skip = {"runtime_version", "host"};
   std::multimap<std::string, std::pair<double, std::string>> calibration;
   std::vector<std::pair<std::string, ConfigRow>> evaluation;
+  // The eval_-named files that count as calibration (data/interval_setup.toml eval_named_calibration_files).
+  const std::vector<std::string> named = interval_setup().eval_named_calibration_files;
+  const std::set<std::string> calibration_named(named.begin(), named.end());
   for (const auto& entry : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data/validation")) {
     if (entry.path().extension() != ".csv") continue;
     const std::string name = entry.path().filename().string();
     for (auto& r : read_config_csv(entry.path(), true)) {
       if (!r.error.empty() || !r.measured) continue;
-      if (name.rfind("eval_", 0) == 0) evaluation.emplace_back(name, std::move(r));
+      if (name.rfind("eval_", 0) == 0 && !calibration_named.contains(name)) evaluation.emplace_back(name, std::move(r));
       else calibration.emplace(setup_key(r, skip), std::pair{*r.measured, name + " line " + std::to_string(r.line)});
     }
   }
