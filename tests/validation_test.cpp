@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
-#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -312,43 +312,55 @@ TEST(Validation, EvaluationGpuRowsFromSessionFortyStateTheirHost) {
   EXPECT_GT(numbered, 50u);
 }
 
-TEST(Validation, NoEvaluationRowRepeatsACalibrationRow) {
-  // data/validation/README.md: a file is calibration or evaluation, never both. One measurement copied into both
-  // (the same source read at another address) would make an evaluation row in-sample. The key is the setup: the same
-  // GPU, model, mode, precision, batch, GPU count and metric; the measured figures agree within 0.5%, so that a copy
-  // written at another rounding (1990 against 1990.02) is caught too.
+// Evaluation rows of data/validation (eval_* files but the calibration-class ones of data/interval_setup.toml
+// eval_named_calibration_files) whose `key` equals a calibration row's and whose measured value is within `tolerance`
+// (a share of the evaluation row's) of it, as {"file line N" of the evaluation row, the same of the calibration row}.
+std::vector<std::pair<std::string, std::string>> evaluation_rows_matching_calibration(
+    const std::function<std::string(const ConfigRow&)>& key, double tolerance) {
   namespace fs = std::filesystem;
-  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::string,
-                         std::string, std::string>;
-  const auto key = [](const ConfigRow& r) {
-    return Key{r.gpu, r.model, r.mode, r.precision, r.batch, r.seq, r.n_gpus, r.parallel, r.metric};
-  };
-  // Known, frozen before this check existed (session 37) and left as frozen: eval_gpu_s32.csv line 33 (DeepLearningExamples'
-  // copy of the TensorRT BERT demo, T4 BERT-large FP16 b128 s128, 264.85/s) and check_recent.csv line 7 (the TensorRT
-  // demo's own README, 265.1/s) are likely one measurement published in two repositories.
-  const std::set<std::string> known = {"eval_gpu_s32.csv line 33"};
-  std::multimap<Key, std::pair<double, std::string>> calibration;
-  std::vector<std::pair<std::string, ConfigRow>> evaluation;
-  // The eval_-named files that count as calibration (data/interval_setup.toml eval_named_calibration_files).
   const std::vector<std::string> named = interval_setup().eval_named_calibration_files;
   const std::set<std::string> calibration_named(named.begin(), named.end());
+  std::multimap<std::string, std::pair<double, std::string>> calibration;
+  std::vector<std::pair<std::string, ConfigRow>> evaluation;
   for (const auto& entry : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data/validation")) {
     if (entry.path().extension() != ".csv") continue;
     const std::string name = entry.path().filename().string();
     for (auto& r : read_config_csv(entry.path(), true)) {
       if (!r.error.empty() || !r.measured) continue;
-      if (name.rfind("eval_", 0) == 0 && !calibration_named.contains(name)) evaluation.emplace_back(name, std::move(r));
-      else calibration.emplace(key(r), std::pair{*r.measured, name + " line " + std::to_string(r.line)});
+      const std::string at = name + " line " + std::to_string(r.line);
+      if (name.rfind("eval_", 0) == 0 && !calibration_named.contains(name)) evaluation.emplace_back(at, std::move(r));
+      else calibration.emplace(key(r), std::pair{*r.measured, at});
     }
   }
-  ASSERT_GT(evaluation.size(), 1000u);
-  for (const auto& [name, r] : evaluation) {
+  EXPECT_GT(evaluation.size(), 1000u);
+  std::vector<std::pair<std::string, std::string>> matches;
+  for (const auto& [at, r] : evaluation) {
     const auto [lo, hi] = calibration.equal_range(key(r));
     for (auto it = lo; it != hi; ++it)
-      if (std::abs(it->second.first - *r.measured) <= 0.005 * std::abs(*r.measured) &&
-          !known.contains(name + " line " + std::to_string(r.line)))
-        ADD_FAILURE() << name << " line " << r.line << " repeats " << it->second.second;
+      if (std::abs(it->second.first - *r.measured) <= tolerance * std::abs(*r.measured))
+        matches.emplace_back(at, it->second.second);
   }
+  return matches;
+}
+
+TEST(Validation, NoEvaluationRowRepeatsACalibrationRow) {
+  // data/validation/README.md: a file is calibration or evaluation, never both. One measurement copied into both
+  // (the same source read at another address) would make an evaluation row in-sample. The key is the setup: the same
+  // GPU, model, mode, precision, batch, GPU count and metric; the measured figures agree within 0.5%, so that a copy
+  // written at another rounding (1990 against 1990.02) is caught too.
+  const auto key = [](const ConfigRow& r) {
+    std::string k;
+    for (const std::string* f : {&r.gpu, &r.model, &r.mode, &r.precision, &r.batch, &r.seq, &r.n_gpus, &r.parallel,
+                                 &r.metric})
+      k += *f + '\x1f';
+    return k;
+  };
+  // Known, frozen before this check existed (session 37) and left as frozen: eval_gpu_s32.csv line 33 (DeepLearningExamples'
+  // copy of the TensorRT BERT demo, T4 BERT-large FP16 b128 s128, 264.85/s) and check_recent.csv line 7 (the TensorRT
+  // demo's own README, 265.1/s) are likely one measurement published in two repositories.
+  const std::set<std::string> known = {"eval_gpu_s32.csv line 33"};
+  for (const auto& [at, calibration_at] : evaluation_rows_matching_calibration(key, 0.005))
+    if (!known.contains(at)) ADD_FAILURE() << at << " repeats " << calibration_at;
 }
 
 TEST(Validation, NoEvaluationRowIsAnotherRunOfACalibrationSetup) {
@@ -357,7 +369,6 @@ TEST(Validation, NoEvaluationRowIsAnotherRunOfACalibrationSetup) {
   // setup: its prediction is the calibration row's, chosen with that row in view, and its value agrees within a few
   // percent. The key is every input column but the runtime version and the host (what a later round changes); the
   // values agree within 5%. Rows that match are listed here, with why each stays in its frozen file.
-  namespace fs = std::filesystem;
   // Each was frozen before this check existed and stays in its file (the file table of data/validation/README.md):
   //   - eval_gpu_s40b.csv lines 2 and 5: MLPerf v2.1's A100-PCIe-80GBx1_TRT ResNet-50 and BERT-99 Offline, and
   //     mlperf_inference.csv lines 4 and 9 (v3.0, the same system name);
@@ -375,30 +386,11 @@ TEST(Validation, NoEvaluationRowIsAnotherRunOfACalibrationSetup) {
                                        "eval_gpu_s29b.csv line 2",  "eval_gpu_s32.csv line 21",
                                        "eval_gpu_s32.csv line 33"};
   const std::vector<std::string_view> skip = {"runtime_version", "host"};
-  std::multimap<std::string, std::pair<double, std::string>> calibration;
-  std::vector<std::pair<std::string, ConfigRow>> evaluation;
-  // The eval_-named files that count as calibration (data/interval_setup.toml eval_named_calibration_files).
-  const std::vector<std::string> named = interval_setup().eval_named_calibration_files;
-  const std::set<std::string> calibration_named(named.begin(), named.end());
-  for (const auto& entry : fs::directory_iterator(fs::path(PERFCAST_SOURCE_DIR) / "data/validation")) {
-    if (entry.path().extension() != ".csv") continue;
-    const std::string name = entry.path().filename().string();
-    for (auto& r : read_config_csv(entry.path(), true)) {
-      if (!r.error.empty() || !r.measured) continue;
-      if (name.rfind("eval_", 0) == 0 && !calibration_named.contains(name)) evaluation.emplace_back(name, std::move(r));
-      else calibration.emplace(setup_key(r, skip), std::pair{*r.measured, name + " line " + std::to_string(r.line)});
-    }
-  }
-  ASSERT_GT(evaluation.size(), 1000u);
   std::set<std::string> seen;
-  for (const auto& [name, r] : evaluation) {
-    const std::string at = name + " line " + std::to_string(r.line);
-    const auto [lo, hi] = calibration.equal_range(setup_key(r, skip));
-    for (auto it = lo; it != hi; ++it) {
-      if (std::abs(it->second.first - *r.measured) > 0.05 * std::abs(*r.measured)) continue;
-      if (known.contains(at)) seen.insert(at);
-      else ADD_FAILURE() << at << " runs the setup of " << it->second.second << " again";
-    }
+  for (const auto& [at, calibration_at] :
+       evaluation_rows_matching_calibration([&](const ConfigRow& r) { return setup_key(r, skip); }, 0.05)) {
+    if (known.contains(at)) seen.insert(at);
+    else ADD_FAILURE() << at << " runs the setup of " << calibration_at << " again";
   }
   EXPECT_EQ(seen, known) << "a listed row no longer matches: take it off the list";
 }

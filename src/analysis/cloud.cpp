@@ -428,7 +428,7 @@ RunCost cost_of_run(const DeviceSpec& device, int gpus, double samples, double s
     r.billed_hours = billed_hours(cloud_terms().provider(inst->provider), r.hours);
     const auto bill = [&](double usd_per_instance_hour) {
       return whole ? usd_per_instance_hour * instances * r.billed_hours
-                                                       : r.billed_hours * gpus * (usd_per_instance_hour / inst->gpus);
+                   : r.billed_hours * gpus * (usd_per_instance_hour / inst->gpus);
     };
     r.usd = bill(inst->on_demand_usd_per_hour);
     if (inst->spot_usd_per_hour) r.spot_usd = bill(*inst->spot_usd_per_hour);

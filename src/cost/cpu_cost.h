@@ -61,15 +61,15 @@ class CpuCostModel {
   // `cold_bytes` of `bytes` (weights a batch-1 pass evicted since their last use) come from DRAM whatever the
   // working set, at what the GEMM's working cores stream.
   KernelCost gemm(const MatmulGeometry& g, double flops, double bytes, double efficiency, double cold_bytes = 0) const;
-  // Time the cores spend moving `weight_bytes` of a GEMM's weights into a layout of the library's (MKL's panel
-  // packing, oneDNN's weight reorder) before its kernels run: the `cold` share streams from DRAM at what the
-  // GEMM's working cores read, the rest from the caches; reading and writing, no FMA overlaps it.
   // What a GEMM's working cores stream of weights evicted from the caches (one NUMA node's channels at most).
   double cold_weight_bytes_per_us(const MatmulGeometry& g) const;
-  // `written_set_bytes`: the buffer the new layout is written to (a cache-sized panel, or a whole copy).
   // A BLAS call's per-call pack of its weight operand, split over every thread of the team at
   // blas_pack_gbps_per_core each: a floor under weight_relayout_us's memory roofline (0 when the key is off).
   double blas_pack_floor_us(double weight_bytes) const;
+  // Time the cores spend moving `weight_bytes` of a GEMM's weights into a layout of the library's (MKL's panel
+  // packing, oneDNN's weight reorder) before its kernels run: the `cold` share streams from DRAM at what the
+  // GEMM's working cores read, the rest from the caches; reading and writing, no FMA overlaps it.
+  // `written_set_bytes`: the buffer the new layout is written to (a cache-sized panel, or a whole copy).
   double weight_relayout_us(const MatmulGeometry& g, double weight_bytes, double cold_bytes, double passes,
                             double written_set_bytes) const;
   // The attention products (QK^T and PV) of `products` = batch x heads independent small GEMMs, `flops` in all:
