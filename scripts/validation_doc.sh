@@ -94,6 +94,7 @@ $bin validate data/validation/eval_gpu_s39b.csv --markdown "$tmp/eval_gpu_s39b.m
 $bin validate data/validation/eval_gpu_s39c.csv --markdown "$tmp/eval_gpu_s39c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s41.csv --markdown "$tmp/eval_gpu_s41.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -1048,6 +1049,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s40c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s41.csv (frozen)"
+  echo
+  echo "Gathered in session 41 before that session's model changes were merged, from one source no other data file uses:"
+  echo "MLPerf Training v4.0 closed-division result logs (mlcommons/training_results_v4.0), NVIDIA's MXNet ResNet-50 v1.5 recipe"
+  echo "on one node of 8x H200 SXM, 4x and 8x L40S (PCIe), 8x H100 PCIe, 4x H100 SXM (direct NVLink) and 8x H100 SXM (NVSwitch);"
+  echo "value = the log's own epoch-4 tracked_stats throughput (images/s over the node), FP16, NHWC, DALI GPU decoding, Horovod."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s41.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo
