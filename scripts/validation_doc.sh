@@ -1052,10 +1052,11 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo
   echo "# Evaluation: eval_gpu_s41.csv (frozen)"
   echo
-  echo "Gathered in session 41 before that session's model changes were merged, from one source no other data file uses:"
-  echo "MLPerf Training v4.0 closed-division result logs (mlcommons/training_results_v4.0), NVIDIA's MXNet ResNet-50 v1.5 recipe"
-  echo "on one node of 8x H200 SXM, 4x and 8x L40S (PCIe), 8x H100 PCIe, 4x H100 SXM (direct NVLink) and 8x H100 SXM (NVSwitch);"
-  echo "value = the log's own epoch-4 tracked_stats throughput (images/s over the node), FP16, NHWC, DALI GPU decoding, Horovod."
+  echo "Gathered in session 41 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "MLPerf Training v4.0 and v3.1 closed-division result logs (mlcommons/training_results_v4.0, _v3.1), NVIDIA's MXNet"
+  echo "ResNet-50 v1.5 recipe on one node of 8x H200 SXM, 4x and 8x L40S, 8x H100 PCIe, 4x and 8x H100 SXM (on-premise and an"
+  echo "Azure ND H100 v5 VM) and 2/4/8/10x A100 PCIe 80GB in an external PCIe box; value = the log's own epoch-4 throughput"
+  echo "(images/s over the node), FP16, NHWC, DALI GPU decoding, Horovod."
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s41.md"
