@@ -95,6 +95,7 @@ $bin validate data/validation/eval_gpu_s39c.csv --markdown "$tmp/eval_gpu_s39c.m
 $bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41.csv --markdown "$tmp/eval_gpu_s41.md" >/dev/null
+$bin validate data/validation/eval_gpu_s41b.csv --markdown "$tmp/eval_gpu_s41b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -1060,6 +1061,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s41.md"
+  echo
+  echo "# Evaluation: eval_gpu_s41b.csv (frozen)"
+  echo
+  echo "Gathered in session 41 before that session's model changes were merged, from two sources no other data file uses:"
+  echo "argonne-lcf/LLM-Inference-Bench (vLLM offline generation of one static batch, input = output length, fp16, one GPU:"
+  echo "Llama-2-7B, Llama-3-8B, Mistral-7B and Qwen2-7B on an A100-SXM4-40GB of ALCF Polaris and an H100-SXM5 of JLSE;"
+  echo "tokens/s = batch x output length / latency) and vllm-project/vllm PR #4290 (llama-bench Llama-3-8B Q8_0 on a Tesla P40)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s41b.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo
