@@ -96,6 +96,7 @@ $bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md"
 $bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41.csv --markdown "$tmp/eval_gpu_s41.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41b.csv --markdown "$tmp/eval_gpu_s41b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s41c.csv --markdown "$tmp/eval_gpu_s41c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -1071,6 +1072,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s41b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s41c.csv (frozen)"
+  echo
+  echo "Gathered in session 41 before that session's model changes were merged, from one source no other data file uses:"
+  echo "kentaroy47/timm_speed_benchmark (results_fp32_224.csv@7057c209, the run of 2022-06-08): timm models' fp32 inference"
+  echo "on one RTX A6000 with a Ryzen 5 3600 host, batch 4, each timed step a forward plus the host-to-GPU copy of the batch;"
+  echo "22 models whose architecture is a zoo model (ResNet, ResNeXt, Wide ResNet, DenseNet, VGG, ViT, MobileNet, EfficientNet-B0);"
+  echo "images/s = 4 x 1000 / ms; PyTorch 1.10 assumed (TF32 by default)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s41c.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo
