@@ -1105,7 +1105,10 @@ KernelPrediction predict_measured_kernels(const std::string& dir) {
   const toml::table* floors = harness ? (*harness)["floor_us"].as_table() : nullptr;
   if (!harness || !floors) throw InputError(fit_path.string() + ": no [harness] floor_us (rerun perfcast fit-kernels)");
   const double launch = (*harness)["launch_us"].value<double>().value_or(0);
-  const double host_launch = (*harness)["host_launch_us"].value<double>().value_or(0);
+  const std::optional<double> host_launch_us = (*harness)["host_launch_us"].value<double>();
+  if (!host_launch_us && std::find(setup.host_launch.begin(), setup.host_launch.end(), true) != setup.host_launch.end())
+    throw InputError(fit_path.string() + ": no [harness] host_launch_us for kernel_fit_setup.toml's host_launch_ops (rerun perfcast fit-kernels)");
+  const double host_launch = host_launch_us.value_or(0);
   std::array<double, kMeasuredOps> floor_us{};
   for (int o = 0; o < kMeasuredOps; ++o) {
     const std::string name(measured_op_name(static_cast<MeasuredOp>(o)));
