@@ -7,7 +7,9 @@ measurement is a straight line in its bytes, t = intercept + bytes / rate: the s
 (what a long memory-bound kernel in a training step moves at), the intercept the harness's per-call cost (dispatch
 before the GPU starts, docs/kernel-model.md "The harness measures dispatch + kernel"). `perfcast fit-kernels` fits one
 `dram_efficiency` per architecture over all sizes under a max(floor, launch + kernel) harness, so that value also
-carries the intercept; this tool shows how far the two part for long kernels.
+carries the intercept; this tool shows how far the two part for long kernels. (`perfcast fit-kernels --host-launch
+elementwise_binary elementwise_unary softmax layernorm` fits the intercept as the host's launch instead: session 41,
+docs/calibration.md.)
 
 For every board it prints the least-squares slope as a share of the datasheet bandwidth (data/gpus/<id>.toml
 mem_bw_gbps), pooled and per op (the spread is the check that the figure is the board's, not one kernel's), the
