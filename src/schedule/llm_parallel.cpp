@@ -43,6 +43,8 @@ LlmTrainingConstants load_constants() {
   c.offload_bytes_per_param = sch.number("offload_bytes_per_param");
   c.offload_host_params_per_s = sch.number("offload_host_params_per_s");
   if (c.offload_host_params_per_s <= 0) sch.fail("offload_host_params_per_s", "must be positive");
+  c.offload_accumulate_bytes_per_param = sch.number("offload_accumulate_bytes_per_param");
+  c.partitioned_gradients_reduce_every_microbatch = sch.boolean("partitioned_gradients_reduce_every_microbatch");
   for (double v : {c.megatron_dp_overlap, c.fsdp_dp_overlap, c.tp_comm_exposed})
     if (v < 0 || v > 1) sch.fail("megatron_dp_overlap", "fsdp_dp_overlap and tp_comm_exposed are shares in [0, 1]");
   TomlFields mfu(top.table("mfu"), file + " [mfu]");
@@ -343,21 +345,37 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     exposed = mm * std::max(per_mb * (1.0 - overlap), per_mb - overlap * (compute_f + compute_b));
   } else {
     // Gradients reduced once per step, behind the last micro-batch's backward where the runtime overlaps; ZeRO
-    // 1/2 all-gather the updated parameters after the step.
+    // 1/2 all-gather the updated parameters after the step. ZeRO-2 keeps only its gradient partition, so it
+    // reduce-scatters during every micro-batch's backward (DeepSpeed's engine; partitioned_gradients_reduce_every_microbatch).
     const double red = reduce(dp, p_dense) + reduce(edp, p_experts);
     const double gat = l.zero >= 1 ? gather(dp, p_dense) + gather(edp, p_experts) : 0.0;
-    total = red + gat;
-    exposed = std::max(red * (1.0 - overlap), red - overlap * compute_b) + gat * (1.0 - overlap);
+    const double reductions = l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
+    total = reductions * red + gat;
+    exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * compute_b) + gat * (1.0 - overlap);
   }
   out.dp_comm_total_us = l.dp > 1 ? total : 0.0;
   out.dp_comm_us = l.dp > 1 ? std::max(0.0, exposed) : 0.0;
 
   // The optimizer updates the parameters this GPU owns (its ZeRO shard).
   const double owned = l.zero >= 1 ? p / l.dp : p;
-  if (l.offload_optimizer)
-    out.optimizer_us = owned / c.offload_host_params_per_s * 1e6 + owned * c.offload_bytes_per_param / (f.host_link_gbps * 1e3);
-  else
+  if (l.offload_optimizer) {
+    // One host serves its node's ranks: they update their shards on its CPUs at once (the CPU Adam rate is the
+    // host's) and their copies share its memory, each GPU on its own PCIe link.
+    const double ranks = static_cast<double>(std::min<std::int64_t>(l.gpus(), std::max(1, f.gpus_per_node)));
+    auto host_copy_us = [&](double bytes_per_gpu) {
+      const double link = bytes_per_gpu / (f.host_link_gbps * 1e3);
+      return f.host_memory_gbps > 0 ? std::max(link, ranks * bytes_per_gpu / (f.host_memory_gbps * 1e3)) : link;
+    };
+    out.optimizer_us = ranks * owned / c.offload_host_params_per_s * 1e6 + host_copy_us(owned * c.offload_bytes_per_param);
+    // With accumulation the gradient partition goes to the host and back between micro-batches (m - 1 copies
+    // each way), beside the backward it follows where the reduction overlaps.
+    if (m > 1) {
+      const double accum = 2.0 * (mm - 1.0) * host_copy_us(owned * c.offload_accumulate_bytes_per_param);
+      out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * compute_b);
+    }
+  } else {
     out.optimizer_us = owned * t.optimizer_us_per_param;
+  }
 
   out.fp8_scaling_us = mm * amax_per_mb + params_per_gpu(d, l) * t.fp8_weight_cast_us_per_param;
   out.step_us = pipeline + out.dp_comm_us + out.optimizer_us + out.fp8_scaling_us;

@@ -71,6 +71,8 @@ struct LlmTrainingConstants {
   double megatron_dp_overlap = 0, fsdp_dp_overlap = 0;
   double tp_comm_exposed = 1;
   double offload_bytes_per_param = 6, offload_host_params_per_s = 1e9;
+  double offload_accumulate_bytes_per_param = 2;          // per micro-batch host round trip of the accumulated gradient
+  bool partitioned_gradients_reduce_every_microbatch = true;  // ZeRO-2 reduces each micro-batch, not once per step
   double attention_flops_per_token_coeff = 12;
   // Transformer Engine FP8 training ([fp8]): cast kernel bytes, the per-step weight cast and the amax reductions.
   double fp8_input_cast_transpose_bytes = 4, fp8_norm_output_transpose_bytes = 2, fp8_grad_cast_transpose_bytes = 4;
