@@ -44,6 +44,20 @@ LlmTrainingConstants load_constants() {
   c.offload_host_params_per_s = sch.number("offload_host_params_per_s");
   if (c.offload_host_params_per_s <= 0) sch.fail("offload_host_params_per_s", "must be positive");
   c.offload_accumulate_bytes_per_param = sch.number("offload_accumulate_bytes_per_param");
+  TomlFields ds(top.table("deepspeed"), file + " [deepspeed]");
+  if (const auto* list = ds.raw()["runtimes"].as_array())
+    for (const auto& e : *list)
+      if (const auto v = e.value<std::string>()) c.deepspeed_runtimes.push_back(*v);
+  c.zero3_hook_calls_per_module_call = ds.number("zero3_hook_calls_per_module_call");
+  c.zero3_fetches_per_param_tensor = ds.number("zero3_fetches_per_param_tensor");
+  c.zero3_inline_ops_per_fetch = ds.number("zero3_inline_ops_per_fetch");
+  c.zero3_inline_ops_per_gathered_tensor = ds.number("zero3_inline_ops_per_gathered_tensor");
+  c.zero3_inline_ops_per_released_tensor = ds.number("zero3_inline_ops_per_released_tensor");
+  c.grad_hook_inline_ops_per_param_tensor = ds.number("grad_hook_inline_ops_per_param_tensor");
+  for (double v : {c.zero3_hook_calls_per_module_call, c.zero3_fetches_per_param_tensor, c.zero3_inline_ops_per_fetch,
+                   c.zero3_inline_ops_per_gathered_tensor, c.zero3_inline_ops_per_released_tensor,
+                   c.grad_hook_inline_ops_per_param_tensor})
+    if (v < 0) ds.fail("zero3_hook_calls_per_module_call", "the [deepspeed] counts cannot be negative");
   c.partitioned_gradients_reduce_every_microbatch = sch.boolean("partitioned_gradients_reduce_every_microbatch");
   for (double v : {c.megatron_dp_overlap, c.fsdp_dp_overlap, c.tp_comm_exposed})
     if (v < 0 || v > 1) sch.fail("megatron_dp_overlap", "fsdp_dp_overlap and tp_comm_exposed are shares in [0, 1]");
@@ -291,6 +305,35 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   const double compute_b = layers * (t.layer_bwd_us + recompute) + extra_b;
   double stage_f = compute_f + layers * (tp_fwd + cp_fwd + ep_fwd);
   double stage_b = compute_b + layers * (tp_bwd + cp_bwd + ep_bwd);
+  // The host issuing one micro-batch on the busiest stage: the framework's ops (full recomputation replays the
+  // forward's in backward) and, on a DeepSpeed runtime, ZeRO's hooks counted from its source ([deepspeed]).
+  // The embedding and head's host work is small beside the blocks': charged whole to the busiest stage.
+  double host_f = layers * t.host_layer_fwd_us + t.host_other_fwd_us;
+  double host_b = layers * (t.host_layer_bwd_us + (l.recompute == Recompute::kFull ? t.host_layer_fwd_us : 0.0)) +
+                  t.host_other_bwd_us;
+  double engine_f = 0, engine_b = 0;
+  if (t.deepspeed && l.zero >= 1 && !l.fsdp) {
+    const double modules = layers * t.module_calls_per_layer + t.module_calls_other;
+    const double tensors = layers * t.param_tensors_per_layer + t.param_tensors_other;
+    if (l.zero >= 3) {
+      // Per module call: its pre/post hooks forward and backward. Per parameter tensor: a fetch (one collective
+      // launch and its buffer) forward and again backward, the gathered tensor's views and wait, its release after each.
+      const double hooks = modules * c.zero3_hook_calls_per_module_call * t.host_module_call_us;
+      const double fetch = t.host_library_call_us + c.zero3_inline_ops_per_fetch * t.host_inline_op_us +
+                           (c.zero3_inline_ops_per_gathered_tensor + c.zero3_inline_ops_per_released_tensor) * t.host_inline_op_us;
+      const double fetches = tensors * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
+      engine_f += 0.5 * hooks + fetches;
+      engine_b += 0.5 * hooks + fetches;
+    }
+    if (l.zero >= 2 || l.overlap_grad_reduce)
+      // A gradient hook per parameter tensor in backward, copying into the reduce bucket (one kernel).
+      engine_b += tensors * (t.host_module_call_us + c.grad_hook_inline_ops_per_param_tensor * t.host_inline_op_us + t.host_launch_us);
+  }
+  host_f += engine_f;
+  host_b += engine_b;
+  const double wait_f = std::max(0.0, host_f - stage_f), wait_b = std::max(0.0, host_b - stage_b);
+  stage_f += wait_f;
+  stage_b += wait_b;
   // Pipeline: each micro-batch's activations go to the next stage and their gradients come back, once per model
   // chunk (v times with interleaving); scattered over the TP ranks with sequence parallelism.
   double p2p = 0;
@@ -311,6 +354,9 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   out.cp_comm_us = mm * layers * (cp_fwd + cp_bwd);
   out.ep_comm_us = mm * layers * (ep_fwd + ep_bwd);
   out.pp_comm_us = mm * 2.0 * p2p;
+  out.host_us = mm * (host_f + host_b);
+  out.engine_host_us = mm * (engine_f + engine_b);
+  out.host_wait_us = mm * (wait_f + wait_b);
   // FP8 delayed scaling: the amaxes of every FP8 tensor are all-reduced (MAX) over the tensor x context x data
   // ranks when each micro-batch's forward and backward end (a synchronising collective of a few KB, so its
   // latency); the weights are cast to FP8 once per step.
