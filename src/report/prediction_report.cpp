@@ -342,6 +342,7 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                            {"fp8_scaling", st.fp8_scaling_us / 1e3}, {"host", st.host_us / 1e3},
                            {"deepspeed_host", st.engine_host_us / 1e3}, {"host_wait", st.host_wait_us / 1e3}}},
         {"bubble_fraction", st.bubble_fraction},
+        {"deepspeed_allgather_launches_per_step", st.zero3_allgather_launches},
         {"memory_per_gpu_bytes", {{"weights", rounded_count_json(c.memory.weights)}, {"master_weights", rounded_count_json(c.memory.master_weights)},
                                   {"gradients", rounded_count_json(c.memory.gradients)}, {"optimizer_state", rounded_count_json(c.memory.optimizer_state)},
                                   {"activations", rounded_count_json(c.memory.activations)}, {"workspace", rounded_count_json(c.memory.workspace)},

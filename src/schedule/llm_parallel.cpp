@@ -324,6 +324,7 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
       const double fetches = tensors * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
       engine_f += 0.5 * hooks + fetches;
       engine_b += 0.5 * hooks + fetches;
+      out.zero3_allgather_launches = static_cast<double>(m) * tensors * c.zero3_fetches_per_param_tensor;
     }
     if (l.zero >= 2 || l.overlap_grad_reduce)
       // A gradient hook per parameter tensor in backward, copying into the reduce bucket (one kernel).

@@ -176,6 +176,7 @@ struct ParallelStepCost {
   double host_us = 0;          // the host issuing m micro-batches: the framework's ops and DeepSpeed's ZeRO hooks
   double engine_host_us = 0;   // of which DeepSpeed's hooks, gathers, releases and gradient hooks
   double host_wait_us = 0;     // what the GPU waits for the host in the busiest stage's micro-batches
+  double zero3_allgather_launches = 0;  // DeepSpeed ZeRO-3 parameter fetches (all_gather_coalesced calls) per step
   std::int64_t microbatches = 0;
 };
 // `act_bytes`: bytes per activation element of the compute precision. `host_link_gbps`: the GPU's PCIe link.
