@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -50,24 +51,27 @@ std::array<bool, kMeasuredOps> op_class_mask(const std::vector<std::string>& nam
   return mask;
 }
 
+// Every value is data/kernel_fit_setup.toml's (load_setup requires each key): no number here, so that no code
+// default can disagree with the file (NaN and 0 until loaded).
 struct Setup {
+  static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
   std::map<std::string, std::string> devices;
   std::map<std::string, std::pair<double, double>> bounds;
   std::pair<double, double> floor_bounds, launch_bounds, host_bounds, soak_bounds, soak_us_bounds, serial_bounds;
-  double start_serial_share = 0.5;
-  double start_floor = 25, start_launch = 5, start_soak_us = 1e5;
+  double start_serial_share = kUnset;
+  double start_floor = kUnset, start_launch = kUnset, start_soak_us = kUnset;
   // Op classes whose launch is the host's ([harness] host_launch_ops): host speed x host_launch_us, its own value.
   std::array<bool, kMeasuredOps> host_launch{};
   std::pair<double, double> host_launch_bounds;
-  double start_host_launch = 14;
-  double held_out_floor_share = 0.5;  // held-out board's host speed: from rows whose kernel is under this share of the floor
-  bool tf32 = false;                  // whether the harness let cuDNN/cuBLAS run FP32 as TF32 on Ampere
+  double start_host_launch = kUnset;
+  double held_out_floor_share = kUnset;  // held-out board's host speed: from rows whose kernel is under this share of the floor
+  bool tf32 = false;                     // whether the harness let cuDNN/cuBLAS run FP32 as TF32 on Ampere
   std::map<std::string, double> start_floor_by_op;  // op class name -> start floor, where it is not start_floor
-  double prior_weight = 0.02;
-  double tile_min_share = 0.03;
-  int restarts = 1;
-  std::size_t rows_per_group = 1200;
-  int max_evaluations = 6000;
+  double prior_weight = kUnset;
+  double tile_min_share = kUnset;
+  int restarts = 0;
+  std::size_t rows_per_group = 0;
+  int max_evaluations = 0;
 };
 
 Setup load_setup() {
@@ -710,6 +714,14 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   if (options.rows_per_group > 0) p.setup.rows_per_group = options.rows_per_group;
   if (options.max_evaluations > 0) p.setup.max_evaluations = options.max_evaluations;
   if (options.host_launch_ops) p.setup.host_launch = op_class_mask(*options.host_launch_ops, "--host-launch");
+  if (options.start_host_launch_us) {
+    const auto [lo, hi] = p.setup.host_launch_bounds;
+    const double start = *options.start_host_launch_us;
+    if (!(start >= lo && start <= hi))
+      throw InputError(fmt::format("--start-host-launch {} is outside [harness] host_launch_us = [{}, {}] (data/kernel_fit_setup.toml)",
+                                   start, lo, hi));
+    p.setup.start_host_launch = start;
+  }
   p.layout.soak = options.soak;
   // Fitting convolutions too adds the per-algorithm conv efficiencies and lets the conv rows into a second stage
   // of the fit (run_fit_staged; their harness floor is fitted there as well).

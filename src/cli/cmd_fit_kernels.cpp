@@ -40,6 +40,9 @@ Command fit_kernels_command() {
                 "op classes whose kernel starts after the host's launch (host speed x a fitted host_launch_us) in place of the "
                 "shared launch_us; none given: every class takes launch_us (default: data/kernel_fit_setup.toml [harness] host_launch_ops)")
                 ->expected(0, CLI::detail::expected_max_vector_size);
+            app.add_option("--start-host-launch", s->options.start_host_launch_us,
+                           "start the fitted host_launch_us here, in us (default: data/kernel_fit_setup.toml [harness] start_host_launch_us)")
+                ->transform(number_check("--start-host-launch", {0, false, std::numeric_limits<double>::max(), "a finite number from 0"}));
             app.add_option("--residuals", s->options.residuals_csv,
                            "write every measured row's in-sample prediction here (CSV: shape, kernel names, tile, clock)");
             return std::function<int()>([s] {
