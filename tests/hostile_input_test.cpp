@@ -591,6 +591,45 @@ TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
   EXPECT_EQ(predict_with("{ sm_90 = 33554432 }").code, 0);
 }
 
+TEST_F(HostileInputTest, RuntimeFileRefusesAKeyItDoesNotRead) {
+  // An optional switch misspelt in a runtime file read as its default, silently. Now one line names the file, the
+  // key and the nearest key the reader knows, exit code 2. The keys are the shipped pytorch.toml's and sglang.toml's.
+  const fs::path runtimes = fs::path(PERFCAST_SOURCE_DIR) / "data" / "runtimes";
+  const std::string shipped = test::slurp(runtimes / "pytorch.toml");
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string text = shipped;
+    const auto at = text.find("\n" + from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at + 1, from.size(), to);
+  };
+  const auto predict_with = [&](const std::string& text) {
+    const fs::path data = data_with("runtimes/pytorch.toml", text);
+    return test::run_perfcast(dir_, "predict --gpu a100-sxm4-40gb --model resnet50 --runtime pytorch",
+                              "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
+  };
+  // An optional switch (absent means false).
+  const CliResult optional = predict_with(edited("conv_bias_separate_pass =", "conv_bias_seperate_pass ="));
+  for (const char* piece : {"pytorch.toml", "unknown key 'conv_bias_seperate_pass'", "did you mean 'conv_bias_separate_pass'"})
+    expect_one_line_error(optional, piece);
+  // A required key: its absence is named first, with the misspelling beside it.
+  const CliResult required = predict_with(edited("fuse_epilogue =", "fuse_epilouge ="));
+  for (const char* piece : {"pytorch.toml", "'fuse_epilogue' is missing", "'fuse_epilouge'"})
+    expect_one_line_error(required, piece);
+  // A key no reader has a near name for.
+  expect_one_line_error(predict_with(edited("fuse_epilogue =", "speed_up = 2\nfuse_epilogue =")),
+                        "unknown key 'speed_up'");
+  EXPECT_EQ(predict_with(shipped).code, 0);
+  // A table of the file ([serving] here) refuses keys its reader does not know, and names its own missing ones.
+  std::string sglang = test::slurp(runtimes / "sglang.toml");
+  const auto at = sglang.find("\nmax_running_requests =");
+  ASSERT_NE(at, std::string::npos);
+  sglang.replace(at + 1, std::string("max_running_requests").size(), "max_runing_requests");
+  const std::string serving = write("sglang.toml", sglang);
+  const std::string msg = input_error([&] { load_runtime(serving); });
+  for (const char* piece : {"[serving]", "'max_running_requests' is missing", "'max_runing_requests'"})
+    EXPECT_NE(msg.find(piece), std::string::npos) << msg;
+}
+
 TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {
   // A data folder whose cloud/providers.toml lists AWS twice: which terms a run was billed by would depend on the
   // order of the entries, so one line names the file and the provider.
