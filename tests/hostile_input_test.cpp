@@ -527,7 +527,7 @@ TEST(EchoedValues, ClippingKeepsShortMessagesAndIsStable) {
   EXPECT_EQ(clip_echoed_values(once), once);
   // Without quotes to clip (a value made of apostrophes), the message is cut whole, and stays cut.
   const std::string quotes = clip_echoed_values("row '" + std::string(20'000, '\'') + "'");
-  EXPECT_LE(quotes.size(), 4000u);
+  EXPECT_LE(quotes.size(), input_limits().max_message_bytes);
   EXPECT_EQ(clip_echoed_values(quotes), quotes);
   // Never inside a UTF-8 character.
   const std::string cjk = clip_echoed_values("model '" + [] { std::string s; for (int i = 0; i < 1000; ++i) s += "显"; return s; }() + "'");
