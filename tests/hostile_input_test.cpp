@@ -630,6 +630,25 @@ TEST_F(HostileInputTest, RuntimeFileRefusesAKeyItDoesNotRead) {
     EXPECT_NE(msg.find(piece), std::string::npos) << msg;
 }
 
+TEST_F(HostileInputTest, GpuFileRefusesAKeyItDoesNotRead) {
+  // A user's GPU file (--gpu my.toml) with an optional key misspelt: the A100 SXM4's published power-limit range
+  // (nvidia-smi -q, data/gpus/a100-sxm4-40gb.toml) read as no range at all. Now one line names the key and the
+  // nearest known one, for the file's [measured] table too.
+  const std::string shipped = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "gpus" / "a100-sxm4-40gb.toml");
+  const std::string key = "\npower_limit_max_w =";
+  const auto at = shipped.find(key);
+  ASSERT_NE(at, std::string::npos);
+  std::string misspelt = shipped;
+  misspelt.replace(at, key.size(), "\npower_limit_maximum_w =");
+  const std::string path = write("a100.toml", misspelt);
+  expect_one_line_error(run("predict --model resnet50 --gpu " + path), "unknown key 'power_limit_maximum_w'");
+  expect_one_line_error(run("predict --model resnet50 --gpu " + path), "did you mean 'power_limit_max_w'");
+  const std::string measured = write("measured.toml", shipped + "\n[measured]\ndram_efficency = 0.9\n");
+  for (const char* piece : {"[measured]", "unknown key 'dram_efficency'", "did you mean 'dram_efficiency'"})
+    expect_one_line_error(run("predict --model resnet50 --gpu " + measured), piece);
+  EXPECT_EQ(run("predict --model resnet50 --gpu " + write("same.toml", shipped)).code, 0);
+}
+
 TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {
   // A data folder whose cloud/providers.toml lists AWS twice: which terms a run was billed by would depend on the
   // order of the entries, so one line names the file and the provider.

@@ -41,6 +41,8 @@ class TomlFields {
   // [sources] table, which must give a source for every one of them: the sources by key.
   std::map<std::string, std::string> sourced_counts(std::span<const std::pair<const char*, double*>> counts,
                                                     double max) const;
+  // The node at `key` (empty when absent), noted as known: for values the caller reads itself (arrays of tables).
+  toml::node_view<const toml::node> node(std::string_view key) const { return asked(key); }
   // Whether the table holds `key`, noting it as known: for keys the caller reads itself (arrays of tables, free-form
   // tables such as [sources]).
   bool has(std::string_view key) const;
