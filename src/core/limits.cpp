@@ -80,6 +80,10 @@ InputLimits load_limits() {
   l.max_measured_over_peak = anchor.number("max_measured_over_peak");
   if (!(l.max_measured_over_peak >= 1) || !std::isfinite(l.max_measured_over_peak))
     anchor.fail("max_measured_over_peak", "must be a finite number of at least 1");
+  for (const TomlFields* f : {&json, &model, &tensor, &trace, &counts, &serve, &run, &messages, &anchor}) {
+    f->has("sources");
+    f->refuse_unknown_keys();
+  }
   return l;
 }
 
