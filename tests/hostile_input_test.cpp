@@ -609,7 +609,8 @@ TEST_F(HostileInputTest, RuntimeFileRefusesAKeyItDoesNotRead) {
   };
   // An optional switch (absent means false).
   const CliResult optional = predict_with(edited("conv_bias_separate_pass =", "conv_bias_seperate_pass ="));
-  for (const char* piece : {"pytorch.toml", "unknown key 'conv_bias_seperate_pass'", "did you mean 'conv_bias_separate_pass'"})
+  for (const char* piece :
+       {"pytorch.toml", "unknown key 'conv_bias_seperate_pass'", "did you mean 'conv_bias_separate_pass'"})
     expect_one_line_error(optional, piece);
   // A required key: its absence is named first, with the misspelling beside it.
   const CliResult required = predict_with(edited("fuse_epilogue =", "fuse_epilouge ="));

@@ -143,8 +143,9 @@ void TomlFields::refuse_unknown_keys() const {
     if (asked_.contains(k.str())) continue;
     const std::vector<std::string> known(asked_.begin(), asked_.end());
     const std::string guess = nearest(k.str(), known);
-    throw InputError(where_ + ": unknown key '" + std::string(k.str()) + "'" +
-                     (guess.empty() ? std::string(" (no key of that name is read here)") : "; did you mean '" + guess + "'?"));
+    const std::string hint =
+        guess.empty() ? std::string(" (no key of that name is read here)") : "; did you mean '" + guess + "'?";
+    throw InputError(where_ + ": unknown key '" + std::string(k.str()) + "'" + hint);
   }
 }
 
