@@ -650,6 +650,20 @@ TEST_F(HostileInputTest, GpuFileRefusesAKeyItDoesNotRead) {
   EXPECT_EQ(run("predict --model resnet50 --gpu " + write("same.toml", shipped)).code, 0);
 }
 
+TEST_F(HostileInputTest, PriceFileRefusesAKeyItDoesNotRead) {
+  // A user's price file (--prices) whose first spot price is misspelt read as an instance without a spot price,
+  // silently; now one line names the missing key beside the misspelling (its date and source ask for it). The key is
+  // the shipped prices.toml's.
+  std::string prices = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "cloud" / "prices.toml");
+  const auto at = prices.find("\nspot_usd_per_hour =");
+  ASSERT_NE(at, std::string::npos);
+  prices.replace(at + 1, std::string("spot_usd_per_hour").size(), "spot_usd_per_hr");
+  const CliResult r = run("plan --model resnet50 --deadline 24h --prices " + write("prices.toml", prices));
+  for (const char* piece :
+       {"prices.toml", "'spot_usd_per_hour' is missing", "'spot_usd_per_hr' looks like a misspelling"})
+    expect_one_line_error(r, piece);
+}
+
 TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {
   // A data folder whose cloud/providers.toml lists AWS twice: which terms a run was billed by would depend on the
   // order of the entries, so one line names the file and the provider.
