@@ -33,6 +33,7 @@ class TomlFields {
   // key is absent. An entry that is not sm_<digits> = <number> fails naming the entry and its value.
   std::map<int, double> by_sm(std::string_view key) const;
   bool boolean(std::string_view key) const;
+  // `fallback` when the key is absent; present, it must be true or false.
   bool boolean_or(std::string_view key, bool fallback) const;
   std::string text(std::string_view key) const;
   std::string text_or(std::string_view key, std::string fallback) const;
