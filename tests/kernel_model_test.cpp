@@ -15,6 +15,8 @@
 #include "analysis/tensor_gemm_fit.h"
 #include "cli_runner.h"
 #include "core/error.h"
+#include "core/data_files.h"
+#include "core/toml_reader.h"
 #include "cost/cost_constants.h"
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
@@ -28,10 +30,14 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kKernels = fs::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "kernels";
 
-const std::map<std::string, std::string> kDevice = {
-    {"Tesla P100-PCIE-16GB", "p100-pcie-16gb"}, {"Tesla P4", "tesla-p4"},       {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"},
-    {"Tesla T4", "t4"},                         {"NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"},
-    {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"}};
+// The measured files' Device column -> catalog id: data/kernel_fit_setup.toml [devices], the map fit-kernels reads.
+const std::map<std::string, std::string> kDevice = [] {
+  std::map<std::string, std::string> ids;
+  const toml::table setup = parse_toml_file(data_dir() / "kernel_fit_setup.toml");
+  for (const auto& [device, id] : TomlFields(setup, "kernel_fit_setup.toml").table("devices"))
+    ids[std::string(device.str())] = id.value_or(std::string{});
+  return ids;
+}();
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

@@ -241,7 +241,7 @@ TEST(LlmParallel, PredictionReportsTokensPerGpuMfuAndTheRun) {
   // outside 20-70% would be a broken model, not a calibration question.
   EXPECT_GT(c.mfu, 0.20);
   EXPECT_LT(c.mfu, 0.70);
-  EXPECT_NEAR(c.train_hours, 2e12 / (c.tokens_per_s_per_gpu * 32) / 3600, 1e-6);
+  EXPECT_NEAR(c.run.hours, 2e12 / (c.tokens_per_s_per_gpu * 32) / 3600, 1e-6);
   EXPECT_TRUE(p.memory.fits);
 }
 

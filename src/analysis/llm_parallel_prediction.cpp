@@ -448,16 +448,12 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   // RunBasis::kGpusUsed); with no --train-tokens only the host and the PUE are read.
   const RunCost run = cost_of_run(s.device, c.gpus, s.r.train_tokens, c.tokens_per_s_per_gpu * c.gpus,
                                   pw.avg_power_w * c.gpus, s.price, 1, s.pue, RunBasis::kGpusUsed);
-  c.host_power_w = run.powered.host_w;
-  c.pue = run.pue;
   if (s.r.train_tokens > 0) {
     c.train_tokens = s.r.train_tokens;
-    c.train_hours = run.hours;
-    c.train_energy_kwh = run.energy_kwh;
-    c.train_server_energy_kwh = run.server_energy_kwh;
-    c.train_facility_energy_kwh = run.facility_energy_kwh;
-    c.train_billed_hours = run.billed_hours;
-    c.train_usd = run.usd;
+    c.run = run;
+  } else {
+    c.run.powered = run.powered;
+    c.run.pue = run.pue;
   }
   return c;
 }
@@ -627,22 +623,22 @@ LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, in
   }
   // Dollars when every count has a price (a count with none could not be ranked beside the others), else GPU-hours.
   const bool priced = !plan.by_count.empty() &&
-                      std::all_of(plan.by_count.begin(), plan.by_count.end(), [](const ParallelTrainingCost& c) { return c.train_usd > 0; });
+                      std::all_of(plan.by_count.begin(), plan.by_count.end(), [](const ParallelTrainingCost& c) { return c.run.usd > 0; });
   if (rank == LayoutRank::kCost && !priced)
     throw InputError("--rank-by cost needs a price for " + request.gpu +
                      " at every node count (data/cloud/prices.toml); use --rank-by gpu-hours or time");
   plan.rank = rank.value_or(priced ? LayoutRank::kCost : LayoutRank::kGpuHours);
   const auto key = [&](const ParallelTrainingCost& c) {
     switch (plan.rank) {
-      case LayoutRank::kCost: return c.train_usd;
-      case LayoutRank::kTime: return c.train_hours;
-      case LayoutRank::kGpuHours: return c.train_hours * c.gpus;
+      case LayoutRank::kCost: return c.run.usd;
+      case LayoutRank::kTime: return c.run.hours;
+      case LayoutRank::kGpuHours: return c.run.hours * c.gpus;
     }
-    return c.train_usd;
+    return c.run.usd;
   };
   for (const auto& best : plan.by_count) {
-    const bool within_budget = !budget_usd || (best.train_usd > 0 && best.train_usd <= *budget_usd);
-    if (best.train_hours <= deadline_hours && within_budget && (!plan.meeting || key(best) < key(*plan.meeting)))
+    const bool within_budget = !budget_usd || (best.run.usd > 0 && best.run.usd <= *budget_usd);
+    if (best.run.hours <= deadline_hours && within_budget && (!plan.meeting || key(best) < key(*plan.meeting)))
       plan.meeting = best;
   }
   return plan;

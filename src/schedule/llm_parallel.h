@@ -17,6 +17,7 @@
 #include "schedule/collectives.h"
 #include "schedule/memory.h"
 #include "schedule/power_cost.h"
+#include "schedule/run_cost.h"
 
 namespace perfcast {
 
@@ -199,9 +200,6 @@ struct ParallelTrainingCost {
   double peak_tflops = 0;         // the compute precision's dense tensor peak
   double mfu = 0;                 // tokens/s/GPU x model FLOPs per token / peak
   double train_tokens = 0;        // --train-tokens (0 = not asked)
-  double train_hours = 0;
-  double train_billed_hours = 0;  // per instance, with the provider's billing minimum and increment (0: no price)
-  double train_usd = 0;           // on demand, of the billed hours; 0 when no price is known for the GPU
   double usd_per_gpu_hour = 0;
   std::string price_instance;     // the cheapest on-demand instance with this GPU (data/cloud/prices.toml)
   // Board power per GPU: the compute at its kernels' mean draw, the update at its kernel's (none with the optimizer
@@ -209,11 +207,11 @@ struct ParallelTrainingCost {
   // plan prices a data-parallel step's exposed communication. Per sample: every GPU's step energy over the global
   // batch.
   PowerCost power;
-  // With --train-tokens, the run's energy: the GPU boards; the server, the GPUs and their share of their server's host
-  // (powered_hardware's rule without an instance, as the cost bills GPU-hours); the facility, server x pue.
-  double train_energy_kwh = 0, train_server_energy_kwh = 0, train_facility_energy_kwh = 0;
-  double host_power_w = 0;        // the host beside the GPUs (powered_hardware)
-  double pue = 1;                 // --pue, else the priced instance's provider's (data/cloud/providers.toml)
+  // The run (cost_of_run on the GPUs used, RunBasis::kGpusUsed): its powered hardware (the GPUs and their share of
+  // their server's host) and pue (--pue, else the priced instance's provider's) always; with --train-tokens its
+  // hours, billed hours (per instance, with the provider's minimum and increment), on-demand dollars (0 when no price
+  // is known for the GPU) and energy (GPU boards, server, facility = server x pue), else those stay 0.
+  RunCost run;
   // On-demand dollars per million tokens at the priced rate (before the billing minimum and increment); 0: no price.
   double usd_per_million_tokens = 0;
 };
