@@ -209,6 +209,10 @@ QuantKernelConstants load_quant_constants() {
   c.weight_only_dequant_efficiency = k.number("weight_only_dequant_efficiency");
   c.full_rate_lanes_per_sm_clk = k.number("full_rate_lanes_per_sm_clk");
   c.skinny_gemm_below_tokens = k.number("skinny_gemm_below_tokens");
+  TomlFields d(top.table("dmmv_f16"), where + " [dmmv_f16]");
+  c.dmmv_f16_warps_per_block = d.number("warps_per_block");
+  c.dmmv_f16_bytes_in_flight_per_warp = d.number("bytes_in_flight_per_warp");
+  c.dmmv_f16_little_cap = d.boolean("little_cap");
   const auto read_mixes = [&](const char* table, std::map<std::string, InstructionMix>& into) {
     for (const auto& [name, node] : top.table(table)) {
       const auto* t = node.as_table();
