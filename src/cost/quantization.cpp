@@ -211,6 +211,11 @@ QuantKernelConstants load_quant_constants() {
   c.skinny_gemm_below_tokens = k.number("skinny_gemm_below_tokens");
   k.has("sources");
   k.refuse_unknown_keys();
+  TomlFields d(top.table("dmmv_f16"), where + " [dmmv_f16]");
+  c.dmmv_f16_warps_per_block = d.number("warps_per_block");
+  c.dmmv_f16_bytes_in_flight_per_warp = d.number("bytes_in_flight_per_warp");
+  c.dmmv_f16_little_cap = d.boolean("little_cap");
+  d.refuse_unknown_keys();
   const auto read_mixes = [&](const char* table, std::map<std::string, InstructionMix>& into) {
     for (const auto& [name, node] : top.table(table)) {
       const auto* t = node.as_table();

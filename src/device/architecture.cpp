@@ -48,6 +48,10 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.tensor_int8_ops_per_clk_sm = f.number_or("tensor_int8_ops_per_clk_sm", 0);
     a.issue_slots_per_clk_sm = f.number_or("issue_slots_per_clk_sm", a.issue_slots_per_clk_sm);
     a.l2_read_bytes_per_clk_sm = f.number_or("l2_read_bytes_per_clk_sm", 0);
+    a.max_blocks_per_sm = f.number_or("max_blocks_per_sm", 0);
+    a.max_warps_per_sm = f.number_or("max_warps_per_sm", 0);
+    a.dram_latency_ns = f.number_or("dram_latency_ns", 0);
+    if (a.dram_latency_ns < 0) f.fail("dram_latency_ns", "must be 0 (no measurement) or a latency in ns");
     a.l2_reuse_full_fraction = f.number_or("l2_reuse_full_fraction", 0);
     a.l2_reuse_zero_fraction = f.number_or("l2_reuse_zero_fraction", 0);
     a.cublas_tensor_ctas_per_sm = f.number_or("cublas_tensor_ctas_per_sm", 0);
