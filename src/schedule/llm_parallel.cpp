@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/toml_reader.h"
+#include "schedule/deepspeed_host.h"
 
 namespace perfcast {
 
@@ -311,25 +312,10 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   double host_f = layers * t.host_layer_fwd_us + t.host_other_fwd_us;
   double host_b = layers * (t.host_layer_bwd_us + (l.recompute == Recompute::kFull ? t.host_layer_fwd_us : 0.0)) +
                   t.host_other_bwd_us;
-  double engine_f = 0, engine_b = 0;
-  if (t.deepspeed && l.zero >= 1 && !l.fsdp) {
-    const double modules = layers * t.module_calls_per_layer + t.module_calls_other;
-    const double tensors = layers * t.param_tensors_per_layer + t.param_tensors_other;
-    if (l.zero >= 3) {
-      // Per module call: its pre/post hooks forward and backward. Per parameter tensor: a fetch (one collective
-      // launch and its buffer) forward and again backward, the gathered tensor's views and wait, its release after each.
-      const double hooks = modules * c.zero3_hook_calls_per_module_call * t.host_module_call_us;
-      const double fetch = t.host_library_call_us + c.zero3_inline_ops_per_fetch * t.host_inline_op_us +
-                           (c.zero3_inline_ops_per_gathered_tensor + c.zero3_inline_ops_per_released_tensor) * t.host_inline_op_us;
-      const double fetches = tensors * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
-      engine_f += 0.5 * hooks + fetches;
-      engine_b += 0.5 * hooks + fetches;
-      out.zero3_allgather_launches = static_cast<double>(m) * tensors * c.zero3_fetches_per_param_tensor;
-    }
-    if (l.zero >= 2 || l.overlap_grad_reduce)
-      // A gradient hook per parameter tensor in backward, copying into the reduce bucket (one kernel).
-      engine_b += tensors * (t.host_module_call_us + c.grad_hook_inline_ops_per_param_tensor * t.host_inline_op_us + t.host_launch_us);
-  }
+  // On a DeepSpeed runtime, ZeRO's hooks, fetches and releases (schedule/deepspeed_host.h).
+  const DeepSpeedHostCost engine = deepspeed_host(t, l, layers, c);
+  const double engine_f = engine.forward_us, engine_b = engine.backward_us;
+  out.zero3_allgather_launches = static_cast<double>(m) * engine.allgather_launches;
   host_f += engine_f;
   host_b += engine_b;
   const double wait_f = std::max(0.0, host_f - stage_f), wait_b = std::max(0.0, host_b - stage_b);
