@@ -338,8 +338,14 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
     double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times, host_b);
     // Parameter tensors (a weight, and a bias or shift as its second), for the AccumulateGrad nodes and ZeRO's hooks.
-    const double tensors = op.params > 0 && !op_kind_info(op.kind).updates_in_backward
-                               ? 1.0 + (second_param_elems(op) > 0 ? 1.0 : 0.0) : 0.0;
+    const bool trained = op.params > 0 && !op_kind_info(op.kind).updates_in_backward;
+    const double second = trained ? second_param_elems(op) : 0.0;
+    const double tensors = trained ? 1.0 + (second > 0 ? 1.0 : 0.0) : 0.0;
+    // Of them, those DeepSpeed ZeRO-3 partitions: above its persistence threshold (ds_persist otherwise).
+    const double threshold = c.zero3_param_persistence_threshold_elems;
+    const double gathered = trained ? (static_cast<double>(op.params) - second > threshold ? 1.0 : 0.0) +
+                                          (second > threshold ? 1.0 : 0.0)
+                                    : 0.0;
     if (te_linear) {
       // Transformer Engine's casts around the FP8 GEMMs: the input once per distinct input (a norm writes FP8
       // itself and only its transpose is built, in backward), the output gradient of every linear.
@@ -359,10 +365,12 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       t.host_layer_fwd_us += host_f;
       t.host_layer_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
       t.param_tensors_per_layer += tensors;
+      t.gathered_tensors_per_layer += gathered;
     } else {
       t.host_other_fwd_us += host_f;
       t.host_other_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
       t.param_tensors_other += tensors;
+      t.gathered_tensors_other += gathered;
     }
     if (block == 0) {
       t.layer_fwd_us += f;

@@ -8,16 +8,18 @@ DeepSpeedHostCost deepspeed_host(const LayerTimes& t, const ParallelLayout& l, d
   if (!t.deepspeed || l.zero < 1 || l.fsdp) return out;
   const double modules = layers * t.module_calls_per_layer + t.module_calls_other;
   const double tensors = layers * t.param_tensors_per_layer + t.param_tensors_other;
+  // ZeRO-3 gathers and releases only the tensors above the persistence threshold; the gradient hooks run for all.
+  const double gathered = layers * t.gathered_tensors_per_layer + t.gathered_tensors_other;
   if (l.zero >= 3) {
-    // Per module call: its pre/post hooks forward and backward. Per parameter tensor: a fetch (one collective
+    // Per module call: its pre/post hooks forward and backward. Per gathered parameter tensor: a fetch (one collective
     // launch and its buffer) forward and again backward, the gathered tensor's views and wait, its release after each.
     const double hooks = modules * c.zero3_hook_calls_per_module_call * t.host_module_call_us;
     const double fetch = t.host_library_call_us + c.zero3_inline_ops_per_fetch * t.host_inline_op_us +
                          (c.zero3_inline_ops_per_gathered_tensor + c.zero3_inline_ops_per_released_tensor) * t.host_inline_op_us;
-    const double fetches = tensors * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
+    const double fetches = gathered * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
     out.forward_us += 0.5 * hooks + fetches;
     out.backward_us += 0.5 * hooks + fetches;
-    out.allgather_launches = tensors * c.zero3_fetches_per_param_tensor;
+    out.allgather_launches = gathered * c.zero3_fetches_per_param_tensor;
   }
   if (l.zero >= 2 || l.overlap_grad_reduce)
     // A gradient hook per parameter tensor in backward, copying into the reduce bucket (one kernel).

@@ -54,6 +54,7 @@ LlmTrainingConstants load_constants() {
   c.zero3_inline_ops_per_fetch = ds.number("zero3_inline_ops_per_fetch");
   c.zero3_inline_ops_per_gathered_tensor = ds.number("zero3_inline_ops_per_gathered_tensor");
   c.zero3_inline_ops_per_released_tensor = ds.number("zero3_inline_ops_per_released_tensor");
+  c.zero3_param_persistence_threshold_elems = ds.number("zero3_param_persistence_threshold_elems");
   c.grad_hook_inline_ops_per_param_tensor = ds.number("grad_hook_inline_ops_per_param_tensor");
   for (double v : {c.zero3_hook_calls_per_module_call, c.zero3_fetches_per_param_tensor, c.zero3_inline_ops_per_fetch,
                    c.zero3_inline_ops_per_gathered_tensor, c.zero3_inline_ops_per_released_tensor,

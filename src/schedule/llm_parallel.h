@@ -80,6 +80,7 @@ struct LlmTrainingConstants {
   std::vector<std::string> deepspeed_runtimes;
   double zero3_hook_calls_per_module_call = 4, zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
   double zero3_inline_ops_per_gathered_tensor = 3, zero3_inline_ops_per_released_tensor = 2;
+  double zero3_param_persistence_threshold_elems = 1e5;   // tensors at or below it are never gathered (ds_persist)
   double grad_hook_inline_ops_per_param_tensor = 2;
   // Transformer Engine FP8 training ([fp8]): cast kernel bytes, the per-step weight cast and the amax reductions.
   double fp8_input_cast_transpose_bytes = 4, fp8_norm_output_transpose_bytes = 2, fp8_grad_cast_transpose_bytes = 4;
@@ -139,6 +140,8 @@ struct LayerTimes {
   bool deepspeed = false;
   double module_calls_per_layer = 0, module_calls_other = 0;
   double param_tensors_per_layer = 0, param_tensors_other = 0;
+  // Of those, the tensors ZeRO-3 partitions and gathers: above [deepspeed] zero3_param_persistence_threshold_elems.
+  double gathered_tensors_per_layer = 0, gathered_tensors_other = 0;
   double host_module_call_us = 0, host_inline_op_us = 0, host_library_call_us = 0, host_launch_us = 0;
 };
 
