@@ -398,6 +398,8 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   t.host_inline_op_us = s.runtime.host_inline_op_us * scale;
   t.host_library_call_us = s.runtime.host_library_call_us * scale;
   t.host_launch_us = s.runtime.host_overhead_per_kernel_us * scale;
+  t.host_autograd_op_us = s.runtime.host_autograd_op_us * scale;
+  t.host_backward_op_us = s.runtime.host_backward_op_us * scale;
   // The update: one fused multi-tensor Adam pass over the parameters (Megatron's and FSDP's fused Adam).
   const double n = 1e9;
   const Work w = optimizer_work(OptimizerKind::kAdamW, n);

@@ -49,17 +49,21 @@ LlmTrainingConstants load_constants() {
   if (const auto* list = ds.raw()["runtimes"].as_array())
     for (const auto& e : *list)
       if (const auto v = e.value<std::string>()) c.deepspeed_runtimes.push_back(*v);
-  c.zero3_hook_calls_per_module_call = ds.number("zero3_hook_calls_per_module_call");
-  c.zero3_fetches_per_param_tensor = ds.number("zero3_fetches_per_param_tensor");
-  c.zero3_inline_ops_per_fetch = ds.number("zero3_inline_ops_per_fetch");
-  c.zero3_inline_ops_per_gathered_tensor = ds.number("zero3_inline_ops_per_gathered_tensor");
-  c.zero3_inline_ops_per_released_tensor = ds.number("zero3_inline_ops_per_released_tensor");
-  c.zero3_param_persistence_threshold_elems = ds.number("zero3_param_persistence_threshold_elems");
-  c.grad_hook_inline_ops_per_param_tensor = ds.number("grad_hook_inline_ops_per_param_tensor");
-  for (double v : {c.zero3_hook_calls_per_module_call, c.zero3_fetches_per_param_tensor, c.zero3_inline_ops_per_fetch,
-                   c.zero3_inline_ops_per_gathered_tensor, c.zero3_inline_ops_per_released_tensor,
-                   c.grad_hook_inline_ops_per_param_tensor})
-    if (v < 0) ds.fail("zero3_hook_calls_per_module_call", "the [deepspeed] counts cannot be negative");
+  // Every [deepspeed] count is a count of calls, tensors or elements: none can be negative.
+  const auto ds_count = [&](const char* key) {
+    const double v = ds.number(key);
+    if (v < 0) ds.fail(key, "a [deepspeed] count cannot be negative");
+    return v;
+  };
+  c.zero3_forward_hook_calls_per_module_call = ds_count("zero3_forward_hook_calls_per_module_call");
+  c.zero3_function_applies_per_module_call = ds_count("zero3_function_applies_per_module_call");
+  c.zero3_backward_hook_calls_per_module_call = ds_count("zero3_backward_hook_calls_per_module_call");
+  c.zero3_fetches_per_param_tensor = ds_count("zero3_fetches_per_param_tensor");
+  c.zero3_param_persistence_threshold_elems = ds_count("zero3_param_persistence_threshold_elems");
+  c.zero3_inline_ops_per_fetch = ds_count("zero3_inline_ops_per_fetch");
+  c.zero3_inline_ops_per_gathered_tensor = ds_count("zero3_inline_ops_per_gathered_tensor");
+  c.zero3_inline_ops_per_released_tensor = ds_count("zero3_inline_ops_per_released_tensor");
+  c.grad_hook_inline_ops_per_param_tensor = ds_count("grad_hook_inline_ops_per_param_tensor");
   c.partitioned_gradients_reduce_every_microbatch = sch.boolean("partitioned_gradients_reduce_every_microbatch");
   for (double v : {c.megatron_dp_overlap, c.fsdp_dp_overlap, c.tp_comm_exposed})
     if (v < 0 || v > 1) sch.fail("megatron_dp_overlap", "fsdp_dp_overlap and tp_comm_exposed are shares in [0, 1]");

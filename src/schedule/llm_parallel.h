@@ -78,7 +78,9 @@ struct LlmTrainingConstants {
   // DeepSpeed ZeRO's host work per micro-batch ([deepspeed]): the runtimes it applies to and the counts read off
   // its source, priced by the runtime's per-call host costs (LayerTimes' host_* prices).
   std::vector<std::string> deepspeed_runtimes;
-  double zero3_hook_calls_per_module_call = 4, zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
+  double zero3_forward_hook_calls_per_module_call = 4, zero3_function_applies_per_module_call = 2;
+  double zero3_backward_hook_calls_per_module_call = 2;
+  double zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
   double zero3_inline_ops_per_gathered_tensor = 3, zero3_inline_ops_per_released_tensor = 2;
   double zero3_param_persistence_threshold_elems = 1e5;   // tensors at or below it are never gathered (ds_persist)
   double grad_hook_inline_ops_per_param_tensor = 2;
@@ -143,6 +145,7 @@ struct LayerTimes {
   // Of those, the tensors ZeRO-3 partitions and gathers: above [deepspeed] zero3_param_persistence_threshold_elems.
   double gathered_tensors_per_layer = 0, gathered_tensors_other = 0;
   double host_module_call_us = 0, host_inline_op_us = 0, host_library_call_us = 0, host_launch_us = 0;
+  double host_autograd_op_us = 0, host_backward_op_us = 0;
 };
 
 // The collective groups' links: tensor parallel innermost, then context, data (expert parallel inside it) and
