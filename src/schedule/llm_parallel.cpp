@@ -380,7 +380,9 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     // prefetching hides them behind that micro-batch's compute.
     const double per_mb = 2.0 * (gather(dp, p_dense) + gather(edp, p_experts)) + reduce(dp, p_dense) + reduce(edp, p_experts);
     total = mm * per_mb;
-    exposed = mm * std::max(per_mb * (1.0 - overlap), per_mb - overlap * (compute_f + compute_b));
+    // The gathers and reduce-scatters run on their own streams, so they also proceed while the compute stream waits
+    // for the host: the window is the micro-batch's compute and host wait.
+    exposed = mm * std::max(per_mb * (1.0 - overlap), per_mb - overlap * (compute_f + wait_f + compute_b + wait_b));
   } else {
     // Gradients reduced once per step, behind the last micro-batch's backward where the runtime overlaps; ZeRO
     // 1/2 all-gather the updated parameters after the step. ZeRO-2 keeps only its gradient partition, so it
@@ -389,7 +391,7 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     const double gat = l.zero >= 1 ? gather(dp, p_dense) + gather(edp, p_experts) : 0.0;
     const double reductions = l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
     total = reductions * red + gat;
-    exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * compute_b) + gat * (1.0 - overlap);
+    exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * (compute_b + wait_b)) + gat * (1.0 - overlap);
   }
   out.dp_comm_total_us = l.dp > 1 ? total : 0.0;
   out.dp_comm_us = l.dp > 1 ? std::max(0.0, exposed) : 0.0;
@@ -409,7 +411,7 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     // each way), beside the backward it follows where the reduction overlaps.
     if (m > 1) {
       const double accum = 2.0 * (mm - 1.0) * host_copy_us(owned * c.offload_accumulate_bytes_per_param);
-      out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * compute_b);
+      out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * (compute_b + wait_b));
     }
   } else {
     out.optimizer_us = owned * t.optimizer_us_per_param;
