@@ -251,9 +251,9 @@ ParallelLayout layout_of(const PredictRequest& r, const TransformerDims& d, int 
   l.vpp = r.virtual_pipeline;
   l.fsdp = r.fsdp;
   l.zero = r.fsdp ? 3 : r.zero_stage;
-  if (r.fsdp && r.zero_stage != 0 && r.zero_stage != 3)
-    throw InputError("--fsdp shards parameters, gradients and optimizer states (ZeRO-3); it excludes --zero " +
-                     std::to_string(r.zero_stage));
+  if (r.fsdp && r.zero_stage != 0)
+    throw InputError("--fsdp is PyTorch FSDP's full sharding (ZeRO-3 on its own); it excludes --zero " +
+                     std::to_string(r.zero_stage) + ": drop --zero, or drop --fsdp for DeepSpeed ZeRO");
   const std::int64_t model = static_cast<std::int64_t>(std::max(1, l.tp)) * std::max(1, l.pp) * std::max(1, l.cp);
   l.dp = r.data_parallel > 0 ? r.data_parallel : static_cast<int>(std::max<std::int64_t>(1, gpus_total / model));
   l.sequence_parallel = r.sequence_parallel.value_or(l.tp > 1);
@@ -268,6 +268,26 @@ ParallelLayout layout_of(const PredictRequest& r, const TransformerDims& d, int 
   l.overlap_grad_reduce = r.overlap_grad_reduce.value_or(l.fsdp);
   (void)d;
   return l;
+}
+
+// What the runtime's ZeRO engine (data/runtimes/<id>.toml zero_engine) can run: DeepSpeed stages 1-3 and optimizer
+// offload (ZeRO-Offload, stages 1-3 only: deepspeed/runtime/zero/config.py offload_optimizer "Valid for ZeRO stage
+// 1, 2, 3"), Megatron's distributed optimizer ZeRO-1 only, a runtime without an engine no ZeRO. FSDP is its own.
+void check_zero_engine(const ParallelLayout& l, const RuntimeProfile& runtime) {
+  if (l.offload_optimizer && (l.fsdp || l.zero < 1))
+    throw InputError(std::string("--offload-optimizer is DeepSpeed's ZeRO-Offload, which runs with --zero 1-3") +
+                     (l.fsdp ? ", not --fsdp (FSDP's CPU offload is not modelled)" : "") + ": add --zero 2 --runtime pytorch");
+  if (l.fsdp || (l.zero == 0 && !l.offload_optimizer)) return;
+  if (runtime.zero_engine == "deepspeed") return;
+  if (runtime.zero_engine == "megatron-distributed-optimizer") {
+    if (l.zero >= 2 || l.offload_optimizer)
+      throw InputError("Megatron-LM's distributed optimizer is ZeRO-1; use --runtime pytorch for DeepSpeed ZeRO-2/3 "
+                       "and --offload-optimizer");
+    return;
+  }
+  throw InputError("--zero " + std::to_string(l.zero) + ": runtime '" + runtime.id +
+                   "' has no ZeRO engine (data/runtimes/" + runtime.id + ".toml zero_engine); use --runtime pytorch "
+                   "(DeepSpeed) or megatron-lm (--zero 1)");
 }
 
 // The board energy of kernels run `times` over a micro-batch (KernelDraw's per-kernel draw; the launch gaps at the
@@ -388,7 +408,7 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   // (the runtime's eager LLM code, data/llm_code) and the runtime's per-call prices.
   const double scale = host_time_scale(s.r);
   for (double* v : {&t.host_layer_fwd_us, &t.host_layer_bwd_us, &t.host_other_fwd_us, &t.host_other_bwd_us}) *v *= scale;
-  t.deepspeed = std::find(c.deepspeed_runtimes.begin(), c.deepspeed_runtimes.end(), s.runtime.id) != c.deepspeed_runtimes.end();
+  t.deepspeed = s.runtime.zero_engine == "deepspeed";
   if (t.deepspeed && !s.runtime.llm_model_code.empty()) {
     const LlmModelCode& code = find_llm_model_code(s.runtime.llm_model_code);
     t.module_calls_per_layer = code.module_calls_per_layer;
@@ -540,6 +560,7 @@ Prediction predict_llm_training(const PredictRequest& request) {
   const int gpus = s.r.gpus * s.r.nodes;
   const ParallelLayout l = layout_of(s.r, d, gpus);
   check_layout(d, l, gpus);
+  check_zero_engine(l, s.runtime);
   return to_prediction(s, d, evaluate(s, d, l, nullptr));
 }
 
@@ -581,6 +602,7 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
             l.global_batch = std::max<std::int64_t>(step, (global + step - 1) / step * step);
             try {
               check_layout(d, l, gpus);
+              check_zero_engine(l, s.runtime);  // the stages the runtime's ZeRO engine runs
             } catch (const InputError&) {
               continue;
             }

@@ -46,9 +46,6 @@ LlmTrainingConstants load_constants() {
   if (c.offload_host_params_per_s <= 0) sch.fail("offload_host_params_per_s", "must be positive");
   c.offload_accumulate_bytes_per_param = sch.number("offload_accumulate_bytes_per_param");
   TomlFields ds(top.table("deepspeed"), file + " [deepspeed]");
-  if (const auto* list = ds.raw()["runtimes"].as_array())
-    for (const auto& e : *list)
-      if (const auto v = e.value<std::string>()) c.deepspeed_runtimes.push_back(*v);
   // Every [deepspeed] count is a count of calls, tensors or elements: none can be negative.
   const auto ds_count = [&](const char* key) {
     const double v = ds.number(key);
@@ -389,7 +386,7 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     // reduce-scatters during every micro-batch's backward (DeepSpeed's engine; partitioned_gradients_reduce_every_microbatch).
     const double red = reduce(dp, p_dense) + reduce(edp, p_experts);
     const double gat = l.zero >= 1 ? gather(dp, p_dense) + gather(edp, p_experts) : 0.0;
-    const double reductions = l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
+    const double reductions = t.deepspeed && l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
     total = reductions * red + gat;
     exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * (compute_b + wait_b)) + gat * (1.0 - overlap);
   }

@@ -75,9 +75,8 @@ struct LlmTrainingConstants {
   double offload_accumulate_bytes_per_param = 2;          // per micro-batch host round trip of the accumulated gradient
   bool partitioned_gradients_reduce_every_microbatch = true;  // ZeRO-2 reduces each micro-batch, not once per step
   double attention_flops_per_token_coeff = 12;
-  // DeepSpeed ZeRO's host work per micro-batch ([deepspeed]): the runtimes it applies to and the counts read off
-  // its source, priced by the runtime's per-call host costs (LayerTimes' host_* prices).
-  std::vector<std::string> deepspeed_runtimes;
+  // DeepSpeed ZeRO's host work per micro-batch ([deepspeed]): the counts read off its source, priced by the runtime's
+  // per-call host costs (LayerTimes' host_* prices) on runtimes whose zero_engine is "deepspeed".
   double zero3_forward_hook_calls_per_module_call = 4, zero3_function_applies_per_module_call = 2;
   double zero3_backward_hook_calls_per_module_call = 2;
   double zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
@@ -138,7 +137,7 @@ struct LayerTimes {
   double host_other_fwd_us = 0, host_other_bwd_us = 0;
   // What DeepSpeed's ZeRO hooks are counted over (schedule_parallel_step prices them by stage): the model code's
   // nn.Module calls and the graph's parameter tensors, per block and in the rest of the model, and the runtime's
-  // host prices at this host. `deepspeed`: the runtime's --zero is DeepSpeed's ([deepspeed] runtimes).
+  // host prices at this host. `deepspeed`: the runtime's --zero is DeepSpeed's (its zero_engine, data/runtimes).
   bool deepspeed = false;
   double module_calls_per_layer = 0, module_calls_other = 0;
   double param_tensors_per_layer = 0, param_tensors_other = 0;
