@@ -404,8 +404,10 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
       return f.host_memory_gbps > 0 ? std::max(link, ranks * bytes_per_gpu / (f.host_memory_gbps * 1e3)) : link;
     };
     out.optimizer_us = ranks * owned / c.offload_host_params_per_s * 1e6 + host_copy_us(owned * c.offload_bytes_per_param);
-    // With accumulation the gradient partition goes to the host and back between micro-batches (m - 1 copies
-    // each way), beside the backward it follows where the reduction overlaps.
+    // With accumulation the gradient partition goes to the host and back between micro-batches (stage_1_and_2:
+    // m - 1 copies each way; stage 3 copies every micro-batch but makes the boundary's fp32 copy on the host: the
+    // same bytes per step, [schedule] offload_accumulate_bytes_per_param), beside the backward it follows where the
+    // reduction overlaps.
     if (m > 1) {
       const double accum = 2.0 * (mm - 1.0) * host_copy_us(owned * c.offload_accumulate_bytes_per_param);
       out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * (compute_b + wait_b));
