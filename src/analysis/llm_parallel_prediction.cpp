@@ -311,7 +311,8 @@ struct ModelEnergy {
 };
 
 // One op's kernels in `phase`, their launch gaps included, counted `times` into the model's energy; `host_us`
-// gains the host time of issuing them (the framework's per-op cost and its launches, at the reference host).
+// gains the host time of issuing them (the framework's per-op cost and its launches, at the reference host). Under
+// amp the model is taken as cast (DeepSpeed, Megatron, FSDP): no autocast cast entries, unlike the single-GPU step.
 double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx, ModelEnergy& energy,
                 double times, double& host_us) {
   const OpCost e = cost_op(ops, i, phase, ctx);
