@@ -416,14 +416,17 @@ TEST(LlmParallel, PerGpuMetricsOnDataParallelRowsAreInTheirOwnUnits) {
 }
 
 // DeepSpeed ZeRO-3 on one node (session 41): read while its host work and step costs were modelled.
-constexpr double kDeepSpeedCalibrationMedian = 36.0;  // 34.7% when written (39.5% before that session's changes)
+// 36.8% over 11 rows since review 41 (h/zero41b) dropped Open-Llama 65B + offload (its stage-3 offload yaml also
+// offloads parameters, not expressible): that row's 11.1% left the median, no prediction moved. 34.7% over 12 rows
+// when written (39.5% before that session's changes).
+constexpr double kDeepSpeedCalibrationMedian = 37.5;
 
 TEST(LlmParallel, DeepSpeedCalibrationRunsStayWithinTheirRatchet) {
   const ValidationReport rep = report_of("deepspeed_calibration.csv");
   std::vector<const ValidationRow*> all;
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
-  EXPECT_EQ(s.rows, 12);
+  EXPECT_EQ(s.rows, 11);
   for (const auto& r : rep.unpredicted) ADD_FAILURE() << r.status;
   EXPECT_LE(s.median_ape, kDeepSpeedCalibrationMedian);
 }
@@ -459,6 +462,31 @@ TEST(LlmParallel, DeepSpeedZero3GathersEveryPartitionedParameterTensorBeforeForw
   ASSERT_TRUE(fsdp.parallel);
   EXPECT_EQ(fsdp.parallel->step.zero3_allgather_launches, 0.0);
   EXPECT_EQ(fsdp.parallel->step.engine_host_us, 0.0);
+}
+
+TEST(LlmParallel, ZeroStagesAreThoseOfTheRuntimesEngine) {
+  // DeepSpeed offloads the optimizer only under ZeRO 1-3 (deepspeed/runtime/zero/config.py offload_optimizer: 'Valid
+  // for ZeRO stage 1, 2, 3'); Megatron-LM's distributed optimizer is ZeRO-1 (no gradient or parameter partitioning);
+  // PyTorch FSDP is its own full sharding. Each refusal is one line.
+  PredictRequest r;
+  r.gpu = "tesla-p40";
+  r.model = "llama-2-7b";
+  r.mode = Mode::kTrain;
+  r.precision = "fp16";
+  r.seq = 512;
+  r.gpus = 4;
+  r.offload_optimizer = true;
+  EXPECT_NE(error_of(r).find("--zero 1-3"), std::string::npos) << error_of(r);
+  r.runtime = "megatron-lm";
+  r.zero_stage = 2;
+  EXPECT_NE(error_of(r).find("Megatron-LM's distributed optimizer is ZeRO-1"), std::string::npos) << error_of(r);
+  r.offload_optimizer = false;
+  r.zero_stage = 3;
+  EXPECT_NE(error_of(r).find("Megatron-LM's distributed optimizer is ZeRO-1"), std::string::npos) << error_of(r);
+  r.runtime = "pytorch";
+  r.fsdp = true;
+  EXPECT_NE(error_of(r).find("excludes --zero 3"), std::string::npos) << error_of(r);
+  EXPECT_EQ(error_of(r).find('\n'), std::string::npos);
 }
 
 TEST(LlmParallel, EvaluationRunsAreAllPredicted) {
