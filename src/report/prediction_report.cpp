@@ -341,7 +341,7 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                            {"dp_total", st.dp_comm_total_us / 1e3}, {"optimizer", st.optimizer_us / 1e3},
                            {"fp8_scaling", st.fp8_scaling_us / 1e3}, {"host_wait", st.host_wait_us / 1e3}}},
         // The host's work runs beside the GPU's (only host_wait adds to the step): kept out of step_parts_ms.
-        {"host_ms", {{"issued", st.host_us / 1e3}, {"deepspeed", st.engine_host_us / 1e3}}},
+        {"host_work_ms", {{"issued", st.host_us / 1e3}, {"deepspeed", st.engine_host_us / 1e3}}},
         {"bubble_fraction", st.bubble_fraction},
         {"deepspeed_allgather_launches_per_step", st.zero3_allgather_launches},
         {"memory_per_gpu_bytes", {{"weights", rounded_count_json(c.memory.weights)}, {"master_weights", rounded_count_json(c.memory.master_weights)},
