@@ -416,23 +416,29 @@ TEST(LlmParallel, PerGpuMetricsOnDataParallelRowsAreInTheirOwnUnits) {
 }
 
 // DeepSpeed ZeRO-3 on one node (session 41): read while its host work and step costs were modelled.
-constexpr double kDeepSpeedCalibrationMedian = 36.0;  // 34.7% when written (39.5% before that session's changes)
+// 36.8% over 11 rows since review 41 (h/zero41b) dropped Open-Llama 65B + offload (its stage-3 offload yaml also
+// offloads parameters, not expressible): that row's 11.1% left the median, no prediction moved. 34.7% over 12 rows
+// when written (39.5% before that session's changes).
+constexpr double kDeepSpeedCalibrationMedian = 37.5;
 
 TEST(LlmParallel, DeepSpeedCalibrationRunsStayWithinTheirRatchet) {
   const ValidationReport rep = report_of("deepspeed_calibration.csv");
   std::vector<const ValidationRow*> all;
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
-  EXPECT_EQ(s.rows, 12);
+  EXPECT_EQ(s.rows, 11);
   for (const auto& r : rep.unpredicted) ADD_FAILURE() << r.status;
   EXPECT_LE(s.median_ape, kDeepSpeedCalibrationMedian);
 }
 
-TEST(LlmParallel, DeepSpeedZero3GathersEveryParameterTensorBeforeForwardAndBackward) {
-  // DeepSpeed's partitioned_param_coordinator.fetch_sub_module gathers a module's parameters before its forward and
-  // again before its backward, every micro-batch (data/llm_training.toml [deepspeed]). Llama-2-7b-hf holds 291
-  // parameter tensors: its model.safetensors.index.json maps 291 weights (32 layers x 9: q, k, v, o, gate, up, down
-  // and two RMSNorm weights; embed_tokens, the final norm and lm_head). Two micro-batches per step: 2 x 2 x 291.
+TEST(LlmParallel, DeepSpeedZero3GathersEveryPartitionedParameterTensorBeforeForwardAndBackward) {
+  // DeepSpeed's partitioned_param_coordinator.fetch_sub_module gathers a module's partitioned parameters before its
+  // forward and again before its backward, every micro-batch (data/llm_training.toml [deepspeed]). Parameters of at
+  // most stage3_param_persistence_threshold elements (1e5 by default, deepspeed/runtime/zero/config.py) are marked
+  // ds_persist and never gathered. Llama-2-7b-hf holds 291 parameter tensors: its model.safetensors.index.json maps
+  // 291 weights (32 layers x 9: q, k, v, o, gate, up, down and two RMSNorm weights; embed_tokens, the final norm and
+  // lm_head). Its 65 RMSNorm weights have 4096 elements (hidden_size in its config.json), below the threshold; the
+  // other 226 are gathered. Two micro-batches per step: 2 x 2 x 226.
   PredictRequest r;
   r.gpu = "a100-sxm4-80gb";
   r.model = "llama-2-7b";
@@ -446,7 +452,7 @@ TEST(LlmParallel, DeepSpeedZero3GathersEveryParameterTensorBeforeForwardAndBackw
   const Prediction p = predict(r);
   ASSERT_TRUE(p.parallel);
   EXPECT_EQ(p.parallel->step.microbatches, 2);
-  EXPECT_DOUBLE_EQ(p.parallel->step.zero3_allgather_launches, 2.0 * 2.0 * 291.0);
+  EXPECT_DOUBLE_EQ(p.parallel->step.zero3_allgather_launches, 2.0 * 2.0 * 226.0);
   EXPECT_GT(p.parallel->step.engine_host_us, 0.0);
   // PyTorch FSDP gathers per wrapped unit, not per module, and Megatron-LM's distributed optimizer has no ZeRO-3:
   // neither runs DeepSpeed's hooks.
@@ -456,6 +462,31 @@ TEST(LlmParallel, DeepSpeedZero3GathersEveryParameterTensorBeforeForwardAndBackw
   ASSERT_TRUE(fsdp.parallel);
   EXPECT_EQ(fsdp.parallel->step.zero3_allgather_launches, 0.0);
   EXPECT_EQ(fsdp.parallel->step.engine_host_us, 0.0);
+}
+
+TEST(LlmParallel, ZeroStagesAreThoseOfTheRuntimesEngine) {
+  // DeepSpeed offloads the optimizer only under ZeRO 1-3 (deepspeed/runtime/zero/config.py offload_optimizer: 'Valid
+  // for ZeRO stage 1, 2, 3'); Megatron-LM's distributed optimizer is ZeRO-1 (no gradient or parameter partitioning);
+  // PyTorch FSDP is its own full sharding. Each refusal is one line.
+  PredictRequest r;
+  r.gpu = "tesla-p40";
+  r.model = "llama-2-7b";
+  r.mode = Mode::kTrain;
+  r.precision = "fp16";
+  r.seq = 512;
+  r.gpus = 4;
+  r.offload_optimizer = true;
+  EXPECT_NE(error_of(r).find("--zero 1-3"), std::string::npos) << error_of(r);
+  r.runtime = "megatron-lm";
+  r.zero_stage = 2;
+  EXPECT_NE(error_of(r).find("Megatron-LM's distributed optimizer is ZeRO-1"), std::string::npos) << error_of(r);
+  r.offload_optimizer = false;
+  r.zero_stage = 3;
+  EXPECT_NE(error_of(r).find("Megatron-LM's distributed optimizer is ZeRO-1"), std::string::npos) << error_of(r);
+  r.runtime = "pytorch";
+  r.fsdp = true;
+  EXPECT_NE(error_of(r).find("excludes --zero 3"), std::string::npos) << error_of(r);
+  EXPECT_EQ(error_of(r).find('\n'), std::string::npos);
 }
 
 TEST(LlmParallel, EvaluationRunsAreAllPredicted) {

@@ -251,9 +251,9 @@ ParallelLayout layout_of(const PredictRequest& r, const TransformerDims& d, int 
   l.vpp = r.virtual_pipeline;
   l.fsdp = r.fsdp;
   l.zero = r.fsdp ? 3 : r.zero_stage;
-  if (r.fsdp && r.zero_stage != 0 && r.zero_stage != 3)
-    throw InputError("--fsdp shards parameters, gradients and optimizer states (ZeRO-3); it excludes --zero " +
-                     std::to_string(r.zero_stage));
+  if (r.fsdp && r.zero_stage != 0)
+    throw InputError("--fsdp is PyTorch FSDP's full sharding (ZeRO-3 on its own); it excludes --zero " +
+                     std::to_string(r.zero_stage) + ": drop --zero, or drop --fsdp for DeepSpeed ZeRO");
   const std::int64_t model = static_cast<std::int64_t>(std::max(1, l.tp)) * std::max(1, l.pp) * std::max(1, l.cp);
   l.dp = r.data_parallel > 0 ? r.data_parallel : static_cast<int>(std::max<std::int64_t>(1, gpus_total / model));
   l.sequence_parallel = r.sequence_parallel.value_or(l.tp > 1);
@@ -268,6 +268,26 @@ ParallelLayout layout_of(const PredictRequest& r, const TransformerDims& d, int 
   l.overlap_grad_reduce = r.overlap_grad_reduce.value_or(l.fsdp);
   (void)d;
   return l;
+}
+
+// What the runtime's ZeRO engine (data/runtimes/<id>.toml zero_engine) can run: DeepSpeed stages 1-3 and optimizer
+// offload (ZeRO-Offload, stages 1-3 only: deepspeed/runtime/zero/config.py offload_optimizer "Valid for ZeRO stage
+// 1, 2, 3"), Megatron's distributed optimizer ZeRO-1 only, a runtime without an engine no ZeRO. FSDP is its own.
+void check_zero_engine(const ParallelLayout& l, const RuntimeProfile& runtime) {
+  if (l.offload_optimizer && (l.fsdp || l.zero < 1))
+    throw InputError(std::string("--offload-optimizer is DeepSpeed's ZeRO-Offload, which runs with --zero 1-3") +
+                     (l.fsdp ? ", not --fsdp (FSDP's CPU offload is not modelled)" : "") + ": add --zero 2 --runtime pytorch");
+  if (l.fsdp || (l.zero == 0 && !l.offload_optimizer)) return;
+  if (runtime.zero_engine == "deepspeed") return;
+  if (runtime.zero_engine == "megatron-distributed-optimizer") {
+    if (l.zero >= 2 || l.offload_optimizer)
+      throw InputError("Megatron-LM's distributed optimizer is ZeRO-1; use --runtime pytorch for DeepSpeed ZeRO-2/3 "
+                       "and --offload-optimizer");
+    return;
+  }
+  throw InputError("--zero " + std::to_string(l.zero) + ": runtime '" + runtime.id +
+                   "' has no ZeRO engine (data/runtimes/" + runtime.id + ".toml zero_engine); use --runtime pytorch "
+                   "(DeepSpeed) or megatron-lm (--zero 1)");
 }
 
 // The board energy of kernels run `times` over a micro-batch (KernelDraw's per-kernel draw; the launch gaps at the
@@ -291,7 +311,8 @@ struct ModelEnergy {
 };
 
 // One op's kernels in `phase`, their launch gaps included, counted `times` into the model's energy; `host_us`
-// gains the host time of issuing them (the framework's per-op cost and its launches, at the reference host).
+// gains the host time of issuing them (the framework's per-op cost and its launches, at the reference host). Under
+// amp the model is taken as cast (DeepSpeed, Megatron, FSDP): no autocast cast entries, unlike the single-GPU step.
 double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx, ModelEnergy& energy,
                 double times, double& host_us) {
   const OpCost e = cost_op(ops, i, phase, ctx);
@@ -338,8 +359,14 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
     double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times, host_b);
     // Parameter tensors (a weight, and a bias or shift as its second), for the AccumulateGrad nodes and ZeRO's hooks.
-    const double tensors = op.params > 0 && !op_kind_info(op.kind).updates_in_backward
-                               ? 1.0 + (second_param_elems(op) > 0 ? 1.0 : 0.0) : 0.0;
+    const bool trained = op.params > 0 && !op_kind_info(op.kind).updates_in_backward;
+    const double second = trained ? second_param_elems(op) : 0.0;
+    const double tensors = trained ? 1.0 + (second > 0 ? 1.0 : 0.0) : 0.0;
+    // Of them, those DeepSpeed ZeRO-3 partitions: above its persistence threshold (ds_persist otherwise).
+    const double threshold = c.zero3_param_persistence_threshold_elems;
+    const double gathered = trained ? (static_cast<double>(op.params) - second > threshold ? 1.0 : 0.0) +
+                                          (second > threshold ? 1.0 : 0.0)
+                                    : 0.0;
     if (te_linear) {
       // Transformer Engine's casts around the FP8 GEMMs: the input once per distinct input (a norm writes FP8
       // itself and only its transpose is built, in backward), the output gradient of every linear.
@@ -359,10 +386,12 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       t.host_layer_fwd_us += host_f;
       t.host_layer_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
       t.param_tensors_per_layer += tensors;
+      t.gathered_tensors_per_layer += gathered;
     } else {
       t.host_other_fwd_us += host_f;
       t.host_other_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
       t.param_tensors_other += tensors;
+      t.gathered_tensors_other += gathered;
     }
     if (block == 0) {
       t.layer_fwd_us += f;
@@ -380,7 +409,7 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   // (the runtime's eager LLM code, data/llm_code) and the runtime's per-call prices.
   const double scale = host_time_scale(s.r);
   for (double* v : {&t.host_layer_fwd_us, &t.host_layer_bwd_us, &t.host_other_fwd_us, &t.host_other_bwd_us}) *v *= scale;
-  t.deepspeed = std::find(c.deepspeed_runtimes.begin(), c.deepspeed_runtimes.end(), s.runtime.id) != c.deepspeed_runtimes.end();
+  t.deepspeed = s.runtime.zero_engine == "deepspeed";
   if (t.deepspeed && !s.runtime.llm_model_code.empty()) {
     const LlmModelCode& code = find_llm_model_code(s.runtime.llm_model_code);
     t.module_calls_per_layer = code.module_calls_per_layer;
@@ -390,6 +419,8 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
   t.host_inline_op_us = s.runtime.host_inline_op_us * scale;
   t.host_library_call_us = s.runtime.host_library_call_us * scale;
   t.host_launch_us = s.runtime.host_overhead_per_kernel_us * scale;
+  t.host_autograd_op_us = s.runtime.host_autograd_op_us * scale;
+  t.host_backward_op_us = s.runtime.host_backward_op_us * scale;
   // The update: one fused multi-tensor Adam pass over the parameters (Megatron's and FSDP's fused Adam).
   const double n = 1e9;
   const Work w = optimizer_work(OptimizerKind::kAdamW, n);
@@ -526,6 +557,7 @@ Prediction predict_llm_training(const PredictRequest& request) {
   const int gpus = s.r.gpus * s.r.nodes;
   const ParallelLayout l = layout_of(s.r, d, gpus);
   check_layout(d, l, gpus);
+  check_zero_engine(l, s.runtime);
   return to_prediction(s, d, evaluate(s, d, l, nullptr));
 }
 
@@ -567,6 +599,7 @@ std::vector<ParallelTrainingCost> search_layouts(const PredictRequest& request, 
             l.global_batch = std::max<std::int64_t>(step, (global + step - 1) / step * step);
             try {
               check_layout(d, l, gpus);
+              check_zero_engine(l, s.runtime);  // the stages the runtime's ZeRO engine runs
             } catch (const InputError&) {
               continue;
             }

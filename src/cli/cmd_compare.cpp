@@ -224,6 +224,8 @@ Command compare_command() {
             };
             auto s = std::make_shared<State>();
             add_request_flags(app, s->flags, fleet_defaults(), false);
+            // compare refuses the training-layout flags (below); ZeRO stages are not listed in its help.
+            app.get_option("--zero")->group("");
             app.add_option("--gpu", s->gpus,
                            "comma-separated GPU ids to compare, each optionally with a count per node: "
                            "gtx-1080-ti:3,a100-sxm4-40gb")

@@ -224,10 +224,10 @@ const std::map<std::string_view, Text>& table() {
       {"p.parallel",
        {"  parallel training {} on {} GPUs: {:.0f} tokens/s per GPU, MFU {:.1f}% (= tokens/s/GPU x {:.3g} GFLOP/token / {:.0f} TFLOPS peak)\n"
         "    per step (ms): compute {:.1f} (recompute {:.1f}), pipeline bubble {:.1f} ({:.0f}%), TP comm {:.1f}, PP p2p {:.1f}, "
-        "CP {:.1f}, EP all-to-all {:.1f}, DP exposed {:.1f} of {:.1f}, optimizer {:.1f}\n",
+        "CP {:.1f}, EP all-to-all {:.1f}, DP exposed {:.1f} of {:.1f}, optimizer {:.1f}, host wait {:.1f}, FP8 scaling {:.1f}\n",
         "  并行训练 {}，{} 个 GPU：每 GPU {:.0f} tokens/s，MFU {:.1f}%（= 每 GPU tokens/s x {:.3g} GFLOP/token / 峰值 {:.0f} TFLOPS）\n"
         "    每步（毫秒）：计算 {:.1f}（重算 {:.1f}），流水线气泡 {:.1f}（{:.0f}%），TP 通信 {:.1f}，PP 点对点 {:.1f}，"
-        "CP {:.1f}，EP all-to-all {:.1f}，DP 未重叠 {:.1f} / 共 {:.1f}，优化器 {:.1f}\n"}},
+        "CP {:.1f}，EP all-to-all {:.1f}，DP 未重叠 {:.1f} / 共 {:.1f}，优化器 {:.1f}，等待主机 {:.1f}，FP8 缩放 {:.1f}\n"}},
       {"p.train_run",
        {"  to train {:.3g} tokens: {} on {} GPUs{}\n", "  训练 {:.3g} tokens：{} 个 GPU 上 {}{}\n"}},
       {"p.train_cost", {" = {} at {:.2f} USD/GPU-hour ({})", "，{}（每 GPU 小时 {:.2f} 美元，{}）"}},

@@ -339,8 +339,9 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                            {"pp_p2p", st.pp_comm_us / 1e3}, {"cp_comm", st.cp_comm_us / 1e3},
                            {"ep_all_to_all", st.ep_comm_us / 1e3}, {"dp_exposed", st.dp_comm_us / 1e3},
                            {"dp_total", st.dp_comm_total_us / 1e3}, {"optimizer", st.optimizer_us / 1e3},
-                           {"fp8_scaling", st.fp8_scaling_us / 1e3}, {"host", st.host_us / 1e3},
-                           {"deepspeed_host", st.engine_host_us / 1e3}, {"host_wait", st.host_wait_us / 1e3}}},
+                           {"fp8_scaling", st.fp8_scaling_us / 1e3}, {"host_wait", st.host_wait_us / 1e3}}},
+        // The host's work runs beside the GPU's (only host_wait adds to the step): kept out of step_parts_ms.
+        {"host_work_ms", {{"issued", st.host_us / 1e3}, {"deepspeed", st.engine_host_us / 1e3}}},
         {"bubble_fraction", st.bubble_fraction},
         {"deepspeed_allgather_launches_per_step", st.zero3_allgather_launches},
         {"memory_per_gpu_bytes", {{"weights", rounded_count_json(c.memory.weights)}, {"master_weights", rounded_count_json(c.memory.master_weights)},
@@ -421,7 +422,7 @@ std::string parallel_text(const ParallelTrainingCost& c, Lang lang) {
                               c.model_flops_per_token / 1e9, c.peak_tflops, st.compute_us / 1e3, st.recompute_us / 1e3,
                               st.bubble_us / 1e3, 100.0 * st.bubble_fraction, st.tp_comm_us / 1e3, st.pp_comm_us / 1e3,
                               st.cp_comm_us / 1e3, st.ep_comm_us / 1e3, st.dp_comm_us / 1e3, st.dp_comm_total_us / 1e3,
-                              st.optimizer_us / 1e3);
+                              st.optimizer_us / 1e3, st.host_wait_us / 1e3, st.fp8_scaling_us / 1e3);
   if (c.train_tokens <= 0) return s;
   const std::string cost =
       c.run.usd > 0 ? fmt::format(m("p.train_cost"), format_usd(c.run.usd), c.usd_per_gpu_hour, c.price_instance) : "";

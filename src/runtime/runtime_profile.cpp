@@ -320,6 +320,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_memory_fraction = f.number_or("llm_memory_fraction", r.llm_memory_fraction);
   r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
   r.llm_model_code = f.text_or("llm_model_code", "");
+  r.zero_engine = f.text_or("zero_engine", "");
+  if (!r.zero_engine.empty() && r.zero_engine != "deepspeed" && r.zero_engine != "megatron-distributed-optimizer")
+    throw_unknown("zero_engine in " + path.string(), r.zero_engine, {"deepspeed", "megatron-distributed-optimizer"});
   if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0)
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
   r.framework = f.text_or("framework", r.id);

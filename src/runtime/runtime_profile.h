@@ -56,6 +56,10 @@ struct RuntimeProfile {
   double host_inline_op_us = 0;
   double host_module_call_us = 0;
   std::string llm_model_code;          // the eager LLM code decode/prefill/generate run by default (data/llm_code id)
+  // What `--zero` means on this runtime in LLM training: "deepspeed" (DeepSpeed's ZeRO engine, stages 1-3 and
+  // optimizer offload, with its module hooks: data/llm_training.toml [deepspeed]), "megatron-distributed-optimizer"
+  // (Megatron's ZeRO-1 only) or "" (no ZeRO engine: --zero is refused).
+  std::string zero_engine;
   // A graph that names its eager model code (Graph::model_code, data/graph_code) is charged, layer by layer, the
   // code's counted torch calls at host_inline_op_us and module calls at host_module_call_us instead of host_op_us
   // per graph op.

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/toml_reader.h"
+#include "schedule/deepspeed_host.h"
 
 namespace perfcast {
 
@@ -45,19 +46,21 @@ LlmTrainingConstants load_constants() {
   if (c.offload_host_params_per_s <= 0) sch.fail("offload_host_params_per_s", "must be positive");
   c.offload_accumulate_bytes_per_param = sch.number("offload_accumulate_bytes_per_param");
   TomlFields ds(top.table("deepspeed"), file + " [deepspeed]");
-  if (const auto* list = ds.raw()["runtimes"].as_array())
-    for (const auto& e : *list)
-      if (const auto v = e.value<std::string>()) c.deepspeed_runtimes.push_back(*v);
-  c.zero3_hook_calls_per_module_call = ds.number("zero3_hook_calls_per_module_call");
-  c.zero3_fetches_per_param_tensor = ds.number("zero3_fetches_per_param_tensor");
-  c.zero3_inline_ops_per_fetch = ds.number("zero3_inline_ops_per_fetch");
-  c.zero3_inline_ops_per_gathered_tensor = ds.number("zero3_inline_ops_per_gathered_tensor");
-  c.zero3_inline_ops_per_released_tensor = ds.number("zero3_inline_ops_per_released_tensor");
-  c.grad_hook_inline_ops_per_param_tensor = ds.number("grad_hook_inline_ops_per_param_tensor");
-  for (double v : {c.zero3_hook_calls_per_module_call, c.zero3_fetches_per_param_tensor, c.zero3_inline_ops_per_fetch,
-                   c.zero3_inline_ops_per_gathered_tensor, c.zero3_inline_ops_per_released_tensor,
-                   c.grad_hook_inline_ops_per_param_tensor})
-    if (v < 0) ds.fail("zero3_hook_calls_per_module_call", "the [deepspeed] counts cannot be negative");
+  // Every [deepspeed] count is a count of calls, tensors or elements: none can be negative.
+  const auto ds_count = [&](const char* key) {
+    const double v = ds.number(key);
+    if (v < 0) ds.fail(key, "a [deepspeed] count cannot be negative");
+    return v;
+  };
+  c.zero3_forward_hook_calls_per_module_call = ds_count("zero3_forward_hook_calls_per_module_call");
+  c.zero3_function_applies_per_module_call = ds_count("zero3_function_applies_per_module_call");
+  c.zero3_backward_hook_calls_per_module_call = ds_count("zero3_backward_hook_calls_per_module_call");
+  c.zero3_fetches_per_param_tensor = ds_count("zero3_fetches_per_param_tensor");
+  c.zero3_param_persistence_threshold_elems = ds_count("zero3_param_persistence_threshold_elems");
+  c.zero3_inline_ops_per_fetch = ds_count("zero3_inline_ops_per_fetch");
+  c.zero3_inline_ops_per_gathered_tensor = ds_count("zero3_inline_ops_per_gathered_tensor");
+  c.zero3_inline_ops_per_released_tensor = ds_count("zero3_inline_ops_per_released_tensor");
+  c.grad_hook_inline_ops_per_param_tensor = ds_count("grad_hook_inline_ops_per_param_tensor");
   c.partitioned_gradients_reduce_every_microbatch = sch.boolean("partitioned_gradients_reduce_every_microbatch");
   for (double v : {c.megatron_dp_overlap, c.fsdp_dp_overlap, c.tp_comm_exposed})
     if (v < 0 || v > 1) sch.fail("megatron_dp_overlap", "fsdp_dp_overlap and tp_comm_exposed are shares in [0, 1]");
@@ -311,25 +314,10 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   double host_f = layers * t.host_layer_fwd_us + t.host_other_fwd_us;
   double host_b = layers * (t.host_layer_bwd_us + (l.recompute == Recompute::kFull ? t.host_layer_fwd_us : 0.0)) +
                   t.host_other_bwd_us;
-  double engine_f = 0, engine_b = 0;
-  if (t.deepspeed && l.zero >= 1 && !l.fsdp) {
-    const double modules = layers * t.module_calls_per_layer + t.module_calls_other;
-    const double tensors = layers * t.param_tensors_per_layer + t.param_tensors_other;
-    if (l.zero >= 3) {
-      // Per module call: its pre/post hooks forward and backward. Per parameter tensor: a fetch (one collective
-      // launch and its buffer) forward and again backward, the gathered tensor's views and wait, its release after each.
-      const double hooks = modules * c.zero3_hook_calls_per_module_call * t.host_module_call_us;
-      const double fetch = t.host_library_call_us + c.zero3_inline_ops_per_fetch * t.host_inline_op_us +
-                           (c.zero3_inline_ops_per_gathered_tensor + c.zero3_inline_ops_per_released_tensor) * t.host_inline_op_us;
-      const double fetches = tensors * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
-      engine_f += 0.5 * hooks + fetches;
-      engine_b += 0.5 * hooks + fetches;
-      out.zero3_allgather_launches = static_cast<double>(m) * tensors * c.zero3_fetches_per_param_tensor;
-    }
-    if (l.zero >= 2 || l.overlap_grad_reduce)
-      // A gradient hook per parameter tensor in backward, copying into the reduce bucket (one kernel).
-      engine_b += tensors * (t.host_module_call_us + c.grad_hook_inline_ops_per_param_tensor * t.host_inline_op_us + t.host_launch_us);
-  }
+  // On a DeepSpeed runtime, ZeRO's hooks, fetches and releases (schedule/deepspeed_host.h).
+  const DeepSpeedHostCost engine = deepspeed_host(t, l, layers, c);
+  const double engine_f = engine.forward_us, engine_b = engine.backward_us;
+  out.zero3_allgather_launches = static_cast<double>(m) * engine.allgather_launches;
   host_f += engine_f;
   host_b += engine_b;
   const double wait_f = std::max(0.0, host_f - stage_f), wait_b = std::max(0.0, host_b - stage_b);
@@ -389,16 +377,18 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     // prefetching hides them behind that micro-batch's compute.
     const double per_mb = 2.0 * (gather(dp, p_dense) + gather(edp, p_experts)) + reduce(dp, p_dense) + reduce(edp, p_experts);
     total = mm * per_mb;
-    exposed = mm * std::max(per_mb * (1.0 - overlap), per_mb - overlap * (compute_f + compute_b));
+    // The gathers and reduce-scatters run on their own streams, so they also proceed while the compute stream waits
+    // for the host: the window is the micro-batch's compute and host wait.
+    exposed = mm * std::max(per_mb * (1.0 - overlap), per_mb - overlap * (compute_f + wait_f + compute_b + wait_b));
   } else {
     // Gradients reduced once per step, behind the last micro-batch's backward where the runtime overlaps; ZeRO
     // 1/2 all-gather the updated parameters after the step. ZeRO-2 keeps only its gradient partition, so it
     // reduce-scatters during every micro-batch's backward (DeepSpeed's engine; partitioned_gradients_reduce_every_microbatch).
     const double red = reduce(dp, p_dense) + reduce(edp, p_experts);
     const double gat = l.zero >= 1 ? gather(dp, p_dense) + gather(edp, p_experts) : 0.0;
-    const double reductions = l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
+    const double reductions = t.deepspeed && l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
     total = reductions * red + gat;
-    exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * compute_b) + gat * (1.0 - overlap);
+    exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * (compute_b + wait_b)) + gat * (1.0 - overlap);
   }
   out.dp_comm_total_us = l.dp > 1 ? total : 0.0;
   out.dp_comm_us = l.dp > 1 ? std::max(0.0, exposed) : 0.0;
@@ -414,11 +404,13 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
       return f.host_memory_gbps > 0 ? std::max(link, ranks * bytes_per_gpu / (f.host_memory_gbps * 1e3)) : link;
     };
     out.optimizer_us = ranks * owned / c.offload_host_params_per_s * 1e6 + host_copy_us(owned * c.offload_bytes_per_param);
-    // With accumulation the gradient partition goes to the host and back between micro-batches (m - 1 copies
-    // each way), beside the backward it follows where the reduction overlaps.
+    // With accumulation the gradient partition goes to the host and back between micro-batches (stage_1_and_2:
+    // m - 1 copies each way; stage 3 copies every micro-batch but makes the boundary's fp32 copy on the host: the
+    // same bytes per step, [schedule] offload_accumulate_bytes_per_param), beside the backward it follows where the
+    // reduction overlaps.
     if (m > 1) {
       const double accum = 2.0 * (mm - 1.0) * host_copy_us(owned * c.offload_accumulate_bytes_per_param);
-      out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * compute_b);
+      out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * (compute_b + wait_b));
     }
   } else {
     out.optimizer_us = owned * t.optimizer_us_per_param;

@@ -76,11 +76,13 @@ struct LlmTrainingConstants {
   double offload_accumulate_bytes_per_param = 2;          // per micro-batch host round trip of the accumulated gradient
   bool partitioned_gradients_reduce_every_microbatch = true;  // ZeRO-2 reduces each micro-batch, not once per step
   double attention_flops_per_token_coeff = 12;
-  // DeepSpeed ZeRO's host work per micro-batch ([deepspeed]): the runtimes it applies to and the counts read off
-  // its source, priced by the runtime's per-call host costs (LayerTimes' host_* prices).
-  std::vector<std::string> deepspeed_runtimes;
-  double zero3_hook_calls_per_module_call = 4, zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
+  // DeepSpeed ZeRO's host work per micro-batch ([deepspeed]): the counts read off its source, priced by the runtime's
+  // per-call host costs (LayerTimes' host_* prices) on runtimes whose zero_engine is "deepspeed".
+  double zero3_forward_hook_calls_per_module_call = 4, zero3_function_applies_per_module_call = 2;
+  double zero3_backward_hook_calls_per_module_call = 2;
+  double zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
   double zero3_inline_ops_per_gathered_tensor = 3, zero3_inline_ops_per_released_tensor = 2;
+  double zero3_param_persistence_threshold_elems = 1e5;   // tensors at or below it are never gathered (ds_persist)
   double grad_hook_inline_ops_per_param_tensor = 2;
   // Transformer Engine FP8 training ([fp8]): cast kernel bytes, the per-step weight cast and the amax reductions.
   double fp8_input_cast_transpose_bytes = 4, fp8_norm_output_transpose_bytes = 2, fp8_grad_cast_transpose_bytes = 4;
@@ -136,11 +138,14 @@ struct LayerTimes {
   double host_other_fwd_us = 0, host_other_bwd_us = 0;
   // What DeepSpeed's ZeRO hooks are counted over (schedule_parallel_step prices them by stage): the model code's
   // nn.Module calls and the graph's parameter tensors, per block and in the rest of the model, and the runtime's
-  // host prices at this host. `deepspeed`: the runtime's --zero is DeepSpeed's ([deepspeed] runtimes).
+  // host prices at this host. `deepspeed`: the runtime's --zero is DeepSpeed's (its zero_engine, data/runtimes).
   bool deepspeed = false;
   double module_calls_per_layer = 0, module_calls_other = 0;
   double param_tensors_per_layer = 0, param_tensors_other = 0;
+  // Of those, the tensors ZeRO-3 partitions and gathers: above [deepspeed] zero3_param_persistence_threshold_elems.
+  double gathered_tensors_per_layer = 0, gathered_tensors_other = 0;
   double host_module_call_us = 0, host_inline_op_us = 0, host_library_call_us = 0, host_launch_us = 0;
+  double host_autograd_op_us = 0, host_backward_op_us = 0;
 };
 
 // The collective groups' links: tensor parallel innermost, then context, data (expert parallel inside it) and
