@@ -1,0 +1,74 @@
+// Session 41's new-user walk-through (docs/calibration.md, "A new user's walk-through (session 41, h/qa41)"): what a
+// GP102 owner met that was wrong, each held to an expectation from outside the code.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "test_paths.h"
+
+namespace perfcast {
+namespace {
+
+using test::CliResult;
+using test::lines_of;
+
+bool contains(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
+
+class Walkthrough41Test : public test::ScratchDirTest {
+ protected:
+  Walkthrough41Test() : ScratchDirTest("perfcast-qa41") {}
+
+  // Exit 2, nothing on stdout, one "perfcast: error:" line holding every piece (the brief's rule for bad input).
+  void expect_refused(const std::string& args, std::initializer_list<std::string> pieces) const {
+    SCOPED_TRACE("perfcast " + args);
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    for (const auto& p : pieces) EXPECT_TRUE(contains(r.err, p)) << "missing '" << p << "' in: " << r.err;
+  }
+};
+
+// `compare --batch max` (the default) picks each row's own largest batch; the text named only "batch max per GPU",
+// so a reader could not see the batch that the row's throughput, step time and memory headroom belong to, which the
+// JSON has (README: --json is the "same content"). Each row now prints its batch, equal to the JSON row's.
+TEST_F(Walkthrough41Test, CompareTextShowsEachRowsBatch) {
+  const std::string args = "compare --model resnet152 --gpu gtx-1080-ti,gtx-1080-ti:3,a100-sxm4-40gb";
+  const CliResult text = run(args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  const CliResult json = run(args + " --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto rows = nlohmann::json::parse(json.out);
+  ASSERT_EQ(rows.size(), 3u);
+  std::vector<std::string> table;
+  bool header_has_batch = false;
+  for (const auto& l : lines_of(text.out)) {
+    if (l.rfind("device", 0) == 0) {
+      std::istringstream ss(l);
+      std::string word;
+      while (ss >> word) header_has_batch |= word == "batch";
+    }
+    if (l.rfind("gtx-1080-ti ", 0) == 0 || l.rfind("a100-sxm4-40gb ", 0) == 0) table.push_back(l);
+  }
+  EXPECT_TRUE(header_has_batch) << text.out;
+  ASSERT_EQ(table.size(), 3u) << text.out;
+  for (std::size_t i = 0; i < 3; ++i) {
+    // device, count, precision, batch: the fourth word of the row.
+    std::istringstream ss(table[i]);
+    std::string device, count, precision, batch;
+    ss >> device >> count >> precision >> batch;
+    EXPECT_EQ(device, rows[i]["gpu"].get<std::string>());
+    EXPECT_EQ(batch, std::to_string(rows[i]["batch"].get<int>())) << table[i];
+  }
+  // The 1080 Ti (11 GB) and the A100 (40 GB) cannot share one largest batch: the column is not a constant.
+  EXPECT_LT(rows[0]["batch"].get<int>(), rows[2]["batch"].get<int>());
+}
+
+}  // namespace
+}  // namespace perfcast
