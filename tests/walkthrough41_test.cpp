@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -68,6 +69,54 @@ TEST_F(Walkthrough41Test, CompareTextShowsEachRowsBatch) {
   }
   // The 1080 Ti (11 GB) and the A100 (40 GB) cannot share one largest batch: the column is not a constant.
   EXPECT_LT(rows[0]["batch"].get<int>(), rows[2]["batch"].get<int>());
+}
+
+// `--gpu my-card.toml` (README: "Add your own card"): values no board can have were taken silently. The 1080 Ti's
+// shipped file with one value changed: a typo in the architecture name (it selects the Pascal-only collectives and
+// the interval regime, so "pascla" moved the interval without a word), a TDP or a boost clock of 0 (power 0 W and
+// energy 0 J per sample were printed), and an FP32 peak above what its CUDA cores can issue (one FMA, 2 FLOP, per
+// core per clock: NVIDIA's 11.3 TFLOPS for the GTX 1080 Ti is 3584 x 2 x 1582 MHz).
+TEST_F(Walkthrough41Test, OwnGpuFileWithImpossibleValuesIsRefused) {
+  const std::string shipped = test::slurp(std::filesystem::path(PERFCAST_SOURCE_DIR) / "data" / "gpus" / "gtx-1080-ti.toml");
+  ASSERT_FALSE(shipped.empty());
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = shipped;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    const auto id = t.find("id = \"gtx-1080-ti\"");
+    t.replace(id, std::string("id = \"gtx-1080-ti\"").size(), "id = \"my-card\"");
+    test::write_text(dir_ / "card.toml", t);
+  };
+  with("architecture = \"pascal\"", "architecture = \"pascla\"");
+  expect_refused("predict --gpu card.toml --model resnet50", {"'architecture'", "pascla", "6.1", "\"pascal\""});
+  with("tdp_w = 250", "tdp_w = 0");
+  expect_refused("predict --gpu card.toml --model resnet50", {"'tdp_w'", "positive"});
+  with("boost_clock_mhz = 1582", "boost_clock_mhz = 0");
+  expect_refused("predict --gpu card.toml --model resnet50", {"'boost_clock_mhz'", "positive"});
+  with("fp32_tflops = 11.34", "fp32_tflops = 1e300");
+  expect_refused("predict --gpu card.toml --model resnet50", {"'fp32_tflops'", "3584 x 2 x 1582 MHz = 11.34 TFLOPS"});
+  // The same file as shipped, under its own id, is a card like the catalog's.
+  with("tdp_w = 250", "tdp_w = 250");
+  const CliResult ok = run("predict --gpu card.toml --model resnet50");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  // A folder on PERFCAST_GPU_PATH is read by the same rule.
+  with("architecture = \"pascal\"", "architecture = \"pascla\"");
+  std::filesystem::create_directory(dir_ / "cards");
+  std::filesystem::rename(dir_ / "card.toml", dir_ / "cards" / "card.toml");
+  const CliResult folder = test::run_perfcast(dir_, "gpus", "PERFCAST_GPU_PATH=" + (dir_ / "cards").string());
+  EXPECT_EQ(folder.code, 2) << folder.err;
+  EXPECT_TRUE(contains(folder.err, "pascla")) << folder.err;
+}
+
+// Every shipped GPU file keeps within the FMA bound above (a check on the rule's 5% slack, not on the model).
+TEST_F(Walkthrough41Test, EveryShippedGpuPassesTheFmaBound) {
+  const CliResult r = run("gpus");
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PERFCAST_SOURCE_DIR) / "data" / "gpus"))
+    files += e.path().extension() == ".toml";
+  EXPECT_EQ(lines_of(r.out).size(), files);
 }
 
 }  // namespace
