@@ -119,5 +119,26 @@ TEST_F(Walkthrough41Test, EveryShippedGpuPassesTheFmaBound) {
   EXPECT_EQ(lines_of(r.out).size(), files);
 }
 
+// A price file (`plan --prices`, `compare --prices`) is a list of rentable servers; an instance of 30 GPUs on PCIe 3
+// was planned as one server (30 GPUs scaling at 94%) while `--gpus 30` on PCIe is refused, since more than 20 GPUs do
+// not share one server's PCIe tree (data/scale_limits.toml's sources: Supermicro SYS-6049GP-TRT holds 20). The same
+// bound now holds for both.
+TEST_F(Walkthrough41Test, PriceFileInstanceLargerThanAServerIsRefused) {
+  const auto instance = [&](int gpus) {
+    test::write_text(dir_ / "prices.toml", "[[instance]]\nid = \"big-box\"\nprovider = \"vast.ai\"\ngpu = \"gtx-1080-ti\"\n"
+                                            "gpus = " + std::to_string(gpus) + "\ninterconnect = \"pcie3\"\n"
+                                            "on_demand_usd_per_hour = 3.0\non_demand_date = \"2022-06\"\n"
+                                            "on_demand_source = \"test\"\n");
+  };
+  expect_refused("predict --gpu gtx-1080-ti --model resnet50 --gpus 30", {"--gpus 30", "pcie3", "20 GPUs"});
+  instance(30);
+  expect_refused("plan --model resnet50 --deadline 24h --prices prices.toml", {"big-box", "'gpus'", "30", "pcie3", "20 GPUs"});
+  expect_refused("compare --model resnet50 --gpu gtx-1080-ti --prices prices.toml", {"big-box", "'gpus'", "20 GPUs"});
+  // Twenty single-width cards on one PCIe tree do exist (SYS-6049GP-TRT): that instance is planned.
+  instance(20);
+  const CliResult ok = run("plan --model resnet50 --deadline 24h --prices prices.toml");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 }  // namespace
 }  // namespace perfcast
