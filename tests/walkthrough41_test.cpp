@@ -140,5 +140,18 @@ TEST_F(Walkthrough41Test, PriceFileInstanceLargerThanAServerIsRefused) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// `plan --epochs 1e-30` planned a run of 0 samples ("799 options meet the deadline", every time "under 1 s" and
+// every energy 0.0 kWh): a number the flag's rule (positive, finite) let through but that names no run. ImageNet-1k's
+// training set is 1,281,167 images (Russakovsky et al. 2015), so 1e-30 epochs of it is far below one sample.
+TEST_F(Walkthrough41Test, ARunOfLessThanOneSampleIsRefused) {
+  expect_refused("plan --model resnet50 --deadline 24h --epochs 1e-30", {"--epochs 1e-30", "1281167 samples", "less than one"});
+  expect_refused("compare --model resnet50 --gpu gtx-1080-ti --epochs 1e-30", {"--epochs 1e-30", "less than one"});
+  expect_refused("plan --model resnet50 --deadline 24h --dataset-size 1 --epochs 0.5", {"0.5 samples", "less than one"});
+  // A tenth of an epoch is a run people make (a learning-rate finder, a smoke test): still planned.
+  const CliResult tenth = run("plan --model resnet50 --deadline 24h --epochs 0.1");
+  EXPECT_EQ(tenth.code, 0) << tenth.err;
+  EXPECT_TRUE(contains(tenth.out, "run: 128117 samples")) << tenth.out.substr(0, 300);
+}
+
 }  // namespace
 }  // namespace perfcast
