@@ -153,5 +153,39 @@ TEST_F(Walkthrough41Test, ARunOfLessThanOneSampleIsRefused) {
   EXPECT_TRUE(contains(tenth.out, "run: 128117 samples")) << tenth.out.substr(0, 300);
 }
 
+// A training step that does not fit at batch 1 was told "try --batch max", which then fails ("does not fit ... even at
+// batch 1"). What can help depends on what holds the memory: Llama 2 7B has 6.74 B parameters (Touvron et al. 2023),
+// 25.1 GiB in FP32, more than a Tesla P40's 24 GB; GPT-2 XL's 1.56 B (Radford et al. 2019) with Adam's two moments
+// are 16 bytes a parameter, 23 GiB, past a GTX 1080 Ti's 11 GB before any activation; LoRA on Llama 2 7B in AMP at
+// 4096 tokens is activations, which checkpointing frees (it then fits on the P40).
+TEST_F(Walkthrough41Test, TrainingThatFitsAtNoBatchIsNotToldToTryBatchMax) {
+  const auto rest = [&](const std::string& args) {
+    const CliResult r = run("predict " + args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    for (const auto& l : lines_of(r.out))
+      if (contains(l, "no throughput, step time or bottleneck")) return l;
+    ADD_FAILURE() << "no 'no throughput' line in: " << r.out;
+    return std::string();
+  };
+  const std::string lora_fp32 = rest("--gpu tesla-p40 --model llama-2-7b --mode train --lora-rank 8 --batch 1 --seq 512");
+  EXPECT_FALSE(contains(lora_fp32, "--batch max")) << lora_fp32;
+  EXPECT_TRUE(contains(lora_fp32, "weights alone")) << lora_fp32;
+  const std::string adam = rest("--gpu gtx-1080-ti --model gpt2_xl --mode train --batch 1 --seq 128");
+  EXPECT_FALSE(contains(adam, "--batch max")) << adam;
+  EXPECT_FALSE(contains(adam, "--checkpointing")) << adam;
+  EXPECT_TRUE(contains(adam, "optimizer state")) << adam;
+  const std::string long_seq =
+      rest("--gpu tesla-p40 --model llama-2-7b --mode train --lora-rank 8 --batch 1 --seq 4096 --precision amp");
+  EXPECT_FALSE(contains(long_seq, "--batch max")) << long_seq;
+  EXPECT_TRUE(contains(long_seq, "--checkpointing")) << long_seq;
+  const CliResult fixed =
+      run("predict --gpu tesla-p40 --model llama-2-7b --mode train --lora-rank 8 --batch 1 --seq 4096 --precision amp "
+          "--checkpointing --json");
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  EXPECT_TRUE(nlohmann::json::parse(fixed.out)["fits"].get<bool>());
+  // At a batch above 1, --batch max is still the first thing to try (ResNet-152 at 64 on 11 GB).
+  EXPECT_TRUE(contains(rest("--gpu gtx-1080-ti --model resnet152 --batch 64"), "--batch max"));
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -187,6 +187,20 @@ const std::map<std::string_view, Text>& table() {
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --batch max, --checkpointing "
         "or a lower precision)",
         "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --batch max、--checkpointing 或更低的精度）"}},
+      // Training at batch 1 already: --batch max would fail as well; with the weights alone past capacity,
+      // checkpointing (which frees activations) cannot help either.
+      {"p.no_fit_rest_train_no_batch",
+       {"  no throughput, step time or bottleneck: the step would run out of memory at any batch (try --checkpointing, "
+        "a lower precision or a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：该步在任何批量下都会显存不足（可试 --checkpointing、更低的精度或显存更大的 GPU）"}},
+      {"p.no_fit_rest_state",
+       {"  no throughput, step time or bottleneck: the weights, gradients and optimizer state alone need more memory "
+        "than the GPU has, at any batch (try a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：仅权重、梯度和优化器状态就超过 GPU 显存，任何批量都放不下（可试显存更大的 GPU）"}},
+      {"p.no_fit_rest_weights",
+       {"  no throughput, step time or bottleneck: the weights alone need more memory than the GPU has (try a lower "
+        "precision or a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：仅权重就超过 GPU 显存（可试更低的精度或显存更大的 GPU）"}},
       // Inference holds no gradients or saved activations: activation checkpointing does not apply.
       {"p.no_fit_rest_infer",
        {"  no throughput, step time or bottleneck: the pass would run out of memory (try --batch max, a lower "
