@@ -187,5 +187,32 @@ TEST_F(Walkthrough41Test, TrainingThatFitsAtNoBatchIsNotToldToTryBatchMax) {
   EXPECT_TRUE(contains(rest("--gpu gtx-1080-ti --model resnet152 --batch 64"), "--batch max"));
 }
 
+// LoRA on Llama 2 7B at 4096 tokens on a Tesla P40 printed "throughput 0.0 samples/s (160 tokens/s)": one sample is
+// 4096 tokens, so 160 tokens/s is 160 / 4096 = 0.039 samples/s, which one decimal rounded to nothing. The text
+// throughput now keeps three significant digits below 1 and equals tokens/s / seq to them; predict and advise alike.
+TEST_F(Walkthrough41Test, ASlowStepsThroughputIsNotPrintedAsZero) {
+  const std::string args = "--gpu tesla-p40 --model llama-2-7b --mode train --lora-rank 8 --batch 1 --seq 4096 "
+                           "--precision amp --checkpointing";
+  const CliResult text = run("predict " + args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  const CliResult json = run("predict " + args + " --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  const double tokens_per_s = j["throughput"]["tokens_per_s"].get<double>();
+  std::string shown;
+  for (const auto& l : lines_of(text.out))
+    if (l.rfind("  throughput", 0) == 0) {
+      std::istringstream ss(l);
+      std::string word;
+      ss >> word >> shown;
+    }
+  ASSERT_FALSE(shown.empty()) << text.out;
+  EXPECT_NE(std::stod(shown), 0.0) << text.out;
+  EXPECT_NEAR(std::stod(shown), tokens_per_s / 4096, 0.0005 * tokens_per_s / 4096 + 1e-4) << shown;
+  const CliResult advice = run("advise " + args);
+  ASSERT_EQ(advice.code, 0) << advice.err;
+  EXPECT_FALSE(contains(advice.out, "throughput 0.0 samples/s")) << advice.out.substr(0, 600);
+}
+
 }  // namespace
 }  // namespace perfcast

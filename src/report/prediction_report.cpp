@@ -113,6 +113,11 @@ std::string host_basis_text(const PoweredHardware& h, Lang lang) {
                      idle > 0 ? fmt::format(m("host.idle"), idle, idle == 1 ? "" : "s", h.idle_gpu_w / idle) : "");
 }
 
+std::string format_samples_per_s(double v) {
+  if (!(v > 0) || v >= 1) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.{}f}", v, std::min(12, 2 - static_cast<int>(std::floor(std::log10(v)))));
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -444,7 +449,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   if (!fits)
     s += fmt::format(m("p.throughput_no_fit"), does_not_fit_text(p, lang));
   else
-    s += fmt::format(m("p.throughput"), p.samples_per_s,
+    s += fmt::format(m("p.throughput"), format_samples_per_s(p.samples_per_s),
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
   if (const auto iv = prediction_interval(p)) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
