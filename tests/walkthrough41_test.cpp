@@ -214,5 +214,24 @@ TEST_F(Walkthrough41Test, ASlowStepsThroughputIsNotPrintedAsZero) {
   EXPECT_FALSE(contains(advice.out, "throughput 0.0 samples/s")) << advice.out.substr(0, 600);
 }
 
+// `monitor --replay` of a session file cut after its header (a job killed before the first sample) printed an empty
+// table with exit 0, and with --compare "0 GPUs ran the job where the prediction is for 1": a file with no sample
+// holds nothing to replay, so it is bad input (one line, exit 2), as a file without a header already was.
+TEST_F(Walkthrough41Test, ASessionWithoutSamplesIsRefused) {
+  const std::string recorded = test::slurp(std::filesystem::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "monitor" /
+                                           "h200-sxm-141gb_resnet50_amp_b128_host.csv");
+  const auto lines = lines_of(recorded);
+  ASSERT_GE(lines.size(), 3u);
+  ASSERT_EQ(lines[1].rfind("time_s,gpu,", 0), 0u) << lines[1];
+  test::write_text(dir_ / "cut.csv", lines[0] + "\n" + lines[1] + "\n");
+  expect_refused("monitor --replay cut.csv", {"cut.csv", "no samples"});
+  expect_refused("monitor --replay cut.csv --compare --gpu h200-sxm-141gb --model resnet50_v1_5 --precision amp --batch 128",
+                 {"no samples"});
+  // One sample is a session.
+  test::write_text(dir_ / "one.csv", lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n");
+  const CliResult one = run("monitor --replay one.csv");
+  EXPECT_EQ(one.code, 0) << one.err;
+}
+
 }  // namespace
 }  // namespace perfcast
