@@ -233,5 +233,31 @@ TEST_F(Walkthrough41Test, ASessionWithoutSamplesIsRefused) {
   EXPECT_EQ(one.code, 0) << one.err;
 }
 
+// A profiler trace whose step lasts 1e300 us (or starts at 1e300 us) was summarised with a step time of 300 digits
+// and "idle 100%". Kineto writes whole microseconds since the epoch (about 1.7e15 in 2024); a double holds them
+// exactly up to 2^53, and no event outlasts the longest run perfcast plans. One line, exit 2, naming the event. The
+// recorded trace itself (tests/data/kineto, rank 1 of a 128-GPU run) reads as before.
+TEST_F(Walkthrough41Test, TraceEventTimesNoProfilerWritesAreRefused) {
+  const CliResult base =
+      run("trace '" + (std::filesystem::path(PERFCAST_SOURCE_DIR) / "tests/data/kineto/sampled_rank-1.json.gz").string() + "'");
+  ASSERT_EQ(base.code, 0) << base.err;
+  const auto trace = [&](const std::string& step) {
+    test::write_text(dir_ / "t.json",
+                     "{\"schemaVersion\": 1, \"traceEvents\": [" + step +
+                         ", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sgemm\", \"pid\": 0, \"tid\": 7, \"ts\": 10, "
+                         "\"dur\": 500, \"args\": {\"device\": 0, \"stream\": 7}}]}");
+  };
+  const std::string step = R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, )";
+  trace(step + R"("ts": 0, "dur": 1e300})");
+  expect_refused("trace t.json", {"ProfilerStep#1", "'dur'", "1e+300", "max_deadline_hours"});
+  expect_refused("predict --gpu gtx-1080-ti --model t.json", {"ProfilerStep#1", "'dur'"});
+  trace(step + R"("ts": 1e300, "dur": 1000})");
+  expect_refused("trace t.json", {"ProfilerStep#1", "'ts'", "2^53"});
+  trace(step + R"("ts": 1682725898079484, "dur": 1000})");
+  const CliResult ok = run("trace t.json");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_TRUE(contains(ok.out, "1.00 ms")) << ok.out;
+}
+
 }  // namespace
 }  // namespace perfcast
