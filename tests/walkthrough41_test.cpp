@@ -259,5 +259,25 @@ TEST_F(Walkthrough41Test, TraceEventTimesNoProfilerWritesAreRefused) {
   EXPECT_TRUE(contains(ok.out, "1.00 ms")) << ok.out;
 }
 
+// `perfcast op --precision fp16` on a GTX 1080 Ti printed the same time as fp32 and nothing on why, where a GP102 owner
+// expects the FP16 pipe at 1/64 of FP32 (CUDA C Programming Guide, arithmetic instructions table: compute capability
+// 6.1 issues 2 FP16 results per clock per SM against 128 FP32) or twice FP32. predict says how the precision runs;
+// op now says it too, in text and JSON.
+TEST_F(Walkthrough41Test, OpSaysHowFp16RunsOnGp102) {
+  const std::string args = "op --gpu gtx-1080-ti --op matmul --m 4096 --n 4096 --k 4096 --precision fp16";
+  const CliResult text = run(args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "64x below FP32")) << text.out;
+  const CliResult json = run(args + " --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(contains(j["precision_note"].get<std::string>(), "fp32")) << j.dump();
+  EXPECT_EQ(j["roofline"]["pipe"], "fp32");
+  // fp32 on the same card needs no note.
+  const CliResult plain = run("op --gpu gtx-1080-ti --op matmul --m 4096 --n 4096 --k 4096 --precision fp32 --json");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_TRUE(nlohmann::json::parse(plain.out)["precision_note"].is_null());
+}
+
 }  // namespace
 }  // namespace perfcast
