@@ -279,5 +279,24 @@ TEST_F(Walkthrough41Test, OpSaysHowFp16RunsOnGp102) {
   EXPECT_TRUE(nlohmann::json::parse(plain.out)["precision_note"].is_null());
 }
 
+// `validate` scored a measured 1e308 samples/s of ResNet-50 training on a GTX 1080 Ti as a 100% error, where
+// `predict --measured 1e308/s` is refused: at 23 GFLOP per training image (3 x 2 x 3.86 G multiply-adds, He et al.
+// 2016) it implies ~1e297 TFLOP/s against the card's 11.3 TFLOPS FP32. Such a row is now left unpredicted with the
+// reason; a row at a real rate beside it (Lambda's 1080 Ti logs: about 200 images/s) is validated as before.
+TEST_F(Walkthrough41Test, ValidateLeavesOutARateNoDeviceCanReach) {
+  const std::string header = lines_of(test::slurp(std::filesystem::path(PERFCAST_SOURCE_DIR) / "data" / "validation" /
+                                                  "check_pascal.csv"))[0];
+  const std::string row = "gtx-1080-ti,resnet50,pytorch,train,fp32,64,,1,synthetic,,samples_per_s,";
+  const std::string rest = ",test,,,,,,,,,\n";
+  test::write_text(dir_ / "rows.csv", header + "\n" + row + "1e308" + rest + row + "200" + rest);
+  const CliResult r = run("validate rows.csv --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(), 1u) << r.out.substr(0, 400);
+  EXPECT_TRUE(contains(j.dump(), "beyond what the devices can compute")) << r.out.substr(0, 400);
+  test::write_text(dir_ / "bad.csv", header + "\n" + row + "1e308" + rest);
+  expect_refused("validate bad.csv", {"beyond what the devices can compute"});
+}
+
 }  // namespace
 }  // namespace perfcast
