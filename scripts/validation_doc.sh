@@ -96,11 +96,13 @@ $bin validate data/validation/eval_gpu_s40.csv --markdown "$tmp/eval_gpu_s40.md"
 $bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41.csv --markdown "$tmp/eval_gpu_s41.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41b.csv --markdown "$tmp/eval_gpu_s41b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s41c.csv --markdown "$tmp/eval_gpu_s41c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
   echo
 $bin validate data/validation/llm_parallel.csv --markdown "$tmp/llm_parallel.md" >/dev/null
+$bin validate data/validation/deepspeed_calibration.csv --markdown "$tmp/deepspeed_calibration.md" >/dev/null
 $bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_parallel.md" >/dev/null
   echo
 $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev/null
@@ -1037,7 +1039,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "sequence 256-8192; tokens/s per GPU = 8 x seq / (s/it)). (2) MLPerf Training v3.0 and v2.0 ResNet-50 MXNet result"
   echo "logs (tracked_stats throughput of epoch 4): DGX H100, GIGABYTE G593-SD0 (8x H100 SXM), Lenovo SR670 V2 (8x H100"
   echo "PCIe 310 W), ASUS ESC4000-E11 (4x A100 PCIe 80GB with and without NVLink bridges), H3C R4900 G5 (1x A100 PCIe 80GB)."
-  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md. Not independent since"
+  echo "session 41 for DeepSpeed's per-step host cost: the parallel-training host timeline (docs/calibration.md,"
+  echo "'DeepSpeed ZeRO step costs') was chosen with this file's Qwen rows in view. Without its Qwen rows (the MLPerf MXNet"
+  echo "rows only):"
+  echo
+  grep -v 'data/validation/models/qwen-' data/validation/eval_gpu_s40.csv > "$tmp/eval_gpu_s40_without_qwen.csv"
+  $bin validate "$tmp/eval_gpu_s40_without_qwen.csv" --markdown "$tmp/eval_gpu_s40_without_qwen.md" >/dev/null
+  echo "| scope | rows | median APE | mean APE | median bias | within 2x | predicted to fit |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  grep -m1 "all predicted rows" "$tmp/eval_gpu_s40_without_qwen.md" | sed 's/all predicted rows/without the Qwen rows/'
   echo
   cat "$tmp/eval_gpu_s40.md"
   echo
@@ -1071,6 +1082,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s41b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s41c.csv (frozen)"
+  echo
+  echo "Gathered in session 41 before that session's model changes were merged, from one source no other data file uses:"
+  echo "kentaroy47/timm_speed_benchmark (results_fp32_224.csv@7057c209, the run of 2022-06-08): timm models' fp32 inference"
+  echo "on one RTX A6000 with a Ryzen 5 3600 host, batch 4, each timed step a forward plus the host-to-GPU copy of the batch;"
+  echo "22 models whose architecture is a zoo model (ResNet, ResNeXt, Wide ResNet, DenseNet, VGG, ViT, MobileNet, EfficientNet-B0);"
+  echo "images/s = 4 x 1000 / ms; PyTorch 1.10 assumed (TF32 by default)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s41c.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo
@@ -1115,6 +1137,10 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   cat docs/validation_llm_parallel_intro.md
   echo
   cat "$tmp/llm_parallel.md"
+  echo
+  echo "# DeepSpeed ZeRO training on one node: deepspeed_calibration.csv (calibration, session 41, data/validation/README.md)"
+  echo
+  cat "$tmp/deepspeed_calibration.md"
   echo
   echo "# Parallel LLM training: eval_llm_parallel.csv (gathered as evaluation; calibration since the session-8 review, data/validation/README.md)"
   echo

@@ -527,7 +527,7 @@ TEST(EchoedValues, ClippingKeepsShortMessagesAndIsStable) {
   EXPECT_EQ(clip_echoed_values(once), once);
   // Without quotes to clip (a value made of apostrophes), the message is cut whole, and stays cut.
   const std::string quotes = clip_echoed_values("row '" + std::string(20'000, '\'') + "'");
-  EXPECT_LE(quotes.size(), 4000u);
+  EXPECT_LE(quotes.size(), input_limits().max_message_bytes);
   EXPECT_EQ(clip_echoed_values(quotes), quotes);
   // Never inside a UTF-8 character.
   const std::string cjk = clip_echoed_values("model '" + [] { std::string s; for (int i = 0; i < 1000; ++i) s += "显"; return s; }() + "'");
@@ -589,6 +589,79 @@ TEST_F(HostileInputTest, RuntimeWorkspaceBySmTakesNumbersOnly) {
   for (const char* bad : {"{ sm_9x = 1 }", "{ sm_99999999999 = 1 }"})
     expect_one_line_error(predict_with(bad), "is not a compute capability");
   EXPECT_EQ(predict_with("{ sm_90 = 33554432 }").code, 0);
+}
+
+TEST_F(HostileInputTest, RuntimeFileRefusesAKeyItDoesNotRead) {
+  // An optional switch misspelt in a runtime file read as its default, silently. Now one line names the file, the
+  // key and the nearest key the reader knows, exit code 2. The keys are the shipped pytorch.toml's and sglang.toml's.
+  const fs::path runtimes = fs::path(PERFCAST_SOURCE_DIR) / "data" / "runtimes";
+  const std::string shipped = test::slurp(runtimes / "pytorch.toml");
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string text = shipped;
+    const auto at = text.find("\n" + from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at + 1, from.size(), to);
+  };
+  const auto predict_with = [&](const std::string& text) {
+    const fs::path data = data_with("runtimes/pytorch.toml", text);
+    return test::run_perfcast(dir_, "predict --gpu a100-sxm4-40gb --model resnet50 --runtime pytorch",
+                              "env -u PERFCAST_GPU_PATH PERFCAST_DATA=" + data.string());
+  };
+  // An optional switch (absent means false).
+  const CliResult optional = predict_with(edited("conv_bias_separate_pass =", "conv_bias_seperate_pass ="));
+  for (const char* piece :
+       {"pytorch.toml", "unknown key 'conv_bias_seperate_pass'", "did you mean 'conv_bias_separate_pass'"})
+    expect_one_line_error(optional, piece);
+  // A required key: its absence is named first, with the misspelling beside it.
+  const CliResult required = predict_with(edited("fuse_epilogue =", "fuse_epilouge ="));
+  for (const char* piece : {"pytorch.toml", "'fuse_epilogue' is missing", "'fuse_epilouge'"})
+    expect_one_line_error(required, piece);
+  // A key no reader has a near name for.
+  expect_one_line_error(predict_with(edited("fuse_epilogue =", "speed_up = 2\nfuse_epilogue =")),
+                        "unknown key 'speed_up'");
+  EXPECT_EQ(predict_with(shipped).code, 0);
+  // A table of the file ([serving] here) refuses keys its reader does not know, and names its own missing ones.
+  std::string sglang = test::slurp(runtimes / "sglang.toml");
+  const auto at = sglang.find("\nmax_running_requests =");
+  ASSERT_NE(at, std::string::npos);
+  sglang.replace(at + 1, std::string("max_running_requests").size(), "max_runing_requests");
+  const std::string serving = write("sglang.toml", sglang);
+  const std::string msg = input_error([&] { load_runtime(serving); });
+  for (const char* piece : {"[serving]", "'max_running_requests' is missing", "'max_runing_requests'"})
+    EXPECT_NE(msg.find(piece), std::string::npos) << msg;
+}
+
+TEST_F(HostileInputTest, GpuFileRefusesAKeyItDoesNotRead) {
+  // A user's GPU file (--gpu my.toml) with an optional key misspelt: the A100 SXM4's published power-limit range
+  // (nvidia-smi -q, data/gpus/a100-sxm4-40gb.toml) read as no range at all. Now one line names the key and the
+  // nearest known one, for the file's [measured] table too.
+  const std::string shipped = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "gpus" / "a100-sxm4-40gb.toml");
+  const std::string key = "\npower_limit_max_w =";
+  const auto at = shipped.find(key);
+  ASSERT_NE(at, std::string::npos);
+  std::string misspelt = shipped;
+  misspelt.replace(at, key.size(), "\npower_limit_maximum_w =");
+  const std::string path = write("a100.toml", misspelt);
+  expect_one_line_error(run("predict --model resnet50 --gpu " + path), "unknown key 'power_limit_maximum_w'");
+  expect_one_line_error(run("predict --model resnet50 --gpu " + path), "did you mean 'power_limit_max_w'");
+  const std::string measured = write("measured.toml", shipped + "\n[measured]\ndram_efficency = 0.9\n");
+  for (const char* piece : {"[measured]", "unknown key 'dram_efficency'", "did you mean 'dram_efficiency'"})
+    expect_one_line_error(run("predict --model resnet50 --gpu " + measured), piece);
+  EXPECT_EQ(run("predict --model resnet50 --gpu " + write("same.toml", shipped)).code, 0);
+}
+
+TEST_F(HostileInputTest, PriceFileRefusesAKeyItDoesNotRead) {
+  // A user's price file (--prices) whose first spot price is misspelt read as an instance without a spot price,
+  // silently; now one line names the missing key beside the misspelling (its date and source ask for it). The key is
+  // the shipped prices.toml's.
+  std::string prices = test::slurp(fs::path(PERFCAST_SOURCE_DIR) / "data" / "cloud" / "prices.toml");
+  const auto at = prices.find("\nspot_usd_per_hour =");
+  ASSERT_NE(at, std::string::npos);
+  prices.replace(at + 1, std::string("spot_usd_per_hour").size(), "spot_usd_per_hr");
+  const CliResult r = run("plan --model resnet50 --deadline 24h --prices " + write("prices.toml", prices));
+  for (const char* piece :
+       {"prices.toml", "'spot_usd_per_hour' is missing", "'spot_usd_per_hr' looks like a misspelling"})
+    expect_one_line_error(r, piece);
 }
 
 TEST_F(HostileInputTest, ProviderListedTwiceIsAnError) {

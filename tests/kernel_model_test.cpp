@@ -15,6 +15,8 @@
 #include "analysis/tensor_gemm_fit.h"
 #include "cli_runner.h"
 #include "core/error.h"
+#include "core/data_files.h"
+#include "core/toml_reader.h"
 #include "cost/cost_constants.h"
 #include "cost/kernel_cost.h"
 #include "device/architecture.h"
@@ -28,10 +30,14 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kKernels = fs::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "kernels";
 
-const std::map<std::string, std::string> kDevice = {
-    {"Tesla P100-PCIE-16GB", "p100-pcie-16gb"}, {"Tesla P4", "tesla-p4"},       {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"},
-    {"Tesla T4", "t4"},                         {"NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"},
-    {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"}};
+// The measured files' Device column -> catalog id: data/kernel_fit_setup.toml [devices], the map fit-kernels reads.
+const std::map<std::string, std::string> kDevice = [] {
+  std::map<std::string, std::string> ids;
+  const toml::table setup = parse_toml_file(data_dir() / "kernel_fit_setup.toml");
+  for (const auto& [device, id] : TomlFields(setup, "kernel_fit_setup.toml").table("devices"))
+    ids[std::string(device.str())] = id.value_or(std::string{});
+  return ids;
+}();
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -151,6 +157,47 @@ TEST(KernelModel, HeldOutHbmGpusPredictMemoryBoundRowsAtTheirMeasuredTimes) {
     ++checked;
   }
   EXPECT_EQ(checked, 8);
+}
+
+// With the harness's per-call cost on the memory-bound classes as the host's launch (host speed x host_launch_us, in
+// series with the kernel), the fitted DRAM efficiency is the rate the kernels stream at: on the V100 and the A100 40GB
+// within the published STREAM-like figures, gpu-benches' gpu-stream (te42kyfo/gpu-benches@a7dc559c gpu-stream/v100.txt:
+// scale 802, triad 814 of 900 GB/s; a100_40.txt: scale 1381, triad 1360 of 1555 GB/s) and Jia et al. 2018 (790-850
+// of 900 GB/s on the V100), 0.87-0.94 and 0.85-0.90 here. The default fit (launch_us for every class) reads the
+// ~15 us intercept of the long calls as rate and stays below them (0.80 and 0.78 in data/kernel_fit.toml).
+// The fit starts host_launch_us at 25 us, away from the intercept, so that the rates are the fit's doing: held at 25
+// the efficiencies are 0.98 and 0.94, above the published rates, and the value must leave its start to pass. No
+// outside source gives the harness's per-call cost itself, so its value is not asserted (docs/calibration.md, session
+// 41, h/fit41: from 5 us or 35 us the fit stays near its start, 6.9 and 28 us, outside the rates on both sides).
+TEST(KernelModel, HostLaunchFitStreamsAtPublishedStreamRates) {
+  KernelFitOptions o;
+  o.kernels_dir = kKernels.string();
+  o.leave_one_out = false;
+  o.max_evaluations = 1500;
+  o.host_launch_ops = std::vector<std::string>{"elementwise_binary", "elementwise_unary", "softmax", "layernorm"};
+  o.start_host_launch_us = 25.0;
+  const KernelFit fit = fit_kernels(o);
+  std::map<std::string, double> v;
+  const FitParameter* host_launch = nullptr;
+  for (const FitParameter& p : fit.parameters) {
+    v[p.name] = p.value;
+    if (p.name == "harness.host_launch_us") host_launch = &p;
+  }
+  EXPECT_GT(v.at("sm_70.dram_efficiency"), 0.87);
+  EXPECT_LT(v.at("sm_70.dram_efficiency"), 0.94);
+  EXPECT_GT(v.at("sm_80.dram_efficiency"), 0.85);
+  EXPECT_LT(v.at("sm_80.dram_efficiency"), 0.90);
+  // The fit started where the test asked and moved the value off it.
+  ASSERT_NE(host_launch, nullptr);
+  EXPECT_EQ(host_launch->start, 25.0);
+  EXPECT_LT(host_launch->value, 25.0 - 3.0);
+  // A class name that is not one: the one-line error names the nearest.
+  o.host_launch_ops = std::vector<std::string>{"elementwise_binry"};
+  EXPECT_THROW(fit_kernels(o), InputError);
+  // A start outside data/kernel_fit_setup.toml's host_launch_us bounds is an error, not silently clamped.
+  o.host_launch_ops.reset();
+  o.start_host_launch_us = 50.0;
+  EXPECT_THROW(fit_kernels(o), InputError);
 }
 
 // Large elementwise kernels stream at the board's achievable DRAM bandwidth: adds of over 30M elements (360 MB

@@ -67,6 +67,7 @@ std::vector<FlagCase> flag_cases() {
     cases.push_back({{"monitor", "--csv", "FILE"}, flag});
   cases.push_back({{"fit-kernels", "--kernels", "no-such-folder", "--out", "FILE"}, "--rows-per-group"});
   cases.push_back({{"fit-kernels", "--kernels", "no-such-folder", "--out", "FILE"}, "--max-evaluations"});
+  cases.push_back({{"fit-kernels", "--kernels", "no-such-folder", "--out", "FILE"}, "--start-host-launch"});
   cases.push_back({{"serve"}, "--port"});
   cases.push_back({{"op", "--device", "xeon-platinum-8380", "--op", "matmul", "--m", "64", "--n", "64", "--k", "64"},
                    "--cores"});

@@ -11,11 +11,11 @@ Three questions, each answered with numbers (docs/calibration.md, session 40, h/
 2. What must the busy part draw? perfcast averages P = busy x P_kernels + (1 - busy) x P_wait
    (src/analysis/power.cpp). For each row the tool prints the smallest busy share that could reach the measured
    average if every kernel drew (a) the board's limit, (b) a pure DRAM stream on the same architecture as
-   published (PUBLISHED_STREAM below), with the waits at the model's clocks-up power. A row whose busy share under
+   published (data/power.toml [stream_readings]), with the waits at the model's clocks-up power. A row whose busy share under
    (a) exceeds the predicted one needs a busier GPU, not a hungrier kernel.
 
 3. What do published readings say about the two terms? The A100 SXM4 roofline readings of gpu-benches
-   (A100_ROOFLINE) are solved for P = P0 + a x FMA share + b x GB/s: the whole path's energy per bit moved from
+   (its stream reading in data/power.toml and A100_ROOFLINE's two more) are solved for P = P0 + a x FMA share + b x GB/s: the whole path's energy per bit moved from
    DRAM to the SMs (b), which the model's stream charge (DRAM pJ/bit + memory_kernel_sm_activity) must equal; the
    same leaderboard's A40 file (A40_DECODE; no power.csv row: the A40 is not in the catalog) against the A40's own
    stream reading shows whether a batch-1 decode draws more than a stream on a board where both were measured.
@@ -31,24 +31,44 @@ import os
 import re
 import statistics
 import sys
+import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/calibration_rows.py
 import calibration_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# gpu-benches (github.com/te42kyfo/gpu-benches at e4e93a37819713515af27e0ffd8ae379df9a115b), gpu-roofline/*.txt: the
-# roofline kernel's pure-stream point (0.25 flop/byte) per board, mean of the boards' nvidia-smi readings, and the
-# board limit. The same readings set data/power.toml [memory_kernel_sm_activity].
-PUBLISHED_STREAM = {  # architecture of the rows' boards -> (board, GB/s, W, limit W)
-    "sm_80": ("A100 SXM4 40GB (alex_a100_40.txt)", 1372, 230, 400),
-    "sm_86": ("A40 (alex_a40.txt)", 679, 207, 300),
-}
-ARCH_OF = {"a100-pcie-40gb": "sm_80", "v100-pcie-32gb": "sm_70"}
 
-# alex_a100_40.txt, eight A100 SXM4 40GB at 1410 MHz: (FP32 flop/s as a share of the 19.5 TFLOPS peak, GB/s,
-# mean W of the eight boards) at 0.25, 14.25 and 60.25 flop/byte.
-A100_ROOFLINE = [(0.343 / 19.5, 1372, 230.25), (16.40 / 19.5, 1150.6, 294.4), (18.70 / 19.5, 310, 198.1)]
+
+def load_toml(*parts):
+    with open(os.path.join(ROOT, *parts), "rb") as f:
+        return tomllib.load(f)
+
+
+POWER = load_toml("data", "power.toml")
+
+
+def published_stream(arch):
+    """data/power.toml [stream_readings.<arch>] as (board, GB/s, mean W of the boards), or None."""
+    r = POWER["stream_readings"].get(arch)
+    if not isinstance(r, dict):
+        return None
+    return (f"{r['board']} ({r['file']})", r["stream_gbps"], statistics.mean(r["board_w"]))
+
+
+def arch_of(gpu):
+    """'sm_80' for a catalog GPU, from its data/gpus file's compute capability."""
+    return "sm_" + load_toml("data", "gpus", gpu + ".toml")["compute_capability"].replace(".", "")
+
+
+# alex_a100_40.txt, eight A100 SXM4 40GB at 1410 MHz: (FP32 flop/s as a share of the board's FP32 peak, GB/s, mean W
+# of the eight boards): the stream point of data/power.toml, then 14.25 and 60.25 flop/byte.
+A100_SXM4 = load_toml("data", "gpus", "a100-sxm4-40gb.toml")
+_A100_STREAM = published_stream("sm_80")
+A100_ROOFLINE = [(POWER["stream_readings"]["flop_per_byte"] * _A100_STREAM[1] / 1000 / A100_SXM4["fp32_tflops"],
+                  _A100_STREAM[1], _A100_STREAM[2]),
+                 (16.40 / A100_SXM4["fp32_tflops"], 1150.6, 294.4), (18.70 / A100_SXM4["fp32_tflops"], 310, 198.1)]
+HBM2_PJ_PER_BIT = POWER["dram_pj_per_bit"][A100_SXM4["memory_type"]]
 
 # ml-energy/leaderboard@c814c36c data/legacy/A40_chat_benchmark.csv: the same benchmark (FastChat over Hugging Face
 # LLaMA checkpoints, PyTorch 2.0.1, batch 1, FP16) on an A40 (300 W, 696 GB/s GDDR6): model -> (tokens, s, J).
@@ -65,7 +85,9 @@ A40_DECODE = {
     "openaccess-ai-collective/manticore-13b-chat-pyg": (289.59, 16.5948, 4316.49),
     "metaai/Llama-2-13b-chat-hf": (384.73, 22.5527, 4337.67),
 }
-A40 = {"limit_w": 300, "bw_gbps": 696}
+# The A40's datasheet limit and bandwidth: the test fixture that stands for it (not a catalog GPU).
+_A40_FILE = load_toml("tests", "data", "gpus", "a40.toml")
+A40 = {"limit_w": _A40_FILE["tdp_w"], "bw_gbps": _A40_FILE["mem_bw_gbps"]}
 # FP16 weights streamed once per token (Llama 2 7B / 13B, embeddings excluded, LM head included), GB.
 WEIGHT_GB = {"7b": 6.61e9 * 2 / 1e9, "13b": 12.85e9 * 2 / 1e9}
 
@@ -128,7 +150,7 @@ def main():
         t = r["power_terms"]
         wait, limit = t["wait_power_w"], t["limit_w"]
         at_limit = (r["measured"] - wait) / (limit - wait)
-        stream = PUBLISHED_STREAM.get(ARCH_OF.get(r["gpu"], ""))
+        stream = published_stream(arch_of(r["gpu"]))
         at_stream = (r["measured"] - wait) / (stream[2] - wait) if stream else float("nan")
         size = r["model"].split("-")[-1]
         print(f"{r['line']:>4} {r['gpu']:<15} {size:<4} {tokens / latency:>10.1f} {pred_tps:>6.1f} "
@@ -146,10 +168,10 @@ def main():
     p0, a_fma, b_bw = solve3(A100_ROOFLINE)
     print("\n3a. A100 SXM4 40GB roofline readings (gpu-benches alex_a100_40.txt), P = P0 + a x FMA share + b x GB/s:")
     print(f"  P0 {p0:.0f} W, a {a_fma:.0f} W at full FP32 FMA, b {b_bw * 1000:.1f} mW per GB/s = "
-          f"{b_bw * 1000 / 8:.1f} pJ/bit moved DRAM -> SMs (HBM2 device alone: 3.9 pJ/bit, data/power.toml)")
+          f"{b_bw * 1000 / 8:.1f} pJ/bit moved DRAM -> SMs (HBM2 device alone: {HBM2_PJ_PER_BIT} pJ/bit, data/power.toml)")
 
     print("\n3b. the same benchmark on an A40 (leaderboard A40 file) against the A40's published stream "
-          f"({PUBLISHED_STREAM['sm_86'][2]} W at {PUBLISHED_STREAM['sm_86'][1]} GB/s, limit {A40['limit_w']} W):")
+          f"({published_stream('sm_86')[2]:.0f} W at {published_stream('sm_86')[1]} GB/s, limit {A40['limit_w']} W):")
     for model, (tokens, latency, energy) in A40_DECODE.items():
         size = "13b" if "13" in model else "7b"
         gbps = tokens / latency * WEIGHT_GB[size]

@@ -20,15 +20,13 @@ import glob
 import gzip
 import math
 import os
+import sys
 
-# Board -> (architecture, SMs): the catalog's data/gpus entries for the measured boards.
-BOARDS = {
-    "Tesla P100-PCIE-16GB": ("sm_60", 56),
-    "Tesla P4": ("sm_61", 20),
-    "Tesla V100-PCIE-32GB": ("sm_70", 80),
-    "Tesla T4": ("sm_75", 40),
-    "NVIDIA A100-PCIE-40GB": ("sm_80", 108),
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/neusight_devices.py
+import neusight_devices  # noqa: E402
+
+# Board (the files' Device column) -> (architecture, SMs): data/kernel_fit_setup.toml [devices] and the catalog.
+BOARDS = {device: neusight_devices.gpu_spec(gpu) for device, gpu in neusight_devices.catalog_ids().items()}
 CANDIDATES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
 MIN_DEPTH = 256  # data/cost_model.toml [gemm] split_k_min_depth
 CTAS_PER_SM = 1  # data/cost_model.toml [gemm] ctas_per_sm

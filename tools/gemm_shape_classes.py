@@ -22,15 +22,12 @@ import gzip
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 
-IDS = {  # file name -> catalog id (data/kernel_fit_setup.toml [devices])
-    "Tesla_P100-PCIE-16GB": "p100-pcie-16gb",
-    "Tesla_P4": "tesla-p4",
-    "Tesla_V100-PCIE-32GB": "v100-pcie-32gb",
-    "Tesla_T4": "t4",
-    "NVIDIA_A100-PCIE-40GB": "a100-pcie-40gb",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/neusight_devices.py
+import neusight_devices  # noqa: E402
+
 LENGTH_BINS_US = [0, 300, 1000, 3000, 10000, 30000]
 
 
@@ -56,9 +53,7 @@ def main():
             f.write("gpu,op,m,n,k,batch_count,meas_us,depth,cols,shape_class\n")
             for op in ("linear", "bmm"):
                 for path in sorted(glob.glob(os.path.join(a.kernels, op, "*.csv.gz"))):
-                    gpu = IDS.get(os.path.basename(path)[: -len(".csv.gz")])
-                    if not gpu:
-                        continue
+                    gpu = neusight_devices.catalog_id(neusight_devices.device_of_file(path), "gemm_shape_classes.py")
                     with gzip.open(path, "rt") as g:
                         for r in csv.DictReader(g):
                             meas = float(r["Latency"]) * 1000

@@ -7,7 +7,9 @@ measurement is a straight line in its bytes, t = intercept + bytes / rate: the s
 (what a long memory-bound kernel in a training step moves at), the intercept the harness's per-call cost (dispatch
 before the GPU starts, docs/kernel-model.md "The harness measures dispatch + kernel"). `perfcast fit-kernels` fits one
 `dram_efficiency` per architecture over all sizes under a max(floor, launch + kernel) harness, so that value also
-carries the intercept; this tool shows how far the two part for long kernels.
+carries the intercept; this tool shows how far the two part for long kernels. (`perfcast fit-kernels --host-launch
+elementwise_binary elementwise_unary softmax layernorm` fits the intercept as the host's launch instead: session 41,
+docs/calibration.md.)
 
 For every board it prints the least-squares slope as a share of the datasheet bandwidth (data/gpus/<id>.toml
 mem_bw_gbps), pooled and per op (the spread is the check that the figure is the board's, not one kernel's), the
@@ -27,13 +29,18 @@ import sys
 import statistics
 import subprocess
 
-BOARDS = {  # NeuSight file name -> perfcast GPU id, architecture
-    "Tesla_V100-PCIE-32GB": ("v100-pcie-32gb", "sm_70"),
-    "NVIDIA_A100-PCIE-40GB": ("a100-pcie-40gb", "sm_80"),
-    "Tesla_P100-PCIE-16GB": ("p100-pcie-16gb", "sm_60"),
-    "Tesla_P4": ("tesla-p4", "sm_61"),
-    "Tesla_T4": ("t4", "sm_75"),
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/neusight_devices.py
+import neusight_devices  # noqa: E402
+
+
+def neusight_boards(folder):
+    """NeuSight file name -> perfcast GPU id, architecture, for the files in `folder` (empty when it is missing)."""
+    if not os.path.isdir(folder):
+        return {}
+    return {board: (gpu, neusight_devices.gpu_spec(gpu)[0])
+            for board, gpu in neusight_devices.board_ids(folder, "streaming_bandwidth.py").items()}
+
+
 TENSORS = {"add": 3, "mul": 3, "div": 3, "addu": 2}  # FP32 tensors each call moves (inputs + output)
 MIN_BYTES = 30e6
 
@@ -65,13 +72,15 @@ def main():
     ap.add_argument("--kernels", default=os.path.join(root, "..", "shared", "kernels", "neusight_train"))
     ap.add_argument("--perfcast", help="also compare `perfcast op` per size bin (slow: one call per sampled row)")
     args = ap.parse_args()
-    missing = [os.path.join(args.kernels, op, board + ".csv.gz") for op in TENSORS for board in BOARDS
-               if not os.path.isfile(os.path.join(args.kernels, op, board + ".csv.gz"))]
+    boards = neusight_boards(os.path.join(args.kernels, "add"))
+    missing = [os.path.join(args.kernels, op, board + ".csv.gz") for op in TENSORS for board in boards
+               if not os.path.isfile(os.path.join(args.kernels, op, board + ".csv.gz"))] or \
+        ([] if boards else [os.path.join(args.kernels, "add")])
     if missing:
         print(f"streaming_bandwidth.py: measured kernels not found: {missing[0]} (--kernels names the neusight_train "
               "folder)", file=sys.stderr)
         sys.exit(2)
-    for board, (gpu, arch) in BOARDS.items():
+    for board, (gpu, arch) in boards.items():
         peak = datasheet_gbps(root, gpu)
         xs, ys, per_op, rows = [], [], {}, []
         for op, tensors in TENSORS.items():

@@ -39,15 +39,19 @@ ProviderTerms load_terms(const toml::table& t, const std::string& where, const P
   if (rounding != "up" && rounding != "down") g.fail("billing_rounding", "is \"up\" or \"down\"");
   p.billing_rounds_down = rounding == "down";
   p.billing_source = g.text("billing_source");
+  g.has("id");
+  if (!fallback) g.has("providers");  // [default]'s list, read by load_cloud_terms
   // A provider without a published PUE of its own leaves both fields out and takes the default's, with its source.
-  if (fallback && !t.contains("pue") && !t.contains("pue_source")) {
+  if (fallback && !g.has("pue") && !g.has("pue_source")) {
     p.pue = fallback->pue;
     p.pue_source = fallback->pue_source;
+    g.refuse_unknown_keys();
     return p;
   }
   p.pue = g.number("pue");
   if (!(p.pue >= 1)) g.fail("pue", "must be at least 1 (facility energy / IT energy)");
   p.pue_source = g.text("pue_source");
+  g.refuse_unknown_keys();
   return p;
 }
 
@@ -102,6 +106,8 @@ CloudTerms load_cloud_terms() {
     if (sv.gpus < 1) g.fail("gpus", "must be at least 1");
     if (!(sv.gpu_tdp_w > 0)) g.fail("gpu_tdp_w", "must be positive");
     if (!(sv.host_w() > 0)) g.fail("max_system_w", "must exceed the GPUs' TDP (gpus x gpu_tdp_w)");
+    g.has("id");
+    g.refuse_unknown_keys();
     c.servers.push_back(std::move(sv));
   }
   return c;
@@ -234,7 +240,8 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   if (i.on_demand_usd_per_hour <= 0) g.fail("on_demand_usd_per_hour", "must be a positive price");
   i.on_demand_date = g.text("on_demand_date");
   i.on_demand_source = g.text("on_demand_source");
-  if (t["spot_usd_per_hour"]) {
+  // The spot price comes with its date and source, or none of them does.
+  if (g.has("spot_usd_per_hour") || g.has("spot_date") || g.has("spot_source")) {
     i.spot_usd_per_hour = g.number("spot_usd_per_hour");
     if (*i.spot_usd_per_hour <= 0) g.fail("spot_usd_per_hour", "must be a positive price");
     i.spot_date = g.text("spot_date");
@@ -242,6 +249,8 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   }
   i.region = g.text_or("region", "");
   i.note = g.text_or("note", "");
+  g.has("id");
+  g.refuse_unknown_keys();
   // The GPU must exist and have the links the instance claims.
   DeviceSpec device;
   try {

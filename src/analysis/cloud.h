@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/predict.h"
+#include "schedule/run_cost.h"
 
 namespace perfcast {
 
@@ -86,27 +87,11 @@ double billed_hours(const ProviderTerms& terms, double hours);
 // generic rule (CloudTerms::host_w_per_gpu_tdp_w x the GPUs' TDP). 0 for a CPU device (its package is its power).
 double host_power_w(const DeviceSpec& device, int gpus, const InstanceType* inst = nullptr);
 
-// Which hardware a run powers beside the boards of the GPUs it uses (one rule for predict, compare and plan):
-// - on rented instances (compare, plan), each instance is powered whole, as it is billed whole: its share of its
-//   server's host (host_power_w for all of its GPUs) and, at the board's at-rest power, every GPU of it the run leaves
-//   idle (one GPU's job on an 8-GPU instance still powers the other seven and the host beside all eight);
-// - with no instance (predict, or a compare row the catalog cannot rent), the GPUs used and their share of their
-//   server's host: what a cloud instance of exactly that many GPUs is.
-enum class HostRule { kWholeInstances, kGpuShare };
+// HostRule (which hardware a run powers) and PoweredHardware: schedule/run_cost.h.
 // "whole_instances" / "gpu_share", as the JSON reports name the rule.
 const char* host_rule_name(HostRule rule);
 
-struct PoweredHardware {
-  HostRule rule = HostRule::kGpuShare;
-  int gpus_used = 1;
-  int gpus_powered = 1;       // the instances' GPUs (whole), or the GPUs used
-  std::string server;         // the server class the host share is of ("" = the generic rule)
-  double host_w = 0;          // the host beside gpus_powered GPUs (host_power_w)
-  double idle_gpu_w = 0;      // all the powered GPUs the run leaves idle, at the board's at-rest power (data/power.toml)
-  // The server's draw with the used GPUs drawing `gpus_w` together: they, the idle GPUs and the host.
-  double server_w(double gpus_w) const { return gpus_w + host_w + idle_gpu_w; }
-};
-// 0 hosts and GPUs for a CPU device (its package is its power).
+// The hardware a run powers under HostRule; 0 hosts and GPUs for a CPU device (its package is its power).
 PoweredHardware powered_hardware(const DeviceSpec& device, int gpus_used, const InstanceType* inst = nullptr,
                                  int instances = 1);
 
@@ -145,20 +130,7 @@ std::string format_rate(double samples_per_s);
 // vision models, CT crops for 3D ones); nullopt for models with no default dataset (sequence models).
 std::optional<double> default_dataset_samples(const Prediction& p);
 
-// A run's time, money and energy: compare's rows (run_cost) and plan's options (PlanOption::run) hold one each.
-struct RunCost {
-  double samples = 0;             // processed in the whole run (all epochs)
-  double hours = 0;
-  double usd = 0;                 // on demand, of the billed hours
-  std::optional<double> spot_usd;
-  double energy_kwh = 0;          // GPU boards, or a CPU's package (cpu_package_power_w)
-  double power_w = 0;             // all GPUs together, or the CPU's sockets
-  PoweredHardware powered;        // the rule, the host and the idle GPUs of the instances (powered_hardware)
-  double server_energy_kwh = 0;   // GPUs used + the idle GPUs of the instances + host
-  double pue = 1;
-  double facility_energy_kwh = 0; // server x PUE
-  double billed_hours = 0;        // per instance, with the provider's minimum and increment (0: no instance)
-};
+// RunCost (a run's time, money and energy): schedule/run_cost.h.
 
 // A CPU's package power under the load, taken as its TDP (data/cpus, per socket, x the entry's sockets): the
 // package only, not DRAM, fans, disks or the rest of the server. 0 for a GPU (its board power is p.power).

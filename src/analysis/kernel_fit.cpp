@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -37,20 +38,40 @@ bool has_split_k_reduce(std::string kernels) {
 
 constexpr int kMeasuredOps = static_cast<int>(MeasuredOp::kCount);
 
+// Which measured op classes a list names (bmm, linear, ...); an unknown name is an error with the nearest one.
+std::array<bool, kMeasuredOps> op_class_mask(const std::vector<std::string>& names, const std::string& where) {
+  std::vector<std::string> all;
+  for (int o = 0; o < kMeasuredOps; ++o) all.emplace_back(measured_op_name(static_cast<MeasuredOp>(o)));
+  std::array<bool, kMeasuredOps> mask{};
+  for (const std::string& name : names) {
+    const auto it = std::find(all.begin(), all.end(), name);
+    if (it == all.end()) throw_unknown("op class (" + where + ")", name, all);
+    mask[static_cast<std::size_t>(it - all.begin())] = true;
+  }
+  return mask;
+}
+
+// Every value is data/kernel_fit_setup.toml's (load_setup requires each key): no number here, so that no code
+// default can disagree with the file (NaN and 0 until loaded).
 struct Setup {
+  static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
   std::map<std::string, std::string> devices;
   std::map<std::string, std::pair<double, double>> bounds;
   std::pair<double, double> floor_bounds, launch_bounds, host_bounds, soak_bounds, soak_us_bounds, serial_bounds;
-  double start_serial_share = 0.5;
-  double start_floor = 25, start_launch = 5, start_soak_us = 1e5;
-  double held_out_floor_share = 0.5;  // held-out board's host speed: from rows whose kernel is under this share of the floor
-  bool tf32 = false;                  // whether the harness let cuDNN/cuBLAS run FP32 as TF32 on Ampere
+  double start_serial_share = kUnset;
+  double start_floor = kUnset, start_launch = kUnset, start_soak_us = kUnset;
+  // Op classes whose launch is the host's ([harness] host_launch_ops): host speed x host_launch_us, its own value.
+  std::array<bool, kMeasuredOps> host_launch{};
+  std::pair<double, double> host_launch_bounds;
+  double start_host_launch = kUnset;
+  double held_out_floor_share = kUnset;  // held-out board's host speed: from rows whose kernel is under this share of the floor
+  bool tf32 = false;                     // whether the harness let cuDNN/cuBLAS run FP32 as TF32 on Ampere
   std::map<std::string, double> start_floor_by_op;  // op class name -> start floor, where it is not start_floor
-  double prior_weight = 0.02;
-  double tile_min_share = 0.03;
-  int restarts = 1;
-  std::size_t rows_per_group = 1200;
-  int max_evaluations = 6000;
+  double prior_weight = kUnset;
+  double tile_min_share = kUnset;
+  int restarts = 0;
+  std::size_t rows_per_group = 0;
+  int max_evaluations = 0;
 };
 
 Setup load_setup() {
@@ -71,6 +92,18 @@ Setup load_setup() {
   s.host_bounds = pair(h.raw()["host_speed"].ref<toml::array>(), "host_speed");
   s.start_floor = h.number("start_floor_us");
   s.start_launch = h.number("start_launch_us");
+  if (const toml::node* bounds = h.raw().get("host_launch_us"))
+    s.host_launch_bounds = pair(*bounds, "host_launch_us");
+  else
+    throw InputError(path.string() + ": [harness] has no 'host_launch_us' = [lower, upper]");
+  s.start_host_launch = h.number("start_host_launch_us");
+  if (const auto* ops = h.raw()["host_launch_ops"].as_array(); ops) {
+    std::vector<std::string> names;
+    for (const auto& v : *ops) names.push_back(v.value<std::string>().value_or(""));
+    s.host_launch = op_class_mask(names, path.string() + " [harness] host_launch_ops");
+  } else {
+    throw InputError(path.string() + ": [harness] host_launch_ops must be a list of op classes ([] for none)");
+  }
   if (const auto* by_op = h.raw()["start_floor_us_by_op"].as_table())
     for (const auto& [k, v] : *by_op) {
       const std::string op(k.str());
@@ -123,8 +156,10 @@ struct Layout {
   std::size_t global_base() const { return archs.size() * arch_keys.size(); }
   std::size_t board_base() const { return global_base() + global_keys.size(); }
   std::size_t harness_base() const { return board_base() + boards.size(); }
-  // Harness: a floor per op class, the launch latency, and each board's host speed (floors scale with it).
-  std::size_t host_base() const { return harness_base() + kMeasuredOps + 1; }
+  // Harness: a floor per op class, the launch latency, the host launch of [harness] host_launch_ops, and each
+  // board's host speed (floors and the host launch scale with it).
+  std::size_t host_launch() const { return harness_base() + kMeasuredOps + 1; }
+  std::size_t host_base() const { return harness_base() + kMeasuredOps + 2; }
   // Harness: each board's serial share, the part of the host floor a kernel does not hide (harness_time).
   std::size_t serial_base() const { return host_base() + boards.size(); }
   // Harness: each board's rate share in long back-to-back calls (soak), for linear layers and for bmm (and conv),
@@ -278,6 +313,12 @@ struct GpuAtParams {
   GpuAtParams& operator=(const GpuAtParams&) = delete;
 
   double floor(MeasuredOp op) const { return host * x[p.layout.harness_base() + static_cast<std::size_t>(op)]; }
+  // The time from the start event to the kernel's start: the host's own share of the dispatch for the classes of
+  // [harness] host_launch_ops (it scales with the board's host speed, as the floor does), the shared launch
+  // latency for the others.
+  double launch_of(MeasuredOp op) const {
+    return p.setup.host_launch[static_cast<std::size_t>(op)] ? host * x[p.layout.host_launch()] : launch;
+  }
 };
 
 // Predicted measurement of every row of GPU g: max(host floor of the op, launch latency + kernel time).
@@ -288,7 +329,7 @@ void predict_rows(const Problem& p, const std::vector<double>& x, const std::vec
   for (std::size_t r : rows) {
     Row& row = const_cast<Row&>(p.rows[r]);  // predict_prepared toggles gradient flags and restores them
     const double kernel = soaked_time(p, x, g, row.op, predict_prepared(row.prepared, e.ctx, *at.km).cost);
-    out[r] = harness_time(at.floor(row.op), at.launch + kernel, at.serial);
+    out[r] = harness_time(at.floor(row.op), at.launch_of(row.op) + kernel, at.serial);
   }
 }
 
@@ -431,7 +472,9 @@ double held_out_host_speed(const Problem& p, const std::vector<double>& x, const
                            const std::vector<std::size_t>& rows) {
   std::vector<double> kernel_only(p.rows.size(), 0), xk = x;
   const std::size_t b = p.layout.board(p.gpus[static_cast<std::size_t>(g)].id);
-  xk[p.layout.host_base() + b] = 0;  // floor 0: predict_rows gives launch + kernel time
+  // Floor 0: predict_rows gives launch + kernel time (the kernel alone for [harness] host_launch_ops, whose launch
+  // scales with the host speed as well).
+  xk[p.layout.host_base() + b] = 0;
   predict_rows(p, xk, fitted, g, rows, kernel_only);
   std::vector<double> ratios;
   for (std::size_t r : rows) {
@@ -490,7 +533,7 @@ std::vector<ConvBreakdown> conv_breakdown(Problem& p, const std::vector<double>&
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     const GpuAtParams at(p, x, static_cast<int>(g), fitted);
     const KernelCostModel& km = *at.km;
-    const double launch = at.launch;
+    const double launch = at.launch_of(MeasuredOp::kConv);
     const double floor = at.floor(MeasuredOp::kConv), serial = at.serial;
     for (Row& row : p.rows) {
       if (row.gpu != static_cast<int>(g) || row.op != MeasuredOp::kConv) continue;
@@ -546,12 +589,11 @@ std::string residuals_csv(Problem& p, const std::vector<double>& x) {
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     const GpuAtParams at(p, x, static_cast<int>(g), fitted);
     const KernelCostModel& km = *at.km;
-    const double launch = at.launch;
     for (Row& row : p.rows) {
       if (row.gpu != static_cast<int>(g)) continue;
       const OpPrediction pr = predict_prepared(row.prepared, p.gpus[g].ctx, km);
       const double floor = at.floor(row.op);
-      const double pred = harness_time(floor, launch + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost), at.serial);
+      const double pred = harness_time(floor, at.launch_of(row.op) + soaked_time(p, x, static_cast<int>(g), row.op, pr.cost), at.serial);
       const MeasuredKernel& m = *row.source;
       std::string kernels = m.kernels;
       std::replace(kernels.begin(), kernels.end(), ',', ' ');
@@ -574,7 +616,7 @@ std::vector<SplitKAgreement> split_k_agreement(Problem& p, const std::vector<dou
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     const GpuAtParams at(p, x, static_cast<int>(g), fitted);
     const KernelCostModel& km = *at.km;
-    const double launch = at.launch;
+    const double launch = at.launch_of(MeasuredOp::kLinear);
     SplitKAgreement all{p.gpus[g].id, false}, shorter{p.gpus[g].id, true};
     std::vector<double> ratios[2][4];  // [short][both, model only, cuBLAS only, neither]
     for (Row& row : p.rows) {
@@ -615,7 +657,8 @@ std::string param_name(const Layout& L, std::size_t i) {
   const std::size_t h = i - L.harness_base();
   if (h < static_cast<std::size_t>(kMeasuredOps))
     return "harness.floor_us." + std::string(measured_op_name(static_cast<MeasuredOp>(h)));
-  if (i < L.host_base()) return "harness.launch_us";
+  if (i < L.host_launch()) return "harness.launch_us";
+  if (i < L.host_base()) return "harness.host_launch_us";
   if (i < L.serial_base()) return "harness.host_speed." + L.boards[i - L.host_base()];
   if (i < L.soak_base()) return "harness.serial_share." + L.boards[i - L.serial_base()];
   if (i < L.soak_base() + L.boards.size()) return "harness.soak_linear." + L.boards[i - L.soak_base()];
@@ -670,6 +713,15 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
   p.setup = load_setup();
   if (options.rows_per_group > 0) p.setup.rows_per_group = options.rows_per_group;
   if (options.max_evaluations > 0) p.setup.max_evaluations = options.max_evaluations;
+  if (options.host_launch_ops) p.setup.host_launch = op_class_mask(*options.host_launch_ops, "--host-launch");
+  if (options.start_host_launch_us) {
+    const auto [lo, hi] = p.setup.host_launch_bounds;
+    const double start = *options.start_host_launch_us;
+    if (!(start >= lo && start <= hi))
+      throw InputError(fmt::format("--start-host-launch {} is outside [harness] host_launch_us = [{}, {}] (data/kernel_fit_setup.toml)",
+                                   start, lo, hi));
+    p.setup.start_host_launch = start;
+  }
   p.layout.soak = options.soak;
   // Fitting convolutions too adds the per-algorithm conv efficiencies and lets the conv rows into a second stage
   // of the fit (run_fit_staged; their harness floor is fitted there as well).
@@ -796,6 +848,14 @@ KernelFit fit_kernels(const KernelFitOptions& options) {
       if (it != p.setup.start_floor_by_op.end()) p.start[i] = it->second;
     }
     std::tie(p.lo[i], p.hi[i]) = is_launch ? p.setup.launch_bounds : p.setup.floor_bounds;
+  }
+  // The host launch: fitted where some op class takes it, else held at its start (no row reads it).
+  {
+    bool used = false;
+    for (bool b : p.setup.host_launch) used = used || b;
+    p.start[L.host_launch()] = p.setup.start_host_launch;
+    std::tie(p.lo[L.host_launch()], p.hi[L.host_launch()]) =
+        used ? p.setup.host_launch_bounds : std::make_pair(p.setup.start_host_launch, p.setup.start_host_launch);
   }
   for (std::size_t b = 0; b < L.boards.size(); ++b) {
     const std::size_t i = L.host_base() + b;
@@ -1057,6 +1117,10 @@ KernelPrediction predict_measured_kernels(const std::string& dir) {
   const toml::table* floors = harness ? (*harness)["floor_us"].as_table() : nullptr;
   if (!harness || !floors) throw InputError(fit_path.string() + ": no [harness] floor_us (rerun perfcast fit-kernels)");
   const double launch = (*harness)["launch_us"].value<double>().value_or(0);
+  const std::optional<double> host_launch_us = (*harness)["host_launch_us"].value<double>();
+  if (!host_launch_us && std::find(setup.host_launch.begin(), setup.host_launch.end(), true) != setup.host_launch.end())
+    throw InputError(fit_path.string() + ": no [harness] host_launch_us for kernel_fit_setup.toml's host_launch_ops (rerun perfcast fit-kernels)");
+  const double host_launch = host_launch_us.value_or(0);
   std::array<double, kMeasuredOps> floor_us{};
   for (int o = 0; o < kMeasuredOps; ++o) {
     const std::string name(measured_op_name(static_cast<MeasuredOp>(o)));
@@ -1108,8 +1172,14 @@ KernelPrediction predict_measured_kernels(const std::string& dir) {
     }
     out.host_speed[gpu_of[r]] = host;
   }
-  for (std::size_t r = 0; r < measured.size(); ++r)
-    pred_us[r] = std::max(out.host_speed.at(gpu_of[r]) * floor_us[static_cast<std::size_t>(measured[r].op)], kernel_us[r]);
+  // The classes of [harness] host_launch_ops start their kernel after the host's launch (host speed x host_launch_us)
+  // in place of the shared launch; the host speed itself was read above with the shared launch.
+  for (std::size_t r = 0; r < measured.size(); ++r) {
+    const double host = out.host_speed.at(gpu_of[r]);
+    if (setup.host_launch[static_cast<std::size_t>(measured[r].op)])
+      kernel_us[r] = host * host_launch + op_pred[r].cost.time_us;
+    pred_us[r] = std::max(host * floor_us[static_cast<std::size_t>(measured[r].op)], kernel_us[r]);
+  }
   // Groups: per GPU, op class, then per op name where a class holds several (add and mul; relu and gelu).
   // A precision other than FP32 is part of the class ("linear bf16").
   std::map<std::tuple<std::string, int, std::string, std::string>, std::vector<std::size_t>> groups;
@@ -1161,7 +1231,7 @@ std::string kernel_prediction_markdown(const KernelPrediction& pred) {
   o << "### " << pred.source_dir << " predicted with data/kernel_fit.toml (which never saw these rows)\n\n"
        "Out of sample only as far as the fit goes: values set elsewhere from the same machine's measurements (a GPU's "
        "[measured] table in data/gpus, per-architecture values in data/cost_model.toml) make those terms in sample; "
-       "docs/kernel-model.md says which. A row is predicted as max(host speed x the op's fitted floor, fitted launch + kernel time); the host speed "
+       "docs/kernel-model.md says which. A row is predicted as max(host speed x the op's fitted floor, fitted launch + kernel time; the launch is host speed x the fitted host launch for [harness] host_launch_ops); the host speed "
        "is the board's machine, read off its own rows the model puts under half the floor:";
   for (const auto& [gpu, h] : pred.host_speed) o << fmt::format(" {} {:.3f}", gpu, h);
   o << ". error = |pred - meas| / meas.\n\n";

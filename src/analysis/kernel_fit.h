@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +86,12 @@ struct KernelFitOptions {
   bool fit_conv = false;                // then fit the per-algorithm conv efficiencies on the conv rows (staged)
   std::string residuals_csv;            // write every row's in-sample prediction here (CSV), for slicing the error
   bool soak = false;                    // fit the harness's soak of long calls (reported, not the default)
+  // Op classes whose kernel starts after the host's launch (host speed x harness.host_launch_us) in place of the
+  // shared launch_us; unset = data/kernel_fit_setup.toml [harness] host_launch_ops.
+  std::optional<std::vector<std::string>> host_launch_ops;
+  // Start value of harness.host_launch_us; unset = data/kernel_fit_setup.toml [harness] start_host_launch_us. Lets a
+  // test start the fit away from the intercept it should find, so that a value that never moves cannot pass.
+  std::optional<double> start_host_launch_us;
 };
 
 KernelFit fit_kernels(const KernelFitOptions& options);

@@ -17,7 +17,10 @@
 #include "cost/precision_note.h"
 #include "device/architecture.h"
 #include "graph/op_arithmetic.h"
+#include "graph/op_kinds.h"
 #include "import/model_source.h"
+#include "runtime/llm_model_code.h"
+#include "schedule/step.h"
 
 namespace perfcast {
 
@@ -287,10 +290,16 @@ struct ModelEnergy {
   }
 };
 
-// One op's kernels in `phase`, their launch gaps included, counted `times` into the model's energy.
+// One op's kernels in `phase`, their launch gaps included, counted `times` into the model's energy; `host_us`
+// gains the host time of issuing them (the framework's per-op cost and its launches, at the reference host).
 double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx, ModelEnergy& energy,
-                double times) {
+                double times, double& host_us) {
   const OpCost e = cost_op(ops, i, phase, ctx);
+  StepOptions training;
+  training.training = true;
+  host_us += entry_host_us(e, &ops[i], phase == Phase::kForward ? EntrySource::kForward : EntrySource::kBackward,
+                           ctx.runtime, training, 0) +
+             e.cost.launches * ctx.runtime.host_overhead_per_kernel_us;
   return energy.add(e.cost, e.cost.launches * ctx.runtime.gpu_gap_per_kernel_us, times);
 }
 
@@ -324,9 +333,13 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     const bool te_linear = fp8_ctx && block == 0 && op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0;
     // The block's ops run in every layer; the embedding and the head once.
     const double times = block == 0 ? static_cast<double>(d.layers) : 1.0;
-    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx, energy, times);
+    double host_f = 0, host_b = 0;
+    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx, energy, times, host_f);
     // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
-    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times);
+    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times, host_b);
+    // Parameter tensors (a weight, and a bias or shift as its second), for the AccumulateGrad nodes and ZeRO's hooks.
+    const double tensors = op.params > 0 && !op_kind_info(op.kind).updates_in_backward
+                               ? 1.0 + (second_param_elems(op) > 0 ? 1.0 : 0.0) : 0.0;
     if (te_linear) {
       // Transformer Engine's casts around the FP8 GEMMs: the input once per distinct input (a norm writes FP8
       // itself and only its transpose is built, in backward), the output gradient of every linear.
@@ -343,6 +356,15 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       t.fp8_amax_bytes_per_layer += c.fp8_amax_bytes_per_linear;
     }
     if (block == 0) {
+      t.host_layer_fwd_us += host_f;
+      t.host_layer_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
+      t.param_tensors_per_layer += tensors;
+    } else {
+      t.host_other_fwd_us += host_f;
+      t.host_other_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
+      t.param_tensors_other += tensors;
+    }
+    if (block == 0) {
       t.layer_fwd_us += f;
       t.layer_bwd_us += b;
       if (ops[i].kind == OpKind::kAttention || ops[i].kind == OpKind::kSoftmax) t.layer_attention_fwd_us += f;
@@ -354,6 +376,20 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       t.last_bwd_us += b;
     }
   }
+  // The host side at this host's speed, and what DeepSpeed's hooks are counted over: the model code's module calls
+  // (the runtime's eager LLM code, data/llm_code) and the runtime's per-call prices.
+  const double scale = host_time_scale(s.r);
+  for (double* v : {&t.host_layer_fwd_us, &t.host_layer_bwd_us, &t.host_other_fwd_us, &t.host_other_bwd_us}) *v *= scale;
+  t.deepspeed = std::find(c.deepspeed_runtimes.begin(), c.deepspeed_runtimes.end(), s.runtime.id) != c.deepspeed_runtimes.end();
+  if (t.deepspeed && !s.runtime.llm_model_code.empty()) {
+    const LlmModelCode& code = find_llm_model_code(s.runtime.llm_model_code);
+    t.module_calls_per_layer = code.module_calls_per_layer;
+    t.module_calls_other = code.module_calls_per_forward;
+  }
+  t.host_module_call_us = s.runtime.host_module_call_us * scale;
+  t.host_inline_op_us = s.runtime.host_inline_op_us * scale;
+  t.host_library_call_us = s.runtime.host_library_call_us * scale;
+  t.host_launch_us = s.runtime.host_overhead_per_kernel_us * scale;
   // The update: one fused multi-tensor Adam pass over the parameters (Megatron's and FSDP's fused Adam).
   const double n = 1e9;
   const Work w = optimizer_work(OptimizerKind::kAdamW, n);
@@ -412,16 +448,12 @@ ParallelTrainingCost evaluate(const TrainingSetup& s, const TransformerDims& d, 
   // RunBasis::kGpusUsed); with no --train-tokens only the host and the PUE are read.
   const RunCost run = cost_of_run(s.device, c.gpus, s.r.train_tokens, c.tokens_per_s_per_gpu * c.gpus,
                                   pw.avg_power_w * c.gpus, s.price, 1, s.pue, RunBasis::kGpusUsed);
-  c.host_power_w = run.powered.host_w;
-  c.pue = run.pue;
   if (s.r.train_tokens > 0) {
     c.train_tokens = s.r.train_tokens;
-    c.train_hours = run.hours;
-    c.train_energy_kwh = run.energy_kwh;
-    c.train_server_energy_kwh = run.server_energy_kwh;
-    c.train_facility_energy_kwh = run.facility_energy_kwh;
-    c.train_billed_hours = run.billed_hours;
-    c.train_usd = run.usd;
+    c.run = run;
+  } else {
+    c.run.powered = run.powered;
+    c.run.pue = run.pue;
   }
   return c;
 }
@@ -438,6 +470,7 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.precision_note_code = shown.note_code;
   const ParallelStepCost& st = c.step;
   p.step.gpu_us = st.compute_us;
+  p.step.host_us = st.host_us;
   p.step.step_us = st.step_us;
   p.step.flops = c.model_flops_per_token * c.tokens_per_step / c.gpus;
   p.step_us = st.step_us;
@@ -445,6 +478,8 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   p.bound_us.fill(0);
   p.bound_us[static_cast<int>(Bound::kTensorCompute)] = st.compute_us + st.optimizer_us;
   p.bound_us[static_cast<int>(Bound::kLatency)] = st.bubble_us;
+  // The GPU waiting for the host's framework calls and DeepSpeed's hooks.
+  p.bound_us[static_cast<int>(Bound::kHost)] = st.host_wait_us;
   // FP8's per-step scaling work is mostly its amax all-reduces (latency-bound collectives).
   p.bound_us[static_cast<int>(Bound::kCommunication)] =
       st.tp_comm_us + st.cp_comm_us + st.ep_comm_us + st.pp_comm_us + st.dp_comm_us + st.fp8_scaling_us;
@@ -588,22 +623,22 @@ LayoutPlan plan_layouts(const PredictRequest& request, double deadline_hours, in
   }
   // Dollars when every count has a price (a count with none could not be ranked beside the others), else GPU-hours.
   const bool priced = !plan.by_count.empty() &&
-                      std::all_of(plan.by_count.begin(), plan.by_count.end(), [](const ParallelTrainingCost& c) { return c.train_usd > 0; });
+                      std::all_of(plan.by_count.begin(), plan.by_count.end(), [](const ParallelTrainingCost& c) { return c.run.usd > 0; });
   if (rank == LayoutRank::kCost && !priced)
     throw InputError("--rank-by cost needs a price for " + request.gpu +
                      " at every node count (data/cloud/prices.toml); use --rank-by gpu-hours or time");
   plan.rank = rank.value_or(priced ? LayoutRank::kCost : LayoutRank::kGpuHours);
   const auto key = [&](const ParallelTrainingCost& c) {
     switch (plan.rank) {
-      case LayoutRank::kCost: return c.train_usd;
-      case LayoutRank::kTime: return c.train_hours;
-      case LayoutRank::kGpuHours: return c.train_hours * c.gpus;
+      case LayoutRank::kCost: return c.run.usd;
+      case LayoutRank::kTime: return c.run.hours;
+      case LayoutRank::kGpuHours: return c.run.hours * c.gpus;
     }
-    return c.train_usd;
+    return c.run.usd;
   };
   for (const auto& best : plan.by_count) {
-    const bool within_budget = !budget_usd || (best.train_usd > 0 && best.train_usd <= *budget_usd);
-    if (best.train_hours <= deadline_hours && within_budget && (!plan.meeting || key(best) < key(*plan.meeting)))
+    const bool within_budget = !budget_usd || (best.run.usd > 0 && best.run.usd <= *budget_usd);
+    if (best.run.hours <= deadline_hours && within_budget && (!plan.meeting || key(best) < key(*plan.meeting)))
       plan.meeting = best;
   }
   return plan;

@@ -83,23 +83,23 @@ nlohmann::json layout_json(const ParallelTrainingCost& c) {
                       {"mfu", c.mfu},
                       {"step_ms", c.step.step_us / 1e3},
                       {"memory_per_gpu_bytes", rounded_count_json(c.memory.total)},
-                      {"gpu_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours * c.gpus) : nlohmann::json(nullptr)},
-                      {"billed_hours", c.train_usd > 0 ? nlohmann::json(c.train_billed_hours) : nlohmann::json(nullptr)},
+                      {"gpu_hours", c.train_tokens > 0 ? nlohmann::json(c.run.hours * c.gpus) : nlohmann::json(nullptr)},
+                      {"billed_hours", c.run.usd > 0 ? nlohmann::json(c.run.billed_hours) : nlohmann::json(nullptr)},
                       {"usd_per_gpu_hour", c.usd_per_gpu_hour > 0 ? nlohmann::json(c.usd_per_gpu_hour) : nlohmann::json(nullptr)},
                       {"usd_per_million_tokens", c.usd_per_million_tokens > 0 ? nlohmann::json(c.usd_per_million_tokens) : nlohmann::json(nullptr)},
                       // The power and energy keys as predict's "power" and plan's options name them.
                       {"avg_power_w", c.power.avg_power_w},
                       {"energy_per_step_j", c.power.energy_per_step_j},
                       {"host_rule", host_rule_name(HostRule::kGpuShare)},
-                      {"host_power_w", c.host_power_w},
-                      {"pue", c.pue},
-                      {"energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_energy_kwh) : nlohmann::json(nullptr)},
-                      {"server_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_server_energy_kwh) : nlohmann::json(nullptr)},
-                      {"facility_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.train_facility_energy_kwh) : nlohmann::json(nullptr)}};
+                      {"host_power_w", c.run.powered.host_w},
+                      {"pue", c.run.pue},
+                      {"energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.run.energy_kwh) : nlohmann::json(nullptr)},
+                      {"server_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.run.server_energy_kwh) : nlohmann::json(nullptr)},
+                      {"facility_energy_kwh", c.train_tokens > 0 ? nlohmann::json(c.run.facility_energy_kwh) : nlohmann::json(nullptr)}};
   // The run's size, time, dollars and instance as compare and plan's options name them (the old names beside).
   put_with_alias(j, "gpus_total", "gpus", c.gpus);
-  put_with_alias(j, "hours", "train_hours", c.train_tokens > 0 ? nlohmann::json(c.train_hours) : nlohmann::json(nullptr));
-  put_with_alias(j, "usd_on_demand", "train_usd", c.train_usd > 0 ? nlohmann::json(c.train_usd) : nlohmann::json(nullptr));
+  put_with_alias(j, "hours", "train_hours", c.train_tokens > 0 ? nlohmann::json(c.run.hours) : nlohmann::json(nullptr));
+  put_with_alias(j, "usd_on_demand", "train_usd", c.run.usd > 0 ? nlohmann::json(c.run.usd) : nlohmann::json(nullptr));
   put_with_alias(j, "instance", "price_instance",
                  c.price_instance.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.price_instance));
   return j;
@@ -119,11 +119,11 @@ std::string layout_row(const ParallelTrainingCost& c, Lang lang) {
                      fmt::format("{:.1f}", c.memory.total / (1024.0 * 1024 * 1024)),
                      fmt::format("{:.0f}", c.power.avg_power_w),
                      c.usd_per_million_tokens > 0 ? format_usd(c.usd_per_million_tokens) : "-",
-                     run ? format_hours(c.train_hours) : "-", run ? fmt::format("{:.0f}", c.train_hours * c.gpus) : "-",
-                     c.train_usd > 0 ? format_usd(c.train_usd) : "-",
-                     run ? fmt::format("{:.0f}", c.train_energy_kwh) : "-",
-                     run ? fmt::format("{:.0f}", c.train_server_energy_kwh) : "-",
-                     run ? fmt::format("{:.0f}", c.train_facility_energy_kwh) : "-",
+                     run ? format_hours(c.run.hours) : "-", run ? fmt::format("{:.0f}", c.run.hours * c.gpus) : "-",
+                     c.run.usd > 0 ? format_usd(c.run.usd) : "-",
+                     run ? fmt::format("{:.0f}", c.run.energy_kwh) : "-",
+                     run ? fmt::format("{:.0f}", c.run.server_energy_kwh) : "-",
+                     run ? fmt::format("{:.0f}", c.run.facility_energy_kwh) : "-",
                      c.usd_per_gpu_hour > 0 ? fmt::format(fmt::runtime(msg("lay.priced", lang)), c.price_instance,
                                                           format_usd(c.usd_per_gpu_hour))
                                             : std::string());

@@ -2,11 +2,12 @@
 
 #include <string_view>
 
+#include "core/error.h"
+#include "core/limits.h"
+
 namespace perfcast {
 
 namespace {
-
-constexpr std::size_t kLongMessage = 1000, kLongQuote = 200, kKeptQuote = 160, kMostBytes = 4000;
 
 // `text` cut to at most `keep` bytes, before a UTF-8 continuation byte never after it.
 std::string_view utf8_prefix(std::string_view text, std::size_t keep) {
@@ -20,7 +21,15 @@ std::string left_out(std::size_t bytes) { return "... (" + std::to_string(bytes)
 }  // namespace
 
 std::string clip_echoed_values(std::string message) {
-  if (message.size() <= kLongMessage) return message;
+  const InputLimits* limits = nullptr;
+  try {
+    limits = &input_limits();
+  } catch (const InputError&) {
+    // data/limits.toml itself cannot be read: the message being shown is likely that error, which echoes no huge
+    // value; shown whole rather than replaced by a second error inside the handler that prints it.
+    return message;
+  }
+  if (message.size() <= limits->long_message_bytes) return message;
   std::string out;
   std::size_t at = 0;
   while (at < message.size()) {
@@ -32,8 +41,8 @@ std::string clip_echoed_values(std::string message) {
     }
     const std::string_view quoted = std::string_view(message).substr(open + 1, close - open - 1);
     out.append(message, at, open + 1 - at);
-    if (quoted.size() > kLongQuote) {
-      const std::string_view kept = utf8_prefix(quoted, kKeptQuote);
+    if (quoted.size() > limits->long_quote_bytes) {
+      const std::string_view kept = utf8_prefix(quoted, limits->kept_quote_bytes);
       out += kept;
       out += left_out(quoted.size() - kept.size());
     } else {
@@ -42,9 +51,9 @@ std::string clip_echoed_values(std::string message) {
     out += '\'';
     at = close + 1;
   }
-  if (out.size() > kMostBytes) {
-    // Room for the note, so that the result is at most kMostBytes and clipping it again changes nothing.
-    const std::string_view kept = utf8_prefix(out, kMostBytes - 40);
+  if (out.size() > limits->max_message_bytes) {
+    // Room for the note, so that the result is at most max_message_bytes and clipping it again changes nothing.
+    const std::string_view kept = utf8_prefix(out, limits->max_message_bytes - kClipNoteBytes);
     out = std::string(kept) + left_out(out.size() - kept.size());
   }
   return out;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/data_files.h"
+#include "core/echoed_values.h"
 #include "core/error.h"
 #include "core/toml_reader.h"
 
@@ -62,10 +63,27 @@ InputLimits load_limits() {
   l.max_deadline_hours = count(run, "max_deadline_hours");
   l.max_pue = run.number("max_pue");
   if (!(l.max_pue >= 1) || !std::isfinite(l.max_pue)) run.fail("max_pue", "must be a finite number of at least 1");
+  const auto messages = section("messages");
+  l.long_message_bytes = static_cast<std::size_t>(count(messages, "long_message_bytes"));
+  l.long_quote_bytes = static_cast<std::size_t>(count(messages, "long_quote_bytes"));
+  l.kept_quote_bytes = static_cast<std::size_t>(count(messages, "kept_quote_bytes"));
+  l.max_message_bytes = static_cast<std::size_t>(count(messages, "max_message_bytes"));
+  // A clipped span (kept bytes and the note) must not be long enough to clip again, and the cut message must have
+  // room for the note: otherwise clipping a clipped message would change it.
+  if (l.kept_quote_bytes + kClipNoteBytes > l.long_quote_bytes)
+    messages.fail("kept_quote_bytes", "plus the note (" + std::to_string(kClipNoteBytes) +
+                                          " bytes) must be at most long_quote_bytes");
+  if (l.max_message_bytes <= kClipNoteBytes || l.max_message_bytes < l.long_message_bytes)
+    messages.fail("max_message_bytes", "must exceed the note (" + std::to_string(kClipNoteBytes) +
+                                           " bytes) and be at least long_message_bytes");
   const auto anchor = section("anchor");
   l.max_measured_over_peak = anchor.number("max_measured_over_peak");
   if (!(l.max_measured_over_peak >= 1) || !std::isfinite(l.max_measured_over_peak))
     anchor.fail("max_measured_over_peak", "must be a finite number of at least 1");
+  for (const TomlFields* f : {&json, &model, &tensor, &trace, &counts, &serve, &run, &messages, &anchor}) {
+    f->has("sources");
+    f->refuse_unknown_keys();
+  }
   return l;
 }
 

@@ -3,6 +3,7 @@
 // crash, a hang or an exhausted memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -46,6 +47,11 @@ struct InputLimits {
   std::int64_t max_epochs = 0;            // --epochs
   std::int64_t max_deadline_hours = 0;    // plan --deadline
   double max_pue = 0;                     // --pue (facility energy / IT energy)
+  // [messages]: error messages that echo input, held to a readable length where shown (core/echoed_values.h)
+  std::size_t long_message_bytes = 0;  // messages up to this long are shown whole
+  std::size_t long_quote_bytes = 0;    // a quoted span over this long is clipped ...
+  std::size_t kept_quote_bytes = 0;    // ... to this many bytes and a note of how many were left out
+  std::size_t max_message_bytes = 0;   // what is still longer is cut here
   // [anchor]: --measured / --measured-step
   double max_measured_over_peak = 0;      // implied FLOP/s over the fastest pipe's peak (Winograd's most saving)
 };

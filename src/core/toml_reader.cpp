@@ -18,12 +18,13 @@ toml::table parse_toml_file(const std::filesystem::path& path) {
 }
 
 double TomlFields::number(std::string_view key) const {
-  auto node = t_[key];
+  auto node = asked(key);
   if (auto v = node.value<double>()) {
     if (!std::isfinite(*v)) fail(key, "must be a finite number");
     return *v;
   }
-  fail(key, node ? "is not a number" : "is missing");
+  if (!node) fail_missing(key);
+  fail(key, "is not a number");
 }
 
 int TomlFields::count(std::string_view key, int max) const {
@@ -33,13 +34,13 @@ int TomlFields::count(std::string_view key, int max) const {
 }
 
 int TomlFields::count_or(std::string_view key, int fallback, int max) const {
-  if (!t_[key]) return fallback;
+  if (!asked(key)) return fallback;
   return count(key, max);
 }
 
 std::vector<int> TomlFields::count_list(std::string_view key, int min, int max) const {
   std::vector<int> out;
-  auto node = t_[key];
+  auto node = asked(key);
   if (!node) return out;
   const auto* arr = node.as_array();
   const std::string what = "must be an array of whole numbers from " + std::to_string(min) + " to " + std::to_string(max);
@@ -53,14 +54,14 @@ std::vector<int> TomlFields::count_list(std::string_view key, int min, int max) 
 }
 
 double TomlFields::number_or(std::string_view key, double fallback) const {
-  auto node = t_[key];
+  auto node = asked(key);
   if (!node) return fallback;
   return number(key);
 }
 
 std::map<int, double> TomlFields::by_sm(std::string_view key) const {
   std::map<int, double> out;
-  auto node = t_[key];
+  auto node = asked(key);
   if (!node) return out;
   const auto* table = node.as_table();
   if (!table) fail(key, "must be a table of sm_XX = number");
@@ -82,26 +83,34 @@ std::map<int, double> TomlFields::by_sm(std::string_view key) const {
 }
 
 bool TomlFields::boolean(std::string_view key) const {
-  auto node = t_[key];
+  auto node = asked(key);
   if (auto v = node.value<bool>()) return *v;
-  fail(key, node ? "is not true/false" : "is missing");
+  if (!node) fail_missing(key);
+  fail(key, "is not true/false");
+}
+
+bool TomlFields::boolean_or(std::string_view key, bool fallback) const {
+  if (!asked(key)) return fallback;
+  return boolean(key);
 }
 
 std::string TomlFields::text(std::string_view key) const {
-  auto node = t_[key];
+  auto node = asked(key);
   if (auto v = node.value<std::string>()) return *v;
-  fail(key, node ? "is not a string" : "is missing");
+  if (!node) fail_missing(key);
+  fail(key, "is not a string");
 }
 
 std::string TomlFields::text_or(std::string_view key, std::string fallback) const {
-  auto node = t_[key];
+  auto node = asked(key);
   if (!node) return fallback;
   return text(key);
 }
 
 const toml::table& TomlFields::table(std::string_view key) const {
-  if (const auto* t = t_[key].as_table()) return *t;
-  fail(key, "is missing or not a table");
+  if (const auto* t = asked(key).as_table()) return *t;
+  if (!t_[key]) fail_missing(key);
+  fail(key, "is not a table");
 }
 
 std::map<std::string, std::string> TomlFields::sourced_counts(std::span<const std::pair<const char*, double*>> counts,
@@ -120,6 +129,32 @@ std::map<std::string, std::string> TomlFields::sourced_counts(std::span<const st
   for (const auto& [key, field] : counts)
     if (!sources.count(key)) fail("sources", std::string("has no source for ") + key);
   return sources;
+}
+
+toml::node_view<const toml::node> TomlFields::asked(std::string_view key) const {
+  if (!asked_.contains(key)) asked_.emplace(key);
+  return t_[key];
+}
+
+bool TomlFields::has(std::string_view key) const { return static_cast<bool>(asked(key)); }
+
+void TomlFields::refuse_unknown_keys() const {
+  for (const auto& [k, v] : t_) {
+    if (asked_.contains(k.str())) continue;
+    const std::vector<std::string> known(asked_.begin(), asked_.end());
+    const std::string guess = nearest(k.str(), known);
+    const std::string hint =
+        guess.empty() ? std::string(" (no key of that name is read here)") : "; did you mean '" + guess + "'?";
+    throw InputError(where_ + ": unknown key '" + std::string(k.str()) + "'" + hint);
+  }
+}
+
+void TomlFields::fail_missing(std::string_view key) const {
+  std::vector<std::string> unread;
+  for (const auto& [k, v] : t_)
+    if (!asked_.contains(k.str())) unread.emplace_back(k.str());
+  const std::string guess = nearest(key, unread);
+  fail(key, guess.empty() ? "is missing" : "is missing ('" + guess + "' looks like a misspelling of it)");
 }
 
 void TomlFields::fail(std::string_view key, std::string_view what) const {

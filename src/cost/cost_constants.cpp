@@ -10,9 +10,15 @@ namespace perfcast {
 
 namespace {
 
+// A section's keys, less its free-text `sources`, are the ones read above it: refuse any other.
+void refuse_unknown_keys_but_sources(const TomlFields& f) {
+  f.has("sources");
+  f.refuse_unknown_keys();
+}
+
 std::vector<GemmTile> tiles(const TomlFields& f, std::string_view key) {
   std::vector<GemmTile> out;
-  const auto* arr = f.raw()[key].as_array();
+  const auto* arr = f.node(key).as_array();
   if (!arr) f.fail(key, "is missing or not an array of [m, n, efficiency]");
   for (const auto& e : *arr) {
     const auto* t = e.as_array();
@@ -26,7 +32,7 @@ std::vector<GemmTile> tiles(const TomlFields& f, std::string_view key) {
 // Blocks of Winograd tiles one CTA computes: [images, tile rows, tile columns], whole numbers from 1.
 std::vector<std::array<double, 3>> cta_tiles(const TomlFields& f, std::string_view key) {
   std::vector<std::array<double, 3>> out;
-  const auto* arr = f.raw()[key].as_array();
+  const auto* arr = f.node(key).as_array();
   if (!arr || arr->empty()) f.fail(key, "is missing or not an array of [images, rows, columns]");
   for (const auto& e : *arr) {
     const auto* t = e.as_array();
@@ -44,7 +50,7 @@ std::vector<std::array<double, 3>> cta_tiles(const TomlFields& f, std::string_vi
 
 std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_view key) {
   std::vector<ConvHeuristicRule> out;
-  const auto* arr = f.raw()[key].as_array();
+  const auto* arr = f.node(key).as_array();
   if (!arr) f.fail(key, "is missing or not an array of rule tables");
   for (const auto& e : *arr) {
     const auto* t = e.as_table();
@@ -62,6 +68,7 @@ std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_
     r.max_c_in = f_rule.number_or("max_c_in", 0);
     r.min_map = f_rule.number_or("min_map", 0);
     r.max_map = f_rule.number_or("max_map", 0);
+    f_rule.refuse_unknown_keys();
     out.push_back(std::move(r));
   }
   return out;
@@ -69,7 +76,7 @@ std::vector<ConvHeuristicRule> heuristic_rules(const TomlFields& f, std::string_
 
 std::vector<ImplicitGemmArch> implicit_gemm_arch(const TomlFields& f, std::string_view key) {
   std::vector<ImplicitGemmArch> out;
-  const auto node = f.raw()[key];
+  const auto node = f.node(key);
   if (!node) return out;
   const auto* arr = node.as_array();
   if (!arr) f.fail(key, "must be an array of tables ([[conv.implicit_gemm_arch]])");
@@ -89,6 +96,7 @@ std::vector<ImplicitGemmArch> implicit_gemm_arch(const TomlFields& f, std::strin
     // At most 8: FP16 tensor-core convolutions take channels in multiples of 8 (NVIDIA's Convolutional Layers
     // User's Guide), so only layers of fewer channels are padded, and to a whole number of channels.
     a.half_input_channel_pad = fa.count_or("half_input_channel_pad", 0, 8);
+    fa.refuse_unknown_keys();
     out.push_back(std::move(a));
   }
   return out;
@@ -117,8 +125,9 @@ CostConstants load() {
   for (const auto* m : {&c.misaligned_tensor_efficiency_2b, &c.misaligned_tensor_efficiency_4b, &c.misaligned_tensor_efficiency_8b})
     for (const auto& [sm, e] : *m)
       if (!(e > 0 && e <= 1)) g.fail("misaligned_tensor_efficiency_*", "entry sm_" + std::to_string(sm) + " must be in (0, 1]");
-  c.cublas_nn_backward_both_sets = g.raw().contains("cublas_nn_backward_both_sets") && g.boolean("cublas_nn_backward_both_sets");
-  c.cublas_nt_backward_both_sets = g.raw().contains("cublas_nt_backward_both_sets") && g.boolean("cublas_nt_backward_both_sets");
+  c.cublas_nn_backward_both_sets = g.boolean_or("cublas_nn_backward_both_sets", false);
+  c.cublas_nt_backward_both_sets = g.boolean_or("cublas_nt_backward_both_sets", false);
+  refuse_unknown_keys_but_sources(g);
   TomlFields cv(top.table("conv"), path.string() + " [conv]");
   c.conv_efficiency_tensor = cv.number("conv_efficiency_tensor");
   c.conv_efficiency_tensor_1x1 = cv.number("conv_efficiency_tensor_1x1");
@@ -126,7 +135,7 @@ CostConstants load() {
   c.conv_gather_hidden_at_reduced_rate = cv.boolean("conv_gather_hidden_at_reduced_rate");
   c.winograd_fused_efficiency = cv.number("winograd_fused_efficiency");
   c.winograd_nonfused_efficiency = cv.number("winograd_nonfused_efficiency");
-  c.winograd_nonfused_filter_transform = cv.raw().contains("winograd_nonfused_filter_transform") && cv.boolean("winograd_nonfused_filter_transform");
+  c.winograd_nonfused_filter_transform = cv.boolean_or("winograd_nonfused_filter_transform", false);
   c.winograd_fused_cta_channels = cv.count("winograd_fused_cta_channels");
   c.winograd_fused_resident_ctas = cv.count("winograd_fused_resident_ctas");
   c.winograd_fused_step_latency_clk = cv.number("winograd_fused_step_latency_clk");
@@ -149,6 +158,7 @@ CostConstants load() {
   c.grouped_tensor_min_sm = cv.number("grouped_tensor_min_sm");
   if (c.grouped_tensor_tile_channels < 0 || c.grouped_tensor_channel_pad < 0 || c.grouped_tensor_min_sm < 0)
     cv.fail("grouped_tensor_tile_channels", "grouped_tensor_* must not be negative");
+  refuse_unknown_keys_but_sources(cv);
   TomlFields m(top.table("memory"), path.string() + " [memory]");
   c.ramp_us = m.number("ramp_us");
   c.elementwise_compute_efficiency = m.number("elementwise_compute_efficiency");
@@ -172,16 +182,22 @@ CostConstants load() {
   c.cudnn_nhwc_batch_norm_cta_channels = m.number("cudnn_nhwc_batch_norm_cta_channels");
   if (!(c.cudnn_nhwc_batch_norm_cta_channels >= 1 && c.cudnn_nhwc_batch_norm_cta_channels <= 1024))
     m.fail("cudnn_nhwc_batch_norm_cta_channels", "must be 1-1024 channels");
+  refuse_unknown_keys_but_sources(m);
   TomlFields h(top.table("host"), path.string() + " [host]");
   c.cuda_graph_host_us_per_kernel = h.number("cuda_graph_host_us_per_kernel");
   c.cuda_graph_gap_us = h.number("cuda_graph_gap_us");
   c.host_reference_single_thread_score = h.number("reference_single_thread_score");
   if (!(c.host_reference_single_thread_score > 0)) h.fail("reference_single_thread_score", "must be positive");
+  refuse_unknown_keys_but_sources(h);
   TomlFields gd(top.table("gpu_decode"), path.string() + " [gpu_decode]");
   c.gpu_decode_us_per_mpixel = gd.number("gpu_us_per_mpixel");
+  refuse_unknown_keys_but_sources(gd);
   TomlFields at(top.table("attention"), path.string() + " [attention]");
   c.fused_attention_efficiency = at.number("fused_efficiency");
   c.decode_attention_fp32_efficiency = at.number("decode_fp32_efficiency");
+  refuse_unknown_keys_but_sources(at);
+  top.has("row_kernels");  // read by cost/row_kernels.cpp
+  top.refuse_unknown_keys();
   return c;
 }
 

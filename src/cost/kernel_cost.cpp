@@ -455,7 +455,7 @@ KernelCost KernelCostModel::tiled_loop(double ctas, double steps, double cta_ste
 }
 
 KernelCost KernelCostModel::timed(double compute_us, double flops, double bytes, Pipe pipe, double launches,
-                                  double clock_factor) const {
+                                  double clock_factor, double in_flight_cap_bytes_per_us) const {
   KernelCost k;
   k.pipe = pipe;
   k.clock_factor = clock_factor;
@@ -463,8 +463,18 @@ KernelCost KernelCostModel::timed(double compute_us, double flops, double bytes,
   k.flops = flops;
   k.bytes = bytes;
   k.compute_us = compute_us;
-  k.memory_us = bytes / bw_bytes_per_us_ + c_.ramp_us;
+  const double bw = in_flight_cap_bytes_per_us > 0 ? std::min(bw_bytes_per_us_, in_flight_cap_bytes_per_us) : bw_bytes_per_us_;
+  k.memory_us = bytes / bw + c_.ramp_us;
   return finish(k, arch_.kernel_floor_us);
+}
+
+double KernelCostModel::in_flight_bytes_per_us(double warps_per_block, double bytes_per_warp, double blocks_per_sm) const {
+  const double blocks = blocks_per_sm > 0 ? blocks_per_sm : arch_.max_blocks_per_sm;
+  if (arch_.dram_latency_ns <= 0 || blocks <= 0 || warps_per_block <= 0 || bytes_per_warp <= 0) return 0;
+  double warps = blocks * warps_per_block;
+  if (arch_.max_warps_per_sm > 0) warps = std::min(warps, arch_.max_warps_per_sm);
+  // bytes per ns = GB/s; x 1e3 for bytes per us.
+  return static_cast<double>(device_.sm_count) * warps * bytes_per_warp / arch_.dram_latency_ns * 1e3;
 }
 
 KernelCost KernelCostModel::streaming(double flops, double bytes, double launches, Pipe pipe,

@@ -108,8 +108,15 @@ class KernelCostModel {
   // A kernel whose per-launch compute time its caller has from the kernel's own instruction count (llama.cpp's
   // quantized mat-vec kernels, decode attention): DRAM time, launch floor and bound as for the others.
   // `flops` and `bytes` are per launch; `clock_factor` is the clock the caller's compute time assumes.
+  // `in_flight_cap_bytes_per_us` > 0 caps the kernel's DRAM rate (in_flight_bytes_per_us).
   KernelCost timed(double compute_us, double flops, double bytes, Pipe pipe, double launches = 1,
-                   double clock_factor = 1) const;
+                   double clock_factor = 1, double in_flight_cap_bytes_per_us = 0) const;
+
+  // Little's law: the DRAM rate a kernel can draw with `bytes_per_warp` of loads in flight in each resident warp,
+  // blocks of `warps_per_block` warps, `blocks_per_sm` of them resident per SM (0: as many as the architecture
+  // holds, max_blocks_per_sm and max_warps_per_sm; registers and shared memory not counted):
+  // SMs x resident warps x bytes / dram_latency_ns. 0 where the architecture has no latency measurement (no cap).
+  double in_flight_bytes_per_us(double warps_per_block, double bytes_per_warp, double blocks_per_sm = 0) const;
 
   // The threadblock tile a library would pick for a GEMM of this shape, and the fraction of the large-GEMM rate
   // it reaches (tiles, waves over the SMs, K depth, split-K).

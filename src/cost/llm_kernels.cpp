@@ -172,9 +172,14 @@ std::vector<OpCost> weight_matmul_kernels(const Op& op, const WeightFormat& wf, 
     const double slots = q.mmvq_slots_per_weight(mmvq ? bt.name : (bt.quantized ? "q8_0" : bt.name), sm);
     const double compute_us = slots * weights * rows / (slots_per_us * q.issue_rates(sm).mmvq_efficiency);
     const double bytes = (wbytes + (mmvq ? q8_act : tokens * k * act) + tokens * n * act) / groups;
+    // f16 weights: dequantize_mul_mat_vec streams them with few bytes in flight per warp; Little's law may cap
+    // its DRAM rate below the board's ([dmmv_f16] in data/quantization.toml, applied where little_cap is on).
+    const double cap = !mmvq && bt.name == "f16" && q.dmmv_f16_little_cap
+                           ? km.in_flight_bytes_per_us(q.dmmv_f16_warps_per_block, q.dmmv_f16_bytes_in_flight_per_warp)
+                           : 0.0;
     out.push_back(kernel_entry(name, OpKind::kMatmul,
                                km.timed(compute_us / groups, flops / groups, bytes,
-                                           mmvq ? Pipe::kDp4a : Pipe::kFp32, groups, km.compute_clock_factor())));
+                                           mmvq ? Pipe::kDp4a : Pipe::kFp32, groups, km.compute_clock_factor(), cap)));
     return out;
   }
   // Tensor-core GPUs take cuBLAS fp16 for float weights and for quantized ones beyond the int8 tile kernels.

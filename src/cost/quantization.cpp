@@ -209,6 +209,13 @@ QuantKernelConstants load_quant_constants() {
   c.weight_only_dequant_efficiency = k.number("weight_only_dequant_efficiency");
   c.full_rate_lanes_per_sm_clk = k.number("full_rate_lanes_per_sm_clk");
   c.skinny_gemm_below_tokens = k.number("skinny_gemm_below_tokens");
+  k.has("sources");
+  k.refuse_unknown_keys();
+  TomlFields d(top.table("dmmv_f16"), where + " [dmmv_f16]");
+  c.dmmv_f16_warps_per_block = d.number("warps_per_block");
+  c.dmmv_f16_bytes_in_flight_per_warp = d.number("bytes_in_flight_per_warp");
+  c.dmmv_f16_little_cap = d.boolean("little_cap");
+  d.refuse_unknown_keys();
   const auto read_mixes = [&](const char* table, std::map<std::string, InstructionMix>& into) {
     for (const auto& [name, node] : top.table(table)) {
       const auto* t = node.as_table();
@@ -222,6 +229,7 @@ QuantKernelConstants load_quant_constants() {
       m.fp = f.number_or("fp", 0);
       m.dp4a = f.number_or("dp4a", 0);
       m.video = f.number_or("video", 0);
+      f.refuse_unknown_keys();
       into[std::string(name.str())] = m;
     }
   };
@@ -247,11 +255,14 @@ QuantKernelConstants load_quant_constants() {
     r.shared_int_fp = f.boolean("shared_int_fp");
     r.video = f.number("video");
     r.mmvq_efficiency = f.number("mmvq_efficiency");
+    f.has("sources");
+    f.refuse_unknown_keys();
     c.issue[std::stoi(key.substr(3))] = r;
   }
   if (c.issue.empty()) TomlFields(top.table("issue"), where).fail("sm_61", "is missing");
-  if (const auto* s = root["sources"].as_table())
+  if (const auto* s = top.has("sources") ? root["sources"].as_table() : nullptr)
     for (const auto& [key, v] : *s) c.sources[std::string(key.str())] = v.value_or(std::string{});
+  top.refuse_unknown_keys();
   return c;
 }
 

@@ -100,6 +100,11 @@ struct QuantKernelConstants {
   double weight_only_dequant_efficiency = 0;      // W8A16/W4A16 GEMM rate vs the fp16 GEMM at the same shape
   double full_rate_lanes_per_sm_clk = 0;          // the full issue rate the [issue] rates are relative to
   double skinny_gemm_below_tokens = 0;            // serving engines: fewer tokens per matrix run skinny-GEMM kernels
+  // llama.cpp's dequantize_mul_mat_vec on f16 weights as a Little's-law stream ([dmmv_f16]): warps per block,
+  // bytes of weights each warp keeps in flight, and whether the cap it gives applies.
+  double dmmv_f16_warps_per_block = 0;
+  double dmmv_f16_bytes_in_flight_per_warp = 0;
+  bool dmmv_f16_little_cap = false;
   std::map<std::string, std::string> sources;
 
   // The issue rates of the nearest listed compute capability at or below `sm`.

@@ -48,11 +48,15 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.tensor_int8_ops_per_clk_sm = f.number_or("tensor_int8_ops_per_clk_sm", 0);
     a.issue_slots_per_clk_sm = f.number_or("issue_slots_per_clk_sm", a.issue_slots_per_clk_sm);
     a.l2_read_bytes_per_clk_sm = f.number_or("l2_read_bytes_per_clk_sm", 0);
+    a.max_blocks_per_sm = f.number_or("max_blocks_per_sm", 0);
+    a.max_warps_per_sm = f.number_or("max_warps_per_sm", 0);
+    a.dram_latency_ns = f.number_or("dram_latency_ns", 0);
+    if (a.dram_latency_ns < 0) f.fail("dram_latency_ns", "must be 0 (no measurement) or a latency in ns");
     a.l2_reuse_full_fraction = f.number_or("l2_reuse_full_fraction", 0);
     a.l2_reuse_zero_fraction = f.number_or("l2_reuse_zero_fraction", 0);
     a.cublas_tensor_ctas_per_sm = f.number_or("cublas_tensor_ctas_per_sm", 0);
-    a.cublas_tensor_split_k = f.raw()["cublas_tensor_split_k"].value_or(true);
-    a.cublas_tensor_split_to_rule_waves = f.raw()["cublas_tensor_split_to_rule_waves"].value_or(false);
+    a.cublas_tensor_split_k = f.boolean_or("cublas_tensor_split_k", true);
+    a.cublas_tensor_split_to_rule_waves = f.boolean_or("cublas_tensor_split_to_rule_waves", false);
     a.cublas_sgemm_split_k_waves = f.number_or("cublas_sgemm_split_k_waves", 0);
     if (a.cublas_sgemm_split_k_waves != 0 && a.cublas_sgemm_split_k_waves < 1)
       f.fail("cublas_sgemm_split_k_waves", "must be 0 (the shared value) or at least 1");
@@ -61,6 +65,7 @@ std::vector<ArchitectureProfile> load_architectures() {
     a.power.clock_exponent = f.number_or("power_clock_exponent", a.power.clock_exponent);
     a.power.tensor_power_fraction = f.number_or("tensor_power_fraction", a.power.tensor_power_fraction);
     for (const auto& [s, v] : f.table("sources")) a.sources[std::string(s.str())] = v.value_or(std::string{});
+    f.refuse_unknown_keys();
     out.push_back(std::move(a));
   });
   return out;

@@ -31,6 +31,12 @@ struct ArchitectureProfile {
   // Thread instructions the SM issues per clock (warp schedulers x 32 lanes): the ceiling of a kernel whose
   // time is set by how many instructions it executes per element rather than by bytes or FLOPs.
   double issue_slots_per_clk_sm = 128;
+  // Resident thread blocks and warps an SM holds (CUDA C++ Programming Guide; 0 = not stated).
+  double max_blocks_per_sm = 0;
+  double max_warps_per_sm = 0;
+  // Loaded DRAM latency in ns, from a published occupancy scan by Little's law (0 = no measurement: no
+  // bytes-in-flight cap on this architecture).
+  double dram_latency_ns = 0;
   // L2 read bandwidth per SM per clock with every SM reading L2-resident data (0 = no measurement: a tensor the
   // previous kernel wrote is read from DRAM). A line re-read after fewer than l2_reuse_full_fraction x l2_bytes
   // of other traffic still hits, after more than l2_reuse_zero_fraction x l2_bytes it does not, linearly between

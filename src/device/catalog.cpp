@@ -155,10 +155,11 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
                                         "MHz = {:.2f} TFLOPS)",
                                         d.peak(Pipe::kFp32), d.cuda_cores, d.boost_clock_mhz, fma_peak_tflops));
   }
-  if (const auto* m = t["measured"].as_table()) {
+  if (const auto* m = r.has("measured") ? t["measured"].as_table() : nullptr) {
+    const TomlFields fm(*m, "GPU file '" + path.string() + "' [measured]");
     MeasuredEfficiency me;
     const auto bounded = [&](std::string_view key, std::optional<double>& out, double hi) {
-      const auto node = (*m)[key];
+      const auto node = fm.node(key);
       if (!node) return;
       const auto v = node.value<double>();
       if (!v || *v <= 0 || *v > hi)
@@ -172,13 +173,15 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
     bounded("sustained_clock_mhz", me.sustained_clock_mhz, 5000);
     me.tdp_w = d.tdp_w;
     for (const char* key : {"device_name", "driver", "tool", "date"})
-      if (auto v = (*m)[key].value<std::string>()) me.source += (me.source.empty() ? "" : ", ") + *v;
+      if (auto v = fm.node(key).value<std::string>()) me.source += (me.source.empty() ? "" : ", ") + *v;
+    fm.refuse_unknown_keys();
     d.measured = me;
   }
-  if (const auto* src = t["sources"].as_table()) {
+  if (const auto* src = r.has("sources") ? t["sources"].as_table() : nullptr) {
     for (const auto& [k, v] : *src)
       if (auto s = v.value<std::string>()) d.sources[std::string(k.str())] = *s;
   }
+  r.refuse_unknown_keys();
   return d;
 }
 

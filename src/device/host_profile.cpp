@@ -28,6 +28,8 @@ HostProfile load_host(const std::filesystem::path& path) {
   h.pinned_memory = f.boolean("pinned_memory");
   if (h.cores <= 0 || h.clock_ghz <= 0) f.fail("cores", "and clock_ghz must be positive");
   if (!(h.single_thread_score > 0) || h.single_thread_score > 1e6) f.fail("single_thread_score", "must be positive");
+  f.has("sources");  // free text, read by no prediction
+  f.refuse_unknown_keys();
   return h;
 }
 
@@ -44,6 +46,8 @@ DatasetProfile load_dataset(const std::filesystem::path& path) {
   d.bytes_per_voxel = f.number_or("bytes_per_voxel", 4);
   d.samples = f.number("samples");
   if (d.kind != "jpeg" && d.kind != "volume" && d.kind != "tokens") f.fail("kind", "must be jpeg, volume or tokens");
+  f.has("sources");  // free text, read by no prediction
+  f.refuse_unknown_keys();
   return d;
 }
 
@@ -67,6 +71,10 @@ PipelineConstants load_constants() {
   c.copy_ns_per_voxel = v.number("copy_ns_per_voxel");
   c.pinned_efficiency = x.number("pinned_efficiency");
   c.pageable_efficiency = x.number("pageable_efficiency");
+  for (const TomlFields* section : {&j, &v, &x, &ref}) {
+    section->has("sources");
+    section->refuse_unknown_keys();
+  }
   return c;
 }
 

@@ -344,8 +344,10 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
                            {"pp_p2p", st.pp_comm_us / 1e3}, {"cp_comm", st.cp_comm_us / 1e3},
                            {"ep_all_to_all", st.ep_comm_us / 1e3}, {"dp_exposed", st.dp_comm_us / 1e3},
                            {"dp_total", st.dp_comm_total_us / 1e3}, {"optimizer", st.optimizer_us / 1e3},
-                           {"fp8_scaling", st.fp8_scaling_us / 1e3}}},
+                           {"fp8_scaling", st.fp8_scaling_us / 1e3}, {"host", st.host_us / 1e3},
+                           {"deepspeed_host", st.engine_host_us / 1e3}, {"host_wait", st.host_wait_us / 1e3}}},
         {"bubble_fraction", st.bubble_fraction},
+        {"deepspeed_allgather_launches_per_step", st.zero3_allgather_launches},
         {"memory_per_gpu_bytes", {{"weights", rounded_count_json(c.memory.weights)}, {"master_weights", rounded_count_json(c.memory.master_weights)},
                                   {"gradients", rounded_count_json(c.memory.gradients)}, {"optimizer_state", rounded_count_json(c.memory.optimizer_state)},
                                   {"activations", rounded_count_json(c.memory.activations)}, {"workspace", rounded_count_json(c.memory.workspace)},
@@ -356,8 +358,8 @@ nlohmann::json prediction_json(const Prediction& p, std::optional<double> pue) {
     // The run's size, time, dollars and instance as compare and plan name them (the old names beside).
     json& pt = j["parallel_training"];
     put_with_alias(pt, "gpus_total", "gpus", c.gpus);
-    put_with_alias(pt, "hours", "train_hours", c.train_tokens > 0 && fits ? json(c.train_hours) : json(nullptr));
-    put_with_alias(pt, "usd_on_demand", "train_usd", c.train_usd > 0 && fits ? json(c.train_usd) : json(nullptr));
+    put_with_alias(pt, "hours", "train_hours", c.train_tokens > 0 && fits ? json(c.run.hours) : json(nullptr));
+    put_with_alias(pt, "usd_on_demand", "train_usd", c.run.usd > 0 && fits ? json(c.run.usd) : json(nullptr));
     put_with_alias(pt, "instance", "price_instance", c.price_instance.empty() ? json(nullptr) : json(c.price_instance),
                    c.price_instance);
   } else {
@@ -427,9 +429,9 @@ std::string parallel_text(const ParallelTrainingCost& c, Lang lang) {
                               st.optimizer_us / 1e3);
   if (c.train_tokens <= 0) return s;
   const std::string cost =
-      c.train_usd > 0 ? fmt::format(m("p.train_cost"), format_usd(c.train_usd), c.usd_per_gpu_hour, c.price_instance) : "";
-  if (lang == Lang::kZh) return s + fmt::format(m("p.train_run"), c.train_tokens, c.gpus, format_hours(c.train_hours), cost);
-  return s + fmt::format(m("p.train_run"), c.train_tokens, format_hours(c.train_hours), c.gpus, cost);
+      c.run.usd > 0 ? fmt::format(m("p.train_cost"), format_usd(c.run.usd), c.usd_per_gpu_hour, c.price_instance) : "";
+  if (lang == Lang::kZh) return s + fmt::format(m("p.train_run"), c.train_tokens, c.gpus, format_hours(c.run.hours), cost);
+  return s + fmt::format(m("p.train_run"), c.train_tokens, format_hours(c.run.hours), c.gpus, cost);
 }
 
 }  // namespace

@@ -79,13 +79,16 @@ CpuRuntimeProfile load_cpu_runtime(const std::filesystem::path& path) {
   r.inference_only = f.boolean("inference_only");
   r.optimizer_fused = f.boolean("optimizer_fused");
   r.context_bytes = f.number("context_bytes");
-  if (const auto* list = t["precisions"].as_array())
-    for (const auto& v : *list)
-      if (auto s = v.value<std::string>()) r.precisions.push_back(*s);
+  if (f.has("precisions"))
+    if (const auto* list = t["precisions"].as_array())
+      for (const auto& v : *list)
+        if (auto s = v.value<std::string>()) r.precisions.push_back(*s);
   if (r.precisions.empty()) f.fail("precisions", "must list at least one precision");
-  if (const auto* src = t["sources"].as_table())
-    for (const auto& [k, v] : *src)
-      if (auto s = v.value<std::string>()) r.sources[std::string(k.str())] = *s;
+  if (f.has("sources"))
+    if (const auto* src = t["sources"].as_table())
+      for (const auto& [k, v] : *src)
+        if (auto s = v.value<std::string>()) r.sources[std::string(k.str())] = *s;
+  f.refuse_unknown_keys();
   return r;
 }
 

@@ -23,15 +23,17 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
   if (h.host_step_us < 0 || h.host_step_us > 1e6) f.fail("host_step_us", "must be within 0..1e6 microseconds");
   if (h.syncs_per_step < 0 || h.syncs_per_step > 1e3) f.fail("syncs_per_step", "must be within 0..1000");
   h.input_threads = f.count_or("input_threads", 0, 4096);
-  h.input_copy_in_step = t.contains("input_copy_in_step") && f.boolean("input_copy_in_step");
-  if (t.contains("clip_per_tensor_kernels")) {
+  h.input_copy_in_step = f.boolean_or("input_copy_in_step", false);
+  // Each group is given whole or not at all: one key of it asks for the others.
+  if (f.has("clip_per_tensor_kernels") || f.has("clip_per_tensor_host_ops") || f.has("clip_per_tensor_grad_passes")) {
     h.per_tensor.clip_per_tensor_kernels = f.number("clip_per_tensor_kernels");
     h.per_tensor.clip_per_tensor_host_ops = f.number("clip_per_tensor_host_ops");
     h.per_tensor.clip_per_tensor_grad_passes = f.number("clip_per_tensor_grad_passes");
     for (const char* key : {"clip_per_tensor_kernels", "clip_per_tensor_host_ops", "clip_per_tensor_grad_passes"})
       if (f.number(key) < 0 || f.number(key) > 100) f.fail(key, "must be within 0..100");
   }
-  if (t.contains("update_per_tensor_kernels")) {
+  if (f.has("update_per_tensor_kernels") || f.has("update_per_tensor_host_ops") || f.has("update_per_tensor_passes") ||
+      f.has("update_decay_kernels") || f.has("update_decay_passes")) {
     h.per_tensor.update_per_tensor_kernels = f.number("update_per_tensor_kernels");
     h.per_tensor.update_per_tensor_host_ops = f.number("update_per_tensor_host_ops");
     h.per_tensor.update_per_tensor_passes = f.number("update_per_tensor_passes");
@@ -50,6 +52,7 @@ HarnessProfile load_harness(const std::filesystem::path& path) {
                           "clip_per_tensor_grad_passes", "update_per_tensor_kernels", "update_per_tensor_host_ops",
                           "update_per_tensor_passes", "update_decay_kernels", "update_decay_passes"})
     if (t.contains(key) && !h.sources.count(key)) f.fail("sources", std::string("has no source for ") + key);
+  f.refuse_unknown_keys();
   return h;
 }
 

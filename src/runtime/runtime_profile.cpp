@@ -111,7 +111,7 @@ DepthwiseCudnnDispatch read_depthwise_dispatch(const toml::table& t, const std::
   DepthwiseCudnnDispatch d;
   d.min_sm = f.number("min_sm");
   d.min_channels = f.number("min_channels");
-  const auto* rules = t["rules"].as_array();
+  const auto* rules = f.has("rules") ? t["rules"].as_array() : nullptr;
   if (!rules) f.fail("rules", "must be an array of rule tables {stride = ..., filters = [...], ...}");
   for (const auto& node : *rules) {
     const auto* rt = node.as_table();
@@ -128,8 +128,10 @@ DepthwiseCudnnDispatch read_depthwise_dispatch(const toml::table& t, const std::
     r.min_channels = fr.number_or("min_channels", 0);
     r.min_width = fr.number_or("min_width", 0);
     r.max_width = fr.number_or("max_width", 0);
+    fr.refuse_unknown_keys();
     d.rules.push_back(std::move(r));
   }
+  f.refuse_unknown_keys();
   return d;
 }
 
@@ -186,7 +188,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.fuse_elementwise_chains = f.boolean("fuse_elementwise_chains");
   r.fuse_epilogue = f.boolean("fuse_epilogue");
   // GEMM epilogues follow the convolution rule unless the file says otherwise.
-  r.fuse_matmul_epilogue = f.raw()["fuse_matmul_epilogue"] ? f.boolean("fuse_matmul_epilogue") : r.fuse_epilogue;
+  r.fuse_matmul_epilogue = f.boolean_or("fuse_matmul_epilogue", r.fuse_epilogue);
   r.fold_bn_inference = f.boolean("fold_bn_inference");
   r.conv_autotune = f.boolean("conv_autotune");
   r.tf32_conv_default = f.boolean("tf32_conv_default");
@@ -215,45 +217,44 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.cublas_workspace_bytes_by_sm = f.by_sm("cublas_workspace_bytes_by_sm");
   for (const auto& [sm, bytes] : r.cublas_workspace_bytes_by_sm)
     if (bytes < 0) f.fail("cublas_workspace_bytes_by_sm", "entry sm_" + std::to_string(sm) + " must be >= 0");
-  const auto flag_or = [&](std::string_view key, bool fallback) { return t[key] ? f.boolean(key) : fallback; };
-  r.fuse_bn_activation_inference = flag_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
-  r.fuse_conv_bias_relu_fp32 = flag_or("fuse_conv_bias_relu_fp32", r.fuse_conv_bias_relu_fp32);
-  r.nchw_tf32_tensor_core_transposes = flag_or("nchw_tf32_tensor_core_transposes", r.nchw_tf32_tensor_core_transposes);
-  r.cublas_cuda9_tensor_grid = flag_or("cublas_cuda9_tensor_grid", r.cublas_cuda9_tensor_grid);
-  r.fuse_conv_max_pool_int8 = flag_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
-  r.conv_bias_separate_pass = flag_or("conv_bias_separate_pass", r.conv_bias_separate_pass);
-  r.lrn_own_kernel = flag_or("lrn_own_kernel", r.lrn_own_kernel);
-  r.tf32_available = flag_or("tf32_available", r.tf32_available);
-  r.autocast_softmax_fp32 = flag_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
-  r.autocast_per_op_casts = flag_or("autocast_per_op_casts", r.autocast_per_op_casts);
-  r.amp_fp32_layer_norm = flag_or("amp_fp32_layer_norm", r.amp_fp32_layer_norm);
-  r.amp_unscale_per_micro_batch = flag_or("amp_unscale_per_micro_batch", r.amp_unscale_per_micro_batch);
-  r.amp_fp32_variables = flag_or("amp_fp32_variables", r.amp_fp32_variables);
-  r.fused_scale_mask_softmax = flag_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
-  r.attention_head_copies = flag_or("attention_head_copies", r.attention_head_copies);
-  r.count_model_code_calls = flag_or("count_model_code_calls", r.count_model_code_calls);
+  r.fuse_bn_activation_inference = f.boolean_or("fuse_bn_activation_inference", r.fuse_bn_activation_inference);
+  r.fuse_conv_bias_relu_fp32 = f.boolean_or("fuse_conv_bias_relu_fp32", r.fuse_conv_bias_relu_fp32);
+  r.nchw_tf32_tensor_core_transposes = f.boolean_or("nchw_tf32_tensor_core_transposes", r.nchw_tf32_tensor_core_transposes);
+  r.cublas_cuda9_tensor_grid = f.boolean_or("cublas_cuda9_tensor_grid", r.cublas_cuda9_tensor_grid);
+  r.fuse_conv_max_pool_int8 = f.boolean_or("fuse_conv_max_pool_int8", r.fuse_conv_max_pool_int8);
+  r.conv_bias_separate_pass = f.boolean_or("conv_bias_separate_pass", r.conv_bias_separate_pass);
+  r.lrn_own_kernel = f.boolean_or("lrn_own_kernel", r.lrn_own_kernel);
+  r.tf32_available = f.boolean_or("tf32_available", r.tf32_available);
+  r.autocast_softmax_fp32 = f.boolean_or("autocast_softmax_fp32", r.autocast_softmax_fp32);
+  r.autocast_per_op_casts = f.boolean_or("autocast_per_op_casts", r.autocast_per_op_casts);
+  r.amp_fp32_layer_norm = f.boolean_or("amp_fp32_layer_norm", r.amp_fp32_layer_norm);
+  r.amp_unscale_per_micro_batch = f.boolean_or("amp_unscale_per_micro_batch", r.amp_unscale_per_micro_batch);
+  r.amp_fp32_variables = f.boolean_or("amp_fp32_variables", r.amp_fp32_variables);
+  r.fused_scale_mask_softmax = f.boolean_or("fused_scale_mask_softmax", r.fused_scale_mask_softmax);
+  r.attention_head_copies = f.boolean_or("attention_head_copies", r.attention_head_copies);
+  r.count_model_code_calls = f.boolean_or("count_model_code_calls", r.count_model_code_calls);
   if (r.count_model_code_calls && r.host_inline_op_us <= 0)
     f.fail("count_model_code_calls", "needs host_inline_op_us and host_module_call_us");
-  r.linear_bias_grad_kernel = flag_or("linear_bias_grad_kernel", r.linear_bias_grad_kernel);
-  r.softmax_grad_product_kernel = flag_or("softmax_grad_product_kernel", r.softmax_grad_product_kernel);
-  r.gemm_alignment_fallback = flag_or("gemm_alignment_fallback", r.gemm_alignment_fallback);
+  r.linear_bias_grad_kernel = f.boolean_or("linear_bias_grad_kernel", r.linear_bias_grad_kernel);
+  r.softmax_grad_product_kernel = f.boolean_or("softmax_grad_product_kernel", r.softmax_grad_product_kernel);
+  r.gemm_alignment_fallback = f.boolean_or("gemm_alignment_fallback", r.gemm_alignment_fallback);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
-  r.fused_attention = flag_or("fused_attention", r.fused_attention);
-  r.fused_mha_half = flag_or("fused_mha_half", r.fused_mha_half);
-  r.fuse_parallel_gemms = flag_or("fuse_parallel_gemms", r.fuse_parallel_gemms);
-  r.elide_concat = flag_or("elide_concat", r.elide_concat);
-  r.fuse_pointwise_into_norm = flag_or("fuse_pointwise_into_norm", r.fuse_pointwise_into_norm);
-  r.nhwc_conv_transposes = flag_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
-  r.native_half_elementwise = flag_or("native_half_elementwise", r.native_half_elementwise);
-  r.inference_only = flag_or("inference_only", r.inference_only);
-  r.int8_convolution = flag_or("int8_convolution", r.int8_convolution);
+  r.fused_attention = f.boolean_or("fused_attention", r.fused_attention);
+  r.fused_mha_half = f.boolean_or("fused_mha_half", r.fused_mha_half);
+  r.fuse_parallel_gemms = f.boolean_or("fuse_parallel_gemms", r.fuse_parallel_gemms);
+  r.elide_concat = f.boolean_or("elide_concat", r.elide_concat);
+  r.fuse_pointwise_into_norm = f.boolean_or("fuse_pointwise_into_norm", r.fuse_pointwise_into_norm);
+  r.nhwc_conv_transposes = f.boolean_or("nhwc_conv_transposes", r.nhwc_conv_transposes);
+  r.native_half_elementwise = f.boolean_or("native_half_elementwise", r.native_half_elementwise);
+  r.inference_only = f.boolean_or("inference_only", r.inference_only);
+  r.int8_convolution = f.boolean_or("int8_convolution", r.int8_convolution);
   r.dp4a_fully_connected_as_convolution =
-      flag_or("dp4a_fully_connected_as_convolution", r.dp4a_fully_connected_as_convolution);
-  r.half_needs_fast_fp16 = flag_or("half_needs_fast_fp16", r.half_needs_fast_fp16);
-  r.native_depthwise_conv = flag_or("native_depthwise_conv", r.native_depthwise_conv);
-  r.cudnn_depthwise_half = flag_or("cudnn_depthwise_half", r.cudnn_depthwise_half);
-  if (t["cudnn_depthwise"]) r.cudnn_depthwise = read_depthwise_dispatch(f.table("cudnn_depthwise"), path);
-  r.variable_sequence_length = flag_or("variable_sequence_length", r.variable_sequence_length);
+      f.boolean_or("dp4a_fully_connected_as_convolution", r.dp4a_fully_connected_as_convolution);
+  r.half_needs_fast_fp16 = f.boolean_or("half_needs_fast_fp16", r.half_needs_fast_fp16);
+  r.native_depthwise_conv = f.boolean_or("native_depthwise_conv", r.native_depthwise_conv);
+  r.cudnn_depthwise_half = f.boolean_or("cudnn_depthwise_half", r.cudnn_depthwise_half);
+  if (f.has("cudnn_depthwise")) r.cudnn_depthwise = read_depthwise_dispatch(f.table("cudnn_depthwise"), path);
+  r.variable_sequence_length = f.boolean_or("variable_sequence_length", r.variable_sequence_length);
   r.conv_input_channel_pad_int8 = f.number_or("conv_input_channel_pad_int8", r.conv_input_channel_pad_int8);
   r.conv_input_channel_pad_half = f.number_or("conv_input_channel_pad_half", r.conv_input_channel_pad_half);
   for (const char* key : {"conv_input_channel_pad_int8", "conv_input_channel_pad_half"}) {
@@ -266,15 +267,15 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.rgb_conv_pad_half = f.number_or("rgb_conv_pad_half", r.rgb_conv_pad_half);
   if (const double v = r.rgb_conv_pad_half; v != 0 && v != 4 && v != 8)
     f.fail("rgb_conv_pad_half", "must be 0 (never), 4 or 8 channels");
-  r.optimizer_fused = flag_or("optimizer_fused", r.optimizer_fused);
+  r.optimizer_fused = f.boolean_or("optimizer_fused", r.optimizer_fused);
   r.optimizer_tensors_per_launch = f.number_or("optimizer_tensors_per_launch", r.optimizer_tensors_per_launch);
   if (r.optimizer_tensors_per_launch < 1) f.fail("optimizer_tensors_per_launch", "must be at least 1");
-  r.amp_sync_before_update = flag_or("amp_sync_before_update", r.amp_sync_before_update);
-  r.gradients_at_cluster_end = flag_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
-  r.step_scoped_gradients = flag_or("step_scoped_gradients", r.step_scoped_gradients);
-  r.dropout_mask_in_activation_dtype = flag_or("dropout_mask_in_activation_dtype", r.dropout_mask_in_activation_dtype);
-  r.update_products_at_step_start = flag_or("update_products_at_step_start", r.update_products_at_step_start);
-  if (t["unsupported_precisions"] && !t["unsupported_precisions"].as_array())
+  r.amp_sync_before_update = f.boolean_or("amp_sync_before_update", r.amp_sync_before_update);
+  r.gradients_at_cluster_end = f.boolean_or("gradients_at_cluster_end", r.gradients_at_cluster_end);
+  r.step_scoped_gradients = f.boolean_or("step_scoped_gradients", r.step_scoped_gradients);
+  r.dropout_mask_in_activation_dtype = f.boolean_or("dropout_mask_in_activation_dtype", r.dropout_mask_in_activation_dtype);
+  r.update_products_at_step_start = f.boolean_or("update_products_at_step_start", r.update_products_at_step_start);
+  if (f.has("unsupported_precisions") && !t["unsupported_precisions"].as_array())
     f.fail("unsupported_precisions", "must be an array of precision names");
   if (const auto* list = t["unsupported_precisions"].as_array())
     for (const auto& v : *list) {
@@ -285,9 +286,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.bn_inference_instructions_per_element =
       f.number_or("bn_inference_instructions_per_element", r.bn_inference_instructions_per_element);
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
-  r.half_batch_norm_native = flag_or("half_batch_norm_native", r.half_batch_norm_native);
-  r.cudnn_nchw_batch_norm = flag_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
-  r.residual_grad_addto = flag_or("residual_grad_addto", r.residual_grad_addto);
+  r.half_batch_norm_native = f.boolean_or("half_batch_norm_native", r.half_batch_norm_native);
+  r.cudnn_nchw_batch_norm = f.boolean_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
+  r.residual_grad_addto = f.boolean_or("residual_grad_addto", r.residual_grad_addto);
   r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
   if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");
   r.dropout_rng_bytes_per_value = f.number_or("dropout_rng_bytes_per_value", r.dropout_rng_bytes_per_value);
@@ -301,20 +302,20 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     }
     return text;
   };
-  r.llm_gguf = flag_or("llm_gguf", r.llm_gguf);
-  r.llm_fp16_accumulate = flag_or("llm_fp16_accumulate", r.llm_fp16_accumulate);
+  r.llm_gguf = f.boolean_or("llm_gguf", r.llm_gguf);
+  r.llm_fp16_accumulate = f.boolean_or("llm_fp16_accumulate", r.llm_fp16_accumulate);
   r.llm_activation_bytes = f.number_or("llm_activation_bytes", r.llm_activation_bytes);
   r.llm_kv_default = f.text_or("llm_kv_default", r.llm_kv_default);
-  r.llm_fused_attention = flag_or("llm_fused_attention", r.llm_fused_attention);
-  r.llm_decode_shared_kv = flag_or("llm_decode_shared_kv", r.llm_decode_shared_kv);
-  r.llm_masked_mha_decode = flag_or("llm_masked_mha_decode", r.llm_masked_mha_decode);
-  r.llm_fp8_context_attention = flag_or("llm_fp8_context_attention", r.llm_fp8_context_attention);
-  r.llm_window_attention = flag_or("llm_window_attention", r.llm_window_attention);
-  r.llm_window_kv_cache = flag_or("llm_window_kv_cache", r.llm_window_kv_cache);
+  r.llm_fused_attention = f.boolean_or("llm_fused_attention", r.llm_fused_attention);
+  r.llm_decode_shared_kv = f.boolean_or("llm_decode_shared_kv", r.llm_decode_shared_kv);
+  r.llm_masked_mha_decode = f.boolean_or("llm_masked_mha_decode", r.llm_masked_mha_decode);
+  r.llm_fp8_context_attention = f.boolean_or("llm_fp8_context_attention", r.llm_fp8_context_attention);
+  r.llm_window_attention = f.boolean_or("llm_window_attention", r.llm_window_attention);
+  r.llm_window_kv_cache = f.boolean_or("llm_window_kv_cache", r.llm_window_kv_cache);
   r.llm_matvec_max_batch = f.number_or("llm_matvec_max_batch", r.llm_matvec_max_batch);
   r.llm_int8_tile_max_batch = f.number_or("llm_int8_tile_max_batch", r.llm_int8_tile_max_batch);
   r.llm_ubatch = f.number_or("llm_ubatch", r.llm_ubatch);
-  r.llm_prefill_all_logits = flag_or("llm_prefill_all_logits", r.llm_prefill_all_logits);
+  r.llm_prefill_all_logits = f.boolean_or("llm_prefill_all_logits", r.llm_prefill_all_logits);
   r.llm_min_sm = f.number_or("llm_min_sm", r.llm_min_sm);
   r.llm_memory_fraction = f.number_or("llm_memory_fraction", r.llm_memory_fraction);
   r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
@@ -324,8 +325,9 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.framework = f.text_or("framework", r.id);
   r.default_version = f.text_or("default_version", "");
   if (!r.default_version.empty()) checked_version("default_version", r.default_version);
+  f.has("serving");  // read_serving_table reads it
   r.serving = read_serving_table(t, "runtime file '" + path.string() + "'");
-  if (t["version"] && !t["version"].as_array()) f.fail("version", "must be an array of tables ([[version]])");
+  if (f.has("version") && !t["version"].as_array()) f.fail("version", "must be an array of tables ([[version]])");
   if (const auto* rules = t["version"].as_array())
     for (const auto& node : *rules) {
       const auto* rule = node.as_table();
@@ -355,8 +357,10 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
       }
       r.version_rules.push_back(std::move(v));
     }
-  if (const auto* s = t["sources"].as_table())
-    for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
+  if (f.has("sources"))
+    if (const auto* s = t["sources"].as_table())
+      for (const auto& [k, v] : *s) r.sources[std::string(k.str())] = v.value_or(std::string{});
+  f.refuse_unknown_keys();
   return r;
 }
 

@@ -40,6 +40,7 @@ std::optional<ServingProfile> read_serving_table(const toml::table& runtime_file
   if (!(s.max_running_requests >= 1 && s.max_running_requests <= 1e6)) f.fail("max_running_requests", "must be 1 to 1e6");
   if (s.kv_memory_rule != "total" && s.kv_memory_rule != "free") f.fail("kv_memory_rule", "must be \"total\" or \"free\"");
   if (!(s.kv_memory_fraction > 0 && s.kv_memory_fraction <= 1)) f.fail("kv_memory_fraction", "must be within (0, 1]");
+  f.refuse_unknown_keys();
   return s;
 }
 

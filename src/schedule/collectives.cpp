@@ -35,7 +35,9 @@ LinkSpec load_link(const std::string& id, const toml::table& t, const std::strin
   l.requires_form = f.text_or("requires_form", "");
   if (l.bw_gbps <= 0 && l.nvlink_efficiency <= 0) f.fail("bw_gbps", "must be positive (or give nvlink_efficiency)");
   if (l.latency_us < 0) f.fail("latency_us", "must not be negative");
+  f.has("sources");
   l.sources = read_sources(t);
+  f.refuse_unknown_keys();
   return l;
 }
 
@@ -51,17 +53,19 @@ StrategySpec load_strategy(const std::string& id, const toml::table& t, const st
   s.first_bucket_mb = f.number_or("first_bucket_mb", 0);
   s.cycle_ms = f.number_or("cycle_ms", 0);
   s.per_collective_us = f.number_or("per_collective_us", 0);
-  s.overlap = f.raw()["overlap"] ? f.boolean("overlap") : true;
-  s.hierarchical = f.raw()["hierarchical"] ? f.boolean("hierarchical") : false;
+  s.overlap = f.boolean_or("overlap", true);
+  s.hierarchical = f.boolean_or("hierarchical", false);
   s.grad_dtype = f.text_or("grad_dtype", "param");
   if (s.grad_dtype != "param" && s.grad_dtype != "compute") f.fail("grad_dtype", "must be param or compute");
   s.sync_cv = f.number_or("sync_cv", 0.015);
   s.overlap_slowdown = f.number_or("overlap_slowdown", 0.1);
   s.replica_slowdown = f.number_or("replica_slowdown", 0);
   s.bucket_copies = f.number_or("bucket_copies", 0);
-  s.bucket_copies_on_comm_stream = f.raw()["bucket_copies_on_comm_stream"] ? f.boolean("bucket_copies_on_comm_stream") : false;
+  s.bucket_copies_on_comm_stream = f.boolean_or("bucket_copies_on_comm_stream", false);
   if (s.bucket_copies < 0) f.fail("bucket_copies", "must be 0 or more");
+  f.has("sources");
   s.sources = read_sources(t);
+  f.refuse_unknown_keys();
   return s;
 }
 
@@ -88,17 +92,21 @@ InterconnectCatalog load_catalog() {
     c.pcie.cross_socket_factor = p.number("cross_socket_factor");
     c.pcie.no_p2p_factor = p.number("no_p2p_factor");
     c.pcie.host_memory_gbps = p.number("host_memory_gbps");
-    if (const auto* arr = p.raw()["no_p2p_gpus"].as_array())
+    if (const auto* arr = p.node("no_p2p_gpus").as_array())
       for (const auto& e : *arr)
         if (auto s = e.value<std::string>()) c.pcie.no_p2p_gpus.push_back(*s);
     if (c.pcie.gpus_per_switch <= 0 || c.pcie.gpus_per_socket <= 0)
       p.fail("gpus_per_switch", "and gpus_per_socket must be positive");
+    p.has("sources");
     c.pcie.sources = read_sources(p.raw());
+    p.refuse_unknown_keys();
   }
   {
     TomlFields coll(top.table("collectives"), file + " [collectives]");
     c.tree_bw_factor = coll.number("tree_bw_factor");
     if (c.tree_bw_factor <= 0) coll.fail("tree_bw_factor", "must be positive");
+    coll.has("sources");
+    coll.refuse_unknown_keys();
   }
   for (const auto& [k, v] : top.table("strategy")) {
     const auto* t = v.as_table();
@@ -114,6 +122,7 @@ InterconnectCatalog load_catalog() {
     else c.runtime_strategy[std::string(k.str())] = *s;
   }
   if (!c.strategies.count(c.default_strategy)) top.fail("runtime_strategy", "needs a valid 'default'");
+  top.refuse_unknown_keys();
   return c;
 }
 

@@ -43,6 +43,22 @@ LlmTrainingConstants load_constants() {
   c.offload_bytes_per_param = sch.number("offload_bytes_per_param");
   c.offload_host_params_per_s = sch.number("offload_host_params_per_s");
   if (c.offload_host_params_per_s <= 0) sch.fail("offload_host_params_per_s", "must be positive");
+  c.offload_accumulate_bytes_per_param = sch.number("offload_accumulate_bytes_per_param");
+  TomlFields ds(top.table("deepspeed"), file + " [deepspeed]");
+  if (const auto* list = ds.raw()["runtimes"].as_array())
+    for (const auto& e : *list)
+      if (const auto v = e.value<std::string>()) c.deepspeed_runtimes.push_back(*v);
+  c.zero3_hook_calls_per_module_call = ds.number("zero3_hook_calls_per_module_call");
+  c.zero3_fetches_per_param_tensor = ds.number("zero3_fetches_per_param_tensor");
+  c.zero3_inline_ops_per_fetch = ds.number("zero3_inline_ops_per_fetch");
+  c.zero3_inline_ops_per_gathered_tensor = ds.number("zero3_inline_ops_per_gathered_tensor");
+  c.zero3_inline_ops_per_released_tensor = ds.number("zero3_inline_ops_per_released_tensor");
+  c.grad_hook_inline_ops_per_param_tensor = ds.number("grad_hook_inline_ops_per_param_tensor");
+  for (double v : {c.zero3_hook_calls_per_module_call, c.zero3_fetches_per_param_tensor, c.zero3_inline_ops_per_fetch,
+                   c.zero3_inline_ops_per_gathered_tensor, c.zero3_inline_ops_per_released_tensor,
+                   c.grad_hook_inline_ops_per_param_tensor})
+    if (v < 0) ds.fail("zero3_hook_calls_per_module_call", "the [deepspeed] counts cannot be negative");
+  c.partitioned_gradients_reduce_every_microbatch = sch.boolean("partitioned_gradients_reduce_every_microbatch");
   for (double v : {c.megatron_dp_overlap, c.fsdp_dp_overlap, c.tp_comm_exposed})
     if (v < 0 || v > 1) sch.fail("megatron_dp_overlap", "fsdp_dp_overlap and tp_comm_exposed are shares in [0, 1]");
   TomlFields mfu(top.table("mfu"), file + " [mfu]");
@@ -289,6 +305,36 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   const double compute_b = layers * (t.layer_bwd_us + recompute) + extra_b;
   double stage_f = compute_f + layers * (tp_fwd + cp_fwd + ep_fwd);
   double stage_b = compute_b + layers * (tp_bwd + cp_bwd + ep_bwd);
+  // The host issuing one micro-batch on the busiest stage: the framework's ops (full recomputation replays the
+  // forward's in backward) and, on a DeepSpeed runtime, ZeRO's hooks counted from its source ([deepspeed]).
+  // The embedding and head's host work is small beside the blocks': charged whole to the busiest stage.
+  double host_f = layers * t.host_layer_fwd_us + t.host_other_fwd_us;
+  double host_b = layers * (t.host_layer_bwd_us + (l.recompute == Recompute::kFull ? t.host_layer_fwd_us : 0.0)) +
+                  t.host_other_bwd_us;
+  double engine_f = 0, engine_b = 0;
+  if (t.deepspeed && l.zero >= 1 && !l.fsdp) {
+    const double modules = layers * t.module_calls_per_layer + t.module_calls_other;
+    const double tensors = layers * t.param_tensors_per_layer + t.param_tensors_other;
+    if (l.zero >= 3) {
+      // Per module call: its pre/post hooks forward and backward. Per parameter tensor: a fetch (one collective
+      // launch and its buffer) forward and again backward, the gathered tensor's views and wait, its release after each.
+      const double hooks = modules * c.zero3_hook_calls_per_module_call * t.host_module_call_us;
+      const double fetch = t.host_library_call_us + c.zero3_inline_ops_per_fetch * t.host_inline_op_us +
+                           (c.zero3_inline_ops_per_gathered_tensor + c.zero3_inline_ops_per_released_tensor) * t.host_inline_op_us;
+      const double fetches = tensors * c.zero3_fetches_per_param_tensor / 2.0 * fetch;  // half forward, half backward
+      engine_f += 0.5 * hooks + fetches;
+      engine_b += 0.5 * hooks + fetches;
+      out.zero3_allgather_launches = static_cast<double>(m) * tensors * c.zero3_fetches_per_param_tensor;
+    }
+    if (l.zero >= 2 || l.overlap_grad_reduce)
+      // A gradient hook per parameter tensor in backward, copying into the reduce bucket (one kernel).
+      engine_b += tensors * (t.host_module_call_us + c.grad_hook_inline_ops_per_param_tensor * t.host_inline_op_us + t.host_launch_us);
+  }
+  host_f += engine_f;
+  host_b += engine_b;
+  const double wait_f = std::max(0.0, host_f - stage_f), wait_b = std::max(0.0, host_b - stage_b);
+  stage_f += wait_f;
+  stage_b += wait_b;
   // Pipeline: each micro-batch's activations go to the next stage and their gradients come back, once per model
   // chunk (v times with interleaving); scattered over the TP ranks with sequence parallelism.
   double p2p = 0;
@@ -309,6 +355,9 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   out.cp_comm_us = mm * layers * (cp_fwd + cp_bwd);
   out.ep_comm_us = mm * layers * (ep_fwd + ep_bwd);
   out.pp_comm_us = mm * 2.0 * p2p;
+  out.host_us = mm * (host_f + host_b);
+  out.engine_host_us = mm * (engine_f + engine_b);
+  out.host_wait_us = mm * (wait_f + wait_b);
   // FP8 delayed scaling: the amaxes of every FP8 tensor are all-reduced (MAX) over the tensor x context x data
   // ranks when each micro-batch's forward and backward end (a synchronising collective of a few KB, so its
   // latency); the weights are cast to FP8 once per step.
@@ -343,21 +392,37 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
     exposed = mm * std::max(per_mb * (1.0 - overlap), per_mb - overlap * (compute_f + compute_b));
   } else {
     // Gradients reduced once per step, behind the last micro-batch's backward where the runtime overlaps; ZeRO
-    // 1/2 all-gather the updated parameters after the step.
+    // 1/2 all-gather the updated parameters after the step. ZeRO-2 keeps only its gradient partition, so it
+    // reduce-scatters during every micro-batch's backward (DeepSpeed's engine; partitioned_gradients_reduce_every_microbatch).
     const double red = reduce(dp, p_dense) + reduce(edp, p_experts);
     const double gat = l.zero >= 1 ? gather(dp, p_dense) + gather(edp, p_experts) : 0.0;
-    total = red + gat;
-    exposed = std::max(red * (1.0 - overlap), red - overlap * compute_b) + gat * (1.0 - overlap);
+    const double reductions = l.zero == 2 && c.partitioned_gradients_reduce_every_microbatch ? mm : 1.0;
+    total = reductions * red + gat;
+    exposed = reductions * std::max(red * (1.0 - overlap), red - overlap * compute_b) + gat * (1.0 - overlap);
   }
   out.dp_comm_total_us = l.dp > 1 ? total : 0.0;
   out.dp_comm_us = l.dp > 1 ? std::max(0.0, exposed) : 0.0;
 
   // The optimizer updates the parameters this GPU owns (its ZeRO shard).
   const double owned = l.zero >= 1 ? p / l.dp : p;
-  if (l.offload_optimizer)
-    out.optimizer_us = owned / c.offload_host_params_per_s * 1e6 + owned * c.offload_bytes_per_param / (f.host_link_gbps * 1e3);
-  else
+  if (l.offload_optimizer) {
+    // One host serves its node's ranks: they update their shards on its CPUs at once (the CPU Adam rate is the
+    // host's) and their copies share its memory, each GPU on its own PCIe link.
+    const double ranks = static_cast<double>(std::min<std::int64_t>(l.gpus(), std::max(1, f.gpus_per_node)));
+    auto host_copy_us = [&](double bytes_per_gpu) {
+      const double link = bytes_per_gpu / (f.host_link_gbps * 1e3);
+      return f.host_memory_gbps > 0 ? std::max(link, ranks * bytes_per_gpu / (f.host_memory_gbps * 1e3)) : link;
+    };
+    out.optimizer_us = ranks * owned / c.offload_host_params_per_s * 1e6 + host_copy_us(owned * c.offload_bytes_per_param);
+    // With accumulation the gradient partition goes to the host and back between micro-batches (m - 1 copies
+    // each way), beside the backward it follows where the reduction overlaps.
+    if (m > 1) {
+      const double accum = 2.0 * (mm - 1.0) * host_copy_us(owned * c.offload_accumulate_bytes_per_param);
+      out.optimizer_us += std::max(accum * (1.0 - overlap), accum - overlap * (mm - 1.0) * compute_b);
+    }
+  } else {
     out.optimizer_us = owned * t.optimizer_us_per_param;
+  }
 
   out.fp8_scaling_us = mm * amax_per_mb + params_per_gpu(d, l) * t.fp8_weight_cast_us_per_param;
   out.step_us = pipeline + out.dp_comm_us + out.optimizer_us + out.fp8_scaling_us;

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "schedule/collectives.h"
 #include "schedule/memory.h"
 #include "schedule/power_cost.h"
+#include "schedule/run_cost.h"
 
 namespace perfcast {
 
@@ -71,7 +73,15 @@ struct LlmTrainingConstants {
   double megatron_dp_overlap = 0, fsdp_dp_overlap = 0;
   double tp_comm_exposed = 1;
   double offload_bytes_per_param = 6, offload_host_params_per_s = 1e9;
+  double offload_accumulate_bytes_per_param = 2;          // per micro-batch host round trip of the accumulated gradient
+  bool partitioned_gradients_reduce_every_microbatch = true;  // ZeRO-2 reduces each micro-batch, not once per step
   double attention_flops_per_token_coeff = 12;
+  // DeepSpeed ZeRO's host work per micro-batch ([deepspeed]): the runtimes it applies to and the counts read off
+  // its source, priced by the runtime's per-call host costs (LayerTimes' host_* prices).
+  std::vector<std::string> deepspeed_runtimes;
+  double zero3_hook_calls_per_module_call = 4, zero3_fetches_per_param_tensor = 2, zero3_inline_ops_per_fetch = 2;
+  double zero3_inline_ops_per_gathered_tensor = 3, zero3_inline_ops_per_released_tensor = 2;
+  double grad_hook_inline_ops_per_param_tensor = 2;
   // Transformer Engine FP8 training ([fp8]): cast kernel bytes, the per-step weight cast and the amax reductions.
   double fp8_input_cast_transpose_bytes = 4, fp8_norm_output_transpose_bytes = 2, fp8_grad_cast_transpose_bytes = 4;
   double fp8_weight_cast_transpose_bytes_per_param = 4;
@@ -119,6 +129,18 @@ struct LayerTimes {
   double optimizer_w = 0;                     // the update kernel's draw
   double wait_w = 0;                          // the board between kernels: clocks up, no kernel
   double limit_w = 0;                         // the board limit in force
+  // The host's side (reference-host costs times the request's host speed): the framework issuing one block's ops
+  // (per op, autograd node and library call, per launch) forward and backward, and the rest of the model (embedding,
+  // head, loss; backward also the AccumulateGrad node of every parameter tensor).
+  double host_layer_fwd_us = 0, host_layer_bwd_us = 0;
+  double host_other_fwd_us = 0, host_other_bwd_us = 0;
+  // What DeepSpeed's ZeRO hooks are counted over (schedule_parallel_step prices them by stage): the model code's
+  // nn.Module calls and the graph's parameter tensors, per block and in the rest of the model, and the runtime's
+  // host prices at this host. `deepspeed`: the runtime's --zero is DeepSpeed's ([deepspeed] runtimes).
+  bool deepspeed = false;
+  double module_calls_per_layer = 0, module_calls_other = 0;
+  double param_tensors_per_layer = 0, param_tensors_other = 0;
+  double host_module_call_us = 0, host_inline_op_us = 0, host_library_call_us = 0, host_launch_us = 0;
 };
 
 // The collective groups' links: tensor parallel innermost, then context, data (expert parallel inside it) and
@@ -152,6 +174,10 @@ struct ParallelStepCost {
   double dp_comm_total_us = 0; // the same before overlap
   double optimizer_us = 0;     // the update (on the host with offload, with its PCIe copies)
   double fp8_scaling_us = 0;   // FP8: amax all-reduces per micro-batch and the weight casts once per step
+  double host_us = 0;          // the host issuing m micro-batches: the framework's ops and DeepSpeed's ZeRO hooks
+  double engine_host_us = 0;   // of which DeepSpeed's hooks, gathers, releases and gradient hooks
+  double host_wait_us = 0;     // what the GPU waits for the host in the busiest stage's micro-batches
+  double zero3_allgather_launches = 0;  // DeepSpeed ZeRO-3 parameter fetches (all_gather_coalesced calls) per step
   std::int64_t microbatches = 0;
 };
 // `act_bytes`: bytes per activation element of the compute precision. `host_link_gbps`: the GPU's PCIe link.
@@ -174,9 +200,6 @@ struct ParallelTrainingCost {
   double peak_tflops = 0;         // the compute precision's dense tensor peak
   double mfu = 0;                 // tokens/s/GPU x model FLOPs per token / peak
   double train_tokens = 0;        // --train-tokens (0 = not asked)
-  double train_hours = 0;
-  double train_billed_hours = 0;  // per instance, with the provider's billing minimum and increment (0: no price)
-  double train_usd = 0;           // on demand, of the billed hours; 0 when no price is known for the GPU
   double usd_per_gpu_hour = 0;
   std::string price_instance;     // the cheapest on-demand instance with this GPU (data/cloud/prices.toml)
   // Board power per GPU: the compute at its kernels' mean draw, the update at its kernel's (none with the optimizer
@@ -184,11 +207,11 @@ struct ParallelTrainingCost {
   // plan prices a data-parallel step's exposed communication. Per sample: every GPU's step energy over the global
   // batch.
   PowerCost power;
-  // With --train-tokens, the run's energy: the GPU boards; the server, the GPUs and their share of their server's host
-  // (powered_hardware's rule without an instance, as the cost bills GPU-hours); the facility, server x pue.
-  double train_energy_kwh = 0, train_server_energy_kwh = 0, train_facility_energy_kwh = 0;
-  double host_power_w = 0;        // the host beside the GPUs (powered_hardware)
-  double pue = 1;                 // --pue, else the priced instance's provider's (data/cloud/providers.toml)
+  // The run (cost_of_run on the GPUs used, RunBasis::kGpusUsed): its powered hardware (the GPUs and their share of
+  // their server's host) and pue (--pue, else the priced instance's provider's) always; with --train-tokens its
+  // hours, billed hours (per instance, with the provider's minimum and increment), on-demand dollars (0 when no price
+  // is known for the GPU) and energy (GPU boards, server, facility = server x pue), else those stay 0.
+  RunCost run;
   // On-demand dollars per million tokens at the priced rate (before the billing minimum and increment); 0: no price.
   double usd_per_million_tokens = 0;
 };
