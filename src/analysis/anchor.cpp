@@ -76,6 +76,19 @@ void check_physically_possible(const Prediction& p, const Anchor& a) {
       p.device.cpu ? "--cores" : "--gpus / --nodes"));
 }
 
+}  // namespace
+
+bool measured_rate_possible(const Prediction& p, double measured, bool tokens) {
+  if (!(p.flops_per_sample > 0) || !(p.samples_per_s > 0)) return true;
+  if (tokens && !(p.tokens_per_s && *p.tokens_per_s > 0)) return true;
+  const double peak = fastest_peak_flops(p);
+  if (!(peak > 0)) return true;
+  const double samples_per_s = tokens ? measured * p.samples_per_s / *p.tokens_per_s : measured;
+  return samples_per_s * p.flops_per_sample <= input_limits().max_measured_over_peak * peak;
+}
+
+namespace {
+
 // An anchor on `p`'s headline throughput, its measurement still to be filled in.
 Anchor unmeasured_anchor(const Prediction& p, std::string given) {
   Anchor a;

@@ -33,4 +33,9 @@ std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measur
 // physically possible.
 Anchor anchor_from_step(const Prediction& p, double step_s, std::string given);
 
+// Whether a measured rate of `p`'s setup (samples/s, or tokens/s when `tokens`) is within data/limits.toml [anchor]
+// max_measured_over_peak times the fastest peak of its devices, the bound --measured is held to; true when `p` has no
+// work or rate to judge it by.
+bool measured_rate_possible(const Prediction& p, double measured, bool tokens);
+
 }  // namespace perfcast

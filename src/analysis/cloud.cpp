@@ -1,4 +1,5 @@
 #include "analysis/cloud.h"
+#include "analysis/request_resolution.h"
 
 #include <fmt/format.h>
 
@@ -272,6 +273,10 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   } catch (const InputError& e) {
     throw InputError(here + ": " + e.what());
   }
+  // An instance is one server: no more GPUs than one server with its interconnect holds, the bound --gpus has.
+  if (const auto max = max_gpus_per_node(i.interconnect); max && i.gpus > *max)
+    g.fail("gpus", fmt::format("is {}, more than a server with {} holds ({} GPUs, data/scale_limits.toml)", i.gpus,
+                               i.interconnect, *max));
   return i;
 }
 

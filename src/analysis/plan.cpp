@@ -94,7 +94,14 @@ double run_samples(const Prediction& p, const RunSize& size) {
     if (!d) throw InputError("model '" + p.model_id + "' has no default dataset; give --dataset-size (samples per epoch)");
     per_epoch = *d;
   }
-  return per_epoch * size.epochs;
+  // A fraction of an epoch is a real run (--epochs 0.1), but one of less than a sample is none: its time, cost and
+  // energy would print as zero and every option would "meet" the deadline.
+  const double samples = per_epoch * size.epochs;
+  if (samples < 1)
+    throw InputError(fmt::format("--epochs {:g} of {:.0f} samples is {:.3g} samples, less than one: a run trains at "
+                                 "least one sample (give more --epochs or --dataset-size)",
+                                 size.epochs, per_epoch, samples));
+  return samples;
 }
 
 namespace {

@@ -69,6 +69,12 @@ void check_scale_limits(const PredictRequest& r, const DeviceSpec& device) {
 
 }  // namespace
 
+std::optional<int> max_gpus_per_node(const std::string& interconnect) {
+  const ScaleLimits& l = scale_limits();
+  if (auto it = l.gpus_per_node.find(interconnect); it != l.gpus_per_node.end()) return it->second;
+  return std::nullopt;
+}
+
 ImportOptions import_options(const PredictRequest& r) { return ImportOptions{r.dims, r.seq, r.max_positions}; }
 
 namespace {

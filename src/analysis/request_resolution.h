@@ -24,6 +24,10 @@ ImportOptions import_options(const PredictRequest& r);
 // its model here, so that each refuses the same sequences with the same message.
 ModelSource model_for(const PredictRequest& r);
 
+// The most GPUs one server with this interconnect holds (data/scale_limits.toml [gpus_per_node]); none for an
+// interconnect the file does not bound. --gpus and a price file's instances are held to it alike.
+std::optional<int> max_gpus_per_node(const std::string& interconnect);
+
 // The request's GPU with --power-limit as its board limit; InputError when the limit is far above the TDP.
 DeviceSpec device_for(const PredictRequest& r);
 

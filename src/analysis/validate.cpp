@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "analysis/anchor.h"
 #include "analysis/intervals.h"
 #include "analysis/what_if_pairs.h"
 #include "core/error.h"
@@ -226,6 +227,16 @@ ValidationReport validate_file(const std::string& path) {
                                          : "mfu is predicted for LLM layouts only (a `parallel` column)";
       rep.unpredicted_reasons[reason] += 1;
       rep.unpredicted.push_back({{std::move(res.row), "unsupported: " + reason, std::nullopt}});
+      return;
+    }
+    // A rate no device of the setup could reach is a unit or count mistake (per minute, all nodes on one GPU's row):
+    // left unpredicted with the reason, by the bound --measured is held to, rather than scored as a 100% error.
+    if (!power && !per_gpu && !mfu &&
+        !measured_rate_possible(p, *res.row.measured, res.row.metric == "tokens_per_s" && p.tokens_per_s)) {
+      const std::string reason = "measured rate beyond what the devices can compute (data/limits.toml "
+                                 "max_measured_over_peak x the fastest peak): check the unit and the GPU count";
+      rep.unpredicted_reasons[reason] += 1;
+      rep.unpredicted.push_back({{std::move(res.row), "error: " + reason, std::nullopt}});
       return;
     }
     ValidationRow v;

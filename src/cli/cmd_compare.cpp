@@ -129,8 +129,9 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   std::size_t id_width = 18;
   for (const auto& r : rows) id_width = std::max(id_width, r.gpu.size());
   const bool tokens = token_mode(base.mode);
-  o += fmt::format("{:<{}} {:>5} {:>9} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
+  o += fmt::format("{:<{}} {:>5} {:>9} {:>6} {:>11} {:>9} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
                    msg("cmp.col.gpu", lang), id_width, msg("cmp.col.count", lang), msg("cmp.col.precision", lang),
+                   msg("cmp.col.batch", lang),
                    msg(tokens ? "cmp.col.tokens" : "cmp.col.samples", lang),
                    msg(tokens ? "cmp.col.ms_per_token" : "cmp.col.step", lang), msg("cmp.col.scaling", lang),
                    msg("cmp.col.time", lang), msg("cmp.col.cost", lang), msg("cmp.col.energy", lang),
@@ -151,14 +152,14 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
                           msg("cmp.tokens_unit", lang))
             : fmt::format("{} ({}/s)", r.best_precision, format_rate(r.best_samples_per_s));
     if (!p.memory.fits) {
-      o += fmt::format("{:<{}} {:>5} {:>9} {}; {}: {}\n", r.gpu, id_width, r.gpus_per_node, p.request.precision,
-                       does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);
+      o += fmt::format("{:<{}} {:>5} {:>9} {:>6} {}; {}: {}\n", r.gpu, id_width, r.gpus_per_node, p.request.precision,
+                       p.request.batch, does_not_fit_text(p, lang), msg("cmp.col.best", lang), best);
       continue;
     }
     // Server and facility energy are a GPU's (a CPU's energy is its package alone: cmp.cpu_energy says so).
     const bool site = r.run && r.run->power_w > 0 && p.device.kind == DeviceKind::kGpu;
-    o += fmt::format("{:<{}} {:>5} {:>9} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
-                     r.gpu, id_width, r.gpus_per_node, p.request.precision,
+    o += fmt::format("{:<{}} {:>5} {:>9} {:>6} {:>11.1f} {:>9.1f} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}  {}\n",
+                     r.gpu, id_width, r.gpus_per_node, p.request.precision, p.request.batch,
                      per_sample > 0 ? *p.tokens_per_s : p.samples_per_s,
                      per_sample > 0 && p.llm ? p.llm->time_per_output_token_ms : p.step_us / 1e3,
                      r.scaling_baseline_differs ? std::string(msg("cmp.scaling_na", lang))

@@ -43,6 +43,9 @@ std::string op_text(const OpSpec& s, const OpContext& c, const OpPrediction& p) 
   out += fmt::format("  compute time    {:>10.2f} us   at shape efficiency {:.2f} and {:.0f}% of the boost clock\n",
                      k.compute_us, k.shape_efficiency, k.clock_factor * 100);
   out += fmt::format("  memory time     {:>10.2f} us   (bytes / achievable bandwidth + ramp)\n", k.memory_us);
+  // How the precision runs on this GPU (FP16 storage with FP32 math on sm_61, TF32 by default, ...), as predict says:
+  // without it an fp16 op on a GP102 card reads as the FP16 pipe, 1/64 of FP32, or as twice FP32.
+  if (!c.plan.note.empty()) out += fmt::format("  note            {}\n", c.plan.note);
   return out;
 }
 
@@ -52,6 +55,7 @@ nlohmann::json op_json(const OpSpec& s, const OpContext& c, const OpPrediction& 
           {"op", s.op},
           {"direction", s.direction},
           {"precision", c.plan.name},
+          {"precision_note", c.plan.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.plan.note)},
           {"runtime", c.runtime.id},
           {"predicted_us", k.time_us},
           {"bound", bound_name(k.bound)},

@@ -1,6 +1,7 @@
 #include "device/catalog.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -25,11 +26,38 @@ constexpr std::string_view kPipePeakKeys[] = {
 static_assert(std::size(kPipeNames) == kPipeCount && std::size(kPipePeakKeys) == kPipeCount,
               "every Pipe needs a name and a data-file key");
 
+// The architecture name of each compute capability the shipped catalog (data/gpus) has, e.g. 61 -> "pascal".
+const std::map<int, std::string>& shipped_architectures() {
+  static const std::map<int, std::string> names = [] {
+  std::map<int, std::string> out;
+  for (const auto& d : load_toml_folders_overriding<DeviceSpec>(
+           {data_dir() / "gpus"}, [](const std::filesystem::path& f) { return load_device_file(f); }))
+    out.emplace(d.sm_version, d.architecture);
+  return out;
+  }();
+  return names;
+}
+
+// A GPU file of the user's names its architecture as the shipped files of its compute capability do: the name
+// selects the Pascal-only collectives and the interval regime (arch=...), so a typo ("pascla") would change the
+// prediction without a word. A compute capability the catalog lacks (a newer chip) may take any name.
+void check_architecture_name(const DeviceSpec& d, const std::map<int, std::string>& shipped) {
+  const auto it = shipped.find(d.sm_version);
+  if (it == shipped.end() || it->second == d.architecture) return;
+  throw InputError(fmt::format("GPU file '{}': field 'architecture' is '{}', but compute capability {} is '{}' in the "
+                               "catalog (data/gpus); write architecture = \"{}\"",
+                               d.file, d.architecture, d.compute_capability, it->second, it->second));
+}
+
 std::vector<DeviceSpec> load_all() {
   std::vector<std::filesystem::path> dirs{data_dir() / "gpus"};
   for (auto& p : env_paths("PERFCAST_GPU_PATH")) dirs.push_back(p);
   std::vector<DeviceSpec> out =
       load_toml_folders_overriding<DeviceSpec>(dirs, [](const std::filesystem::path& f) { return load_device_file(f); });
+  if (dirs.size() > 1) {
+    const auto& shipped = shipped_architectures();
+    for (const auto& d : out) check_architecture_name(d, shipped);
+  }
   std::sort(out.begin(), out.end(), [](const DeviceSpec& a, const DeviceSpec& b) { return a.id < b.id; });
   // Boards whose sustained clock was fitted to measured kernels (perfcast fit-kernels).
   const auto fit = data_dir() / "kernel_fit.toml";
@@ -113,6 +141,20 @@ DeviceSpec load_device_file(const std::filesystem::path& path) {
   if (d.mem_bw_gbps <= 0) r.fail("mem_bw_gbps", "must be positive");
   if (d.memory_gb <= 0) r.fail("memory_gb", "must be positive");
   if (d.peak(Pipe::kFp32) <= 0) r.fail("fp32_tflops", "must be positive");
+  // A board with no power or no clock has no step time or energy: the power model divides by both.
+  if (d.tdp_w <= 0) r.fail("tdp_w", "must be positive (the board power limit in watts)");
+  if (d.boost_clock_mhz <= 0) r.fail("boost_clock_mhz", "must be positive");
+  if (d.base_clock_mhz <= 0 || d.base_clock_mhz > d.boost_clock_mhz)
+    r.fail("base_clock_mhz", "must be positive and at most boost_clock_mhz");
+  // A CUDA core retires at most one FMA (2 FLOP) per clock, so the FP32 peak cannot pass cores x 2 x boost clock.
+  // Datasheets round their figure (Tesla P4: 5.5 TFLOPS against 2560 x 2 x 1063 MHz = 5.44), hence 5% of slack.
+  if (d.cuda_cores > 0) {
+    const double fma_peak_tflops = 2.0 * d.cuda_cores * d.boost_clock_mhz * 1e-6;
+    if (d.peak(Pipe::kFp32) > 1.05 * fma_peak_tflops)
+      r.fail("fp32_tflops", fmt::format("is {:g}, more than cuda_cores x 2 FLOP x boost_clock_mhz allows ({} x 2 x {:g} "
+                                        "MHz = {:.2f} TFLOPS)",
+                                        d.peak(Pipe::kFp32), d.cuda_cores, d.boost_clock_mhz, fma_peak_tflops));
+  }
   if (const auto* m = r.has("measured") ? t["measured"].as_table() : nullptr) {
     const TomlFields fm(*m, "GPU file '" + path.string() + "' [measured]");
     MeasuredEfficiency me;
@@ -153,7 +195,9 @@ DeviceSpec find_gpu(std::string_view id_or_path) {
   if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".toml") {
     if (!std::filesystem::is_regular_file(std::filesystem::path(id_or_path)))
       throw InputError("GPU file '" + std::string(id_or_path) + "' does not exist or is not a file");
-    return load_device_file(std::filesystem::path(id_or_path));
+    DeviceSpec d = load_device_file(std::filesystem::path(id_or_path));
+    check_architecture_name(d, shipped_architectures());
+    return d;
   }
   if (cpu_by_id(id_or_path))
     throw InputError("'" + std::string(id_or_path) +

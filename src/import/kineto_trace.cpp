@@ -1,9 +1,11 @@
 #include "import/kineto_trace.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string_view>
@@ -118,6 +120,24 @@ bool is_launch(std::string_view name) {
          name == "hipExtModuleLaunchKernel";
 }
 
+// A complete event's start and duration as a profiler writes them: microseconds, whole in Kineto's traces, since the
+// epoch (1.7e15 in 2024) or since the profiler started. A double holds whole microseconds exactly up to 2^53 (about
+// 285 years after 1970); no event lasts longer than the longest run perfcast plans (data/limits.toml
+// max_deadline_hours). Past either the value is not a time: a step of 1e300 us was printed in 300 digits. A negative
+// duration stands for none (an event left open when profiling stopped) and is left out where durations are summed.
+void check_event_time(double ts, double dur, std::string_view name, const std::string& where) {
+  constexpr double kExactMicroseconds = 9007199254740992.0;  // 2^53
+  const double max_dur_us = static_cast<double>(input_limits().max_deadline_hours) * 3600e6;
+  const auto bad = [&](const char* field, double v, const std::string& rule) {
+    throw InputError(fmt::format("trace '{}': event '{}' has '{}' {:g} us, {}", where, name.substr(0, 80), field, v, rule));
+  };
+  if (!(std::fabs(ts) <= kExactMicroseconds))
+    bad("ts", ts, "beyond 2^53 us (285 years): not a time a profiler writes");
+  if (dur > max_dur_us)
+    bad("dur", dur, fmt::format("longer than any run perfcast plans ({} h, data/limits.toml max_deadline_hours)",
+                                input_limits().max_deadline_hours));
+}
+
 }  // namespace
 
 KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where) {
@@ -177,6 +197,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& where
     std::string_view name_view;
     if (e["name"].get(name_view) != simdjson::SUCCESS) continue;
     const double ts = field_number(e, "ts"), dur = field_number(e, "dur");
+    check_event_time(ts, dur, name_view, where);
     element args;
     const bool has_args = e["args"].get(args) == simdjson::SUCCESS;
     if (category == "kernel" || category == "Kernel") {

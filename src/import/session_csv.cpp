@@ -94,6 +94,10 @@ class SessionReplay final : public GpuSampler {
     }
     if (!header_seen_) throw InputError("session file '" + path_.string() + "' has no header line");
     pending_ = read_sample();
+    // A header and no row: no GPU was seen, and a --compare would report "0 GPUs ran the job".
+    if (!pending_)
+      throw InputError("session file '" + path_.string() + "' has a header but no samples: nothing to replay (perfcast "
+                       "monitor --csv writes one row per GPU per round)");
   }
   std::string source() const override { return "recording '" + path_.string() + "'"; }
   bool live() const override { return false; }

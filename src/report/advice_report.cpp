@@ -193,7 +193,7 @@ std::string advice_text(const Advice& a, Lang lang) {
   s += "\n";
   // A baseline that does not fit has no throughput: it would run out of memory.
   if (p.memory.fits)
-    s += fmt::format(m("summary_line"), msg("summary", lang), msg("throughput", lang), p.samples_per_s,
+    s += fmt::format(m("summary_line"), msg("summary", lang), msg("throughput", lang), format_samples_per_s(p.samples_per_s),
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "", msg("step", lang),
                      p.step_us / 1e3, msg("memory", lang), format_bytes(p.memory.total),
                      format_bytes(p.memory.capacity), msg("fits", lang));

@@ -126,8 +126,8 @@ const std::map<std::string_view, Text>& table() {
       {"verdict_line", {"{}: {}.\n", "{}：{}。\n"}},
       {"precision_note", {"  ({})\n", "  （{}）\n"}},
       {"summary_line",
-       {"{}: {} {:.1f} samples/s{}, {} {:.1f} ms, {} {} / {} ({})\n",
-        "{}：{} {:.1f} 样本/秒{}，{} {:.1f} ms，{} {} / {}（{}）\n"}},
+       {"{}: {} {} samples/s{}, {} {:.1f} ms, {} {} / {} ({})\n",
+        "{}：{} {} 样本/秒{}，{} {:.1f} ms，{} {} / {}（{}）\n"}},
       {"summary_no_fit", {"{}: {}; {} {} / {}\n", "{}：{}；{} {} / {}\n"}},
       {"fits_separator", {"; ", "；"}},
       {"col.op_class", {"op_class", "算子类别"}},
@@ -166,7 +166,7 @@ const std::map<std::string_view, Text>& table() {
       {"p.title_seq_mean", {" (mean {} real tokens, no padding)", "（平均 {} 个真实词元，无填充）"}},
       {"p.title_context", {", context {}", "，上下文 {}"}},
       {"p.note", {"  note: ", "  注："}},
-      {"p.throughput", {"  throughput      {:>12.1f} samples/s{}\n", "  吞吐量          {:>12.1f} 样本/秒{}\n"}},
+      {"p.throughput", {"  throughput      {:>12} samples/s{}\n", "  吞吐量          {:>12} 样本/秒{}\n"}},
       {"p.tokens", {"   ({:.0f} tokens/s)", "（{:.0f} 词元/秒）"}},
       {"p.interval", {"  {:.0f}% interval  {} - {} {} (measured residuals of {} runs like this one: {})\n",
                       "  {:.0f}% 区间      {} - {} {}（同类 {} 次实测的残差：{}）\n"}},
@@ -187,6 +187,20 @@ const std::map<std::string_view, Text>& table() {
        {"  no throughput, step time or bottleneck: the step would run out of memory (try --batch max, --checkpointing "
         "or a lower precision)",
         "  没有吞吐量、单步时间和瓶颈：该步会显存不足（可试 --batch max、--checkpointing 或更低的精度）"}},
+      // Training at batch 1 already: --batch max would fail as well; with the weights alone past capacity,
+      // checkpointing (which frees activations) cannot help either.
+      {"p.no_fit_rest_train_no_batch",
+       {"  no throughput, step time or bottleneck: the step would run out of memory at any batch (try --checkpointing, "
+        "a lower precision or a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：该步在任何批量下都会显存不足（可试 --checkpointing、更低的精度或显存更大的 GPU）"}},
+      {"p.no_fit_rest_state",
+       {"  no throughput, step time or bottleneck: the weights, gradients and optimizer state alone need more memory "
+        "than the GPU has, at any batch (try a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：仅权重、梯度和优化器状态就超过 GPU 显存，任何批量都放不下（可试显存更大的 GPU）"}},
+      {"p.no_fit_rest_weights",
+       {"  no throughput, step time or bottleneck: the weights alone need more memory than the GPU has (try a lower "
+        "precision or a GPU with more memory)",
+        "  没有吞吐量、单步时间和瓶颈：仅权重就超过 GPU 显存（可试更低的精度或显存更大的 GPU）"}},
       // Inference holds no gradients or saved activations: activation checkpointing does not apply.
       {"p.no_fit_rest_infer",
        {"  no throughput, step time or bottleneck: the pass would run out of memory (try --batch max, a lower "
@@ -315,6 +329,8 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.col.gpu", {"device", "设备"}},
       {"cmp.col.count", {"count", "数量"}},
       {"cmp.col.precision", {"precision", "精度"}},
+      // Per GPU: with --batch max each row's own largest batch (the title says only "max").
+      {"cmp.col.batch", {"batch", "批大小"}},
       {"cmp.col.samples", {"samples/s", "样本/秒"}},
       {"cmp.col.step", {"step ms", "单步 ms"}},
       // Decode and generate: output tokens per second and ms per output token (predict's words for these modes).
@@ -359,7 +375,7 @@ const std::map<std::string_view, Text>& table() {
       {"cmp.claim_high", {"{:.0f}x too high for this workload", "对此负载高估了 {:.0f} 倍"}},
       {"cmp.claim_holds", {"met for this workload", "对此负载成立"}},
       {"cmp.legend",
-       {"\nscaling: throughput / (GPUs x one GPU); GPU energy: GPU boards, or a CPU's package at TDP; server: the GPUs + "
+       {"\nbatch: samples per GPU per step (with --batch max, the largest that fits on that row's device); scaling: throughput / (GPUs x one GPU); GPU energy: GPU boards, or a CPU's package at TDP; server: the GPUs + "
         "the host (the server's maximum system power less its GPUs' TDP, data/cloud/servers.toml, an upper bound) of the "
         "instances rented, powered whole as they are billed (GPUs the run leaves idle at their power at rest), or with no "
         "instance the GPUs' share of their server; facility: server x PUE (the provider's, data/cloud/providers.toml, or "
@@ -368,7 +384,7 @@ const std::map<std::string_view, Text>& table() {
         "best precision: the fastest, but FP32 unless it gains more than the measured precision what-ifs' 80% spread "
         "(data/intervals.toml; --precision best runs the fastest).\nprices: {} (list "
         "prices with dates and sources in the file)\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；GPU 能耗：GPU 板卡，或 CPU 封装按 TDP 计；服务器：所租实例整台的 GPU 加主机"
+        "\n批大小：每块 GPU 每步的样本数（--batch max 时为该行设备能容纳的最大值）；扩展效率：吞吐量 /（GPU 数 x 单卡吞吐量）；GPU 能耗：GPU 板卡，或 CPU 封装按 TDP 计；服务器：所租实例整台的 GPU 加主机"
         "（服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限；本次运行未用的 GPU 按静息功率计），无实例时为这些 GPU "
         "在其服务器中所占份额；数据中心：服务器 x PUE（云厂商公布值，data/cloud/providers.toml，或 --pue）；功率：全部 GPU，按单步平均（CPU：封装 TDP）；剩余显存：每块 GPU（CPU：主机内存剩余量，全部插槽）；成本：按能容纳单节点"
         "全部 GPU 的最便宜实例类型整台计价；最佳精度：最快者，但除非其增益超过实测精度对比的 80% 区间（data/intervals.toml）否则为 FP32"
@@ -436,7 +452,7 @@ const std::map<std::string_view, Text>& table() {
         "spot: the catalog's spot or interruptible price for the same hours; interruptions are not "
         "modelled (a reclaimed instance loses the work since its last checkpoint and waits for capacity), so the time "
         "and the deadline hold for instances that run to the end.\n",
-        "\n扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；GPU 能耗：GPU 板卡；\n"
+        "\n批大小：每块 GPU 每步的样本数（--batch max 时为该行设备能容纳的最大值）；扩展效率：吞吐量 /（GPU 数 x 同型号单卡吞吐量）；通信：单步中等待梯度归约的比例；GPU 能耗：GPU 板卡；\n"
         "服务器：GPU 加上主机（CPU、内存、网卡、风扇：服务器最大系统功率减去 GPU 的 TDP，data/cloud/servers.toml，为上限），按整台实例计，与 compare 相同；"
         "数据中心：服务器 x PUE（云厂商公布值，data/cloud/providers.toml，或 --pue）；\n"
         "按需 / 竞价：价格 x 实例数 x 计费时长（云厂商的最短计费时长与计费粒度，data/cloud/providers.toml）；\n"

@@ -113,6 +113,11 @@ std::string host_basis_text(const PoweredHardware& h, Lang lang) {
                      idle > 0 ? fmt::format(m("host.idle"), idle, idle == 1 ? "" : "s", h.idle_gpu_w / idle) : "");
 }
 
+std::string format_samples_per_s(double v) {
+  if (!(v > 0) || v >= 1) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.{}f}", v, std::min(12, 2 - static_cast<int>(std::floor(std::log10(v)))));
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -447,7 +452,7 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   if (!fits)
     s += fmt::format(m("p.throughput_no_fit"), does_not_fit_text(p, lang));
   else
-    s += fmt::format(m("p.throughput"), p.samples_per_s,
+    s += fmt::format(m("p.throughput"), format_samples_per_s(p.samples_per_s),
                      p.tokens_per_s ? fmt::format(m("p.tokens"), *p.tokens_per_s) : "");
   if (const auto iv = prediction_interval(p)) {
     const double v = p.tokens_per_s ? *p.tokens_per_s : p.samples_per_s;
@@ -504,11 +509,20 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   if (!fits) {
     // A parallel training layout sizes its micro-batch itself (--batch max does not apply); its memory levers differ.
     // Inference at batch 1, or with weights alone past capacity, fits at no batch: --batch max would fail too.
-    const bool no_batch_fits = p.request.batch <= 1 || p.memory.weights >= p.memory.capacity;
-    s += std::string(msg(p.parallel                        ? "p.no_fit_rest_parallel"
-                         : p.request.mode == Mode::kTrain ? "p.no_fit_rest"
-                         : no_batch_fits                  ? "p.no_fit_rest_infer_no_batch"
-                                                          : "p.no_fit_rest_infer",
+    // Training likewise at batch 1; with the weights alone past capacity checkpointing cannot help either.
+    // Training state (weights, masters, gradients, optimizer moments) past capacity: no batch or recomputation helps.
+    const bool weights_too_big = p.memory.weights >= p.memory.capacity;
+    const bool state_too_big = p.memory.weights + p.memory.master_weights + p.memory.gradients +
+                                   p.memory.optimizer_state >= p.memory.capacity;
+    const bool no_batch_fits = p.request.batch <= 1 || weights_too_big;
+    const bool train = p.request.mode == Mode::kTrain;
+    s += std::string(msg(p.parallel                          ? "p.no_fit_rest_parallel"
+                         : train && weights_too_big          ? "p.no_fit_rest_weights"
+                         : train && state_too_big            ? "p.no_fit_rest_state"
+                         : train && no_batch_fits            ? "p.no_fit_rest_train_no_batch"
+                         : train                             ? "p.no_fit_rest"
+                         : no_batch_fits                                     ? "p.no_fit_rest_infer_no_batch"
+                                                                             : "p.no_fit_rest_infer",
                          lang)) +
          "\n";
     return s;

@@ -35,6 +35,11 @@ nlohmann::json rounded_count_json(double v);
 // Human-readable byte count ("9.81 GiB").
 std::string format_bytes(double bytes);
 
+// A throughput in samples/s for a report line: one decimal ("194.5"), three significant digits below 1 ("0.0391"), so
+// that a slow step (a long-sequence fine-tune, a whole generated sequence) does not print as "0.0 samples/s" beside its
+// tokens/s.
+std::string format_samples_per_s(double samples_per_s);
+
 // Which hardware a run's server energy counts (powered_hardware's rule), for a report line: "the share of 1 GPU of a
 // dgx-a100 server's host" or "8 GPUs of whole instances (dgx-h100 server class), 7 of them idle at 84 W each".
 std::string host_basis_text(const PoweredHardware& h, Lang lang = Lang::kEn);
