@@ -35,17 +35,6 @@ class CliConsistencyTest : public perfcast::test::ScratchDirTest {
     EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
     return nlohmann::json::parse(r.out, nullptr, false);
   }
-
-  // Exit 2, nothing on stdout, one "perfcast: error:" line holding every piece.
-  void expect_refused(const std::string& args, std::initializer_list<std::string> pieces) const {
-    SCOPED_TRACE("perfcast " + args);
-    const CliResult r = run(args);
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    for (const auto& p : pieces) EXPECT_TRUE(contains(r.err, p)) << "missing '" << p << "' in: " << r.err;
-  }
 };
 
 // ---------------------------------------------------------------- bare perfcast and defaults

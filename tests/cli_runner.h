@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -105,6 +107,18 @@ class ScratchDirTest : public ::testing::Test {
 
   // Runs `perfcast <args>` inside the scratch directory (see run_perfcast).
   CliResult run(const std::string& args) const { return run_perfcast(dir_, args); }
+
+  // The brief's rule for bad input: exit 2, nothing on stdout, one "perfcast: error:" line holding every piece.
+  void expect_refused(const std::string& args, std::initializer_list<std::string> pieces) const {
+    SCOPED_TRACE("perfcast " + args);
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    for (const auto& p : pieces)
+      EXPECT_NE(r.err.find(p), std::string::npos) << "missing '" << p << "' in: " << r.err;
+  }
 
   std::filesystem::path dir_;
 

@@ -23,17 +23,6 @@ bool contains(const std::string& s, const std::string& piece) { return s.find(pi
 class Walkthrough41Test : public test::ScratchDirTest {
  protected:
   Walkthrough41Test() : ScratchDirTest("perfcast-qa41") {}
-
-  // Exit 2, nothing on stdout, one "perfcast: error:" line holding every piece (the brief's rule for bad input).
-  void expect_refused(const std::string& args, std::initializer_list<std::string> pieces) const {
-    SCOPED_TRACE("perfcast " + args);
-    const CliResult r = run(args);
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err.rfind("perfcast: error:", 0), 0u) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    for (const auto& p : pieces) EXPECT_TRUE(contains(r.err, p)) << "missing '" << p << "' in: " << r.err;
-  }
 };
 
 // `compare --batch max` (the default) picks each row's own largest batch; the text named only "batch max per GPU",
