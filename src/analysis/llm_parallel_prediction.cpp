@@ -382,27 +382,23 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       b += energy.add(grad, grad.launches * s.runtime.gpu_gap_per_kernel_us, times);
       t.fp8_amax_bytes_per_layer += c.fp8_amax_bytes_per_linear;
     }
+    // Backward's host side adds an AccumulateGrad node per parameter tensor.
+    host_b += tensors * s.runtime.host_accumulate_grad_us;
     if (block == 0) {
       t.host_layer_fwd_us += host_f;
-      t.host_layer_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
+      t.host_layer_bwd_us += host_b;
       t.param_tensors_per_layer += tensors;
       t.gathered_tensors_per_layer += gathered;
-    } else {
-      t.host_other_fwd_us += host_f;
-      t.host_other_bwd_us += host_b + tensors * s.runtime.host_accumulate_grad_us;
-      t.param_tensors_other += tensors;
-      t.gathered_tensors_other += gathered;
-    }
-    if (block == 0) {
       t.layer_fwd_us += f;
       t.layer_bwd_us += b;
       if (ops[i].kind == OpKind::kAttention || ops[i].kind == OpKind::kSoftmax) t.layer_attention_fwd_us += f;
-    } else if (first_block < 0) {
-      t.first_fwd_us += f;
-      t.first_bwd_us += b;
     } else {
-      t.last_fwd_us += f;
-      t.last_bwd_us += b;
+      t.host_other_fwd_us += host_f;
+      t.host_other_bwd_us += host_b;
+      t.param_tensors_other += tensors;
+      t.gathered_tensors_other += gathered;
+      (first_block < 0 ? t.first_fwd_us : t.last_fwd_us) += f;
+      (first_block < 0 ? t.first_bwd_us : t.last_bwd_us) += b;
     }
   }
   // The host side at this host's speed, and what DeepSpeed's hooks are counted over: the model code's module calls
