@@ -464,6 +464,27 @@ TEST(LlmParallel, DeepSpeedZero3GathersEveryPartitionedParameterTensorBeforeForw
   EXPECT_EQ(fsdp.parallel->step.engine_host_us, 0.0);
 }
 
+TEST(LlmParallel, AStepCountsAtLeastTheGemmLaunchesOfEveryLinear) {
+  // Llama-2-7b-hf runs 7 linear layers per decoder layer (q, k, v, o, gate, up, down: its modeling_llama.py) in 32
+  // layers (config.json num_hidden_layers), and the lm_head; each linear is one GEMM forward and two backward (data
+  // and weight gradient), so a micro-batch issues at least 3 x (7 x 32 + 1) = 675 kernels, and ZeRO-3's fetches
+  // (2 x 226 per micro-batch, the test above) come on top. The step line once said "0 launches" here.
+  PredictRequest r;
+  r.gpu = "a100-sxm4-80gb";
+  r.model = "llama-2-7b";
+  r.mode = Mode::kTrain;
+  r.precision = "amp-bf16";
+  r.seq = 1024;
+  r.gpus = 8;
+  r.zero_stage = 3;
+  r.micro_batch = 1;
+  r.global_batch = 16;
+  const Prediction p = predict(r);
+  ASSERT_TRUE(p.parallel);
+  EXPECT_GE(p.step.launches, 2.0 * (3.0 * (7 * 32 + 1) + 2.0 * 226.0));
+  EXPECT_GE(p.step.launches, p.parallel->step.zero3_allgather_launches);
+}
+
 TEST(LlmParallel, ZeroStagesAreThoseOfTheRuntimesEngine) {
   // DeepSpeed offloads the optimizer only under ZeRO 1-3 (deepspeed/runtime/zero/config.py offload_optimizer: 'Valid
   // for ZeRO stage 1, 2, 3'); Megatron-LM's distributed optimizer is ZeRO-1 (no gradient or parameter partitioning);

@@ -314,8 +314,9 @@ struct ModelEnergy {
 // gains the host time of issuing them (the framework's per-op cost and its launches, at the reference host). Under
 // amp the model is taken as cast (DeepSpeed, Megatron, FSDP): no autocast cast entries, unlike the single-GPU step.
 double phase_us(const std::vector<Op>& ops, std::size_t i, Phase phase, const CostContext& ctx, ModelEnergy& energy,
-                double times, double& host_us) {
+                double times, double& host_us, double& launches) {
   const OpCost e = cost_op(ops, i, phase, ctx);
+  launches += e.cost.launches;
   StepOptions training;
   training.training = true;
   host_us += entry_host_us(e, &ops[i], phase == Phase::kForward ? EntrySource::kForward : EntrySource::kBackward,
@@ -354,10 +355,10 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     const bool te_linear = fp8_ctx && block == 0 && op.kind == OpKind::kMatmul && op.mm.weight_operand && op.weight_elems > 0;
     // The block's ops run in every layer; the embedding and the head once.
     const double times = block == 0 ? static_cast<double>(d.layers) : 1.0;
-    double host_f = 0, host_b = 0;
-    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx, energy, times, host_f);
+    double host_f = 0, host_b = 0, launches_f = 0, launches_b = 0;
+    double f = phase_us(ops, i, Phase::kForward, te_linear ? *fp8_ctx : ctx, energy, times, host_f, launches_f);
     // Ops fed only by the graph input (the embedding) have no data gradient; cost_op knows.
-    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times, host_b);
+    double b = phase_us(ops, i, Phase::kBackward, te_linear ? *fp8_ctx : ctx, energy, times, host_b, launches_b);
     // Parameter tensors (a weight, and a bias or shift as its second), for the AccumulateGrad nodes and ZeRO's hooks.
     const bool trained = op.params > 0 && !op_kind_info(op.kind).updates_in_backward;
     const double second = trained ? second_param_elems(op) : 0.0;
@@ -377,9 +378,11 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
         const double in = static_cast<double>(op.in_elems);
         const KernelCost cast = km.streaming(0, in * (from_norm ? c.fp8_norm_output_transpose_bytes : c.fp8_input_cast_transpose_bytes));
         (from_norm ? b : f) += energy.add(cast, cast.launches * s.runtime.gpu_gap_per_kernel_us, times);
+        (from_norm ? launches_b : launches_f) += cast.launches;
       }
       const KernelCost grad = km.streaming(0, static_cast<double>(op.out_elems) * c.fp8_grad_cast_transpose_bytes);
       b += energy.add(grad, grad.launches * s.runtime.gpu_gap_per_kernel_us, times);
+      launches_b += grad.launches;
       t.fp8_amax_bytes_per_layer += c.fp8_amax_bytes_per_linear;
     }
     // Backward's host side adds an AccumulateGrad node per parameter tensor.
@@ -387,6 +390,8 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     if (block == 0) {
       t.host_layer_fwd_us += host_f;
       t.host_layer_bwd_us += host_b;
+      t.launches_layer_fwd += launches_f;
+      t.launches_layer_bwd += launches_b;
       t.param_tensors_per_layer += tensors;
       t.gathered_tensors_per_layer += gathered;
       t.layer_fwd_us += f;
@@ -395,6 +400,7 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
     } else {
       t.host_other_fwd_us += host_f;
       t.host_other_bwd_us += host_b;
+      t.launches_other += launches_f + launches_b;
       t.param_tensors_other += tensors;
       t.gathered_tensors_other += gathered;
       (first_block < 0 ? t.first_fwd_us : t.last_fwd_us) += f;
@@ -498,6 +504,7 @@ Prediction to_prediction(const TrainingSetup& s, const TransformerDims& d, const
   const ParallelStepCost& st = c.step;
   p.step.gpu_us = st.compute_us;
   p.step.host_us = st.host_us;
+  p.step.launches = st.launches;
   p.step.step_us = st.step_us;
   p.step.flops = c.model_flops_per_token * c.tokens_per_step / c.gpus;
   p.step_us = st.step_us;
