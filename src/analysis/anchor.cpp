@@ -72,7 +72,8 @@ void check_physically_possible(const Prediction& p, const Anchor& a) {
       "{} is more than this hardware can compute: at {:.3g} GFLOP per sample it implies {} TFLOP/s, over {:g}x "
       "the {:.3g} TFLOPS peak of {}{}'s fastest unit; check the unit ({}), the batch and {}",
       a.given, p.flops_per_sample / 1e9, std::isfinite(implied) ? fmt::format("{:.3g}", implied / 1e12) : "over 1e300", most_over_peak, peak / 1e12, devices > 1 ? fmt::format("{} x ", devices) : "",
-      p.device.id, a.unit == "tokens_per_s" ? "tokens/s" : "samples/s, not per minute",
+      p.device.id, a.unit == "tokens_per_s" ? "tokens per second; /min or /h for other periods"
+                                  : "samples per second; /min or /h for other periods",
       p.device.cpu ? "--cores" : "--gpus / --nodes"));
 }
 
@@ -120,7 +121,8 @@ std::optional<Anchor> make_anchor(const Prediction& p, const std::string& measur
         p, number_with_unit("--measured-step", measured_step, {{"ms", 1e-3}, {"s", 1.0}, {"us", 1e-6}}, false),
         "--measured-step " + measured_step);
   Anchor a = unmeasured_anchor(p, "--measured " + measured);
-  a.measured = number_with_unit("--measured", measured, {{"/s", 1.0}}, true);
+  // Per minute and per hour are what training logs often print (images/min, samples/h): converted to per second.
+  a.measured = number_with_unit("--measured", measured, {{"/s", 1.0}, {"/min", 1.0 / 60.0}, {"/h", 1.0 / 3600.0}}, true);
   check_physically_possible(p, a);
   return a;
 }

@@ -10,6 +10,7 @@
 
 #include "core/data_files.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/toml_reader.h"
 #include "device/architecture.h"
 #include "device/board_power.h"
@@ -236,14 +237,22 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   const double ports = g.number_or("network_ports", 1);
   if (ports < 1) g.fail("network_ports", "must be at least 1");
   i.network_ports = static_cast<int>(ports);
+  // A price per GPU-hour above data/limits.toml [run] max_usd_per_gpu_hour is a typo or hostile, not a list price.
+  const double most_per_gpu = input_limits().max_usd_per_gpu_hour;
+  const auto check_price = [&](const char* key, double usd_per_hour) {
+    if (usd_per_hour <= 0) g.fail(key, "must be a positive price");
+    if (!(usd_per_hour / i.gpus <= most_per_gpu))
+      g.fail(key, fmt::format("is {:.4g} USD per GPU-hour, over the {:g} of data/limits.toml [run] max_usd_per_gpu_hour",
+                              usd_per_hour / i.gpus, most_per_gpu));
+  };
   i.on_demand_usd_per_hour = g.number("on_demand_usd_per_hour");
-  if (i.on_demand_usd_per_hour <= 0) g.fail("on_demand_usd_per_hour", "must be a positive price");
+  check_price("on_demand_usd_per_hour", i.on_demand_usd_per_hour);
   i.on_demand_date = g.text("on_demand_date");
   i.on_demand_source = g.text("on_demand_source");
   // The spot price comes with its date and source, or none of them does.
   if (g.has("spot_usd_per_hour") || g.has("spot_date") || g.has("spot_source")) {
     i.spot_usd_per_hour = g.number("spot_usd_per_hour");
-    if (*i.spot_usd_per_hour <= 0) g.fail("spot_usd_per_hour", "must be a positive price");
+    check_price("spot_usd_per_hour", *i.spot_usd_per_hour);
     i.spot_date = g.text("spot_date");
     i.spot_source = g.text("spot_source");
   }

@@ -329,7 +329,7 @@ Command plan_command() {
               std::string o;
               o += fmt::format(m("plan.title"), b.model, b.runtime, mode_name(b.mode), b.precision,
                                b.batch == 0 ? std::string(msg("cmp.max", lang)) : std::to_string(b.batch), res.samples,
-                               req.size.epochs, req.size.epochs == 1 ? "" : "s", format_hours(req.deadline_hours),
+                               std::llround(res.samples) == 1 ? "" : "s", req.size.epochs, req.size.epochs == 1 ? "" : "s", format_hours(req.deadline_hours),
                                req.budget_usd ? fmt::format(m("plan.budget"), format_usd(*req.budget_usd)) : std::string());
               o += fmt::format(m("plan.prices"), catalog.file, catalog.instances.size(), req.max_gpus, res.options.size());
               if (res.meeting.empty()) {

@@ -318,8 +318,8 @@ void add_measured_flags(CLI::App& app, std::string& measured, std::string& measu
                         std::vector<const CLI::Option*>* not_for_serving) {
   const CLI::Option* m =
       app.add_option("--measured", measured,
-                     "your measured throughput of this configuration, e.g. 350 or 350/s (samples/s; tokens/s for token "
-                     "models): what-ifs scale from it");
+                     "your measured throughput of this configuration, e.g. 350, 350/s, 21000/min or 1.26e6/h (samples; tokens "
+                     "for token models): what-ifs scale from it");
   const CLI::Option* step =
       app.add_option("--measured-step", measured_step, "your measured step time, e.g. 120ms, 0.12s or 120000us");
   if (not_for_serving) not_for_serving->insert(not_for_serving->end(), {m, step});

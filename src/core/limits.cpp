@@ -63,6 +63,9 @@ InputLimits load_limits() {
   l.max_deadline_hours = count(run, "max_deadline_hours");
   l.max_pue = run.number("max_pue");
   if (!(l.max_pue >= 1) || !std::isfinite(l.max_pue)) run.fail("max_pue", "must be a finite number of at least 1");
+  l.max_usd_per_gpu_hour = run.number("max_usd_per_gpu_hour");
+  if (!(l.max_usd_per_gpu_hour > 0) || !std::isfinite(l.max_usd_per_gpu_hour))
+    run.fail("max_usd_per_gpu_hour", "must be a positive finite number");
   const auto messages = section("messages");
   l.long_message_bytes = static_cast<std::size_t>(count(messages, "long_message_bytes"));
   l.long_quote_bytes = static_cast<std::size_t>(count(messages, "long_quote_bytes"));

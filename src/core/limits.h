@@ -47,6 +47,7 @@ struct InputLimits {
   std::int64_t max_epochs = 0;            // --epochs
   std::int64_t max_deadline_hours = 0;    // plan --deadline
   double max_pue = 0;                     // --pue (facility energy / IT energy)
+  double max_usd_per_gpu_hour = 0;        // a price file's instance price per GPU
   // [messages]: error messages that echo input, held to a readable length where shown (core/echoed_values.h)
   std::size_t long_message_bytes = 0;  // messages up to this long are shown whole
   std::size_t long_quote_bytes = 0;    // a quoted span over this long is clipped ...

@@ -391,8 +391,8 @@ const std::map<std::string_view, Text>& table() {
         "（--precision best 取最快者）。\n价格：{}（文件中有各价格的日期和来源）\n"}},
       // perfcast plan (cli/cmd_plan.cpp).
       {"plan.title",
-       {"perfcast plan: {}, {} {} {}, batch {} per GPU; run: {:.0f} samples ({:g} epoch{}); deadline {}{}\n",
-        "perfcast 规划：{0}，{1} {2} {3}，每块 GPU 批大小 {4}；运行：{5:.0f} 个样本（{6:g} 个 epoch）；期限 {8}{9}\n"}},
+       {"perfcast plan: {}, {} {} {}, batch {} per GPU; run: {:.0f} sample{} ({:g} epoch{}); deadline {}{}\n",
+        "perfcast 规划：{0}，{1} {2} {3}，每块 GPU 批大小 {4}；运行：{5:.0f} 个样本（{7:g} 个 epoch）；期限 {9}{10}\n"}},
       {"plan.budget", {", budget {}", "，预算 {}"}},
       {"plan.prices",
        {"prices: {} ({} instance types, up to {} GPUs; {} options evaluated)\n\n",
