@@ -97,6 +97,7 @@ $bin validate data/validation/eval_gpu_s40c.csv --markdown "$tmp/eval_gpu_s40c.m
 $bin validate data/validation/eval_gpu_s41.csv --markdown "$tmp/eval_gpu_s41.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41b.csv --markdown "$tmp/eval_gpu_s41b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41c.csv --markdown "$tmp/eval_gpu_s41c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s42b.csv --markdown "$tmp/eval_gpu_s42b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -1093,6 +1094,16 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s41c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s42b.csv (frozen)"
+  echo
+  echo "Gathered in session 42 before that session's model changes were merged, from two documents of Dao-AILab/flash-attention:"
+  echo "the training README's GPT3-125M..2.7B throughput on one node of 8 A100 80GB SXM4 (Lightning DDP, bf16, FlashAttention,"
+  echo "apex FusedAdam or ZeRO-1 AdamW; tokens/s per GPU = the table's figure / 8), and a V100 port's report of its own GPT-small/medium"
+  echo "forward+backward in pure FP16 with PyTorch SDPA on a V100-SXM2-32GB (no optimizer step; tokens/s = batch x seq x 1000 / ms)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s42b.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo
