@@ -98,6 +98,7 @@ $bin validate data/validation/eval_gpu_s41.csv --markdown "$tmp/eval_gpu_s41.md"
 $bin validate data/validation/eval_gpu_s41b.csv --markdown "$tmp/eval_gpu_s41b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s41c.csv --markdown "$tmp/eval_gpu_s41c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s42b.csv --markdown "$tmp/eval_gpu_s42b.md" >/dev/null
+$bin validate data/validation/eval_gpu_s42c.csv --markdown "$tmp/eval_gpu_s42c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -1104,6 +1105,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s42b.md"
+  echo
+  echo "# Evaluation: eval_gpu_s42c.csv (frozen)"
+  echo
+  echo "Gathered in session 42 before that session's model changes were merged, from one source no other data file uses:"
+  echo "NVIDIA DeepLearningExamples TensorFlow2/Recommendation/WideAndDeep README@3424cd03, 'Training performance results':"
+  echo "Wide & Deep (the zoo's wide_deep) trained by main.py --benchmark on a DGX A100 (A100 80GB) and a DGX-1 (V100 16GB),"
+  echo "1 GPU at batch 131072 and 8 GPUs (Horovod) at 16384 per GPU, TF32/FP32 and AMP, XLA on and off; samples/s of all GPUs;"
+  echo "prebatched TFRecords parsed on the host and copied every step (data host); TensorFlow 2.4 assumed (TF32 on A100)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s42c.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo
