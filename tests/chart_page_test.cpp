@@ -109,7 +109,9 @@ TEST_F(ChartPageCli, EveryCommandsPageHoldsItsJson) {
        {std::string("predict --gpu gtx-1080-ti --model resnet18 --batch 16"),
         std::string("compare --model resnet18 --gpu gtx-1080-ti,a100-sxm4-40gb:2"),
         std::string("plan --model resnet18 --deadline 48h"), "validate " + csv, "trace " + trace,
-        std::string("op --gpu a100-sxm4-40gb --m 1024 --n 1024 --k 1024 --precision fp16")}) {
+        std::string("op --gpu a100-sxm4-40gb --m 1024 --n 1024 --k 1024 --precision fp16"),
+        std::string("predict --mode serve --gpu h100-sxm5-80gb --model llama-3-8b --engine vllm --input-len 512 "
+                    "--output-len 64 --request-rate 4")}) {
     const test::CliResult page = run(args + " --html page.html");
     ASSERT_EQ(page.code, 0) << args << ": " << page.err;
     const test::CliResult js = run(args + " --json");

@@ -148,9 +148,11 @@ Command predict_command() {
                 const ServeRequest serve = s->serving.to_request(request, s->runtime_option->count() > 0);
                 const ServePrediction p = predict_serving(serve);
                 const std::string text = serving_text(p, lang);
+                const nlohmann::json j = serving_json(p);
                 if (!s->report.html.empty())
-                  write_output_file(s->report.html, text_report_html(lang_code(lang), "perfcast serving: " + p.model, text));
-                std::cout << (s->report.json ? serving_json(p).dump(2) + "\n" : text);
+                  write_output_file(s->report.html, render_chart_page(ChartPage::kServe, j, lang,
+                                                                      "perfcast serving: " + p.model, preformatted_html(text)));
+                std::cout << (s->report.json ? j.dump(2) + "\n" : text);
                 return 0;
               }
               if (pue && wants_parallel_training(request))

@@ -20,14 +20,14 @@ constexpr std::array kChartKeys = {
     "chart.ax.measured", "chart.ax.predicted", "chart.capacity", "chart.size_note",    "chart.band_note",
     "chart.front",     "chart.dram",          "chart.ax.throughput", "chart.step",     "chart.ax.share",
     "chart.kernel_classes", "chart.ax.kwh",   "chart.energy",    "chart.energy_note",
-    "chart.ax.tokens", "chart.boards",        "chart.package_tdp",
+    "chart.ax.tokens", "chart.boards",        "chart.package_tdp", "chart.latency", "chart.latency_note",
 };
 
 }  // namespace
 
 std::string_view chart_page_name(ChartPage page) {
-  static constexpr std::array<std::string_view, 7> kNames = {"predict", "advise",   "compare", "plan",
-                                                             "validate", "trace",   "op"};
+  static constexpr std::array<std::string_view, 8> kNames = {"predict", "advise", "compare", "plan",
+                                                             "validate", "trace",  "op",      "serve"};
   return kNames[static_cast<std::size_t>(page)];
 }
 

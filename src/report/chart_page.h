@@ -16,7 +16,7 @@
 namespace perfcast {
 
 // Which charts the page draws from its JSON (web/charts.js reads the page kind's name).
-enum class ChartPage { kPredict, kAdvise, kCompare, kPlan, kValidate, kTrace, kOp };
+enum class ChartPage { kPredict, kAdvise, kCompare, kPlan, kValidate, kTrace, kOp, kServe };
 // "predict", "advise", ...
 std::string_view chart_page_name(ChartPage page);
 
