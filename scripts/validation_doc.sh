@@ -99,6 +99,7 @@ $bin validate data/validation/eval_gpu_s41b.csv --markdown "$tmp/eval_gpu_s41b.m
 $bin validate data/validation/eval_gpu_s41c.csv --markdown "$tmp/eval_gpu_s41c.md" >/dev/null
 $bin validate data/validation/eval_gpu_s42b.csv --markdown "$tmp/eval_gpu_s42b.md" >/dev/null
 $bin validate data/validation/eval_gpu_s42c.csv --markdown "$tmp/eval_gpu_s42c.md" >/dev/null
+$bin validate data/validation/eval_gpu_s42.csv --markdown "$tmp/eval_gpu_s42.md" >/dev/null
 $bin validate data/validation/eval_gpu_s40b.csv --markdown "$tmp/eval_gpu_s40b.md" >/dev/null
 $bin validate data/validation/recsys_calibration.csv --markdown "$tmp/recsys_calibration.md" >/dev/null
 $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/null
@@ -1116,6 +1117,17 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
   echo
   cat "$tmp/eval_gpu_s42c.md"
+  echo
+  echo "# Evaluation: eval_gpu_s42.csv (frozen)"
+  echo
+  echo "Gathered in session 42 before that session's model changes were merged, from three sources no other data file uses:"
+  echo "Simantini1709/GPU-Inference-Optimization (README.md@10bbb5ed: ResNet-50 and ViT-B/16 inference at batch 32 on a Colab"
+  echo "Tesla T4, PyTorch 2.5.1, fp32 / FP16 autocast, eager and TorchScript), facebookresearch/LeViT (timings.txt@2bd7ab32:"
+  echo "timm ResNet-50 traced, FP16 autocast, batch 1024 on a V100-SXM2-16GB) and Any-Winter-4079/GPT-3-Small-Pretraining-Experiments"
+  echo "(GPT-2 124M torch.compile bf16 pretraining on one Runpod GPU: H200, H100 SXM/PCIe, A100 SXM/PCIe, L40S, RTX A6000, L4)."
+  echo "Nothing is chosen with it in view; the freeze figures are in data/validation/README.md."
+  echo
+  cat "$tmp/eval_gpu_s42.md"
   echo
   echo "# Evaluation: eval_gpu_s40b.csv (frozen)"
   echo

@@ -448,6 +448,7 @@ TEST(Validation, EvaluationFilesPredictEveryRow) {
       {"eval_gpu_s41c.csv", 22u},
       {"eval_gpu_s42b.csv", 11u},
       {"eval_gpu_s42c.csv", 16u},
+      {"eval_gpu_s42.csv", 14u},
       {"eval_gpu_s40b.csv", 16u}};
   for (const auto& [file, rows] : files) {
     const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
