@@ -482,7 +482,17 @@ TEST(LlmParallel, AStepCountsAtLeastTheGemmLaunchesOfEveryLinear) {
   const Prediction p = predict(r);
   ASSERT_TRUE(p.parallel);
   EXPECT_GE(p.step.launches, 2.0 * (3.0 * (7 * 32 + 1) + 2.0 * 226.0));
-  EXPECT_GE(p.step.launches, p.parallel->step.zero3_allgather_launches);
+  // Every micro-batch issues the same kernels: twice the micro-batches per step, twice the launches.
+  r.global_batch = 32;
+  const Prediction twice = predict(r);
+  ASSERT_TRUE(twice.parallel);
+  EXPECT_DOUBLE_EQ(twice.step.launches, 2.0 * p.step.launches);
+  // Full recomputation runs each block's forward again in backward: at least its 7 x 32 GEMMs per micro-batch more.
+  r.global_batch = 16;
+  r.recompute = "full";
+  const Prediction recomputed = predict(r);
+  ASSERT_TRUE(recomputed.parallel);
+  EXPECT_GE(recomputed.step.launches, p.step.launches + 2.0 * 7 * 32);
 }
 
 TEST(LlmParallel, ZeroStagesAreThoseOfTheRuntimesEngine) {

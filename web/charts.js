@@ -154,13 +154,14 @@
   }
 
   // Memory parts stacked against the card's capacity (a vertical rule).
-  function memory(p) {
+  // `keys`: the parts of p.memory drawn, each as m[key + "_bytes"] (a prediction's by default; serve passes its own).
+  function memory(p, keys = ["weights", "gradients", "optimizer_state", "activations", "workspace", "runtime",
+                             "comm_buffers"]) {
     const m = p.memory;
     if (!m || !(m.capacity_bytes > 0)) return;
     const f = figure("memory", L.memory);
     const GiB = 1024 * 1024 * 1024;
-    const parts = ["weights", "gradients", "optimizer_state", "activations", "workspace", "runtime", "comm_buffers"]
-                      .map((k) => ({part: (p.parts && p.parts[k]) || k, gib: (m[k + "_bytes"] || 0) / GiB, row: L["ax.gib"]}))
+    const parts = keys.map((k) => ({part: k, gib: (m[k + "_bytes"] || 0) / GiB, row: L["ax.gib"]}))
                       .filter((r) => r.gib > 0);
     const cap = m.capacity_bytes / GiB;
     f.appendChild(Plot.plot({
@@ -455,35 +456,37 @@
   }
 
   // ---- serve: continuous batching under load (predict --mode serve).
-  // The latency percentiles on a log axis (a 10 ms token and a 3 s request both readable), and the memory per GPU:
-  // weights, the KV cache the engine reserves and its buffers, against the card's capacity.
+  // Each latency's median and 99th percentile as points joined by a line on a log axis (a 10 ms token and a 3 s
+  // request both readable; a bar's length would mean nothing on a log axis), and the memory per GPU: weights, the KV
+  // cache the engine reserves and its buffers, against the card's capacity.
   function serve(s) {
     const l = s.latency_ms || {};
-    const rows = [["ttft", "TTFT"], ["tpot", "TPOT"], ["e2e", "E2E"]].flatMap(([k, name]) =>
-      [["p50", "p50"], ["p99", "p99"]].map(([q, qn]) => ({metric: name, q: qn, ms: num(l[`${k}_${q}`])})))
+    const metrics = [["ttft", "TTFT"], ["tpot", "TPOT"], ["e2e", "E2E"]];
+    const points = metrics.flatMap(([k, name]) => ["p50", "p99"].map((q) => ({metric: name, q, ms: num(l[`${k}_${q}`])})))
       .filter((r) => r.ms !== null && r.ms > 0);
-    if (rows.length) {
+    const spans = metrics.map(([k, name]) => ({metric: name, lo: num(l[`${k}_p50`]), hi: num(l[`${k}_p99`])}))
+      .filter((r) => r.lo > 0 && r.hi > 0);
+    if (points.length) {
       const f = figure("latency", L.latency, L.latency_note);
       f.appendChild(Plot.plot({
         width: width(),
-        height: 200,
+        height: 170,
         marginLeft: 50,
         x: {type: "log", label: L["ax.time_ms"], grid: true, tickFormat: LOG_TICKS},
-        y: {label: null},
-        fy: {label: null, domain: ["TTFT", "TPOT", "E2E"]},
+        y: {label: null, domain: metrics.map(([, name]) => name)},
         color: {legend: true, domain: ["p50", "p99"], range: ["#4e79a7", "#e15759"]},
         marks: [
-          Plot.barX(rows, {x1: Math.min(...rows.map((r) => r.ms)) / 2, x2: "ms", y: "q", fy: "metric", fill: "q",
-                           title: (r) => `${r.metric} ${r.q}: ${fmt(r.ms, 2)} ms`, ariaDescription: "latency-bar"})
+          Plot.link(spans, {x1: "lo", x2: "hi", y1: "metric", y2: "metric", stroke: "#999"}),
+          Plot.dot(points, {x: "ms", y: "metric", fill: "q", r: 5,
+                            title: (r) => `${r.metric} ${r.q}: ${fmt(r.ms, 2)} ms`, ariaDescription: "latency-point"})
         ]
       }));
     }
+    // The engine sizes its KV cache to what is left, so a served model fits (predict_serving refuses one that does not).
     const m = s.memory_per_gpu;
     if (m && m.capacity_bytes > 0)
-      memory({memory: {capacity_bytes: m.capacity_bytes, weights_bytes: m.weights_bytes,
-                       activations_bytes: m.kv_cache_bytes, workspace_bytes: m.buffers_bytes,
-                       total_bytes: m.weights_bytes + m.kv_cache_bytes + m.buffers_bytes, fits: true},
-              parts: {activations: "kv_cache", workspace: "buffers"}});
+      memory({memory: {...m, total_bytes: m.weights_bytes + m.kv_cache_bytes + m.buffers_bytes, fits: true}},
+             ["weights", "kv_cache", "buffers"]);
   }
 
   const draw = {predict: prediction, advise, compare, plan, validate, trace, op, serve}[root.dataset.page];

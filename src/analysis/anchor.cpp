@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "analysis/predict.h"
 #include "core/error.h"
@@ -38,8 +39,16 @@ double number_with_unit(const std::string& flag, const std::string& text,
     if (used && rest == u) scale = f;
   if (!used || scale == 0 || !std::isfinite(v) || v <= 0) {
     std::string list;
-    for (const auto& [u, f] : units) list += (list.empty() ? "" : ", ") + std::string(u);
-    throw InputError(flag + " '" + text.substr(0, 40) + "' is not a positive number with a unit (" + list + ")");
+    std::vector<std::string> names;
+    for (const auto& [u, f] : units) {
+      list += (list.empty() ? "" : ", ") + std::string(u);
+      names.emplace_back(u);
+    }
+    // A unit typo ("60/hr", "120msec") is named with the nearest unit, as other typos are.
+    std::string hint;
+    if (used && !rest.empty() && std::isfinite(v) && v > 0)
+      if (const std::string near = nearest(rest.substr(0, 40), names); !near.empty()) hint = "; did you mean '" + near + "'?";
+    throw InputError(flag + " '" + text.substr(0, 40) + "' is not a positive number with a unit (" + list + ")" + hint);
   }
   return v * scale;
 }

@@ -231,6 +231,10 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   i.server = g.text_or("server", "");
   const double gpus = g.number("gpus");
   if (gpus < 1 || gpus != std::floor(gpus)) g.fail("gpus", "must be a positive whole number, got " + fmt::format("{}", gpus));
+  // Bounded before the cast to int (a hostile 1e10 would wrap and pass the price check below).
+  if (gpus > static_cast<double>(input_limits().max_gpus_per_node))
+    g.fail("gpus", fmt::format("is {:g}, over the {} GPUs per node of data/limits.toml [counts] max_gpus_per_node", gpus,
+                               input_limits().max_gpus_per_node));
   i.gpus = static_cast<int>(gpus);
   i.interconnect = g.text("interconnect");
   i.network = g.text_or("network", "");

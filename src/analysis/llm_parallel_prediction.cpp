@@ -396,7 +396,10 @@ LayerTimes layer_times(const TrainingSetup& s, const TransformerDims& d, const P
       t.gathered_tensors_per_layer += gathered;
       t.layer_fwd_us += f;
       t.layer_bwd_us += b;
-      if (ops[i].kind == OpKind::kAttention || ops[i].kind == OpKind::kSoftmax) t.layer_attention_fwd_us += f;
+      if (ops[i].kind == OpKind::kAttention || ops[i].kind == OpKind::kSoftmax) {
+        t.layer_attention_fwd_us += f;
+        t.launches_layer_attention_fwd += launches_f;
+      }
     } else {
       t.host_other_fwd_us += host_f;
       t.host_other_bwd_us += host_b;

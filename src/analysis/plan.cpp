@@ -98,9 +98,9 @@ double run_samples(const Prediction& p, const RunSize& size) {
   // energy would print as zero and every option would "meet" the deadline.
   const double samples = per_epoch * size.epochs;
   if (samples < 1)
-    throw InputError(fmt::format("--epochs {:g} of {:.0f} samples is {:.3g} samples, less than one: a run trains at "
+    throw InputError(fmt::format("--epochs {:g} of {:.0f} sample{} is {:.3g} samples, less than one: a run trains at "
                                  "least one sample (give more --epochs or --dataset-size)",
-                                 size.epochs, per_epoch, samples));
+                                 size.epochs, per_epoch, per_epoch == 1 ? "" : "s", samples));
   return samples;
 }
 

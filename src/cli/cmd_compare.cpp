@@ -120,7 +120,8 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
   std::string run_desc(msg("cmp.no_run", lang));
   for (const auto& r : rows)
     if (r.run) {
-      run_desc = fmt::format(m("cmp.run"), size.epochs, lang == Lang::kEn && size.epochs != 1 ? "s" : "", r.run->samples);
+      run_desc = fmt::format(m("cmp.run"), size.epochs, lang == Lang::kEn && size.epochs != 1 ? "s" : "", r.run->samples,
+                             std::llround(r.run->samples) == 1 ? "" : "s");
       break;
     }
   o += fmt::format(m("cmp.title"), base.model, base.runtime, mode_name(base.mode), base.precision,

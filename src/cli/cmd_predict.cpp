@@ -150,8 +150,8 @@ Command predict_command() {
                 const std::string text = serving_text(p, lang);
                 const nlohmann::json j = serving_json(p);
                 if (!s->report.html.empty())
-                  write_output_file(s->report.html, render_chart_page(ChartPage::kServe, j, lang,
-                                                                      "perfcast serving: " + p.model, preformatted_html(text)));
+                  write_output_file(s->report.html, render_chart_page(ChartPage::kServe, j, lang, text.substr(0, text.find('\n')),
+                                                                      preformatted_html(text)));
                 std::cout << (s->report.json ? j.dump(2) + "\n" : text);
                 return 0;
               }

@@ -223,6 +223,8 @@ const std::map<std::string_view, Text>& table() {
       {"p.step",
        {"  step time       {:>12.2f} ms   (GPU busy {:.2f} ms, host dispatch {:.2f} ms, {} launches)\n",
         "  单步时间        {:>12.2f} ms   （GPU 忙 {:.2f} ms，主机派发 {:.2f} ms，{} 次内核启动）\n"}},
+      // A parallel layout counts the model's kernels only (schedule/llm_parallel.h ParallelStepCost::launches).
+      {"p.model_launches", {"{} model-kernel", "{} 次模型内核"}},
       {"p.step_cpu",
        {"  step time       {:>12.2f} ms   (cores compute {:.2f} ms, framework dispatch {:.2f} ms, {} op calls)\n",
         "  单步时间        {:>12.2f} ms   （核心计算 {:.2f} ms，框架派发 {:.2f} ms，{} 次算子调用）\n"}},
@@ -326,7 +328,7 @@ const std::map<std::string_view, Text>& table() {
       {"p.col.achieved", {"achieved", "实际"}},
       // perfcast compare (cli/cmd_compare.cpp).
       {"cmp.no_run", {"no run size (give --dataset-size)", "没有运行规模（请给出 --dataset-size）"}},
-      {"cmp.run", {"{:g} epoch{} = {:.0f} samples", "{0:g} 个 epoch = {2:.0f} 个样本"}},
+      {"cmp.run", {"{:g} epoch{} = {:.0f} sample{}", "{0:g} 个 epoch = {2:.0f} 个样本"}},
       {"cmp.title",
        {"perfcast compare: {}, {} {} {}, batch {} per GPU; run: {}\n\n", "perfcast 对比：{}，{} {} {}，每块 GPU 批大小 {}；运行：{}\n\n"}},
       {"cmp.max", {"max", "最大"}},

@@ -484,7 +484,8 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   }
   if (fits)
     s += fmt::format(m(p.device.kind == DeviceKind::kCpu ? "p.step_cpu" : "p.step"), p.step_us / 1e3, p.step.gpu_us / 1e3, p.step.host_us / 1e3,
-                     static_cast<long long>(std::llround(p.step.launches)));
+                     p.parallel ? fmt::format(m("p.model_launches"), std::llround(p.step.launches))
+                                : fmt::format("{}", std::llround(p.step.launches)));
   if (r.mode == Mode::kTrain && r.optimizer_step && !p.parallel) {  // parallel training: one fused Adam, in its lines
     const bool fused = r.fused_optimizer.value_or(p.runtime.optimizer_fused);
     s += fmt::format(m("p.update"), msg(fused ? "p.fused" : "p.unfused", lang),

@@ -344,9 +344,10 @@ ParallelStepCost schedule_parallel_step(const TransformerDims& d, const Parallel
   out.ep_comm_us = mm * layers * (ep_fwd + ep_bwd);
   out.pp_comm_us = mm * 2.0 * p2p;
   out.host_us = mm * (host_f + host_b);
-  out.launches = mm * (layers * (t.launches_layer_fwd + t.launches_layer_bwd +
-                                 (l.recompute == Recompute::kFull ? t.launches_layer_fwd : 0.0)) +
-                       t.launches_other) +
+  const double replayed = l.recompute == Recompute::kFull ? t.launches_layer_fwd
+                          : l.recompute == Recompute::kSelective && !d.fused_attention ? t.launches_layer_attention_fwd
+                                                                                     : 0.0;
+  out.launches = mm * (layers * (t.launches_layer_fwd + t.launches_layer_bwd + replayed) + t.launches_other) +
                  out.zero3_allgather_launches;
   out.engine_host_us = mm * (engine_f + engine_b);
   out.host_wait_us = mm * (wait_f + wait_b);

@@ -138,6 +138,7 @@ struct LayerTimes {
   double host_other_fwd_us = 0, host_other_bwd_us = 0;
   // The kernel launches those ops issue: one block's forward and backward, the rest of the model's both.
   double launches_layer_fwd = 0, launches_layer_bwd = 0, launches_other = 0;
+  double launches_layer_attention_fwd = 0;  // of launches_layer_fwd, the attention's (selective recompute replays them)
   // What DeepSpeed's ZeRO hooks are counted over (schedule_parallel_step prices them by stage): the model code's
   // nn.Module calls and the graph's parameter tensors, per block and in the rest of the model, and the runtime's
   // host prices at this host. `deepspeed`: the runtime's --zero is DeepSpeed's (its zero_engine, data/runtimes).
@@ -185,8 +186,9 @@ struct ParallelStepCost {
   double engine_host_us = 0;   // of which DeepSpeed's hooks, gathers, releases and gradient hooks
   double host_wait_us = 0;     // what the GPU waits for the host in the busiest stage's micro-batches
   double zero3_allgather_launches = 0;  // DeepSpeed ZeRO-3 parameter fetches (all_gather_coalesced calls) per step
-  // Kernel launches per step on the busiest stage: the model's kernels over m micro-batches (full recomputation
-  // replays the block's forward) and ZeRO-3's fetches; the collectives and the update are not counted.
+  // Kernel launches per step on the busiest stage: the model's kernels over m micro-batches (recomputation replays
+  // the block's forward, or its attention's under selective recomputation without fused attention) and ZeRO-3's
+  // fetches; the collectives and the update are not counted (the report says "model-kernel launches").
   double launches = 0;
   std::int64_t microbatches = 0;
 };

@@ -79,7 +79,7 @@ const pages = [
                    "timeline-segment": j.timeline.length + (j.prediction ? 1 : 0)})},
   {name: "serve", args: ["predict", "--mode", "serve", "--gpu", "h100-sxm5-80gb", "--model", "llama-3-8b", "--engine", "vllm",
                          "--input-len", "1024", "--output-len", "256", "--request-rate", "8"],
-   marks: (j) => ({"latency-bar": ["ttft", "tpot", "e2e"].flatMap((k) => ["p50", "p99"].map((q) => j.latency_ms[`${k}_${q}`]))
+   marks: (j) => ({"latency-point": ["ttft", "tpot", "e2e"].flatMap((k) => ["p50", "p99"].map((q) => j.latency_ms[`${k}_${q}`]))
                                      .filter(positive).length,
                    "memory-bar": ["weights_bytes", "kv_cache_bytes", "buffers_bytes"].filter((k) => positive(j.memory_per_gpu[k])).length}),
    atLeast: {"memory-capacity": 1}},
