@@ -106,6 +106,7 @@ $bin validate data/validation/eval_recsys.csv --markdown "$tmp/recsys.md" >/dev/
   echo
 $bin validate data/validation/llm_parallel.csv --markdown "$tmp/llm_parallel.md" >/dev/null
 $bin validate data/validation/deepspeed_calibration.csv --markdown "$tmp/deepspeed_calibration.md" >/dev/null
+$bin validate data/validation/vllm_calibration.csv --markdown "$tmp/vllm_calibration.md" >/dev/null
 $bin validate data/validation/eval_llm_parallel.csv --markdown "$tmp/eval_llm_parallel.md" >/dev/null
   echo
 $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev/null
@@ -1176,6 +1177,10 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "# DeepSpeed ZeRO training on one node: deepspeed_calibration.csv (calibration, session 41, data/validation/README.md)"
   echo
   cat "$tmp/deepspeed_calibration.md"
+  echo
+  echo "# vLLM offline generation on one GPU: vllm_calibration.csv (calibration, session 42, data/validation/README.md)"
+  echo
+  cat "$tmp/vllm_calibration.md"
   echo
   echo "# Parallel LLM training: eval_llm_parallel.csv (gathered as evaluation; calibration since the session-8 review, data/validation/README.md)"
   echo

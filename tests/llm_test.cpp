@@ -393,7 +393,10 @@ TEST(LlmInference, DecodeReadsTheQuantizedWeights) {
 
 TEST(LlmInference, BatchCrossoverFromBandwidthToCompute) {
   auto at = [](std::int64_t batch) {
-    return predict(llm_request("a100-sxm4-80gb", "llama-2-7b", "vllm", "decode", "fp16", batch, 64));
+    // TensorRT-LLM: the GPU's crossover alone. vLLM's engine processes every sequence's output on the host each step
+    // (data/runtimes/vllm.toml llm_output_*: about 105 ms a step at 1024 sequences, as long as this GPU step), and its
+    // default max_num_seqs (256) never runs 1024 sequences at once (session 42).
+    return predict(llm_request("a100-sxm4-80gb", "llama-2-7b", "tensorrt-llm", "decode", "fp16", batch, 64));
   };
   const Prediction b1 = at(1), b2 = at(2), b1024 = at(1024);
   EXPECT_EQ(b1.primary, Bound::kMemory);

@@ -527,6 +527,21 @@ Prediction predict_inference(const PredictRequest& request) {
     p.step.gpu_wait_us = std::max(0.0, p.step.step_us - p.step.gpu_us);
     p.step.syncs = pass_syncs * static_cast<double>(r.seq);
   }
+  // A serving engine turns every step's sampled tokens into outputs on the host (runtime llm_output_*): one such
+  // step per generated token (the prompt's prefill yields the first, each decode step one more; a decode row costs
+  // its seq passes). Run after the step, the GPU waits for it; run beside the next forward pass (llm_output_async),
+  // a step lasts the longer of the two, taken over the phase (exact while every step is longer than the processing
+  // or every step shorter).
+  if (!prefill) {
+    const double per_step = (runtime.llm_output_step_us + runtime.llm_output_seq_us * static_cast<double>(B)) * c.host_scale;
+    if (per_step > 0) {
+      const double total = per_step * static_cast<double>(r.seq);
+      const double before = p.step.step_us;
+      p.step.step_us = runtime.llm_output_async ? std::max(before, total) : before + total;
+      p.step.gpu_wait_us += p.step.step_us - before;
+      p.step.host_us += total;
+    }
+  }
   // The decode phase cannot start before the prefill's logits: the two phases add, each bound by its own
   // slower side (GPU or host).
   if (prompt) p.step = append_phase(*prompt, std::move(p.step));

@@ -47,6 +47,8 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "llm_fp8_context_attention") return &r.llm_fp8_context_attention;
   if (key == "llm_window_attention") return &r.llm_window_attention;
   if (key == "llm_window_kv_cache") return &r.llm_window_kv_cache;
+  // vLLM 0.6 moved output processing beside the next forward pass (the asynchronous output processor).
+  if (key == "llm_output_async") return &r.llm_output_async;
   // TensorFlow 1.x graph mode holds its step's gradients and update products as graph tensors.
   if (key == "step_scoped_gradients") return &r.step_scoped_gradients;
   if (key == "update_products_at_step_start") return &r.update_products_at_step_start;
@@ -87,6 +89,9 @@ double* version_number(RuntimeProfile& r, const std::string& key) {
   if (key == "dropout_mask_bytes") return &r.dropout_mask_bytes;
   if (key == "gelu_saved_intermediates") return &r.gelu_saved_intermediates;
   if (key == "layer_norm_saved_intermediates") return &r.layer_norm_saved_intermediates;
+  // A serving engine's per-step output processing changed between releases (vLLM's V0 and V1 engines).
+  if (key == "llm_output_step_us") return &r.llm_output_step_us;
+  if (key == "llm_output_seq_us") return &r.llm_output_seq_us;
   return nullptr;
 }
 
@@ -319,11 +324,15 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.llm_min_sm = f.number_or("llm_min_sm", r.llm_min_sm);
   r.llm_memory_fraction = f.number_or("llm_memory_fraction", r.llm_memory_fraction);
   r.llm_step_host_us = f.number_or("llm_step_host_us", r.llm_step_host_us);
+  r.llm_output_step_us = f.number_or("llm_output_step_us", r.llm_output_step_us);
+  r.llm_output_seq_us = f.number_or("llm_output_seq_us", r.llm_output_seq_us);
+  r.llm_output_async = f.boolean_or("llm_output_async", r.llm_output_async);
   r.llm_model_code = f.text_or("llm_model_code", "");
   r.zero_engine = f.text_or("zero_engine", "");
   if (!r.zero_engine.empty() && r.zero_engine != "deepspeed" && r.zero_engine != "megatron-distributed-optimizer")
     throw_unknown("zero_engine in " + path.string(), r.zero_engine, {"deepspeed", "megatron-distributed-optimizer"});
-  if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0)
+  if (r.llm_activation_bytes <= 0 || r.llm_memory_fraction <= 0 || r.llm_memory_fraction > 1 || r.llm_ubatch < 0 || r.llm_step_host_us < 0 ||
+      r.llm_output_step_us < 0 || r.llm_output_seq_us < 0)
     f.fail("llm_*", "must be positive (llm_memory_fraction at most 1)");
   r.framework = f.text_or("framework", r.id);
   r.default_version = f.text_or("default_version", "");

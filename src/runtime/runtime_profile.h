@@ -280,6 +280,14 @@ struct RuntimeProfile {
   double llm_min_sm = 0;                  // oldest compute capability the runtime runs on (70 = sm_70)
   double llm_memory_fraction = 1;         // share of GPU memory the runtime may use (vLLM gpu_memory_utilization)
   double llm_step_host_us = 0;            // host work per forward pass the GPU waits for (graph build, logits sync)
+  // A serving engine's output processing per generation step on the host (vLLM LLMEngine._process_model_outputs:
+  // the sampled token appended to each sequence, incremental detokenization, stop checks, request outputs): a
+  // per-step part and a part per running sequence, at the reference host. It waits for the step's sampled tokens;
+  // llm_output_async: it runs while the next step's forward pass is on the GPU (vLLM >= 0.6's asynchronous output
+  // processor), so a step lasts the longer of the two; false: the next step is scheduled only after it.
+  double llm_output_step_us = 0;
+  double llm_output_seq_us = 0;
+  bool llm_output_async = false;
   std::optional<ServingProfile> serving;     // serving engines: how they batch requests (--mode serve)
   std::string framework;                    // runtimes of one framework share versions ("tensorflow" for -xla too)
   std::string default_version;              // the version the profile's defaults describe ("" = unspecified)
