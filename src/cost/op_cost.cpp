@@ -1439,7 +1439,8 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
       const double in_b = static_cast<double>(op.in_elems) * bytes.act;
       const double out_b = static_cast<double>(op.out_elems) * bytes.act;
       w.bytes = std::max(0.0, w.bytes - in_b - (nc.applied_elsewhere ? in_b + out_b : 0.0));
-      launches = 1;
+      // BNStatsFinalize, and the apply kernel (ScaleBiasAddRelu) where no convolution applies the norm.
+      launches = nc.applied_elsewhere ? 1 : 2;
     }
   }
   // An inference batch norm that took its ReLU (and residual add) runs the framework's own fused kernel, whose
