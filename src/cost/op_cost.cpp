@@ -839,12 +839,12 @@ std::vector<std::size_t> readers_of(const std::vector<Op>& ops, std::size_t prod
 // NVIDIA's MLPerf MXNet ResNet-50 symbol: NormConvolution's 'Stats-Apply Relu Convolution Stats-Gen', BNStatsFinalize,
 // and ScaleBiasAddRelu for the block's last norm and its projection's).
 struct NormConvolutionFusion {
-  bool stats_in_conv = false;  // the producing convolution's epilogue wrote the statistics
+  bool stats_in_conv = false;      // the producing convolution's epilogue wrote the statistics
   bool applied_elsewhere = false;  // the consuming convolutions (or the residual add's kernel) apply it
 };
 
-NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::size_t index, const RuntimeProfile& runtime,
-                                              bool training) {
+NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::size_t index,
+                                              const RuntimeProfile& runtime, bool training) {
   NormConvolutionFusion f;
   const Op& op = ops[index];
   if (!training || !runtime.norm_convolution_training || op.kind != OpKind::kNorm || op.norm != NormKind::kBatch ||
