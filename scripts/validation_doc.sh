@@ -15,6 +15,7 @@ $bin validate data/validation/published.csv --markdown "$tmp/published.md" >/dev
 $bin validate data/validation/published_scaling.csv --markdown "$tmp/scaling.md" >/dev/null
 $bin validate data/validation/check_pytorch.csv --markdown "$tmp/pytorch.md" >/dev/null
 $bin validate data/validation/check_recent.csv --markdown "$tmp/recent.md" >/dev/null
+$bin validate data/validation/mlperf_training_calibration.csv --markdown "$tmp/mlperf_training.md" >/dev/null
 $bin validate data/validation/check_llm.csv --markdown "$tmp/llm.md" >/dev/null
 $bin validate data/validation/check_pascal.csv --markdown "$tmp/pascal.md" >/dev/null
 $bin validate data/validation/mlperf_inference.csv --markdown "$tmp/mlperf.md" >/dev/null
@@ -172,6 +173,14 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "pre-training graphs bert_base / bert_large any more."
   echo
   cat "$tmp/recent.md"
+  echo
+  echo "# MLPerf Training ResNet-50, NVIDIA's MXNet recipe: mlperf_training_calibration.csv (calibration, session 42)"
+  echo
+  echo "Single-node results of rounds v1.1 and v2.1 (A100 SXM4 and PCIe, 2-8 GPUs), images/s over the epoch as the logs"
+  echo "print it. Read while the mxnet-mlperf runtime was written (cuDNN fused-ops batch norm, BN+ReLU and BN+add+ReLU"
+  echo "kernels, 4-channel stem; data/validation/README.md): 34.6% median under the plain mxnet profile, every row too slow."
+  echo
+  cat "$tmp/mlperf_training.md"
   echo
   echo "# Language-model serving check set: check_llm.csv"
   echo

@@ -822,6 +822,71 @@ bool batch_norm_epilogue(const std::vector<Op>& ops, std::size_t index) {
   return add_into_batch_norm(index);
 }
 
+// Readers of ops[producer]'s output among the kConsumerScan ops after it (sole_consumer's window).
+std::vector<std::size_t> readers_of(const std::vector<Op>& ops, std::size_t producer) {
+  std::vector<std::size_t> out;
+  const std::size_t end = std::min(ops.size(), producer + 1 + kConsumerScan);
+  for (std::size_t j = producer + 1; j < end; ++j)
+    for (int in : ops[j].inputs)
+      if (in == static_cast<int>(producer)) {
+        out.push_back(j);
+        break;
+      }
+  return out;
+}
+
+// What the convolutions around a training batch norm take over from it (RuntimeProfile::norm_convolution_training;
+// NVIDIA's MLPerf MXNet ResNet-50 symbol: NormConvolution's 'Stats-Apply Relu Convolution Stats-Gen', BNStatsFinalize,
+// and ScaleBiasAddRelu for the block's last norm and its projection's).
+struct NormConvolutionFusion {
+  bool stats_in_conv = false;      // the producing convolution's epilogue wrote the statistics
+  bool applied_elsewhere = false;  // the consuming convolutions (or the residual add's kernel) apply it
+};
+
+NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::size_t index,
+                                              const RuntimeProfile& runtime, bool training) {
+  NormConvolutionFusion f;
+  const Op& op = ops[index];
+  if (!training || !runtime.norm_convolution_training || op.kind != OpKind::kNorm || op.norm != NormKind::kBatch ||
+      op.inputs.empty() || op.inputs[0] < 0 || ops[static_cast<std::size_t>(op.inputs[0])].kind != OpKind::kConv)
+    return f;
+  const auto is_conv_batch_norm = [&](int id) {
+    if (id < 0) return false;
+    const Op& n = ops[static_cast<std::size_t>(id)];
+    return n.kind == OpKind::kNorm && n.norm == NormKind::kBatch && !n.inputs.empty() && n.inputs[0] >= 0 &&
+           ops[static_cast<std::size_t>(n.inputs[0])].kind == OpKind::kConv;
+  };
+  // The normalized output as the next layer reads it: past a ReLU that runs inside the norm's kernel.
+  std::size_t end = index;
+  std::vector<std::size_t> readers = readers_of(ops, end);
+  if (readers.size() == 1 && ops[readers[0]].pointwise == PointwiseKind::kRelu &&
+      fusion_of(ops, readers[0], runtime, training) == Fusion::kIntoPrevious) {
+    end = readers[0];
+    readers = readers_of(ops, end);
+  }
+  if (readers.empty()) return f;
+  bool all_conv = true;
+  for (std::size_t r : readers) all_conv = all_conv && ops[r].kind == OpKind::kConv && !ops[r].is_view;
+  if (all_conv) {
+    f.stats_in_conv = f.applied_elsewhere = true;
+    return f;
+  }
+  // The block's last norm and its projection's feed the residual add (ScaleBiasAddRelu): statistics from their
+  // convolutions; the add's kernel, fused into the first norm, applies the second.
+  if (readers.size() == 1 && two_input_add(ops[readers[0]]) && end == index) {
+    const Op& add = ops[readers[0]];
+    if (!is_conv_batch_norm(add.inputs[0]) || !is_conv_batch_norm(add.inputs[1])) {
+      // An identity shortcut: only the block's own norm, applied in the add's kernel.
+      f.stats_in_conv = add.inputs[0] == static_cast<int>(index);
+      return f;
+    }
+    f.stats_in_conv = true;
+    f.applied_elsewhere = add.inputs[1] == static_cast<int>(index) &&
+                          fusion_of(ops, readers[0], runtime, training) == Fusion::kIntoPrevious;
+  }
+  return f;
+}
+
 }  // namespace
 
 std::vector<std::size_t> parallel_gemm_siblings(const std::vector<Op>& ops, std::size_t index) {
@@ -1364,8 +1429,20 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     const double input = static_cast<double>(ops[static_cast<std::size_t>(op.inputs[0])].out_elems) * ctx.plan.bytes.act;
     w.bytes = std::max(0.0, w.bytes - input);
   }
-  // Batch norm in training computes statistics in a reduction kernel and applies them in a second one.
-  if (op.kind == OpKind::kNorm && ctx.training && launches > 0) launches = 2;
+  // Batch norm in training computes statistics in a reduction kernel and applies them in a second one; under
+  // cuDNN's fused ops the convolutions around it take one or both passes over (norm_convolution_fusion), and what
+  // remains of the forward norm is the statistics' finalize kernel and any apply pass left.
+  if (op.kind == OpKind::kNorm && ctx.training && launches > 0) {
+    launches = 2;
+    const NormConvolutionFusion nc = norm_convolution_fusion(ops, index, ctx.runtime, ctx.training);
+    if (phase == Phase::kForward && nc.stats_in_conv) {
+      const double in_b = static_cast<double>(op.in_elems) * bytes.act;
+      const double out_b = static_cast<double>(op.out_elems) * bytes.act;
+      w.bytes = std::max(0.0, w.bytes - in_b - (nc.applied_elsewhere ? in_b + out_b : 0.0));
+      // BNStatsFinalize, and the apply kernel (ScaleBiasAddRelu) where no convolution applies the norm.
+      launches = nc.applied_elsewhere ? 1 : 2;
+    }
+  }
   // An inference batch norm that took its ReLU (and residual add) runs the framework's own fused kernel, whose
   // per-element index math can outlast its bytes at half precision.
   double instructions = 0;

@@ -42,6 +42,7 @@ bool* version_switch(RuntimeProfile& r, const std::string& key) {
   if (key == "cudnn_depthwise_half") return &r.cudnn_depthwise_half;
   if (key == "half_batch_norm_native") return &r.half_batch_norm_native;
   if (key == "cudnn_nchw_batch_norm") return &r.cudnn_nchw_batch_norm;
+  if (key == "norm_convolution_training") return &r.norm_convolution_training;
   if (key == "residual_grad_addto") return &r.residual_grad_addto;
   if (key == "llm_decode_shared_kv") return &r.llm_decode_shared_kv;
   if (key == "llm_fp8_context_attention") return &r.llm_fp8_context_attention;
@@ -293,6 +294,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   if (r.bn_inference_instructions_per_element < 0) f.fail("bn_inference_instructions_per_element", "must be >= 0");
   r.half_batch_norm_native = f.boolean_or("half_batch_norm_native", r.half_batch_norm_native);
   r.cudnn_nchw_batch_norm = f.boolean_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
+  r.norm_convolution_training = f.boolean_or("norm_convolution_training", r.norm_convolution_training);
   r.residual_grad_addto = f.boolean_or("residual_grad_addto", r.residual_grad_addto);
   r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
   if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");

@@ -97,6 +97,13 @@ struct RuntimeProfile {
   // CUDNN_BATCHNORM_SPATIAL mode, whose per-channel kernels stream slower than the NHWC persistent ones
   // (PyTorch cudnn/BatchNorm.cpp getCudnnBatchNormMode: SPATIAL_PERSISTENT for channels-last training only).
   bool cudnn_nchw_batch_norm = false;
+  // Training batch norm computed by the convolutions around it (cuDNN's fused-ops API, NVIDIA's MLPerf MXNet
+  // NormConvolution / BNStatsFinalize / ScaleBiasAddRelu): a convolution's epilogue writes its output's per-channel
+  // sum and sum of squares, so the norm's statistics pass is gone; where the normalized output (after its ReLU) is
+  // read by convolutions only, they apply scale, bias and ReLU to their operand as they load it, so the apply pass
+  // is gone too; a residual add's two norms are applied in the add's own kernel. Forward passes only: the backward
+  // keeps its passes.
+  bool norm_convolution_training = false;
   // Training sums the two gradients at a residual fork without a kernel: the later gradient's producer (the
   // branch's first convolution's data gradient) adds into the sum's storage (MXNet's DetectInplaceAddTo: req
   // kAddTo, cuDNN beta = 1) and the gradient add is skipped. A two-input add's backward then costs one more read
