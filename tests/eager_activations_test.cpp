@@ -49,7 +49,7 @@ TEST(EagerActivations, GeluNewUnderAutocastMovesFp32ElementsFromThePowOn) {
 TEST(EagerActivations, HuggingFaceGptTwoTrainingOnAnRtx3090StaysNearThePublishedRuns) {
   // huggingface/transformers#9371: run_clm.py on one RTX 3090 (moyix's log, tabulated by stas00 on 2021-01-27),
   // gpt2 / gpt2-medium / gpt2-large at batch 4. The rows at sequence 256 and 512 are GPU-bound; each within 15% of
-  // its published throughput (before the gelu_new chain four of the five were 16-30% too fast).
+  // its published throughput (before the gelu_new chain all five were 16-30% too fast).
   const ValidationReport rep =
       validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/eager_training_calibration.csv");
   EXPECT_TRUE(rep.unpredicted.empty());
