@@ -22,6 +22,7 @@ $bin validate data/validation/mlperf_inference.csv --markdown "$tmp/mlperf.md" >
 $bin validate data/validation/check_timm.csv --markdown "$tmp/timm.md" >/dev/null
 $bin validate data/validation/power.csv --markdown "$tmp/power.md" >/dev/null
 $bin validate data/validation/measured_h200.csv --markdown "$tmp/measured_h200.md" >/dev/null
+$bin validate data/validation/eager_training_calibration.csv --markdown "$tmp/eager_training.md" >/dev/null
 $bin validate data/validation/check_hostbound.csv --markdown "$tmp/hostbound.md" >/dev/null
 $bin validate data/validation/check_frameworks.csv --markdown "$tmp/frameworks.md" >/dev/null
 $bin validate data/validation/check_scaling.csv --markdown "$tmp/check_scaling.md" >/dev/null
@@ -271,6 +272,10 @@ $bin validate data/validation/llm_serving.csv --markdown "$tmp/serving.md" >/dev
   echo "profile, so host-bound rows are read against the default host."
   echo
   cat "$tmp/measured_h200.md"
+  echo
+  echo "# Eager Hugging Face GPT-2 training: eager_training_calibration.csv (calibration, session 42, data/validation/README.md)"
+  echo
+  cat "$tmp/eager_training.md"
   echo
   echo "# Host-bound check set: check_hostbound.csv"
   echo

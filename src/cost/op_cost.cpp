@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "cost/activation_chains.h"
 #include "cost/attention_kernels.h"
 #include "cost/attention_passes.h"
 #include "cost/embedding_cost.h"
@@ -749,6 +750,31 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostC
 // A dropout's random bits drawn by a kernel of their own (RuntimeProfile::dropout_rng_bytes_per_value): the fusion
 // that writes its operands and the generator (two launches), moving that many bytes per 32-bit value. Forward only:
 // backward multiplies by the kept mask.
+// The kernels of Hugging Face's gelu_new as eager PyTorch runs it (RuntimeProfile::gelu_new_kernels): x-typed
+// elements are the activation's, t-typed ones FP32 under autocast (pow is on autocast's FP32 list and the ops after it
+// promote), so the chain moves several times the bytes of one GELU pass and launches a kernel per step.
+KernelCost gelu_new_chain_cost(const Op& op, Phase phase, const CostContext& ctx, Pipe pipe, const KernelCostModel& km) {
+  const double x = ctx.plan.bytes.act;
+  const double t = ctx.plan.mixed && ctx.runtime.autocast_per_op_casts && x < 4.0 ? 4.0 : x;
+  const ActivationChain& chain = gelu_new_chain();
+  const auto& steps = phase == Phase::kForward ? chain.forward : chain.backward;
+  const double elems = static_cast<double>(op.out_elems);
+  KernelCost total;
+  bool first = true;
+  for (const ChainKernel& k : steps) {
+    const double bytes = chain_kernel_bytes(k, x, t);
+    if (bytes <= 0) continue;
+    const KernelCost c = km.streaming(elems, elems * bytes, 1, pipe);
+    if (first) {
+      total = c;
+      first = false;
+    } else {
+      accumulate(total, c);
+    }
+  }
+  return total;
+}
+
 KernelCost dropout_rng_cost(double values, const CostContext& ctx) {
   return ctx.kernels.streaming(0, values * ctx.runtime.dropout_rng_bytes_per_value, 2);
 }
@@ -1495,6 +1521,13 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
     // H200 session's AMP traces name GammaBetaBackwardCUDAKernelTemplate<float, float, ...>).
     const double norm_bytes = ctx.plan.mixed && ctx.runtime.autocast_per_op_casts ? 4.0 : bytes.act;
     out.cost = aten_layer_norm_backward(op, w, pipe, bytes.act, norm_bytes, km);
+    return out;
+  }
+  // Hugging Face's gelu_new in an eager runtime: the chain of kernels its torch calls and their autograd nodes run
+  // (data/eager_activations.toml), each a streaming pass over the activation at its own element types.
+  if (op.gelu_new_code && ctx.runtime.gelu_new_kernels && launches > 0 && op.repeats == 1 &&
+      out.fusion == Fusion::kNone) {
+    out.cost = gelu_new_chain_cost(op, phase, ctx, pipe, km);
     return out;
   }
   // Autocast runs softmax in FP32 (score_passes' rule), so its loads carry 4-byte elements there.

@@ -369,6 +369,11 @@ Tensor GraphBuilder::gelu(const Tensor& x, const std::string& name) {
   graph_.ops[static_cast<std::size_t>(y.id)].pointwise = PointwiseKind::kGelu;
   return y;
 }
+Tensor GraphBuilder::gelu_new(const Tensor& x, const std::string& name) {
+  Tensor y = gelu(x, name);
+  graph_.ops[static_cast<std::size_t>(y.id)].gelu_new_code = true;
+  return y;
+}
 Tensor GraphBuilder::silu(const Tensor& x, const std::string& name) {
   return elementwise(x, 5, true, false, false, name, "silu");
 }

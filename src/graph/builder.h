@@ -65,6 +65,8 @@ class GraphBuilder {
   Tensor relu(const Tensor& x, bool in_place = true, const std::string& name = "");
   Tensor relu6(const Tensor& x, const std::string& name = "");
   Tensor gelu(const Tensor& x, const std::string& name = "");
+  // Hugging Face's gelu_new (NewGELUActivation): the same GELU, marked as written in torch calls (Op::gelu_new_code).
+  Tensor gelu_new(const Tensor& x, const std::string& name = "");
   Tensor silu(const Tensor& x, const std::string& name = "");
   Tensor sigmoid(const Tensor& x, const std::string& name = "");
   Tensor hardswish(const Tensor& x, const std::string& name = "");    // x * relu6(x + 3) / 6 (MobileNetV3)

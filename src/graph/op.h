@@ -158,6 +158,10 @@ struct Op {
   bool saves_input = false;       // input is kept for backward
   bool saves_mask = false;        // a 1-byte mask of the output's shape is kept for backward (dropout)
   bool in_place = false;          // writes into its input's buffer (no new allocation)
+  // A GELU the model's own code writes as Hugging Face's gelu_new (NewGELUActivation: the tanh formula as eight
+  // torch calls); an eager runtime with RuntimeProfile::gelu_new_kernels runs it as that chain of kernels
+  // (data/eager_activations.toml).
+  bool gelu_new_code = false;
   bool is_view = false;           // reshape/flatten/view: no kernel, no traffic
   // The repeated layer of the graph's eager model code (Graph::model_code) this op belongs to, -1 outside one: the
   // host model charges that layer's counted torch and module calls over its ops (schedule/step.cpp).

@@ -1043,7 +1043,7 @@ Graph build_llama(const HfConfig& c, const std::string& id, const ModelOptions& 
 Graph build_gpt2(const HfConfig& c, const std::string& id, const ModelOptions& o) {
   const std::int64_t seq = o.seq == 0 ? c.max_positions : sequence_length(c, id, o, true);
   const Gpt2Dims d{.vocab = c.vocab, .positions = c.max_positions, .layers = c.layers, .hidden = c.hidden,
-                   .heads = c.heads, .intermediate = c.intermediate};
+                   .heads = c.heads, .intermediate = c.intermediate, .hf_gelu_new = false};
   return gpt2_lm_graph(id, d, seq, o.batch);
 }
 

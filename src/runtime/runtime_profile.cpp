@@ -243,6 +243,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
     f.fail("count_model_code_calls", "needs host_inline_op_us and host_module_call_us");
   r.linear_bias_grad_kernel = f.boolean_or("linear_bias_grad_kernel", r.linear_bias_grad_kernel);
   r.softmax_grad_product_kernel = f.boolean_or("softmax_grad_product_kernel", r.softmax_grad_product_kernel);
+  r.gelu_new_kernels = f.boolean_or("gelu_new_kernels", r.gelu_new_kernels);
   r.gemm_alignment_fallback = f.boolean_or("gemm_alignment_fallback", r.gemm_alignment_fallback);
   r.conv_workspace_limit_bytes = f.number_or("conv_workspace_limit_bytes", r.conv_workspace_limit_bytes);
   r.fused_attention = f.boolean_or("fused_attention", r.fused_attention);

@@ -198,6 +198,10 @@ struct RuntimeProfile {
   // (ATen's softmax_backward_cuda_out: tmp = grad * output, then the softmax backward kernel reads tmp and the
   // probabilities): one more pass over the scores in backward, reading two tensors and writing one.
   bool softmax_grad_product_kernel = false;
+  // Eager PyTorch runs Hugging Face's gelu_new (NewGELUActivation, written as eight torch calls) as that many
+  // kernels, and autograd runs its backward node by node: a graph op marked Op::gelu_new_code is costed as the chain
+  // of data/eager_activations.toml [gelu_new] (src/cost/activation_chains.h) instead of one elementwise pass.
+  bool gelu_new_kernels = false;
   // The runtime hands cuBLAS a tensor-core GEMM whose leading dimensions are not multiples of 16 bytes as it is
   // (no padding): cuBLAS then runs an under-aligned kernel ([gemm] misaligned_tensor_efficiency_*; XLA pads such
   // GEMMs to multiples of 8 itself, TensorRT and Inductor choose or pad their own, Megatron-LM pads its vocabulary).

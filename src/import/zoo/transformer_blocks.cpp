@@ -132,7 +132,9 @@ Graph gpt2_lm_graph(const std::string& id, const Gpt2Dims& d, std::int64_t seq, 
     Tensor a = b.dropout(mha(b, h, h, d.heads, /*causal=*/true, true, "attn", /*head_copies=*/true), "attn.resid_dropout");
     x = b.add(x, a, "attn.residual");
     h = b.layer_norm(x, "ln_2");
-    h = b.gelu(b.linear(h, d.intermediate, true, "mlp.c_fc"), "mlp.gelu");
+    // GPT2MLP's act is ACT2FN[activation_function], "gelu_new" in the GPT-2 checkpoints: NewGELUActivation.
+    const Tensor fc = b.linear(h, d.intermediate, true, "mlp.c_fc");
+    h = d.hf_gelu_new ? b.gelu_new(fc, "mlp.gelu") : b.gelu(fc, "mlp.gelu");
     h = b.dropout(b.linear(h, d.hidden, true, "mlp.c_proj"), "mlp.dropout");
     x = b.add(x, h, "mlp.residual");
   }

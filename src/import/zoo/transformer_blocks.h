@@ -64,6 +64,10 @@ struct Gpt2Dims {
   std::int64_t hidden = 768;
   std::int64_t heads = 12;
   std::int64_t intermediate = 3072;  // MLP width
+  // The MLP's GELU is Hugging Face's gelu_new as GPT2MLP runs it (Op::gelu_new_code): the zoo's GPT-2 models. A
+  // config.json gives only the shape (its GPT-2 fields also stand in for Megatron, MosaicML and nanoGPT decoders),
+  // so the config path leaves it off.
+  bool hf_gelu_new = true;
 };
 
 // GPT2LMHeadModel over `seq` tokens per sample: token and position embeddings, pre-LN blocks of causal
