@@ -1,0 +1,39 @@
+// Session 42's new-user walk-through (docs/calibration.md, "A new user's walk-through (session 42, h/qa42)"): what a
+// GP102 owner met that was wrong, each held to an expectation from outside the code.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "test_paths.h"
+
+namespace perfcast {
+namespace {
+
+using test::CliResult;
+
+bool contains(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
+
+class Walkthrough42bTest : public test::ScratchDirTest {
+ protected:
+  Walkthrough42bTest() : ScratchDirTest("perfcast-qa42b") {}
+};
+
+// README: `--measured` "shows it beside the prediction". A slow measurement (a 7B model decoding from host memory at
+// 0.04 tokens/s, a fine-tune at 0.5 samples/s) was echoed as "0.0" and "0.5" with the what-ifs scaled from it shown
+// to one decimal: the user's own number must come back as given.
+TEST_F(Walkthrough42bTest, MeasuredRateBelowOneIsEchoedAsGiven) {
+  const CliResult decode = run("predict --gpu gtx-1080-ti --model llama-2-7b --mode decode --measured 0.04/s");
+  ASSERT_EQ(decode.code, 0) << decode.err;
+  EXPECT_TRUE(contains(decode.out, "0.0400 tokens/s")) << decode.out;
+  const CliResult advise = run("advise --gpu gtx-1080-ti --model resnet152 --batch 32 --measured 0.25/s");
+  ASSERT_EQ(advise.code, 0) << advise.err;
+  EXPECT_TRUE(contains(advise.out, "you measured")) << advise.out;
+  EXPECT_TRUE(contains(advise.out, "0.250 samples/s")) << advise.out;
+  EXPECT_TRUE(contains(advise.out, "From your measured 0.250 samples/s")) << advise.out;
+}
+
+}  // namespace
+}  // namespace perfcast
