@@ -2,6 +2,7 @@
 // GP102 owner met that was wrong, each held to an expectation from outside the code.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,28 @@ TEST_F(Walkthrough42bTest, MeasuredRateBelowOneIsEchoedAsGiven) {
   EXPECT_TRUE(contains(advise.out, "you measured")) << advise.out;
   EXPECT_TRUE(contains(advise.out, "0.250 samples/s")) << advise.out;
   EXPECT_TRUE(contains(advise.out, "From your measured 0.250 samples/s")) << advise.out;
+}
+
+// LoRA on Llama 2 7B at advise's default batch of 64 does not fit a 24 GB P40 (6.7 B frozen weights in FP16 are
+// 12.6 GiB before any activation); checkpointing then fits a batch below 64, which the "why" column called "frees
+// room for batch 26 (from 64)": room for fewer samples is not more room. The reason must name a batch no larger than
+// the JSON row's and not claim a larger one.
+TEST_F(Walkthrough42bTest, CheckpointingBelowTheAskedBatchIsNotCalledALargerBatch) {
+  const std::string args = "advise --gpu tesla-p40 --model llama-2-7b --mode train --lora-rank 8 --precision amp --seq 512";
+  const CliResult json = run(args + " --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  bool seen = false;
+  for (const auto& st : j["strategies"]) {
+    if (st["id"] != "checkpointing+larger-batch" || !st["applicable"].get<bool>()) continue;
+    seen = true;
+    const auto batch = st["batch"].get<std::int64_t>();
+    ASSERT_LT(batch, 64);
+    const std::string reason = st["reason"].get<std::string>();
+    EXPECT_FALSE(contains(reason, "frees room")) << reason;
+    EXPECT_TRUE(contains(reason, "batch " + std::to_string(batch))) << reason;
+  }
+  EXPECT_TRUE(seen) << json.out.substr(0, 400);
 }
 
 }  // namespace

@@ -258,6 +258,10 @@ void add_checkpointing(const Baseline& on, std::vector<StrategyResult>& s) {
     }));
     t.batch = 0;
     s.push_back(evaluate("checkpointing+larger-batch", "memory", base, t, [&](const Prediction& p) {
+      // Past the largest batch that fits, checkpointing makes room for a smaller batch than the one asked, not a
+      // larger one.
+      if (p.request.batch <= r.batch)
+        return fmt::format("batch {} does not fit; with checkpointing batch {} does", r.batch, p.request.batch);
       return fmt::format("checkpointing frees room for batch {} (from {})", p.request.batch, r.batch);
     }));
   } else {

@@ -83,6 +83,8 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (id == "checkpointing")
     return fmt::format("反向传播时重算前向：激活显存 {:.1f} -> {:.1f} GiB", base.memory.activations / 1073741824.0,
                        p.memory.activations / 1073741824.0);
+  if (id == "checkpointing+larger-batch" && p.request.batch <= base.request.batch)
+    return fmt::format("批大小 {} 放不下；启用重算后可容纳批大小 {}", base.request.batch, p.request.batch);
   if (id == "checkpointing+larger-batch")
     return fmt::format("重算节省的显存可把批大小从 {} 提高到 {}", base.request.batch, p.request.batch);
   if (st.category == "batch" && p.request.grad_accum > 1)
