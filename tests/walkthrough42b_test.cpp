@@ -2,6 +2,7 @@
 // GP102 owner met that was wrong, each held to an expectation from outside the code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -56,6 +57,28 @@ TEST_F(Walkthrough42bTest, CheckpointingBelowTheAskedBatchIsNotCalledALargerBatc
     EXPECT_TRUE(contains(reason, "batch " + std::to_string(batch))) << reason;
   }
   EXPECT_TRUE(seen) << json.out.substr(0, 400);
+}
+
+// The one-line-error rule (docs: "Bad input: one-line error naming the problem, exit code 2"): a value flag given
+// twice, or left without its value before the next flag, was answered in CLI11's words ("--batch: At Most 1 required
+// but received 2"; `--batch --gpus 2` as "The following argument was not expected: 2", naming neither flag).
+TEST_F(Walkthrough42bTest, ValueFlagGivenTwiceOrWithoutValueIsNamed) {
+  const std::string base = "predict --gpu gtx-1080-ti --model resnet50 ";
+  for (const std::string& tail : {std::string("--batch 32 --batch 64"), std::string("--batch=32 --batch 64")}) {
+    const CliResult r = run(base + tail);
+    EXPECT_EQ(r.code, 2) << tail;
+    EXPECT_EQ(r.out, "") << tail;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "--batch")) << r.err;
+    EXPECT_TRUE(contains(r.err, "2 times")) << r.err;
+  }
+  for (const std::string& tail : {std::string("--batch --gpus 2"), std::string("--gpus 2 --batch")}) {
+    const CliResult r = run(base + tail);
+    EXPECT_EQ(r.code, 2) << tail;
+    EXPECT_EQ(r.out, "") << tail;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "--batch takes a value")) << r.err;
+  }
 }
 
 }  // namespace
