@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/api.h"
 #include "cli_runner.h"
+#include "core/error.h"
 #include "test_paths.h"
 
 namespace perfcast {
@@ -78,6 +80,26 @@ TEST_F(Walkthrough42bTest, ValueFlagGivenTwiceOrWithoutValueIsNamed) {
     EXPECT_EQ(r.out, "") << tail;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(contains(r.err, "--batch takes a value")) << r.err;
+  }
+}
+
+// README ("Web app, API and Python"): the API takes the CLI's flags; its answers' keys are snake_case
+// (`request_rate`-style), so a client writes `request_rate` for `--request-rate`. The refusal (the rule: "a suggestion
+// for typos") names the flag meant.
+TEST_F(Walkthrough42bTest, ApiFlagWrittenInSnakeCaseSuggestsItsHyphenatedName) {
+  try {
+    api::predict(nlohmann::json{{"gpu", "gtx-1080-ti"}, {"model", "resnet50"}, {"data_loader_workers", 8}});
+    ADD_FAILURE() << "data_loader_workers was accepted";
+  } catch (const InputError& e) {
+    // No such flag in either spelling: no suggestion of one.
+    EXPECT_FALSE(contains(e.what(), "did you mean")) << e.what();
+  }
+  try {
+    api::predict(nlohmann::json{{"gpu", "gtx-1080-ti"}, {"model", "llama-2-7b"}, {"mode", "serve"},
+                                {"request_rate", 1}});
+    ADD_FAILURE() << "request_rate was accepted";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "did you mean 'request-rate'?")) << e.what();
   }
 }
 
