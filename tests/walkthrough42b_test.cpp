@@ -103,5 +103,16 @@ TEST_F(Walkthrough42bTest, ApiFlagWrittenInSnakeCaseSuggestsItsHyphenatedName) {
   }
 }
 
+// ResNet-50's run is an ImageNet epoch (1,281,167 images) with no flag. When compare's only row cannot run (30 GTX
+// 1080 Ti in one PCIe server, beyond the 20 data/scale_limits.toml allows), its title said "no run size (give
+// --dataset-size)", sending the user after a flag that changes nothing.
+TEST_F(Walkthrough42bTest, CompareWithNoRowPredictedDoesNotAskForADatasetSize) {
+  const CliResult r = run("compare --model resnet50 --gpu gtx-1080-ti:30");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string title = r.out.substr(0, r.out.find('\n'));
+  EXPECT_FALSE(contains(title, "--dataset-size")) << title;
+  EXPECT_TRUE(contains(r.out, "unsupported")) << r.out;
+}
+
 }  // namespace
 }  // namespace perfcast

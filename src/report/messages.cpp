@@ -326,6 +326,7 @@ const std::map<std::string_view, Text>& table() {
       {"p.col.achieved", {"achieved", "实际"}},
       // perfcast compare (cli/cmd_compare.cpp).
       {"cmp.no_run", {"no run size (give --dataset-size)", "没有运行规模（请给出 --dataset-size）"}},
+      {"cmp.no_row", {"no row predicted, so no run to size", "没有可预测的行，无法计算运行规模"}},
       {"cmp.run", {"{:g} epoch{} = {:.0f} samples", "{0:g} 个 epoch = {2:.0f} 个样本"}},
       {"cmp.title",
        {"perfcast compare: {}, {} {} {}, batch {} per GPU; run: {}\n\n", "perfcast 对比：{}，{} {} {}，每块 GPU 批大小 {}；运行：{}\n\n"}},
