@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -112,6 +113,24 @@ TEST_F(Walkthrough42bTest, CompareWithNoRowPredictedDoesNotAskForADatasetSize) {
   const std::string title = r.out.substr(0, r.out.find('\n'));
   EXPECT_FALSE(contains(title, "--dataset-size")) << title;
   EXPECT_TRUE(contains(r.out, "unsupported")) << r.out;
+}
+
+// README ("Your own models"): `perfcast export --model ID --onnx OUT.onnx` writes "a zoo model or a config.json's
+// graph"; `perfcast --help` and `export --help` said "a zoo model" alone.
+TEST_F(Walkthrough42bTest, ExportHelpNamesTheConfigJsonItTakes) {
+  for (const std::string& args : {std::string("--help"), std::string("export --help")}) {
+    const CliResult r = run(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::string line;
+    std::istringstream lines(r.out);
+    bool found = false;
+    while (std::getline(lines, line))
+      if (contains(line, "ONNX file")) {
+        found = true;
+        EXPECT_TRUE(contains(line, "config.json")) << line;
+      }
+    EXPECT_TRUE(found) << r.out;
+  }
 }
 
 }  // namespace
