@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -24,6 +26,11 @@ bool contains(const std::string& s, const std::string& piece) { return s.find(pi
 class Walkthrough42bTest : public test::ScratchDirTest {
  protected:
   Walkthrough42bTest() : ScratchDirTest("perfcast-qa42b") {}
+  std::filesystem::path write_file(const std::string& name, const std::string& text) const {
+    const auto path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
 };
 
 // README: `--measured` "shows it beside the prediction". A slow measurement (a 7B model decoding from host memory at
@@ -131,6 +138,22 @@ TEST_F(Walkthrough42bTest, ExportHelpNamesTheConfigJsonItTakes) {
       }
     EXPECT_TRUE(found) << r.out;
   }
+}
+
+// RFC 4180 has no empty record: an empty line in a CSV is no row. Files saved by editors and spreadsheets end in blank
+// lines (LF or CRLF), which `predict --configs` counted as failed rows ("2 ok, 3 failed", exit 1) and `validate` as
+// rows not predicted. A row that does lack columns stays an error.
+TEST_F(Walkthrough42bTest, BlankLinesOfAConfigurationsFileAreNoRows) {
+  const auto blank = write_file("blank.csv",
+                                "gpu,model,batch\r\ngtx-1080-ti,resnet50,64\r\n\r\ntitan-xp,resnet50,32\r\n\n  \n");
+  const CliResult r = run("predict --configs " + blank.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "2 ok, 0 failed")) << r.err;
+  EXPECT_FALSE(contains(r.out, "error:")) << r.out;
+  const auto short_row = write_file("short.csv", "gpu,model,batch\ngtx-1080-ti,resnet50\n\n");
+  const CliResult s = run("predict --configs " + short_row.string());
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_TRUE(contains(s.out, "line 2: the row has fewer columns than the header")) << s.out;
 }
 
 }  // namespace
