@@ -156,5 +156,17 @@ TEST_F(Walkthrough42bTest, BlankLinesOfAConfigurationsFileAreNoRows) {
   EXPECT_TRUE(contains(s.out, "line 2: the row has fewer columns than the header")) << s.out;
 }
 
+// English counts one row in the singular: `validate` said "validated 1 rows", `predict --configs` "(1 rows)".
+TEST_F(Walkthrough42bTest, OneRowIsCountedInTheSingular) {
+  const auto one = write_file("one.csv", "gpu,model,batch,value,metric\ngtx-1080-ti,resnet50,64,190,samples_per_s\n");
+  const CliResult v = run("validate " + one.string());
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_TRUE(contains(v.out, "validated 1 row of")) << v.out;
+  EXPECT_TRUE(contains(v.out, "0 rows not predicted")) << v.out;
+  const CliResult p = run("predict --configs " + one.string());
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(contains(p.err, "(1 row)")) << p.err;
+}
+
 }  // namespace
 }  // namespace perfcast
