@@ -168,5 +168,12 @@ TEST_F(Walkthrough42bTest, OneRowIsCountedInTheSingular) {
   EXPECT_TRUE(contains(p.err, "(1 row)")) << p.err;
 }
 
+// /dev/null exists (POSIX: a character device every system has); `trace /dev/null` answered "no such file", which
+// sends the user hunting for a typo. A missing file keeps its line.
+TEST_F(Walkthrough42bTest, TraceOfADeviceSaysItIsNotARegularFile) {
+  expect_refused("trace /dev/null", {"/dev/null", "not a regular file"});
+  expect_refused("trace missing.json", {"missing.json", "no such file"});
+}
+
 }  // namespace
 }  // namespace perfcast
