@@ -175,5 +175,25 @@ TEST_F(Walkthrough42bTest, TraceOfADeviceSaysItIsNotARegularFile) {
   expect_refused("trace missing.json", {"missing.json", "no such file"});
 }
 
+// A price's date says when it was read (data/cloud/prices.toml: "as the providers published them on the date given";
+// every shipped one is YYYY-MM). A month 13 or a word is no date, yet a price file took them; `--version` names the
+// newest date compared as text, which "yesterday" would win. ISO 8601 calendar dates: months 01-12, days 01-31.
+TEST_F(Walkthrough42bTest, PriceFileDatesAreCalendarMonthsOrDays) {
+  const auto file = [&](const std::string& date) {
+    return write_file("p.toml", "[[instance]]\nid = \"x\"\nprovider = \"vast.ai\"\ngpu = \"gtx-1080-ti\"\ngpus = 1\n"
+                                "interconnect = \"pcie3\"\non_demand_usd_per_hour = 0.15\non_demand_date = \"" +
+                                    date + "\"\non_demand_source = \"a listing\"\n");
+  };
+  for (const std::string& bad : {"yesterday", "2099-13", "2022-06-32", "22-06"}) {
+    file(bad);
+    expect_refused("plan --model resnet50 --deadline 24h --prices p.toml", {"on_demand_date", bad});
+  }
+  for (const std::string& good : {"2022-06", "2022-06-30"}) {
+    file(good);
+    const CliResult r = run("plan --model resnet50 --deadline 24h --prices p.toml");
+    EXPECT_EQ(r.code, 0) << good << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace perfcast
