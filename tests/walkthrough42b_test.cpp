@@ -195,5 +195,15 @@ TEST_F(Walkthrough42bTest, PriceFileDatesAreCalendarMonthsOrDays) {
   }
 }
 
+// README: `--measured-step 120ms` is a step time. A step too short for the card (ResNet-152 at batch 32 in 400 us on
+// a 1080 Ti would be 5,450 TFLOP/s) was refused with "check the unit (samples per second; /min or /h ...)", the
+// units of --measured, which --measured-step refuses.
+TEST_F(Walkthrough42bTest, ImpossibleMeasuredStepNamesStepTimeUnits) {
+  expect_refused("advise --gpu gtx-1080-ti --model resnet152 --batch 32 --measured-step 400us",
+                 {"--measured-step 400us", "ms, s or us"});
+  const CliResult r = run("advise --gpu gtx-1080-ti --model resnet152 --batch 32 --measured-step 400us");
+  EXPECT_FALSE(contains(r.err, "samples per second")) << r.err;
+}
+
 }  // namespace
 }  // namespace perfcast
