@@ -205,5 +205,30 @@ TEST_F(Walkthrough42bTest, ImpossibleMeasuredStepNamesStepTimeUnits) {
   EXPECT_FALSE(contains(r.err, "samples per second")) << r.err;
 }
 
+// LoRA on Llama 2 7B at batch 64 does not fit a P40; gradient accumulation is refused with --lora-rank, so advise's
+// only fitting what-if was checkpointing at batch 26, while `predict --batch max` runs batch 3 without recomputing
+// the forward pass (a checkpointed step does the forward twice: about 4/3 of the work per sample, Chen et al. 2016).
+// The largest batch that fits must be offered, and it must not be slower than the checkpointed one.
+TEST_F(Walkthrough42bTest, AdviseOffersTheLargestBatchThatFitsWhenAccumulationIsRefused) {
+  const std::string args = "--gpu tesla-p40 --model llama-2-7b --mode train --lora-rank 8 --precision amp --seq 512";
+  const CliResult most = run("predict " + args + " --batch max --json");
+  ASSERT_EQ(most.code, 0) << most.err;
+  const auto most_batch = nlohmann::json::parse(most.out)["batch"].get<std::int64_t>();
+  const CliResult json = run("advise " + args + " --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  const nlohmann::json* smaller = nullptr;
+  const nlohmann::json* checkpointed = nullptr;
+  for (const auto& st : j["strategies"]) {
+    if (st["id"] == "smaller-batch") smaller = &st;
+    if (st["id"] == "checkpointing+larger-batch") checkpointed = &st;
+  }
+  ASSERT_NE(smaller, nullptr) << json.out.substr(0, 400);
+  EXPECT_TRUE((*smaller)["applicable"].get<bool>());
+  EXPECT_EQ((*smaller)["batch"].get<std::int64_t>(), most_batch);
+  ASSERT_NE(checkpointed, nullptr);
+  EXPECT_GE((*smaller)["samples_per_s"].get<double>(), (*checkpointed)["samples_per_s"].get<double>());
+}
+
 }  // namespace
 }  // namespace perfcast
