@@ -230,5 +230,17 @@ TEST_F(Walkthrough42bTest, AdviseOffersTheLargestBatchThatFitsWhenAccumulationIs
   EXPECT_GE((*smaller)["samples_per_s"].get<double>(), (*checkpointed)["samples_per_s"].get<double>());
 }
 
+// `perfcast op --device CPU` costs one op by the CPU path (session 36, docs/cpus.md), but README and docs/cpus.md said
+// op refuses a CPU, and the refusal a CPU id gets where a GPU is needed listed "predict, compare and advise" only.
+TEST_F(Walkthrough42bTest, RefusingACpuIdNamesEveryCommandThatTakesOne) {
+  const CliResult op = run("op --device xeon-e5-2690-v4-2s --op matmul --m 512 --n 512 --k 512");
+  EXPECT_EQ(op.code, 0) << op.err;
+  const std::string trace =
+      (std::filesystem::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "kineto" / "sampled_rank-1.json.gz").string();
+  expect_refused("trace " + trace + " --device xeon-e5-2690-v4-2s", {"is a CPU"});
+  const CliResult t = run("trace " + trace + " --device xeon-e5-2690-v4-2s");
+  EXPECT_TRUE(contains(t.err, "predict, advise, compare and op")) << t.err;
+}
+
 }  // namespace
 }  // namespace perfcast
