@@ -242,5 +242,13 @@ TEST_F(Walkthrough42bTest, RefusingACpuIdNamesEveryCommandThatTakesOne) {
   EXPECT_TRUE(contains(t.err, "predict, advise, compare and op")) << t.err;
 }
 
+// NVIDIA sells the TITAN Xp (GP102, 3840 cores, 548 GB/s) and the TITAN X (Pascal) (3584 cores, 480 GB/s) as two
+// cards. A Titan Xp owner typing `titanxp` or `titan_xp` was pointed to titan-x-pascal, the other card, which
+// happens to come first in the catalog and also contains the letters.
+TEST_F(Walkthrough42bTest, TitanXpTypedWithoutItsHyphenSuggestsTheTitanXp) {
+  for (const std::string typed : {"titanxp", "titan_xp", "TitanXp"})
+    expect_refused("predict --model resnet50 --gpu " + typed, {"did you mean 'titan-xp'?"});
+}
+
 }  // namespace
 }  // namespace perfcast
