@@ -250,5 +250,21 @@ TEST_F(Walkthrough42bTest, TitanXpTypedWithoutItsHyphenSuggestsTheTitanXp) {
     expect_refused("predict --model resnet50 --gpu " + typed, {"did you mean 'titan-xp'?"});
 }
 
+// Spreadsheets save "CSV UTF-8" with a byte-order mark (EF BB BF, Unicode's U+FEFF) before the header; a session
+// recorded by `monitor --csv` and opened and saved there was refused ("the header lacks column 'time_s' ... found
+// '\ufefftime_s'"). The mark is no part of the header: the replay reads as the file without it.
+TEST_F(Walkthrough42bTest, MonitorReplayReadsASessionSavedWithAByteOrderMark) {
+  const std::string plain = test::slurp(std::filesystem::path(PERFCAST_SOURCE_DIR) / "tests" / "data" / "monitor" /
+                                        "h200-sxm-141gb_resnet50_amp_b128_host.csv");
+  write_file("plain.csv", plain);
+  write_file("bom.csv", "\xEF\xBB\xBF" + plain);
+  const CliResult a = run("monitor --replay plain.csv");
+  const CliResult b = run("monitor --replay bom.csv");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto after_title = [](const std::string& out) { return out.substr(out.find('\n')); };
+  EXPECT_EQ(after_title(a.out), after_title(b.out));
+}
+
 }  // namespace
 }  // namespace perfcast
