@@ -266,5 +266,21 @@ TEST_F(Walkthrough42bTest, MonitorReplayReadsASessionSavedWithAByteOrderMark) {
   EXPECT_EQ(after_title(a.out), after_title(b.out));
 }
 
+// The same byte-order mark on a serving benchmark file (`validate` on llm_serving.csv's format) hid its first column
+// ("has no column 'engine'"), and its summary counted "1 rows".
+TEST_F(Walkthrough42bTest, ServingValidationReadsAByteOrderMarkAndCountsOneRow) {
+  const std::string csv =
+      "engine,gpu,model,precision,tp,pp,input_len,output_len,num_requests,request_rate,length_dist,metric,measured\n"
+      "vllm,a100-sxm4-80gb,llama-2-7b,fp16,1,1,128,128,100,,fixed,output_tokens_per_s,2000\n";
+  write_file("plain.csv", csv);
+  write_file("bom.csv", "\xEF\xBB\xBF" + csv);
+  const CliResult a = run("validate plain.csv");
+  const CliResult b = run("validate bom.csv");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_TRUE(contains(a.out, "1 row, 0 not predicted")) << a.out;
+}
+
 }  // namespace
 }  // namespace perfcast

@@ -111,8 +111,8 @@ std::string validation_summary_text(const ValidationReport& rep) {
     s += f.overall.rows == 0
              ? fmt::format("  {}: memory rows only ({})", f.path, f.memory_rows)
              : fmt::format(
-                   "  {}: {} rows, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
-                   f.path, f.overall.rows, f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
+                   "  {}: {}, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
+                   f.path, rows_text(static_cast<std::size_t>(f.overall.rows)), f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
                    coverage_of(f.overall), f.interval_in_sample ? " (in sample)" : "");
     s += f.unpredicted > 0 ? fmt::format("; {} not predicted\n", rows_text(static_cast<std::size_t>(f.unpredicted)))
                            : "\n";
