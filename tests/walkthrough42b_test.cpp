@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/api.h"
+#ifdef PERFCAST_HAVE_HTTPLIB
+#include "cli/web_server.h"
+#endif
 #include "cli_runner.h"
 #include "core/error.h"
 #include "test_paths.h"
@@ -281,6 +284,25 @@ TEST_F(Walkthrough42bTest, ServingValidationReadsAByteOrderMarkAndCountsOneRow) 
   EXPECT_EQ(a.out, b.out);
   EXPECT_TRUE(contains(a.out, "1 row, 0 not predicted")) << a.out;
 }
+
+#ifdef PERFCAST_HAVE_HTTPLIB
+// socket(7): with SO_REUSEPORT set on both sockets, a second server may bind a port another one is listening on and
+// the kernel splits the connections between them. cpp-httplib sets it by default, so a second `perfcast serve
+// --port 8080` started beside a forgotten one said "serving" and answered half the requests with the old one's
+// binary and data. A port in use must be refused (README: "cannot listen ... address in use").
+TEST(Walkthrough42bServe, ASecondServerOnAPortInUseIsRefused) {
+  cli::WebServer first({"127.0.0.1", 0, 0});
+  const int port = first.bind();
+  ASSERT_GT(port, 0);
+  cli::WebServer second({"127.0.0.1", port, 0});
+  try {
+    second.bind();
+    ADD_FAILURE() << "a second server bound port " << port;
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "cannot listen")) << e.what();
+  }
+}
+#endif  // PERFCAST_HAVE_HTTPLIB
 
 }  // namespace
 }  // namespace perfcast
