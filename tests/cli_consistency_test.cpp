@@ -144,7 +144,7 @@ TEST_F(CliConsistencyTest, ConfigsRowWithAnExtraColumnGetsAStatusAndTheRunASumma
   write_text(dir_ / "fine.csv", "gpu,model,mode,batch\ngtx-1080-ti,resnet50,infer,8\n");
   const CliResult ok = run("predict --configs fine.csv");
   EXPECT_EQ(ok.code, 0);
-  EXPECT_EQ(ok.err, "perfcast: 1 ok, 0 failed (1 rows)\n");
+  EXPECT_EQ(ok.err, "perfcast: 1 ok, 0 failed (1 row)\n");
 }
 
 // ---------------------------------------------------------------- impossible what-ifs

@@ -304,7 +304,7 @@ TEST_F(CliTest, ConfigsWithUnterminatedQuote) {
   const CliResult r = run("predict --configs quote.csv");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.out.find("error: line 2: a quoted field is not closed"), std::string::npos) << r.out;
-  EXPECT_EQ(r.err, "perfcast: 0 ok, 1 failed (1 rows)\n");
+  EXPECT_EQ(r.err, "perfcast: 0 ok, 1 failed (1 row)\n");
 }
 
 TEST_F(CliTest, ConfigsWithoutGpuColumn) {

@@ -258,6 +258,10 @@ void add_checkpointing(const Baseline& on, std::vector<StrategyResult>& s) {
     }));
     t.batch = 0;
     s.push_back(evaluate("checkpointing+larger-batch", "memory", base, t, [&](const Prediction& p) {
+      // Past the largest batch that fits, checkpointing makes room for a smaller batch than the one asked, not a
+      // larger one.
+      if (p.request.batch <= r.batch)
+        return fmt::format("batch {} does not fit; with checkpointing batch {} does", r.batch, p.request.batch);
       return fmt::format("checkpointing frees room for batch {} (from {})", p.request.batch, r.batch);
     }));
   } else {
@@ -325,6 +329,17 @@ void add_batch(const Baseline& on, std::vector<StrategyResult>& s) {
     b.applicable = false;
     b.reason = "the batch is already the largest that fits";
     b.reason_code = {"batch.already_largest", {}};
+  }
+  // Where accumulation is refused (LoRA), the largest batch that fits is still the step that runs: without it the
+  // only fitting what-if left may be checkpointing, slower than the plain smaller batch.
+  if (!base.memory.fits && training && !b.applicable && t.grad_accum != r.grad_accum) {
+    PredictRequest u = t;
+    u.grad_accum = r.grad_accum;
+    StrategyResult c = evaluate("smaller-batch", "batch", base, u, [&](const Prediction& p) {
+      return fmt::format("batch {} fits (batch {} does not); each update then takes {} samples, not {}",
+                         p.request.batch, r.batch, p.request.batch, r.batch);
+    });
+    if (c.applicable) s.push_back(std::move(c));
   }
   s.push_back(std::move(b));
 }

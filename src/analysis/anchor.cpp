@@ -81,8 +81,11 @@ void check_physically_possible(const Prediction& p, const Anchor& a) {
       "{} is more than this hardware can compute: at {:.3g} GFLOP per sample it implies {} TFLOP/s, over {:g}x "
       "the {:.3g} TFLOPS peak of {}{}'s fastest unit; check the unit ({}), the batch and {}",
       a.given, p.flops_per_sample / 1e9, std::isfinite(implied) ? fmt::format("{:.3g}", implied / 1e12) : "over 1e300", most_over_peak, peak / 1e12, devices > 1 ? fmt::format("{} x ", devices) : "",
-      p.device.id, a.unit == "tokens_per_s" ? "tokens per second; /min or /h for other periods"
-                                  : "samples per second; /min or /h for other periods",
+      p.device.id,
+      // A step time's unit is ms, s or us; a rate's, a period.
+      a.given.starts_with("--measured-step") ? "the step's time: ms, s or us"
+      : a.unit == "tokens_per_s"             ? "tokens per second; /min or /h for other periods"
+                                             : "samples per second; /min or /h for other periods",
       p.device.cpu ? "--cores" : "--gpus / --nodes"));
 }
 

@@ -251,13 +251,30 @@ InstanceType load_instance(const toml::table& t, const std::string& where) {
   };
   i.on_demand_usd_per_hour = g.number("on_demand_usd_per_hour");
   check_price("on_demand_usd_per_hour", i.on_demand_usd_per_hour);
+  // A date is the month or day the price was read, YYYY-MM or YYYY-MM-DD: `perfcast --version` names the newest of
+  // them, compared as text, so "yesterday" or "2099-13" would outrank every real one.
+  const auto check_date = [&](const char* key, const std::string& date) {
+    const auto digits = [&](std::size_t at, std::size_t n) {
+      return date.size() >= at + n &&
+             std::all_of(date.begin() + static_cast<std::ptrdiff_t>(at),
+                         date.begin() + static_cast<std::ptrdiff_t>(at + n), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    const bool shape = (date.size() == 7 || date.size() == 10) && digits(0, 4) && date[4] == '-' && digits(5, 2) &&
+                       (date.size() == 7 || (date[7] == '-' && digits(8, 2)));
+    const int month = shape ? std::stoi(date.substr(5, 2)) : 0;
+    const int day = shape && date.size() == 10 ? std::stoi(date.substr(8, 2)) : 1;
+    if (!shape || month < 1 || month > 12 || day < 1 || day > 31)
+      g.fail(key, "must be a date YYYY-MM or YYYY-MM-DD, got '" + date.substr(0, 40) + "'");
+  };
   i.on_demand_date = g.text("on_demand_date");
+  check_date("on_demand_date", i.on_demand_date);
   i.on_demand_source = g.text("on_demand_source");
   // The spot price comes with its date and source, or none of them does.
   if (g.has("spot_usd_per_hour") || g.has("spot_date") || g.has("spot_source")) {
     i.spot_usd_per_hour = g.number("spot_usd_per_hour");
     check_price("spot_usd_per_hour", *i.spot_usd_per_hour);
     i.spot_date = g.text("spot_date");
+    check_date("spot_date", i.spot_date);
     i.spot_source = g.text("spot_source");
   }
   i.region = g.text_or("region", "");

@@ -1,5 +1,6 @@
 #include "cli/api.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -56,6 +57,20 @@ std::string scalar_text(const nlohmann::json& v, const std::string& flag) {
   throw InputError(fmt::format("{} takes a string or a number, got {}", flag, std::string(v.type_name())));
 }
 
+// Whether `perfcast <command>` declares the long flag `--<name>`.
+bool has_flag(std::string_view command, const std::string& name) {
+  for (const cli::Command& c : cli::commands()) {
+    if (c.name != command) continue;
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.setup(*sub);
+    for (const CLI::Option* o : sub->get_options())
+      for (const auto& n : o->get_lnames())
+        if (n == name) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const std::vector<std::string>& api_commands() {
@@ -72,7 +87,15 @@ std::vector<std::string> options_to_args(std::string_view command, const nlohman
                       std::all_of(name.begin(), name.end(), [](char c) {
                         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
                       });
-    if (!word) throw InputError(fmt::format("'{}' is not a flag name (lower-case letters, digits and '-')", key));
+    if (!word) {
+      // The JSON output's keys are snake_case; a flag written the same way ("request_rate") names its hyphenated
+      // form when the command has that flag.
+      std::string hyphens = name;
+      std::replace(hyphens.begin(), hyphens.end(), '_', '-');
+      const bool known = hyphens != name && has_flag(command, hyphens);
+      throw InputError(fmt::format("'{}' is not a flag name (lower-case letters, digits and '-'){}", key,
+                                   known ? "; did you mean '" + hyphens + "'?" : std::string()));
+    }
     const std::string flag = "--" + name;
     if ((command == "validate" || command == "trace") && name == "file") {
       // An array: several files, pooled into one report (validate; trace takes one file or folder).

@@ -117,7 +117,9 @@ std::string compare_text(const PredictRequest& base, const std::vector<CompareRo
                          const PriceCatalog& catalog, Lang lang) {
   const auto m = [lang](std::string_view key) { return fmt::runtime(msg(key, lang)); };
   std::string o;
-  std::string run_desc(msg("cmp.no_run", lang));
+  // Without a row that ran, the run size is unknown for that reason, not for want of --dataset-size.
+  const bool any_predicted = std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.prediction; });
+  std::string run_desc(msg(any_predicted ? "cmp.no_run" : "cmp.no_row", lang));
   for (const auto& r : rows)
     if (r.run) {
       run_desc = fmt::format(m("cmp.run"), size.epochs, lang == Lang::kEn && size.epochs != 1 ? "s" : "", r.run->samples,

@@ -14,7 +14,9 @@
 namespace perfcast::cli {
 
 Command export_command() {
-  return {"export", "write a zoo model as an ONNX file (shapes only)", [](CLI::App& app) {
+  return {"export",
+          "write a model's graph (zoo id, config.json, .onnx or profiler trace) as an ONNX file (shapes only)",
+          [](CLI::App& app) {
             struct State {
               std::string model, onnx, batch, seq, max_positions;
             };

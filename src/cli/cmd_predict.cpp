@@ -108,8 +108,10 @@ Command predict_command() {
                   for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), spool.get())) > 0;)
                     report_out().write(buf.data(), static_cast<std::streamsize>(n));
                 }
-                std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} rows)\n", ok, failed,
-                                         no_fit ? fmt::format(", {} do not fit", no_fit) : "", rows);
+                std::cerr << fmt::format("perfcast: {} ok, {} failed{} ({} row{})\n", ok, failed,
+                                         no_fit ? fmt::format(", {} {} not fit", no_fit, no_fit == 1 ? "does" : "do")
+                                                : "",
+                                         rows, rows == 1 ? "" : "s");
                 return failed > 0 ? 1 : 0;
               }
               if (!s->report.html.empty()) check_output_path(s->report.html);

@@ -1,6 +1,7 @@
 // Parses a command line and runs its command: what `perfcast` does, less main()'s error printing, so that the
 // binary, the in-process API (cli/api.h), `perfcast serve` and the Python module share one path.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <iostream>
@@ -14,6 +15,34 @@ namespace perfcast::cli {
 
 namespace {
 thread_local std::ostream* report_stream = nullptr;
+
+// A value flag given twice, or given no value (last on the line, or followed by another flag), which CLI11 reports
+// in its own words ("--batch: At Most 1 required but received 2", "The following argument was not expected: 2" for
+// `--batch --gpus 2`): one line naming the flag. Returns when the command line shows neither.
+void explain_flag_misuse(const std::vector<std::pair<CLI::App*, std::function<int()>>>& runners, int argc,
+                         char** argv) {
+  CLI::App* sub = nullptr;
+  for (const auto& [candidate, unused] : runners)
+    if (argc > 1 && candidate->get_name() == argv[1]) sub = candidate;
+  if (!sub) return;
+  for (const CLI::Option* o : sub->get_options()) {
+    if (o->get_lnames().empty() || o->get_expected_min() < 1) continue;
+    const std::string flag = "--" + o->get_lnames().front();
+    int given = 0;
+    bool bare = false;
+    for (int i = 2; i < argc; ++i) {
+      const std::string_view word = argv[i];
+      if (word == flag || word.starts_with(flag + "=")) {
+        ++given;
+        bare = bare || (word == flag && (i + 1 == argc || std::string_view(argv[i + 1]).starts_with("--")));
+      }
+    }
+    if (bare) throw InputError(flag + " takes a value, got none");
+    if (given > 1 && o->get_expected_max() == 1)
+      throw InputError(fmt::format("{} is given {} times; give it once", flag, given));
+  }
+}
+
 }  // namespace
 
 std::ostream& report_out() { return report_stream ? *report_stream : std::cout; }
@@ -108,6 +137,12 @@ int run_command_line(const std::vector<std::string>& words) {
                        sub->get_name() + ": if it is part of the value, quote the value as one word (" + flag + " '" +
                        value + " " + word + "'); else it lacks its flag");
     }
+    explain_flag_misuse(runners, argc, argv);
+    throw InputError(e.what());
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 words these "--batch: At Most 1 required but received 2" and "--batch: 1 required TEXT missing": say
+    // what was wrong with the command line instead.
+    explain_flag_misuse(runners, argc, argv);
     throw InputError(e.what());
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());

@@ -196,6 +196,13 @@ WebServer::WebServer(ServeOptions options) : impl_(std::make_unique<Impl>()) {
   httplib::Server& s = impl_->server;
   // A body past the limit is answered 413 before it is read.
   s.set_payload_max_length(static_cast<std::size_t>(options.max_upload_bytes));
+  // cpp-httplib's default sets SO_REUSEPORT on Linux, which lets a second `perfcast serve` bind a port another one
+  // listens on and share its requests (socket(7): SO_REUSEPORT). SO_REUSEADDR alone still rebinds a port left in
+  // TIME_WAIT by a server just stopped, and refuses one in use.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<void*>(&yes), sizeof(yes));
+  });
   s.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(web_app_page(), "text/html; charset=utf-8");
   });

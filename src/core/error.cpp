@@ -111,6 +111,9 @@ std::string nearest(std::string_view wanted, const std::vector<std::string>& can
     std::erase(lc, '_');
     const bool contains = !lw.empty() && lc.find(lw) != std::string::npos;
     if (contains) d = std::min(d, c.size() - lw.size() > 0 ? std::size_t{1} : d);
+    // The same id but for its separators ("titanxp" for titan-xp) beats one that merely contains it
+    // (titan-x-pascal, first in the catalog's order).
+    if (!lw.empty() && lc == lw) d = 0;
     if (d < best_d || (d == best_d && contains && !best_contains)) {
       best_d = d;
       best = c;

@@ -201,7 +201,8 @@ DeviceSpec find_gpu(std::string_view id_or_path) {
   }
   if (cpu_by_id(id_or_path))
     throw InputError("'" + std::string(id_or_path) +
-                     "' is a CPU (perfcast cpus): this needs a GPU; predict, compare and advise take CPUs with --device");
+                     "' is a CPU (perfcast cpus): this needs a GPU; predict, advise, compare and op take CPUs with "
+                     "--device");
   return find_by_id(gpu_catalog(), id_or_path, "gpu");
 }
 

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -89,6 +91,17 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
     throw InputError("cannot read configurations file '" + path.string() + "': is a directory, not a CSV file");
   if (!std::filesystem::is_regular_file(path)) throw InputError("cannot read configurations file '" + path.string() + "'");
   check_header_typos(path);
+  // A line with nothing but blanks (an editor's trailing newlines, a spreadsheet's empty row) is no row. The reader
+  // reports it as a row that lacks columns; a second pass over the file, kept in step, tells the two apart (lines
+  // the reader has already taken, so each is within its line-length limit).
+  std::ifstream side(path);
+  std::uint64_t side_line = 0;
+  std::string side_text;
+  const auto blank_line = [&](std::uint64_t n) {
+    while (side_line < n && std::getline(side, side_text)) ++side_line;
+    return side_line == n && std::all_of(side_text.begin(), side_text.end(),
+                                         [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+  };
   try {
     io::CSVReader<kReaderColumns.size(), io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(path.string());
     std::apply([&](auto... names) { in.read_header(io::ignore_extra_column | io::ignore_missing_column, names...); },
@@ -117,6 +130,7 @@ void for_each_config_row(const std::filesystem::path& path, bool with_measuremen
           r.error = "the row has more columns than the header";
         } catch (const io::error::too_few_columns&) {
           r = ConfigRow{};
+          if (in.get_file_line() != before && blank_line(in.get_file_line())) continue;
           r.error = "the row has fewer columns than the header";
         } catch (const io::error::escaped_string_not_closed&) {
           r = ConfigRow{};

@@ -65,7 +65,14 @@ void check_stream_end(gzFile f, const std::string& what, const std::string& path
 std::string read_maybe_gzip(const std::string& path, std::size_t limit, const std::string& what, bool truncate,
                             const std::string& too_large_message) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError("cannot read " + what + " '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    // A folder or a device (/dev/null, a FIFO) exists: "no such file" would send the user looking for a typo.
+    const auto status = std::filesystem::status(path, ec);
+    throw InputError("cannot read " + what + " '" + path + "': " +
+                     (!std::filesystem::exists(status)          ? "no such file"
+                      : std::filesystem::is_directory(status) ? "a folder, not a file"
+                                                              : "not a regular file (a device, FIFO or socket)"));
+  }
   std::size_t total = 0;
   bool cut = false;
   {

@@ -87,6 +87,8 @@ class SessionReplay final : public GpuSampler {
     buffer_.resize(max_line_bytes() + 1);
     std::string_view line;
     while (read_line(line)) {
+      // A spreadsheet that saves the file as "CSV UTF-8" starts it with a byte-order mark, no part of the header.
+      if (line_no_ == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
       if (line.empty() || line.front() == '#') continue;
       if (line != kHeader) fail(header_mismatch(line));
       header_seen_ = true;

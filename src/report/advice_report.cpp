@@ -83,6 +83,8 @@ std::string reason_zh(const StrategyResult& st, const Prediction& base) {
   if (id == "checkpointing")
     return fmt::format("反向传播时重算前向：激活显存 {:.1f} -> {:.1f} GiB", base.memory.activations / 1073741824.0,
                        p.memory.activations / 1073741824.0);
+  if (id == "checkpointing+larger-batch" && p.request.batch <= base.request.batch)
+    return fmt::format("批大小 {} 放不下；启用重算后可容纳批大小 {}", base.request.batch, p.request.batch);
   if (id == "checkpointing+larger-batch")
     return fmt::format("重算节省的显存可把批大小从 {} 提高到 {}", base.request.batch, p.request.batch);
   if (st.category == "batch" && p.request.grad_accum > 1)
@@ -203,8 +205,9 @@ std::string advice_text(const Advice& a, Lang lang) {
   if (p.anchor) {
     const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
     s += p.anchor->predicted > 0
-             ? fmt::format(m("p.anchor"), p.anchor->measured, unit, (p.anchor->factor() - 1) * 100)
-             : fmt::format(m("p.anchor_no_fit"), p.anchor->measured, unit);
+             ? fmt::format(m("p.anchor"), format_samples_per_s(p.anchor->measured), unit,
+                            (p.anchor->factor() - 1) * 100)
+             : fmt::format(m("p.anchor_no_fit"), format_samples_per_s(p.anchor->measured), unit);
   }
   s += "  " + fmt::format(m("pressure"), 100.0 * a.memory_pressure) + "\n";
   if (a.capacity_limited_batch)
@@ -251,22 +254,23 @@ std::string advice_text(const Advice& a, Lang lang) {
   // Anchored on the user's measurement: the what-ifs' predicted ratios applied to the measured throughput.
   if (p.anchor) {
     const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
-    s += fmt::format("\n{}\n", fmt::format(m("anchored"), p.anchor->measured, unit));
+    s += fmt::format("\n{}\n", fmt::format(m("anchored"), format_samples_per_s(p.anchor->measured), unit));
     // A rented hour costs the same whatever its throughput: the cost per sample scales as predicted / measured.
     const auto anchored_cost = [&](const std::optional<double>& usd) {
       const auto cost = p.anchor->anchored_cost(usd);
       return cost ? "  " + format_usd(*cost) + std::string(msg("anchored_per_million", lang)) : std::string();
     };
     if (p.anchor->anchored_cost(a.baseline_usd_per_million_samples))
-      s += fmt::format("  {:<40} {:>12.1f} {}{}\n", msg("anchored_baseline", lang), p.anchor->measured, unit,
-                       anchored_cost(a.baseline_usd_per_million_samples));
+      s += fmt::format("  {:<40} {:>12} {}{}\n", msg("anchored_baseline", lang), format_samples_per_s(p.anchor->measured),
+                       unit, anchored_cost(a.baseline_usd_per_million_samples));
     // The combined strategy first, as in the table above (its band, as in JSON, from its category's pairs); then the
     // top five single ones.
     const auto anchored_row = [&](const StrategyResult& st) {
       const auto spread = what_if_spread(st.category);
-      s += fmt::format("  {:<40} {:>12.1f} {}{}{}\n", st.id.substr(0, 40), p.anchor->measured * st.speedup, unit,
-                       spread ? fmt::format("  ({:.1f} - {:.1f})", p.anchor->measured * st.speedup / spread->spread,
-                                            p.anchor->measured * st.speedup * spread->spread)
+      const double rate = p.anchor->measured * st.speedup;
+      s += fmt::format("  {:<40} {:>12} {}{}{}\n", st.id.substr(0, 40), format_samples_per_s(rate), unit,
+                       spread ? fmt::format("  ({} - {})", format_samples_per_s(rate / spread->spread),
+                                            format_samples_per_s(rate * spread->spread))
                               : "",
                        anchored_cost(st.usd_per_million_samples));
     };

@@ -111,9 +111,9 @@ const std::map<std::string_view, Text>& table() {
         "显存容量把批大小限制在 {}：若能放下两倍批大小会更快"}},
       {"pressure", {"memory in use: {:.0f}% of the card", "显存占用：{:.0f}%"}},
       {"anchored",
-       {"From your measured {:.1f} {}: the top strategies' predicted speedups applied to it (80% interval), and the "
+       {"From your measured {} {}: the top strategies' predicted speedups applied to it (80% interval), and the "
         "cost per million samples at that rate (the table's cost / (measured / predicted))",
-        "以您实测的 {:.1f} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间），以及按该速率计的每百万样本成本"
+        "以您实测的 {} {} 为基准：前几项策略的预测加速比乘以实测值（80% 区间），以及按该速率计的每百万样本成本"
         "（表中成本 /（实测 / 预测））"}},
       {"anchored_per_million", {" per 1M", " /百万"}},
       {"anchored_baseline", {"as measured", "实测"}},
@@ -179,10 +179,10 @@ const std::map<std::string_view, Text>& table() {
                           "  支持不足        校准数据少有类似配置（无一相同的 {}）：区间已放宽 {:.1f}%\n"}},
       {"p.thin_support_same", {"  thin support    few calibration rows resemble this setup (none has its {}); held-out rows this new needed no wider interval\n",
                                "  支持不足        校准数据少有类似配置（无一相同的 {}）；同样新的留出校准行无需更宽的区间\n"}},
-      {"p.anchor", {"  you measured    {:>12.1f} {} (measured / predicted {:+.0f}%; what-ifs scale from your number)\n",
-                    "  您的实测        {:>12.1f} {}（实测比预测 {:+.0f}%；假设分析以您的数值为基准）\n"}},
-      {"p.anchor_no_fit", {"  you measured    {:>12.1f} {} (the model predicts it does not fit: your number stands)\n",
-                           "  您的实测        {:>12.1f} {}（模型预测放不下：以您的数值为准）\n"}},
+      {"p.anchor", {"  you measured    {:>12} {} (measured / predicted {:+.0f}%; what-ifs scale from your number)\n",
+                    "  您的实测        {:>12} {}（实测比预测 {:+.0f}%；假设分析以您的数值为基准）\n"}},
+      {"p.anchor_no_fit", {"  you measured    {:>12} {} (the model predicts it does not fit: your number stands)\n",
+                           "  您的实测        {:>12} {}（模型预测放不下：以您的数值为准）\n"}},
       {"p.interval_samples", {"samples/s", "样本/秒"}},
       {"p.interval_tokens", {"tokens/s", "词元/秒"}},
       {"p.throughput_no_fit", {"  throughput      {}\n", "  吞吐量          {}\n"}},
@@ -328,6 +328,7 @@ const std::map<std::string_view, Text>& table() {
       {"p.col.achieved", {"achieved", "实际"}},
       // perfcast compare (cli/cmd_compare.cpp).
       {"cmp.no_run", {"no run size (give --dataset-size)", "没有运行规模（请给出 --dataset-size）"}},
+      {"cmp.no_row", {"no row predicted, so no run to size", "没有可预测的行，无法计算运行规模"}},
       {"cmp.run", {"{:g} epoch{} = {:.0f} sample{}", "{0:g} 个 epoch = {2:.0f} 个样本"}},
       {"cmp.title",
        {"perfcast compare: {}, {} {} {}, batch {} per GPU; run: {}\n\n", "perfcast 对比：{}，{} {} {}，每块 GPU 批大小 {}；运行：{}\n\n"}},

@@ -474,8 +474,9 @@ std::string prediction_text(const Prediction& p, Lang lang, int max_ops, std::op
   if (p.anchor) {
     const std::string_view unit = msg(p.anchor->unit == "tokens_per_s" ? "p.interval_tokens" : "p.interval_samples", lang);
     s += p.anchor->predicted > 0
-             ? fmt::format(m("p.anchor"), p.anchor->measured, unit, (p.anchor->factor() - 1) * 100)
-             : fmt::format(m("p.anchor_no_fit"), p.anchor->measured, unit);
+             ? fmt::format(m("p.anchor"), format_samples_per_s(p.anchor->measured), unit,
+                            (p.anchor->factor() - 1) * 100)
+             : fmt::format(m("p.anchor_no_fit"), format_samples_per_s(p.anchor->measured), unit);
   }
   if (fits && p.cpu_instances && p.cpu_instances->instances > 1) {
     const CpuInstancesCost& c = *p.cpu_instances;

@@ -181,10 +181,11 @@ std::string serving_validation_summary(const std::vector<ServingCheck>& checks) 
     if (c.predicted) by_metric[c.row.metric].push_back(c.relative_error());
     else ++failed;
   }
-  std::string s = fmt::format("{} rows, {} not predicted\n", checks.size(), failed);
+  std::string s = fmt::format("{} row{}, {} not predicted\n", checks.size(), checks.size() == 1 ? "" : "s", failed);
   for (const auto& [m, v] : by_metric) {
     const ErrorStats e = stats_of(v);
-    s += fmt::format("{}: {} rows, median error {:.1f}%, mean {:.1f}%\n", m, e.rows, 100 * e.median, 100 * e.mean);
+    s += fmt::format("{}: {} row{}, median error {:.1f}%, mean {:.1f}%\n", m, e.rows, e.rows == 1 ? "" : "s",
+                     100 * e.median, 100 * e.mean);
   }
   return s;
 }

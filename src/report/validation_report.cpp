@@ -93,25 +93,29 @@ nlohmann::json stats_json(const ErrorStats& s) {
 
 }  // namespace
 
+// "1 row", "2 rows".
+std::string rows_text(std::size_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
+
 std::string validation_summary_text(const ValidationReport& rep) {
   const auto& o = rep.overall;
   std::string s =
       o.rows > 0 || rep.memory_rows.empty()
-          ? fmt::format("validated {} rows of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, predicted to "
-                        "fit {:.1f}%; {} rows not predicted\n",
-                        o.rows, rep.file, o.median_ape, o.mean_ape, 100 * o.within_2x, 100 * o.fits,
-                        rep.unpredicted.size())
-          : fmt::format("validated the memory of {} rows of {}; {} rows not predicted\n", rep.memory_rows.size(),
-                        rep.file, rep.unpredicted.size());
+          ? fmt::format("validated {} of {}: median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, predicted to "
+                        "fit {:.1f}%; {} not predicted\n",
+                        rows_text(static_cast<std::size_t>(o.rows)), rep.file, o.median_ape, o.mean_ape,
+                        100 * o.within_2x, 100 * o.fits, rows_text(rep.unpredicted.size()))
+          : fmt::format("validated the memory of {} of {}; {} not predicted\n", rows_text(rep.memory_rows.size()),
+                        rep.file, rows_text(rep.unpredicted.size()));
   // A pooled report: each file's own figures, so that one large file's weight in the pool shows.
   for (const auto& f : rep.files) {
     s += f.overall.rows == 0
              ? fmt::format("  {}: memory rows only ({})", f.path, f.memory_rows)
              : fmt::format(
-                   "  {}: {} rows, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
-                   f.path, f.overall.rows, f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
+                   "  {}: {}, median APE {:.1f}%, mean APE {:.1f}%, within 2x {:.1f}%, inside interval {}{}",
+                   f.path, rows_text(static_cast<std::size_t>(f.overall.rows)), f.overall.median_ape, f.overall.mean_ape, 100 * f.overall.within_2x,
                    coverage_of(f.overall), f.interval_in_sample ? " (in sample)" : "");
-    s += f.unpredicted > 0 ? fmt::format("; {} rows not predicted\n", f.unpredicted) : "\n";
+    s += f.unpredicted > 0 ? fmt::format("; {} not predicted\n", rows_text(static_cast<std::size_t>(f.unpredicted)))
+                           : "\n";
   }
   // The file's "(target)" rows of `perfcast validate --pairs`.
   for (const auto& [varied, st] : rep.precision_target)
