@@ -29,10 +29,10 @@ struct ForwardNorms {
   int two_passes = 0; // the statistics pass and the apply pass
 };
 
-// Forward training cost of every batch norm of ResNet-50 v1.5 on an A100 in AMP, NHWC, sorted by how many passes
+// Forward training cost of every batch norm of ResNet-50 v1.5 on `gpu` in AMP, NHWC, sorted by how many passes
 // over its activations remain.
-ForwardNorms forward_norms(const RuntimeProfile& runtime) {
-  const DeviceSpec device = find_gpu("a100-sxm4-80gb");
+ForwardNorms forward_norms(const RuntimeProfile& runtime, const std::string& gpu = "a100-sxm4-80gb") {
+  const DeviceSpec device = find_gpu(gpu);
   const ArchitectureProfile& arch = architecture_of(device);
   const KernelCostModel kernels(device, arch);
   const PrecisionPlan plan = resolve_precision("amp", device, arch, runtime, "", true);
@@ -72,6 +72,10 @@ TEST(MlperfTraining, RecipeLeavesTheNormPassesItsSymbolFuses) {
   const ForwardNorms plain = forward_norms(find_runtime("mxnet"));
   EXPECT_EQ(plain.total, 53);
   EXPECT_EQ(plain.two_passes, 53);
+  // cuDNN refuses the fused ops on compute capability 7.0 and older (PaddlePaddle's cudnn_norm_conv_test.cc expects
+  // a throw there): on a V100 or a GTX 1080 Ti every norm keeps both passes even under the recipe's profile.
+  for (const char* gpu : {"v100-sxm2-16gb", "gtx-1080-ti"})
+    EXPECT_EQ(forward_norms(find_runtime("mxnet-mlperf"), gpu).two_passes, 53) << gpu;
 }
 
 // The recipe feeds a 4-channel NHWC image (its logs: image_shape='4,224,224'), so the 7x7 stem convolution runs on
@@ -97,9 +101,10 @@ TEST(MlperfTraining, FourChannelInputPutsTheStemOnTensorCores) {
   }
 }
 
-// data/validation/mlperf_training_calibration.csv (session 42): the recipe's single-node results of rounds v1.1
-// and v2.1. 11.9% median / 11.4% mean when written with this runtime (34.6% / 35.0% under the plain mxnet profile);
-// ratchet with a margin.
+// data/validation/mlperf_training_calibration.csv (session 42): the recipe's single-node results of round v2.1
+// (the v1.1 rows and v2.1's GIGABYTE G492-ZD2 were dropped after review: the same systems as eval_gpu_s39.csv's v1.0
+// rows). 11.8% median / 11.9% mean with this runtime (34.5% / 34.9% under the plain mxnet profile); ratchet with a
+// margin.
 TEST(MlperfTraining, CalibrationFileStaysWithinItsRatchet) {
   const ValidationReport rep =
       validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/mlperf_training_calibration.csv");
@@ -107,7 +112,7 @@ TEST(MlperfTraining, CalibrationFileStaysWithinItsRatchet) {
   std::vector<const ValidationRow*> all;
   for (const auto& r : rep.rows) all.push_back(&r);
   const ErrorStats s = error_stats(all);
-  EXPECT_EQ(s.rows, 9);
+  EXPECT_EQ(s.rows, 5);
   EXPECT_LE(s.median_ape, 13.5);
   EXPECT_LE(s.mean_ape, 13.0);
 }

@@ -747,9 +747,6 @@ ScorePasses score_passes(const AttentionGeometry& attn, Phase phase, const CostC
   return score_passes(attn, phase, ctx.runtime, ctx.plan, ctx.training);
 }
 
-// A dropout's random bits drawn by a kernel of their own (RuntimeProfile::dropout_rng_bytes_per_value): the fusion
-// that writes its operands and the generator (two launches), moving that many bytes per 32-bit value. Forward only:
-// backward multiplies by the kept mask.
 // The kernels of Hugging Face's gelu_new as eager PyTorch runs it (RuntimeProfile::gelu_new_kernels): x-typed
 // elements are the activation's, t-typed ones FP32 under autocast (pow is on autocast's FP32 list and the ops after it
 // promote), so the chain moves several times the bytes of one GELU pass and launches a kernel per step.
@@ -775,6 +772,9 @@ KernelCost gelu_new_chain_cost(const Op& op, Phase phase, const CostContext& ctx
   return total;
 }
 
+// A dropout's random bits drawn by a kernel of their own (RuntimeProfile::dropout_rng_bytes_per_value): the fusion
+// that writes its operands and the generator (two launches), moving that many bytes per 32-bit value. Forward only:
+// backward multiplies by the kept mask.
 KernelCost dropout_rng_cost(double values, const CostContext& ctx) {
   return ctx.kernels.streaming(0, values * ctx.runtime.dropout_rng_bytes_per_value, 2);
 }
@@ -869,11 +869,16 @@ struct NormConvolutionFusion {
   bool applied_elsewhere = false;  // the consuming convolutions (or the residual add's kernel) apply it
 };
 
-NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::size_t index,
-                                              const RuntimeProfile& runtime, bool training) {
+NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::size_t index, const CostContext& ctx) {
   NormConvolutionFusion f;
   const Op& op = ops[index];
-  if (!training || !runtime.norm_convolution_training || op.kind != OpKind::kNorm || op.norm != NormKind::kBatch ||
+  const RuntimeProfile& runtime = ctx.runtime;
+  // cuDNN's fused ops run FP16 NHWC tensors on tensor cores, on the GPUs runtime.norm_convolution_min_sm names:
+  // elsewhere the recipe's symbol falls back to separate convolution and batch-norm kernels.
+  const bool fused_ops_run = ctx.channels_last && ctx.plan.bytes.act == 2 &&
+                             ctx.kernels.device().sm_version >= runtime.norm_convolution_min_sm;
+  if (!ctx.training || !runtime.norm_convolution_training || !fused_ops_run || op.kind != OpKind::kNorm ||
+      op.norm != NormKind::kBatch ||
       op.inputs.empty() || op.inputs[0] < 0 || ops[static_cast<std::size_t>(op.inputs[0])].kind != OpKind::kConv)
     return f;
   const auto is_conv_batch_norm = [&](int id) {
@@ -886,7 +891,7 @@ NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::s
   std::size_t end = index;
   std::vector<std::size_t> readers = readers_of(ops, end);
   if (readers.size() == 1 && ops[readers[0]].pointwise == PointwiseKind::kRelu &&
-      fusion_of(ops, readers[0], runtime, training) == Fusion::kIntoPrevious) {
+      fusion_of(ops, readers[0], runtime, ctx.training) == Fusion::kIntoPrevious) {
     end = readers[0];
     readers = readers_of(ops, end);
   }
@@ -908,7 +913,7 @@ NormConvolutionFusion norm_convolution_fusion(const std::vector<Op>& ops, std::s
     }
     f.stats_in_conv = true;
     f.applied_elsewhere = add.inputs[1] == static_cast<int>(index) &&
-                          fusion_of(ops, readers[0], runtime, training) == Fusion::kIntoPrevious;
+                          fusion_of(ops, readers[0], runtime, ctx.training) == Fusion::kIntoPrevious;
   }
   return f;
 }
@@ -1460,7 +1465,7 @@ OpCost graph_op_cost(const std::vector<Op>& ops, std::size_t index, Phase phase,
   // remains of the forward norm is the statistics' finalize kernel and any apply pass left.
   if (op.kind == OpKind::kNorm && ctx.training && launches > 0) {
     launches = 2;
-    const NormConvolutionFusion nc = norm_convolution_fusion(ops, index, ctx.runtime, ctx.training);
+    const NormConvolutionFusion nc = norm_convolution_fusion(ops, index, ctx);
     if (phase == Phase::kForward && nc.stats_in_conv) {
       const double in_b = static_cast<double>(op.in_elems) * bytes.act;
       const double out_b = static_cast<double>(op.out_elems) * bytes.act;

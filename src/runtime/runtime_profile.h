@@ -104,6 +104,7 @@ struct RuntimeProfile {
   // is gone too; a residual add's two norms are applied in the add's own kernel. Forward passes only: the backward
   // keeps its passes.
   bool norm_convolution_training = false;
+  int norm_convolution_min_sm = 0;  // the compute capability x 10 cuDNN's fused ops need (0 = any)
   // Training sums the two gradients at a residual fork without a kernel: the later gradient's producer (the
   // branch's first convolution's data gradient) adds into the sum's storage (MXNet's DetectInplaceAddTo: req
   // kAddTo, cuDNN beta = 1) and the gradient add is skipped. A two-input add's backward then costs one more read
