@@ -18,6 +18,7 @@
 #include "device/cpu_catalog.h"
 #include "runtime/cpu_runtime.h"
 #include "test_paths.h"
+#include "validation_file_stats.h"
 
 namespace perfcast {
 namespace {
@@ -443,11 +444,7 @@ TEST(CpuPredict, BatchOneBertOnIceLakeGainsLittleFromTheSecondSocket) {
 // BERT-base in PyTorch 1.9 eager on one and two Xeon Platinum 8380 sockets, sequence 20-512 (Hugging Face's Part 2).
 // Every row of one CPU calibration file, predicted: its error figures (no row may go unpredicted).
 ErrorStats cpu_file_stats(const std::string& file) {
-  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/" + file);
-  EXPECT_TRUE(rep.unpredicted.empty()) << file;
-  std::vector<const ValidationRow*> all;
-  for (const auto& r : rep.rows) all.push_back(&r);
-  return error_stats(all);
+  return test::validation_file_stats(file);
 }
 
 TEST(CpuValidation, TransformerInferenceMeetsTheTarget) {

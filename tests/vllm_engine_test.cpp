@@ -10,6 +10,7 @@
 #include "analysis/validate.h"
 #include "runtime/runtime_profile.h"
 #include "test_paths.h"
+#include "validation_file_stats.h"
 
 namespace perfcast {
 namespace {
@@ -63,11 +64,7 @@ TEST(VllmEngine, OutputProcessingBlocksTheGpuBeforeVersion06Only) {
 // data/validation/vllm_calibration.csv (calibration, session 42): vLLM's own documentation, a vLLM pull request and
 // a vLLM issue (benchmark_latency / benchmark_throughput on H100, L4 and RTX A6000).
 TEST(VllmEngine, CalibrationRunsStayWithinTheirRatchet) {
-  const ValidationReport rep = validate_file(std::string(PERFCAST_SOURCE_DIR) + "/data/validation/vllm_calibration.csv");
-  for (const auto& r : rep.unpredicted) ADD_FAILURE() << r.status;
-  std::vector<const ValidationRow*> all;
-  for (const auto& r : rep.rows) all.push_back(&r);
-  const ErrorStats s = error_stats(all);
+  const ErrorStats s = test::validation_file_stats("vllm_calibration.csv");
   EXPECT_EQ(s.rows, 7);
   // Session 42: median 5.1%, mean 10.5% before the output processing (the A6000 batch-256 row 37% too fast);
   // 5.0% and 5.9% with it. Ratchet with a margin.
