@@ -16,14 +16,18 @@ namespace perfcast::cli {
 namespace {
 thread_local std::ostream* report_stream = nullptr;
 
-// A value flag given twice, or given no value (last on the line, or followed by another flag), which CLI11 reports
-// in its own words ("--batch: At Most 1 required but received 2", "The following argument was not expected: 2" for
-// `--batch --gpus 2`): one line naming the flag. Returns when the command line shows neither.
-void explain_flag_misuse(const std::vector<std::pair<CLI::App*, std::function<int()>>>& runners, int argc,
-                         char** argv) {
-  CLI::App* sub = nullptr;
+// The subcommand the command line names (argv[1]), null when it names none.
+CLI::App* named_subcommand(const std::vector<std::pair<CLI::App*, std::function<int()>>>& runners, int argc,
+                           char** argv) {
   for (const auto& [candidate, unused] : runners)
-    if (argc > 1 && candidate->get_name() == argv[1]) sub = candidate;
+    if (argc > 1 && candidate->get_name() == argv[1]) return candidate;
+  return nullptr;
+}
+
+// A value flag of `sub` given twice, or given no value (last on the line, or followed by another flag), which CLI11
+// reports in its own words ("--batch: At Most 1 required but received 2", "The following argument was not expected:
+// 2" for `--batch --gpus 2`): one line naming the flag. Returns when the command line shows neither.
+void explain_flag_misuse(const CLI::App* sub, int argc, char** argv) {
   if (!sub) return;
   for (const CLI::Option* o : sub->get_options()) {
     if (o->get_lnames().empty() || o->get_expected_min() < 1) continue;
@@ -99,9 +103,7 @@ int run_command_line(const std::vector<std::string>& words) {
     return app.exit(e, report_out(), std::cerr);
   } catch (const CLI::ExtrasError& e) {
     // An unknown flag is usually a typo: name it and suggest the nearest flag of the command.
-    CLI::App* sub = nullptr;
-    for (auto& [candidate, unused] : runners)
-      if (argc > 1 && candidate->get_name() == argv[1]) sub = candidate;
+    CLI::App* sub = named_subcommand(runners, argc, argv);
     for (int i = 1; i < argc; ++i) {
       const std::string word = argv[i];
       if (word.rfind("--", 0) != 0 || !sub) continue;
@@ -137,12 +139,12 @@ int run_command_line(const std::vector<std::string>& words) {
                        sub->get_name() + ": if it is part of the value, quote the value as one word (" + flag + " '" +
                        value + " " + word + "'); else it lacks its flag");
     }
-    explain_flag_misuse(runners, argc, argv);
+    explain_flag_misuse(sub, argc, argv);
     throw InputError(e.what());
   } catch (const CLI::ArgumentMismatch& e) {
     // CLI11 words these "--batch: At Most 1 required but received 2" and "--batch: 1 required TEXT missing": say
     // what was wrong with the command line instead.
-    explain_flag_misuse(runners, argc, argv);
+    explain_flag_misuse(named_subcommand(runners, argc, argv), argc, argv);
     throw InputError(e.what());
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());

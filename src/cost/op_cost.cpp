@@ -110,24 +110,33 @@ double gemm_alignment_efficiency(std::int64_t n, std::int64_t k, Pipe pipe, cons
 
 namespace {
 
-// The op that reads ops[producer]'s output when exactly one op reads it once; nullopt when none does or when more
-// do (an op reading it twice counts twice). Only the kConsumerScan ops after the producer are read, so that a
-// pattern check run on every op of a long imported graph stays linear: a reader further away than that (no layer
-// of a real network skips that many ops) is not seen.
+// The ops that read ops[producer]'s output, each once in the list, in order; the scan stops once it has found
+// `stop_after` of them. Only the kConsumerScan ops after the producer are read, so that a pattern check run on every
+// op of a long imported graph stays linear: a reader further away than that (no layer of a real network skips that
+// many ops) is not seen.
 constexpr std::size_t kConsumerScan = 4096;
-std::optional<std::size_t> sole_consumer(const std::vector<Op>& ops, std::size_t producer) {
-  if (producer >= ops.size()) return std::nullopt;
-  std::optional<std::size_t> reader;
-  bool read = false;
+std::vector<std::size_t> readers_of(const std::vector<Op>& ops, std::size_t producer,
+                                    std::size_t stop_after = kConsumerScan) {
+  std::vector<std::size_t> out;
   const std::size_t end = std::min(ops.size(), producer + 1 + kConsumerScan);
-  for (std::size_t j = producer + 1; j < end; ++j)
+  for (std::size_t j = producer + 1; j < end && out.size() < stop_after; ++j)
     for (int in : ops[j].inputs)
       if (in == static_cast<int>(producer)) {
-        if (read) return std::nullopt;
-        read = true;
-        reader = j;
+        out.push_back(j);
+        break;
       }
-  return reader;
+  return out;
+}
+
+// The op that reads ops[producer]'s output when exactly one op reads it once; nullopt when none does or when more
+// do (an op reading it twice counts twice).
+std::optional<std::size_t> sole_consumer(const std::vector<Op>& ops, std::size_t producer) {
+  if (producer >= ops.size()) return std::nullopt;
+  const std::vector<std::size_t> readers = readers_of(ops, producer, 2);
+  if (readers.size() != 1) return std::nullopt;
+  const auto& in = ops[readers[0]].inputs;
+  if (std::count(in.begin(), in.end(), static_cast<int>(producer)) != 1) return std::nullopt;
+  return readers[0];
 }
 
 // cuDNN's CUDNN_BATCHNORM_SPATIAL training kernels on NCHW tensors (bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new
@@ -846,19 +855,6 @@ bool batch_norm_epilogue(const std::vector<Op>& ops, std::size_t index) {
     return is_batch_norm(in) || (in >= 0 && add_into_batch_norm(static_cast<std::size_t>(in)));
   }
   return add_into_batch_norm(index);
-}
-
-// Readers of ops[producer]'s output among the kConsumerScan ops after it (sole_consumer's window).
-std::vector<std::size_t> readers_of(const std::vector<Op>& ops, std::size_t producer) {
-  std::vector<std::size_t> out;
-  const std::size_t end = std::min(ops.size(), producer + 1 + kConsumerScan);
-  for (std::size_t j = producer + 1; j < end; ++j)
-    for (int in : ops[j].inputs)
-      if (in == static_cast<int>(producer)) {
-        out.push_back(j);
-        break;
-      }
-  return out;
 }
 
 // What the convolutions around a training batch norm take over from it (RuntimeProfile::norm_convolution_training;

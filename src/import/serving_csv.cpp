@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "import/utf8_bom.h"
 
 namespace perfcast {
 
@@ -48,8 +49,7 @@ std::vector<ServingRow> read_serving_csv(const std::filesystem::path& path) {
   if (!in) throw InputError("cannot read serving measurements '" + path.string() + "'");
   std::string line;
   if (!std::getline(in, line)) throw InputError("'" + path.string() + "' is empty");
-  // A spreadsheet's "CSV UTF-8" starts with a byte-order mark, no part of the first column's name.
-  if (line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
+  line = std::string(without_utf8_bom(line));
   bool ok = true;
   const std::vector<std::string> header = split_record(line, &ok);
   std::map<std::string, std::size_t> col;
@@ -104,7 +104,7 @@ bool is_serving_measurements(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return false;
-  if (line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // a byte-order mark, as read_serving_csv skips it
+  line = std::string(without_utf8_bom(line));
   bool ok = true;
   const std::vector<std::string> header = split_record(line, &ok);
   auto has = [&](const char* c) { return std::find(header.begin(), header.end(), c) != header.end(); };

@@ -13,6 +13,7 @@
 #include "core/limits.h"
 #include "core/toml_reader.h"
 #include "import/gpu_sampler.h"
+#include "import/utf8_bom.h"
 
 namespace perfcast {
 
@@ -87,8 +88,7 @@ class SessionReplay final : public GpuSampler {
     buffer_.resize(max_line_bytes() + 1);
     std::string_view line;
     while (read_line(line)) {
-      // A spreadsheet that saves the file as "CSV UTF-8" starts it with a byte-order mark, no part of the header.
-      if (line_no_ == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+      if (line_no_ == 1) line = without_utf8_bom(line);
       if (line.empty() || line.front() == '#') continue;
       if (line != kHeader) fail(header_mismatch(line));
       header_seen_ = true;

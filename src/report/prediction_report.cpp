@@ -118,6 +118,8 @@ std::string format_samples_per_s(double v) {
   return fmt::format("{:.{}f}", v, std::min(12, 2 - static_cast<int>(std::floor(std::log10(v)))));
 }
 
+std::string rows_text(std::size_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

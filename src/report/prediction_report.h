@@ -39,6 +39,8 @@ std::string format_bytes(double bytes);
 // that a slow step (a long-sequence fine-tune, a whole generated sequence) does not print as "0.0 samples/s" beside its
 // tokens/s.
 std::string format_samples_per_s(double samples_per_s);
+// "1 row", "2 rows".
+std::string rows_text(std::size_t n);
 
 // Which hardware a run's server energy counts (powered_hardware's rule), for a report line: "the share of 1 GPU of a
 // dgx-a100 server's host" or "8 GPUs of whole instances (dgx-h100 server class), 7 of them idle at 84 W each".

@@ -181,10 +181,10 @@ std::string serving_validation_summary(const std::vector<ServingCheck>& checks) 
     if (c.predicted) by_metric[c.row.metric].push_back(c.relative_error());
     else ++failed;
   }
-  std::string s = fmt::format("{} row{}, {} not predicted\n", checks.size(), checks.size() == 1 ? "" : "s", failed);
+  std::string s = fmt::format("{}, {} not predicted\n", rows_text(checks.size()), failed);
   for (const auto& [m, v] : by_metric) {
     const ErrorStats e = stats_of(v);
-    s += fmt::format("{}: {} row{}, median error {:.1f}%, mean {:.1f}%\n", m, e.rows, e.rows == 1 ? "" : "s",
+    s += fmt::format("{}: {}, median error {:.1f}%, mean {:.1f}%\n", m, rows_text(static_cast<std::size_t>(e.rows)),
                      100 * e.median, 100 * e.mean);
   }
   return s;

@@ -93,9 +93,6 @@ nlohmann::json stats_json(const ErrorStats& s) {
 
 }  // namespace
 
-// "1 row", "2 rows".
-std::string rows_text(std::size_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); }
-
 std::string validation_summary_text(const ValidationReport& rep) {
   const auto& o = rep.overall;
   std::string s =

@@ -296,12 +296,7 @@ RuntimeProfile load_runtime(const std::filesystem::path& path) {
   r.half_batch_norm_native = f.boolean_or("half_batch_norm_native", r.half_batch_norm_native);
   r.cudnn_nchw_batch_norm = f.boolean_or("cudnn_nchw_batch_norm", r.cudnn_nchw_batch_norm);
   r.norm_convolution_training = f.boolean_or("norm_convolution_training", r.norm_convolution_training);
-  {
-    const double min_sm = f.number_or("norm_convolution_min_sm", r.norm_convolution_min_sm);
-    if (min_sm < 0 || min_sm > 1000 || min_sm != std::floor(min_sm))
-      f.fail("norm_convolution_min_sm", "must be a whole compute capability x 10 (e.g. 75)");
-    r.norm_convolution_min_sm = static_cast<int>(min_sm);
-  }
+  r.norm_convolution_min_sm = f.count_or("norm_convolution_min_sm", r.norm_convolution_min_sm, 1000);
   r.residual_grad_addto = f.boolean_or("residual_grad_addto", r.residual_grad_addto);
   r.native_batch_norm_forward_reads = f.number_or("native_batch_norm_forward_reads", r.native_batch_norm_forward_reads);
   if (!(r.native_batch_norm_forward_reads >= 1)) f.fail("native_batch_norm_forward_reads", "must be >= 1");
